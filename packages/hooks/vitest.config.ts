@@ -1,0 +1,3 @@
+import { packageTest } from '../../tools/config/vitest';
+
+export default packageTest({ name: 'hooks' });

@@ -1,0 +1,63 @@
+import type { StepContext } from './context';
+import type { ToolPayload } from './payload';
+import type { ToolName } from './tool-name';
+import type { ToolOutput } from './output';
+import type { SwitchyardEvent } from './events';
+
+/**
+ * Who started a call (reference §3.2): the model directly, or a Code Mode cell through
+ * `await tools.x()`. Carried into hook payloads and events so a policy can tell them apart.
+ */
+export type ToolCallSource =
+  | { readonly kind: 'direct' }
+  | {
+      readonly kind: 'code-mode';
+      /** The cell that made the call. */
+      readonly cellId: string;
+      /** The runtime's id for the call inside the cell (`tool-1`, `tool-2`, …). */
+      readonly runtimeToolCallId: string;
+    };
+
+/** The direct source (a shared frozen value). */
+export const DIRECT_SOURCE: ToolCallSource = Object.freeze({ kind: 'direct' });
+
+/** A tool call built by the router from a wire item (or by the broker for a nested call). */
+export interface ToolCall {
+  /** Exact tool identity to look up. */
+  readonly toolName: ToolName;
+  /** The model's `call_id` (nested calls get `exec-<uuid>`); every answer keeps it. */
+  readonly callId: string;
+  /** Arguments, input text or search arguments. */
+  readonly payload: ToolPayload;
+}
+
+/**
+ * Lets a handler call another registered tool through the same registry (hooks and all), e.g.
+ * exec_command handing an `apply_patch` heredoc to the apply_patch tool. Optional on invocations.
+ */
+export interface ToolAccess {
+  /** True when a tool with this exact name is registered. */
+  has(name: ToolName): boolean;
+  /** Dispatches a call with a fresh call id; resolves with the output (failures are outputs). Fatal errors reject. */
+  call(name: ToolName, payload: ToolPayload, options?: { signal?: AbortSignal }): Promise<ToolOutput>;
+}
+
+/**
+ * Everything a handler receives for one call (reference §3.2). Built by the registry;
+ * `signal` aborts when the turn is cancelled or the session shuts down.
+ */
+export interface ToolInvocation {
+  readonly callId: string;
+  readonly toolName: ToolName;
+  readonly source: ToolCallSource;
+  /** The payload, after any PreToolUse rewrite. */
+  readonly payload: ToolPayload;
+  /** Aborted on cancellation; handlers must stop and clean up (kill processes, stop timers). */
+  readonly signal: AbortSignal;
+  /** The step the call runs in. */
+  readonly step: StepContext;
+  /** Emits a lifecycle event on the registry's emitter (patch begin/end, exec begin/end, …). */
+  readonly emit?: (event: SwitchyardEvent) => void;
+  /** Calls other registered tools through the same loop. */
+  readonly tools?: ToolAccess;
+}

@@ -1,0 +1,70 @@
+import type { StepContext } from './context';
+import type { ToolExecutor } from './executor';
+import type { JsonSchema } from './json';
+import type { ToolName } from './tool-name';
+
+/**
+ * One tool callable from a Code Mode cell (reference/tools.md §1.7), as computed by the planner.
+ */
+export interface NestedToolDefinition {
+  /** The registered tool this definition calls. */
+  readonly toolName: ToolName;
+  /** The JS identifier under `tools.` (`clock__curr_time`, `mcp__docs__search`). */
+  readonly codeModeName: string;
+  /** The tool's description (a function member's own description). */
+  readonly description: string;
+  /** `function` tools take an object (or nothing), `freeform` tools a string. */
+  readonly kind: 'function' | 'freeform';
+  /** Arguments schema (function tools). */
+  readonly inputSchema?: JsonSchema;
+  /** Result schema, for the TypeScript declaration in the `exec` description. */
+  readonly outputSchema?: JsonSchema;
+  /** Deferred tools are callable but not described in the `exec` description. */
+  readonly deferred: boolean;
+  /** The namespace description, for headings in the `exec` description. */
+  readonly namespaceDescription?: string;
+}
+
+/** The nested surface of one step, handed to a {@link CodeModeContributor}. */
+export interface CodeModeSurface {
+  /** `code-mode` keeps direct tools visible; `code-mode-only` hides them behind `exec`. */
+  readonly mode: 'code-mode' | 'code-mode-only';
+  /** Every callable tool, sorted by code-mode name. */
+  readonly tools: readonly NestedToolDefinition[];
+  /** True when some callable tools are deferred (the description then tells the model to search `ALL_TOOLS`). */
+  readonly hasDeferredTools: boolean;
+}
+
+/**
+ * What the planner asks for in `code-mode` / `code-mode-only`: the `exec` and `wait` executors
+ * for a step's nested surface. Implemented by `@switchyard/broker` (`createCodeMode`), so the
+ * planner never depends on it. Called once per planned step; must not throw (return `[]` to
+ * contribute nothing). The planner prepends the result, in order, to the visible list.
+ */
+export interface CodeModeContributor {
+  executors(surface: CodeModeSurface, step: StepContext): readonly ToolExecutor[];
+}
+
+/** Names a code-mode plan reserves for its control tools. */
+export const CODE_MODE_RESERVED_NAMES: readonly string[] = ['exec', 'wait'];
+
+/**
+ * The code-mode name of a tool (reference §1.7): `namespace + name` if the namespace ends with `_`
+ * or the name starts with `_`, else `namespace + "__" + name`; then normalized to a JS identifier
+ * (every character outside `[A-Za-z0-9_$]` becomes `_`, a leading digit gets a `_` prefix).
+ */
+export function codeModeName(tool: ToolName): string {
+  const raw = !tool.namespace
+    ? tool.name
+    : tool.namespace.endsWith('_') || tool.name.startsWith('_')
+      ? tool.namespace + tool.name
+      : `${tool.namespace}__${tool.name}`;
+  return normalizeIdentifier(raw);
+}
+
+/** Normalizes any string to a JS identifier (see {@link codeModeName}); `""` becomes `_`. */
+export function normalizeIdentifier(raw: string): string {
+  let out = raw.replace(/[^A-Za-z0-9_$]/g, '_');
+  if (out === '' || /^[0-9]/.test(out)) out = `_${out}`;
+  return out;
+}

@@ -1,0 +1,88 @@
+import type { ToolInvocation } from './call';
+import type { HookToolInput } from './hooks';
+import type { JsonValue } from './json';
+import type { ToolOutput } from './output';
+import type { ToolPayload, ToolPayloadKind } from './payload';
+import type { ExecutorToolSpec } from './tool-spec';
+import type { ToolName } from './tool-name';
+
+/**
+ * Where a tool appears (reference §1.1):
+ * - `direct` (default): in the model's `tools`, registered, callable from Code Mode, removed from
+ *   the top level in `code-mode-only`.
+ * - `direct-model-only`: visible and registered, never callable from Code Mode, stays top-level in `code-mode-only`.
+ * - `deferred`: registered and callable from Code Mode, hidden from the model until `tool_search` finds it.
+ * - `hidden`: registered only (dispatchable by exact name), never parallel.
+ */
+export type ToolExposure = 'direct' | 'direct-model-only' | 'deferred' | 'hidden';
+
+/**
+ * How a tool talks to PreToolUse / PostToolUse hooks (reference §4.3). Function tools get the
+ * default `{tool_name: flat name, tool_input: parsed arguments}` without an adapter; freeform tools
+ * get no hooks unless they supply one. Each method returns `undefined` to skip hooks for that call.
+ */
+export interface HookPayloadAdapter {
+  /** The PreToolUse input, or `undefined` for none. */
+  pre?(invocation: ToolInvocation): HookToolInput | undefined;
+  /** The PostToolUse input and response, or `undefined` for none (e.g. a process still running). */
+  post?(invocation: ToolInvocation, output: ToolOutput): { input: HookToolInput; response: JsonValue } | undefined;
+  /**
+   * Applies a hook's `updatedInput`, returning the new payload. Throw a `RespondToModelError` when
+   * the shape is wrong (e.g. "hook returned updatedInput without string field `command`").
+   */
+  rewrite?(invocation: ToolInvocation, updatedInput: JsonValue): ToolPayload;
+}
+
+/**
+ * The contract every tool implements — built-ins, MCP tools, plugins and `exec`/`wait`.
+ * Three members are required; the rest are optional capabilities with documented defaults.
+ * Executors are plain objects (use `defineFunctionTool` / `defineFreeformTool`).
+ */
+export interface ToolExecutor {
+  /** Exact identity; the registry looks calls up by it. */
+  readonly name: ToolName;
+  /** The spec the model sees (a namespaced function is wrapped into a namespace spec by the planner). */
+  readonly spec: ExecutorToolSpec;
+  /**
+   * Runs one call. Return a {@link ToolOutput}. Throw `RespondToModelError` for a model-visible
+   * refusal, `FatalToolError` to end the turn; any other throw becomes a model-visible failure
+   * naming the tool. Must honour `invocation.signal`.
+   */
+  handle(invocation: ToolInvocation): Promise<ToolOutput>;
+  /** Default `direct`. */
+  readonly exposure?: ToolExposure;
+  /** May run concurrently with other parallel-safe calls (shared gate slot). Default false. */
+  readonly supportsParallelToolCalls?: boolean;
+  /** On cancellation, the runtime awaits the handler's teardown instead of abandoning it (code-mode `wait`). Default false. */
+  readonly waitsForCancellation?: boolean;
+  /** Payload kinds accepted; default from the spec: function → `function`, custom → `custom`, tool_search → `tool-search`. */
+  readonly payloadKinds?: readonly ToolPayloadKind[];
+  /** Description of the namespace this tool belongs to (first non-blank one wins when merged). */
+  readonly namespaceDescription?: string;
+  /** Extra words for the `tool_search` index (deferred tools only). */
+  readonly searchText?: string;
+  /** Hook adapter, or `false` for no hooks at all (code-mode `wait`). */
+  readonly hookPayload?: HookPayloadAdapter | false;
+  /** Abort message style: `shell` gives "Wall time: X seconds\naborted by user". Default `default`. */
+  readonly abortStyle?: 'default' | 'shell';
+  /** Skip ajv validation of function arguments (the handler validates itself). Default false. */
+  readonly skipInputValidation?: boolean;
+}
+
+/** The payload kinds an executor accepts (its own list, or the default derived from its spec). */
+export function executorPayloadKinds(executor: ToolExecutor): readonly ToolPayloadKind[] {
+  if (executor.payloadKinds) return executor.payloadKinds;
+  switch (executor.spec.type) {
+    case 'custom':
+      return ['custom'];
+    case 'tool_search':
+      return ['tool-search'];
+    default:
+      return ['function'];
+  }
+}
+
+/** The executor's exposure, defaulting to `direct`. */
+export function executorExposure(executor: ToolExecutor): ToolExposure {
+  return executor.exposure ?? 'direct';
+}

@@ -1,0 +1,76 @@
+import type { JsonValue } from './json';
+import type { ToolCallSource } from './call';
+import type { StepContext } from './context';
+
+/**
+ * The caller field every hook payload carries (beyond the reference): `{kind:"direct"}` or
+ * `{kind:"code-mode", cell_id}`. Serialized as `caller` on hook stdin.
+ */
+export type HookCaller = { readonly kind: 'direct' } | { readonly kind: 'code-mode'; readonly cell_id: string };
+
+/** Converts a {@link ToolCallSource} to the hook caller field. */
+export function hookCaller(source: ToolCallSource): HookCaller {
+  return source.kind === 'direct' ? { kind: 'direct' } : { kind: 'code-mode', cell_id: source.cellId };
+}
+
+/**
+ * What a tool tells hooks about a call (reference §4.3): the canonical hook tool name (`Bash`,
+ * `apply_patch`, a flat name), aliases matchers also try (`Write`, `Edit`; never written to stdin),
+ * and the input (`{command}` for shell and apply_patch, parsed arguments for function tools).
+ */
+export interface HookToolInput {
+  readonly toolName: string;
+  readonly aliases?: readonly string[];
+  readonly toolInput: JsonValue;
+}
+
+/** A PreToolUse request from the registry to a {@link HookRunner}. */
+export interface PreToolUseRequest extends HookToolInput {
+  /** The call id (`tool_use_id`). */
+  readonly toolUseId: string;
+  readonly caller: HookCaller;
+  readonly step: StepContext;
+  /** Aborted when the call is cancelled; runners should kill their processes. */
+  readonly signal: AbortSignal;
+}
+
+/** A PostToolUse request: the pre fields plus what the tool answered. */
+export interface PostToolUseRequest extends PreToolUseRequest {
+  /** The tool's response as hooks see it (text → JSON string; JSON outputs → the value). */
+  readonly toolResponse: JsonValue;
+}
+
+/**
+ * The aggregated PreToolUse result (reference §4.5). `blocked` wins over `updatedInput`;
+ * `additionalContexts` are recorded even when blocking; `warnings` are for the host's log.
+ */
+export interface PreToolUseOutcome {
+  readonly blocked: boolean;
+  /** The first blocking reason in configured order (set when `blocked`). */
+  readonly reason?: string;
+  /** The rewritten input from the hook that finished last (only when not blocked). */
+  readonly updatedInput?: JsonValue;
+  readonly additionalContexts: readonly string[];
+  readonly warnings?: readonly string[];
+}
+
+/**
+ * The aggregated PostToolUse result: `feedback` (joined with "\n\n") replaces what the model sees;
+ * `stop` also ends the model's use of the output with the stop reason as feedback.
+ */
+export interface PostToolUseOutcome {
+  readonly feedback?: string;
+  readonly stop?: boolean;
+  readonly additionalContexts: readonly string[];
+  readonly warnings?: readonly string[];
+}
+
+/**
+ * The policy seam the registry calls around every handler that has a hook payload. Implemented by
+ * `@switchyard/hooks` (`createHookEngine`) or by the host. Must not throw for hook failures:
+ * failed hooks fail open and are reported in `warnings`. A throw is treated as fail-open by the registry.
+ */
+export interface HookRunner {
+  runPreToolUse(request: PreToolUseRequest): Promise<PreToolUseOutcome>;
+  runPostToolUse(request: PostToolUseRequest): Promise<PostToolUseOutcome>;
+}

@@ -1,0 +1,232 @@
+import type { JsonValue } from './json';
+import type { ToolPayload } from './payload';
+import type { WireTool } from './tool-spec';
+import type { ContentItem, ToolOutputBody, ToolOutputItem } from './wire';
+
+/**
+ * What a handler produces (reference/tools.md §3.5). One output answers one call: the router turns
+ * it into the wire item the model reads, and Code Mode into the typed value a cell's promise
+ * resolves with. Implementations must be pure (calling a method twice gives the same answer).
+ */
+export interface ToolOutput {
+  /**
+   * Whether the call succeeded, for logs, hooks and the Code Mode promise (`false` rejects it).
+   * Internal: the wire item carries only the content. `undefined` means "not applicable" (aborted,
+   * hook feedback).
+   */
+  readonly success: boolean | undefined;
+  /**
+   * The wire item answering `callId`: `custom_tool_call_output` for a custom payload,
+   * `tool_search_output` for tool_search results, `function_call_output` otherwise. Never throws.
+   */
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem;
+  /**
+   * The value a Code Mode cell receives. Default derivation: a text body → that string; content
+   * items → their non-empty texts and image URLs joined by `\n`. JSON outputs give the value itself.
+   */
+  codeModeResult(payload: ToolPayload): JsonValue;
+  /** Lossy diagnostic text, at most 2 KiB / 64 lines (suffix "[... telemetry preview truncated ...]"). */
+  logPreview(): string;
+  /** The `tool_response` a PostToolUse hook sees; defaults to {@link codeModeResult}. */
+  postToolUseResponse?(payload: ToolPayload): JsonValue;
+}
+
+/** True when `value` looks like a {@link ToolOutput} (duck-typed: works across package copies). */
+export function isToolOutput(value: unknown): value is ToolOutput {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ToolOutput).toResponseItem === 'function' &&
+    typeof (value as ToolOutput).codeModeResult === 'function'
+  );
+}
+
+const PREVIEW_BYTES = 2048;
+const PREVIEW_LINES = 64;
+/** Suffix appended to a truncated {@link ToolOutput.logPreview}. */
+export const PREVIEW_TRUNCATED_SUFFIX = '[... telemetry preview truncated ...]';
+
+/** Cuts `text` to the telemetry preview limits (2 KiB, 64 lines), at a character boundary. */
+export function previewText(text: string): string {
+  let lines = text.split('\n');
+  let cut = false;
+  if (lines.length > PREVIEW_LINES) {
+    lines = lines.slice(0, PREVIEW_LINES);
+    cut = true;
+  }
+  let out = lines.join('\n');
+  if (Buffer.byteLength(out, 'utf8') > PREVIEW_BYTES) {
+    out = Buffer.from(out, 'utf8').subarray(0, PREVIEW_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
+    cut = true;
+  }
+  return cut ? `${out}\n${PREVIEW_TRUNCATED_SUFFIX}` : out;
+}
+
+function outputItem(callId: string, payload: ToolPayload, output: ToolOutputBody): ToolOutputItem {
+  return payload.kind === 'custom'
+    ? { type: 'custom_tool_call_output', call_id: callId, output }
+    : { type: 'function_call_output', call_id: callId, output };
+}
+
+/** Joins the non-empty texts and image URLs of content items with `\n` (reference default). */
+export function contentItemsToText(items: readonly ContentItem[]): string {
+  return items
+    .map((item) => (item.type === 'input_text' ? item.text : item.image_url))
+    .filter((part) => part.length > 0)
+    .join('\n');
+}
+
+/**
+ * The everyday output: text or content items plus a success flag. One text item collapses to a
+ * plain string body. The Code Mode result is the text (or the joined items) unless `codeModeValue`
+ * supplies a typed value (e.g. exec_command's result object).
+ */
+export class FunctionToolOutput implements ToolOutput {
+  readonly body: ToolOutputBody;
+  readonly success: boolean | undefined;
+  private readonly codeModeValue: JsonValue | undefined;
+
+  constructor(body: ToolOutputBody, success: boolean | undefined = true, codeModeValue?: JsonValue) {
+    this.body = Array.isArray(body) && body.length === 1 && body[0].type === 'input_text' ? body[0].text : body;
+    this.success = success;
+    this.codeModeValue = codeModeValue;
+  }
+
+  /** A text output. */
+  static text(text: string, success = true): FunctionToolOutput {
+    return new FunctionToolOutput(text, success);
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    return outputItem(callId, payload, this.body);
+  }
+
+  codeModeResult(_payload: ToolPayload): JsonValue {
+    if (this.codeModeValue !== undefined) return this.codeModeValue;
+    return typeof this.body === 'string' ? this.body : contentItemsToText(this.body);
+  }
+
+  logPreview(): string {
+    return previewText(typeof this.body === 'string' ? this.body : contentItemsToText(this.body));
+  }
+}
+
+/**
+ * A JSON result: the model reads `JSON.stringify(value)`, Code Mode and PostToolUse hooks get the
+ * value itself. `success` defaults to true.
+ */
+export class JsonToolOutput implements ToolOutput {
+  readonly value: JsonValue;
+  readonly success: boolean | undefined;
+  private readonly text: string;
+
+  /** Throws a `TypeError` if `value` cannot be serialized (circular, BigInt). */
+  constructor(value: JsonValue, success: boolean | undefined = true) {
+    this.text = JSON.stringify(value) ?? 'null';
+    this.value = value;
+    this.success = success;
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    return outputItem(callId, payload, this.text);
+  }
+
+  codeModeResult(): JsonValue {
+    return this.value;
+  }
+
+  logPreview(): string {
+    return previewText(this.text);
+  }
+}
+
+/**
+ * tool_search results: loadable specs sent back as a `tool_search_output` item with
+ * `status:"completed"`, `execution:"client"`. Code Mode receives the specs array.
+ */
+export class ToolSearchOutput implements ToolOutput {
+  readonly tools: WireTool[];
+  readonly success: boolean | undefined = true;
+
+  constructor(tools: WireTool[]) {
+    this.tools = tools;
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    if (payload.kind !== 'tool-search') return outputItem(callId, payload, JSON.stringify(this.tools));
+    return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: this.tools };
+  }
+
+  codeModeResult(): JsonValue {
+    return this.tools as unknown as JsonValue;
+  }
+
+  logPreview(): string {
+    return previewText(JSON.stringify(this.tools));
+  }
+}
+
+/**
+ * Formats the abort message of reference §3.3: `"aborted by user after {secs:.1}s"`, or for shell
+ * tools `"Wall time: {secs:.1} seconds\naborted by user"`; seconds are at least 0.1.
+ */
+export function abortedMessage(elapsedMs: number, shellStyle = false): string {
+  const secs = Math.max(0.1, elapsedMs / 1000).toFixed(1);
+  return shellStyle ? `Wall time: ${secs} seconds\naborted by user` : `aborted by user after ${secs}s`;
+}
+
+/**
+ * The answer to a cancelled call (reference §3.3): the abort message with `success` unset; for
+ * tool_search an empty completed `tool_search_output`. Code Mode receives the message.
+ */
+export class AbortedToolOutput implements ToolOutput {
+  readonly message: string;
+  readonly success: boolean | undefined = undefined;
+
+  constructor(message: string) {
+    this.message = message;
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    if (payload.kind === 'tool-search') {
+      return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: [] };
+    }
+    return outputItem(callId, payload, this.message);
+  }
+
+  codeModeResult(): JsonValue {
+    return this.message;
+  }
+
+  logPreview(): string {
+    return this.message;
+  }
+}
+
+/**
+ * The answer to a model-visible failure (reference error table): the message with
+ * `success: false`; tool_search failures become an empty completed `tool_search_output`.
+ */
+export class FailureToolOutput implements ToolOutput {
+  readonly message: string;
+  readonly success = false;
+
+  constructor(message: string) {
+    this.message = message;
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    if (payload.kind === 'tool-search') {
+      return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: [] };
+    }
+    return outputItem(callId, payload, this.message);
+  }
+
+  codeModeResult(): JsonValue {
+    return this.message;
+  }
+
+  logPreview(): string {
+    return previewText(this.message);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The identity of a tool: a `name` plus an optional `namespace` (reference/tools.md §1.1).
+ *
+ * Equality uses both fields (see {@link toolNameEquals}); lookups in the registry are exact, so a
+ * namespaced tool never matches a plain one of the same name. Namespaces carry their own trailing
+ * separator (`mcp__docs__` + `search`), so the flat display form is a plain concatenation.
+ * Values are plain frozen objects: safe to share between steps, cheap to compare.
+ */
+export interface ToolName {
+  /** The function name inside its namespace (`curr_time`), or the whole name when plain (`exec`). */
+  readonly name: string;
+  /** The namespace (`clock`, `mcp__docs__`), or `undefined` for a plain tool. Never `""`. */
+  readonly namespace?: string;
+}
+
+/** The default namespace of the Responses API: it displays as the bare name. */
+export const DEFAULT_NAMESPACE = 'functions';
+
+/**
+ * Creates a frozen {@link ToolName}. An empty or absent namespace means a plain tool.
+ * Does not validate the characters; the planner refuses empty names with a warning.
+ */
+export function toolName(name: string, namespace?: string | null): ToolName {
+  return namespace ? Object.freeze({ name, namespace }) : Object.freeze({ name });
+}
+
+/**
+ * The flat display name: `namespace + name` with no separator; the default `functions`
+ * namespace and a plain tool display as the bare name (`clock` + `curr_time` → `clockcurr_time`,
+ * `mcp__docs__` + `search` → `mcp__docs__search`, `functions` + `echo` → `echo`).
+ * Used in model-visible messages ("unsupported call: X"), hook `tool_name`s and events.
+ */
+export function displayName(tool: ToolName): string {
+  if (!tool.namespace || tool.namespace === DEFAULT_NAMESPACE) return tool.name;
+  return tool.namespace + tool.name;
+}
+
+/** Exact equality on both fields (an absent namespace equals only an absent namespace). */
+export function toolNameEquals(a: ToolName, b: ToolName): boolean {
+  return a.name === b.name && (a.namespace || undefined) === (b.namespace || undefined);
+}
+
+/**
+ * A string key unique per {@link ToolName} (unlike {@link displayName}, which can collide:
+ * `a__` + `b` and `a` + `__b` display alike). Use it for `Map` keys; never show it to a model.
+ */
+export function toolNameKey(tool: ToolName): string {
+  return tool.namespace ? `${tool.namespace}\u0000${tool.name}` : tool.name;
+}
+
+/**
+ * Orders tool names by namespace-or-name first, then name (the reference's ordering).
+ * Returns a negative, zero or positive number like any comparator; byte order, locale-free.
+ */
+export function compareToolNames(a: ToolName, b: ToolName): number {
+  const ka = a.namespace ?? a.name;
+  const kb = b.namespace ?? b.name;
+  if (ka !== kb) return ka < kb ? -1 : 1;
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return 0;
+}

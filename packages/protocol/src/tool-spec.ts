@@ -1,0 +1,185 @@
+import type { JsonObject, JsonSchema } from './json';
+
+/**
+ * A function tool: the model sends JSON arguments (reference/tools.md §2).
+ * Serialized as `{type:"function", name, description, strict, defer_loading?, parameters}`.
+ */
+export interface FunctionToolSpec {
+  readonly type: 'function';
+  /** The function name (without namespace; the namespace lives on the executor's `ToolName`). */
+  readonly name: string;
+  /** What the model reads to decide when to call the tool. */
+  readonly description: string;
+  /** Responses-API strict mode; `false` unless set. */
+  readonly strict?: boolean;
+  /** Serialized as `defer_loading` only when set (tool_search results force it to `true`). */
+  readonly deferLoading?: boolean;
+  /** JSON Schema of the arguments object; validated with ajv before the handler runs. */
+  readonly parameters: JsonSchema;
+  /**
+   * JSON Schema of the Code Mode result. **Never serialized** to the model's `tools`; used only to
+   * type the nested tool in the `exec` description.
+   */
+  readonly outputSchema?: JsonSchema;
+}
+
+/** The grammar of a freeform tool's input. */
+export interface ToolGrammar {
+  /** `lark` (a Lark grammar) or `regex`. */
+  readonly syntax: 'lark' | 'regex';
+  /** The grammar text, sent verbatim. */
+  readonly definition: string;
+}
+
+/**
+ * A freeform ("custom") tool: the model sends raw text (`apply_patch`, `exec`).
+ * Serialized as `{type:"custom", name, description, format:{type:"grammar", syntax, definition}}`,
+ * or with `format:{type:"text"}` when no grammar is given.
+ */
+export interface FreeformToolSpec {
+  readonly type: 'custom';
+  readonly name: string;
+  readonly description: string;
+  /** Constrains what the model may send; absent means free text. */
+  readonly grammar?: ToolGrammar;
+}
+
+/**
+ * A namespace grouping function tools (`clock` → `curr_time`).
+ * Serialized as `{type:"namespace", name, description, tools:[function specs]}`.
+ * The planner builds these from executors whose `ToolName` has a namespace; members are sorted by name.
+ */
+export interface NamespaceToolSpec {
+  readonly type: 'namespace';
+  readonly name: string;
+  readonly description: string;
+  readonly tools: readonly FunctionToolSpec[];
+}
+
+/**
+ * The client-executed deferred-tool search (reference/tools.md §1.8).
+ * Serialized as `{type:"tool_search", execution:"client", description, parameters}`.
+ */
+export interface ToolSearchToolSpec {
+  readonly type: 'tool_search';
+  readonly execution: 'client';
+  readonly description: string;
+  readonly parameters: JsonSchema;
+}
+
+/**
+ * A provider-executed tool (`web_search`, `image_generation`, …): visible to the model, never
+ * registered. `json` is sent verbatim and must carry the wire `type`; `name` defaults to it.
+ */
+export interface HostedToolSpec {
+  readonly type: 'hosted';
+  readonly json: JsonObject & { type: string };
+}
+
+/** Every spec a plan can hold. An executor's own spec is a function or freeform spec. */
+export type ToolSpec = FunctionToolSpec | FreeformToolSpec | NamespaceToolSpec | ToolSearchToolSpec | HostedToolSpec;
+
+/** The specs a single executor may have. */
+export type ExecutorToolSpec = FunctionToolSpec | FreeformToolSpec | ToolSearchToolSpec;
+
+/** What `tool_search` returns: a function or a namespace (reference "LoadableToolSpec"). */
+export type LoadableToolSpec = FunctionToolSpec | NamespaceToolSpec;
+
+/** The Responses-API JSON of a function tool. */
+export interface WireFunctionTool {
+  type: 'function';
+  name: string;
+  description: string;
+  strict: boolean;
+  defer_loading?: boolean;
+  parameters: JsonSchema;
+}
+
+/** The Responses-API JSON of a custom tool. */
+export interface WireCustomTool {
+  type: 'custom';
+  name: string;
+  description: string;
+  format: { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string } | { type: 'text' };
+}
+
+/** The Responses-API JSON of a namespace. */
+export interface WireNamespaceTool {
+  type: 'namespace';
+  name: string;
+  description: string;
+  tools: WireFunctionTool[];
+}
+
+/** The Responses-API JSON of tool_search. */
+export interface WireToolSearchTool {
+  type: 'tool_search';
+  execution: 'client';
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** One entry of a request's `tools` array. Hosted specs are their own `json`. */
+export type WireTool = WireFunctionTool | WireCustomTool | WireNamespaceTool | WireToolSearchTool | (JsonObject & { type: string });
+
+/**
+ * The name a spec answers to in a plan: its `name`, `tool_search`, or a hosted spec's
+ * `json.name` falling back to `json.type` (`web_search`). Never throws.
+ */
+export function specName(spec: ToolSpec): string {
+  switch (spec.type) {
+    case 'tool_search':
+      return 'tool_search';
+    case 'hosted':
+      return typeof spec.json.name === 'string' ? spec.json.name : spec.json.type;
+    default:
+      return spec.name;
+  }
+}
+
+function wireFunction(spec: FunctionToolSpec): WireFunctionTool {
+  const out: WireFunctionTool = {
+    type: 'function',
+    name: spec.name,
+    description: spec.description,
+    strict: spec.strict ?? false,
+    parameters: spec.parameters,
+  };
+  if (spec.deferLoading !== undefined) {
+    // Keep the reference key order: defer_loading sits before parameters.
+    return { type: 'function', name: spec.name, description: spec.description, strict: out.strict, defer_loading: spec.deferLoading, parameters: spec.parameters };
+  }
+  return out;
+}
+
+/**
+ * Serializes one spec to its exact Responses-API JSON (reference/tools.md §2): `output_schema` is
+ * never sent, `defer_loading` only when set, absent optional fields omitted, key order fixed so the
+ * same plan gives byte-identical request JSON (provider prompt caches keep hitting). Pure; never throws.
+ */
+export function toWireTool(spec: ToolSpec): WireTool {
+  switch (spec.type) {
+    case 'function':
+      return wireFunction(spec);
+    case 'custom':
+      return {
+        type: 'custom',
+        name: spec.name,
+        description: spec.description,
+        format: spec.grammar
+          ? { type: 'grammar', syntax: spec.grammar.syntax, definition: spec.grammar.definition }
+          : { type: 'text' },
+      };
+    case 'namespace':
+      return { type: 'namespace', name: spec.name, description: spec.description, tools: spec.tools.map(wireFunction) };
+    case 'tool_search':
+      return { type: 'tool_search', execution: 'client', description: spec.description, parameters: spec.parameters };
+    case 'hosted':
+      return spec.json;
+  }
+}
+
+/** Serializes a list of specs (a request's `tools`) in order. */
+export function toWireTools(specs: readonly ToolSpec[]): WireTool[] {
+  return specs.map(toWireTool);
+}

@@ -1,0 +1,111 @@
+import type { ContentItem, InputTextItem } from './wire';
+
+/**
+ * Output budgets shared by Code Mode responses (`exec` / `wait`) and exec_command output, so both
+ * truncate the same way (reference/code-mode.md §4.2). Token counts are estimates:
+ * `ceil(utf8 bytes / 4)`; a budget of N tokens is a byte budget of 4·N.
+ */
+
+/** Estimated tokens of a string: `ceil(utf8 bytes / 4)`. */
+export function approxTokenCount(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
+}
+
+/** Lines as Rust's `str::lines` counts them (a trailing newline adds no line; `""` has 0). */
+export function countLines(text: string): number {
+  if (text === '') return 0;
+  const parts = text.split('\n');
+  return text.endsWith('\n') ? parts.length - 1 : parts.length;
+}
+
+/**
+ * Cuts the middle out of `text` to fit `maxTokens`: head = floor(B/2) bytes and tail = B − head
+ * bytes at character boundaries, joined by `…{K} tokens truncated…` with K = ceil((bytes − B)/4).
+ * Returns the text unchanged when it fits.
+ */
+export function truncateMiddle(text: string, maxTokens: number): { text: string; truncated: boolean } {
+  const bytes = Buffer.from(text, 'utf8');
+  const budget = Math.max(0, Math.floor(maxTokens)) * 4;
+  if (bytes.length <= budget) return { text, truncated: false };
+  const headBytes = Math.floor(budget / 2);
+  const tailBytes = budget - headBytes;
+  const head = bytes.subarray(0, charBoundaryAtOrBefore(bytes, headBytes)).toString('utf8');
+  const tail = bytes.subarray(charBoundaryAtOrAfter(bytes, bytes.length - tailBytes)).toString('utf8');
+  const removed = Math.ceil((bytes.length - budget) / 4);
+  return { text: `${head}\u2026${removed} tokens truncated\u2026${tail}`, truncated: true };
+}
+
+function isContinuation(byte: number): boolean {
+  return (byte & 0xc0) === 0x80;
+}
+
+function charBoundaryAtOrBefore(bytes: Buffer, index: number): number {
+  let i = Math.min(index, bytes.length);
+  while (i > 0 && i < bytes.length && isContinuation(bytes[i])) i--;
+  return i;
+}
+
+function charBoundaryAtOrAfter(bytes: Buffer, index: number): number {
+  let i = Math.max(0, index);
+  while (i < bytes.length && isContinuation(bytes[i])) i++;
+  return i;
+}
+
+/**
+ * Truncates one text the way a text-only response is truncated (case A): unchanged when it fits,
+ * else `"Warning: truncated output (original token count: T)\nTotal output lines: L\n\n" + middle-cut`.
+ */
+export function truncateTextOutput(text: string, maxTokens: number): { text: string; truncated: boolean; originalTokens: number } {
+  const originalTokens = approxTokenCount(text);
+  const cut = truncateMiddle(text, maxTokens);
+  if (!cut.truncated) return { text, truncated: false, originalTokens };
+  return {
+    text: `Warning: truncated output (original token count: ${originalTokens})\nTotal output lines: ${countLines(text)}\n\n${cut.text}`,
+    truncated: true,
+    originalTokens,
+  };
+}
+
+/**
+ * Truncates content items to `maxTokens` (reference/code-mode.md §4.2):
+ * - all text: joined with `\n`; unchanged (still separate items) when within budget, else one item
+ *   from {@link truncateTextOutput};
+ * - with images: texts kept while they fit, the first that does not is middle-cut to what is left,
+ *   later texts omitted and counted (`[omitted N text items ...]`), empty texts skipped, images always kept.
+ */
+export function truncateContentItems(items: readonly ContentItem[], maxTokens: number): ContentItem[] {
+  if (items.every((item) => item.type === 'input_text')) {
+    const texts = items as readonly InputTextItem[];
+    const joined = texts.map((item) => item.text).join('\n');
+    const result = truncateTextOutput(joined, maxTokens);
+    return result.truncated ? [{ type: 'input_text', text: result.text }] : [...items];
+  }
+  let remaining = Math.max(0, Math.floor(maxTokens));
+  let exhausted = false;
+  let omitted = 0;
+  const out: ContentItem[] = [];
+  for (const item of items) {
+    if (item.type !== 'input_text') {
+      out.push(item);
+      continue;
+    }
+    if (item.text === '') continue;
+    if (exhausted) {
+      omitted++;
+      continue;
+    }
+    const cost = approxTokenCount(item.text);
+    if (cost <= remaining) {
+      out.push(item);
+      remaining -= cost;
+      continue;
+    }
+    const cut = truncateMiddle(item.text, remaining);
+    remaining = 0;
+    exhausted = true;
+    if (cut.text === '') omitted++;
+    else out.push({ type: 'input_text', text: cut.text });
+  }
+  if (omitted > 0) out.push({ type: 'input_text', text: `[omitted ${omitted} text items ...]` });
+  return out;
+}

@@ -1,0 +1,3 @@
+import { packageBuild } from '../../tools/config/tsup';
+
+export default packageBuild();
