@@ -1,0 +1,364 @@
+import EventEmitter from 'eventemitter3';
+import {
+  errorMessage,
+  isJsonObject,
+  type ApprovalProvider,
+  type HookEndEvent,
+  type HookRunner,
+  type HookStartEvent,
+  type JsonValue,
+  type PostToolUseOutcome,
+  type PostToolUseRequest,
+  type PreToolUseOutcome,
+  type PreToolUseRequest,
+  type SwitchyardEventListener,
+} from '@switchyard/protocol';
+import { DEFAULT_MAX_OUTPUT_BYTES, runHookCommand } from './command-runner';
+import {
+  buildHandlers,
+  readHooksConfigFile,
+  type ConfiguredHandler,
+  type FunctionHookRegistration,
+  type HookEventName,
+  type HooksConfig,
+  type HooksConfigLayer,
+} from './hooks-config';
+import { decidePostToolUse, decidePreToolUse, type HandlerRunResult, type PostHandlerDecision, type PreHandlerDecision } from './hook-output';
+import { postToolUseInput, preToolUseInput, type HookInput } from './hook-payload';
+
+/** Options of {@link createHookEngine}. */
+export interface HookEngineOptions {
+  /** `hooks.json` layer paths, lowest precedence first. Missing files are skipped; broken ones warn. */
+  configFiles?: readonly string[];
+  /** Configuration objects (hooks.json shape; handlers may also be `{type:"function", run}`), after the files. */
+  config?: HooksConfig | readonly HooksConfig[];
+  /** In-process hooks, after every config layer. */
+  functionHooks?: readonly FunctionHookRegistration[];
+  /** Answers PreToolUse `permissionDecision:"ask"`; falls back to `step.approvals`. Without either, `ask` fails open. */
+  approvals?: ApprovalProvider;
+  /** Shell for command hooks (run as `<shell> -lc <command>`). Default `$SHELL`, else `/bin/sh`. */
+  shell?: string;
+  /** Timeout of handlers that set none, in seconds. Default 600. */
+  defaultTimeoutSec?: number;
+  /** Cap of captured stdout and of captured stderr, each, in bytes. Default 1 MiB. */
+  maxOutputBytes?: number;
+  /** Extra environment variables for command hooks (on top of `process.env`). */
+  env?: Record<string, string>;
+}
+
+/** The hook engine: a protocol `HookRunner` plus events, configuration warnings and cleanup. */
+export interface HookEngine extends HookRunner {
+  /** Subscribes to `hook-start` / `hook-end`; returns the unsubscribe function. Listener throws are swallowed. */
+  on<T extends 'hook-start' | 'hook-end'>(type: T, listener: SwitchyardEventListener<T>): () => void;
+  /** Problems found while loading the configuration (each skipped something). */
+  readonly warnings: readonly string[];
+  /** Number of handlers configured per event. */
+  readonly handlerCounts: Readonly<Record<HookEventName, number>>;
+  /** Kills every hook process still running (including `async` ones) and waits for them. */
+  close(): Promise<void>;
+}
+
+interface RunRecord<D> {
+  decision: D;
+  completionOrder: number;
+}
+
+const EVENT_KEYS: Record<HookEventName, string> = { PreToolUse: 'pre-tool-use', PostToolUse: 'post-tool-use' };
+const ABORTED = 'hook aborted: the tool call was cancelled';
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A decision shape both events share, so a failure can stand in for either. */
+interface BaseDecision {
+  status: string;
+  error?: string;
+  additionalContexts: string[];
+  warnings: string[];
+}
+
+function failed<D extends BaseDecision>(error: string): D {
+  return { status: 'failed', error, additionalContexts: [], warnings: [] } as unknown as D;
+}
+
+/**
+ * Creates a hook engine implementing the protocol `HookRunner` (reference/tools.md §4). Loading
+ * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
+ * `runPreToolUse` / `runPostToolUse` never reject; failed hooks fail open and appear in `warnings`.
+ */
+export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
+  const warnings: string[] = [];
+  const layers: HooksConfigLayer[] = [];
+  for (const path of options.configFiles ?? []) {
+    const layer = readHooksConfigFile(path, warnings);
+    if (layer) layers.push(layer);
+  }
+  const configs = options.config === undefined ? [] : Array.isArray(options.config) ? options.config : [options.config as HooksConfig];
+  configs.forEach((config, index) => layers.push({ sourcePath: `<config:${index}>`, config }));
+  for (const registration of options.functionHooks ?? []) {
+    const { event, matcher, ...handler } = registration;
+    layers.push({ sourcePath: `<function${handler.name ? `:${handler.name}` : ''}>`, config: { hooks: { [event]: [{ matcher, hooks: [{ ...handler, type: 'function' }] }] } } });
+  }
+  const defaultTimeoutSec = options.defaultTimeoutSec ?? 600;
+  const handlers = buildHandlers(layers, defaultTimeoutSec, warnings);
+  const shell = options.shell ?? (process.env.SHELL || '/bin/sh');
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  const emitter = new EventEmitter();
+  /** Aborts every in-flight run on close(). */
+  const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+
+  const emit = (event: HookStartEvent | HookEndEvent) => emitter.emit(event.type, event);
+
+  const runHandler = async (handler: ConfiguredHandler, input: HookInput, inputJson: string, signal: AbortSignal): Promise<HandlerRunResult> => {
+    if (handler.kind === 'command') {
+      const result = await runHookCommand({
+        command: handler.command!,
+        cwd: input.cwd,
+        input: inputJson,
+        timeoutSec: handler.timeoutSec,
+        shell,
+        env,
+        maxOutputBytes,
+        signal,
+      });
+      return { ...result, maxOutputBytes };
+    }
+    return runFunctionHook(handler, input, signal);
+  };
+
+  /** Runs one handler with its events; `decide` turns the raw run into a decision. */
+  const execute = async <D extends BaseDecision>(
+    handler: ConfiguredHandler,
+    input: HookInput,
+    inputJson: string,
+    runId: string,
+    parentSignal: AbortSignal,
+    decide: (result: HandlerRunResult) => Promise<D> | D,
+    describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
+  ): Promise<D> => {
+    const controller = new AbortController();
+    const forward = () => controller.abort();
+    parentSignal.addEventListener('abort', forward, { once: true });
+    if (parentSignal.aborted) controller.abort();
+    const started = performance.now();
+    safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name }));
+    const work = (async () => {
+      try {
+        return await decide(await runHandler(handler, input, inputJson, controller.signal));
+      } catch (error) {
+        return failed<D>(errorMessage(error));
+      }
+    })();
+    const entry = { controller, done: work };
+    running.add(entry);
+    try {
+      const decision = await work;
+      const described = describe(decision);
+      safely(() =>
+        emit({
+          type: 'hook-end',
+          runId,
+          event: handler.event,
+          toolName: input.tool_name,
+          outcome: described.outcome,
+          durationMs: performance.now() - started,
+          ...(described.message !== undefined ? { message: described.message } : {}),
+        }),
+      );
+      return decision;
+    } finally {
+      running.delete(entry);
+      parentSignal.removeEventListener('abort', forward);
+    }
+  };
+
+  /** Selects handlers, runs them concurrently (async ones detached), returns results in configured order. */
+  const dispatch = async <D extends BaseDecision>(
+    event: HookEventName,
+    request: PreToolUseRequest,
+    input: HookInput,
+    decide: (result: HandlerRunResult) => Promise<D> | D,
+    describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
+  ): Promise<Array<RunRecord<D> & { runId: string }>> => {
+    const names = [request.toolName, ...(request.aliases ?? [])];
+    const selected = handlers.filter((handler) => handler.event === event && safeMatch(handler, names));
+    if (selected.length === 0) return [];
+    const inputJson = JSON.stringify(input);
+    let completed = 0;
+    const runs = selected.map((handler) => {
+      const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${request.toolUseId}`;
+      if (handler.async) {
+        // Fire and forget; still bounded by its timeout and killed by close().
+        void execute(handler, input, inputJson, runId, new AbortController().signal, decide, describe);
+        return undefined;
+      }
+      return execute(handler, input, inputJson, runId, request.signal, decide, describe).then((decision) => ({
+        decision,
+        completionOrder: completed++,
+        runId,
+      }));
+    });
+    return Promise.all(runs.filter((run) => run !== undefined));
+  };
+
+  const askApproval = async (request: PreToolUseRequest, decision: PreHandlerDecision): Promise<PreHandlerDecision> => {
+    const provider = options.approvals ?? request.step.approvals;
+    if (!provider) return { ...decision, status: 'failed', error: 'PreToolUse hook returned unsupported permissionDecision:ask' };
+    const command = isJsonObject(request.toolInput) && typeof request.toolInput.command === 'string' ? request.toolInput.command : undefined;
+    let answer: string;
+    try {
+      answer = await provider.requestApproval({
+        kind: 'hook',
+        toolName: request.toolName,
+        callId: request.toolUseId,
+        ...(command !== undefined ? { command } : {}),
+        cwd: request.step.cwd,
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        signal: request.signal,
+      });
+    } catch {
+      answer = 'denied';
+    }
+    if (answer === 'approved' || answer === 'approved-for-session') return { ...decision, status: 'continue' };
+    return { ...decision, status: 'block', reason: decision.reason ?? 'PreToolUse hook asked for approval and it was denied' };
+  };
+
+  const engine: HookEngine = {
+    warnings,
+    handlerCounts: {
+      PreToolUse: handlers.filter((handler) => handler.event === 'PreToolUse').length,
+      PostToolUse: handlers.filter((handler) => handler.event === 'PostToolUse').length,
+    },
+
+    async runPreToolUse(request) {
+      const empty: PreToolUseOutcome = { blocked: false, additionalContexts: [], warnings: [] };
+      try {
+        const input = preToolUseInput(request);
+        const runs = await dispatch<PreHandlerDecision>(
+          'PreToolUse',
+          request,
+          input,
+          async (result) => {
+            const decision = decidePreToolUse(result);
+            return decision.status === 'ask' ? askApproval(request, decision) : decision;
+          },
+          (decision) => ({
+            outcome: decision.status === 'ask' ? 'continue' : decision.status,
+            message: decision.status === 'failed' ? decision.error : decision.reason,
+          }),
+        );
+        return aggregatePre(runs);
+      } catch (error) {
+        return { ...empty, warnings: [`PreToolUse hooks failed: ${errorMessage(error)}`] };
+      }
+    },
+
+    async runPostToolUse(request) {
+      try {
+        const input = postToolUseInput(request);
+        const runs = await dispatch<PostHandlerDecision>('PostToolUse', request, input, decidePostToolUse, (decision) => ({
+          outcome: decision.status,
+          message: decision.status === 'failed' ? decision.error : decision.feedback,
+        }));
+        return aggregatePost(runs);
+      } catch (error) {
+        return { additionalContexts: [], warnings: [`PostToolUse hooks failed: ${errorMessage(error)}`] };
+      }
+    },
+
+    on(type, listener) {
+      const guarded = (event: unknown) => safely(() => (listener as (event: unknown) => void)(event));
+      emitter.on(type, guarded);
+      return () => {
+        emitter.off(type, guarded);
+      };
+    },
+
+    async close() {
+      const pending = [...running];
+      for (const entry of pending) entry.controller.abort();
+      await Promise.all(pending.map((entry) => entry.done));
+    },
+  };
+  return engine;
+}
+
+function aggregatePre(runs: Array<RunRecord<PreHandlerDecision> & { runId: string }>): PreToolUseOutcome {
+  const blocking = runs.find((run) => run.decision.status === 'block');
+  const additionalContexts = runs.flatMap((run) => run.decision.additionalContexts);
+  const warnings = collectWarnings(runs);
+  if (blocking) return { blocked: true, reason: blocking.decision.reason, additionalContexts, warnings };
+  const rewrites = runs.filter((run) => run.decision.status === 'rewrite');
+  const last = rewrites.sort((a, b) => b.completionOrder - a.completionOrder)[0];
+  return {
+    blocked: false,
+    ...(last ? { updatedInput: last.decision.updatedInput as JsonValue } : {}),
+    additionalContexts,
+    warnings,
+  };
+}
+
+function aggregatePost(runs: Array<RunRecord<PostHandlerDecision> & { runId: string }>): PostToolUseOutcome {
+  const feedback = runs.flatMap((run) => (run.decision.feedback !== undefined ? [run.decision.feedback] : []));
+  const stop = runs.some((run) => run.decision.status === 'stop');
+  return {
+    ...(feedback.length > 0 ? { feedback: feedback.join('\n\n') } : {}),
+    ...(stop ? { stop: true } : {}),
+    additionalContexts: runs.flatMap((run) => run.decision.additionalContexts),
+    warnings: collectWarnings(runs),
+  };
+}
+
+function collectWarnings(runs: Array<RunRecord<BaseDecision> & { runId: string }>): string[] {
+  return runs.flatMap((run) => [
+    ...run.decision.warnings,
+    ...(run.decision.status === 'failed' ? [`hook ${run.runId} failed: ${run.decision.error}`] : []),
+  ]);
+}
+
+function safeMatch(handler: ConfiguredHandler, names: readonly string[]): boolean {
+  try {
+    return handler.matcher(names);
+  } catch {
+    return false;
+  }
+}
+
+function safely(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // A listener must never break a hook run.
+  }
+}
+
+/** Runs an in-process handler with the command handler's semantics: its return value is its stdout. */
+async function runFunctionHook(handler: ConfiguredHandler, input: HookInput, signal: AbortSignal): Promise<HandlerRunResult> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<HandlerRunResult>((resolve) => {
+    const stop = (error: string) => {
+      controller.abort();
+      resolve({ exitCode: null, stdout: '', stderr: '', error });
+    };
+    onAbort = () => stop(ABORTED);
+    if (signal.aborted) return stop(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(() => stop(`hook timed out after ${handler.timeoutSec}s`), Math.min(handler.timeoutSec * 1000, MAX_TIMER_MS));
+  });
+  const ran = (async (): Promise<HandlerRunResult> => {
+    try {
+      const output = await handler.run!(structuredClone(input), { signal: controller.signal });
+      const stdout = output === undefined || output === null ? '' : JSON.stringify(output);
+      return { exitCode: 0, stdout: stdout ?? '', stderr: '' };
+    } catch (error) {
+      return { exitCode: null, stdout: '', stderr: '', error: `function hook failed: ${errorMessage(error)}` };
+    }
+  })();
+  try {
+    return await Promise.race([ran, stopped]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}

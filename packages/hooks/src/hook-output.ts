@@ -1,0 +1,232 @@
+import type { JsonValue } from '@switchyard/protocol';
+
+/** What one handler run produced, whatever ran it (a process or a function). */
+export interface HandlerRunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the handler did not run to a normal end (spawn failure, timeout, abort, throw). */
+  error?: string;
+  stdoutTruncated?: boolean;
+  stderrTruncated?: boolean;
+  /** The cap the truncation flags refer to. */
+  maxOutputBytes?: number;
+}
+
+/** One PreToolUse handler's decision. `ask` is resolved by the engine (approval provider or fail open). */
+export interface PreHandlerDecision {
+  status: 'continue' | 'block' | 'rewrite' | 'ask' | 'failed';
+  /** Block reason (or the `ask` reason). */
+  reason?: string;
+  updatedInput?: JsonValue;
+  /** Failure text when `failed`. */
+  error?: string;
+  additionalContexts: string[];
+  /** `systemMessage`s and ignored fields. */
+  warnings: string[];
+}
+
+/** One PostToolUse handler's decision. */
+export interface PostHandlerDecision {
+  status: 'continue' | 'feedback' | 'stop' | 'failed';
+  feedback?: string;
+  error?: string;
+  additionalContexts: string[];
+  warnings: string[];
+}
+
+interface HookWire {
+  continue?: boolean;
+  stopReason?: string;
+  suppressOutput?: boolean;
+  systemMessage?: string;
+  decision?: string;
+  reason?: string;
+  hookSpecificOutput?: {
+    permissionDecision?: string;
+    permissionDecisionReason?: string;
+    updatedInput?: JsonValue;
+    additionalContext?: string;
+    updatedMCPToolOutput?: JsonValue;
+  };
+}
+
+const STDERR_TRUNCATED = '\n[... stderr truncated ...]';
+
+function trimmedNonEmpty(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+function looksLikeJson(stdout: string): boolean {
+  const start = stdout.trimStart();
+  return start.startsWith('{') || start.startsWith('[');
+}
+
+type FieldType = 'string' | 'boolean' | 'object' | 'any' | readonly string[];
+
+function fieldOk(value: unknown, type: FieldType): boolean {
+  if (value === undefined || value === null) return true;
+  if (type === 'any') return true;
+  if (Array.isArray(type)) return type.includes(value as string);
+  if (type === 'object') return typeof value === 'object' && !Array.isArray(value);
+  return typeof value === type;
+}
+
+/** Drops `null` fields the way an optional field reads them. */
+function present<T>(value: T | null | undefined): T | undefined {
+  return value === null ? undefined : value;
+}
+
+/**
+ * Parses stdout as the hook output object. `undefined` when it is not one: not JSON, not an
+ * object, or a field of the wrong type (the reference's strict deserialization).
+ */
+function parseWire(stdout: string, decisions: readonly string[]): HookWire | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(stdout.trim());
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const wire = value as Record<string, unknown>;
+  const top: Record<string, FieldType> = {
+    continue: 'boolean',
+    stopReason: 'string',
+    suppressOutput: 'boolean',
+    systemMessage: 'string',
+    decision: decisions,
+    reason: 'string',
+    hookSpecificOutput: 'object',
+  };
+  for (const [key, type] of Object.entries(top)) if (!fieldOk(wire[key], type)) return undefined;
+  const specific = present(wire.hookSpecificOutput) as Record<string, unknown> | undefined;
+  if (specific) {
+    const nested: Record<string, FieldType> = {
+      hookEventName: 'string',
+      permissionDecision: ['allow', 'deny', 'ask'],
+      permissionDecisionReason: 'string',
+      additionalContext: 'string',
+      updatedInput: 'any',
+      updatedMCPToolOutput: 'any',
+    };
+    for (const [key, type] of Object.entries(nested)) if (!fieldOk(specific[key], type)) return undefined;
+  }
+  const clean = (record: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(record).filter(([, field]) => field !== null && field !== undefined));
+  return { ...clean(wire), ...(specific ? { hookSpecificOutput: clean(specific) } : {}) } as HookWire;
+}
+
+function exitFailure(result: HandlerRunResult): string {
+  return result.exitCode === null ? 'hook exited without a status code' : `hook exited with code ${result.exitCode}`;
+}
+
+function stderrReason(result: HandlerRunResult): string | undefined {
+  const reason = trimmedNonEmpty(result.stderr);
+  return reason && result.stderrTruncated ? reason + STDERR_TRUNCATED : reason;
+}
+
+function stdoutOverflow(result: HandlerRunResult): string | undefined {
+  return result.stdoutTruncated ? `hook stdout exceeded ${result.maxOutputBytes ?? 'the'} bytes; output ignored` : undefined;
+}
+
+function preInvalidReason(wire: HookWire): string | undefined {
+  if (wire.continue === false) return 'PreToolUse hook returned unsupported continue:false';
+  if (wire.stopReason !== undefined) return 'PreToolUse hook returned unsupported stopReason';
+  if (wire.suppressOutput === true) return 'PreToolUse hook returned unsupported suppressOutput';
+  const specific = wire.hookSpecificOutput;
+  const useSpecific =
+    specific !== undefined &&
+    (specific.permissionDecision !== undefined || specific.permissionDecisionReason !== undefined || specific.updatedInput !== undefined);
+  if (useSpecific) {
+    const decision = specific.permissionDecision;
+    if (specific.updatedInput !== undefined && decision !== 'allow') {
+      return 'PreToolUse hook returned updatedInput without permissionDecision:allow';
+    }
+    if (decision === 'allow' && specific.updatedInput === undefined) return 'PreToolUse hook returned unsupported permissionDecision:allow';
+    if (decision === 'deny' && !trimmedNonEmpty(specific.permissionDecisionReason)) {
+      return 'PreToolUse hook returned permissionDecision:deny without a non-empty permissionDecisionReason';
+    }
+    if (decision === undefined) return 'PreToolUse hook returned permissionDecisionReason without permissionDecision';
+    return undefined;
+  }
+  if (wire.decision === 'approve') return 'PreToolUse hook returned unsupported decision:approve';
+  if (wire.decision === 'block' && !trimmedNonEmpty(wire.reason)) return 'PreToolUse hook returned decision:block without a non-empty reason';
+  if (wire.decision === undefined && wire.reason !== undefined) return 'PreToolUse hook returned reason without decision';
+  return undefined;
+}
+
+/** Turns a PreToolUse run into a decision (reference §4.5). Never throws. */
+export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
+  const decision: PreHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
+  const fail = (error: string): PreHandlerDecision => ({ ...decision, status: 'failed', error });
+  if (result.error) return fail(result.error);
+  if (result.exitCode === 2) {
+    const reason = stderrReason(result);
+    return reason
+      ? { ...decision, status: 'block', reason }
+      : fail('PreToolUse hook exited with code 2 but did not write a blocking reason to stderr');
+  }
+  if (result.exitCode !== 0) return fail(exitFailure(result));
+  const overflow = stdoutOverflow(result);
+  if (overflow) return fail(overflow);
+  if (result.stdout.trim() === '') return decision;
+  const wire = parseWire(result.stdout, ['block', 'approve']);
+  if (!wire) return looksLikeJson(result.stdout) ? fail('hook returned invalid pre-tool-use JSON output') : decision;
+  if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
+  const invalid = preInvalidReason(wire);
+  if (invalid) return fail(invalid);
+  const specific = wire.hookSpecificOutput;
+  if (specific?.additionalContext !== undefined) decision.additionalContexts.push(specific.additionalContext);
+  switch (specific?.permissionDecision) {
+    case 'deny':
+      return { ...decision, status: 'block', reason: trimmedNonEmpty(specific.permissionDecisionReason) };
+    case 'allow':
+      return { ...decision, status: 'rewrite', updatedInput: specific.updatedInput };
+    case 'ask':
+      return { ...decision, status: 'ask', reason: trimmedNonEmpty(specific.permissionDecisionReason) };
+  }
+  if (wire.decision === 'block') return { ...decision, status: 'block', reason: trimmedNonEmpty(wire.reason) };
+  return decision;
+}
+
+/** Turns a PostToolUse run into a decision (reference §4.5). Never throws. */
+export function decidePostToolUse(result: HandlerRunResult): PostHandlerDecision {
+  const decision: PostHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
+  const fail = (error: string): PostHandlerDecision => ({ ...decision, status: 'failed', error });
+  if (result.error) return fail(result.error);
+  if (result.exitCode === 2) {
+    const feedback = stderrReason(result);
+    return feedback
+      ? { ...decision, status: 'feedback', feedback }
+      : fail('PostToolUse hook exited with code 2 but did not write feedback to stderr');
+  }
+  if (result.exitCode !== 0) return fail(exitFailure(result));
+  const overflow = stdoutOverflow(result);
+  if (overflow) return fail(overflow);
+  if (result.stdout.trim() === '') return decision;
+  const wire = parseWire(result.stdout, ['block']);
+  if (!wire) return looksLikeJson(result.stdout) ? fail('hook returned invalid post-tool-use JSON output') : decision;
+  if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
+  const invalid = wire.suppressOutput === true ? 'PostToolUse hook returned unsupported suppressOutput' : undefined;
+  const block = wire.decision === 'block';
+  const invalidBlock = block
+    ? trimmedNonEmpty(wire.reason)
+      ? undefined
+      : 'PostToolUse hook returned decision:block without a non-empty reason'
+    : wire.continue !== false && wire.reason !== undefined
+      ? 'PostToolUse hook returned reason without decision'
+      : undefined;
+  const specific = wire.hookSpecificOutput;
+  if (!invalid && !invalidBlock && specific?.additionalContext !== undefined) decision.additionalContexts.push(specific.additionalContext);
+  if (specific?.updatedMCPToolOutput !== undefined) decision.warnings.push('PostToolUse hook returned unsupported updatedMCPToolOutput (ignored)');
+  if (wire.continue === false) {
+    const stopText = wire.stopReason ?? 'PostToolUse hook stopped execution';
+    return { ...decision, status: 'stop', feedback: trimmedNonEmpty(wire.reason) ?? stopText };
+  }
+  if (invalid) return fail(invalid);
+  if (invalidBlock) return fail(invalidBlock);
+  if (block) return { ...decision, status: 'feedback', feedback: wire.reason };
+  return decision;
+}
