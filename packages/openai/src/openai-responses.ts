@@ -1,0 +1,185 @@
+import {
+  ModelRequestError,
+  SwitchyardError,
+  type JsonObject,
+  type ModelCapabilities,
+  type ModelClient,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type ModelUsage,
+  type ResponseItem,
+} from '@switchyard/protocol';
+import { describeServerError, isRetryableErrorCode } from './http-error';
+import { postForStream, streamWithRetries, type RetryOptions } from './retry';
+import { parseEventData, readServerSentEvents } from './server-sent-events';
+
+/** Options of {@link openaiResponses}. */
+export interface OpenAIResponsesOptions extends RetryOptions {
+  /** Model name sent as `model`. */
+  model: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  /** API root; the client POSTs to `{baseURL}/responses`. Default `https://api.openai.com/v1`. */
+  baseURL?: string;
+  /** Default system instructions; a request's own `instructions` win. */
+  instructions?: string;
+  /** The model may emit several tool calls per response. Default true. */
+  parallelToolCalls?: boolean;
+  /** Context window in tokens, reported in `capabilities`. */
+  contextWindow?: number;
+  /** Sent as `reasoning` (e.g. `{ effort: "medium", summary: "auto" }`). */
+  reasoning?: JsonObject;
+  /** Sent as `store`. Default false. */
+  store?: boolean;
+  /** Sent as `include`. Default `["reasoning.encrypted_content"]` with `reasoning` and `store: false`, else `[]`. */
+  include?: string[];
+  /** Sent as `prompt_cache_key` when set. */
+  promptCacheKey?: string;
+  /** Extra top-level body fields, added after the standard ones. */
+  extraBody?: JsonObject;
+  /** Extra HTTP headers. */
+  headers?: Record<string, string>;
+  /** The fetch implementation. Default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * A {@link ModelClient} for the OpenAI Responses API (streaming). Output items are yielded as
+ * each `response.output_item.done` arrives; failures throw a `ModelRequestError` after the
+ * client's own retries (see {@link RetryOptions}).
+ */
+export function openaiResponses(options: OpenAIResponsesOptions): ModelClient {
+  if (typeof options?.model !== 'string' || options.model === '') {
+    throw new SwitchyardError('CONFIG', 'openaiResponses: `model` must be a non-empty string');
+  }
+  const url = `${trimSlash(options.baseURL ?? DEFAULT_OPENAI_BASE_URL)}/responses`;
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const capabilities: ModelCapabilities = {
+    name: options.model,
+    parallelToolCalls: options.parallelToolCalls ?? true,
+    contextWindow: options.contextWindow,
+  };
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+
+  return {
+    capabilities,
+    stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+      const body = JSON.stringify(responsesRequestBody(options, request));
+      return streamWithRetries(
+        async function* attempt() {
+          const stream = await postForStream(fetchImpl, url, headers, body, request.signal);
+          yield* parseResponsesStream(stream);
+        },
+        request.signal,
+        options,
+      );
+    },
+  };
+}
+
+/** The JSON body of one Responses-API request. Same options and request give the same body, byte for byte. */
+export function responsesRequestBody(options: OpenAIResponsesOptions, request: ModelRequest): JsonObject {
+  const body: JsonObject = { model: options.model };
+  const instructions = request.instructions ?? options.instructions;
+  if (instructions !== undefined) body.instructions = instructions;
+  body.input = request.input.map(withoutId) as unknown as JsonObject[];
+  body.tools = request.tools as unknown as JsonObject[];
+  body.tool_choice = 'auto';
+  body.parallel_tool_calls = request.parallelToolCalls && (options.parallelToolCalls ?? true);
+  if (options.reasoning) body.reasoning = options.reasoning;
+  const store = options.store ?? false;
+  body.store = store;
+  body.stream = true;
+  body.include = options.include ?? (options.reasoning && !store ? ['reasoning.encrypted_content'] : []);
+  if (options.promptCacheKey !== undefined) body.prompt_cache_key = options.promptCacheKey;
+  return { ...body, ...options.extraBody };
+}
+
+/** Items go back without their server `id`: with `store: false` the server cannot resolve it. */
+function withoutId(item: ResponseItem): ResponseItem {
+  if (!('id' in item)) return item;
+  const { id: _id, ...rest } = item as ResponseItem & { id?: unknown };
+  return rest as ResponseItem;
+}
+
+/** Parses one Responses-API event stream into model stream events; ends at `response.completed`. */
+async function* parseResponsesStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ModelStreamEvent> {
+  // Argument/input deltas by item id: used when a server's `output_item.done` leaves them out.
+  const deltas = new Map<string, string>();
+  for await (const message of readServerSentEvents(body)) {
+    if (message.data === '[DONE]') continue;
+    const event = parseEventData(message.data);
+    const type = typeof event.type === 'string' ? event.type : message.event;
+    switch (type) {
+      case 'response.output_text.delta':
+        if (typeof event.delta === 'string') yield { type: 'text-delta', delta: event.delta };
+        break;
+      case 'response.function_call_arguments.delta':
+      case 'response.custom_tool_call_input.delta':
+        if (typeof event.item_id === 'string' && typeof event.delta === 'string') {
+          deltas.set(event.item_id, (deltas.get(event.item_id) ?? '') + event.delta);
+        }
+        break;
+      case 'response.output_item.done': {
+        const item = event.item as Record<string, unknown> | undefined;
+        if (item && typeof item.type === 'string') yield { type: 'output-item', item: completeItem(item, deltas) };
+        break;
+      }
+      case 'response.completed': {
+        const response = (event.response ?? {}) as Record<string, unknown>;
+        yield {
+          type: 'completed',
+          usage: readUsage(response.usage),
+          responseId: typeof response.id === 'string' ? response.id : undefined,
+        };
+        return;
+      }
+      case 'response.failed': {
+        const response = (event.response ?? {}) as Record<string, unknown>;
+        throw streamError('model response failed', response.error);
+      }
+      case 'response.incomplete': {
+        const response = (event.response ?? {}) as Record<string, unknown>;
+        const details = (response.incomplete_details ?? {}) as Record<string, unknown>;
+        const reason = typeof details.reason === 'string' ? details.reason : 'unknown reason';
+        throw new ModelRequestError(`model response incomplete: ${reason}`, { retryable: false });
+      }
+      case 'error':
+        throw streamError('model stream error', event);
+      default:
+        break;
+    }
+  }
+  throw new ModelRequestError('model stream closed before response.completed', { retryable: true });
+}
+
+function completeItem(item: Record<string, unknown>, deltas: Map<string, string>): ResponseItem {
+  const assembled = typeof item.id === 'string' ? deltas.get(item.id) : undefined;
+  if (assembled !== undefined) {
+    if (item.type === 'function_call' && typeof item.arguments !== 'string') return { ...item, arguments: assembled } as ResponseItem;
+    if (item.type === 'custom_tool_call' && typeof item.input !== 'string') return { ...item, input: assembled } as ResponseItem;
+  }
+  return item as ResponseItem;
+}
+
+function streamError(prefix: string, error: unknown): ModelRequestError {
+  const { message, code } = describeServerError(error);
+  const label = code ? `${prefix} (${code})` : prefix;
+  return new ModelRequestError(`${label}: ${message ?? 'no message'}`, { retryable: isRetryableErrorCode(code) });
+}
+
+function readUsage(value: unknown): ModelUsage | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const usage = value as Record<string, unknown>;
+  const inputTokens = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
+  const outputTokens = typeof usage.output_tokens === 'number' ? usage.output_tokens : 0;
+  const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
+  return { inputTokens, outputTokens, totalTokens };
+}
+
+export function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

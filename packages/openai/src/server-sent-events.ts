@@ -1,0 +1,53 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ModelRequestError, errorMessage } from '@switchyard/protocol';
+
+/**
+ * Reads a fetch body as server-sent events. A failed read (the connection dropped) becomes a
+ * retryable {@link ModelRequestError}; leaving the loop early cancels the body so the
+ * connection is released.
+ */
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
+  const pending: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (event) => pending.push(event) });
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        finished = true;
+        throw new ModelRequestError(`model stream interrupted: ${errorMessage(error)}`, { retryable: true, cause: error });
+      }
+      if (chunk.done) {
+        finished = true;
+        parser.feed(decoder.decode());
+        parser.reset({ consume: true });
+        while (pending.length > 0) yield pending.shift()!;
+        return;
+      }
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      while (pending.length > 0) yield pending.shift()!;
+    }
+  } finally {
+    if (!finished) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/** Parses one event's JSON data; malformed JSON is a non-retryable {@link ModelRequestError}. */
+export function parseEventData(data: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(data);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch (error) {
+    throw new ModelRequestError(`model stream sent malformed JSON: ${truncate(data)}`, { retryable: false, cause: error });
+  }
+  throw new ModelRequestError(`model stream sent a non-object event: ${truncate(data)}`, { retryable: false });
+}
+
+function truncate(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One scripted answer of the replay server, used for the next request in order. */
+export interface ReplayStep {
+  /** HTTP status. Default 200. */
+  status?: number;
+  /** Response headers. Default `content-type: text/event-stream` for fixtures. */
+  headers?: Record<string, string>;
+  /** A file under `test/fixtures/`, sent as the body. */
+  fixture?: string;
+  /** A literal body (instead of a fixture). */
+  body?: string;
+  /** Destroy the socket after writing the body, instead of ending the response. */
+  cut?: boolean;
+  /** Write the body, then keep the connection open until the client goes away. */
+  hang?: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface ReplayServer {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  requests: RecordedRequest[];
+  /** Resolves when the client closed a `hang` response. */
+  clientClosed: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function fixture(name: string): string {
+  return readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+}
+
+/** A node:http server on 127.0.0.1 (port 0) replaying scripted responses and recording request bodies. */
+export async function startReplayServer(steps: ReplayStep[]): Promise<ReplayServer> {
+  const requests: RecordedRequest[] = [];
+  let markClosed!: () => void;
+  const clientClosed = new Promise<void>((resolve) => (markClosed = resolve));
+  const queue = [...steps];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      const step = queue.shift();
+      if (!step) {
+        response.writeHead(500, { 'content-type': 'application/json' });
+        response.end('{"error":{"message":"replay server: no scripted response left"}}');
+        return;
+      }
+      const body = step.fixture ? fixture(step.fixture) : (step.body ?? '');
+      const isJson = step.fixture?.endsWith('.json') || step.body !== undefined;
+      response.writeHead(step.status ?? 200, {
+        'content-type': isJson ? 'application/json' : 'text/event-stream',
+        ...step.headers,
+      });
+      if (step.cut) {
+        response.write(body);
+        setTimeout(() => response.socket?.destroy(), 50);
+      } else if (step.hang) {
+        response.write(body);
+        response.on('close', () => markClosed());
+      } else {
+        response.end(body);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    clientClosed,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Collects every event of a stream, or the events so far plus the error that ended it. */
+export async function collect<T>(stream: AsyncIterable<T>): Promise<{ events: T[]; error?: unknown }> {
+  const events: T[] = [];
+  try {
+    for await (const event of stream) events.push(event);
+    return { events };
+  } catch (error) {
+    return { events, error };
+  }
+}
