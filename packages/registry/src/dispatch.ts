@@ -1,0 +1,234 @@
+import {
+  FailureToolOutput,
+  FatalToolError,
+  RespondToModelError,
+  SwitchyardError,
+  displayName,
+  errorMessage,
+  executorPayloadKinds,
+  hookCaller,
+  isFatalError,
+  isSwitchyardError,
+  toToolOutput,
+  type PostToolUseOutcome,
+  type PreToolUseOutcome,
+  type StepContext,
+  type ToolAccess,
+  type ToolCall,
+  type ToolCallSource,
+  type ToolExecutor,
+  type ToolInvocation,
+  type ToolOutput,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import { malformedCallMessage } from './build-tool-call';
+import { HookFeedbackOutput } from './hook-feedback-output';
+import { blockedMessage, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
+import { parseFunctionArguments, validateArguments } from './input-validation';
+import type { ToolRouter } from './tool-router';
+
+/** Text the model reads when a PostToolUse hook stops without a reason (reference §4.5). */
+export const POST_HOOK_STOPPED_MESSAGE = 'PostToolUse hook stopped execution';
+
+/** What one dispatch needs from the runtime that owns the call. */
+export interface DispatchContext {
+  readonly call: ToolCall;
+  readonly source: ToolCallSource;
+  readonly executor: ToolExecutor | undefined;
+  readonly router: ToolRouter;
+  readonly step: StepContext;
+  /** The call's own signal (aborted on cancellation). */
+  readonly signal: AbortSignal;
+  readonly tools: ToolAccess;
+  /** Claims the call's terminal outcome; `false` when cancellation claimed it first. */
+  claim(): boolean;
+  /** Records hook additional contexts as they arrive. */
+  addContexts(contexts: readonly string[]): void;
+}
+
+/** The result of a dispatch that did not end the turn. */
+export interface DispatchOutcome {
+  readonly output: ToolOutput;
+  /** The payload the handler saw (after any PreToolUse rewrite). */
+  readonly payload: ToolPayload;
+  /** The model-visible error, when the call failed before or inside its handler. */
+  readonly error?: SwitchyardError;
+}
+
+/**
+ * The registry's dispatch order (reference §3.4, issue 4): malformed tool_search arguments →
+ * lookup → payload kind check → input validation → `tool-call-start` → PreToolUse hooks → handler
+ * → PostToolUse hooks (successful calls only) → `tool-call-end`. Resolves with model-visible
+ * failures; rejects only with fatal Switchyard errors.
+ */
+export async function dispatchToolCall(context: DispatchContext): Promise<DispatchOutcome> {
+  const { call, executor, router } = context;
+  const display = displayName(call.toolName);
+
+  const malformed = malformedCallMessage(call);
+  if (malformed !== undefined) return refuse(context, call.payload, new RespondToModelError(malformed, { code: 'INVALID_INPUT' }));
+
+  if (!executor) {
+    const message = call.payload.kind === 'custom' ? `unsupported custom tool call: ${display}` : `unsupported call: ${display}`;
+    return refuse(context, call.payload, new RespondToModelError(message, { code: 'TOOL_NOT_FOUND' }));
+  }
+
+  if (!executorPayloadKinds(executor).includes(call.payload.kind)) {
+    context.claim();
+    throw new FatalToolError(`tool ${display} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
+  }
+
+  try {
+    validatePayload(executor, display, call.payload);
+  } catch (error) {
+    return refuse(context, call.payload, asModelError(error, display));
+  }
+
+  throwIfAborted(context.signal);
+  const startedAt = performance.now();
+  const base = { callId: call.callId, toolName: display, source: context.source };
+  router.emit({ type: 'tool-call-start', ...base });
+  const end = (success: boolean, handlerExecuted: boolean) => {
+    if (context.claim()) {
+      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted });
+    }
+  };
+
+  let payload = call.payload;
+  let invocation = createInvocation(context, payload);
+  const hooks = router.hooks;
+
+  if (hooks) {
+    const input = failOpen(() => preHookInput(executor, invocation));
+    const outcome: PreToolUseOutcome | undefined = input
+      ? await failOpenAsync(() =>
+          hooks.runPreToolUse({ ...input, toolUseId: call.callId, caller: hookCaller(context.source), step: context.step, signal: context.signal }),
+        )
+      : undefined;
+    if (input && outcome) {
+      context.addContexts(stringList(outcome.additionalContexts));
+      if (outcome.blocked) {
+        const reason = typeof outcome.reason === 'string' && outcome.reason !== '' ? outcome.reason : 'no reason given';
+        const error = new RespondToModelError(blockedMessage(input, reason), { code: 'HOOK_BLOCKED' });
+        if (context.claim()) router.emit({ type: 'tool-call-blocked', ...base, reason });
+        return { output: new FailureToolOutput(error.message), payload, error };
+      }
+      if (outcome.updatedInput !== undefined) {
+        try {
+          payload = rewritePayload(executor, invocation, outcome.updatedInput);
+          validatePayload(executor, display, payload);
+        } catch (error) {
+          if (isFatalError(error)) {
+            end(false, false);
+            throw error;
+          }
+          const failure = asModelError(error, display);
+          end(false, false);
+          return { output: new FailureToolOutput(failure.message), payload, error: failure };
+        }
+        invocation = createInvocation(context, payload);
+      }
+    }
+  }
+
+  throwIfAborted(context.signal);
+  let output: ToolOutput;
+  try {
+    output = toToolOutput(await executor.handle(invocation));
+  } catch (error) {
+    end(false, true);
+    if (isFatalError(error)) throw error;
+    const failure = asModelError(error, display);
+    return { output: new FailureToolOutput(failure.message), payload, error: failure };
+  }
+
+  const success = output.success !== false;
+  if (success && hooks) {
+    const post = failOpen(() => postHookInput(executor, invocation, output));
+    const outcome: PostToolUseOutcome | undefined = post
+      ? await failOpenAsync(() =>
+          hooks.runPostToolUse({
+            ...post.input,
+            toolUseId: call.callId,
+            caller: hookCaller(context.source),
+            step: context.step,
+            signal: context.signal,
+            toolResponse: post.response,
+          }),
+        )
+      : undefined;
+    if (outcome) {
+      context.addContexts(stringList(outcome.additionalContexts));
+      const feedback = outcome.stop ? nonEmpty(outcome.feedback) ?? POST_HOOK_STOPPED_MESSAGE : nonEmpty(outcome.feedback);
+      if (feedback !== undefined) output = new HookFeedbackOutput(feedback, output);
+    }
+  }
+  end(success, true);
+  return { output, payload };
+}
+
+function createInvocation(context: DispatchContext, payload: ToolPayload): ToolInvocation {
+  return {
+    callId: context.call.callId,
+    toolName: context.call.toolName,
+    source: context.source,
+    payload,
+    signal: context.signal,
+    step: context.step,
+    emit: (event) => context.router.emit(event),
+    tools: context.tools,
+  };
+}
+
+/** A failure answered before the call started: no lifecycle events. */
+function refuse(context: DispatchContext, payload: ToolPayload, error: SwitchyardError): DispatchOutcome {
+  context.claim();
+  return { output: new FailureToolOutput(error.message), payload, error };
+}
+
+/** Parses and validates function arguments against a function spec's schema (unless the executor opts out). */
+function validatePayload(executor: ToolExecutor, display: string, payload: ToolPayload): void {
+  if (payload.kind !== 'function' || executor.spec.type !== 'function' || executor.skipInputValidation) return;
+  const value = parseFunctionArguments(payload.arguments);
+  validateArguments(display, executor.spec.parameters, value);
+}
+
+/**
+ * Any non-fatal failure as the model-visible error: Switchyard errors keep their message and code,
+ * anything else becomes "tool X failed: …" so the model knows which tool broke.
+ */
+function asModelError(error: unknown, display: string): SwitchyardError {
+  if (isSwitchyardError(error)) return error;
+  return new RespondToModelError(`tool ${display} failed: ${errorMessage(error)}`, { cause: error });
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new SwitchyardError('ABORTED', 'tool call cancelled', { cause: signal.reason });
+}
+
+/** Runs a hook-adapter step; a throwing adapter means "no hooks" (fail open). */
+function failOpen<T>(step: () => T): T | undefined {
+  try {
+    return step();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs a hook runner call; a throw, rejection or non-object answer means "continue" (fail open). */
+async function failOpenAsync<T>(step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    const outcome = await step();
+    return typeof outcome === 'object' && outcome !== null ? outcome : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : [];
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

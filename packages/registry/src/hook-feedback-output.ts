@@ -1,0 +1,36 @@
+import type { JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switchyard/protocol';
+
+/**
+ * What a call answers when PostToolUse hooks gave feedback (reference §4.5): the model reads the
+ * feedback text (success unset), while Code Mode, post-hook responses and logs keep the original result.
+ */
+export class HookFeedbackOutput implements ToolOutput {
+  readonly success: boolean | undefined = undefined;
+  readonly feedback: string;
+  readonly original: ToolOutput;
+
+  constructor(feedback: string, original: ToolOutput) {
+    this.feedback = feedback;
+    this.original = original;
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    // A tool_search answer has no text body to replace: the model keeps the original item.
+    if (payload.kind === 'tool-search') return this.original.toResponseItem(callId, payload);
+    return payload.kind === 'custom'
+      ? { type: 'custom_tool_call_output', call_id: callId, output: this.feedback }
+      : { type: 'function_call_output', call_id: callId, output: this.feedback };
+  }
+
+  codeModeResult(payload: ToolPayload): JsonValue {
+    return this.original.codeModeResult(payload);
+  }
+
+  logPreview(): string {
+    return this.original.logPreview();
+  }
+
+  postToolUseResponse(payload: ToolPayload): JsonValue {
+    return this.original.postToolUseResponse ? this.original.postToolUseResponse(payload) : this.original.codeModeResult(payload);
+  }
+}

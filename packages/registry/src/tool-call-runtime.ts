@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import {
+  AbortedToolOutput,
+  DIRECT_SOURCE,
+  FailureToolOutput,
+  SwitchyardError,
+  abortedMessage,
+  displayName,
+  errorMessage,
+  isFatalError,
+  isSwitchyardError,
+  type ResponseItem,
+  type StepContext,
+  type ToolAccess,
+  type ToolCall,
+  type ToolCallSource,
+  type ToolName,
+  type ToolOutput,
+  type ToolOutputItem,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import { dispatchToolCall, type DispatchOutcome } from './dispatch';
+import { ReadWriteGate, type GateRelease } from './read-write-gate';
+import type { ToolRouter } from './tool-router';
+
+/** Options of {@link ToolCallRuntime}. */
+export interface ToolCallRuntimeOptions {
+  /** The step's router (registry, hooks, events). */
+  router: ToolRouter;
+  /** The step every call of this runtime runs in. */
+  step: StepContext;
+  /** The turn's signal: aborting it cancels every call, running or later. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link ToolCallRuntime.handle}. */
+export interface HandleOptions {
+  /** Who started the call; default `direct`. Code Mode calls skip the turn gate (their `exec` holds it). */
+  source?: ToolCallSource;
+  /** Cancels this call only. */
+  signal?: AbortSignal;
+}
+
+/** The answer to one call. */
+export interface DispatchResult {
+  readonly callId: string;
+  readonly toolName: ToolName;
+  /** The payload the handler saw (after any PreToolUse rewrite). */
+  readonly payload: ToolPayload;
+  /** What the model sees (post-hook feedback replaces the handler's output here). */
+  readonly item: ToolOutputItem;
+  /** `output.codeModeResult(payload)` is what Code Mode receives: the original typed result, even under feedback. */
+  readonly output: ToolOutput;
+  /** `false` for failures, `undefined` for aborted calls and hook feedback. */
+  readonly success: boolean | undefined;
+  /** Hook additional contexts of this call. */
+  readonly additionalContexts: readonly string[];
+  /** The model-visible error (`TOOL_NOT_FOUND`, `INVALID_INPUT`, `HOOK_BLOCKED`, `ABORTED`, …) when the call failed. */
+  readonly error?: SwitchyardError;
+}
+
+/**
+ * Runs one step's calls (reference §3.3): a fair read/write gate per runtime (parallel-safe tools
+ * share it, any other tool takes it alone), an `AbortSignal` per call, aborted outputs on
+ * cancellation, and the error → output table. `handle` resolves with every model-visible outcome
+ * and rejects only with a fatal `SwitchyardError` (`FATAL`, `INCOMPATIBLE_PAYLOAD`, `INTERNAL`).
+ */
+export class ToolCallRuntime {
+  readonly router: ToolRouter;
+  readonly step: StepContext;
+  private readonly turnSignal: AbortSignal | undefined;
+  private readonly gate = new ReadWriteGate();
+  private readonly active = new Set<AbortController>();
+  private contexts: string[] = [];
+
+  constructor(options: ToolCallRuntimeOptions) {
+    this.router = options.router;
+    this.step = options.step;
+    this.turnSignal = options.signal;
+    options.signal?.addEventListener('abort', () => this.abort(options.signal?.reason), { once: true });
+  }
+
+  /** Dispatches one call under the gate. Resolves with its answer; rejects only with a fatal error. */
+  handle(call: ToolCall, options: HandleOptions = {}): Promise<DispatchResult> {
+    const source = options.source ?? DIRECT_SOURCE;
+    return this.run(call, source, options.signal ? [options.signal] : [], source.kind !== 'code-mode');
+  }
+
+  /** Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call. */
+  async handleItem(item: ResponseItem): Promise<DispatchResult | undefined> {
+    const call = this.router.buildToolCall(item);
+    return call ? this.handle(call) : undefined;
+  }
+
+  /** Runs calls concurrently under the gate; results come back in call order, whatever order they finish in. */
+  dispatchAll(calls: readonly ToolCall[]): Promise<DispatchResult[]> {
+    return Promise.all(calls.map((call) => this.handle(call)));
+  }
+
+  /** Cancels every call of this runtime that is still running; later calls run normally. */
+  abort(reason?: unknown): void {
+    for (const controller of [...this.active]) controller.abort(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
+  }
+
+  /** Hook additional contexts collected since the last take (pre and post, in arrival order). */
+  takeAdditionalContexts(): string[] {
+    const taken = this.contexts;
+    this.contexts = [];
+    return taken;
+  }
+
+  private run(call: ToolCall, source: ToolCallSource, signals: readonly AbortSignal[], gated: boolean): Promise<DispatchResult> {
+    const router = this.router;
+    const executor = router.registry.get(call.toolName);
+    const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
+    const startedAt = performance.now();
+    const contexts: string[] = [];
+    let terminal: 'done' | 'aborted' | undefined;
+    let release: GateRelease | undefined;
+    const claim = (kind: 'done' | 'aborted') => {
+      if (terminal) return false;
+      terminal = kind;
+      return true;
+    };
+
+    return new Promise<DispatchResult>((resolve, reject) => {
+      const forward = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+      const cleanup = () => {
+        this.active.delete(controller);
+        for (const signal of signals) signal.removeEventListener('abort', forward);
+      };
+
+      const task: Promise<DispatchOutcome> = (async () => {
+        if (gated) release = await this.gate.acquire(parallel ? 'shared' : 'exclusive', controller.signal);
+        try {
+          return await dispatchToolCall({
+            call,
+            source,
+            executor,
+            router,
+            step: this.step,
+            signal: controller.signal,
+            tools: this.toolAccess(source, controller.signal),
+            claim: () => claim('done'),
+            addContexts: (list) => {
+              contexts.push(...list);
+              this.contexts.push(...list);
+            },
+          });
+        } finally {
+          release?.();
+        }
+      })();
+
+      task.then(
+        (outcome) => {
+          if (terminal === 'aborted') return;
+          cleanup();
+          resolve(this.result(call, outcome.payload, outcome.output, contexts, outcome.error));
+        },
+        (error: unknown) => {
+          if (terminal === 'aborted') return;
+          cleanup();
+          if (isFatalError(error)) return reject(error);
+          if (isSwitchyardError(error)) return resolve(this.result(call, call.payload, new FailureToolOutput(error.message), contexts, error));
+          reject(new SwitchyardError('INTERNAL', `tool task failed to receive: ${errorMessage(error)}`, { cause: error }));
+        },
+      );
+
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          // Cancellation after completion keeps the real result (reference §3.3).
+          if (!claim('aborted')) return;
+          const elapsedMs = performance.now() - startedAt;
+          const output = new AbortedToolOutput(abortedMessage(elapsedMs, executor?.abortStyle === 'shell'));
+          router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
+          const result = this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message));
+          if (executor?.waitsForCancellation) {
+            // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
+            const settle = () => {
+              cleanup();
+              resolve(result);
+            };
+            task.then(settle, settle);
+          } else {
+            release?.();
+            cleanup();
+            resolve(result);
+          }
+        },
+        { once: true },
+      );
+
+      this.active.add(controller);
+      for (const signal of signals) signal.addEventListener('abort', forward, { once: true });
+      const alreadyAborted = [this.turnSignal, ...signals].find((signal) => signal?.aborted);
+      if (alreadyAborted) controller.abort(alreadyAborted.reason);
+    });
+  }
+
+  /** Lets a handler call sibling tools through this runtime (hooks and all), outside the gate its own call holds. */
+  private toolAccess(source: ToolCallSource, parentSignal: AbortSignal): ToolAccess {
+    return {
+      has: (name) => this.router.registry.has(name),
+      call: async (name, payload, options) => {
+        const call: ToolCall = { toolName: name, callId: `call-${randomUUID()}`, payload };
+        const signals = options?.signal ? [parentSignal, options.signal] : [parentSignal];
+        return (await this.run(call, source, signals, false)).output;
+      },
+    };
+  }
+
+  private result(call: ToolCall, payload: ToolPayload, output: ToolOutput, contexts: readonly string[], error?: SwitchyardError): DispatchResult {
+    let item: ToolOutputItem;
+    try {
+      item = output.toResponseItem(call.callId, payload);
+    } catch (cause) {
+      // A broken output object is the tool's bug: answer the model instead of crashing the turn.
+      const message = `tool ${displayName(call.toolName)} returned an output that cannot be sent: ${errorMessage(cause)}`;
+      error = new SwitchyardError('RESPOND_TO_MODEL', message, { cause });
+      output = new FailureToolOutput(message);
+      item = output.toResponseItem(call.callId, payload);
+    }
+    return {
+      callId: call.callId,
+      toolName: call.toolName,
+      payload,
+      item,
+      output,
+      success: output.success,
+      additionalContexts: [...contexts],
+      ...(error ? { error } : {}),
+    };
+  }
+}

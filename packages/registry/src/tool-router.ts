@@ -1,0 +1,72 @@
+import { EventEmitter } from 'eventemitter3';
+import {
+  toWireTools,
+  type HookRunner,
+  type ResponseItem,
+  type SwitchyardEvent,
+  type SwitchyardEventListener,
+  type SwitchyardEventType,
+  type ToolCall,
+  type ToolSpec,
+  type WireTool,
+} from '@switchyard/protocol';
+import { buildToolCall } from './build-tool-call';
+import type { ToolRegistry } from './tool-registry';
+
+/** Options of {@link createToolRouter}. */
+export interface ToolRouterOptions {
+  /** The model-visible specs of the step (the planner's `modelVisibleSpecs`), in request order. */
+  specs: readonly ToolSpec[];
+  /** The executors of the step. */
+  registry: ToolRegistry;
+  /** Pre/post hooks run around every call that has a hook payload. Absent: no hooks. */
+  hooks?: HookRunner;
+}
+
+/**
+ * One step's routing table: what the model sees (`specs`, `tools`), what the host runs
+ * (`registry`), the hook runner, and the lifecycle events of every call routed through it.
+ */
+export interface ToolRouter {
+  readonly specs: readonly ToolSpec[];
+  /** `specs` as Responses-API JSON (the request's `tools`). */
+  readonly tools: readonly WireTool[];
+  readonly registry: ToolRegistry;
+  readonly hooks: HookRunner | undefined;
+  /** Wire item → tool call; `undefined` when the item is not a tool call (see {@link buildToolCall}). */
+  buildToolCall(item: ResponseItem): ToolCall | undefined;
+  /** Subscribes to one event type; returns the unsubscribe function. A throwing listener is isolated. */
+  on<T extends SwitchyardEventType>(type: T, listener: SwitchyardEventListener<T>): () => void;
+  /** Emits an event to this router's listeners (the runtime and executors' `invocation.emit` use it). */
+  emit(event: SwitchyardEvent): void;
+}
+
+/** Creates the router of one step. Pure apart from the event emitter; never throws. */
+export function createToolRouter(options: ToolRouterOptions): ToolRouter {
+  const emitter = new EventEmitter();
+  const specs = Object.freeze([...options.specs]);
+  const tools = Object.freeze(toWireTools(specs));
+  return {
+    specs,
+    tools,
+    registry: options.registry,
+    hooks: options.hooks,
+    buildToolCall,
+    on(type, listener) {
+      const guarded = (event: SwitchyardEvent) => {
+        try {
+          (listener as (event: SwitchyardEvent) => void)(event);
+        } catch {
+          // A broken listener must not break the call or the other listeners.
+        }
+      };
+      emitter.on(type, guarded);
+      return () => {
+        emitter.off(type, guarded);
+      };
+    },
+    emit(event) {
+      emitter.emit(event.type, event);
+    },
+  };
+}
