@@ -1,0 +1,307 @@
+import {
+  createStepContext,
+  displayName,
+  errorMessage,
+  executorExposure,
+  specName,
+  toWireTools,
+  toolNameKey,
+  type CodeModeContributor,
+  type CodeModeSurface,
+  type HostedToolSpec,
+  type PlanWarningEvent,
+  type ProviderCapabilities,
+  type StepContext,
+  type ToolExecutor,
+  type ToolExposure,
+  type ToolMode,
+  type ToolSpec,
+  type WireTool,
+} from '@switchyard/protocol';
+import { buildCodeModeSurface } from './code-mode-surface';
+import { mergeNamespaces } from './namespaces';
+import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';
+import { TOOL_SEARCH_NAME, createToolSearchExecutor } from './tool-search';
+import { codeModeUsageSample } from './typescript-declaration';
+
+/**
+ * What the planner reads from a step: the tool mode and the provider's capabilities. A full
+ * protocol `StepContext` is accepted too and handed unchanged to the `CodeModeContributor`;
+ * a partial one is completed with `createStepContext()`.
+ */
+export type PlanContext = { toolMode: ToolMode; provider: ProviderCapabilities } & Partial<Omit<StepContext, 'toolMode' | 'provider'>>;
+
+/** The host's tool sources, in the host's order. */
+export interface ToolSources {
+  /** Host order; the first executor with a given `ToolName` wins. */
+  executors: readonly ToolExecutor[];
+  /** Provider-executed specs: appended last, visible, never registered. */
+  hostedSpecs?: readonly HostedToolSpec[];
+  /** Supplies `exec` / `wait`; required for `code-mode` / `code-mode-only` (missing → warning, planned as direct). */
+  codeMode?: CodeModeContributor;
+  /** Namespaces kept out of Code Mode: their tools stay top-level and are not callable from a cell. */
+  excludedCodeModeNamespaces?: readonly string[];
+}
+
+/** One row of {@link ToolPlan.describe}. */
+export interface PlanRow {
+  /** Flat display name (`clockcurr_time`, `mcp__docs__search`, `web_search`). */
+  readonly name: string;
+  /** The spec type: `function`, `custom`, `tool_search` or `hosted`. */
+  readonly kind: 'function' | 'custom' | 'tool_search' | 'hosted';
+  /** The executor's exposure (`direct` for hosted specs). */
+  readonly exposure: ToolExposure;
+  /** In the request's `tools`. */
+  readonly visible: boolean;
+  /** Held by the registry (dispatchable by exact name). */
+  readonly registered: boolean;
+  /** On the `tools` object of a Code Mode cell. */
+  readonly callableFromCode: boolean;
+}
+
+/** The two tables of one sampling step: what the model sees and what the host can run. */
+export interface ToolPlan {
+  /** The effective mode (`direct` when a code-mode plan could not get its `exec` / `wait`). */
+  readonly toolMode: ToolMode;
+  /** Exactly the request's tools, in order. */
+  readonly modelVisibleSpecs: readonly ToolSpec[];
+  /** `modelVisibleSpecs` serialized with `toWireTool` (computed once). */
+  readonly tools: readonly WireTool[];
+  /** Everything the registry must hold (deduplicated; includes exec/wait/tool_search when planned). */
+  readonly executors: readonly ToolExecutor[];
+  /** The hosted specs that were accepted. */
+  readonly hostedSpecs: readonly HostedToolSpec[];
+  /** The Code Mode nested surface; `undefined` in direct mode. */
+  readonly codeModeSurface?: CodeModeSurface;
+  /** Everything skipped or degraded, as `plan-warning` events. */
+  readonly warnings: readonly PlanWarningEvent[];
+  /** One row per registered executor, then per hosted spec. */
+  describe(): PlanRow[];
+}
+
+const TOOL_MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
+const CODE_MODE_RESERVED = ['exec', 'wait'];
+const TOOL_SEARCH_CACHE_SIZE = 4;
+
+/** Recent tool_search executors by their deferred list, so an unchanged list reuses its index. */
+const toolSearchCache: Array<{ deferred: readonly ToolExecutor[]; executor: ToolExecutor }> = [];
+
+function cachedToolSearchExecutor(deferred: readonly ToolExecutor[]): ToolExecutor {
+  for (const entry of toolSearchCache) {
+    if (entry.deferred.length === deferred.length && entry.deferred.every((executor, index) => executor === deferred[index])) {
+      return entry.executor;
+    }
+  }
+  const executor = createToolSearchExecutor(deferred);
+  toolSearchCache.unshift({ deferred, executor });
+  if (toolSearchCache.length > TOOL_SEARCH_CACHE_SIZE) toolSearchCache.pop();
+  return executor;
+}
+
+function isFullStepContext(context: Partial<StepContext>): context is StepContext {
+  return (
+    typeof context.sessionId === 'string' &&
+    typeof context.turnId === 'string' &&
+    typeof context.stepIndex === 'number' &&
+    typeof context.cwd === 'string' &&
+    context.turnState instanceof Map
+  );
+}
+
+function isPlain(executor: ToolExecutor, name: string): boolean {
+  return !executor.name.namespace && executor.name.name === name;
+}
+
+function isSearchable(executor: ToolExecutor): boolean {
+  return executorExposure(executor) === 'deferred' && executor.spec.type === 'function';
+}
+
+/** The visible spec of an executor, with the code-mode usage sample when it is callable from a cell. */
+function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): ToolSpec {
+  const spec = executor.spec;
+  if (codeModeName === undefined || spec.type === 'tool_search') return spec;
+  const description = codeModeUsageSample({
+    description: spec.description,
+    codeModeName,
+    kind: spec.type === 'function' ? 'function' : 'freeform',
+    inputSchema: spec.type === 'function' ? spec.parameters : undefined,
+    outputSchema: spec.type === 'function' ? spec.outputSchema : undefined,
+  });
+  return { ...spec, description };
+}
+
+/**
+ * Plans one sampling step (reference tools.md §1): from the step's context and the host's tool
+ * sources to the model-visible specs, every executor the registry must hold, the hosted specs and
+ * the Code Mode surface. Pure and deterministic (same inputs → byte-identical `tools` JSON).
+ * Never throws for input a plugin can produce: a bad, duplicate or reserved tool is skipped with a
+ * `plan-warning`; a missing or failing `CodeModeContributor` degrades the plan to `direct`.
+ */
+export function planTools(context: PlanContext, sources: ToolSources): ToolPlan {
+  const warnings: PlanWarningEvent[] = [];
+  const warn = (message: string, name?: string) => {
+    warnings.push(name === undefined ? { type: 'plan-warning', message } : { type: 'plan-warning', message, toolName: name });
+  };
+
+  const step = isFullStepContext(context) ? context : createStepContext(context as Partial<StepContext>);
+  const provider: ProviderCapabilities = context?.provider ?? {};
+  const namespacesSupported = provider.namespaceTools !== false;
+  const searchSupported = provider.toolSearch === true && namespacesSupported;
+
+  let toolMode: ToolMode = context?.toolMode ?? 'direct';
+  if (!TOOL_MODES.includes(toolMode)) {
+    warn(`unknown tool mode "${String(toolMode)}"; planned as direct`);
+    toolMode = 'direct';
+  }
+  const contributor = sources?.codeMode;
+  if (toolMode !== 'direct' && (typeof contributor !== 'object' || contributor === null || typeof contributor.executors !== 'function')) {
+    warn(`tool mode "${toolMode}" needs a CodeModeContributor (sources.codeMode); planned as direct`);
+    toolMode = 'direct';
+  }
+
+  // 1. Host sources: valid, not reserved by code mode, first of a name wins.
+  const sourceList: readonly unknown[] = Array.isArray(sources?.executors) ? sources.executors : [];
+  if (!Array.isArray(sources?.executors)) warn('sources.executors is not a list; no host tools planned');
+  const accepted: ToolExecutor[] = [];
+  const acceptedKeys = new Set<string>();
+  for (const candidate of sourceList) {
+    const problem = executorProblem(candidate);
+    if (problem) {
+      const label = executorLabel(candidate);
+      warn(`skipped tool "${label}": ${problem}`, label);
+      continue;
+    }
+    const executor = candidate as ToolExecutor;
+    const label = displayName(executor.name);
+    if (toolMode !== 'direct' && CODE_MODE_RESERVED.some((name) => isPlain(executor, name))) {
+      warn(`skipped tool "${label}": the name is reserved by the code-mode plan`, label);
+      continue;
+    }
+    const key = toolNameKey(executor.name);
+    if (acceptedKeys.has(key)) {
+      warn(`skipped duplicate tool "${label}": a tool with this name is already planned`, label);
+      continue;
+    }
+    acceptedKeys.add(key);
+    accepted.push(executor);
+  }
+
+  // 2. tool_search is planned when the provider supports it and some deferred tool is searchable.
+  const planSearch = searchSupported && accepted.some((executor) => isSearchable(executor) && !isPlain(executor, TOOL_SEARCH_NAME));
+  if (planSearch) {
+    const refused = accepted.findIndex((executor) => isPlain(executor, TOOL_SEARCH_NAME));
+    if (refused !== -1) {
+      warn(`skipped tool "${TOOL_SEARCH_NAME}": the name is reserved by the planned tool_search`, TOOL_SEARCH_NAME);
+      accepted.splice(refused, 1);
+    }
+  }
+
+  // 3. Code Mode: the nested surface, handed to the contributor for exec / wait.
+  let surfaceResult: ReturnType<typeof buildCodeModeSurface> | undefined;
+  const contributed: ToolExecutor[] = [];
+  if (toolMode !== 'direct') {
+    const excluded = Array.isArray(sources.excludedCodeModeNamespaces) ? sources.excludedCodeModeNamespaces : [];
+    surfaceResult = buildCodeModeSurface(toolMode, accepted, excluded);
+    try {
+      const produced: unknown = (contributor as CodeModeContributor).executors(surfaceResult.surface, step);
+      if (!Array.isArray(produced)) throw new Error('executors() did not return a list');
+      for (const candidate of produced) {
+        const problem = executorProblem(candidate);
+        const label = executorLabel(candidate);
+        if (problem) warn(`skipped code-mode tool "${label}": ${problem}`, label);
+        else contributed.push(candidate as ToolExecutor);
+      }
+      warnings.push(...surfaceResult.warnings);
+    } catch (error) {
+      warn(`code-mode contributor failed: ${errorMessage(error)}; planned as direct`);
+      toolMode = 'direct';
+      surfaceResult = undefined;
+      contributed.length = 0;
+    }
+  }
+
+  // 4. The registry's list: exec / wait first, host tools, tool_search last.
+  const executors: ToolExecutor[] = [];
+  const keys = new Set<string>();
+  const add = (executor: ToolExecutor) => {
+    const key = toolNameKey(executor.name);
+    if (keys.has(key)) {
+      const label = displayName(executor.name);
+      warn(`skipped duplicate tool "${label}": a tool with this name is already planned`, label);
+      return false;
+    }
+    keys.add(key);
+    executors.push(executor);
+    return true;
+  };
+  contributed.forEach(add);
+  const hostPlanned = accepted.filter(add);
+  if (planSearch) add(cachedToolSearchExecutor(hostPlanned.filter(isSearchable)));
+  if (toolMode === 'direct' && !planSearch && hostPlanned.some((executor) => executorExposure(executor) === 'deferred')) {
+    warn('deferred tools are registered but hidden from the model: tool_search needs a provider with toolSearch and namespaceTools');
+  }
+
+  // 5. The model's list.
+  const callable = surfaceResult?.callable ?? new Map<ToolExecutor, string>();
+  const rows: PlanRow[] = [];
+  const specs: ToolSpec[] = [];
+  for (const executor of executors) {
+    const exposure = executorExposure(executor);
+    const spec = executor.spec;
+    let visible = exposure === 'direct' || exposure === 'direct-model-only';
+    if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) {
+      visible = false;
+    }
+    const namespace = executor.name.namespace;
+    if (visible && namespace) {
+      if (spec.type !== 'function') {
+        const label = displayName(executor.name);
+        warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
+        visible = false;
+      } else if (!namespacesSupported) {
+        visible = false;
+      }
+    }
+    if (visible) {
+      const shown = visibleSpec(executor, callable.get(executor));
+      if (namespace && shown.type === 'function') {
+        specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [shown] });
+      } else {
+        specs.push(shown);
+      }
+    }
+    rows.push({
+      name: displayName(executor.name),
+      kind: spec.type,
+      exposure,
+      visible,
+      registered: true,
+      callableFromCode: callable.has(executor),
+    });
+  }
+
+  const hostedSpecs: HostedToolSpec[] = [];
+  for (const candidate of Array.isArray(sources?.hostedSpecs) ? sources.hostedSpecs : []) {
+    const problem = hostedSpecProblem(candidate);
+    if (problem) {
+      warn(`skipped hosted spec: ${problem}`);
+      continue;
+    }
+    hostedSpecs.push(candidate);
+    specs.push(candidate);
+    rows.push({ name: specName(candidate), kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false });
+  }
+
+  const modelVisibleSpecs = Object.freeze(mergeNamespaces(specs));
+  const frozenRows = Object.freeze(rows.map((row) => Object.freeze(row)));
+  return Object.freeze({
+    toolMode,
+    modelVisibleSpecs,
+    tools: Object.freeze(toWireTools(modelVisibleSpecs)),
+    executors: Object.freeze(executors),
+    hostedSpecs: Object.freeze(hostedSpecs),
+    ...(surfaceResult ? { codeModeSurface: surfaceResult.surface } : {}),
+    warnings: Object.freeze(warnings),
+    describe: () => frozenRows.map((row) => ({ ...row })),
+  });
+}
