@@ -1,1 +1,29 @@
+export { createCodeMode } from './create-code-mode';
+export type { CodeMode, CreateCodeModeOptions } from './create-code-mode';
+
+export { CodeModeService } from './code-mode-service';
+export type { BrokerSession } from './code-mode-service';
+export { DispatchBroker } from './dispatch-broker';
+export type { NestedWorker, NestedCallRequest } from './dispatch-broker';
+export { createExecTool, createWaitTool } from './code-mode-tools';
+export type { CodeModeToolOptions } from './code-mode-tools';
+
+export { parseExecSource } from './pragma';
+export type { ExecSource } from './pragma';
+export { formatObservation, statusLine } from './response';
+export type { Observation, FormatOptions } from './response';
+export { schemaToTypeScript } from './schema-to-typescript';
+export {
+  EXEC_GRAMMAR,
+  MCP_TYPES,
+  WAIT_DESCRIPTION,
+  WAIT_PARAMETERS,
+  augmentedDescription,
+  execDescription,
+  isMcpOutputSchema,
+  nestedToolReference,
+  toolDeclaration,
+} from './description';
+export type { CodeModeRuntimeLike, RuntimeCellHost, RuntimeCellTool, RuntimeSession } from './runtime-types';
+
 export { VERSION } from './version';

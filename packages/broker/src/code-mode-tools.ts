@@ -1,0 +1,161 @@
+import {
+  FunctionToolOutput,
+  RespondToModelError,
+  errorMessage,
+  hasErrorCode,
+  isJsonObject,
+  isSwitchyardError,
+  toolName,
+  type CodeModeSurface,
+  type JsonObject,
+  type ToolExecutor,
+  type ToolInvocation,
+} from '@switchyard/protocol';
+import type { CodeModeService } from './code-mode-service';
+import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription } from './description';
+import { parseExecSource } from './pragma';
+import { formatObservation, type Observation } from './response';
+
+/** Budgets and switches shared by `exec` and `wait`. */
+export interface CodeModeToolOptions {
+  /** Default yield time of `exec` and `wait` (ms). Default 10 000. */
+  defaultYieldTimeMs: number;
+  /** Default token budget of `exec` and `wait`. Default 10 000. */
+  defaultMaxOutputTokens: number;
+  /** Host cap clamping every budget (pragma `max_output_tokens`, `wait.max_tokens`). */
+  maxOutputTokensCap?: number;
+  /** Fire PreToolUse / PostToolUse hooks for the outer `exec` (`tool_input: { code }`). */
+  execHooks: boolean;
+}
+
+function budget(requested: number | undefined, options: CodeModeToolOptions): number {
+  const value = requested ?? options.defaultMaxOutputTokens;
+  return options.maxOutputTokensCap === undefined ? value : Math.min(value, options.maxOutputTokensCap);
+}
+
+function respond(observation: Observation, started: number, maxTokens: number, invocation: ToolInvocation): FunctionToolOutput {
+  const formatted = formatObservation(observation, {
+    maxTokens,
+    wallTimeMs: Date.now() - started,
+    originalImageDetail: invocation.step.provider.originalImageDetail,
+  });
+  return new FunctionToolOutput(formatted.items, formatted.success);
+}
+
+/** Service-level failures are plain error texts with no header (reference/code-mode.md §4.3). */
+function serviceFailure(error: unknown): never {
+  if (isSwitchyardError(error) && error.fatal) throw error;
+  throw new RespondToModelError(errorMessage(error), { cause: error });
+}
+
+/** The `exec` executor for one step's surface. */
+export function createExecTool(service: CodeModeService, surface: CodeModeSurface, options: CodeModeToolOptions): ToolExecutor {
+  const tools = surface.tools.map((tool) => ({ name: tool.codeModeName, description: augmentedDescription(tool), kind: tool.kind }));
+  return {
+    name: toolName('exec'),
+    spec: { type: 'custom', name: 'exec', description: execDescription(surface), grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },
+    exposure: 'direct-model-only',
+    supportsParallelToolCalls: false,
+    hookPayload: options.execHooks
+      ? {
+          pre: (invocation) => (invocation.payload.kind === 'custom' ? { toolName: 'exec', toolInput: { code: invocation.payload.input } } : undefined),
+          post: (invocation, output) =>
+            invocation.payload.kind === 'custom'
+              ? { input: { toolName: 'exec', toolInput: { code: invocation.payload.input } }, response: output.codeModeResult(invocation.payload) }
+              : undefined,
+          rewrite: (_invocation, updated) => {
+            if (!isJsonObject(updated) || typeof updated.code !== 'string') {
+              throw new RespondToModelError('hook returned updatedInput without string field `code`');
+            }
+            return { kind: 'custom', input: updated.code };
+          },
+        }
+      : false,
+    async handle(invocation) {
+      if (invocation.payload.kind !== 'custom') throw new RespondToModelError('exec expects raw JavaScript source text');
+      const started = Date.now();
+      const source = parseExecSource(invocation.payload.input);
+      const session = service.session(invocation.step.sessionId);
+      session.broker.beginCell(surface.tools, invocation.callId);
+      let created: { cellId: string; observation: Observation };
+      try {
+        created = await session.runtime.createCell({ source: source.code, tools, yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs });
+      } catch (error) {
+        serviceFailure(error);
+      }
+      session.broker.registerCell(created.cellId);
+      return respond(created.observation, started, budget(source.maxOutputTokens, options), invocation);
+    },
+  };
+}
+
+interface WaitArguments {
+  cell_id: string;
+  yield_time_ms?: number;
+  max_tokens?: number;
+  terminate?: boolean;
+}
+
+function parseWaitArguments(raw: string): WaitArguments {
+  let value: unknown;
+  try {
+    value = raw.trim() === '' ? {} : JSON.parse(raw);
+  } catch (error) {
+    throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT' });
+  }
+  const bad = (message: string): never => {
+    throw new RespondToModelError(`failed to parse function arguments: ${message}`, { code: 'INVALID_INPUT' });
+  };
+  if (!isJsonObject(value)) bad('invalid type: expected struct WaitArguments');
+  const args = value as JsonObject;
+  for (const key of Object.keys(args)) {
+    if (!['cell_id', 'yield_time_ms', 'max_tokens', 'terminate'].includes(key)) {
+      bad(`unknown field \`${key}\`, expected one of \`cell_id\`, \`yield_time_ms\`, \`max_tokens\`, \`terminate\``);
+    }
+  }
+  if (typeof args.cell_id !== 'string') bad(args.cell_id === undefined ? 'missing field `cell_id`' : 'invalid type: expected a string for `cell_id`');
+  for (const key of ['yield_time_ms', 'max_tokens'] as const) {
+    const v = args[key];
+    if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) bad(`invalid value for \`${key}\`: expected a non-negative integer`);
+  }
+  if (args.terminate !== undefined && args.terminate !== null && typeof args.terminate !== 'boolean') bad('invalid type: expected a boolean for `terminate`');
+  return {
+    cell_id: args.cell_id as string,
+    yield_time_ms: (args.yield_time_ms as number | null) ?? undefined,
+    max_tokens: (args.max_tokens as number | null) ?? undefined,
+    terminate: (args.terminate as boolean | null) ?? false,
+  };
+}
+
+/** The `wait` executor: observes, or terminates, a cell by id. No hook payloads; waits for cancellation. */
+export function createWaitTool(service: CodeModeService, options: CodeModeToolOptions): ToolExecutor {
+  return {
+    name: toolName('wait'),
+    spec: { type: 'function', name: 'wait', description: WAIT_DESCRIPTION, strict: false, parameters: WAIT_PARAMETERS },
+    exposure: 'direct-model-only',
+    supportsParallelToolCalls: false,
+    waitsForCancellation: true,
+    hookPayload: false,
+    skipInputValidation: true,
+    async handle(invocation) {
+      if (invocation.payload.kind !== 'function') throw new RespondToModelError('wait expects JSON arguments');
+      const started = Date.now();
+      const args = parseWaitArguments(invocation.payload.arguments);
+      const maxTokens = budget(args.max_tokens, options);
+      const session = service.session(invocation.step.sessionId);
+      let observation: Observation;
+      try {
+        observation = args.terminate
+          ? await session.runtime.terminate(args.cell_id)
+          : await session.runtime.observe(args.cell_id, { yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs });
+      } catch (error) {
+        if (hasErrorCode(error, 'CELL_NOT_FOUND')) {
+          observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found` };
+        } else {
+          serviceFailure(error);
+        }
+      }
+      return respond(observation, started, maxTokens, invocation);
+    },
+  };
+}

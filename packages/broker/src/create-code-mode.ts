@@ -1,0 +1,52 @@
+import type { CodeModeContributor, CodeModeSurface, CustomToolCallOutputItem, StepContext, ToolExecutor } from '@switchyard/protocol';
+import { CodeModeService } from './code-mode-service';
+import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
+import type { NestedWorker } from './dispatch-broker';
+import type { CodeModeRuntimeLike } from './runtime-types';
+
+export interface CreateCodeModeOptions {
+  /** The runtime cells run in (`createCodeModeRuntime()` from `@switchyard/code-mode-runtime`). */
+  runtime: CodeModeRuntimeLike;
+  /** Default yield time of `exec` and `wait` in ms. Default 10 000. */
+  defaultYieldTimeMs?: number;
+  /** Default output budget in tokens. Default 10 000. */
+  defaultMaxOutputTokens?: number;
+  /** Host cap on every output budget (pragma and `wait.max_tokens`). Default: none. */
+  maxOutputTokensCap?: number;
+  /** Fire hooks for the outer `exec` call with `tool_input: { code }`. Default true. */
+  execHooks?: boolean;
+}
+
+/** Code Mode for a host: the planner's contributor plus the per-session service. */
+export interface CodeMode extends CodeModeContributor {
+  readonly service: CodeModeService;
+  /** Attaches the running step's worker (its `ToolCallRuntime`) for a host session; returns the detach function. */
+  attachWorker(sessionId: string, worker: NestedWorker): () => void;
+  /** `notify()` items injected in a host session since the last call. */
+  takeInjected(sessionId: string): CustomToolCallOutputItem[];
+  /** Shuts every code-mode session down. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Creates Code Mode for a host: `executors(surface, step)` gives the planner the `exec` and `wait`
+ * executors for a step's nested surface; the service opens one code-mode session per host session.
+ */
+export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
+  const service = new CodeModeService(options.runtime);
+  const toolOptions: CodeModeToolOptions = {
+    defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
+    defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? 10_000,
+    maxOutputTokensCap: options.maxOutputTokensCap,
+    execHooks: options.execHooks ?? true,
+  };
+  return {
+    service,
+    executors(surface: CodeModeSurface, _step: StepContext): readonly ToolExecutor[] {
+      return [createExecTool(service, surface, toolOptions), createWaitTool(service, toolOptions)];
+    },
+    attachWorker: (sessionId, worker) => service.attachWorker(sessionId, worker),
+    takeInjected: (sessionId) => service.takeInjected(sessionId),
+    shutdown: () => service.shutdown(),
+  };
+}

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AbortedToolOutput,
+  errorMessage,
+  isJsonObject,
+  type CustomToolCallOutputItem,
+  type JsonValue,
+  type NestedToolDefinition,
+  type ToolCall,
+  type ToolCallSource,
+  type ToolOutput,
+  type ToolPayload,
+} from '@switchyard/protocol';
+
+/**
+ * What runs a nested call: the current step's `ToolCallRuntime` from `@switchyard/registry`
+ * satisfies it structurally. Fatal errors reject; every other outcome resolves.
+ */
+export interface NestedWorker {
+  handle(call: ToolCall, options: { source: ToolCallSource; signal?: AbortSignal }): Promise<{ output: ToolOutput; success: boolean | undefined }>;
+}
+
+/** A nested call as the runtime's `CellHost.invokeTool` receives it. */
+export interface NestedCallRequest {
+  cellId: string;
+  runtimeToolCallId: string;
+  tool: string;
+  input: JsonValue | string | undefined;
+  signal: AbortSignal;
+}
+
+interface CellRecord {
+  tools: Map<string, NestedToolDefinition>;
+  execCallId: string;
+  ready: Promise<void>;
+  release: () => void;
+}
+
+function abortError(signal: AbortSignal): string {
+  const reason = signal.reason;
+  return typeof reason === 'string' ? reason : 'nested tool call cancelled';
+}
+
+/** Waits for `promise` unless `signal` aborts first (then rejects with a string). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Routes the nested calls of one host session's cells to the worker of the step that is running.
+ * Every cell has a ready gate, released once `exec` has registered it; while no step is attached,
+ * calls queue and run when the next step attaches. Cancellation is checked before sending, while
+ * waiting at the gate or for a worker, and while waiting for the result.
+ */
+export class DispatchBroker {
+  private readonly cells = new Map<string, CellRecord>();
+  private creating: { tools: Map<string, NestedToolDefinition>; execCallId: string } | undefined;
+  private worker: NestedWorker | undefined;
+  private workerWaiters: Array<() => void> = [];
+  private readonly injected: CustomToolCallOutputItem[] = [];
+  private readonly injectListeners = new Set<(item: CustomToolCallOutputItem) => void>();
+
+  /** Attaches the current step's worker; returns a detach function (a no-op if another worker replaced it). */
+  attachWorker(worker: NestedWorker): () => void {
+    this.worker = worker;
+    const waiters = this.workerWaiters;
+    this.workerWaiters = [];
+    for (const wake of waiters) wake();
+    return () => {
+      if (this.worker === worker) this.worker = undefined;
+    };
+  }
+
+  /** True when a step's worker is attached. */
+  get attached(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** Called by `exec` right before it creates a cell: the tools the new cell may call. */
+  beginCell(tools: readonly NestedToolDefinition[], execCallId: string): void {
+    this.creating = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId };
+  }
+
+  /** Called by `exec` once the runtime returned the cell id: registers the cell and opens its gate. */
+  registerCell(cellId: string): void {
+    const record = this.record(cellId);
+    record.release();
+    this.creating = undefined;
+  }
+
+  /** Forgets a closed cell. */
+  closeCell(cellId: string): void {
+    this.cells.delete(cellId);
+  }
+
+  private record(cellId: string): CellRecord {
+    let record = this.cells.get(cellId);
+    if (!record) {
+      const creating = this.creating ?? { tools: new Map(), execCallId: '' };
+      let release!: () => void;
+      const ready = new Promise<void>((resolve) => (release = resolve));
+      record = { tools: creating.tools, execCallId: creating.execCallId, ready, release };
+      this.cells.set(cellId, record);
+      // A call made before createCell returns belongs to the cell being created: exec has
+      // registered its tool surface, so the gate opens now rather than deadlock on the first observation.
+      if (this.creating) release();
+    }
+    return record;
+  }
+
+  private waitForWorker(signal: AbortSignal): Promise<NestedWorker> {
+    if (this.worker) return Promise.resolve(this.worker);
+    return untilAborted(
+      new Promise<void>((resolve) => this.workerWaiters.push(resolve)).then(() => this.waitForWorker(signal)),
+      signal,
+    );
+  }
+
+  /**
+   * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
+   * model-visible failure text, the abort message, or a rejection text of reference §1.7 / §2.3).
+   */
+  async invoke(request: NestedCallRequest): Promise<JsonValue> {
+    const { cellId, tool, input, signal } = request;
+    if (tool === 'exec') throw 'exec cannot invoke itself';
+    const record = this.record(cellId);
+    const definition = record.tools.get(tool);
+    if (!definition) throw `tool \`${tool}\` is not enabled in exec`;
+    let payload: ToolPayload;
+    if (definition.kind === 'freeform') {
+      if (typeof input !== 'string') throw `tool \`${tool}\` expects a string input`;
+      payload = { kind: 'custom', input };
+    } else {
+      if (input !== undefined && input !== null && !isJsonObject(input)) throw `tool \`${tool}\` expects a JSON object for arguments`;
+      if (input === null) throw `tool \`${tool}\` expects a JSON object for arguments`;
+      payload = { kind: 'function', arguments: input === undefined ? '{}' : JSON.stringify(input) };
+    }
+    if (signal.aborted) throw abortError(signal);
+    await untilAborted(record.ready, signal);
+    const worker = await this.waitForWorker(signal);
+    const call: ToolCall = { toolName: definition.toolName, callId: `exec-${randomUUID()}`, payload };
+    const source: ToolCallSource = { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId };
+    let result: { output: ToolOutput; success: boolean | undefined };
+    try {
+      result = await untilAborted(worker.handle(call, { source, signal }), signal);
+    } catch (error) {
+      throw typeof error === 'string' ? error : errorMessage(error);
+    }
+    const value = result.output.codeModeResult(payload);
+    if (result.success === false || result.output instanceof AbortedToolOutput || result.output.constructor?.name === 'AbortedToolOutput') {
+      throw typeof value === 'string' ? value : JSON.stringify(value);
+    }
+    return value;
+  }
+
+  /** `notify(text)` from a cell: an extra `custom_tool_call_output` with the exec call id. */
+  notify(cellId: string, text: string): void {
+    const record = this.cells.get(cellId) ?? this.record(cellId);
+    const item: CustomToolCallOutputItem = { type: 'custom_tool_call_output', call_id: record.execCallId, output: text };
+    this.injected.push(item);
+    for (const listener of this.injectListeners) {
+      try {
+        listener(item);
+      } catch {
+        // a listener's failure never reaches the cell
+      }
+    }
+  }
+
+  /** Items injected by `notify()` since the last call. */
+  takeInjected(): CustomToolCallOutputItem[] {
+    return this.injected.splice(0, this.injected.length);
+  }
+
+  /** Subscribes to injections as they happen; returns an unsubscribe function. */
+  onInjected(listener: (item: CustomToolCallOutputItem) => void): () => void {
+    this.injectListeners.add(listener);
+    return () => this.injectListeners.delete(listener);
+  }
+}

@@ -1,0 +1,48 @@
+import { truncateContentItems, type ContentItem } from '@switchyard/protocol';
+
+/** What the runtime reports for one observation (structurally the runtime's `CellObservation`). */
+export type Observation =
+  | { kind: 'yielded'; cellId: string; items: ContentItem[]; wallTimeMs?: number }
+  | { kind: 'completed'; cellId: string; items: ContentItem[]; error?: string; wallTimeMs?: number }
+  | { kind: 'terminated'; cellId: string; items: ContentItem[]; wallTimeMs?: number };
+
+export interface FormatOptions {
+  /** Token budget of this exec / wait call. */
+  maxTokens: number;
+  /** Wall time of this exec / wait call (its handler's own elapsed time), in ms. */
+  wallTimeMs: number;
+  /** The model accepts `detail: "original"`; otherwise that detail is dropped. */
+  originalImageDetail?: boolean;
+}
+
+/** The header status line of reference/code-mode.md §4.1. */
+export function statusLine(observation: Observation): string {
+  switch (observation.kind) {
+    case 'yielded':
+      return `Script running with cell ID ${observation.cellId}`;
+    case 'terminated':
+      return 'Script terminated';
+    case 'completed':
+      return observation.error === undefined ? 'Script completed' : 'Script failed';
+  }
+}
+
+/**
+ * Formats an observation as the model sees it (reference/code-mode.md §4.1): default image detail
+ * `high`, `original` dropped unless supported, the error appended as `Script error:\n…` before
+ * truncation, truncation to the budget, then the header item. `success` is false only for a failed script.
+ */
+export function formatObservation(observation: Observation, options: FormatOptions): { items: ContentItem[]; success: boolean } {
+  const items: ContentItem[] = observation.items.map((item) => {
+    if (item.type !== 'input_image') return item;
+    const detail = item.detail ?? 'high';
+    if (detail === 'original' && !options.originalImageDetail) return { type: 'input_image', image_url: item.image_url };
+    return { type: 'input_image', image_url: item.image_url, detail };
+  });
+  const failed = observation.kind === 'completed' && observation.error !== undefined;
+  if (failed) items.push({ type: 'input_text', text: `Script error:\n${(observation as { error: string }).error}` });
+  const truncated = truncateContentItems(items, options.maxTokens);
+  const secs = (options.wallTimeMs / 1000).toFixed(1);
+  const header: ContentItem = { type: 'input_text', text: `${statusLine(observation)}\nWall time ${secs} seconds\nOutput:\n` };
+  return { items: [header, ...truncated], success: !failed };
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonSchema } from '@switchyard/protocol';
+import { schemaToTypeScript } from './schema-to-typescript';
+
+describe('schemaToTypeScript golden corpus (reference/code-mode.md §1.3)', () => {
+  const corpus: Array<[string, JsonSchema | boolean, string]> = [
+    ['true', true, 'unknown'],
+    ['false', false, 'never'],
+    ['primitives', { type: 'integer' }, 'number'],
+    ['type list', { type: ['string', 'null'] }, 'string | null'],
+    ['enum', { type: 'string', enum: ['a', 'b', 1] }, '"a" | "b" | 1'],
+    ['const', { const: 'fixed' }, '"fixed"'],
+    ['anyOf', { anyOf: [{ type: 'string' }, { type: 'number' }] }, 'string | number'],
+    ['oneOf nested union parenthesized', { oneOf: [{ type: ['string', 'null'] }, { type: 'boolean' }] }, '(string | null) | boolean'],
+    ['allOf', { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'number' } } }] }, '{ a: string; } & { b?: number; }'],
+    ['array', { type: 'array', items: { type: 'string' } }, 'Array<string>'],
+    ['array without items', { type: 'array' }, 'unknown[]'],
+    ['tuple', { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] }, '[string, number]'],
+    ['object sorted, optional marked', { type: 'object', properties: { zeta: { type: 'string' }, alpha: { type: 'number' } }, required: ['zeta'] }, '{ alpha?: number; zeta: string; }'],
+    ['empty object', { type: 'object' }, '{ [key: string]: unknown; }'],
+    ['closed empty object', { type: 'object', properties: {}, additionalProperties: false }, '{}'],
+    ['additionalProperties schema', { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: { type: 'number' } }, '{ id: string; [key: string]: number; }'],
+    ['additionalProperties true', { type: 'object', properties: {}, additionalProperties: true }, '{ [key: string]: unknown; }'],
+    ['non-identifier names quoted', { type: 'object', properties: { 'content-type': { type: 'string' }, '2x': { type: 'boolean' }, ok_$: { type: 'null' } } }, '{ "2x"?: boolean; "content-type"?: string; ok_$?: null; }'],
+    [
+      'nested objects with descriptions render multi-line',
+      {
+        type: 'object',
+        properties: {
+          city: { type: 'string', description: 'City name.' },
+          opts: { type: 'object', properties: { units: { type: 'string', enum: ['c', 'f'], description: 'Unit system.' } } },
+        },
+        required: ['city'],
+      },
+      '{\n  // City name.\n  city: string;\n  opts?: {\n    // Unit system.\n    units?: "c" | "f";\n  };\n}',
+    ],
+    ['no type with properties is an object', { properties: { a: { type: 'string' } } }, '{ a?: string; }'],
+  ];
+  for (const [name, schema, expected] of corpus) {
+    it(name, () => expect(schemaToTypeScript(schema)).toBe(expected));
+  }
+
+  it('expands a local $ref at most twice along one path', () => {
+    const tree: JsonSchema = {
+      $defs: { node: { type: 'object', properties: { value: { type: 'number' }, child: { $ref: '#/$defs/node' } }, required: ['value'] } },
+      $ref: '#/$defs/node',
+    };
+    expect(schemaToTypeScript(tree)).toBe('{ child?: { child?: unknown; value: number; }; value: number; }');
+  });
+
+  it('intersects siblings of a $ref', () => {
+    const schema: JsonSchema = {
+      definitions: { id: { type: 'string' } },
+      type: 'object',
+      properties: { key: { $ref: '#/definitions/id', enum: ['a'] } },
+      required: ['key'],
+    };
+    expect(schemaToTypeScript(schema)).toBe('{ key: (string) & ("a"); }');
+  });
+
+  it('renders an unresolvable $ref as unknown', () => {
+    expect(schemaToTypeScript({ $ref: '#/$defs/missing' })).toBe('unknown');
+    expect(schemaToTypeScript({ $ref: 'https://example.com/schema' })).toBe('unknown');
+  });
+});
