@@ -1,1 +1,24 @@
+// MCP servers as executors.
+export { mcpTools } from './mcp-tools';
+export type { McpTools, McpToolsOptions, McpToolsEvent, McpServerStatus } from './mcp-tools';
+export type { McpServerState, McpWarning } from './server-connection';
+
+// Configuration.
+export { resolveServerConfigs, DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS } from './config';
+export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig, ResolvedServerConfig } from './config';
+
+// Results.
+export {
+  McpToolOutput,
+  mcpCallToolResultOutputSchema,
+  normalizeCallToolResult,
+  errorCallToolResult,
+  callToolResultBody,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+} from './call-result';
+export type { McpCallToolResult, McpToolOutputOptions } from './call-result';
+
+// Names.
+export { mcpNamespace, sanitizeToolName, createToolNamer, MAX_TOOL_NAME_LENGTH } from './tool-names';
+
 export { VERSION } from './version';

@@ -1,0 +1,154 @@
+import {
+  contentItemsToText,
+  previewText,
+  truncateContentItems,
+  truncateMiddle,
+  type ContentItem,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+  type ToolOutput,
+  type ToolOutputBody,
+  type ToolOutputItem,
+  type ToolPayload,
+} from '@switchyard/protocol';
+
+/**
+ * An MCP `CallToolResult` as a Code Mode cell receives it: `content` blocks as the server sent
+ * them, `structuredContent` when the server sent it, and `isError` (always present, `false` unless
+ * the server reported an error). `_meta` is removed.
+ */
+export interface McpCallToolResult {
+  [key: string]: JsonValue | undefined;
+  content: JsonValue[];
+  structuredContent?: JsonObject;
+  isError: boolean;
+}
+
+/** Default token budget of a direct MCP output before the reference's ×1.2 serialization margin. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
+
+/**
+ * Normalizes a raw `tools/call` result: keeps `content` (an array, `[]` when absent),
+ * `structuredContent` (objects only) and `isError` (boolean), drops `_meta` and anything else.
+ */
+export function normalizeCallToolResult(raw: unknown): McpCallToolResult {
+  const value = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const content = Array.isArray(value.content) ? (value.content as JsonValue[]) : [];
+  const structured = value.structuredContent;
+  const hasStructured = typeof structured === 'object' && structured !== null && !Array.isArray(structured);
+  return {
+    content,
+    ...(hasStructured ? { structuredContent: structured as JsonObject } : {}),
+    isError: value.isError === true,
+  };
+}
+
+/** An error result carrying one text block (how a failed call reaches the model and a cell). */
+export function errorCallToolResult(text: string): McpCallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/**
+ * The Code Mode output schema of an MCP tool: the `CallToolResult` envelope with the server's
+ * `outputSchema` (or `{}`) as `structuredContent`. The broker recognizes this shape and renders it
+ * as `CallToolResult<T>` with the shared MCP types block.
+ */
+export function mcpCallToolResultOutputSchema(structuredContentSchema: JsonSchema = {}): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      content: { type: 'array', items: { type: 'object' } },
+      structuredContent: structuredContentSchema,
+      isError: { type: 'boolean' },
+      _meta: { type: 'object' },
+    },
+    required: ['content'],
+    additionalProperties: false,
+  };
+}
+
+function contentBlockToItem(block: JsonValue): { item: ContentItem; image: boolean } {
+  if (typeof block === 'object' && block !== null && !Array.isArray(block)) {
+    if (block.type === 'text' && typeof block.text === 'string') return { item: { type: 'input_text', text: block.text }, image: false };
+    if (block.type === 'image' && typeof block.data === 'string') {
+      const mime = typeof block.mimeType === 'string' ? block.mimeType : typeof block.mime_type === 'string' ? block.mime_type : 'application/octet-stream';
+      const url = block.data.startsWith('data:') ? block.data : `data:${mime};base64,${block.data}`;
+      return { item: { type: 'input_image', image_url: url }, image: true };
+    }
+  }
+  return { item: { type: 'input_text', text: JSON.stringify(block) }, image: false };
+}
+
+/**
+ * The model-visible body of a result (reference/tools.md §3.5): the JSON of `structuredContent`
+ * when present; otherwise content items when any block is an image (text blocks as `input_text`,
+ * images as `data:` URLs, other blocks as their JSON); otherwise the JSON of the `content` array.
+ */
+export function callToolResultBody(result: McpCallToolResult): ToolOutputBody {
+  if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  const converted = result.content.map(contentBlockToItem);
+  if (converted.some((entry) => entry.image)) return converted.map((entry) => entry.item);
+  return JSON.stringify(result.content);
+}
+
+/** Formats elapsed milliseconds the way the header does: seconds with four decimals. */
+export function formatWallTime(elapsedMs: number): string {
+  return (Math.max(0, elapsedMs) / 1000).toFixed(4);
+}
+
+/** Options of {@link McpToolOutput}. */
+export interface McpToolOutputOptions {
+  /** Milliseconds the call took (the `Wall time` header). */
+  wallTimeMs: number;
+  /** Token budget before the ×1.2 margin. Default 10 000. */
+  maxOutputTokens?: number;
+}
+
+/**
+ * The output of one MCP tool call. The model reads `Wall time: X seconds` + `Output:` + the
+ * result body, truncated to the budget ×1.2; a Code Mode cell and PostToolUse hooks get the
+ * {@link McpCallToolResult} itself. `success` is false for an error result, but a cell's promise
+ * still resolves with it (see `codeModeAlwaysResolves`).
+ */
+export class McpToolOutput implements ToolOutput {
+  readonly result: McpCallToolResult;
+  readonly success: boolean;
+  readonly wallTimeMs: number;
+  /**
+   * Marks that Code Mode must resolve (never reject) with {@link codeModeResult}, even when
+   * `success` is false: an MCP error result is data a script inspects (`isError`).
+   */
+  readonly codeModeAlwaysResolves = true as const;
+  private readonly body: ToolOutputBody;
+
+  constructor(result: McpCallToolResult, options: McpToolOutputOptions) {
+    this.result = result;
+    this.success = !result.isError;
+    this.wallTimeMs = options.wallTimeMs;
+    const budget = Math.floor((options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * 1.2);
+    const header = `Wall time: ${formatWallTime(options.wallTimeMs)} seconds\nOutput:`;
+    const body = callToolResultBody(result);
+    if (typeof body === 'string') {
+      this.body = truncateMiddle(body === '' ? header : `${header}\n${body}`, budget).text;
+    } else {
+      this.body = truncateContentItems([{ type: 'input_text', text: header }, ...body], budget);
+    }
+  }
+
+  toResponseItem(callId: string, _payload: ToolPayload): ToolOutputItem {
+    return { type: 'function_call_output', call_id: callId, output: this.body };
+  }
+
+  codeModeResult(_payload: ToolPayload): JsonValue {
+    return this.result as unknown as JsonValue;
+  }
+
+  postToolUseResponse(_payload: ToolPayload): JsonValue {
+    return this.result as unknown as JsonValue;
+  }
+
+  logPreview(): string {
+    return previewText(typeof this.body === 'string' ? this.body : contentItemsToText(this.body));
+  }
+}

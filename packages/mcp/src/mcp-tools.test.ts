@@ -1,0 +1,271 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { displayName, hasErrorCode, type FunctionToolSpec } from '@switchyard/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_SERVER, call, executor, fixtureServer, nextEvent, outputText } from '../test/helpers';
+import { McpToolOutput } from './call-result';
+import { mcpTools, type McpTools } from './mcp-tools';
+
+const HEADER = /^Wall time: \d+\.\d{4} seconds\nOutput:/;
+
+describe('mcpTools over stdio', () => {
+  let mcp: McpTools;
+
+  beforeAll(async () => {
+    mcp = await mcpTools({
+      servers: {
+        fx: fixtureServer({ FIXTURE_PAGE_SIZE: '3', FIXTURE_INSTRUCTIONS: 'Fixture tools for tests.' }, { toolTimeoutsMs: { sleep: 400, progress: 500 } }),
+        lazy: fixtureServer({}, { exposure: 'deferred', parallel: true, enabledTools: ['echo', 'lookup', 'sleep', 'cancellations'] }),
+      },
+    });
+  });
+  afterAll(() => mcp.close());
+
+  it('lists every page, sanitizes names into mcp__<server>__ and skips unusable schemas with a warning', () => {
+    expect(mcp.executors().map((e) => displayName(e.name))).toEqual([
+      'mcp__fx__echo',
+      'mcp__fx__lookup',
+      'mcp__fx__fail',
+      'mcp__fx__image',
+      'mcp__fx__sleep',
+      'mcp__fx__progress',
+      'mcp__fx__cancellations',
+      'mcp__fx__crash',
+      'mcp__fx__add_tool',
+      'mcp__fx__dotted_name_tool',
+      'mcp__lazy__echo',
+      'mcp__lazy__lookup',
+      'mcp__lazy__sleep',
+      'mcp__lazy__cancellations',
+    ]);
+    const skipped = mcp.warnings.filter((w) => w.kind === 'tool-skipped');
+    expect(skipped.map((w) => `${w.server}/${w.tool}`).sort()).toEqual(['fx/broken_type', 'fx/not_object']);
+    expect(skipped.find((w) => w.server === 'fx' && w.tool === 'broken_type')?.message).toMatch(/^MCP server `fx`: skipped tool `broken_type`: input schema cannot be used: /);
+    expect(skipped.find((w) => w.server === 'fx' && w.tool === 'not_object')?.message).toMatch(/^MCP server `fx`: skipped tool `not_object`: invalid tool definition \(inputSchema\.type: /);
+    expect(mcp.servers().map((s) => [s.name, s.state, s.toolCount])).toEqual([
+      ['fx', 'ready', 10],
+      ['lazy', 'ready', 4],
+    ]);
+  });
+
+  it('carries the schema, the CallToolResult output schema, exposure and the parallel flag', () => {
+    const echo = executor(mcp, 'mcp__fx__echo');
+    expect(echo.name).toEqual({ name: 'echo', namespace: 'mcp__fx__' });
+    const spec = echo.spec as FunctionToolSpec;
+    expect(spec).toMatchObject({ type: 'function', name: 'echo', description: 'Echoes a message back.', strict: false });
+    expect(spec.parameters).toEqual({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
+    expect(spec.outputSchema).toEqual({
+      type: 'object',
+      properties: {
+        content: { type: 'array', items: { type: 'object' } },
+        structuredContent: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] },
+        isError: { type: 'boolean' },
+        _meta: { type: 'object' },
+      },
+      required: ['content'],
+      additionalProperties: false,
+    });
+    expect(echo.exposure).toBe('direct');
+    expect(echo.supportsParallelToolCalls).toBe(false);
+    expect(echo.namespaceDescription).toBe('Fixture tools for tests.');
+    expect((executor(mcp, 'mcp__fx__fail').spec as FunctionToolSpec).parameters).toEqual({ type: 'object', properties: {} });
+
+    const lazy = executor(mcp, 'mcp__lazy__echo');
+    expect(lazy.exposure).toBe('deferred');
+    expect(lazy.supportsParallelToolCalls).toBe(true);
+  });
+
+  it('answers a direct call with the wall-time header and the structured content; a cell gets the CallToolResult', async () => {
+    const { output, item } = await call(executor(mcp, 'mcp__fx__echo'), { message: 'hi' }, { callId: 'c-7' });
+    expect(item.type).toBe('function_call_output');
+    expect(item.call_id).toBe('c-7');
+    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\{"echo":"hi"\}$/);
+    expect(output.success).toBe(true);
+    expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({
+      content: [{ type: 'text', text: 'echo: hi' }],
+      structuredContent: { echo: 'hi' },
+      isError: false,
+    });
+  });
+
+  it('shows text-only content as the JSON of the content array', async () => {
+    const { item } = await call(executor(mcp, 'mcp__fx__lookup'), { key: 'k' });
+    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"value-of-k"\}\]$/);
+  });
+
+  it('turns an error result into a failed output that a cell still resolves with', async () => {
+    const { output, item } = await call(executor(mcp, 'mcp__fx__fail'));
+    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"something broke"\}\]$/);
+    expect(output.success).toBe(false);
+    expect(output).toBeInstanceOf(McpToolOutput);
+    expect((output as McpToolOutput).codeModeAlwaysResolves).toBe(true);
+    expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({ content: [{ type: 'text', text: 'something broke' }], isError: true });
+  });
+
+  it('sends images to the model as input_image items after the header', async () => {
+    const { item } = await call(executor(mcp, 'mcp__fx__image'));
+    const items = item.type === 'function_call_output' ? item.output : undefined;
+    expect(Array.isArray(items)).toBe(true);
+    const [header, text, image] = items as Array<{ type: string; text?: string; image_url?: string }>;
+    expect(header.type).toBe('input_text');
+    expect(header.text).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:$/);
+    expect(text).toEqual({ type: 'input_text', text: 'a red dot' });
+    expect(image.type).toBe('input_image');
+    expect(image.image_url).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
+  });
+
+  it('calls a sanitized tool by its raw MCP name', async () => {
+    const { item } = await call(executor(mcp, 'mcp__fx__dotted_name_tool'));
+    expect(outputText(item)).toContain('"text":"dotted ok"');
+  });
+
+  it('refuses malformed arguments before calling the server', async () => {
+    await expect(call(executor(mcp, 'mcp__fx__echo'), '{not json')).rejects.toSatisfy((error) => hasErrorCode(error, 'INVALID_INPUT'));
+    await expect(call(executor(mcp, 'mcp__fx__echo'), '[1]')).rejects.toSatisfy((error) => hasErrorCode(error, 'INVALID_INPUT'));
+  });
+
+  it('times a call out, and the server receives notifications/cancelled', async () => {
+    const started = Date.now();
+    const { output, item } = await call(executor(mcp, 'mcp__fx__sleep'), { ms: 5000 });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(output.success).toBe(false);
+    expect(outputText(item)).toMatch(HEADER);
+    expect(outputText(item)).toContain('"text":"tool call error: timed out awaiting tools/call after 400ms"');
+    const { output: stats } = await call(executor(mcp, 'mcp__fx__cancellations'));
+    const received = (stats.codeModeResult({ kind: 'function', arguments: '{}' }) as { structuredContent: { cancellations: Array<{ tool: string; reason: string }> } }).structuredContent.cancellations;
+    expect(received.some((entry) => entry.tool === 'sleep' && entry.reason.includes('Request timed out'))).toBe(true);
+  });
+
+  it('cancels through the signal: the handler stops and the server receives notifications/cancelled', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('turn aborted')), 200);
+    await expect(call(executor(mcp, 'mcp__lazy__sleep'), { ms: 10_000 }, { signal: controller.signal })).rejects.toSatisfy((error) => hasErrorCode(error, 'ABORTED'));
+    expect(Date.now() - started).toBeLessThan(3000);
+    const { output: stats } = await call(executor(mcp, 'mcp__lazy__cancellations'));
+    const received = (stats.codeModeResult({ kind: 'function', arguments: '{}' }) as { structuredContent: { cancellations: Array<{ tool: string; reason: string }> } }).structuredContent.cancellations;
+    expect(received).toContainEqual({ tool: 'sleep', reason: 'Error: turn aborted' });
+  });
+
+  it('keeps a call alive while progress notifications arrive, and times out without them', async () => {
+    const alive = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1200, every: 100 });
+    expect(alive.output.success).toBe(true);
+    expect(outputText(alive.item)).toContain('"text":"done after progress"');
+    const silent = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1200, every: 0 });
+    expect(silent.output.success).toBe(false);
+    expect(outputText(silent.item)).toContain('tool call error: timed out awaiting tools/call after 500ms');
+  });
+
+  it('runs calls to one server concurrently (four 600 ms calls take well under 4 × 600 ms)', async () => {
+    const lookup = executor(mcp, 'mcp__lazy__lookup');
+    const started = Date.now();
+    const results = await Promise.all(['a', 'b', 'c', 'd'].map((key) => call(lookup, { key, delay_ms: 600 })));
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(results.map((r) => outputText(r.item).split('\n').at(-1))).toEqual(['a', 'b', 'c', 'd'].map((key) => `[{"type":"text","text":"value-of-${key}"}]`));
+  });
+});
+
+describe('mcpTools over time', () => {
+  it('picks up notifications/tools/list_changed in the next step', async () => {
+    const mcp = await mcpTools({ servers: { fx: fixtureServer() } });
+    try {
+      const step1 = mcp.executors().map((e) => displayName(e.name));
+      expect(step1).not.toContain('mcp__fx__extra');
+      const changed = nextEvent(mcp, 'tools-changed');
+      await call(executor(mcp, 'mcp__fx__add_tool'));
+      expect(await changed).toEqual({ type: 'tools-changed', server: 'fx' });
+      await mcp.refresh();
+      const step2 = mcp.executors().map((e) => displayName(e.name));
+      expect(step2).toEqual([...step1, 'mcp__fx__extra']);
+      expect(outputText((await call(executor(mcp, 'mcp__fx__extra'))).item)).toContain('"text":"extra tool"');
+      expect(mcp.warnings.filter((w) => w.kind === 'tool-skipped')).toHaveLength(2);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('reports a server that crashes mid-call once, drops its tools and keeps the others working', async () => {
+    const seen: string[] = [];
+    const mcp = await mcpTools({ servers: { a: fixtureServer(), b: fixtureServer() }, onWarning: (w) => w.kind === 'server-failed' && seen.push(w.message) });
+    try {
+      const crash = executor(mcp, 'mcp__a__crash');
+      const echoA = executor(mcp, 'mcp__a__echo');
+      const { output, item } = await call(crash);
+      expect(output.success).toBe(false);
+      expect(outputText(item)).toMatch(HEADER);
+      expect(outputText(item)).toContain('"text":"tool call error: MCP server `a` closed the connection during the call"');
+
+      const failures = mcp.warnings.filter((w) => w.kind === 'server-failed');
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toMatchObject({ server: 'a' });
+      expect(failures[0].message).toMatch(/^MCP server `a` exited: connection closed/);
+      expect(seen).toEqual([failures[0].message]);
+
+      const names = mcp.executors().map((e) => displayName(e.name));
+      expect(names.some((name) => name.startsWith('mcp__a__'))).toBe(false);
+      expect(names).toContain('mcp__b__echo');
+      expect(outputText((await call(executor(mcp, 'mcp__b__echo'), { message: 'still here' })).item)).toContain('{"echo":"still here"}');
+
+      const stale = await call(echoA, { message: 'x' });
+      expect(outputText(stale.item)).toContain('tool call error: MCP server `a` is not running (exited: connection closed)');
+      expect(mcp.warnings.filter((w) => w.kind === 'server-failed')).toHaveLength(1);
+      expect(mcp.servers().map((s) => [s.name, s.state])).toEqual([
+        ['a', 'failed'],
+        ['b', 'ready'],
+      ]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('reports servers that fail to start and starts the rest', async () => {
+    const mcp = await mcpTools({
+      servers: {
+        missing: { command: '/nonexistent/switchyard-mcp-server' },
+        early: fixtureServer({ FIXTURE_EXIT_AT_START: '1' }),
+        silent: fixtureServer({ FIXTURE_SILENT: '1' }, { startupTimeoutMs: 500 }),
+        good: fixtureServer(),
+      },
+    });
+    try {
+      const messages = Object.fromEntries(mcp.warnings.filter((w) => w.kind === 'server-failed').map((w) => [w.server, w.message]));
+      expect(Object.keys(messages).sort()).toEqual(['early', 'missing', 'silent']);
+      expect(messages.missing).toMatch(/^MCP server `missing` failed to start \(command: \/nonexistent\/switchyard-mcp-server\): .*ENOENT/);
+      expect(messages.early).toMatch(/^MCP server `early` failed to start \(command: .*\): .*Connection closed/);
+      expect(messages.silent).toMatch(/^MCP server `silent` failed to start \(command: .*\): timed out after 500ms/);
+      expect(mcp.executors().every((e) => e.name.namespace === 'mcp__good__')).toBe(true);
+      expect(mcp.executors().length).toBe(10);
+      expect(mcp.servers().map((s) => s.state)).toEqual(['failed', 'failed', 'failed', 'ready']);
+    } finally {
+      await mcp.close();
+    }
+    expect(mcp.executors()).toEqual([]);
+    expect(mcp.servers().every((s) => s.state === 'failed' || s.state === 'closed')).toBe(true);
+  });
+});
+
+describe('mcpTools over streamable HTTP', () => {
+  it('lists and calls the tools of an HTTP server', async () => {
+    const child = spawn(process.execPath, [FIXTURE_SERVER], { env: { ...process.env, FIXTURE_HTTP: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        child.once('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
+        createInterface({ input: child.stdout! }).on('line', (line) => {
+          const match = /^PORT (\d+)$/.exec(line);
+          if (match) resolve(Number(match[1]));
+        });
+      });
+      const mcp = await mcpTools({ servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } });
+      try {
+        expect(mcp.warnings.filter((w) => w.kind === 'server-failed')).toEqual([]);
+        expect(mcp.executors().map((e) => displayName(e.name))).toContain('mcp__web__echo');
+        const { item } = await call(executor(mcp, 'mcp__web__echo'), { message: 'over http' });
+        expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\{"echo":"over http"\}$/);
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      child.kill();
+    }
+  });
+});

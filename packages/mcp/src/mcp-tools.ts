@@ -1,0 +1,121 @@
+import type { ToolExecutor } from '@switchyard/protocol';
+import { resolveServerConfigs, type McpServerConfig } from './config';
+import { McpServerConnection, type McpServerState, type McpWarning } from './server-connection';
+
+/** Options of {@link mcpTools}. */
+export interface McpToolsOptions {
+  /** Servers keyed by name; the name becomes the namespace `mcp__<name>__` (sanitized). */
+  servers: Record<string, McpServerConfig>;
+  /** Token budget of one direct output before the ×1.2 margin. Default 10 000. */
+  maxOutputTokens?: number;
+  /** Receives every warning as it happens, startup included (also kept in `warnings`). */
+  onWarning?: (warning: McpWarning) => void;
+}
+
+/** Events of {@link McpTools}, discriminated on `type`. */
+export type McpToolsEvent =
+  | ({ readonly type: 'warning' } & McpWarning)
+  | { readonly type: 'tools-changed'; readonly server: string };
+
+/** The state of one configured server. */
+export interface McpServerStatus {
+  readonly name: string;
+  readonly namespace: string;
+  readonly state: McpServerState;
+  readonly toolCount: number;
+  /** Why it failed, when `state` is `failed`. */
+  readonly error?: string;
+}
+
+/** MCP servers as a changing list of executors. */
+export interface McpTools {
+  /**
+   * The executors of every ready server, in configuration order. Read it when planning each
+   * step: servers that failed are gone, and `list_changed` updates appear once re-listed.
+   */
+  executors(): readonly ToolExecutor[];
+  /** Waits until every re-list triggered by `notifications/tools/list_changed` so far has finished. */
+  refresh(): Promise<void>;
+  /** Every server and its state. */
+  servers(): readonly McpServerStatus[];
+  /** Every warning so far (server failures are reported once each). */
+  readonly warnings: readonly McpWarning[];
+  /** Subscribes to `warning` or `tools-changed`; returns the unsubscribe function. */
+  on<T extends McpToolsEvent['type']>(type: T, listener: (event: Extract<McpToolsEvent, { type: T }>) => void): () => void;
+  /** Closes every connection (stdio servers are ended). Idempotent; never throws. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to every configured server (stdio or streamable HTTP) concurrently, lists its tools
+ * (following pagination) and returns them as executors. Throws a `SwitchyardError` with code
+ * `CONFIG` for an invalid configuration; a server that fails to start only produces a warning.
+ */
+export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
+  const resolved = resolveServerConfigs(options.servers);
+  const listeners = new Map<McpToolsEvent['type'], Set<(event: McpToolsEvent) => void>>();
+  const warnings: McpWarning[] = [];
+
+  const emit = (event: McpToolsEvent): void => {
+    for (const listener of [...(listeners.get(event.type) ?? [])]) {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener must not break the connection that reported the event.
+      }
+    }
+  };
+
+  const connections = resolved.map(
+    (server) =>
+      new McpServerConnection(
+        server,
+        {
+          warning(warning) {
+            warnings.push(warning);
+            try {
+              options.onWarning?.(warning);
+            } catch {
+              // Same rule as for `on` listeners.
+            }
+            emit({ type: 'warning', ...warning });
+          },
+          toolsChanged(name) {
+            emit({ type: 'tools-changed', server: name });
+          },
+        },
+        options.maxOutputTokens,
+      ),
+  );
+  await Promise.all(connections.map((connection) => connection.start()));
+
+  let closed: Promise<void> | undefined;
+  return {
+    executors: () => connections.flatMap((connection) => connection.executors()),
+    refresh: async () => {
+      await Promise.all(connections.map((connection) => connection.settle()));
+    },
+    servers: () =>
+      connections.map((connection) => ({
+        name: connection.name,
+        namespace: connection.namespace,
+        state: connection.state,
+        toolCount: connection.executors().length,
+        ...(connection.error ? { error: connection.error } : {}),
+      })),
+    warnings,
+    on(type, listener) {
+      const set = listeners.get(type) ?? new Set();
+      listeners.set(type, set);
+      const entry = listener as (event: McpToolsEvent) => void;
+      set.add(entry);
+      return () => {
+        set.delete(entry);
+      };
+    },
+    close: () => {
+      closed ??= Promise.all(connections.map((connection) => connection.close())).then(() => undefined);
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,369 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  FatalToolError,
+  RespondToModelError,
+  SwitchyardError,
+  displayName,
+  errorMessage,
+  isJsonObject,
+  toolName,
+  type JsonObject,
+  type JsonSchema,
+  type ToolExecutor,
+  type ToolInvocation,
+  type ToolOutput,
+} from '@switchyard/protocol';
+import { z } from 'zod';
+import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, normalizeCallToolResult, type McpCallToolResult } from './call-result';
+import { isStdioConfig, type ResolvedServerConfig } from './config';
+import { createToolNamer } from './tool-names';
+import { VERSION } from './version';
+
+/** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
+export type McpServerState = 'starting' | 'ready' | 'failed' | 'closed';
+
+/** Something a host should know about; MCP problems never throw after configuration. */
+export interface McpWarning {
+  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept). */
+  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed';
+  /** The configured server name. */
+  readonly server: string;
+  /** The raw MCP tool name, for `tool-skipped`. */
+  readonly tool?: string;
+  /** A full sentence naming the server (and tool). */
+  readonly message: string;
+}
+
+/** What a connection reports to its owner. */
+export interface ServerConnectionListener {
+  warning(warning: McpWarning): void;
+  toolsChanged(server: string): void;
+}
+
+const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+const CallToolResultLooseSchema = z.looseObject({});
+const MAX_LIST_PAGES = 1000;
+const STDERR_TAIL_CHARS = 2000;
+
+function withoutDialect(schema: Record<string, unknown>): JsonSchema {
+  const copy = JSON.parse(JSON.stringify(schema)) as JsonSchema;
+  delete copy.$schema;
+  return copy;
+}
+
+/** Milliseconds in the short style of the timeout message (`500ms`, `1.5s`). */
+function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${Number((ms / 1000).toFixed(3))}s`;
+}
+
+/** One configured server: its client, its current executors, its failure. Never throws to the host. */
+export class McpServerConnection {
+  readonly name: string;
+  readonly namespace: string;
+  private currentState: McpServerState = 'starting';
+  private client: Client | undefined;
+  private tools: readonly ToolExecutor[] = [];
+  private failure: string | undefined;
+  private stderrTail = '';
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private readonly reportedSkips = new Set<string>();
+
+  constructor(
+    private readonly resolved: ResolvedServerConfig,
+    private readonly listener: ServerConnectionListener,
+    private readonly maxOutputTokens: number | undefined,
+  ) {
+    this.name = resolved.name;
+    this.namespace = resolved.namespace;
+  }
+
+  get state(): McpServerState {
+    return this.currentState;
+  }
+
+  /** Why the server failed, when it did. */
+  get error(): string | undefined {
+    return this.failure;
+  }
+
+  /** The executors of the current tool list; empty unless the server is ready. */
+  executors(): readonly ToolExecutor[] {
+    return this.currentState === 'ready' ? this.tools : [];
+  }
+
+  /** Connects, initializes and lists tools within the startup timeout. Never throws. */
+  async start(): Promise<void> {
+    const { config, startupTimeoutMs } = this.resolved;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new Error(`timed out after ${formatDuration(startupTimeoutMs)}`));
+      }, startupTimeoutMs);
+    });
+    try {
+      const transport = this.createTransport();
+      const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: {} });
+      this.client = client;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+      client.onclose = () => this.handleClose();
+      client.onerror = () => {
+        // Transport noise (a malformed line, a failed cancellation send) affects one request at most;
+        // the request itself reports it. Death is detected through onclose.
+      };
+      const work = (async () => {
+        await client.connect(transport, { signal: controller.signal, timeout: startupTimeoutMs });
+        const tools = await this.listTools(controller.signal, startupTimeoutMs);
+        return tools;
+      })();
+      work.catch(() => undefined);
+      const tools = await Promise.race([work, timedOut]);
+      if (this.currentState !== 'starting') return;
+      this.tools = tools;
+      this.currentState = 'ready';
+    } catch (error) {
+      const detail = isStdioConfig(config) ? ` (command: ${config.command})` : ` (url: ${config.url})`;
+      this.fail(`failed to start${detail}: ${errorMessage(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private createTransport(): Transport {
+    const config = this.resolved.config;
+    if (isStdioConfig(config)) {
+      const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      });
+      return transport;
+    }
+    const headers: Record<string, string> = { ...config.headers };
+    if (config.bearerTokenEnvVar) {
+      const token = process.env[config.bearerTokenEnvVar];
+      if (!token) throw new Error(`environment variable ${config.bearerTokenEnvVar} is not set`);
+      headers.Authorization = `Bearer ${token}`;
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+  }
+
+  private handleClose(): void {
+    // During startup the pending request fails and start() reports it with more context.
+    if (this.currentState === 'ready') this.fail('exited: connection closed');
+  }
+
+  /** Marks the server failed, reports it once and drops its tools. */
+  private fail(reason: string): void {
+    if (this.currentState === 'failed' || this.currentState === 'closed') return;
+    const hadTools = this.currentState === 'ready' && this.tools.length > 0;
+    const stderr = this.stderrTail.trim();
+    this.failure = stderr ? `${reason}\nstderr: ${stderr.split('\n').slice(-5).join('\n')}` : reason;
+    this.currentState = 'failed';
+    this.tools = [];
+    this.listener.warning({ kind: 'server-failed', server: this.name, message: `MCP server \`${this.name}\` ${this.failure}` });
+    if (hadTools) this.listener.toolsChanged(this.name);
+    const client = this.client;
+    this.client = undefined;
+    client?.close().catch(() => undefined);
+  }
+
+  private async listTools(signal: AbortSignal | undefined, timeout: number): Promise<ToolExecutor[]> {
+    const client = this.client;
+    if (!client) throw new Error('not connected');
+    const raw: unknown[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsPageSchema, { signal, timeout });
+      raw.push(...result.tools);
+      if (result.nextCursor === undefined) break;
+      if (seen.has(result.nextCursor) || page + 1 >= MAX_LIST_PAGES) throw new Error(`tools/list pagination does not end (cursor ${JSON.stringify(result.nextCursor)})`);
+      seen.add(result.nextCursor);
+      cursor = result.nextCursor;
+    }
+    return this.buildExecutors(raw);
+  }
+
+  private skip(tool: string, reason: string): void {
+    const key = `${tool}\u0000${reason}`;
+    if (this.reportedSkips.has(key)) return;
+    this.reportedSkips.add(key);
+    this.listener.warning({ kind: 'tool-skipped', server: this.name, tool, message: `MCP server \`${this.name}\`: skipped tool \`${tool}\`: ${reason}` });
+  }
+
+  private buildExecutors(rawTools: readonly unknown[]): ToolExecutor[] {
+    const config = this.resolved.config;
+    const enabled = config.enabledTools ? new Set(config.enabledTools) : undefined;
+    const disabled = new Set(config.disabledTools ?? []);
+    const nameFor = createToolNamer();
+    const seenRaw = new Set<string>();
+    // A fresh validator per listing: ajv caches every compiled schema, and lists can change often.
+    const schemaValidator = new AjvJsonSchemaValidator();
+    const executors: ToolExecutor[] = [];
+    for (const raw of rawTools) {
+      const rawName = isJsonObject(raw) && typeof raw.name === 'string' ? raw.name : '<unnamed>';
+      if ((enabled && !enabled.has(rawName)) || disabled.has(rawName)) continue;
+      const parsed = ToolSchema.safeParse(raw);
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(tool)'}: ${issue.message}`);
+        this.skip(rawName, `invalid tool definition (${problems.join('; ')})`);
+        continue;
+      }
+      if (seenRaw.has(rawName)) {
+        this.skip(rawName, 'listed twice');
+        continue;
+      }
+      seenRaw.add(rawName);
+      const source = raw as { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; description?: string; title?: string };
+      const parameters = withoutDialect(source.inputSchema);
+      if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
+      const outputSchema = source.outputSchema ? withoutDialect(source.outputSchema) : undefined;
+      try {
+        schemaValidator.getValidator(parameters as never);
+      } catch (error) {
+        this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
+        continue;
+      }
+      if (outputSchema) {
+        try {
+          schemaValidator.getValidator(outputSchema as never);
+        } catch (error) {
+          this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
+          continue;
+        }
+      }
+      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema));
+    }
+    return executors;
+  }
+
+  private createExecutor(rawName: string, functionName: string, description: string, parameters: JsonSchema, outputSchema: JsonSchema | undefined): ToolExecutor {
+    const config = this.resolved.config;
+    const namespaceDescription = config.description ?? this.client?.getInstructions();
+    const propertyNames = Object.keys(parameters.properties ?? {});
+    const executor: ToolExecutor = {
+      name: toolName(functionName, this.namespace),
+      spec: {
+        type: 'function',
+        name: functionName,
+        description,
+        strict: false,
+        parameters,
+        outputSchema: mcpCallToolResultOutputSchema(outputSchema ?? {}),
+      },
+      exposure: config.exposure ?? 'direct',
+      supportsParallelToolCalls: config.parallel ?? false,
+      ...(namespaceDescription ? { namespaceDescription } : {}),
+      searchText: [this.name, rawName, ...propertyNames].join(' '),
+      handle: (invocation) => this.handleCall(rawName, invocation),
+    };
+    return executor;
+  }
+
+  private async handleCall(rawName: string, invocation: ToolInvocation): Promise<ToolOutput> {
+    const started = performance.now();
+    const payload = invocation.payload;
+    if (payload.kind !== 'function') {
+      throw new FatalToolError(`tool ${displayName(invocation.toolName)} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
+    }
+    let args: JsonObject = {};
+    if (payload.arguments.trim() !== '') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(payload.arguments);
+      } catch (error) {
+        throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT' });
+      }
+      if (!isJsonObject(parsed)) throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
+      args = parsed;
+    }
+    let result: McpCallToolResult;
+    try {
+      result = await this.callTool(rawName, args, invocation.signal);
+    } catch (error) {
+      if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
+      result = errorCallToolResult(`tool call error: ${errorMessage(error)}`);
+    }
+    return new McpToolOutput(result, { wallTimeMs: performance.now() - started, maxOutputTokens: this.maxOutputTokens });
+  }
+
+  /**
+   * Calls a tool by its raw MCP name. Resolves with the normalized result (an error result
+   * included); rejects when the server is not running, the call times out, the connection closes
+   * or `signal` aborts (the server then receives `notifications/cancelled`).
+   */
+  async callTool(rawName: string, args: JsonObject, signal: AbortSignal): Promise<McpCallToolResult> {
+    const client = this.client;
+    if (this.currentState !== 'ready' || !client) {
+      throw new Error(`MCP server \`${this.name}\` is not running${this.failure ? ` (${this.failure.split('\n')[0]})` : ''}`);
+    }
+    signal.throwIfAborted();
+    const config = this.resolved.config;
+    const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
+    try {
+      const raw = await client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
+        signal,
+        timeout,
+        resetTimeoutOnProgress: true,
+        onprogress: () => undefined,
+        ...(config.maxCallTimeMs ? { maxTotalTimeout: config.maxCallTimeMs } : {}),
+      });
+      return normalizeCallToolResult(raw);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
+        throw new Error(`timed out awaiting tools/call after ${formatDuration(limit)}`, { cause: error });
+      }
+      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+        throw new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private scheduleRefresh(): void {
+    if (this.currentState !== 'ready') return;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        try {
+          const tools = await this.listTools(undefined, this.resolved.startupTimeoutMs);
+          if (this.currentState !== 'ready') return;
+          this.tools = tools;
+          this.listener.toolsChanged(this.name);
+        } catch (error) {
+          if (this.currentState !== 'ready') return;
+          this.listener.warning({ kind: 'list-failed', server: this.name, message: `MCP server \`${this.name}\`: tools/list after list_changed failed: ${errorMessage(error)}` });
+        }
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+  }
+
+  /** Resolves once every re-list triggered by `list_changed` so far has finished. */
+  async settle(): Promise<void> {
+    while (this.refreshing) await this.refreshing;
+  }
+
+  /** Closes the client (a stdio server's process is ended). Idempotent; never throws. */
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.currentState = 'closed';
+    this.tools = [];
+    await client?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,62 @@
+import { fileURLToPath } from 'node:url';
+import {
+  createStepContext,
+  displayName,
+  type JsonObject,
+  type ToolExecutor,
+  type ToolOutput,
+  type ToolOutputItem,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import type { McpStdioServerConfig } from '../src/config';
+import type { McpTools } from '../src/mcp-tools';
+
+/** Path of the fixture MCP server (plain ESM, run with `node`). */
+export const FIXTURE_SERVER = fileURLToPath(new URL('./fixtures/fixture-server.mjs', import.meta.url));
+
+/** A stdio configuration starting the fixture server with extra environment and options. */
+export function fixtureServer(env: Record<string, string> = {}, options: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig {
+  return { command: process.execPath, args: [FIXTURE_SERVER], env, ...options };
+}
+
+/** The executor with this flat display name (`mcp__fx__echo`), or a clear failure. */
+export function executor(mcp: McpTools, flatName: string): ToolExecutor {
+  const found = mcp.executors().find((candidate) => displayName(candidate.name) === flatName);
+  if (!found) throw new Error(`no executor ${flatName}; have ${mcp.executors().map((e) => displayName(e.name)).join(', ')}`);
+  return found;
+}
+
+/** Runs one call the way the registry does, returning the output and the wire item. */
+export async function call(
+  target: ToolExecutor,
+  args: JsonObject | string = {},
+  options: { signal?: AbortSignal; callId?: string } = {},
+): Promise<{ output: ToolOutput; item: ToolOutputItem; payload: ToolPayload }> {
+  const payload: ToolPayload = { kind: 'function', arguments: typeof args === 'string' ? args : JSON.stringify(args) };
+  const callId = options.callId ?? 'call-1';
+  const output = await target.handle({
+    callId,
+    toolName: target.name,
+    source: { kind: 'direct' },
+    payload,
+    signal: options.signal ?? new AbortController().signal,
+    step: createStepContext(),
+  });
+  return { output, item: output.toResponseItem(callId, payload), payload };
+}
+
+/** The text of a function_call_output whose output is a string. */
+export function outputText(item: ToolOutputItem): string {
+  if (item.type !== 'function_call_output' || typeof item.output !== 'string') throw new Error(`not a text output: ${JSON.stringify(item)}`);
+  return item.output;
+}
+
+/** Resolves with the first event of `type` (the test timeout bounds the wait). */
+export function nextEvent<T extends 'warning' | 'tools-changed'>(mcp: McpTools, type: T): Promise<unknown> {
+  return new Promise((resolve) => {
+    const off = mcp.on(type, (event) => {
+      off();
+      resolve(event);
+    });
+  });
+}
