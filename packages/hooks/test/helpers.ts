@@ -1,0 +1,57 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createStepContext, type PostToolUseRequest, type PreToolUseRequest, type JsonValue } from '@switchyard/protocol';
+
+/** A scratch directory with executable shell scripts; `cleanup()` removes it. */
+export function scratch() {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-hooks-'));
+  return {
+    dir,
+    /** Writes an executable `/bin/sh` script and returns its absolute path. */
+    script(name: string, body: string): string {
+      const path = join(dir, name);
+      writeFileSync(path, `#!/bin/sh\n${body}\n`);
+      chmodSync(path, 0o755);
+      return path;
+    },
+    path(name: string): string {
+      return join(dir, name);
+    },
+    cleanup(): void {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A PreToolUse request for a Bash-like call. */
+export function preRequest(overrides: Partial<PreToolUseRequest> & { cwd?: string } = {}): PreToolUseRequest {
+  const { cwd, ...rest } = overrides;
+  return {
+    toolName: 'Bash',
+    toolInput: { command: 'echo hi' },
+    toolUseId: 'call-1',
+    caller: { kind: 'direct' },
+    step: createStepContext({ sessionId: 'session-9', turnId: 'turn-3', cwd: cwd ?? process.cwd(), model: 'gpt-test' }),
+    signal: new AbortController().signal,
+    ...rest,
+  };
+}
+
+/** A PostToolUse request. */
+export function postRequest(overrides: Partial<PostToolUseRequest> & { cwd?: string; toolResponse?: JsonValue } = {}): PostToolUseRequest {
+  const { toolResponse, ...rest } = overrides;
+  return { ...preRequest(rest), toolResponse: toolResponse ?? 'hi\n' };
+}
+
+/** True while a process with this pid exists and is not a zombie (read from /proc). */
+export function alive(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
+}
