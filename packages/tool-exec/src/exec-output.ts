@@ -1,0 +1,103 @@
+import {
+  previewText,
+  truncateTextOutput,
+  type JsonObject,
+  type JsonValue,
+  type ToolOutput,
+  type ToolOutputItem,
+  type ToolPayload,
+} from '@switchyard/protocol';
+
+/** The default `max_output_tokens` of exec_command and write_stdin (reference §5.4). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
+
+/** What exec_command / write_stdin answered, before formatting. */
+export interface ExecResult {
+  /** Six hex digits naming this chunk of output; `''` prints no `Chunk ID` line. */
+  chunkId: string;
+  /** Milliseconds from the call's start to its answer. */
+  wallTimeMs: number;
+  /** Set when the process has finished. */
+  exitCode?: number;
+  /** Set while the process is still running (the id `write_stdin` takes). */
+  sessionId?: number;
+  /** The output collected for this answer, before truncation. */
+  output: string;
+  /** Token budget for `output`. Default 10 000. */
+  maxOutputTokens?: number;
+  /** The command as PostToolUse hooks see it (`Bash` + `{command}`); absent for none. */
+  hookCommand?: string;
+}
+
+/** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */
+export interface ExecCodeModeResult {
+  chunk_id?: string;
+  wall_time_seconds: number;
+  exit_code?: number;
+  session_id?: number;
+  original_token_count?: number;
+  output: string;
+}
+
+/**
+ * The output of exec_command and write_stdin (reference §5.4). The model reads
+ * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
+ * `Process running with session ID N`, `Original token count: N` (when truncated), `Output:` and
+ * the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.
+ */
+export class ExecCommandOutput implements ToolOutput {
+  readonly success = true;
+  readonly result: ExecResult;
+  private readonly truncated: string;
+  private readonly originalTokenCount: number | undefined;
+
+  constructor(result: ExecResult) {
+    this.result = result;
+    const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+    this.truncated = cut.text;
+    this.originalTokenCount = cut.truncated ? cut.originalTokens : undefined;
+  }
+
+  /** The output after token truncation (what follows `Output:`; PostToolUse hooks' `tool_response`). */
+  get truncatedOutput(): string {
+    return this.truncated;
+  }
+
+  /** The full model-visible text. */
+  get text(): string {
+    const lines: string[] = [];
+    if (this.result.chunkId) lines.push(`Chunk ID: ${this.result.chunkId}`);
+    lines.push(`Wall time: ${(this.result.wallTimeMs / 1000).toFixed(4)} seconds`);
+    if (this.result.exitCode !== undefined) lines.push(`Process exited with code ${this.result.exitCode}`);
+    if (this.result.sessionId !== undefined) lines.push(`Process running with session ID ${this.result.sessionId}`);
+    if (this.originalTokenCount !== undefined) lines.push(`Original token count: ${this.originalTokenCount}`);
+    lines.push('Output:', this.truncated);
+    return lines.join('\n');
+  }
+
+  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
+    return payload.kind === 'custom'
+      ? { type: 'custom_tool_call_output', call_id: callId, output: this.text }
+      : { type: 'function_call_output', call_id: callId, output: this.text };
+  }
+
+  codeModeResult(): JsonValue {
+    const value: ExecCodeModeResult = {
+      ...(this.result.chunkId ? { chunk_id: this.result.chunkId } : {}),
+      wall_time_seconds: this.result.wallTimeMs / 1000,
+      ...(this.result.exitCode !== undefined ? { exit_code: this.result.exitCode } : {}),
+      ...(this.result.sessionId !== undefined ? { session_id: this.result.sessionId } : {}),
+      ...(this.originalTokenCount !== undefined ? { original_token_count: this.originalTokenCount } : {}),
+      output: this.truncated,
+    };
+    return value as unknown as JsonObject;
+  }
+
+  postToolUseResponse(): JsonValue {
+    return this.truncated;
+  }
+
+  logPreview(): string {
+    return previewText(this.text);
+  }
+}

@@ -1,0 +1,265 @@
+import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { HeadTailBuffer } from './head-tail-buffer';
+
+/** How to start one process. `file` + `args` is the final argv (already wrapped by the sandbox). */
+export interface ExecProcessSpec {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** A pseudo-terminal (node-pty) instead of pipes; only a tty keeps stdin open. */
+  tty: boolean;
+  /** Retained unread output, head and tail kept. */
+  maxRetainedBytes: number;
+}
+
+/** How long to keep reading output after the process exited (late pipe / pty data). */
+const DRAIN_GRACE_MS = 100;
+
+interface PtyLike {
+  readonly pid: number;
+  onData(listener: (data: string) => void): unknown;
+  onExit(listener: (event: { exitCode: number; signal?: number }) => void): unknown;
+  write(data: string): void;
+  kill(signal?: string): void;
+}
+
+interface PtyModule {
+  spawn(file: string, args: string[], options: Record<string, unknown>): PtyLike;
+}
+
+let ptyModule: Promise<PtyModule> | undefined;
+
+/** Loads node-pty on first use only, so hosts that never ask for a tty never load a native module. */
+function loadPty(): Promise<PtyModule> {
+  ptyModule ??= import('@lydell/node-pty').then((mod) => {
+    const candidate = mod as unknown as PtyModule & { default?: PtyModule };
+    return typeof candidate.spawn === 'function' ? candidate : (candidate.default as PtyModule);
+  });
+  return ptyModule;
+}
+
+/**
+ * One running command: output collected into a {@link HeadTailBuffer}, an exit code once it
+ * finished, and a kill that takes the whole process group (and any descendant that left it) down.
+ */
+export class ExecProcess {
+  readonly pid: number;
+  readonly tty: boolean;
+  /** Resolves once the process exited and its output was drained. Never rejects. */
+  readonly finished: Promise<void>;
+  private readonly buffer: HeadTailBuffer;
+  private code: number | undefined;
+  private done = false;
+  private readonly writer: ((data: string) => void) | undefined;
+  private readonly outputListeners = new Set<() => void>();
+
+  /** Use {@link ExecProcess.start}; the constructor only wires a started process. */
+  constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void }) {
+    this.pid = init.pid;
+    this.tty = init.tty;
+    this.buffer = init.buffer;
+    this.finished = init.finished;
+    this.writer = init.writer;
+  }
+
+  /**
+   * Starts a process. Rejects with the spawn error when it cannot start (missing shell, bad cwd).
+   * Every live process is also killed if the host process exits without shutting down.
+   */
+  static async start(spec: ExecProcessSpec): Promise<ExecProcess> {
+    const started = spec.tty ? await startPty(spec) : await startPipes(spec);
+    trackUntilFinished(started);
+    return started;
+  }
+
+  /** The exit code (128 + signal number for a signal), or `undefined` while running. */
+  get exitCode(): number | undefined {
+    return this.done ? this.code : undefined;
+  }
+
+  /** True once the process exited and its output was drained. */
+  get exited(): boolean {
+    return this.done;
+  }
+
+  /** Sends `data` to a tty process. Throws when stdin is not available (pipes) or the process ended. */
+  write(data: string): void {
+    if (!this.writer) throw new Error('stdin is closed for this session; rerun exec_command with tty=true to keep stdin open');
+    if (this.done) return;
+    this.writer(data);
+  }
+
+  /** Takes the output collected since the last call. */
+  takeOutput(): string {
+    return this.buffer.drain();
+  }
+
+  /** Kills the process group and every descendant with SIGKILL. Safe to call more than once. */
+  kill(): void {
+    killTree(this.pid);
+  }
+
+  /** Called on each chunk of output (used to wake waiters). Returns an unsubscribe function. */
+  onOutput(listener: () => void): () => void {
+    this.outputListeners.add(listener);
+    return () => this.outputListeners.delete(listener);
+  }
+
+  /** @internal */
+  pushOutput(chunk: Buffer | string): void {
+    this.buffer.push(chunk);
+    for (const listener of this.outputListeners) listener();
+  }
+
+  /** @internal */
+  markExited(code: number): void {
+    this.code = code;
+    this.done = true;
+  }
+}
+
+const live = new Set<ExecProcess>();
+let exitHookInstalled = false;
+
+function trackUntilFinished(execProcess: ExecProcess): void {
+  live.add(execProcess);
+  void execProcess.finished.then(() => live.delete(execProcess));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const running of live) running.kill();
+    });
+  }
+}
+
+function signalExitCode(signal: NodeJS.Signals | number | null | undefined): number {
+  if (typeof signal === 'number') return 128 + signal;
+  if (!signal) return 1;
+  return 128 + (osConstants.signals[signal] ?? 0);
+}
+
+async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
+  const child: ChildProcess = spawnChild(spec.file, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true, // own process group (pgid = pid): one kill reaches every child
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  const pid = child.pid as number;
+  let resolveFinished!: () => void;
+  const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
+  const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
+  const execProcess = new ExecProcess({ pid, tty: false, buffer, finished });
+  child.stdout?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
+  child.on('error', () => undefined);
+  let closed = false;
+  child.once('close', () => (closed = true));
+  child.once('exit', (code, signal) => {
+    const exitCode = code ?? signalExitCode(signal);
+    const settle = () => {
+      // A background grandchild may still hold the pipes: nothing outlives the command.
+      killTree(pid);
+      execProcess.markExited(exitCode);
+      resolveFinished();
+    };
+    if (closed) return settle();
+    const timer = setTimeout(settle, DRAIN_GRACE_MS);
+    child.once('close', () => {
+      clearTimeout(timer);
+      settle();
+    });
+  });
+  return execProcess;
+}
+
+async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
+  const pty = await loadPty();
+  const terminal = pty.spawn(spec.file, spec.args, {
+    name: spec.env.TERM ?? 'xterm-256color',
+    cols: 80,
+    rows: 24,
+    cwd: spec.cwd,
+    env: spec.env,
+  });
+  let resolveFinished!: () => void;
+  const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
+  const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
+  const execProcess = new ExecProcess({ pid: terminal.pid, tty: true, buffer, finished, writer: (data) => terminal.write(data) });
+  let lastData = Date.now();
+  terminal.onData((data) => {
+    lastData = Date.now();
+    execProcess.pushOutput(data);
+  });
+  terminal.onExit(({ exitCode, signal }) => {
+    const code = signal ? signalExitCode(signal) : exitCode;
+    // Let late pty data arrive: settle after a short quiet period.
+    const check = () => {
+      if (Date.now() - lastData >= DRAIN_GRACE_MS / 2) {
+        killTree(terminal.pid);
+        execProcess.markExited(code);
+        resolveFinished();
+      } else setTimeout(check, DRAIN_GRACE_MS / 2);
+    };
+    setTimeout(check, DRAIN_GRACE_MS / 2);
+  });
+  return execProcess;
+}
+
+/** Children of each pid, read from /proc (Linux); empty elsewhere. */
+function childrenByParent(): Map<number, number[]> {
+  const map = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return map;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const parent = Number(fields[1]);
+      const list = map.get(parent) ?? [];
+      list.push(Number(entry));
+      map.set(parent, list);
+    } catch {
+      // the process ended while we were reading
+    }
+  }
+  return map;
+}
+
+/** SIGKILLs `pid`'s process group and every descendant (including ones that called setsid). */
+export function killTree(pid: number): void {
+  const children = childrenByParent();
+  const all: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    for (const child of children.get(next) ?? []) {
+      all.push(child);
+      queue.push(child);
+    }
+  }
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // group already gone
+  }
+  for (const target of [pid, ...all]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

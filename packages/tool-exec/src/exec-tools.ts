@@ -1,0 +1,488 @@
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import {
+  RespondToModelError,
+  SwitchyardError,
+  abortedMessage,
+  contentItemsToText,
+  isJsonObject,
+  toolName,
+  type ApprovalPolicy,
+  type ApprovalProvider,
+  type HookPayloadAdapter,
+  type JsonObject,
+  type JsonValue,
+  type SandboxMode,
+  type StepContext,
+  type SwitchyardEvent,
+  type ToolExecutor,
+  type ToolInvocation,
+  type ToolOutput,
+} from '@switchyard/protocol';
+import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
+import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
+import { ExecCommandOutput, type ExecResult } from './exec-output';
+import { ExecProcess } from './exec-process';
+import { execCommandSpec, writeStdinSpec } from './exec-specs';
+import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
+import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
+import { isKnownSafeCommand } from './safe-command';
+import { findExecutable, isLikelySandboxDenial, sandboxArgv, type SandboxSettings } from './sandbox';
+
+/** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */
+export interface ExecToolsOptions {
+  /** Workspace root: default working directory, writable in `workspace-write`. Default: the step's `cwd`. */
+  root?: string;
+  /** Sandbox mode. Default: the step's `sandboxMode`, else `workspace-write`. */
+  sandbox?: SandboxMode;
+  /** Approval policy. Default: the step's `approvalPolicy`, else `on-request`. */
+  approvalPolicy?: ApprovalPolicy;
+  /** Who is asked. Default: the step's `approvals`; without one every request is refused. */
+  approvals?: ApprovalProvider;
+  /** Network access inside the sandbox. Default false. */
+  network?: boolean;
+  /** Extra writable paths in `workspace-write`. */
+  writableRoots?: string[];
+  /** The bubblewrap binary (path or name on PATH). Default `bwrap`. */
+  bwrapPath?: string;
+  /** Default shell. Default `$SHELL`, else `/bin/bash`, else `/bin/sh`. */
+  shell?: string;
+  /** Offer the `login` parameter and run login shells by default. Default false. */
+  allowLoginShell?: boolean;
+  /** Extra environment variables for every command (after the defaults NO_COLOR, TERM, PAGER, GIT_PAGER). */
+  env?: Record<string, string>;
+  /** Live processes kept for write_stdin before eviction. Default 64. */
+  maxProcesses?: number;
+  /** Unread output retained per process (head and tail kept). Default 1 MiB. */
+  maxRetainedBytes?: number;
+  /**
+   * `turn` (default): a process dies when its turn ends ({@link ExecToolset.endTurn}, or at the
+   * latest when a call of a later turn of the same session arrives). `session`: processes live until
+   * {@link ExecToolset.shutdown} (the reference's behaviour).
+   */
+  processScope?: 'turn' | 'session';
+}
+
+/** The two executors plus process hygiene. */
+export interface ExecToolset {
+  /** `[exec_command, write_stdin]`. */
+  readonly tools: [ToolExecutor, ToolExecutor];
+  /** Kills every process started in `turnId` (no-op with `processScope: 'session'`). */
+  endTurn(turnId: string): Promise<void>;
+  /** Kills every process and refuses further calls. Idempotent. */
+  shutdown(): Promise<void>;
+  /** Session ids of the processes still reachable with write_stdin. */
+  liveSessionIds(): number[];
+}
+
+/** `[exec_command, write_stdin]` as a spreadable array that also carries the toolset's hygiene methods. */
+export type ExecTools = ToolExecutor[] & Omit<ExecToolset, 'tools'>;
+
+const MIN_YIELD_MS = 250;
+const MAX_YIELD_MS = 30_000;
+const DEFAULT_EXEC_YIELD_MS = 10_000;
+const DEFAULT_WRITE_YIELD_MS = 250;
+const MIN_EMPTY_POLL_MS = 5_000;
+const MAX_BACKGROUND_POLL_MS = 300_000;
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+interface ExecCommandArgs {
+  cmd: string;
+  workdir?: string;
+  shell?: string;
+  tty: boolean;
+  yieldTimeMs: number;
+  maxOutputTokens?: number;
+  login?: boolean;
+  escalate: boolean;
+  justification?: string;
+  prefixRule?: string[];
+}
+
+function parseObject(invocation: ToolInvocation, tool: string): JsonObject {
+  if (invocation.payload.kind !== 'function') throw new RespondToModelError(`${tool} handler received unsupported payload`);
+  const raw = invocation.payload.arguments;
+  if (raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new RespondToModelError(`failed to parse function arguments: ${(error as Error).message}`, { code: 'INVALID_INPUT' });
+  }
+  if (!isJsonObject(parsed)) throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
+  return parsed;
+}
+
+function optional<T>(args: JsonObject, key: string, type: 'string' | 'number' | 'boolean', tool: string): T | undefined {
+  const value = args[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== type || (type === 'number' && !Number.isFinite(value))) {
+    throw new RespondToModelError(`${tool}: \`${key}\` must be a ${type}`, { code: 'INVALID_INPUT' });
+  }
+  return value as T;
+}
+
+function parseExecArgs(invocation: ToolInvocation): ExecCommandArgs {
+  const args = parseObject(invocation, 'exec_command');
+  const cmd = optional<string>(args, 'cmd', 'string', 'exec_command');
+  if (cmd === undefined || cmd.trim() === '') throw new RespondToModelError('exec_command: `cmd` must be a non-empty string', { code: 'INVALID_INPUT' });
+  const permissions = optional<string>(args, 'sandbox_permissions', 'string', 'exec_command') ?? 'use_default';
+  if (permissions !== 'use_default' && permissions !== 'require_escalated') {
+    throw new RespondToModelError(`exec_command: unsupported sandbox_permissions "${permissions}" (use "use_default" or "require_escalated")`, { code: 'INVALID_INPUT' });
+  }
+  const prefix = args.prefix_rule;
+  if (prefix !== undefined && prefix !== null && !(Array.isArray(prefix) && prefix.every((word) => typeof word === 'string'))) {
+    throw new RespondToModelError('exec_command: `prefix_rule` must be an array of strings', { code: 'INVALID_INPUT' });
+  }
+  return {
+    cmd,
+    workdir: optional<string>(args, 'workdir', 'string', 'exec_command'),
+    shell: optional<string>(args, 'shell', 'string', 'exec_command'),
+    tty: optional<boolean>(args, 'tty', 'boolean', 'exec_command') ?? false,
+    yieldTimeMs: clamp(optional<number>(args, 'yield_time_ms', 'number', 'exec_command') ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS),
+    maxOutputTokens: optional<number>(args, 'max_output_tokens', 'number', 'exec_command'),
+    login: optional<boolean>(args, 'login', 'boolean', 'exec_command'),
+    escalate: permissions === 'require_escalated',
+    justification: optional<string>(args, 'justification', 'string', 'exec_command'),
+    prefixRule: Array.isArray(prefix) ? (prefix as string[]) : undefined,
+  };
+}
+
+function commandOf(invocation: ToolInvocation): string | undefined {
+  if (invocation.payload.kind !== 'function') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(invocation.payload.arguments);
+    return isJsonObject(parsed) && typeof parsed.cmd === 'string' ? parsed.cmd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** PostToolUse sees `Bash` + `{command}` only for a finished process (reference §4.3). */
+function postHookPayload(_invocation: ToolInvocation, output: ToolOutput): { input: { toolName: string; toolInput: JsonValue }; response: JsonValue } | undefined {
+  if (!(output instanceof ExecCommandOutput)) return undefined;
+  const { exitCode, sessionId, hookCommand } = output.result;
+  if (exitCode === undefined || sessionId !== undefined || hookCommand === undefined) return undefined;
+  return { input: { toolName: 'Bash', toolInput: { command: hookCommand } }, response: output.truncatedOutput };
+}
+
+const execCommandHooks: HookPayloadAdapter = {
+  pre(invocation) {
+    const command = commandOf(invocation);
+    return command === undefined ? undefined : { toolName: 'Bash', toolInput: { command } };
+  },
+  rewrite(invocation, updatedInput) {
+    if (!isJsonObject(updatedInput) || typeof updatedInput.command !== 'string') {
+      throw new RespondToModelError('hook returned updatedInput without string field `command`');
+    }
+    const args = parseObject(invocation, 'exec_command');
+    return { kind: 'function', arguments: JSON.stringify({ ...args, cmd: updatedInput.command }) };
+  },
+  post: postHookPayload,
+};
+
+const writeStdinHooks: HookPayloadAdapter = {
+  pre: () => undefined,
+  post: postHookPayload,
+};
+
+function chunkId(): string {
+  return randomBytes(3).toString('hex');
+}
+
+function emit(invocation: ToolInvocation, name: string, data: JsonValue): void {
+  try {
+    invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name, data } satisfies SwitchyardEvent);
+  } catch {
+    // a broken listener never breaks a call
+  }
+}
+
+function abortError(started: number): SwitchyardError {
+  return new SwitchyardError('ABORTED', abortedMessage(Date.now() - started, true));
+}
+
+/** Waits until the process finished, `ms` passed, or the call was aborted (then throws ABORTED). */
+async function waitForProcess(execProcess: ExecProcess, ms: number, signal: AbortSignal, started: number): Promise<void> {
+  if (signal.aborted) throw abortError(started);
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<'aborted'>((resolveAbort) => {
+    onAbort = () => resolveAbort('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const deadline = new Promise<'deadline'>((resolveDeadline) => (timer = setTimeout(() => resolveDeadline('deadline'), ms)));
+  try {
+    const outcome = await Promise.race([execProcess.finished.then(() => 'finished' as const), deadline, aborted]);
+    if (outcome === 'aborted') throw abortError(started);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function defaultShell(): string {
+  const candidates = [process.env.SHELL, '/bin/bash', '/bin/sh'].filter((value): value is string => Boolean(value));
+  return candidates.find((candidate) => findExecutable(candidate)) ?? '/bin/sh';
+}
+
+function baseEnvironment(tty: boolean, extra: Record<string, string> | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (typeof value === 'string') env[key] = value;
+  Object.assign(env, { NO_COLOR: '1', TERM: tty ? 'xterm-256color' : 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }, extra ?? {});
+  return env;
+}
+
+function textOf(output: ToolOutput, callId: string): string {
+  const item = output.toResponseItem(callId, { kind: 'custom', input: '' });
+  if (item.type === 'tool_search_output') return JSON.stringify(item.tools);
+  return typeof item.output === 'string' ? item.output : contentItemsToText(item.output);
+}
+
+/**
+ * Creates the `exec_command` and `write_stdin` executors (reference §5.4) sharing one process
+ * table, plus `endTurn` / `shutdown` to kill process groups. Commands run through the sandbox and
+ * approval policy of the options, else of the calling step (see {@link ExecToolsOptions}).
+ */
+export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
+  const table = new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
+  const memory = new ApprovalMemory();
+  /** Processes started by a call that has not answered yet (not in the table until then). */
+  const inFlight = new Set<ExecProcess>();
+  const scope = options.processScope ?? 'turn';
+  const allowLoginShell = options.allowLoginShell ?? false;
+  let shuttingDown = false;
+
+  const ensureOpen = () => {
+    if (shuttingDown) throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
+  };
+
+  /** Kills the processes of earlier turns of the same session (the fallback when nobody calls endTurn). */
+  const sweepEarlierTurns = (step: StepContext) => {
+    if (scope !== 'turn') return;
+    table.killWhere((entry) => entry.sessionId === step.sessionId && entry.turnId !== step.turnId);
+  };
+
+  const resolveSettings = (step: StepContext) => ({
+    root: resolve(options.root ?? step.cwd),
+    sandbox: options.sandbox ?? step.sandboxMode ?? 'workspace-write',
+    policy: options.approvalPolicy ?? step.approvalPolicy ?? 'on-request',
+    approvals: options.approvals ?? step.approvals,
+  });
+
+  /** Runs one process for at most `yieldMs`; returns it with its output so far. */
+  const runOnce = async (
+    invocation: ToolInvocation,
+    args: ExecCommandArgs,
+    cwd: string,
+    sandbox: SandboxSettings,
+    started: number,
+  ): Promise<{ execProcess: ExecProcess; output: string }> => {
+    const shell = args.shell ?? options.shell ?? defaultShell();
+    if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
+    const login = args.login ?? allowLoginShell;
+    const wrapped = sandboxArgv([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+    let execProcess: ExecProcess;
+    try {
+      execProcess = await ExecProcess.start({
+        file: wrapped.file,
+        args: wrapped.args,
+        cwd,
+        env: baseEnvironment(args.tty, options.env),
+        tty: args.tty,
+        maxRetainedBytes: options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
+      });
+    } catch (error) {
+      throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
+    }
+    inFlight.add(execProcess);
+    try {
+      await waitForProcess(execProcess, args.yieldTimeMs, invocation.signal, started);
+    } catch (error) {
+      execProcess.kill();
+      throw error;
+    } finally {
+      inFlight.delete(execProcess);
+    }
+    return { execProcess, output: execProcess.takeOutput() };
+  };
+
+  const interceptApplyPatch = async (invocation: ToolInvocation, args: ExecCommandArgs, cwd: string, root: string, started: number) => {
+    const parsed = parseApplyPatchCommand(args.cmd);
+    const applyPatch = toolName('apply_patch');
+    if (!parsed || !invocation.tools?.has(applyPatch)) return undefined;
+    const directory = parsed.cd ? resolve(cwd, parsed.cd) : cwd;
+    const patch = rebasePatchPaths(parsed.patch, directory, root);
+    const output = await invocation.tools.call(applyPatch, { kind: 'custom', input: patch }, { signal: invocation.signal });
+    const text = `Warning: ${APPLY_PATCH_WARNING}\n${textOf(output, invocation.callId)}`;
+    if (output.success === false) throw new RespondToModelError(text);
+    return new ExecCommandOutput({ chunkId: '', wallTimeMs: Date.now() - started, output: text, maxOutputTokens: args.maxOutputTokens });
+  };
+
+  const execCommand: ToolExecutor = {
+    name: toolName('exec_command'),
+    spec: execCommandSpec({ allowLoginShell }),
+    supportsParallelToolCalls: true,
+    abortStyle: 'shell',
+    hookPayload: execCommandHooks,
+    async handle(invocation) {
+      const started = Date.now();
+      ensureOpen();
+      const args = parseExecArgs(invocation);
+      const step = invocation.step;
+      sweepEarlierTurns(step);
+      const settings = resolveSettings(step);
+      if (args.login === true && !allowLoginShell) {
+        throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
+      }
+      const cwd = args.workdir ? (isAbsolute(args.workdir) ? args.workdir : resolve(settings.root, args.workdir)) : settings.root;
+      let isDirectory = false;
+      try {
+        isDirectory = statSync(cwd).isDirectory();
+      } catch {
+        // reported below
+      }
+      if (!isDirectory) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: workdir ${cwd} is not a directory`);
+      if (args.escalate && settings.policy !== 'on-request') {
+        throw new RespondToModelError(escalationRefusedMessage(settings.policy), { code: 'APPROVAL_DENIED' });
+      }
+      if (isBarePatch(args.cmd)) throw new RespondToModelError(BARE_PATCH_MESSAGE);
+      const intercepted = await interceptApplyPatch(invocation, args, cwd, settings.root, started);
+      if (intercepted) return intercepted;
+
+      const approvalRequest = (escalated: boolean, reason: string | undefined) => ({
+        kind: 'exec' as const,
+        toolName: 'exec_command',
+        callId: invocation.callId,
+        command: args.cmd,
+        cwd,
+        reason,
+        escalated,
+        signal: invocation.signal,
+      });
+      let mode = settings.sandbox;
+      if (args.escalate) {
+        await requireApproval(settings.approvals, approvalRequest(true, args.justification), memory, args.prefixRule);
+        mode = 'danger-full-access';
+      } else if (settings.policy === 'untrusted' && !isKnownSafeCommand(args.cmd)) {
+        await requireApproval(settings.approvals, approvalRequest(false, args.justification), memory, args.prefixRule);
+      }
+      if (invocation.signal.aborted) throw abortError(started);
+
+      const sandbox = (sandboxMode: SandboxMode): SandboxSettings => ({
+        mode: sandboxMode,
+        root: settings.root,
+        network: options.network,
+        writableRoots: options.writableRoots,
+        bwrapPath: options.bwrapPath,
+      });
+      emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
+      let run = await runOnce(invocation, args, cwd, sandbox(mode), started);
+      if (
+        settings.policy === 'on-failure' &&
+        mode !== 'danger-full-access' &&
+        run.execProcess.exited &&
+        isLikelySandboxDenial(run.execProcess.exitCode as number, run.output)
+      ) {
+        await requireApproval(settings.approvals, approvalRequest(true, 'The command failed in the sandbox; run it again without the sandbox?'), memory);
+        run = await runOnce(invocation, args, cwd, sandbox('danger-full-access'), started);
+      }
+
+      const { execProcess, output } = run;
+      const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output, maxOutputTokens: args.maxOutputTokens };
+      if (execProcess.exited) {
+        emit(invocation, 'exec-command-end', { command: args.cmd, exit_code: execProcess.exitCode as number });
+        return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: args.cmd });
+      }
+      if (shuttingDown) {
+        execProcess.kill();
+        throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
+      }
+      const entry = table.add({ process: execProcess, command: args.cmd, sessionId: step.sessionId, turnId: step.turnId });
+      return new ExecCommandOutput({ ...result, sessionId: entry.id });
+    },
+  };
+
+  const writeStdin: ToolExecutor = {
+    name: toolName('write_stdin'),
+    spec: writeStdinSpec(),
+    supportsParallelToolCalls: false,
+    abortStyle: 'shell',
+    hookPayload: writeStdinHooks,
+    async handle(invocation) {
+      const started = Date.now();
+      ensureOpen();
+      const args = parseObject(invocation, 'write_stdin');
+      const id = optional<number>(args, 'session_id', 'number', 'write_stdin');
+      if (id === undefined) throw new RespondToModelError('write_stdin: `session_id` is required', { code: 'INVALID_INPUT' });
+      const chars = optional<string>(args, 'chars', 'string', 'write_stdin') ?? '';
+      const requestedYield = optional<number>(args, 'yield_time_ms', 'number', 'write_stdin') ?? DEFAULT_WRITE_YIELD_MS;
+      const maxOutputTokens = optional<number>(args, 'max_output_tokens', 'number', 'write_stdin');
+      sweepEarlierTurns(invocation.step);
+      const entry: ProcessEntry | undefined = table.get(id);
+      if (!entry) throw new RespondToModelError(`write_stdin failed: Unknown process id ${id}`);
+      table.touch(entry);
+      const execProcess = entry.process;
+      if (chars !== '') {
+        try {
+          execProcess.write(chars);
+        } catch (error) {
+          throw new RespondToModelError(`write_stdin failed: ${(error as Error).message}`);
+        }
+        emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
+      }
+      const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);
+      try {
+        await waitForProcess(execProcess, yieldMs, invocation.signal, started);
+      } catch (error) {
+        table.remove(id);
+        execProcess.kill();
+        throw error;
+      }
+      const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: execProcess.takeOutput(), maxOutputTokens };
+      if (execProcess.exited) {
+        table.remove(id);
+        emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
+        return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
+      }
+      return new ExecCommandOutput({ ...result, sessionId: id });
+    },
+  };
+
+  const killAndWait = async (entries: ProcessEntry[]) => {
+    await Promise.all(entries.map((entry) => Promise.race([entry.process.finished, new Promise((done) => setTimeout(done, 1_000))])));
+  };
+
+  return {
+    tools: [execCommand, writeStdin],
+    async endTurn(turnId) {
+      if (scope !== 'turn') return;
+      await killAndWait(table.killWhere((entry) => entry.turnId === turnId));
+    },
+    async shutdown() {
+      shuttingDown = true;
+      const running = [...inFlight];
+      for (const execProcess of running) execProcess.kill();
+      await killAndWait(table.killWhere(() => true));
+      await Promise.all(running.map((execProcess) => Promise.race([execProcess.finished, new Promise((done) => setTimeout(done, 1_000))])));
+    },
+    liveSessionIds: () => table.ids(),
+  };
+}
+
+/**
+ * `[exec_command, write_stdin]` for a host's tool list (`tools: [...execTools(options)]`), with
+ * `endTurn(turnId)`, `shutdown()` and `liveSessionIds()` attached to the array.
+ */
+export function execTools(options: ExecToolsOptions = {}): ExecTools {
+  const toolset = createExecToolset(options);
+  const list = [...toolset.tools] as ExecTools;
+  list.endTurn = toolset.endTurn;
+  list.shutdown = toolset.shutdown;
+  list.liveSessionIds = toolset.liveSessionIds;
+  return list;
+}

@@ -1,0 +1,89 @@
+import type { ExecProcess } from './exec-process';
+
+/** At most this many live processes per toolset (reference §5.4). */
+export const DEFAULT_MAX_PROCESSES = 64;
+/** The most recently used processes are never evicted (reference §5.4). */
+const PROTECTED_RECENT = 8;
+/** The first session id handed out. */
+const FIRST_SESSION_ID = 1000;
+
+/** A process the model can still reach with `write_stdin`. */
+export interface ProcessEntry {
+  readonly id: number;
+  readonly process: ExecProcess;
+  /** The command as the model wrote it (hooks see it as `Bash` + `{command}`). */
+  readonly command: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  lastUsed: number;
+}
+
+/**
+ * The live processes of one toolset, by session id. When full, adding one evicts (and kills) an
+ * exited process first, else the least recently used one, never one of the most recent few.
+ */
+export class ProcessTable {
+  private readonly entries = new Map<number, ProcessEntry>();
+  private nextId = FIRST_SESSION_ID;
+  private clock = 0;
+  private readonly maxProcesses: number;
+
+  constructor(maxProcesses = DEFAULT_MAX_PROCESSES) {
+    this.maxProcesses = Math.max(1, Math.floor(maxProcesses));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Session ids of the live processes, oldest first. */
+  ids(): number[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Stores a running process under a new session id, evicting one first when the table is full. */
+  add(init: Omit<ProcessEntry, 'id' | 'lastUsed'>): ProcessEntry {
+    while (this.entries.size >= this.maxProcesses) {
+      const victim = this.pickVictim();
+      if (!victim) break;
+      this.remove(victim.id)?.process.kill();
+    }
+    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock };
+    this.entries.set(entry.id, entry);
+    return entry;
+  }
+
+  get(id: number): ProcessEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Marks a process as just used (LRU order). */
+  touch(entry: ProcessEntry): void {
+    entry.lastUsed = ++this.clock;
+  }
+
+  remove(id: number): ProcessEntry | undefined {
+    const entry = this.entries.get(id);
+    this.entries.delete(id);
+    return entry;
+  }
+
+  /** Kills and forgets every process matching `predicate`; returns them. */
+  killWhere(predicate: (entry: ProcessEntry) => boolean): ProcessEntry[] {
+    const killed: ProcessEntry[] = [];
+    for (const entry of [...this.entries.values()]) {
+      if (!predicate(entry)) continue;
+      this.entries.delete(entry.id);
+      entry.process.kill();
+      killed.push(entry);
+    }
+    return killed;
+  }
+
+  private pickVictim(): ProcessEntry | undefined {
+    const byRecent = [...this.entries.values()].sort((a, b) => b.lastUsed - a.lastUsed);
+    const protectedCount = Math.min(PROTECTED_RECENT, this.maxProcesses - 1);
+    const candidates = byRecent.slice(protectedCount).reverse(); // least recently used first
+    return candidates.find((entry) => entry.process.exited) ?? candidates[0];
+  }
+}
