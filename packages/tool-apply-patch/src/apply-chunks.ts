@@ -1,0 +1,74 @@
+import { ApplyPatchError } from './apply-patch-error';
+import type { UpdateChunk } from './parse-patch';
+import { seekSequence } from './seek-sequence';
+
+/** True when every `\n` of `text` is part of a `\r\n` (and there is at least one). */
+export function usesCrlf(text: string): boolean {
+  let newlines = 0;
+  let crlf = 0;
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) {
+    newlines += 1;
+    if (index > 0 && text.charCodeAt(index - 1) === 13) crlf += 1;
+  }
+  return newlines > 0 && crlf === newlines;
+}
+
+interface Replacement {
+  start: number;
+  oldLength: number;
+  newLines: readonly string[];
+}
+
+function computeReplacements(lines: readonly string[], chunks: readonly UpdateChunk[], displayPath: string): Replacement[] {
+  const replacements: Replacement[] = [];
+  let position = 0;
+  for (const chunk of chunks) {
+    if (chunk.changeContext !== undefined) {
+      const found = seekSequence(lines, [chunk.changeContext], position, false);
+      if (found === -1) {
+        throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to find context '${chunk.changeContext}' in ${displayPath}`);
+      }
+      position = found + 1;
+    }
+    if (chunk.oldLines.length === 0) {
+      // A pure addition goes at the end of the file (before a final empty line, if any).
+      const at = lines.length > 0 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
+      replacements.push({ start: at, oldLength: 0, newLines: chunk.newLines });
+      continue;
+    }
+    let pattern: readonly string[] = chunk.oldLines;
+    let replacement: readonly string[] = chunk.newLines;
+    let found = seekSequence(lines, pattern, position, chunk.isEndOfFile);
+    if (found === -1 && pattern[pattern.length - 1] === '') {
+      // The trailing empty line stands for the file's final newline: retry without it.
+      pattern = pattern.slice(0, -1);
+      if (replacement[replacement.length - 1] === '') replacement = replacement.slice(0, -1);
+      found = seekSequence(lines, pattern, position, chunk.isEndOfFile);
+    }
+    if (found === -1) {
+      throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to find expected lines in ${displayPath}:\n${chunk.oldLines.join('\n')}`);
+    }
+    replacements.push({ start: found, oldLength: pattern.length, newLines: replacement });
+    position = found + pattern.length;
+  }
+  return replacements.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Applies an Update hunk's chunks to a file's text (reference §5.3) and returns the new text.
+ * Chunks are located in order, then replaced bottom-up; the result always ends with a newline
+ * (an emptied file stays empty); a file whose every line ends in CRLF keeps CRLF. Throws an
+ * `ApplyPatchError` (`VERIFICATION_FAILED`) naming `displayPath` when a chunk does not match. Pure.
+ */
+export function applyChunks(original: string, chunks: readonly UpdateChunk[], displayPath: string): string {
+  const eol = usesCrlf(original) ? '\r\n' : '\n';
+  const lines = original.split(eol);
+  if (lines[lines.length - 1] === '') lines.pop();
+  const replacements = computeReplacements(lines, chunks, displayPath);
+  for (let index = replacements.length - 1; index >= 0; index--) {
+    const { start, oldLength, newLines } = replacements[index];
+    lines.splice(start, oldLength, ...newLines);
+  }
+  if (lines[lines.length - 1] !== '') lines.push('');
+  return lines.join(eol);
+}

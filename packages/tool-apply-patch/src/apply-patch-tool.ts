@@ -1,0 +1,123 @@
+import {
+  FunctionToolOutput,
+  RespondToModelError,
+  defineFreeformTool,
+  isJsonObject,
+  type HookToolInput,
+  type JsonValue,
+  type SwitchyardEvent,
+  type ToolExecutor,
+  type ToolInvocation,
+} from '@switchyard/protocol';
+import { isApplyPatchError } from './apply-patch-error';
+import { turnDiffTracker } from './turn-diff';
+import { verifyPatch, type FileChange, type PatchPlan } from './verify-patch';
+
+/** The description the model reads (reference §5.3). */
+export const APPLY_PATCH_DESCRIPTION = 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.';
+
+/** The Lark grammar constraining the model's input (reference §5.3). */
+export const APPLY_PATCH_GRAMMAR = `start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+hunk: add_hunk | delete_hunk | update_hunk
+add_hunk: "*** Add File: " filename LF add_line+
+delete_hunk: "*** Delete File: " filename LF
+update_hunk: "*** Update File: " filename LF change_move? change?
+filename: /(.+)/
+add_line: "+" /(.*)/ LF -> line
+change_move: "*** Move to: " filename LF
+change: (change_context | change_line)+ eof_line?
+change_context: ("@@" | "@@ " /(.+)/) LF
+change_line: ("+" | "-" | " ") /(.*)/ LF
+eof_line: "*** End of File" LF
+%import common.LF
+`;
+
+/** Options of {@link applyPatchTool}. */
+export interface ApplyPatchToolOptions {
+  /** Workspace root. Default: the step's `cwd` (the session's workspace). */
+  root?: string;
+  /** Accept paths outside the root (`..`, absolute paths elsewhere, links leaving it). Default false. */
+  allowOutsideRoot?: boolean;
+}
+
+/** What a Code Mode cell (and a PostToolUse hook) receives after a successful patch. */
+export interface ApplyPatchToolResult {
+  status: 'completed';
+  added: string[];
+  modified: string[];
+  deleted: string[];
+}
+
+const REWRITE_ERROR = 'hook returned updatedInput without string field `command`';
+
+function hookInput(invocation: ToolInvocation): HookToolInput | undefined {
+  if (invocation.payload.kind !== 'custom') return undefined;
+  return { toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: invocation.payload.input } };
+}
+
+function emitSafely(invocation: ToolInvocation, name: string, data: Record<string, unknown>): void {
+  const event: SwitchyardEvent = { type: 'tool-notification', callId: invocation.callId, name, data: data as JsonValue };
+  try {
+    invocation.emit?.(event);
+  } catch {
+    // A broken listener must not fail the patch.
+  }
+}
+
+const jsonChanges = (changes: FileChange[]) => changes as unknown as JsonValue;
+
+/**
+ * The `apply_patch` freeform tool (reference §5.3), all-or-nothing: the patch is parsed and
+ * verified against the workspace before anything is written, written atomically, and rolled back
+ * if a write fails. Emits `patch-apply-begin` / `patch-apply-end` / `turn-diff` notifications,
+ * keeps the turn's diff in `step.turnState` (see `getTurnDiff`) and talks to hooks as
+ * `apply_patch` (aliases `Write`, `Edit`) with `{ command: patch }`.
+ */
+export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecutor {
+  return defineFreeformTool({
+    name: 'apply_patch',
+    description: APPLY_PATCH_DESCRIPTION,
+    grammar: { syntax: 'lark', definition: APPLY_PATCH_GRAMMAR },
+    hookPayload: {
+      pre: hookInput,
+      post(invocation, output) {
+        const input = hookInput(invocation);
+        if (!input) return undefined;
+        const response = output.postToolUseResponse?.(invocation.payload) ?? output.codeModeResult(invocation.payload);
+        return { input, response };
+      },
+      rewrite(_invocation, updatedInput) {
+        if (!isJsonObject(updatedInput) || typeof updatedInput.command !== 'string') throw new RespondToModelError(REWRITE_ERROR);
+        return { kind: 'custom', input: updatedInput.command };
+      },
+    },
+    async handle({ input, signal, invocation }) {
+      let plan: PatchPlan;
+      try {
+        plan = await verifyPatch(input, { root: options.root ?? invocation.step.cwd, allowOutsideRoot: options.allowOutsideRoot });
+      } catch (error) {
+        if (!isApplyPatchError(error)) throw error;
+        if (error.code === 'NO_CHANGES') throw new RespondToModelError(error.message, { cause: error });
+        throw new RespondToModelError(`apply_patch verification failed: ${error.message}`, { cause: error });
+      }
+      const turnId = invocation.step.turnId;
+      const changes = jsonChanges(plan.changes);
+      emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });
+      try {
+        await plan.commit({ signal });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        emitSafely(invocation, 'patch-apply-end', { turnId, success: false, status: 'failed', stdout: '', stderr: message, changes });
+        throw new RespondToModelError(message, { cause: error, code: isApplyPatchError(error) && error.code === 'ABORTED' ? 'ABORTED' : undefined });
+      }
+      const tracker = turnDiffTracker(invocation.step);
+      tracker.record(plan.files);
+      emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: plan.summary, stderr: '', changes });
+      emitSafely(invocation, 'turn-diff', { turnId, unifiedDiff: tracker.unifiedDiff() });
+      const result: ApplyPatchToolResult = { status: 'completed', added: plan.added, modified: plan.modified, deleted: plan.deleted };
+      return new FunctionToolOutput(plan.summary, true, { ...result });
+    },
+  });
+}

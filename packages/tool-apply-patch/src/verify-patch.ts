@@ -1,0 +1,204 @@
+import { lstat, readFile, readlink } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
+import { ApplyPatchError } from './apply-patch-error';
+import { applyChunks } from './apply-chunks';
+import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
+import { parsePatch, type ParsedPatch } from './parse-patch';
+import { unifiedDiff } from './unified-diff';
+import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
+
+/** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
+export type FileChange =
+  | { kind: 'add'; path: string; content: string; unifiedDiff: string }
+  | { kind: 'delete'; path: string; content: string; unifiedDiff: string }
+  | { kind: 'update'; path: string; movePath?: string; newContent: string; unifiedDiff: string };
+
+/** A file's content before and after the whole patch (`null`: absent). */
+export interface FileState {
+  /** Absolute path on disk. */
+  path: string;
+  /** Path relative to the workspace root with `/` separators (absolute when outside it). */
+  displayPath: string;
+  before: string | null;
+  after: string | null;
+}
+
+/** Options of {@link verifyPatch} and {@link applyPatch}. */
+export interface VerifyPatchOptions {
+  /** Workspace root: relative paths resolve against it, and every path must stay inside it. */
+  root: string;
+  /** Accept paths outside the root (`..`, absolute paths elsewhere, links leaving it). Default false. */
+  allowOutsideRoot?: boolean;
+}
+
+/** Options of {@link applyPatch}. */
+export interface ApplyPatchOptions extends VerifyPatchOptions {
+  /** Aborting before the writes start refuses the patch (`ABORTED`); writes are never interrupted. */
+  signal?: AbortSignal;
+}
+
+/** What an applied patch did. */
+export interface ApplyPatchResult {
+  /** "Success. Updated the following files:\n" then `A`, `M`, `D` lines (paths as written). */
+  summary: string;
+  added: string[];
+  modified: string[];
+  deleted: string[];
+  /** One entry per hunk, in patch order. */
+  changes: FileChange[];
+  /** Every file the patch touches, in first-touch order. */
+  files: FileState[];
+}
+
+/** A verified patch: every hunk checked, every new content computed, nothing written yet. */
+export interface PatchPlan extends ApplyPatchResult {
+  /**
+   * Writes the plan all-or-nothing: files atomically (temporary file + rename), deletions last;
+   * on a failure the files already written are restored and an `ApplyPatchError`
+   * (`WRITE_FAILED`) is thrown. Call at most once.
+   */
+  commit(options?: { signal?: AbortSignal }): Promise<ApplyPatchResult>;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lossy = new TextDecoder('utf-8', { ignoreBOM: true });
+
+const verificationError = (message: string, cause?: unknown) => new ApplyPatchError('VERIFICATION_FAILED', message, { cause });
+
+async function snapshot(path: string): Promise<Snapshot> {
+  let stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'ENOTDIR') return { kind: 'absent' };
+    throw error;
+  }
+  if (stats.isDirectory()) return { kind: 'directory' };
+  if (stats.isSymbolicLink()) {
+    const bytes = await readFile(path).catch(() => Buffer.alloc(0));
+    return { kind: 'symlink', linkTarget: await readlink(path), bytes };
+  }
+  return { kind: 'file', bytes: await readFile(path), mode: stats.mode & 0o7777 };
+}
+
+/**
+ * Parses (if given text) and verifies a patch against the files under `root` without writing
+ * anything: paths are resolved and checked, every file is read and every hunk located, in patch
+ * order over an in-memory view (so a later hunk sees an earlier one's result). Throws an
+ * {@link ApplyPatchError} on the first problem.
+ */
+export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPatchOptions): Promise<PatchPlan> {
+  const parsed = typeof patch === 'string' ? parsePatch(patch) : patch;
+  if (parsed.hunks.length === 0) throw new ApplyPatchError('NO_CHANGES', 'No files were modified.');
+  const root = await resolveWorkspaceRoot(options.root);
+  const allowOutside = options.allowOutsideRoot ?? false;
+  const entries = new Map<string, FileEntry>();
+
+  const entryFor = async (resolved: ResolvedPath, key: string): Promise<FileEntry> => {
+    let entry = entries.get(key);
+    if (!entry) {
+      let original: Snapshot;
+      try {
+        original = await snapshot(key);
+      } catch (error) {
+        throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
+      }
+      const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
+      entry = { path: key, label: resolved.raw, original, current };
+      entries.set(key, entry);
+    }
+    return entry;
+  };
+
+  const added: string[] = [];
+  const modified: string[] = [];
+  const deleted: string[] = [];
+  const changes: FileChange[] = [];
+  for (const hunk of parsed.hunks) {
+    if (hunk.type === 'add') {
+      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
+      const entry = await entryFor(resolved, resolved.target);
+      if (entry.original.kind === 'directory' && entry.current === null) {
+        throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
+      }
+      entry.current = Buffer.from(hunk.contents, 'utf8');
+      changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
+      added.push(hunk.path);
+    } else if (hunk.type === 'delete') {
+      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
+      const entry = await entryFor(resolved, resolved.absolute);
+      if (entry.current === null) {
+        const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
+        throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
+      }
+      const content = lossy.decode(entry.current);
+      entry.current = null;
+      changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
+      deleted.push(hunk.path);
+    } else {
+      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
+      const source = await entryFor(resolved, resolved.target);
+      if (source.current === null) {
+        const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
+        throw verificationError(`Failed to read file to update ${hunk.path}: ${reason}`);
+      }
+      let before: string;
+      try {
+        before = utf8.decode(source.current);
+      } catch (error) {
+        throw verificationError(`Failed to read file to update ${hunk.path}: stream did not contain valid UTF-8`, error);
+      }
+      const after = applyChunks(before, hunk.chunks, hunk.path);
+      const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: unifiedDiff(before, after) };
+      if (hunk.movePath === undefined) {
+        source.current = Buffer.from(after, 'utf8');
+        modified.push(hunk.path);
+      } else {
+        const destinationPath = await resolveWorkspacePath(hunk.movePath, root, allowOutside);
+        const destination = await entryFor(destinationPath, destinationPath.target);
+        if (destination.original.kind === 'directory' && destination.current === null) {
+          throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
+        }
+        if (destination !== source) source.current = null;
+        destination.current = Buffer.from(after, 'utf8');
+        change.movePath = hunk.movePath;
+        modified.push(hunk.movePath);
+      }
+      changes.push(change);
+    }
+  }
+
+  const files = [...entries.values()].map((entry) => fileState(entry, root));
+  const summary = ['Success. Updated the following files:', ...added.map((p) => `A ${p}`), ...modified.map((p) => `M ${p}`), ...deleted.map((p) => `D ${p}`)]
+    .map((line) => `${line}\n`)
+    .join('');
+  const result: ApplyPatchResult = { summary, added, modified, deleted, changes, files };
+  let committed = false;
+  return {
+    ...result,
+    async commit(commitOptions = {}) {
+      if (committed) throw new Error('this patch plan was already committed');
+      committed = true;
+      await commitFiles([...entries.values()], commitOptions.signal);
+      return result;
+    },
+  };
+}
+
+function fileState(entry: FileEntry, root: WorkspaceRoot): FileState {
+  const before = entry.original.kind === 'file' || entry.original.kind === 'symlink' ? lossy.decode(entry.original.bytes) : null;
+  const after = entry.current === null ? null : lossy.decode(entry.current);
+  const base = isInside(root.realPath, entry.path) ? root.realPath : isInside(root.path, entry.path) ? root.path : undefined;
+  const displayPath = base === undefined ? entry.path : relative(base, entry.path).split(sep).join('/');
+  return { path: entry.path, displayPath, before, after };
+}
+
+/**
+ * Parses, verifies and writes a patch all-or-nothing (see {@link verifyPatch} and
+ * {@link PatchPlan.commit}). Resolves with the summary and the changes; throws an
+ * {@link ApplyPatchError}, in which case no file was changed.
+ */
+export async function applyPatch(patch: string | ParsedPatch, options: ApplyPatchOptions): Promise<ApplyPatchResult> {
+  const plan = await verifyPatch(patch, options);
+  return plan.commit({ signal: options.signal });
+}
