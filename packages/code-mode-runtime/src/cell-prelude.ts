@@ -1,0 +1,294 @@
+/**
+ * The isolate side of a cell: installs the globals of reference/code-mode.md §2 and returns the
+ * `control` function the host enters through (`resolve` a tool call, fire `timers`).
+ *
+ * Evaluated with `context.evalClosure(CELL_PRELUDE, [send, configJson], { result: { reference: true } })`:
+ * `$0` is an `ivm.Callback({ ignored: true })` (a plain function inside the isolate) and `$1` the
+ * cell's config as JSON. Neither is reachable from user code: they live in this closure only,
+ * and user code is compiled separately as a module. Every message sent to the host is made of
+ * primitives; every error a helper throws is a plain string (§2.6).
+ */
+export const CELL_PRELUDE = `'use strict';
+const send = $0;
+const config = JSON.parse($1);
+const G = globalThis;
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const StringOf = String;
+const NumberOf = Number;
+const isArray = Array.isArray;
+const trunc = Math.trunc;
+const finite = Number.isFinite;
+const createNull = () => Object.create(null);
+const define = Object.defineProperty;
+const PromiseOf = Promise;
+const rejectWith = (reason) => PromiseOf.reject(reason);
+const EXIT = '__codex_code_mode_exit__';
+const limits = config.limits;
+
+let finished = false;
+let outputBytes = 0;
+
+for (const name of ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
+
+function describe(error) {
+  try {
+    const stack = error !== null && (typeof error === 'object' || typeof error === 'function') ? error.stack : undefined;
+    if (typeof stack === 'string') return stack;
+  } catch (_) {}
+  try { return StringOf(error); } catch (_) { return 'unknown error'; }
+}
+
+function utf8Length(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) { bytes += 4; i++; }
+    else bytes += 3;
+  }
+  return bytes;
+}
+
+function charge(text) {
+  const remaining = limits.maxOutputBytes - outputBytes;
+  const bytes = text.length > remaining ? remaining + 1 : utf8Length(text);
+  if (bytes > remaining) throw 'exec output limit exceeded: a cell may produce at most ' + limits.maxOutputBytes + ' bytes of output';
+  outputBytes += bytes;
+}
+
+function toText(value) {
+  if (typeof value === 'string') return value;
+  const type = typeof value;
+  if (value === undefined || value === null || type === 'boolean' || type === 'number' || type === 'bigint') return StringOf(value);
+  let json;
+  try { json = stringify(value); } catch (error) { throw describeMessage(error); }
+  if (json === undefined) return StringOf(value);
+  return json;
+}
+
+function describeMessage(error) {
+  try { return StringOf(error); } catch (_) { return 'unknown error'; }
+}
+
+function settle(failed, error) {
+  if (finished) return;
+  finished = true;
+  let errorText = '';
+  let hasError = 0;
+  if (failed && error !== EXIT) { hasError = 1; errorText = describe(error); }
+  const pairs = [];
+  for (const key in writes) pairs.push([key, writes[key]]);
+  send('done', hasError, errorText, stringify(pairs));
+}
+
+// ---- text / image / notify -------------------------------------------------------------
+function text(value) {
+  const item = toText(value);
+  charge(item);
+  if (!finished) send('text', item);
+}
+
+const IMAGE_SHAPE = 'image expects a non-empty image URL string, an object with image_url and optional detail, or a raw MCP image block';
+const DETAILS = ['auto', 'low', 'high', 'original'];
+
+function normalizeDetail(detail) {
+  const lower = detail.toLowerCase();
+  if (DETAILS.indexOf(lower) < 0) throw 'image detail must be one of: auto, low, high, original';
+  return lower;
+}
+
+function image(imageUrlOrItem, detail) {
+  let url;
+  let chosen;
+  const first = imageUrlOrItem;
+  if (typeof first === 'string') {
+    if (first === '') throw IMAGE_SHAPE;
+    url = first;
+  } else if (first !== null && typeof first === 'object' && !isArray(first)) {
+    if (typeof first.image_url === 'string') {
+      if (first.image_url === '') throw IMAGE_SHAPE;
+      url = first.image_url;
+      const own = first.detail;
+      if (own !== undefined && own !== null) {
+        if (typeof own !== 'string') throw 'image detail must be a string when provided';
+        chosen = normalizeDetail(own);
+      }
+    } else if (typeof first.type === 'string') {
+      if (first.type !== 'image') throw 'image only accepts MCP image blocks, got ' + stringify(first.type);
+      const data = first.data;
+      if (typeof data !== 'string' || data === '') throw IMAGE_SHAPE;
+      const mime = typeof first.mimeType === 'string' ? first.mimeType : typeof first.mime_type === 'string' ? first.mime_type : 'application/octet-stream';
+      url = /^data:/i.test(data) ? data : 'data:' + mime + ';base64,' + data;
+      const meta = first._meta;
+      const metaDetail = meta !== null && typeof meta === 'object' ? meta['codex/imageDetail'] : undefined;
+      if (typeof metaDetail === 'string' && DETAILS.indexOf(metaDetail.toLowerCase()) >= 0) chosen = metaDetail.toLowerCase();
+    } else {
+      throw IMAGE_SHAPE;
+    }
+  } else {
+    throw IMAGE_SHAPE;
+  }
+  if (detail !== undefined && detail !== null) {
+    if (typeof detail !== 'string') throw 'image detail must be a string when provided';
+    chosen = normalizeDetail(detail);
+  }
+  if (/^https?:/i.test(url)) throw 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
+  if (!/^data:/i.test(url)) throw 'image expects a base64 data: URL';
+  charge(url);
+  if (!finished) send('image', url, chosen === undefined ? 'high' : chosen);
+}
+
+function notify(value) {
+  const message = toText(value);
+  if (message.trim() === '') throw 'notify expects non-empty text';
+  charge(message);
+  if (!finished) send('notify', message);
+}
+
+function yield_control() {
+  if (!finished) send('yield');
+}
+
+function exit() {
+  throw EXIT;
+}
+
+// ---- store / load ----------------------------------------------------------------------
+const stored = createNull();
+const writes = createNull();
+for (const pair of parse(config.stored)) stored[pair[0]] = pair[1];
+
+function coerceKey(key, helper) {
+  try { return '' + \`\${key}\`; } catch (_) { throw helper + ' key must be a string'; }
+}
+
+function store(key, value) {
+  const name = coerceKey(key, 'store');
+  let json;
+  try { json = stringify(value); } catch (error) { throw describeMessage(error); }
+  if (json === undefined) throw 'Unable to store ' + stringify(name) + '. Only plain serializable objects can be stored.';
+  stored[name] = json;
+  writes[name] = json;
+}
+
+function load(key) {
+  const name = coerceKey(key, 'load');
+  const json = stored[name];
+  return json === undefined ? undefined : parse(json);
+}
+
+// ---- timers ----------------------------------------------------------------------------
+const timers = createNull();
+let timerSequence = 0;
+
+function setTimeout(callback, delayMs) {
+  if (typeof callback !== 'function') throw 'setTimeout expects a function callback';
+  let delay = 0;
+  try { delay = NumberOf(delayMs); } catch (_) { delay = 0; }
+  delay = finite(delay) && delay > 0 ? trunc(delay) : 0;
+  const id = ++timerSequence;
+  timers[id] = callback;
+  if (!finished) send('set-timer', id, delay);
+  return id;
+}
+
+function clearTimeout(id) {
+  if (id === undefined || id === null) return;
+  let value;
+  try { value = NumberOf(id); } catch (_) { throw 'clearTimeout expects a numeric timeout id'; }
+  if (!finished && finite(value) && value > 0) {
+    const key = trunc(value);
+    if (timers[key] !== undefined) {
+      delete timers[key];
+      send('clear-timer', key);
+    }
+  }
+}
+
+// ---- tools -----------------------------------------------------------------------------
+const pending = createNull();
+let inFlight = 0;
+let callSequence = 0;
+
+function makeTool(name, kind) {
+  return function (args) {
+    let json;
+    if (args !== undefined) {
+      try { json = stringify(args); } catch (error) { throw describeMessage(error); }
+    }
+    if (kind === 'freeform') {
+      if (json === undefined || json.charCodeAt(0) !== 34) return rejectWith('tool \\\`' + name + '\\\` expects a string input');
+    } else if (json === undefined) {
+      json = '{}';
+    } else if (json.charCodeAt(0) !== 123) {
+      return rejectWith('tool \\\`' + name + '\\\` expects a JSON object for arguments');
+    }
+    if (finished) return new PromiseOf(() => {});
+    if (inFlight >= limits.maxInFlightCalls) {
+      return rejectWith('tool \\\`' + name + '\\\` was not called: this cell already has ' + limits.maxInFlightCalls + ' nested tool calls in flight (limit)');
+    }
+    const id = 'tool-' + ++callSequence;
+    return new PromiseOf((resolve, reject) => {
+      pending[id] = { resolve, reject };
+      inFlight++;
+      send('call', id, name, json);
+    });
+  };
+}
+
+const toolFunctions = {};
+const allTools = [];
+for (const tool of config.tools) {
+  define(toolFunctions, tool.name, { value: makeTool(tool.name, tool.kind), writable: true, enumerable: true, configurable: true });
+  allTools.push({ name: tool.name, description: tool.description });
+}
+
+// ---- globals ---------------------------------------------------------------------------
+G.tools = toolFunctions;
+G.ALL_TOOLS = allTools;
+G.text = text;
+G.image = image;
+G.notify = notify;
+G.yield_control = yield_control;
+G.exit = exit;
+G.setTimeout = setTimeout;
+G.clearTimeout = clearTimeout;
+if (config.storeEnabled) {
+  G.store = store;
+  G.load = load;
+}
+define(G, '__switchyard_take', {
+  configurable: true,
+  value: function () { delete G.__switchyard_take; return settle; },
+});
+
+return function control(kind, a, b, c) {
+  if (finished) return;
+  if (kind === 'resolve') {
+    const entry = pending[a];
+    if (entry === undefined) return;
+    delete pending[a];
+    inFlight--;
+    if (b === 1) entry.resolve(c === undefined ? undefined : parse(c));
+    else entry.reject(c);
+  } else if (kind === 'timers') {
+    const ids = parse(a);
+    for (let i = 0; i < ids.length && !finished; i++) {
+      const callback = timers[ids[i]];
+      if (callback === undefined) continue;
+      delete timers[ids[i]];
+      try { callback(); } catch (error) { settle(true, error); }
+    }
+  }
+};
+`;
+
+/** Prepended to user code (same line, so line numbers hold); takes the settle function before user code runs. */
+export const MODULE_PREFIX =
+  'const __switchyard_settle = globalThis.__switchyard_take(); let __switchyard_ok = false; try { ';
+
+/** Appended to user code: a module-level success or failure settles the cell (an `exit()` sentinel counts as success). */
+export const MODULE_SUFFIX =
+  '\n;__switchyard_ok = true; } catch (__switchyard_error) { __switchyard_settle(true, __switchyard_error); } if (__switchyard_ok) __switchyard_settle(false);';

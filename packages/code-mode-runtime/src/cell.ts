@@ -1,0 +1,389 @@
+import ivm from 'isolated-vm';
+import type { ContentItem, InputImageItem } from '@switchyard/protocol';
+import { errorMessage } from '@switchyard/protocol';
+import type { CellHost, CellObservation, CellToolDescriptor } from './cell-host';
+import { CELL_PRELUDE } from './cell-prelude';
+import { compileCellModule } from './cell-source';
+import { nullPrototype } from './null-prototype';
+
+/** Per-cell resource limits (see `CodeModeRuntimeOptions`). */
+export interface CellLimits {
+  heapMb: number;
+  cpuTimeMs?: number;
+  wallTimeMs?: number;
+  maxInFlightCalls: number;
+  maxOutputBytes: number;
+}
+
+/** How long terminate waits for cancelled nested calls to settle before it answers. */
+const CANCEL_GRACE_MS = 100;
+/** How often the CPU-time limit is checked. */
+const CPU_POLL_MS = 10;
+
+export type CellState = 'running' | 'completed' | 'terminating' | 'closed';
+
+interface Observer {
+  resolve(observation: CellObservation): void;
+  startedAt: number;
+  timer?: NodeJS.Timeout;
+}
+
+interface PendingCall {
+  controller: AbortController;
+  settled: Promise<void>;
+}
+
+export interface CellOptions {
+  id: string;
+  host: CellHost;
+  limits: CellLimits;
+  storedSnapshot: Array<[string, string]>;
+  storedValues: boolean;
+  /** Merges the cell's stored writes into the session; called atomically with the transition to completed. */
+  commit(writes: Array<[string, string]>): void;
+  /** Called once when the cell leaves its session. */
+  closed(cell: Cell): void;
+}
+
+const elapsed = (startedAt: number) => performance.now() - startedAt;
+
+/**
+ * One cell: an isolate running the module off the host thread (async isolated-vm entries on its
+ * thread pool), the host end of the message bridge, and the observation state machine of
+ * reference §3 (running → completed → closed, or running → terminating → closed).
+ */
+export class Cell {
+  readonly id: string;
+  state: CellState = 'running';
+  private readonly options: CellOptions;
+  private buffer: ContentItem[] = [];
+  private observer: Observer | undefined;
+  private completion: { error?: string } | undefined;
+  private readonly pendingCalls = new Map<string, PendingCall>();
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private dueTimers: number[] = [];
+  private isolate: ivm.Isolate | undefined;
+  private control: ivm.Reference<(kind: string, a?: unknown, b?: unknown, c?: unknown) => void> | undefined;
+  private killedByHost = false;
+  private wallTimer: NodeJS.Timeout | undefined;
+  private cpuMonitor: NodeJS.Timeout | undefined;
+  private termination: Promise<void> | undefined;
+
+  constructor(options: CellOptions) {
+    this.options = options;
+    this.id = options.id;
+  }
+
+  /** Creates the isolate, installs the globals, compiles and starts the module. Never throws. */
+  async start(source: string, tools: readonly CellToolDescriptor[], typescript: boolean | undefined): Promise<void> {
+    const { limits } = this.options;
+    try {
+      if (limits.wallTimeMs !== undefined) {
+        this.wallTimer = setTimeout(() => this.kill(`exec cell exceeded its wall time limit of ${limits.wallTimeMs} ms`), limits.wallTimeMs);
+      }
+      const isolate = new ivm.Isolate(nullPrototype({ memoryLimit: limits.heapMb }));
+      this.isolate = isolate;
+      if (this.state !== 'running') return this.dispose();
+      const context = await isolate.createContext();
+      if (this.state !== 'running') return this.dispose();
+      const config = JSON.stringify({
+        tools: tools.map((tool) => ({ name: tool.name, description: tool.description, kind: tool.kind })),
+        stored: JSON.stringify(this.options.storedSnapshot),
+        storeEnabled: this.options.storedValues,
+        limits: { maxInFlightCalls: limits.maxInFlightCalls, maxOutputBytes: limits.maxOutputBytes },
+      });
+      const send = new ivm.Callback(
+        (kind: unknown, a: unknown, b: unknown, c: unknown) => this.onMessage(kind, a, b, c),
+        nullPrototype({ ignored: true as const }),
+      );
+      this.control = (await context.evalClosure(CELL_PRELUDE, [send, config], nullPrototype({ result: nullPrototype({ reference: true as const }) }))) as never;
+      if (this.state !== 'running') return this.dispose();
+      const compiled = await compileCellModule(isolate, source, typescript);
+      if (this.state !== 'running') return this.dispose();
+      if ('error' in compiled) return this.complete(compiled.error, undefined);
+      await compiled.module.instantiate(context, (specifier) => {
+        throw new Error(`Unsupported import in exec: ${specifier}`);
+      });
+      if (this.state !== 'running') return this.dispose();
+      if (limits.cpuTimeMs !== undefined) {
+        const budgetNs = BigInt(limits.cpuTimeMs) * 1_000_000n;
+        this.cpuMonitor = setInterval(() => {
+          if (this.state !== 'running' || !this.isolate || this.isolate.isDisposed) return;
+          if (this.isolate.cpuTime > budgetNs) this.kill(`exec cell exceeded its CPU time limit of ${limits.cpuTimeMs} ms`);
+        }, CPU_POLL_MS);
+      }
+      compiled.module.evaluate(nullPrototype({})).then(
+        () => compiled.module.release(),
+        (error) => this.onEntryError(error),
+      );
+    } catch (error) {
+      if (this.state !== 'running') return;
+      if (this.isolate?.isDisposed && !this.killedByHost) return this.runtimeLost(error);
+      this.complete(`exec runtime failed to start: ${errorMessage(error)}`, undefined);
+    }
+  }
+
+  /** Attaches an observer (reference §3.3). The caller checked state and the single-observer rule. */
+  observe(yieldTimeMs: number, startedAt: number): Promise<CellObservation> {
+    if (this.state === 'completed') {
+      const observation = this.completedObservation(startedAt);
+      this.close();
+      return Promise.resolve(observation);
+    }
+    if (this.state === 'terminating') {
+      return (this.termination ?? Promise.resolve()).then(() => ({ kind: 'terminated', cellId: this.id, items: [], wallTimeMs: elapsed(startedAt) }));
+    }
+    return new Promise((resolve) => {
+      const observer: Observer = { resolve, startedAt };
+      observer.timer = setTimeout(() => this.yieldNow(), Math.max(0, yieldTimeMs));
+      this.observer = observer;
+    });
+  }
+
+  hasObserver(): boolean {
+    return this.observer !== undefined;
+  }
+
+  /**
+   * Terminates (reference §3.4): a committed completion wins; otherwise the isolate is disposed,
+   * nested calls are aborted (awaited up to a 100 ms grace) and the unobserved output returned.
+   */
+  async terminate(startedAt: number): Promise<CellObservation> {
+    if (this.state === 'completed') {
+      const observation = this.completedObservation(startedAt);
+      this.close();
+      return observation;
+    }
+    this.state = 'terminating';
+    const items = this.takeBuffer();
+    const prior = this.detachObserver();
+    const settled = this.teardown();
+    let finish!: () => void;
+    this.termination = new Promise<void>((resolve) => (finish = resolve));
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, CANCEL_GRACE_MS).unref())]);
+    this.close();
+    finish();
+    prior?.resolve({ kind: 'terminated', cellId: this.id, items: [], wallTimeMs: elapsed(prior.startedAt) });
+    return { kind: 'terminated', cellId: this.id, items, wallTimeMs: elapsed(startedAt) };
+  }
+
+  /** Session shutdown: stop whatever runs, answer an attached observer with `terminated`. */
+  async shutdown(): Promise<void> {
+    if (this.state === 'closed') return;
+    if (this.state === 'terminating') return this.termination;
+    if (this.state === 'completed') return this.close();
+    const observer = this.observer;
+    const startedAt = observer?.startedAt ?? performance.now();
+    const observation = await this.terminate(startedAt);
+    observer?.resolve(observation);
+  }
+
+  // ---- isolate → host ------------------------------------------------------------------
+  private onMessage(kind: unknown, a: unknown, b: unknown, c: unknown): void {
+    if (this.state !== 'running') return;
+    switch (kind) {
+      case 'text':
+        if (typeof a === 'string') this.buffer.push({ type: 'input_text', text: a });
+        return;
+      case 'image':
+        if (typeof a === 'string' && typeof b === 'string') {
+          this.buffer.push({ type: 'input_image', image_url: a, detail: b as InputImageItem['detail'] });
+        }
+        return;
+      case 'notify':
+        if (typeof a === 'string') {
+          try {
+            this.options.host.notify({ cellId: this.id, text: a });
+          } catch {
+            // a broken host never fails the cell
+          }
+        }
+        return;
+      case 'yield':
+        if (this.observer) this.yieldNow();
+        return;
+      case 'call':
+        if (typeof a === 'string' && typeof b === 'string' && typeof c === 'string') this.onCall(a, b, c);
+        return;
+      case 'set-timer':
+        if (typeof a === 'number' && typeof b === 'number') this.onSetTimer(a, b);
+        return;
+      case 'clear-timer':
+        if (typeof a === 'number') {
+          clearTimeout(this.timers.get(a));
+          this.timers.delete(a);
+        }
+        return;
+      case 'done':
+        if (typeof b === 'string' && typeof c === 'string') {
+          let writes: Array<[string, string]> = [];
+          try {
+            writes = JSON.parse(c);
+          } catch {
+            writes = [];
+          }
+          this.complete(a === 1 ? b : undefined, writes);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onCall(runtimeToolCallId: string, tool: string, inputJson: string): void {
+    const controller = new AbortController();
+    let result: Promise<unknown>;
+    try {
+      const input = JSON.parse(inputJson);
+      result = Promise.resolve(
+        this.options.host.invokeTool({ cellId: this.id, runtimeToolCallId, tool, input, signal: controller.signal }),
+      );
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    const settled = result.then(
+      (value) => this.resolveCall(runtimeToolCallId, true, value),
+      (error) => this.resolveCall(runtimeToolCallId, false, toolErrorText(error)),
+    );
+    this.pendingCalls.set(runtimeToolCallId, { controller, settled });
+  }
+
+  private resolveCall(runtimeToolCallId: string, ok: boolean, value: unknown): void {
+    this.pendingCalls.delete(runtimeToolCallId);
+    if (this.state !== 'running') return;
+    if (ok) {
+      let json: string | undefined;
+      try {
+        json = JSON.stringify(value);
+      } catch (error) {
+        return this.enter('resolve', runtimeToolCallId, 0, `tool result is not JSON-serializable: ${errorMessage(error)}`);
+      }
+      this.enter('resolve', runtimeToolCallId, 1, json);
+    } else {
+      this.enter('resolve', runtimeToolCallId, 0, value as string);
+    }
+  }
+
+  private onSetTimer(id: number, delay: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      // Timers due in the same host tick enter the isolate once, in order.
+      if (this.dueTimers.length === 0) setImmediate(() => this.flushTimers());
+      this.dueTimers.push(id);
+    }, delay);
+    this.timers.set(id, timer);
+  }
+
+  private flushTimers(): void {
+    const ids = this.dueTimers;
+    this.dueTimers = [];
+    if (ids.length > 0) this.enter('timers', JSON.stringify(ids));
+  }
+
+  /** Enters the isolate asynchronously (isolated-vm thread pool); failures are inspected, never thrown. */
+  private enter(kind: string, a?: unknown, b?: unknown, c?: unknown): void {
+    const control = this.control;
+    if (!control || this.state !== 'running' || this.isolate?.isDisposed) return;
+    control.apply(undefined, [kind, a, b, c] as never, nullPrototype({})).then(undefined, (error: unknown) => this.onEntryError(error));
+  }
+
+  /** An entry failed: a disposed isolate we did not kill is a lost runtime; anything else is an ignored unhandled rejection. */
+  private onEntryError(error: unknown): void {
+    if (this.state !== 'running') return;
+    if (this.isolate?.isDisposed && !this.killedByHost) this.runtimeLost(error);
+  }
+
+  private runtimeLost(error: unknown): void {
+    const message = errorMessage(error);
+    const reason = /memory limit/i.test(message) ? `: the cell exceeded its heap limit of ${this.options.limits.heapMb} MB` : '';
+    this.complete(`exec runtime ended unexpectedly${reason}`, undefined);
+  }
+
+  /** Fails the cell because a limit was hit: the isolate is disposed, stored writes are discarded. */
+  private kill(error: string): void {
+    if (this.state !== 'running') return;
+    this.complete(error, undefined);
+  }
+
+  // ---- state transitions ---------------------------------------------------------------
+  /** Completion (reference §3.5, §5): commit writes atomically with the transition, then tear down. */
+  private complete(error: string | undefined, writes: Array<[string, string]> | undefined): void {
+    if (this.state !== 'running') return;
+    if (writes && writes.length > 0) this.options.commit(writes);
+    this.state = 'completed';
+    this.completion = error === undefined ? {} : { error };
+    void this.teardown();
+    const observer = this.detachObserver();
+    if (observer) {
+      observer.resolve(this.completedObservation(observer.startedAt));
+      this.close();
+    }
+  }
+
+  private completedObservation(startedAt: number): CellObservation {
+    const observation: CellObservation = { kind: 'completed', cellId: this.id, items: this.takeBuffer(), wallTimeMs: elapsed(startedAt) };
+    if (this.completion?.error !== undefined) observation.error = this.completion.error;
+    return observation;
+  }
+
+  private yieldNow(): void {
+    const observer = this.detachObserver();
+    if (!observer) return;
+    observer.resolve({ kind: 'yielded', cellId: this.id, items: this.takeBuffer(), wallTimeMs: elapsed(observer.startedAt) });
+  }
+
+  private detachObserver(): Observer | undefined {
+    const observer = this.observer;
+    this.observer = undefined;
+    if (observer?.timer) clearTimeout(observer.timer);
+    return observer;
+  }
+
+  private takeBuffer(): ContentItem[] {
+    const items = this.buffer;
+    this.buffer = [];
+    return items;
+  }
+
+  /** Stops everything the cell owns; resolves when the aborted nested calls have settled. */
+  private teardown(): Promise<unknown> {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.dueTimers = [];
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    if (this.cpuMonitor) clearInterval(this.cpuMonitor);
+    this.dispose();
+    const settled: Promise<void>[] = [];
+    for (const call of this.pendingCalls.values()) {
+      call.controller.abort();
+      settled.push(call.settled);
+    }
+    this.pendingCalls.clear();
+    return Promise.all(settled);
+  }
+
+  private dispose(): void {
+    this.killedByHost = true;
+    const isolate = this.isolate;
+    if (isolate && !isolate.isDisposed) {
+      try {
+        isolate.dispose();
+      } catch {
+        // already gone
+      }
+    }
+    this.control = undefined;
+  }
+
+  private close(): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.buffer = [];
+    this.options.closed(this);
+  }
+}
+
+function toolErrorText(error: unknown): string {
+  if (typeof error === 'string') return error;
+  return errorMessage(error);
+}

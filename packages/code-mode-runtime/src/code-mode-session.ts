@@ -1,0 +1,122 @@
+import { SwitchyardError } from '@switchyard/protocol';
+import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, ObserveOptions } from './cell-host';
+import { Cell, type CellLimits } from './cell';
+
+/** Everything a session needs from its runtime. */
+export interface SessionSettings {
+  host: CellHost;
+  limits: CellLimits;
+  maxCells: number;
+  storedValues: boolean;
+  nextCellId(): string;
+  /** Called once the session has shut down. */
+  closed(session: Session): void;
+}
+
+const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec cell ${cellId} not found`);
+const shuttingDown = () => new SwitchyardError('SHUTTING_DOWN', 'code mode session is shutting down');
+
+/** One session: its cells and its stored-values map (reference §3.6, §5). */
+export class Session implements CodeModeSession {
+  private readonly settings: SessionSettings;
+  private readonly cells = new Map<string, Cell>();
+  /** key → JSON text; shared by the session's cells, snapshotted at each cell's start. */
+  private readonly stored = new Map<string, string>();
+  private shutdownPromise: Promise<void> | undefined;
+
+  constructor(settings: SessionSettings) {
+    this.settings = settings;
+  }
+
+  async createCell(options: CreateCellOptions): Promise<{ cellId: string; observation: CellObservation }> {
+    const startedAt = performance.now();
+    if (this.shutdownPromise) throw shuttingDown();
+    validateCreateOptions(options);
+    let running = 0;
+    for (const cell of this.cells.values()) if (cell.state === 'running' || cell.state === 'terminating') running++;
+    if (running >= this.settings.maxCells) {
+      throw new SwitchyardError(
+        'LIMIT_EXCEEDED',
+        `exec cell limit reached: this session already runs ${running} cells (limit ${this.settings.maxCells}); wait for one to finish or terminate one`,
+      );
+    }
+    const cell = new Cell({
+      id: this.settings.nextCellId(),
+      host: this.settings.host,
+      limits: this.settings.limits,
+      storedSnapshot: [...this.stored],
+      storedValues: this.settings.storedValues,
+      commit: (writes) => {
+        for (const [key, json] of writes) if (typeof key === 'string' && typeof json === 'string') this.stored.set(key, json);
+      },
+      closed: (closedCell) => {
+        this.cells.delete(closedCell.id);
+        try {
+          this.settings.host.cellClosed(closedCell.id);
+        } catch {
+          // a broken host never harms the runtime
+        }
+      },
+    });
+    this.cells.set(cell.id, cell);
+    // The first observer attaches before the cell's first instruction, so a yield_control()
+    // can never race with it (reference §3.3 "before the first observation").
+    const observation = cell.observe(options.yieldTimeMs, startedAt);
+    void cell.start(options.source, options.tools, options.typescript);
+    return { cellId: cell.id, observation: await observation };
+  }
+
+  async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
+    const startedAt = performance.now();
+    if (options?.terminate) return this.terminate(cellId);
+    if (this.shutdownPromise) throw shuttingDown();
+    const cell = this.cells.get(cellId);
+    if (!cell) throw notFound(cellId);
+    if (cell.hasObserver()) {
+      throw new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} already has an active observer`);
+    }
+    const yieldTimeMs = options?.yieldTimeMs;
+    if (typeof yieldTimeMs !== 'number' || Number.isNaN(yieldTimeMs) || yieldTimeMs < 0) {
+      throw new SwitchyardError('INVALID_INPUT', 'observe expects a non-negative yieldTimeMs');
+    }
+    return cell.observe(yieldTimeMs, startedAt);
+  }
+
+  async terminate(cellId: string): Promise<CellObservation> {
+    const startedAt = performance.now();
+    if (this.shutdownPromise) throw shuttingDown();
+    const cell = this.cells.get(cellId);
+    if (!cell) throw notFound(cellId);
+    if (cell.state === 'terminating') {
+      throw new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} is already terminating`);
+    }
+    return cell.terminate(startedAt);
+  }
+
+  shutdown(): Promise<void> {
+    if (!this.shutdownPromise) {
+      this.shutdownPromise = Promise.all([...this.cells.values()].map((cell) => cell.shutdown())).then(() => {
+        this.settings.closed(this);
+      });
+    }
+    return this.shutdownPromise;
+  }
+}
+
+function validateCreateOptions(options: CreateCellOptions): void {
+  const invalid = (message: string) => new SwitchyardError('INVALID_INPUT', message);
+  if (typeof options !== 'object' || options === null) throw invalid('createCell expects an options object');
+  if (typeof options.source !== 'string') throw invalid('createCell expects `source` to be a string');
+  if (typeof options.yieldTimeMs !== 'number' || Number.isNaN(options.yieldTimeMs) || options.yieldTimeMs < 0) {
+    throw invalid('createCell expects a non-negative `yieldTimeMs`');
+  }
+  if (options.typescript !== undefined && typeof options.typescript !== 'boolean') throw invalid('createCell expects `typescript` to be a boolean');
+  if (!Array.isArray(options.tools)) throw invalid('createCell expects `tools` to be an array');
+  for (const tool of options.tools) {
+    if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || tool.name === '') {
+      throw invalid('createCell expects every tool to have a non-empty string `name`');
+    }
+    if (typeof tool.description !== 'string') throw invalid(`tool \`${tool.name}\` needs a string \`description\``);
+    if (tool.kind !== 'function' && tool.kind !== 'freeform') throw invalid(`tool \`${tool.name}\` has kind ${String(tool.kind)}; expected function or freeform`);
+  }
+}

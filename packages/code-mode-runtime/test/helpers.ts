@@ -1,0 +1,65 @@
+import type { JsonValue } from '@switchyard/protocol';
+import type { CellHost, CellToolDescriptor, CellToolRequest, CodeModeRuntimeOptions, CodeModeSession } from '../src/index';
+import { createCodeModeRuntime } from '../src/index';
+
+/** A tool a test invents: the handler gets the request and returns (or throws) the result. */
+export type TestTool = (request: CellToolRequest) => Promise<JsonValue> | JsonValue;
+
+/** A recording CellHost over invented tools. */
+export function createTestHost(tools: Record<string, TestTool> = {}) {
+  const calls: CellToolRequest[] = [];
+  const notifications: Array<{ cellId: string; text: string }> = [];
+  const closed: string[] = [];
+  const host: CellHost = {
+    async invokeTool(request) {
+      calls.push(request);
+      const tool = tools[request.tool];
+      if (!tool) throw `tool \`${request.tool}\` is not enabled in exec`;
+      return tool(request);
+    },
+    notify(event) {
+      notifications.push(event);
+    },
+    cellClosed(cellId) {
+      closed.push(cellId);
+    },
+  };
+  return { host, calls, notifications, closed };
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `predicate` holds (polling), failing after `timeoutMs`. */
+export async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
+export const fn = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
+export const freeform = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });
+
+/** A runtime + session pair; `run` creates a cell and waits up to 10 s for it (most tests complete well before). */
+export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRuntimeOptions = {}) {
+  const runtime = createCodeModeRuntime(options);
+  const recorder = createTestHost(tools);
+  const session: CodeModeSession = runtime.openSession(recorder.host);
+  const descriptors = Object.keys(tools).map((name) => fn(name));
+  const run = async (source: string, extra: { tools?: CellToolDescriptor[]; yieldTimeMs?: number; typescript?: boolean } = {}) => {
+    const { observation } = await session.createCell({
+      source,
+      tools: extra.tools ?? descriptors,
+      yieldTimeMs: extra.yieldTimeMs ?? 10_000,
+      typescript: extra.typescript,
+    });
+    return observation;
+  };
+  /** The texts of a completed run, or a thrown assertion showing what came back instead. */
+  const texts = async (source: string, extra: Parameters<typeof run>[1] = {}) => {
+    const observation = await run(source, extra);
+    return observation.items.map((item) => (item.type === 'input_text' ? item.text : `[image ${item.image_url} ${item.detail}]`));
+  };
+  return { runtime, session, run, texts, ...recorder };
+}
