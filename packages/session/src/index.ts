@@ -1,1 +1,6 @@
+export { createSession } from './session';
+export type { RunTurnOptions, Session, SessionOptions, Step, Turn, TurnOptions, TurnResult } from './session';
+export { createScriptedModel } from './scripted-model';
+export type { ScriptedModel, ScriptedModelOptions, ScriptedResponse } from './scripted-model';
+export type { SessionEvent, SessionEventListener, SessionEventType, SessionLoopEvent } from './session-events';
 export { VERSION } from './version';

@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FatalToolError,
+  ModelRequestError,
+  defineFunctionTool,
+  type HookRunner,
+  type ResponseItem,
+  type ToolExecutor,
+} from '@switchyard/protocol';
+import type { ToolPlan } from '@switchyard/planner';
+import { createScriptedModel } from './scripted-model';
+import { createSession } from './session';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function sleeper(name: string, log: string[]): ToolExecutor {
+  return defineFunctionTool({
+    name,
+    description: `Sleeps then answers ${name}.`,
+    parameters: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
+    supportsParallelToolCalls: true,
+    async handle({ args, signal }) {
+      log.push(`start ${name}`);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, args.ms as number);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      });
+      log.push(`end ${name}`);
+      return `${name} done`;
+    },
+  });
+}
+
+const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
+const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
+
+describe('session turn loop', () => {
+  it('records outputs in call order when calls finish out of order, then follows up', async () => {
+    const log: string[] = [];
+    const session = createSession({ tools: [sleeper('slow', log), sleeper('fast', log)] });
+    const model = createScriptedModel([[call('c1', 'slow', { ms: 150 }), call('c2', 'fast', { ms: 10 })], [say('all done')]]);
+    const result = await session.runTurn({ model, input: 'go' });
+    expect(log).toEqual(['start slow', 'start fast', 'end fast', 'end slow']);
+    const outputs = result.items.filter((item) => item.type === 'function_call_output');
+    expect(outputs).toEqual([
+      { type: 'function_call_output', call_id: 'c1', output: 'slow done' },
+      { type: 'function_call_output', call_id: 'c2', output: 'fast done' },
+    ]);
+    expect(result.finalText).toBe('all done');
+    expect(result.steps).toBe(2);
+    // the follow-up request carries the outputs in call order
+    const second = model.requests[1].input.slice(-2);
+    expect(second.map((item) => (item as { call_id: string }).call_id)).toEqual(['c1', 'c2']);
+    await session.shutdown();
+  });
+
+  it('a retried sampling request reuses the same plan object; a follow-up step rebuilds it', async () => {
+    const session = createSession({ tools: [sleeper('t', [])] });
+    const plans: Array<{ attempt: number; stepIndex: number; plan: ToolPlan }> = [];
+    session.on('model-request', (event) => plans.push({ attempt: event.attempt, stepIndex: event.stepIndex, plan: event.plan }));
+    const model = createScriptedModel([
+      new ModelRequestError('overloaded', { retryable: true, status: 429 }),
+      [call('c1', 't', { ms: 1 })],
+      [say('ok')],
+    ]);
+    await session.runTurn({ model, input: 'hi' });
+    expect(plans.map((p) => [p.stepIndex, p.attempt])).toEqual([
+      [1, 1],
+      [1, 2],
+      [2, 1],
+    ]);
+    expect(plans[1].plan).toBe(plans[0].plan);
+    expect(plans[2].plan).not.toBe(plans[0].plan);
+    expect(JSON.stringify(plans[2].plan.tools)).toBe(JSON.stringify(plans[0].plan.tools));
+  });
+
+  it('a non-retryable model error and a fatal tool error end the turn with a clear error', async () => {
+    const fatal = defineFunctionTool({ name: 'boom', description: 'd', parameters: { type: 'object' }, handle: () => { throw new FatalToolError('disk on fire'); } });
+    const session = createSession({ tools: [fatal] });
+    await expect(session.runTurn({ model: createScriptedModel([new ModelRequestError('bad request: no such model', { retryable: false, status: 400 })]), input: 'x' })).rejects.toMatchObject({
+      message: 'bad request: no such model',
+    });
+    await expect(session.runTurn({ model: createScriptedModel([[call('f1', 'boom', {})], [say('never')]]), input: 'x' })).rejects.toMatchObject({
+      code: 'FATAL',
+      message: 'disk on fire',
+    });
+  });
+
+  it('hook additional context arrives in the next request as a developer message', async () => {
+    const hooks: HookRunner = {
+      async runPreToolUse() {
+        return { blocked: false, additionalContexts: ['pre: remember the style guide'] };
+      },
+      async runPostToolUse() {
+        return { additionalContexts: [] };
+      },
+    };
+    const session = createSession({ tools: [sleeper('t', [])], hooks });
+    const model = createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]);
+    await session.runTurn({ model, input: 'x' });
+    expect(model.requests[1].input).toContainEqual({ type: 'message', role: 'developer', content: '<hook_context>pre: remember the style guide</hook_context>' });
+  });
+
+  it('cancelling the turn aborts a running tool with the aborted output', async () => {
+    const log: string[] = [];
+    const session = createSession({ tools: [sleeper('long', log)] });
+    const turn = session.beginTurn();
+    const step = await turn.step();
+    const pending = step.dispatch(call('c9', 'long', { ms: 10_000 }));
+    await sleep(50);
+    const started = Date.now();
+    turn.abort();
+    const output = await pending;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(output).toMatchObject({ type: 'function_call_output', call_id: 'c9' });
+    expect((output as { output: string }).output).toMatch(/^aborted by user after \d+\.\ds$/);
+    expect(log).toEqual(['start long']);
+    await turn.end();
+  });
+
+  it('step.tools, step.plan and dispatchAll expose the two tables', async () => {
+    const session = createSession({ tools: [sleeper('a', []), sleeper('b', [])], provider: { namespaceTools: true } });
+    const turn = session.beginTurn();
+    const step = await turn.step();
+    expect(step.tools.map((tool) => (tool as { name: string }).name)).toEqual(['a', 'b']);
+    expect(step.plan.describe().map((row) => row.name)).toEqual(['a', 'b']);
+    const outs = await step.dispatchAll([call('x1', 'b', { ms: 30 }), call('x2', 'a', { ms: 1 }), call('x3', 'nope', {})]);
+    expect(outs).toEqual([
+      { type: 'function_call_output', call_id: 'x1', output: 'b done' },
+      { type: 'function_call_output', call_id: 'x2', output: 'a done' },
+      { type: 'function_call_output', call_id: 'x3', output: 'unsupported call: nope' },
+    ]);
+    await turn.end();
+  });
+
+  it('context usage from model responses feeds the next step context', async () => {
+    const seen: Array<number | undefined> = [];
+    const probe = defineFunctionTool({
+      name: 'probe',
+      description: 'd',
+      parameters: { type: 'object' },
+      handle: ({ invocation }) => {
+        seen.push(invocation.step.contextWindow?.usedTokens);
+        return 'ok';
+      },
+    });
+    const session = createSession({ tools: [probe], model: { contextWindow: 10_000 } });
+    const usage = () => ({ inputTokens: 2000, outputTokens: 500, totalTokens: 2500 });
+    const model = createScriptedModel([[call('p1', 'probe', {})], [call('p2', 'probe', {})], [say('done')]], { usage });
+    await session.runTurn({ model, input: 'x' });
+    expect(seen).toEqual([0, 2500]);
+  });
+});

@@ -1,0 +1,342 @@
+import { randomUUID } from 'node:crypto';
+import EventEmitter from 'eventemitter3';
+import {
+  ModelRequestError,
+  SwitchyardError,
+  isFatalError,
+  isToolCallItem,
+  systemTimeProvider,
+  toWireTools,
+  type ApprovalPolicy,
+  type ApprovalProvider,
+  type CodeModeContributor,
+  type CustomToolCallOutputItem,
+  type HookRunner,
+  type HostedToolSpec,
+  type MessageItem,
+  type ModelClient,
+  type ModelRequest,
+  type ProviderCapabilities,
+  type ResponseItem,
+  type SandboxMode,
+  type StepContext,
+  type SwitchyardEventType,
+  type TimeProvider,
+  type ToolExecutor,
+  type ToolMode,
+  type ToolOutputItem,
+  type WireTool,
+} from '@switchyard/protocol';
+import { planTools, type ToolPlan } from '@switchyard/planner';
+import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
+import { createCodeMode, type CodeMode } from '@switchyard/broker';
+import type { SessionEvent, SessionEventListener, SessionEventType } from './session-events';
+
+export interface SessionOptions {
+  /** `direct` (default), `code-mode` or `code-mode-only`. */
+  toolMode?: ToolMode;
+  /** Executors in the host's order, or a function read at every step (e.g. MCP tools whose list changes). */
+  tools: readonly ToolExecutor[] | (() => readonly ToolExecutor[]);
+  /** Provider-executed specs: visible, never registered. */
+  hostedSpecs?: readonly HostedToolSpec[];
+  /** What the provider accepts. Default: namespaces yes, tool_search no. */
+  provider?: ProviderCapabilities;
+  /** PreToolUse / PostToolUse policy (e.g. `createHookEngine(...)`). */
+  hooks?: HookRunner;
+  /** Workspace root for file and process tools. Default `process.cwd()`. */
+  cwd?: string;
+  /** The model's window and name; `contextWindow` feeds get_context_remaining. */
+  model?: { contextWindow?: number; name?: string; autoCompactTokens?: number };
+  /** Code Mode: a `createCodeMode(...)` value, or runtime options; created lazily when a code mode is planned. */
+  codeMode?: CodeMode | { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
+  approvalPolicy?: ApprovalPolicy;
+  sandboxMode?: SandboxMode;
+  approvals?: ApprovalProvider;
+  time?: TimeProvider;
+  /** Stable id (hook payloads, code-mode session key). Default: a UUID. */
+  sessionId?: string;
+  /** System instructions sent with every request. */
+  instructions?: string;
+  /** Follow-up steps per turn before the turn fails. Default 32. */
+  maxSteps?: number;
+  /** Session-level retries of a retryable model error, reusing the step's plan. Default 2. */
+  maxModelRetries?: number;
+  /** Namespaces kept out of Code Mode. */
+  excludedCodeModeNamespaces?: readonly string[];
+}
+
+/** One sampling step: its context, plan and router, built once (retries reuse them). */
+export interface Step {
+  readonly context: StepContext;
+  readonly plan: ToolPlan;
+  /** The request's `tools` (model-visible specs as wire JSON). */
+  readonly tools: readonly WireTool[];
+  readonly router: ToolRouter;
+  readonly runtime: ToolCallRuntime;
+  /** Wire call item → wire output item (fatal errors reject). Non-call items reject with a CONFIG error. */
+  dispatch(item: ResponseItem): Promise<ToolOutputItem>;
+  /** Dispatches concurrently; outputs in call order. */
+  dispatchAll(items: readonly ResponseItem[]): Promise<ToolOutputItem[]>;
+}
+
+export interface TurnOptions {
+  /** Cancels running tools and pending nested calls. */
+  signal?: AbortSignal;
+}
+
+export interface Turn {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  /** Captures a step context and builds its plan and router. */
+  step(): Promise<Step>;
+  /** Outputs injected by `notify()` since the last call, plus hook context as developer messages. */
+  takeInjected(): ResponseItem[];
+  /** Cancels the turn's running tools. */
+  abort(reason?: unknown): void;
+  /** Ends the turn: detaches its worker (a yielded cell's nested calls queue until the next step). */
+  end(): Promise<void>;
+}
+
+export interface RunTurnOptions {
+  model: ModelClient;
+  /** New input for this turn (a string becomes a user message). */
+  input: string | readonly ResponseItem[];
+  signal?: AbortSignal;
+}
+
+export interface TurnResult {
+  /** Items this turn added to the history (input, model items, outputs, injections). */
+  readonly items: readonly ResponseItem[];
+  /** Text of the model's last assistant message, if any. */
+  readonly finalText?: string;
+  readonly steps: number;
+}
+
+export interface Session {
+  readonly id: string;
+  /** The conversation so far (every turn's items). */
+  readonly history: readonly ResponseItem[];
+  beginTurn(options?: TurnOptions): Turn;
+  runTurn(options: RunTurnOptions): Promise<TurnResult>;
+  on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /** Terminates every cell (within 1 s) and refuses new turns. */
+  shutdown(): Promise<void>;
+}
+
+const TOOL_EVENTS: readonly SwitchyardEventType[] = ['tool-call-start', 'tool-call-end', 'tool-call-blocked', 'tool-call-aborted', 'tool-notification'];
+
+function hookContextMessage(text: string): MessageItem {
+  return { type: 'message', role: 'developer', content: `<hook_context>${text}</hook_context>` };
+}
+
+/** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
+export function createSession(options: SessionOptions): Session {
+  const sessionId = options.sessionId ?? randomUUID();
+  const emitter = new EventEmitter();
+  const emit = (event: SessionEvent) => emitter.emit(event.type, event);
+  const history: ResponseItem[] = [];
+  let usedTokens = 0;
+  let closed = false;
+  let codeMode: CodeMode | undefined = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
+  const ownsCodeMode = !codeMode;
+  const toolMode = options.toolMode ?? 'direct';
+
+  async function codeModeFor(): Promise<CodeModeContributor | undefined> {
+    if (toolMode === 'direct') return undefined;
+    if (!codeMode) {
+      const { createCodeModeRuntime } = await import('@switchyard/code-mode-runtime');
+      const settings = (options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
+      codeMode = createCodeMode({ runtime: createCodeModeRuntime(settings.runtimeOptions as never), maxOutputTokensCap: settings.maxOutputTokensCap });
+    }
+    return codeMode;
+  }
+
+  function beginTurn(turnOptions: TurnOptions = {}): Turn {
+    if (closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+    const id = randomUUID();
+    const controller = new AbortController();
+    const forward = () => controller.abort(turnOptions.signal?.reason);
+    if (turnOptions.signal?.aborted) forward();
+    else turnOptions.signal?.addEventListener('abort', forward, { once: true });
+    const turnState = new Map<string | symbol, unknown>();
+    const pendingContexts: string[] = [];
+    let stepIndex = 0;
+    let detach: (() => void) | undefined;
+    let current: ToolCallRuntime | undefined;
+    emit({ type: 'turn-start', turnId: id });
+
+    const turn: Turn = {
+      id,
+      signal: controller.signal,
+      async step() {
+        stepIndex++;
+        const context: StepContext = {
+          sessionId,
+          turnId: id,
+          stepIndex,
+          cwd: options.cwd ?? process.cwd(),
+          toolMode,
+          provider: { namespaceTools: true, ...options.provider },
+          model: options.model?.name,
+          contextWindow: { windowTokens: options.model?.contextWindow ?? null, usedTokens, autoCompactTokens: options.model?.autoCompactTokens },
+          time: options.time ?? systemTimeProvider,
+          approvalPolicy: options.approvalPolicy,
+          sandboxMode: options.sandboxMode,
+          approvals: options.approvals,
+          turnState,
+        };
+        const executors = typeof options.tools === 'function' ? options.tools() : options.tools;
+        const plan = planTools(context, {
+          executors,
+          hostedSpecs: options.hostedSpecs,
+          codeMode: await codeModeFor(),
+          excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
+        });
+        for (const warning of plan.warnings) emit(warning);
+        const registry = ToolRegistry.from(plan.executors);
+        const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: options.hooks });
+        for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
+        const runtime = new ToolCallRuntime({ router, step: context, signal: controller.signal });
+        const collect = (result: DispatchResult) => {
+          pendingContexts.push(...result.additionalContexts);
+          emit({ type: 'tool-output', turnId: id, item: result.item });
+          return result.item;
+        };
+        const dispatch = async (item: ResponseItem) => {
+          const result = await runtime.handleItem(item);
+          if (!result) throw new SwitchyardError('CONFIG', `not a tool call: ${String((item as { type?: unknown }).type)}`);
+          return collect(result);
+        };
+        current = runtime;
+        detach?.();
+        detach = codeMode ? codeMode.attachWorker(sessionId, runtime) : undefined;
+        const step: Step = {
+          context,
+          plan,
+          tools: plan.tools ?? toWireTools(plan.modelVisibleSpecs),
+          router,
+          runtime,
+          dispatch,
+          dispatchAll: (items) => Promise.all(items.map(dispatch)),
+        };
+        emit({ type: 'step-start', turnId: id, stepIndex, plan });
+        return step;
+      },
+      takeInjected() {
+        const injected: ResponseItem[] = codeMode ? codeMode.takeInjected(sessionId) : [];
+        const contexts = pendingContexts.splice(0, pendingContexts.length);
+        return [...injected, ...contexts.map(hookContextMessage)];
+      },
+      abort(reason?: unknown) {
+        controller.abort(reason);
+      },
+      async end() {
+        detach?.();
+        detach = undefined;
+        current = undefined;
+        turnOptions.signal?.removeEventListener('abort', forward);
+        emit({ type: 'turn-end', turnId: id });
+      },
+    };
+    void current;
+    return turn;
+  }
+
+  async function runTurn(run: RunTurnOptions): Promise<TurnResult> {
+    const turn = beginTurn({ signal: run.signal });
+    const start = history.length;
+    const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
+    history.push(...input);
+    const maxSteps = options.maxSteps ?? 32;
+    const maxRetries = options.maxModelRetries ?? 2;
+    const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
+    let finalText: string | undefined;
+    let steps = 0;
+    try {
+      for (;;) {
+        if (steps >= maxSteps) throw new SwitchyardError('FATAL', `turn exceeded ${maxSteps} steps`);
+        const step = await turn.step();
+        steps++;
+        let calls: Array<Promise<DispatchResult | undefined>> = [];
+        let items: ResponseItem[] = [];
+        for (let attempt = 1; ; attempt++) {
+          history.push(...turn.takeInjected());
+          const request: ModelRequest = {
+            tools: step.tools,
+            input: [...history],
+            parallelToolCalls,
+            instructions: options.instructions,
+            signal: turn.signal,
+          };
+          emit({ type: 'model-request', turnId: turn.id, stepIndex: step.context.stepIndex, attempt, plan: step.plan, request });
+          calls = [];
+          items = [];
+          try {
+            for await (const event of run.model.stream(request)) {
+              if (event.type === 'output-item') {
+                items.push(event.item);
+                emit({ type: 'model-item', turnId: turn.id, item: event.item });
+                // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
+                if (isToolCallItem(event.item)) {
+                  const pending = step.runtime.handleItem(event.item);
+                  pending.catch(() => undefined);
+                  calls.push(pending);
+                }
+              } else if (event.type === 'completed' && event.usage) {
+                usedTokens = event.usage.totalTokens;
+              }
+            }
+            break;
+          } catch (error) {
+            const retryable = error instanceof ModelRequestError || (error as { retryable?: unknown })?.retryable === true;
+            if (!retryable || !(error as ModelRequestError).retryable || attempt > maxRetries || turn.signal.aborted || calls.length > 0) throw error;
+          }
+        }
+        history.push(...items);
+        for (const item of items) {
+          if (item.type === 'message' && (item as MessageItem).role === 'assistant') {
+            const content = (item as MessageItem).content;
+            finalText = typeof content === 'string' ? content : content.map((part) => ('text' in part ? part.text : '')).join('');
+          }
+        }
+        const results = await Promise.all(calls);
+        for (const result of results) {
+          if (!result) continue;
+          history.push(result.item);
+          emit({ type: 'tool-output', turnId: turn.id, item: result.item });
+          for (const text of result.additionalContexts) history.push(hookContextMessage(text));
+        }
+        const toolCalls = results.filter(Boolean).length;
+        if (toolCalls === 0) {
+          history.push(...turn.takeInjected());
+          break;
+        }
+      }
+      await turn.end();
+      return { items: history.slice(start), finalText, steps };
+    } catch (error) {
+      turn.abort(error);
+      await turn.end();
+      if (isFatalError(error) || error instanceof SwitchyardError) throw error;
+      throw new SwitchyardError('FATAL', `turn failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  }
+
+  return {
+    id: sessionId,
+    history,
+    beginTurn,
+    runTurn,
+    on(type, listener) {
+      emitter.on(type, listener as (...args: unknown[]) => void);
+      return () => emitter.off(type, listener as (...args: unknown[]) => void);
+    },
+    async shutdown() {
+      closed = true;
+      if (codeMode && ownsCodeMode) await codeMode.shutdown();
+      else if (codeMode) await codeMode.service.closeSession(sessionId);
+    },
+  };
+}
+
+export type { CustomToolCallOutputItem };
