@@ -1,0 +1,432 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FatalToolError,
+  FunctionToolOutput,
+  RespondToModelError,
+  ToolSearchOutput,
+  createStepContext,
+  defineFreeformTool,
+  defineFunctionTool,
+  toolName,
+  type ToolCall,
+  type ToolExecutor,
+  type ToolOutput,
+} from '@switchyard/protocol';
+import { ToolCallRuntime } from './tool-call-runtime';
+import { functionCall, overlaps, setup, sleep, timedTool, type Interval } from '../test/support';
+
+const echo = defineFunctionTool({
+  name: 'echo',
+  description: 'Echoes its text.',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  handle: ({ args }) => ({ echoed: args.text }),
+});
+const patch = defineFreeformTool({ name: 'apply_patch', description: 'Patches.', handle: ({ input }) => `patched ${input.length} bytes` });
+const searchTool = (output: () => Promise<ToolOutput>): ToolExecutor => ({
+  name: toolName('tool_search'),
+  spec: { type: 'tool_search', execution: 'client', description: 'Search.', parameters: { type: 'object' } },
+  handle: output,
+});
+const searchCall = { type: 'tool_search_call' as const, call_id: 's1', execution: 'client', arguments: { query: 'weather' } };
+
+async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+/** A function tool whose handler waits on its signal forever (or until `teardownMs` after abort when waiting). */
+function hangingTool(name: string, options: { waits?: boolean; teardownMs?: number; log?: string[]; shell?: boolean } = {}): ToolExecutor {
+  return {
+    name: toolName(name),
+    spec: { type: 'function', name, description: 'hangs', parameters: { type: 'object' } },
+    waitsForCancellation: options.waits,
+    abortStyle: options.shell ? 'shell' : undefined,
+    handle: (invocation) =>
+      new Promise<ToolOutput>((resolve) => {
+        invocation.signal.addEventListener('abort', () => {
+          options.log?.push('abort seen');
+          if (options.teardownMs !== undefined) {
+            setTimeout(() => {
+              options.log?.push('teardown done');
+              resolve(FunctionToolOutput.text('late result'));
+            }, options.teardownMs);
+          }
+        });
+      }),
+  };
+}
+
+describe('ToolCallRuntime: error → output table', () => {
+  it('Ok → the output as its wire item (function, custom, tool_search)', async () => {
+    const { runtime } = setup([echo, patch, searchTool(async () => new ToolSearchOutput([{ type: 'function', name: 'x', description: '', strict: false, parameters: {} }]))]);
+    const fn = await runtime.handleItem(functionCall('echo', { text: 'hi' }, 'f1'));
+    expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'f1', output: '{"echoed":"hi"}' });
+    expect(fn?.success).toBe(true);
+    expect(fn?.output.codeModeResult(fn.payload)).toEqual({ echoed: 'hi' });
+    const custom = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: 'abc' });
+    expect(custom?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'p1', output: 'patched 3 bytes' });
+    const search = await runtime.handleItem(searchCall);
+    expect(search?.item).toEqual({
+      type: 'tool_search_output',
+      call_id: 's1',
+      status: 'completed',
+      execution: 'client',
+      tools: [{ type: 'function', name: 'x', description: '', strict: false, parameters: {} }],
+    });
+  });
+
+  it('RespondToModel → tool_search_output (empty), custom_tool_call_output or function_call_output, success false', async () => {
+    const refuse = async (): Promise<ToolOutput> => {
+      throw new RespondToModelError('not today');
+    };
+    const fnTool: ToolExecutor = { ...echo, handle: refuse };
+    const customTool: ToolExecutor = { ...patch, handle: refuse };
+    const { runtime } = setup([fnTool, customTool, searchTool(refuse)]);
+    const search = await runtime.handleItem(searchCall);
+    expect(search?.item).toEqual({ type: 'tool_search_output', call_id: 's1', status: 'completed', execution: 'client', tools: [] });
+    expect(search?.success).toBe(false);
+    const custom = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: 'x' });
+    expect(custom?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'p1', output: 'not today' });
+    expect(custom?.success).toBe(false);
+    const fn = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'f1'));
+    expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'f1', output: 'not today' });
+    expect(fn?.success).toBe(false);
+    expect(fn?.error?.code).toBe('RESPOND_TO_MODEL');
+  });
+
+  it('Fatal → the turn-level error, no output item', async () => {
+    const fatal: ToolExecutor = {
+      ...echo,
+      handle: async () => {
+        throw new FatalToolError('clock exploded');
+      },
+    };
+    const { runtime, events } = setup([fatal]);
+    const error = await rejection(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    expect(error.code).toBe('FATAL');
+    expect(error.message).toBe('clock exploded');
+    expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
+  });
+
+  it('a broken dispatch → fatal INTERNAL "tool task failed to receive: …"', async () => {
+    const { router } = setup([echo]);
+    const broken = Object.create(router, {
+      hooks: {
+        get() {
+          throw new Error('router state lost');
+        },
+      },
+    });
+    const runtime = new ToolCallRuntime({ router: broken, step: createStepContext() });
+    const error = await rejection(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    expect(error.code).toBe('INTERNAL');
+    expect(error.message).toBe('tool task failed to receive: router state lost');
+  });
+
+  it('an output whose wire item cannot be built answers the model instead of crashing', async () => {
+    const brokenOutput: ToolExecutor = {
+      ...echo,
+      handle: async () => ({ ...FunctionToolOutput.text('x'), success: true, toResponseItem: () => { throw new Error('no item'); }, codeModeResult: () => 'x', logPreview: () => 'x' }),
+    };
+    const { runtime } = setup([brokenOutput]);
+    const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'b1'));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'b1', output: 'tool echo returned an output that cannot be sent: no item' });
+    expect(result?.success).toBe(false);
+  });
+});
+
+describe('ToolCallRuntime: dispatch steps', () => {
+  it('lookup miss → "unsupported call: X" / "unsupported custom tool call: X", no events', async () => {
+    const { runtime, events } = setup([echo]);
+    const fn = await runtime.handleItem(functionCall('curr_time', {}, 'm1', 'clock'));
+    expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'm1', output: 'unsupported call: clockcurr_time' });
+    expect(fn?.error?.code).toBe('TOOL_NOT_FOUND');
+    const custom = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'm2', name: 'apply_patch', input: '' });
+    expect(custom?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'm2', output: 'unsupported custom tool call: apply_patch' });
+    expect(events).toEqual([]);
+  });
+
+  it('a namespaced call never reaches the plain tool of the same name', async () => {
+    const { runtime } = setup([echo]);
+    const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'n1', 'mcp__x__'));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'unsupported call: mcp__x__echo' });
+  });
+
+  it('payload kind mismatch → fatal "tool X invoked with incompatible payload"', async () => {
+    const { runtime, events } = setup([patch]);
+    const error = await rejection(runtime.handleItem(functionCall('apply_patch', {})));
+    expect(error.code).toBe('INCOMPATIBLE_PAYLOAD');
+    expect(error.message).toBe('tool apply_patch invoked with incompatible payload');
+    expect(events).toEqual([]);
+  });
+
+  it('malformed arguments and schema violations answer the model before the handler runs, with no events', async () => {
+    let ran = 0;
+    const counted: ToolExecutor = { ...echo, handle: async () => FunctionToolOutput.text(String(++ran)) };
+    const { runtime, events } = setup([counted]);
+    const malformed = await runtime.handleItem(functionCall('echo', '{"text":', 'v1'));
+    expect(malformed?.item.type).toBe('function_call_output');
+    expect((malformed?.item as { output: string }).output).toMatch(/^failed to parse function arguments: .*JSON/);
+    expect(malformed?.error?.code).toBe('INVALID_INPUT');
+    const invalid = await runtime.handleItem(functionCall('echo', { text: 5, loud: true }, 'v2'));
+    const output = (invalid?.item as { output: string }).output;
+    expect(output.startsWith('invalid arguments for echo: ')).toBe(true);
+    expect(output).toContain('arguments.text must be string');
+    expect(output).toContain('arguments.loud is not allowed');
+    expect(invalid?.success).toBe(false);
+    expect(ran).toBe(0);
+    expect(events).toEqual([]);
+  });
+
+  it('skipInputValidation leaves the arguments to the handler', async () => {
+    const lenient: ToolExecutor = { ...echo, skipInputValidation: true, handle: async (inv) => FunctionToolOutput.text(`raw ${(inv.payload as { arguments: string }).arguments}`) };
+    const { runtime } = setup([lenient]);
+    const result = await runtime.handleItem(functionCall('echo', 'not json', 'k1'));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'k1', output: 'raw not json' });
+  });
+
+  it('a throwing plugin handler becomes a model-visible failure naming the tool, never a crash', async () => {
+    const plugin = defineFunctionTool({
+      name: 'get_weather',
+      namespace: 'weather__',
+      description: 'Weather.',
+      parameters: { type: 'object' },
+      handle: () => {
+        throw new TypeError('cannot read properties of undefined');
+      },
+    });
+    const raw: ToolExecutor = {
+      name: toolName('raw'),
+      spec: { type: 'function', name: 'raw', description: 'raw', parameters: { type: 'object' } },
+      handle: () => {
+        throw new Error('sync boom');
+      },
+    };
+    const { runtime, events } = setup([plugin, raw]);
+    const a = await runtime.handleItem(functionCall('get_weather', {}, 'w1', 'weather__'));
+    expect(a?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: 'tool weather__get_weather failed: cannot read properties of undefined' });
+    expect(a?.success).toBe(false);
+    const b = await runtime.handleItem(functionCall('raw', {}, 'r1'));
+    expect(b?.item).toEqual({ type: 'function_call_output', call_id: 'r1', output: 'tool raw failed: sync boom' });
+    const ends = events.filter((event) => event.type === 'tool-call-end');
+    expect(ends.map((event) => [event.callId, event.success, event.handlerExecuted])).toEqual([
+      ['w1', false, true],
+      ['r1', false, true],
+    ]);
+  });
+
+  it('a raw executor returning a plain value is normalized', async () => {
+    const raw = { ...echo, handle: async () => 'plain text' as unknown as ToolOutput };
+    const { runtime } = setup([raw]);
+    const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'p1'));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'p1', output: 'plain text' });
+  });
+
+  it('handleItem ignores items that are not tool calls', async () => {
+    const { runtime } = setup([echo]);
+    expect(await runtime.handleItem({ type: 'message', role: 'assistant', content: 'hello' })).toBeUndefined();
+  });
+});
+
+describe('ToolCallRuntime: events', () => {
+  it('emits tool-call-start and tool-call-end exactly once per call, with success and duration', async () => {
+    const failing = defineFunctionTool({ name: 'fails', description: '', parameters: { type: 'object' }, handle: () => new FunctionToolOutput('no', false) });
+    const { runtime, events } = setup([echo, failing]);
+    await runtime.dispatchAll([
+      { toolName: toolName('echo'), callId: 'e1', payload: { kind: 'function', arguments: '{"text":"a"}' } },
+      { toolName: toolName('fails'), callId: 'e2', payload: { kind: 'function', arguments: '{}' } },
+    ]);
+    for (const callId of ['e1', 'e2']) {
+      const mine = events.filter((event) => 'callId' in event && event.callId === callId);
+      expect(mine.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
+    }
+    const end = events.find((event) => event.type === 'tool-call-end' && event.callId === 'e2');
+    expect(end).toMatchObject({ toolName: 'fails', success: false, handlerExecuted: true, source: { kind: 'direct' } });
+    expect(typeof (end as { durationMs: number }).durationMs).toBe('number');
+    expect(events.find((event) => event.type === 'tool-call-end' && event.callId === 'e1')).toMatchObject({ success: true });
+  });
+
+  it("forwards an executor's own events through invocation.emit", async () => {
+    const notifying: ToolExecutor = {
+      ...echo,
+      handle: async (invocation) => {
+        invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'patch-apply-begin', data: { files: 1 } });
+        return FunctionToolOutput.text('ok');
+      },
+    };
+    const { runtime, events } = setup([notifying]);
+    await runtime.handleItem(functionCall('echo', { text: 'x' }, 'n1'));
+    expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-notification', 'tool-call-end']);
+    expect(events[1]).toEqual({ type: 'tool-notification', callId: 'n1', name: 'patch-apply-begin', data: { files: 1 } });
+  });
+});
+
+describe('ToolCallRuntime: cancellation', () => {
+  it('aborts a running call: aborted output with the same call_id, success unset, one aborted event, no end', async () => {
+    const { runtime, events } = setup([hangingTool('hang')]);
+    const pending = runtime.handle({ toolName: toolName('hang'), callId: 'h1', payload: { kind: 'function', arguments: '{}' } });
+    await sleep(20);
+    runtime.abort();
+    const result = await pending;
+    expect(result.item).toEqual({ type: 'function_call_output', call_id: 'h1', output: 'aborted by user after 0.1s' });
+    expect(result.success).toBeUndefined();
+    expect(result.error?.code).toBe('ABORTED');
+    expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-aborted']);
+    expect(events[1]).toMatchObject({ callId: 'h1', toolName: 'hang' });
+  });
+
+  it('uses the shell wording for shell-style executors and reports elapsed seconds', async () => {
+    const { runtime } = setup([hangingTool('exec_like', { shell: true })]);
+    const pending = runtime.handle({ toolName: toolName('exec_like'), callId: 'x1', payload: { kind: 'function', arguments: '{}' } });
+    await sleep(250);
+    runtime.abort();
+    const output = ((await pending).item as { output: string }).output;
+    expect(output).toMatch(/^Wall time: \d+\.\d seconds\naborted by user$/);
+    expect(Number(/Wall time: (\d+\.\d)/.exec(output)?.[1])).toBeGreaterThanOrEqual(0.2);
+  });
+
+  it('answers a cancelled tool_search with an empty completed tool_search_output', async () => {
+    const search = searchTool(() => new Promise<ToolOutput>(() => undefined));
+    const controller = new AbortController();
+    const { runtime } = setup([search], { signal: controller.signal });
+    const pending = runtime.handleItem(searchCall);
+    controller.abort();
+    expect((await pending)?.item).toEqual({ type: 'tool_search_output', call_id: 's1', status: 'completed', execution: 'client', tools: [] });
+  });
+
+  it('awaits the teardown of an executor that waits for cancellation, discarding its output', async () => {
+    const log: string[] = [];
+    const { runtime } = setup([hangingTool('wait', { waits: true, teardownMs: 60, log })]);
+    const pendingFn = runtime.handle({ toolName: toolName('wait'), callId: 'w2', payload: { kind: 'function', arguments: '{}' } });
+    await sleep(10);
+    runtime.abort();
+    const result = await pendingFn;
+    log.push('handle resolved');
+    expect(log).toEqual(['abort seen', 'teardown done', 'handle resolved']);
+    expect(result.item).toEqual({ type: 'function_call_output', call_id: 'w2', output: 'aborted by user after 0.1s' });
+  });
+
+  it('keeps a result that had already finished when the cancellation arrived', async () => {
+    const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
+    const { runtime, router, events } = setup([quick]);
+    router.on('tool-call-end', () => runtime.abort());
+    const result = await runtime.handle({ toolName: toolName('quick'), callId: 'q1', payload: { kind: 'function', arguments: '{}' } });
+    expect(result.item).toEqual({ type: 'function_call_output', call_id: 'q1', output: 'done' });
+    expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
+  });
+
+  it('a per-call signal cancels only that call; the turn signal cancels later calls too', async () => {
+    const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
+    const turn = new AbortController();
+    const { runtime } = setup([hangingTool('hang'), quick], { signal: turn.signal });
+    const mine = new AbortController();
+    const cancelled = runtime.handle({ toolName: toolName('hang'), callId: 'c1', payload: { kind: 'function', arguments: '{}' } }, { signal: mine.signal });
+    const other = runtime.handle({ toolName: toolName('hang'), callId: 'c2', payload: { kind: 'function', arguments: '{}' } });
+    mine.abort();
+    expect(((await cancelled).item as { output: string }).output).toBe('aborted by user after 0.1s');
+    const fine = await runtime.handle({ toolName: toolName('quick'), callId: 'c3', payload: { kind: 'function', arguments: '{}' } }, { source: { kind: 'code-mode', cellId: '1', runtimeToolCallId: 'tool-1' } });
+    expect(fine.item).toEqual({ type: 'function_call_output', call_id: 'c3', output: 'done' });
+    turn.abort();
+    expect((await other).success).toBeUndefined();
+    const late = await runtime.handle({ toolName: toolName('quick'), callId: 'c4', payload: { kind: 'function', arguments: '{}' } });
+    expect(late.item).toEqual({ type: 'function_call_output', call_id: 'c4', output: 'aborted by user after 0.1s' });
+  });
+
+  it('a call cancelled while queued at the gate never starts, and frees its place', async () => {
+    const log: Interval[] = [];
+    const { runtime, events } = setup([timedTool('slow', 80, log), timedTool('next', 10, log)]);
+    const first = runtime.handle({ toolName: toolName('slow'), callId: 'g1', payload: { kind: 'function', arguments: '{}' } });
+    const controller = new AbortController();
+    const queued = runtime.handle({ toolName: toolName('slow'), callId: 'g2', payload: { kind: 'function', arguments: '{}' } }, { signal: controller.signal });
+    const after = runtime.handle({ toolName: toolName('next'), callId: 'g3', payload: { kind: 'function', arguments: '{}' } });
+    controller.abort();
+    expect((await queued).success).toBeUndefined();
+    await Promise.all([first, after]);
+    expect(log.map((entry) => entry.name)).toEqual(['slow', 'next']);
+    expect(events.filter((event) => 'callId' in event && event.callId === 'g2').map((event) => event.type)).toEqual(['tool-call-aborted']);
+  });
+
+  it('an abandoned exclusive call gives the gate back so the turn goes on', async () => {
+    const log: Interval[] = [];
+    const { runtime } = setup([hangingTool('hang'), timedTool('next', 5, log)]);
+    const stuck = runtime.handle({ toolName: toolName('hang'), callId: 'a1', payload: { kind: 'function', arguments: '{}' } }, { signal: AbortSignal.timeout(30) });
+    const next = await runtime.handle({ toolName: toolName('next'), callId: 'a2', payload: { kind: 'function', arguments: '{}' } });
+    expect((await stuck).success).toBeUndefined();
+    expect(next.item).toEqual({ type: 'function_call_output', call_id: 'a2', output: 'next' });
+  });
+});
+
+describe('ToolCallRuntime: the read/write gate', () => {
+  const call = (name: string, label: string, namespace?: string): ToolCall => ({
+    toolName: toolName(name, namespace),
+    callId: label,
+    payload: { kind: 'function', arguments: JSON.stringify({ label }) },
+  });
+
+  it('parallel-safe calls overlap; an exclusive call overlaps nothing', async () => {
+    const log: Interval[] = [];
+    const { runtime } = setup([timedTool('read', 120, log, { parallel: true }), timedTool('write', 60, log)]);
+    await runtime.dispatchAll([call('read', 'r1'), call('read', 'r2'), call('write', 'w1'), call('read', 'r3'), call('read', 'r4')]);
+    const by = (name: string) => log.find((entry) => entry.name === name) as Interval;
+    expect(overlaps(by('r1'), by('r2'))).toBe(true);
+    expect(overlaps(by('r3'), by('r4'))).toBe(true);
+    for (const other of ['r1', 'r2', 'r3', 'r4']) expect(overlaps(by('w1'), by(other))).toBe(false);
+    // Fair order: the reads queued behind the write wait for it.
+    expect(by('r3').start).toBeGreaterThanOrEqual(by('w1').end);
+  });
+
+  it('looks the parallel flag up by exact name: a namespaced twin stays exclusive', async () => {
+    const log: Interval[] = [];
+    const { runtime } = setup([timedTool('read', 60, log, { parallel: true }), timedTool('read', 60, log, { namespace: 'mcp__fs__' })]);
+    await runtime.dispatchAll([call('read', 'plain1'), call('read', 'ns1', 'mcp__fs__'), call('read', 'plain2'), call('read', 'ns2', 'mcp__fs__')]);
+    const by = (name: string) => log.find((entry) => entry.name === name) as Interval;
+    for (const ns of ['ns1', 'ns2']) {
+      for (const other of log.filter((entry) => entry.name !== ns)) expect(overlaps(by(ns), other)).toBe(false);
+    }
+  });
+
+  it('hidden tools are never parallel', async () => {
+    const log: Interval[] = [];
+    const hidden = { ...timedTool('hidden', 40, log, { parallel: true }), exposure: 'hidden' as const };
+    const { runtime } = setup([hidden]);
+    await runtime.dispatchAll([call('hidden', 'h1'), call('hidden', 'h2')]);
+    expect(overlaps(log[0], log[1])).toBe(false);
+  });
+
+  it('returns results in call order whatever order the calls finish in', async () => {
+    const log: Interval[] = [];
+    const slow = timedTool('slow', 90, log, { parallel: true });
+    const fast = timedTool('fast', 5, log, { parallel: true });
+    const medium = timedTool('medium', 40, log, { parallel: true });
+    const { runtime } = setup([slow, fast, medium]);
+    const results = await runtime.dispatchAll([call('slow', 'a'), call('fast', 'b'), call('medium', 'c')]);
+    expect(log.map((entry) => entry.name)).toEqual(['b', 'c', 'a']);
+    expect(results.map((result) => result.item)).toEqual([
+      { type: 'function_call_output', call_id: 'a', output: 'slow' },
+      { type: 'function_call_output', call_id: 'b', output: 'fast' },
+      { type: 'function_call_output', call_id: 'c', output: 'medium' },
+    ]);
+  });
+
+  it('lets an exclusive handler call another exclusive tool through invocation.tools without deadlock', async () => {
+    const inner = defineFunctionTool({ name: 'inner', description: '', parameters: { type: 'object' }, handle: ({ invocation }) => `inner ${invocation.callId.startsWith('call-')}` });
+    const outer: ToolExecutor = {
+      ...defineFunctionTool({ name: 'outer', description: '', parameters: { type: 'object' }, handle: () => '' }),
+      async handle(invocation) {
+        expect(invocation.tools?.has(toolName('inner'))).toBe(true);
+        expect(invocation.tools?.has(toolName('nope'))).toBe(false);
+        const output = await invocation.tools!.call(toolName('inner'), { kind: 'function', arguments: '{}' });
+        const missing = await invocation.tools!.call(toolName('nope'), { kind: 'function', arguments: '{}' });
+        return FunctionToolOutput.text(`${output.codeModeResult({ kind: 'function', arguments: '{}' })} / ${missing.codeModeResult({ kind: 'function', arguments: '{}' })}`);
+      },
+    };
+    const { runtime, events } = setup([outer, inner]);
+    const result = await runtime.handle({ toolName: toolName('outer'), callId: 'o1', payload: { kind: 'function', arguments: '{}' } });
+    expect(result.item).toEqual({ type: 'function_call_output', call_id: 'o1', output: 'inner true / unsupported call: nope' });
+    expect(events.filter((event) => event.type === 'tool-call-start').map((event) => event.toolName)).toEqual(['outer', 'inner']);
+  });
+});

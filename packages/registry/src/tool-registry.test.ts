@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { defineFunctionTool, isSwitchyardError, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { ToolRegistry } from './tool-registry';
+
+const tool = (name: string, namespace?: string): ToolExecutor =>
+  defineFunctionTool({ name, namespace, description: name, parameters: { type: 'object' }, handle: () => name });
+
+describe('ToolRegistry', () => {
+  it('looks executors up by exact ToolName', () => {
+    const plain = tool('search');
+    const namespaced = tool('search', 'mcp__docs__');
+    const registry = ToolRegistry.from([plain, namespaced]);
+    expect(registry.get(toolName('search'))).toBe(plain);
+    expect(registry.get(toolName('search', 'mcp__docs__'))).toBe(namespaced);
+    expect(registry.get(toolName('search', 'other__'))).toBeUndefined();
+    expect(registry.has(toolName('mcp__docs__search'))).toBe(false);
+    expect(registry.has(toolName('search'))).toBe(true);
+    expect(registry.list()).toEqual([plain, namespaced]);
+  });
+
+  it('refuses a second executor with the same name with a CONFIG error', () => {
+    let thrown: unknown;
+    try {
+      ToolRegistry.from([tool('curr_time', 'clock'), tool('curr_time', 'clock')]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isSwitchyardError(thrown) && thrown.code).toBe('CONFIG');
+    expect((thrown as Error).message).toBe('tool registry: duplicate tool name clockcurr_time (namespace clock, name curr_time)');
+    expect(() => ToolRegistry.from([tool('echo'), tool('echo')])).toThrow('tool registry: duplicate tool name echo');
+  });
+
+  it('refuses a malformed executor with a CONFIG error', () => {
+    const broken = { name: toolName('broken'), spec: tool('broken').spec } as unknown as ToolExecutor;
+    expect(() => ToolRegistry.from([broken])).toThrow('tool registry: executor broken has no handle() function');
+    expect(() => ToolRegistry.from([{} as ToolExecutor])).toThrow('tool registry: every executor needs a `name` ToolName');
+  });
+});

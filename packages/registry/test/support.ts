@@ -1,0 +1,64 @@
+import {
+  createStepContext,
+  defineFunctionTool,
+  type HookRunner,
+  type SwitchyardEvent,
+  type ToolExecutor,
+} from '@switchyard/protocol';
+import { ToolRegistry } from '../src/tool-registry';
+import { createToolRouter } from '../src/tool-router';
+import { ToolCallRuntime } from '../src/tool-call-runtime';
+
+/** A router + runtime over `executors`, recording every tool-call event in order. */
+export function setup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal } = {}) {
+  const registry = ToolRegistry.from(executors);
+  const router = createToolRouter({ specs: executors.map((executor) => executor.spec), registry, hooks: options.hooks });
+  const events: SwitchyardEvent[] = [];
+  for (const type of ['tool-call-start', 'tool-call-end', 'tool-call-blocked', 'tool-call-aborted', 'tool-notification'] as const) {
+    router.on(type, (event) => events.push(event));
+  }
+  const runtime = new ToolCallRuntime({ router, step: createStepContext(), signal: options.signal });
+  return { registry, router, runtime, events };
+}
+
+/** A function call item. */
+export function functionCall(name: string, args: unknown = {}, callId = `call-${name}`, namespace?: string) {
+  return {
+    type: 'function_call' as const,
+    call_id: callId,
+    name,
+    ...(namespace ? { namespace } : {}),
+    arguments: typeof args === 'string' ? args : JSON.stringify(args),
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Interval a handler ran for, in performance.now() milliseconds. */
+export interface Interval {
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A function tool that sleeps `ms`, records its interval into `log`, and answers its name. */
+export function timedTool(name: string, ms: number, log: Interval[], options: { parallel?: boolean; namespace?: string } = {}): ToolExecutor {
+  return defineFunctionTool({
+    name,
+    namespace: options.namespace,
+    description: `sleeps ${ms} ms`,
+    parameters: { type: 'object', properties: { label: { type: 'string' } } },
+    supportsParallelToolCalls: options.parallel ?? false,
+    async handle({ args }) {
+      const start = performance.now();
+      await sleep(ms);
+      log.push({ name: typeof args.label === 'string' ? args.label : name, start, end: performance.now() });
+      return name;
+    },
+  });
+}
+
+/** True when two intervals overlap in time. */
+export function overlaps(a: Interval, b: Interval): boolean {
+  return a.start < b.end && b.start < a.end;
+}
