@@ -45,14 +45,15 @@ export function modelText(output: ToolOutput): string {
   return item.output;
 }
 
-/** Pids whose command line contains `marker` (zombies have an empty command line and do not count). */
-export function processesWith(marker: string): number[] {
+/** Pids of `sleep <seconds>` processes (exact command line; zombies have none and do not count). */
+export function sleepProcesses(seconds: string): number[] {
+  const wanted = `sleep ${seconds}`;
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(marker)) found.push(Number(entry));
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      if (cmdline === wanted) found.push(Number(entry));
     } catch {
       // gone
     }

@@ -1,0 +1,179 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { isSwitchyardError, type JsonObject, type ToolOutput } from '@switchyard/protocol';
+import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
+import { findExecutable, isLikelySandboxDenial, sandboxArgv } from './sandbox';
+import { callTool, eventually, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
+
+// These tests need bubblewrap (installed by `npm test` / scripts/setup.mjs on CI). They fail, not
+// skip, without it: the sandbox is a promise of this package.
+const toolsets: ExecToolset[] = [];
+let outside: string;
+let server: Server;
+let port: number;
+let connections = 0;
+
+beforeAll(async () => {
+  // Outside both the workspace and /tmp (which the sandbox replaces with a private one).
+  outside = mkdtempSync('/var/tmp/tool-exec-outside-');
+  server = createServer((socket) => {
+    connections++;
+    socket.end('hello from the host\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  rmSync(outside, { recursive: true, force: true });
+  await new Promise((resolve) => server.close(resolve));
+});
+
+afterEach(async () => {
+  await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
+});
+
+function open(options: ExecToolsOptions) {
+  const root = makeWorkspace();
+  const toolset = createExecToolset({ root, approvalPolicy: 'never', ...options });
+  toolsets.push(toolset);
+  return { root, exec: toolset.tools[0], write: toolset.tools[1] };
+}
+
+function result(output: ToolOutput): JsonObject {
+  return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
+}
+
+const connectScript = (target: number) =>
+  `${JSON.stringify(process.execPath)} -e "require('net').connect(${target}, '127.0.0.1').on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
+
+describe('bubblewrap sandbox', () => {
+  test('bwrap is installed (CI installs bubblewrap)', () => {
+    expect(findExecutable('bwrap')).toBeDefined();
+  });
+
+  test('workspace-write: a write inside the workspace lands on disk, one outside is refused', async () => {
+    const { exec, root } = open({ sandbox: 'workspace-write' });
+    const inside = result(await callTool(exec, { cmd: 'echo data > inside.txt && cat inside.txt' }));
+    expect(inside).toMatchObject({ exit_code: 0, output: 'data\n' });
+    expect(readFileSync(join(root, 'inside.txt'), 'utf8')).toBe('data\n');
+
+    const target = join(outside, 'escaped.txt');
+    const escaped = result(await callTool(exec, { cmd: `echo data > ${target}` }));
+    expect(escaped.exit_code).toBe(1);
+    expect(escaped.output).toContain('Read-only file system');
+    expect(existsSync(target)).toBe(false);
+  });
+
+  test('workspace-write: /tmp is private to the sandbox', async () => {
+    const { exec } = open({ sandbox: 'workspace-write' });
+    const hostTmp = mkdtempSync('/tmp/tool-exec-hosttmp-');
+    try {
+      const output = result(await callTool(exec, { cmd: `mkdir -p ${hostTmp} && echo x > ${hostTmp}/f && cat ${hostTmp}/f` }));
+      expect(output).toMatchObject({ exit_code: 0, output: 'x\n' });
+      expect(existsSync(join(hostTmp, 'f'))).toBe(false);
+    } finally {
+      rmSync(hostTmp, { recursive: true, force: true });
+    }
+  });
+
+  test('read-only: even the workspace cannot be written, but it can be read', async () => {
+    const { exec, root } = open({ sandbox: 'read-only' });
+    const write = result(await callTool(exec, { cmd: 'echo data > inside.txt' }));
+    expect(write.exit_code).toBe(1);
+    expect(write.output).toContain('Read-only file system');
+    expect(existsSync(join(root, 'inside.txt'))).toBe(false);
+    expect(result(await callTool(exec, { cmd: 'pwd && ls -a' }))).toMatchObject({ exit_code: 0, output: `${root}\n.\n..\n` });
+  });
+
+  test('no network: a loopback server started by the test is unreachable from the sandbox', async () => {
+    const before = connections;
+    const { exec: sandboxed } = open({ sandbox: 'workspace-write' });
+    const refused = result(await callTool(sandboxed, { cmd: connectScript(port) }));
+    expect(refused).toMatchObject({ exit_code: 3, output: 'failed: ECONNREFUSED\n' });
+    expect(connections).toBe(before);
+
+    // Control: the same command reaches the server without the sandbox, and with network allowed.
+    const { exec: unsandboxed } = open({ sandbox: 'danger-full-access' });
+    expect(result(await callTool(unsandboxed, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
+    const { exec: networked } = open({ sandbox: 'workspace-write', network: true });
+    expect(result(await callTool(networked, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
+    expect(connections).toBe(before + 2);
+  });
+
+  test('a new PID namespace: the command cannot see host processes', async () => {
+    const { exec } = open({ sandbox: 'workspace-write' });
+    const output = result(await callTool(exec, { cmd: `ls /proc | grep -c '^[0-9]'` }));
+    expect(Number((output.output as string).trim())).toBeLessThan(10);
+  });
+
+  test('tty works inside the sandbox', async () => {
+    const { exec, write } = open({ sandbox: 'workspace-write' });
+    const id = result(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 400 })).session_id as number;
+    expect(result(await callTool(write, { session_id: id, chars: 'sandboxed\n', yield_time_ms: 500 })).output).toContain('sandboxed');
+  });
+
+  test('cancelling a sandboxed command leaves no survivors in /proc', async () => {
+    const { exec } = open({ sandbox: 'workspace-write' });
+    const marker = uniqueSleepSeconds();
+    const controller = new AbortController();
+    const call = callTool(exec, { cmd: `sleep ${marker} & sleep ${marker}; wait`, yield_time_ms: 30_000 }, { signal: controller.signal });
+    expect(await eventually(() => sleepProcesses(marker).length === 2)).toBe(true);
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
+  });
+
+  test('without bubblewrap a sandboxed mode refuses with a clear error and runs nothing', async () => {
+    const { exec, root } = open({ sandbox: 'workspace-write', bwrapPath: '/nonexistent/bwrap' });
+    let error: unknown;
+    try {
+      await callTool(exec, { cmd: 'touch ran.txt' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isSwitchyardError(error) && error.code).toBe('SANDBOX_UNAVAILABLE');
+    expect((error as Error).message).toBe(
+      'sandbox unavailable: bubblewrap (/nonexistent/bwrap) was not found; refusing to run the command without the workspace-write sandbox (install bubblewrap, or configure the sandbox as danger-full-access)',
+    );
+    expect(existsSync(join(root, 'ran.txt'))).toBe(false);
+  });
+
+  test('the sandbox mode comes from the step when the options leave it out', async () => {
+    const root = makeWorkspace();
+    const toolset = createExecToolset({ root, approvalPolicy: 'never' });
+    toolsets.push(toolset);
+    const output = result(await callTool(toolset.tools[0], { cmd: 'echo x > f' }, { step: { sandboxMode: 'read-only' } }));
+    expect(output.output).toContain('Read-only file system');
+    const defaulted = result(await callTool(toolset.tools[0], { cmd: `echo x > f && echo y > ${join(outside, 'g')}` }));
+    expect(existsSync(join(root, 'f'))).toBe(true); // default workspace-write
+    expect(defaulted.exit_code).toBe(1);
+  });
+});
+
+describe('sandboxArgv', () => {
+  test('danger-full-access runs the command as is', () => {
+    expect(sandboxArgv(['/bin/sh', '-c', 'true'], { mode: 'danger-full-access', root: '/w' }, { cwd: '/w', tty: false })).toEqual({ file: '/bin/sh', args: ['-c', 'true'] });
+  });
+
+  test('sandboxed modes: read-only root, private /tmp, new PID namespace, no network, dies with parent', () => {
+    const root = makeWorkspace();
+    const { args } = sandboxArgv(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root, tty: false });
+    const joined = args.join(' ');
+    for (const part of ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-net', '--ro-bind / /', '--tmpfs /tmp', `--bind ${root} ${root}`, `--chdir ${root} -- /bin/sh -c true`]) {
+      expect(joined).toContain(part);
+    }
+    const networked = sandboxArgv(['x'], { mode: 'read-only', root, network: true }, { cwd: root, tty: true }).args;
+    expect(networked).not.toContain('--unshare-net');
+    expect(networked).not.toContain('--new-session');
+    expect(networked.join(' ')).toContain(`--ro-bind ${root} ${root}`);
+  });
+
+  test('isLikelySandboxDenial needs a failure and a telltale message', () => {
+    expect(isLikelySandboxDenial(1, "touch: cannot touch '/x': Read-only file system")).toBe(true);
+    expect(isLikelySandboxDenial(0, 'Read-only file system')).toBe(false);
+    expect(isLikelySandboxDenial(1, 'no such file')).toBe(false);
+  });
+});
