@@ -23,6 +23,8 @@ export function stripTypes(source: string): string {
 export type CompiledCell = { module: ivm.Module } | { error: string };
 
 const NULL_OPTIONS = (): ivm.CompileModuleOptions => nullPrototype({ filename: CELL_FILENAME });
+// The wrapper prefix shares line 1 with user code; a negative column offset keeps reported columns exact.
+const WRAPPED_OPTIONS = (): ivm.CompileModuleOptions => nullPrototype({ filename: CELL_FILENAME, columnOffset: -MODULE_PREFIX.length });
 
 /**
  * Compiles user source as the async module `exec_main.mjs`: wrapped so that its settlement
@@ -41,7 +43,7 @@ export async function compileCellModule(isolate: ivm.Isolate, source: string, ty
   let stripped = typescript === true;
   for (;;) {
     try {
-      const module = await isolate.compileModule(MODULE_PREFIX + code + MODULE_SUFFIX, NULL_OPTIONS());
+      const module = await isolate.compileModule(MODULE_PREFIX + code + MODULE_SUFFIX, WRAPPED_OPTIONS());
       return { module };
     } catch (wrappedError) {
       // Compile the bare source for V8's exact message, import specifiers and TS detection.

@@ -56,10 +56,13 @@ export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRun
     });
     return observation;
   };
-  /** The texts of a completed run, or a thrown assertion showing what came back instead. */
+  /** The texts of a run; a failure or a non-completion is appended as a last `[…]` entry. */
   const texts = async (source: string, extra: Parameters<typeof run>[1] = {}) => {
     const observation = await run(source, extra);
-    return observation.items.map((item) => (item.type === 'input_text' ? item.text : `[image ${item.image_url} ${item.detail}]`));
+    const texts = observation.items.map((item) => (item.type === 'input_text' ? item.text : `[image ${item.image_url} ${item.detail}]`));
+    if (observation.kind !== 'completed') texts.push(`[${observation.kind}]`);
+    else if (observation.error !== undefined) texts.push(`[error ${observation.error}]`);
+    return texts;
   };
   return { runtime, session, run, texts, ...recorder };
 }

@@ -1,0 +1,311 @@
+import ivm from 'isolated-vm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fn, freeform, setup, sleep, until } from '../test/helpers';
+
+// Reference/code-mode.md §2: the JS global surface inside a cell.
+const env = setup({
+  echo: (request) => request.input as never,
+  patch: (request) => request.input as never,
+  fail_string: () => {
+    throw 'disk on fire';
+  },
+  fail_error: async () => {
+    throw new Error('quota exceeded');
+  },
+  slow: (request) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve('late'), 5_000);
+      request.signal.addEventListener('abort', () => clearTimeout(timer));
+    }),
+});
+afterAll(() => env.runtime.shutdown());
+
+const PNG = 'data:image/png;base64,iVBORw0KGgo=';
+const IMAGE_SHAPE =
+  'image expects a non-empty image URL string, an object with image_url and optional detail, or a raw MCP image block';
+
+describe('tools and ALL_TOOLS (§2.2, §2.3)', () => {
+  it('calls a function tool with a JSON object, numbering calls tool-1, tool-2 per cell', async () => {
+    const before = env.calls.length;
+    const texts = await env.texts(`const a = await tools.echo({ city: 'Oslo', n: [1, null] }); const b = await tools.echo(); text(a); text(b);`);
+    expect(texts).toEqual(['{"city":"Oslo","n":[1,null]}', '{}']);
+    const calls = env.calls.slice(before);
+    expect(calls.map((call) => [call.runtimeToolCallId, call.tool, call.input])).toEqual([
+      ['tool-1', 'echo', { city: 'Oslo', n: [1, null] }],
+      ['tool-2', 'echo', {}],
+    ]);
+    expect(calls[0].cellId).toMatch(/^[0-9a-hjkmnp-tv-z]{16}$/);
+  });
+
+  it('treats undefined, a function or a symbol argument as no input ({} for function tools)', async () => {
+    const texts = await env.texts(`text(await tools.echo(undefined)); text(await tools.echo(() => 1)); text(await tools.echo(Symbol('s')));`);
+    expect(texts).toEqual(['{}', '{}', '{}']);
+  });
+
+  it('rejects non-object input to a function tool with the reference text, without calling the host', async () => {
+    const before = env.calls.length;
+    const texts = await env.texts(
+      `for (const input of [[1], 5, 'str', null, true]) { try { await tools.echo(input); text('resolved'); } catch (e) { text(typeof e + ': ' + e); } }`,
+    );
+    expect(texts).toEqual(Array(5).fill('string: tool `echo` expects a JSON object for arguments'));
+    expect(env.calls.length).toBe(before);
+  });
+
+  it('passes a string to a freeform tool and rejects anything else with the reference text', async () => {
+    const tools = [freeform('patch'), fn('echo')];
+    const texts = await env.texts(
+      `text(await tools.patch('*** Begin Patch')); for (const input of [undefined, { a: 1 }, 3]) { try { await tools.patch(input); } catch (e) { text(e); } }`,
+      { tools },
+    );
+    expect(texts).toEqual(['*** Begin Patch', ...Array(3).fill('tool `patch` expects a string input')]);
+    expect(env.calls.at(-1)).toMatchObject({ tool: 'patch', input: '*** Begin Patch' });
+  });
+
+  it('rejects with a plain string when the host fails (string or Error)', async () => {
+    const texts = await env.texts(
+      `for (const call of [() => tools.fail_string(), () => tools.fail_error()]) { try { await call(); } catch (e) { text(typeof e + ': ' + (e?.message ?? String(e))); } }`,
+    );
+    expect(texts).toEqual(['string: disk on fire', 'string: quota exceeded']);
+  });
+
+  it('throws synchronously when the argument cannot be serialized', async () => {
+    const texts = await env.texts(`const a = {}; a.self = a; try { tools.echo(a); text('no throw'); } catch (e) { text(typeof e); text(e); }`);
+    expect(texts[0]).toBe('string');
+    expect(texts[1]).toContain('Converting circular structure to JSON');
+  });
+
+  it('exposes ALL_TOOLS as {name, description}; a later duplicate name wins in tools, both stay listed', async () => {
+    const tools = [fn('alpha', 'First tool.'), fn('echo', 'Echoes.'), freeform('echo', 'Echoes text.')];
+    const texts = await env.texts(`text(ALL_TOOLS); text(Object.keys(tools)); try { await tools.echo({}); } catch (e) { text(e); }`, { tools });
+    expect(JSON.parse(texts[0])).toEqual([
+      { name: 'alpha', description: 'First tool.' },
+      { name: 'echo', description: 'Echoes.' },
+      { name: 'echo', description: 'Echoes text.' },
+    ]);
+    expect(JSON.parse(texts[1])).toEqual(['alpha', 'echo']);
+    expect(texts[2]).toBe('tool `echo` expects a string input');
+  });
+
+  it('runs nested calls concurrently (Promise.all of slow tools takes about one call)', async () => {
+    const parallel = setup({ wait: () => sleep(250).then(() => 'ok') });
+    try {
+      const observation = await parallel.run(`const r = await Promise.all(Array.from({ length: 8 }, () => tools.wait())); text(r.length);`);
+      expect(observation.items).toEqual([{ type: 'input_text', text: '8' }]);
+      expect(observation.wallTimeMs).toBeLessThan(8 * 250 * 0.6);
+    } finally {
+      await parallel.runtime.shutdown();
+    }
+  });
+});
+
+describe('text, image, notify (§2.4, §2.5)', () => {
+  it('text() converts values like the reference and returns undefined', async () => {
+    const texts = await env.texts(
+      `text('a'); text(); text(null); text(true); text(1.5); text(10n); text({ json: true }); text([1, 'x']); text(Symbol('s')); text(function f() { return 1 }); text(String(text('z')));`,
+    );
+    expect(texts).toEqual(['a', 'undefined', 'null', 'true', '1.5', '10', '{"json":true}', '[1,"x"]', 'Symbol(s)', 'function f() { return 1 }', 'z', 'undefined']);
+  });
+
+  it('text() of a circular value fails the cell with the stringify error', async () => {
+    const observation = await env.run(`text('before'); const a = []; a.push(a); text(a);`);
+    expect(observation.kind).toBe('completed');
+    expect(observation.items).toEqual([{ type: 'input_text', text: 'before' }]);
+    expect(observation.kind === 'completed' && observation.error).toContain('Converting circular structure to JSON');
+  });
+
+  it('image() accepts URLs, image_url objects and MCP image blocks with the detail rules', async () => {
+    const observation = await env.run(`
+      image('${PNG}');
+      image('${PNG}', 'LOW');
+      image({ image_url: '${PNG}', detail: 'auto' });
+      image({ image_url: '${PNG}', detail: 'auto' }, 'original');
+      image({ image_url: '${PNG}', detail: null }, null);
+      image({ type: 'image', data: 'AAAA', mimeType: 'image/jpeg' });
+      image({ type: 'image', data: 'BBBB', mime_type: 'image/gif', _meta: { 'codex/imageDetail': 'low' } });
+      image({ type: 'image', data: 'CCCC', _meta: { 'codex/imageDetail': 'bogus' } });
+      image({ type: 'image', data: 'DATA:image/png;base64,DDDD' });
+      text(String(image('${PNG}')));
+    `);
+    expect('error' in observation).toBe(false);
+    expect(observation.items).toEqual([
+      { type: 'input_image', image_url: PNG, detail: 'high' },
+      { type: 'input_image', image_url: PNG, detail: 'low' },
+      { type: 'input_image', image_url: PNG, detail: 'auto' },
+      { type: 'input_image', image_url: PNG, detail: 'original' },
+      { type: 'input_image', image_url: PNG, detail: 'high' },
+      { type: 'input_image', image_url: 'data:image/jpeg;base64,AAAA', detail: 'high' },
+      { type: 'input_image', image_url: 'data:image/gif;base64,BBBB', detail: 'low' },
+      { type: 'input_image', image_url: 'data:application/octet-stream;base64,CCCC', detail: 'high' },
+      { type: 'input_image', image_url: 'DATA:image/png;base64,DDDD', detail: 'high' },
+      { type: 'input_image', image_url: PNG, detail: 'high' },
+      { type: 'input_text', text: 'undefined' },
+    ]);
+  });
+
+  it('image() rejects bad shapes and details with the exact texts, thrown as strings', async () => {
+    const texts = await env.texts(`
+      const attempts = [
+        () => image([]), () => image(5), () => image(''), () => image({ content: [] }), () => image({ type: 'image', data: '' }),
+        () => image({ type: 'text', text: 'x' }), () => image('${PNG}', 5), () => image({ image_url: '${PNG}', detail: 7 }),
+        () => image('${PNG}', 'huge'), () => image('https://example.com/a.png'), () => image({ image_url: 'http://example.com/a.png' }),
+      ];
+      for (const attempt of attempts) { try { attempt(); text('accepted'); } catch (e) { text(typeof e + ': ' + e); } }
+    `);
+    const remote = 'string: Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
+    expect(texts).toEqual([
+      ...Array(5).fill(`string: ${IMAGE_SHAPE}`),
+      'string: image only accepts MCP image blocks, got "text"',
+      'string: image detail must be a string when provided',
+      'string: image detail must be a string when provided',
+      'string: image detail must be one of: auto, low, high, original',
+      remote,
+      remote,
+    ]);
+  });
+
+  it('an uncaught remote image URL fails the cell with exactly the reference text', async () => {
+    const observation = await env.run(`image('https://example.com/image.jpg', 'high');`);
+    expect(observation).toMatchObject({
+      kind: 'completed',
+      error: 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead',
+    });
+  });
+
+  it('notify() sends text to the host (not to the output), converts like text() and refuses blank text', async () => {
+    const before = env.notifications.length;
+    const observation = await env.run(`notify('boo'); notify({ a: 1 }); text(String(notify(7))); try { notify('  \\n '); } catch (e) { text(e); }`);
+    expect(observation.items.map((item) => item.type === 'input_text' && item.text)).toEqual(['undefined', 'notify expects non-empty text']);
+    expect(env.notifications.slice(before)).toEqual([
+      { cellId: observation.cellId, text: 'boo' },
+      { cellId: observation.cellId, text: '{"a":1}' },
+      { cellId: observation.cellId, text: '7' },
+    ]);
+  });
+});
+
+describe('exit, timers, errors (§2.5, §2.6, §3.5)', () => {
+  it('exit() ends the script successfully, keeping output, before or after an await', async () => {
+    expect(await env.run(`text('a'); exit(); text('b');`)).toMatchObject({ kind: 'completed', items: [{ text: 'a' }] });
+    const later = await env.run(`text('a'); await tools.echo({}); exit(); text('b');`);
+    expect(later).toMatchObject({ kind: 'completed', items: [{ text: 'a' }] });
+    expect('error' in later).toBe(false);
+  });
+
+  it('a caught exit() is swallowed and the script continues', async () => {
+    expect(await env.texts(`try { exit(); } catch (e) { text('caught'); } text('after');`)).toEqual(['caught', 'after']);
+  });
+
+  it('exit() inside a timer callback completes the cell successfully (deliberate fix, see README)', async () => {
+    const observation = await env.run(`text('a'); setTimeout(() => exit(), 0); await new Promise(() => {});`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'a' }] });
+    expect('error' in observation).toBe(false);
+  });
+
+  it('setTimeout numbers timers per cell, coerces delays, ignores extra arguments and calls with this undefined', async () => {
+    const texts = await env.texts(`
+      const ids = [setTimeout(() => {}), setTimeout(() => {}, 'abc'), setTimeout(() => {}, Symbol('x'))];
+      text(ids.join(','));
+      await new Promise((resolve) => setTimeout(function (...args) { text(args.length + ':' + (this === undefined)); resolve(); }, -5, 1, 2));
+      await new Promise((resolve) => setTimeout(resolve, 20.9));
+      try { setTimeout('text(1)'); } catch (e) { text(e); }
+    `);
+    expect(texts).toEqual(['1,2,3', '0:true', 'setTimeout expects a function callback']);
+  });
+
+  it('timers do not keep the cell alive: pending timers are discarded at completion', async () => {
+    const before = env.calls.length;
+    const observation = await env.run(`setTimeout(() => tools.echo({ late: true }), 30); text('done');`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'done' }] });
+    await sleep(120);
+    expect(env.calls.length).toBe(before);
+  });
+
+  it('an exception thrown in a timer callback fails the whole cell with its text', async () => {
+    const observation = await env.run(`setTimeout(() => { throw new Error('tick'); }, 5); await new Promise(() => {});`);
+    expect(observation.kind).toBe('completed');
+    expect(observation.kind === 'completed' && observation.error).toMatch(/^Error: tick\n {4}at .*exec_main\.mjs:1:/);
+  });
+
+  it('clearTimeout cancels, coerces ids, ignores junk and throws only when conversion throws', async () => {
+    const texts = await env.texts(`
+      const first = setTimeout(() => text('first fired'), 10);
+      const second = setTimeout(() => text('second fired'), 10);
+      clearTimeout(String(first));
+      for (const junk of [undefined, null, 'abc', -1, Infinity, 999, 1.5e9]) clearTimeout(junk);
+      clearTimeout();
+      try { clearTimeout(Symbol('id')); } catch (e) { text(e); }
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    `);
+    expect(texts).toEqual(['clearTimeout expects a numeric timeout id', 'second fired']);
+  });
+
+  it('reports a thrown Error by its stack and a thrown string as is', async () => {
+    const error = await env.run(`text('x');\nthrow new Error('boom');`);
+    expect(error.kind === 'completed' && error.error).toMatch(/^Error: boom\n {4}at exec_main\.mjs:2:7/);
+    expect(await env.run(`throw 'x';`)).toMatchObject({ kind: 'completed', error: 'x' });
+    expect(await env.run(`await null; throw { toString() { return 'custom' } };`)).toMatchObject({ error: 'custom' });
+  });
+
+  it('helper errors are plain strings: uncaught, the error text is exactly that string', async () => {
+    expect(await env.run(`setTimeout(42);`)).toMatchObject({ kind: 'completed', error: 'setTimeout expects a function callback' });
+  });
+
+  it('fails on syntax errors with V8 message and position', async () => {
+    const observation = await env.run(`let x = ;`);
+    expect(observation).toMatchObject({ kind: 'completed', error: "SyntaxError: Unexpected token ';' [exec_main.mjs:1:9]" });
+  });
+
+  it('ignores unhandled rejections of other promises', async () => {
+    const observation = await env.run(`Promise.reject(new Error('ignored')); (async () => { await null; throw 'also ignored'; })(); await null; text('ok');`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'ok' }] });
+    expect('error' in observation).toBe(false);
+  });
+
+  it('cancels unawaited nested calls when the module settles', async () => {
+    const before = env.calls.length;
+    const observation = await env.run(`tools.slow({}); text('done');`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'done' }] });
+    await until(() => env.calls.length > before);
+    const call = env.calls[before];
+    await until(() => call.signal.aborted);
+    expect(call.tool).toBe('slow');
+  });
+});
+
+describe('the environment (§2.1)', () => {
+  it('runs as an async module: top-level await, module scope, this undefined', async () => {
+    expect(await env.texts(`const v = await Promise.resolve(5); text(v); text(typeof this); var g = 1; text(typeof globalThis.g);`)).toEqual([
+      '5',
+      'undefined',
+      'undefined',
+    ]);
+  });
+
+  it('has no console, WebAssembly, SharedArrayBuffer, Atomics, require, process, fetch and friends', async () => {
+    const names = ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'require', 'process', 'fetch', 'setInterval', 'queueMicrotask', 'structuredClone', 'module', 'Buffer'];
+    const texts = await env.texts(`text(${JSON.stringify(names)}.map((n) => n + '=' + typeof globalThis[n]).join(' ')); text(Object.hasOwn(globalThis, 'console'));`);
+    expect(texts).toEqual([names.map((name) => `${name}=undefined`).join(' '), 'false']);
+  });
+
+  it('adds exactly the documented helpers to the standard global scope', async () => {
+    const texts = await env.texts(`text(Object.getOwnPropertyNames(globalThis));`);
+    // The standard scope: a bare isolated-vm context (which also has console, SharedArrayBuffer, Atomics, WebAssembly).
+    const isolate = new ivm.Isolate({ memoryLimit: 8 });
+    const standard = new Set(JSON.parse(isolate.createContextSync().evalSync('JSON.stringify(Object.getOwnPropertyNames(globalThis))') as string) as string[]);
+    isolate.dispose();
+    for (const removed of ['console', 'SharedArrayBuffer', 'Atomics', 'WebAssembly']) expect(standard.has(removed)).toBe(true);
+    const added = (JSON.parse(texts[0]) as string[]).filter((name) => !standard.has(name)).sort();
+    expect(added).toEqual(['ALL_TOOLS', 'clearTimeout', 'exit', 'image', 'load', 'notify', 'setTimeout', 'store', 'text', 'tools', 'yield_control'].sort());
+    expect(standard.has('console') && !added.includes('console')).toBe(true);
+  });
+
+  it('refuses every static import with "Unsupported import in exec: X"', async () => {
+    expect(await env.run(`import fs from 'node:fs';\ntext('never');`)).toMatchObject({ kind: 'completed', items: [], error: 'Unsupported import in exec: node:fs' });
+    expect(await env.run(`export { x } from './helpers.js';`)).toMatchObject({ error: 'Unsupported import in exec: ./helpers.js' });
+  });
+
+  it('rejects dynamic import() (the cell sees a rejected promise)', async () => {
+    const texts = await env.texts(`try { await import('node:fs'); text('imported'); } catch (e) { text('rejected: ' + e); }`);
+    expect(texts[0]).toMatch(/^rejected: /);
+  });
+});
