@@ -7,7 +7,14 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** How long pipes may stay open after the hook process exited (a grandchild that escaped the group). */
 const CLOSE_GRACE_MS = 500;
 /** setTimeout's largest delay; longer timeouts are clamped to it (about 24 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The failure text of a hook stopped because its call was cancelled. */
+export const ABORTED_MESSAGE = 'hook aborted: the tool call was cancelled';
+
+/** The failure text of a hook killed at its timeout (reference §4.4). */
+export function timeoutMessage(timeoutSec: number): string {
+  return `hook timed out after ${timeoutSec}s`;
+}
 
 /** Options of {@link runHookCommand}. */
 export interface RunHookCommandOptions {
@@ -104,7 +111,7 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
       child?.stderr?.destroy();
       const error =
         spawnError ??
-        (timedOut ? `hook timed out after ${options.timeoutSec}s` : aborted ? 'hook aborted: the tool call was cancelled' : undefined);
+        (timedOut ? timeoutMessage(options.timeoutSec) : aborted ? ABORTED_MESSAGE : undefined);
       resolve({
         exitCode: error ? null : exitCode,
         stdout: stdout.text(),

@@ -1,7 +1,6 @@
 import EventEmitter from 'eventemitter3';
 import {
   errorMessage,
-  isJsonObject,
   type ApprovalProvider,
   type HookEndEvent,
   type HookRunner,
@@ -25,6 +24,8 @@ import {
 } from './hooks-config';
 import { decidePostToolUse, decidePreToolUse, type HandlerRunResult, type PostHandlerDecision, type PreHandlerDecision } from './hook-output';
 import { postToolUseInput, preToolUseInput, type HookInput } from './hook-payload';
+import { resolveAsk } from './hook-approval';
+import { runFunctionHook } from './function-hook';
 
 /** Options of {@link createHookEngine}. */
 export interface HookEngineOptions {
@@ -64,8 +65,6 @@ interface RunRecord<D> {
 }
 
 const EVENT_KEYS: Record<HookEventName, string> = { PreToolUse: 'pre-tool-use', PostToolUse: 'post-tool-use' };
-const ABORTED = 'hook aborted: the tool call was cancelled';
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A decision shape both events share, so a failure can stand in for either. */
 interface BaseDecision {
@@ -200,28 +199,6 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     return Promise.all(runs.filter((run) => run !== undefined));
   };
 
-  const askApproval = async (request: PreToolUseRequest, decision: PreHandlerDecision): Promise<PreHandlerDecision> => {
-    const provider = options.approvals ?? request.step.approvals;
-    if (!provider) return { ...decision, status: 'failed', error: 'PreToolUse hook returned unsupported permissionDecision:ask' };
-    const command = isJsonObject(request.toolInput) && typeof request.toolInput.command === 'string' ? request.toolInput.command : undefined;
-    let answer: string;
-    try {
-      answer = await provider.requestApproval({
-        kind: 'hook',
-        toolName: request.toolName,
-        callId: request.toolUseId,
-        ...(command !== undefined ? { command } : {}),
-        cwd: request.step.cwd,
-        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
-        signal: request.signal,
-      });
-    } catch {
-      answer = 'denied';
-    }
-    if (answer === 'approved' || answer === 'approved-for-session') return { ...decision, status: 'continue' };
-    return { ...decision, status: 'block', reason: decision.reason ?? 'PreToolUse hook asked for approval and it was denied' };
-  };
-
   const engine: HookEngine = {
     warnings,
     handlerCounts: {
@@ -239,7 +216,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
           input,
           async (result) => {
             const decision = decidePreToolUse(result);
-            return decision.status === 'ask' ? askApproval(request, decision) : decision;
+            return decision.status === 'ask' ? resolveAsk(request, decision, options.approvals) : decision;
           },
           (decision) => ({
             outcome: decision.status === 'ask' ? 'continue' : decision.status,
@@ -328,37 +305,5 @@ function safely(action: () => void): void {
     action();
   } catch {
     // A listener must never break a hook run.
-  }
-}
-
-/** Runs an in-process handler with the command handler's semantics: its return value is its stdout. */
-async function runFunctionHook(handler: ConfiguredHandler, input: HookInput, signal: AbortSignal): Promise<HandlerRunResult> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<HandlerRunResult>((resolve) => {
-    const stop = (error: string) => {
-      controller.abort();
-      resolve({ exitCode: null, stdout: '', stderr: '', error });
-    };
-    onAbort = () => stop(ABORTED);
-    if (signal.aborted) return stop(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
-    timer = setTimeout(() => stop(`hook timed out after ${handler.timeoutSec}s`), Math.min(handler.timeoutSec * 1000, MAX_TIMER_MS));
-  });
-  const ran = (async (): Promise<HandlerRunResult> => {
-    try {
-      const output = await handler.run!(structuredClone(input), { signal: controller.signal });
-      const stdout = output === undefined || output === null ? '' : JSON.stringify(output);
-      return { exitCode: 0, stdout: stdout ?? '', stderr: '' };
-    } catch (error) {
-      return { exitCode: null, stdout: '', stderr: '', error: `function hook failed: ${errorMessage(error)}` };
-    }
-  })();
-  try {
-    return await Promise.race([ran, stopped]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }
