@@ -1,0 +1,218 @@
+import {
+  createStepContext,
+  defineFunctionTool,
+  toolName,
+  type ToolExecutor,
+  type ToolInvocation,
+  type ToolOutput,
+  type ToolPayload,
+  type WireTool,
+} from '@switchyard/protocol';
+import { describe, expect, it } from 'vitest';
+import { fiftyDeferredTools } from '../test/fifty-tools';
+import { fn, freeform } from '../test/fixtures';
+import { createToolSearchExecutor, createToolSearchIndex, toolSearchText } from './tool-search';
+
+function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
+  const invocation: ToolInvocation = {
+    callId: 'call-1',
+    toolName: executor.name,
+    source: { kind: 'direct' },
+    payload,
+    signal: new AbortController().signal,
+    step: createStepContext(),
+  };
+  return executor.handle(invocation);
+}
+
+function search(executor: ToolExecutor, query: string, limit?: number) {
+  return invoke(executor, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } });
+}
+
+/** Flat names of the returned tools, namespace members as `namespace + name`, in order. */
+function flatNames(tools: readonly WireTool[]): string[] {
+  return tools.flatMap((tool) =>
+    tool.type === 'namespace' ? (tool.tools as Array<{ name: string }>).map((member) => `${tool.name as string}${member.name}`) : [tool.name as string],
+  );
+}
+
+describe('tool_search results on a 50-tool fixture', () => {
+  const executor = createToolSearchExecutor(fiftyDeferredTools());
+
+  it.each([
+    ['create calendar event', 'calendar__create_event'],
+    ['weather forecast for tomorrow', 'weather__get_forecast'],
+    ['approve a pull request', 'github__review_pull_request'],
+    ['send an email', 'mail__send_message'],
+    ['run a SQL query', 'db__run_query'],
+    ['latitude longitude of an address', 'maps__geocode_address'],
+    ['translate', 'translate_text'],
+  ])('ranks the right tool first for "%s"', async (query, expected) => {
+    const output = await search(executor, query);
+    const item = output.toResponseItem('call-1', { kind: 'tool-search', arguments: { query } });
+    expect(item).toMatchObject({ type: 'tool_search_output', call_id: 'call-1', status: 'completed', execution: 'client' });
+    const tools = (item as { tools: WireTool[] }).tools;
+    expect(flatNames(tools)[0]).toBe(expected);
+  });
+
+  it('returns 8 tools by default and honours a limit', async () => {
+    const many = (await search(executor, 'list message file event issue')).toResponseItem('c', { kind: 'tool-search', arguments: { query: 'x' } });
+    expect(flatNames((many as { tools: WireTool[] }).tools)).toHaveLength(8);
+    const three = await search(executor, 'list message file event issue', 3);
+    expect(flatNames(three.codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])).toHaveLength(3);
+  });
+
+  it('coalesces hits of one namespace into one entry, in first-appearance order', async () => {
+    const query = 'email message calendar event';
+    const output = await search(executor, query, 6);
+    const tools = output.codeModeResult({ kind: 'tool-search', arguments: { query } }) as unknown as WireTool[];
+    const namespaces = tools.map((tool) => tool.name);
+    expect(new Set(namespaces).size).toBe(namespaces.length);
+    expect([...namespaces].sort()).toEqual(['calendar__', 'mail__']);
+    expect(flatNames(tools)).toHaveLength(6);
+    const best = (await search(executor, query, 1)).codeModeResult({ kind: 'tool-search', arguments: { query } }) as unknown as WireTool[];
+    expect(tools[0].name).toBe(best[0].name);
+    expect(tools[0]).toMatchObject({ type: 'namespace', description: `Tools of the ${String(best[0].name).replace(/_+$/, '')} server.` });
+  });
+
+  it('members of a coalesced namespace keep their rank order', () => {
+    const index = createToolSearchIndex([
+      fn('third', { namespace: 'mail__', exposure: 'deferred', description: 'red' }),
+      fn('second', { namespace: 'calendar__', exposure: 'deferred', description: 'red green' }),
+      fn('first', { namespace: 'mail__', exposure: 'deferred', description: 'red green blue' }),
+      fn('unrelated', { exposure: 'deferred', description: 'yellow' }),
+    ]);
+    expect(flatNames(index.search('red green blue', 8))).toEqual(['mail__first', 'mail__third', 'calendar__second']);
+    expect(index.search('red green blue', 8).map((tool) => tool.name)).toEqual(['mail__', 'calendar__']);
+  });
+
+  it('results are loadable specs: defer_loading true, no output_schema', async () => {
+    const output = await search(executor, 'weather translate', 4);
+    const tools = output.codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[];
+    expect(tools).toHaveLength(2);
+    expect(tools.find((tool) => tool.type === 'namespace')).toEqual({
+      type: 'namespace',
+      name: 'weather__',
+      description: 'Tools of the weather server.',
+      tools: expect.arrayContaining([
+        expect.objectContaining({ type: 'function', name: 'get_forecast', strict: false, defer_loading: true }),
+        expect.objectContaining({ name: 'get_current_weather', defer_loading: true }),
+        expect.objectContaining({ name: 'get_air_quality', defer_loading: true }),
+      ]),
+    });
+    expect(tools.find((tool) => tool.type === 'function')).toEqual({
+      type: 'function',
+      name: 'translate_text',
+      description: 'Translate text into another language.',
+      strict: false,
+      defer_loading: true,
+      parameters: {
+        type: 'object',
+        properties: { text: { type: 'string', description: 'Text to translate.' }, language: { type: 'string', description: 'Target language.' } },
+      },
+    });
+    expect(JSON.stringify(tools)).not.toContain('output_schema');
+    expect(JSON.stringify(tools)).not.toContain('outputSchema');
+  });
+
+  it('a query that matches nothing gives an empty list', async () => {
+    const output = await search(executor, 'zzzz qqqq');
+    expect(output.codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } })).toEqual([]);
+  });
+});
+
+describe('tool_search calls', () => {
+  const executor = createToolSearchExecutor([fn('archive', { exposure: 'deferred' })]);
+
+  it.each([
+    ['an empty query', { query: '   ' }, 'query must not be empty'],
+    ['a zero limit', { query: 'archive', limit: 0 }, 'limit must be greater than zero'],
+    ['a negative limit', { query: 'archive', limit: -1 }, 'failed to parse tool_search arguments: `limit` must be a non-negative integer'],
+    ['a missing query', {}, 'failed to parse tool_search arguments: `query` must be a string'],
+  ])('refuses %s with a model-visible message', async (_label, args, message) => {
+    await expect(invoke(executor, { kind: 'tool-search', arguments: args as { query: string } })).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message });
+  });
+
+  it('a non-search payload is fatal', async () => {
+    await expect(invoke(executor, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
+      code: 'FATAL',
+      message: 'tool_search handler received unsupported payload',
+    });
+  });
+
+  it('with no deferred tools every valid query answers an empty list', async () => {
+    const empty = createToolSearchExecutor([]);
+    const output = await search(empty, 'anything');
+    expect(output.toResponseItem('c-2', { kind: 'tool-search', arguments: { query: 'anything' } })).toEqual({
+      type: 'tool_search_output',
+      call_id: 'c-2',
+      status: 'completed',
+      execution: 'client',
+      tools: [],
+    });
+  });
+
+  it('is a parallel-safe tool_search executor with the reference spec', () => {
+    const withSources = createToolSearchExecutor([
+      fn('send', { namespace: 'mail__', namespaceDescription: 'Email for the team.', exposure: 'deferred' }),
+      fn('list', { namespace: 'mail__', exposure: 'deferred' }),
+      fn('lookup', { namespace: 'docs', exposure: 'deferred' }),
+      fn('plain', { exposure: 'deferred' }),
+    ], { defaultLimit: 5 });
+    expect(withSources.name).toEqual(toolName('tool_search'));
+    expect(withSources.supportsParallelToolCalls).toBe(true);
+    expect(withSources.spec).toEqual({
+      type: 'tool_search',
+      execution: 'client',
+      description:
+        '# Tool discovery\n\nSearches over deferred tool metadata with BM25 and exposes matching tools for the next model call.\n\n' +
+        'You have access to tools from the following sources:\n- docs\n- mail__: Email for the team.\n' +
+        'Some of the tools may not have been provided to you upfront, and you should use this tool (`tool_search`) to search for the required tools. ' +
+        'For MCP tool discovery, always use `tool_search` instead of `list_mcp_resources` or `list_mcp_resource_templates`.',
+      parameters: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', description: 'Search query for deferred tools.' },
+          limit: { type: 'number', description: 'Maximum number of tools to return (defaults to 5).' },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+    });
+    expect(createToolSearchExecutor([fn('plain', { exposure: 'deferred' })]).spec.description).toContain(
+      'You have access to tools from the following sources:\nNone currently enabled.\n',
+    );
+  });
+});
+
+describe('search text and index', () => {
+  it('indexes name, spaced name, namespace, description and schema words', () => {
+    const tool = defineFunctionTool({
+      name: 'get_weather',
+      namespace: 'weather__',
+      namespaceDescription: 'Forecasts.',
+      description: 'Current weather.',
+      parameters: {
+        type: 'object',
+        description: 'Arguments.',
+        properties: {
+          city: { type: 'string', description: 'City name.' },
+          units: { anyOf: [{ type: 'string', description: 'Unit system.' }] },
+          stops: { type: 'array', items: { type: 'object', properties: { place: { type: 'string' } } } },
+        },
+      },
+      searchText: 'meteo',
+      handle: () => 'sunny',
+    });
+    expect(toolSearchText(tool)).toBe(
+      'weather__get_weather get weather weather__ Forecasts. get_weather get weather Current weather. Arguments. city City name. units Unit system. stops place meteo',
+    );
+  });
+
+  it('only deferred function tools are indexed (freeform tools cannot be loaded)', () => {
+    const index = createToolSearchIndex([fn('alpha', { exposure: 'deferred' }), freeform('beta', { exposure: 'deferred' })]);
+    expect(index.size).toBe(1);
+    expect(flatNames(index.search('beta freeform', 8))).toEqual([]);
+    expect(flatNames(index.search('alpha', 8))).toEqual(['alpha']);
+  });
+});
