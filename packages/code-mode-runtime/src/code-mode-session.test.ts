@@ -1,0 +1,311 @@
+import { isSwitchyardError } from '@switchyard/protocol';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCodeModeRuntime } from './code-mode-runtime';
+import { createTestHost, setup, sleep, until } from '../test/helpers';
+
+/** A host-side gate a cell can await through `tools.gate({ name })`. */
+function createGates() {
+  const waiting = new Map<string, () => void>();
+  return {
+    tool: (request: { input: unknown }) =>
+      new Promise<string>((resolve) => waiting.set((request.input as { name: string }).name, () => resolve('opened'))),
+    open: async (name: string) => {
+      await until(() => waiting.has(name));
+      waiting.get(name)!();
+      waiting.delete(name);
+    },
+  };
+}
+
+const gates = createGates();
+const env = setup({ gate: gates.tool, echo: (request) => request.input as never });
+afterAll(() => env.runtime.shutdown());
+
+const rejection = async (promise: Promise<unknown>) => {
+  try {
+    await promise;
+  } catch (error) {
+    if (!isSwitchyardError(error)) throw error;
+    return { code: error.code, message: error.message };
+  }
+  throw new Error('expected a rejection');
+};
+const textsOf = (observation: { items: Array<{ type: string; text?: string }> }) => observation.items.map((item) => item.text);
+
+describe('observation (§3.3)', () => {
+  it('the yield timer hands over output since the previous observation, and each observe waits anew', async () => {
+    const first = await env.run(`text('a'); await tools.gate({ name: 'yield-1' }); text('b'); await new Promise(() => {});`, { yieldTimeMs: 60 });
+    expect(first).toMatchObject({ kind: 'yielded', items: [{ type: 'input_text', text: 'a' }] });
+    await gates.open('yield-1');
+    const second = await env.session.observe(first.cellId, { yieldTimeMs: 60 });
+    expect(second).toMatchObject({ kind: 'yielded', cellId: first.cellId });
+    expect(textsOf(second)).toEqual(['b']);
+    const third = await env.session.observe(first.cellId, { yieldTimeMs: 30 });
+    expect(third).toMatchObject({ kind: 'yielded', items: [] });
+    await env.session.terminate(first.cellId);
+  });
+
+  it('a completion before the deadline answers at once with all output, then the cell is closed', async () => {
+    const observation = await env.run(`text('a'); text('b');`, { yieldTimeMs: 10_000 });
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'a' }, { text: 'b' }] });
+    expect(observation.wallTimeMs).toBeLessThan(5_000);
+    await until(() => env.closed.includes(observation.cellId));
+    expect(await rejection(env.session.observe(observation.cellId, { yieldTimeMs: 10 }))).toEqual({
+      code: 'CELL_NOT_FOUND',
+      message: `exec cell ${observation.cellId} not found`,
+    });
+  });
+
+  it('yield_control() with an observer yields at once; the completion is buffered for the next observation', async () => {
+    const first = await env.run(`text('before'); yield_control(); text('after');`, { yieldTimeMs: 10_000 });
+    expect(first).toMatchObject({ kind: 'yielded', items: [{ text: 'before' }] });
+    expect(first.wallTimeMs).toBeLessThan(5_000);
+    const second = await env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
+    expect(second).toMatchObject({ kind: 'completed', items: [{ text: 'after' }] });
+    expect(second.wallTimeMs).toBeLessThan(1_000);
+    expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 10 }))).toMatchObject({ code: 'CELL_NOT_FOUND' });
+  });
+
+  it('yield_control() without an attached observer (after the first observation) is a no-op', async () => {
+    const first = await env.run(`text('a'); await tools.gate({ name: 'noop' }); yield_control(); text('b'); await new Promise(() => {});`, {
+      yieldTimeMs: 30,
+    });
+    expect(textsOf(first)).toEqual(['a']);
+    await gates.open('noop');
+    await sleep(50);
+    // The next observation waits for its own timer: the unattached yield was not remembered.
+    const second = await env.session.observe(first.cellId, { yieldTimeMs: 300 });
+    expect(second.kind).toBe('yielded');
+    expect(textsOf(second)).toEqual(['b']);
+    expect(second.wallTimeMs).toBeGreaterThanOrEqual(250);
+    await env.session.terminate(first.cellId);
+  });
+
+  it('refuses a second concurrent observer with the reference text; the first keeps waiting', async () => {
+    const first = await env.run(`await new Promise(() => {});`, { yieldTimeMs: 10 });
+    const waiting = env.session.observe(first.cellId, { yieldTimeMs: 200 });
+    expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 10 }))).toEqual({
+      code: 'RESPOND_TO_MODEL',
+      message: `exec cell ${first.cellId} already has an active observer`,
+    });
+    expect(await waiting).toMatchObject({ kind: 'yielded', cellId: first.cellId });
+    await env.session.terminate(first.cellId);
+  });
+
+  it('a CPU-bound cell keeps running while observations yield (the host thread stays free)', async () => {
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 10);
+    try {
+      const first = await env.run(`text('spinning'); while (true) {}`, { yieldTimeMs: 300 });
+      expect(first).toMatchObject({ kind: 'yielded', items: [{ text: 'spinning' }] });
+      // A blocked host would have run no interval callbacks at all during the 300 ms.
+      expect(ticks).toBeGreaterThanOrEqual(5);
+      const again = await env.session.observe(first.cellId, { yieldTimeMs: 50 });
+      expect(again).toMatchObject({ kind: 'yielded', items: [] });
+      const started = performance.now();
+      expect(await env.session.terminate(first.cellId)).toMatchObject({ kind: 'terminated' });
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      clearInterval(interval);
+    }
+  });
+
+  it('runs several cells at once, each observed independently', async () => {
+    const one = await env.run(`await tools.gate({ name: 'one' }); text('one done');`, { yieldTimeMs: 20 });
+    const two = await env.run(`await tools.gate({ name: 'two' }); text('two done');`, { yieldTimeMs: 20 });
+    expect(one.cellId).not.toBe(two.cellId);
+    await gates.open('two');
+    expect(await env.session.observe(two.cellId, { yieldTimeMs: 5_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'two done' }] });
+    await gates.open('one');
+    expect(await env.session.observe(one.cellId, { yieldTimeMs: 5_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'one done' }] });
+  });
+
+  it('unknown cells are "not found"', async () => {
+    expect(await rejection(env.session.observe('nope', { yieldTimeMs: 10 }))).toEqual({ code: 'CELL_NOT_FOUND', message: 'exec cell nope not found' });
+    expect(await rejection(env.session.terminate('nope'))).toEqual({ code: 'CELL_NOT_FOUND', message: 'exec cell nope not found' });
+  });
+});
+
+describe('termination (§3.4)', () => {
+  it('returns the unobserved output, closes the cell and discards its stored writes', async () => {
+    const first = await env.run(`store('t1', 'kept?'); text('seen'); yield_control(); text('unseen'); await new Promise(() => {});`);
+    expect(textsOf(first)).toEqual(['seen']);
+    await sleep(20);
+    const terminated = await env.session.terminate(first.cellId);
+    expect(terminated).toMatchObject({ kind: 'terminated', cellId: first.cellId, items: [{ text: 'unseen' }] });
+    expect(env.closed).toContain(first.cellId);
+    expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 10 }))).toMatchObject({ code: 'CELL_NOT_FOUND' });
+    expect(await env.texts(`text(String(load('t1')));`)).toEqual(['undefined']);
+  });
+
+  it('stops a busy loop; the session stays healthy', async () => {
+    const first = await env.run(`while (true) {}`, { yieldTimeMs: 20 });
+    expect(first).toMatchObject({ kind: 'yielded', items: [] });
+    expect(await env.session.observe(first.cellId, { yieldTimeMs: 0, terminate: true })).toMatchObject({ kind: 'terminated', items: [] });
+    expect(await env.texts(`text('still fine');`)).toEqual(['still fine']);
+  });
+
+  it('an already-committed completion wins over termination', async () => {
+    const first = await env.run(`yield_control(); store('finished', true); text('done');`);
+    expect(first).toMatchObject({ kind: 'yielded', items: [] });
+    // The commit happens at completion, before anyone observes: a later cell already sees it.
+    for (let seen = ''; seen !== 'true'; ) seen = (await env.texts(`text(String(load('finished')));`))[0];
+    const outcome = await env.session.terminate(first.cellId);
+    expect(outcome).toMatchObject({ kind: 'completed', items: [{ text: 'done' }] });
+    expect('error' in outcome).toBe(false);
+  });
+
+  it('refuses a second terminate while the first is in progress', async () => {
+    const first = await env.run(`await tools.gate({ name: 'never' });`, { yieldTimeMs: 10 });
+    const terminating = env.session.terminate(first.cellId);
+    expect(await rejection(env.session.terminate(first.cellId))).toEqual({
+      code: 'RESPOND_TO_MODEL',
+      message: `exec cell ${first.cellId} is already terminating`,
+    });
+    expect(await terminating).toMatchObject({ kind: 'terminated' });
+  });
+
+  it('aborts the nested calls in flight and answers an attached observer with terminated', async () => {
+    const before = env.calls.length;
+    const first = await env.run(`await tools.gate({ name: 'aborted' });`, { yieldTimeMs: 10 });
+    await until(() => env.calls.length > before);
+    const waiting = env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
+    await env.session.terminate(first.cellId);
+    expect(await waiting).toMatchObject({ kind: 'terminated', cellId: first.cellId });
+    expect(env.calls[before].signal.aborted).toBe(true);
+  });
+});
+
+describe('stored values (§5)', () => {
+  it('store/load: read-your-writes, fresh copies, JSON round trip and key coercion', async () => {
+    const texts = await env.texts(`
+      store(1, { title: 'Notebook', items: [1, true, null] });
+      const copy = load('1'); copy.items.push('mutated');
+      text(load(1));
+      store('k', { d: new Date(0), u: undefined, f() {}, m: new Map([[1, 2]]), n: NaN, i: -Infinity });
+      text(load('k'));
+      text(String(load('missing')));
+      text(String(store('x', 1)));
+    `);
+    expect(texts).toEqual([
+      '{"title":"Notebook","items":[1,true,null]}',
+      '{"d":"1970-01-01T00:00:00.000Z","m":{},"n":null,"i":null}',
+      'undefined',
+      'undefined',
+    ]);
+    expect(await env.texts(`text(load('1'));`)).toEqual(['{"title":"Notebook","items":[1,true,null]}']);
+  });
+
+  it('store refuses unserializable values and symbol keys with the reference texts', async () => {
+    const texts = await env.texts(`
+      const circular = {}; circular.self = circular;
+      const attempts = [() => store(Symbol('k'), 1), () => load(Symbol('k')), () => store('u', undefined), () => store('fn', () => 1), () => store('big', 10n), () => store('c', circular)];
+      for (const attempt of attempts) { try { attempt(); text('stored'); } catch (e) { text(typeof e + ': ' + e); } }
+    `);
+    expect(texts.slice(0, 4)).toEqual([
+      'string: store key must be a string',
+      'string: load key must be a string',
+      'string: Unable to store "u". Only plain serializable objects can be stored.',
+      'string: Unable to store "fn". Only plain serializable objects can be stored.',
+    ]);
+    expect(texts[4]).toMatch(/^string: TypeError: .*BigInt/);
+    expect(texts[5]).toMatch(/^string: TypeError: Converting circular structure to JSON/);
+  });
+
+  it('a cell sees a snapshot taken at its start, not later commits', async () => {
+    const early = await env.run(`await tools.gate({ name: 'snapshot' }); text(String(load('snap')));`, { yieldTimeMs: 10 });
+    expect(await env.texts(`store('snap', 'late'); text('stored');`)).toEqual(['stored']);
+    await gates.open('snapshot');
+    expect(await env.session.observe(early.cellId, { yieldTimeMs: 5_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'undefined' }] });
+    expect(await env.texts(`text(load('snap'));`)).toEqual(['late']);
+  });
+
+  it('merges writes when a cell fails too, last writer wins per key', async () => {
+    expect(await env.texts(`store('a', 1); store('b', 1);`)).toEqual([]);
+    const failed = await env.run(`store('b', 2); throw new Error('after store');`);
+    expect(failed).toMatchObject({ kind: 'completed' });
+    expect(await env.texts(`text([load('a'), load('b')]);`)).toEqual(['[1,2]']);
+  });
+
+  it('keeps sessions apart', async () => {
+    await env.texts(`store('private', 'mine');`);
+    const other = env.runtime.openSession(createTestHost().host);
+    const { observation } = await other.createCell({ source: `text(String(load('private')));`, tools: [], yieldTimeMs: 5_000 });
+    expect(observation.items).toEqual([{ type: 'input_text', text: 'undefined' }]);
+    await other.shutdown();
+  });
+
+  it('can be disabled: store and load are then absent', async () => {
+    const runtime = createCodeModeRuntime({ storedValues: false });
+    const session = runtime.openSession(createTestHost().host);
+    const { observation } = await session.createCell({ source: `text(typeof store + ' ' + typeof load);`, tools: [], yieldTimeMs: 5_000 });
+    expect(observation.items).toEqual([{ type: 'input_text', text: 'undefined undefined' }]);
+    await runtime.shutdown();
+  });
+});
+
+describe('shutdown and bad input (§3.6)', () => {
+  it('stops a busy loop within 1 s, answers observers, then refuses new cells with the reference text', async () => {
+    const local = setup();
+    const busy = await local.run(`text('x'); while (true) {}`, { yieldTimeMs: 30 });
+    const other = await local.run(`while (true) {}`, { yieldTimeMs: 30 });
+    const waiting = local.session.observe(other.cellId, { yieldTimeMs: 10_000 });
+    const started = performance.now();
+    await local.session.shutdown();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(await waiting).toMatchObject({ kind: 'terminated', cellId: other.cellId });
+    expect(local.closed).toEqual(expect.arrayContaining([busy.cellId, other.cellId]));
+    expect(await rejection(local.session.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10 }))).toEqual({
+      code: 'SHUTTING_DOWN',
+      message: 'code mode session is shutting down',
+    });
+    await local.runtime.shutdown();
+    expect(() => local.runtime.openSession(local.host)).toThrow('code mode runtime is shutting down');
+  });
+
+  it('rejects malformed createCell options with INVALID_INPUT and keeps working', async () => {
+    const bad = [
+      { source: 42, tools: [], yieldTimeMs: 10 },
+      { source: '', tools: 'x', yieldTimeMs: 10 },
+      { source: '', tools: [], yieldTimeMs: -1 },
+      { source: '', tools: [{ name: 'x', description: 'd', kind: 'weird' }], yieldTimeMs: 10 },
+    ];
+    for (const options of bad) expect(await rejection(env.session.createCell(options as never))).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(await env.texts(`text('ok');`)).toEqual(['ok']);
+  });
+
+  it('survives a broken host: throwing notify/cellClosed, a synchronously throwing invokeTool', async () => {
+    const runtime = createCodeModeRuntime();
+    const session = runtime.openSession({
+      invokeTool: () => {
+        throw new Error('host exploded');
+      },
+      notify: () => {
+        throw new Error('notify exploded');
+      },
+      cellClosed: () => {
+        throw new Error('closed exploded');
+      },
+    });
+    const { observation } = await session.createCell({
+      source: `notify('hi'); try { await tools.t({}); } catch (e) { text(e); }`,
+      tools: [{ name: 't', description: '', kind: 'function' }],
+      yieldTimeMs: 5_000,
+    });
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'host exploded' }] });
+    await runtime.shutdown();
+  });
+
+  it('a tool result that is not JSON rejects the call inside the cell', async () => {
+    const local = setup({
+      cyclic: () => {
+        const value: Record<string, unknown> = {};
+        value.self = value;
+        return value as never;
+      },
+    });
+    const texts = await local.texts(`try { await tools.cyclic(); } catch (e) { text(e); }`);
+    expect(texts[0]).toMatch(/^tool result is not JSON-serializable: Converting circular structure/);
+    await local.runtime.shutdown();
+  });
+});
