@@ -49,13 +49,17 @@ export function errorCallToolResult(text: string): McpCallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** Marker keyword on {@link mcpCallToolResultOutputSchema} (the broker also detects the shape). */
+export const MCP_RESULT_SCHEMA_MARKER = 'x-switchyard-mcp';
+
 /**
  * The Code Mode output schema of an MCP tool: the `CallToolResult` envelope with the server's
- * `outputSchema` (or `{}`) as `structuredContent`. The broker recognizes this shape and renders it
- * as `CallToolResult<T>` with the shared MCP types block.
+ * `outputSchema` (or `{}`) as `structuredContent`, marked with `x-switchyard-mcp: true`. The broker
+ * renders it as `CallToolResult<T>` with the shared MCP types block.
  */
 export function mcpCallToolResultOutputSchema(structuredContentSchema: JsonSchema = {}): JsonSchema {
   return {
+    [MCP_RESULT_SCHEMA_MARKER]: true,
     type: 'object',
     properties: {
       content: { type: 'array', items: { type: 'object' } },

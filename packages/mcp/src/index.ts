@@ -11,6 +11,7 @@ export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig, Resolv
 export {
   McpToolOutput,
   mcpCallToolResultOutputSchema,
+  MCP_RESULT_SCHEMA_MARKER,
   normalizeCallToolResult,
   errorCallToolResult,
   callToolResultBody,

@@ -14,7 +14,7 @@ describe('mcpTools over stdio', () => {
   beforeAll(async () => {
     mcp = await mcpTools({
       servers: {
-        fx: fixtureServer({ FIXTURE_PAGE_SIZE: '3', FIXTURE_INSTRUCTIONS: 'Fixture tools for tests.' }, { toolTimeoutsMs: { sleep: 400, progress: 500 } }),
+        fx: fixtureServer({ FIXTURE_PAGE_SIZE: '3', FIXTURE_INSTRUCTIONS: 'Fixture tools for tests.' }, { toolTimeoutsMs: { sleep: 400, progress: 700 } }),
         lazy: fixtureServer({}, { exposure: 'deferred', parallel: true, enabledTools: ['echo', 'lookup', 'sleep', 'cancellations'] }),
       },
     });
@@ -55,6 +55,7 @@ describe('mcpTools over stdio', () => {
     expect(spec).toMatchObject({ type: 'function', name: 'echo', description: 'Echoes a message back.', strict: false });
     expect(spec.parameters).toEqual({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
     expect(spec.outputSchema).toEqual({
+      'x-switchyard-mcp': true,
       type: 'object',
       properties: {
         content: { type: 'array', items: { type: 'object' } },
@@ -148,12 +149,12 @@ describe('mcpTools over stdio', () => {
   });
 
   it('keeps a call alive while progress notifications arrive, and times out without them', async () => {
-    const alive = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1200, every: 100 });
+    const alive = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1500, every: 100 });
     expect(alive.output.success).toBe(true);
     expect(outputText(alive.item)).toContain('"text":"done after progress"');
-    const silent = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1200, every: 0 });
+    const silent = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1500, every: 0 });
     expect(silent.output.success).toBe(false);
-    expect(outputText(silent.item)).toContain('tool call error: timed out awaiting tools/call after 500ms');
+    expect(outputText(silent.item)).toContain('tool call error: timed out awaiting tools/call after 700ms');
   });
 
   it('runs calls to one server concurrently (four 600 ms calls take well under 4 × 600 ms)', async () => {
@@ -198,7 +199,7 @@ describe('mcpTools over time', () => {
       const failures = mcp.warnings.filter((w) => w.kind === 'server-failed');
       expect(failures).toHaveLength(1);
       expect(failures[0]).toMatchObject({ server: 'a' });
-      expect(failures[0].message).toMatch(/^MCP server `a` exited: connection closed/);
+      expect(failures[0].message).toBe('MCP server `a` exited: connection closed\nstderr: crashing now');
       expect(seen).toEqual([failures[0].message]);
 
       const names = mcp.executors().map((e) => displayName(e.name));
@@ -231,7 +232,7 @@ describe('mcpTools over time', () => {
       const messages = Object.fromEntries(mcp.warnings.filter((w) => w.kind === 'server-failed').map((w) => [w.server, w.message]));
       expect(Object.keys(messages).sort()).toEqual(['early', 'missing', 'silent']);
       expect(messages.missing).toMatch(/^MCP server `missing` failed to start \(command: \/nonexistent\/switchyard-mcp-server\): .*ENOENT/);
-      expect(messages.early).toMatch(/^MCP server `early` failed to start \(command: .*\): .*Connection closed/);
+      expect(messages.early).toMatch(/^MCP server `early` failed to start \(command: .*\): .*Connection closed\nstderr: boom at start$/);
       expect(messages.silent).toMatch(/^MCP server `silent` failed to start \(command: .*\): timed out after 500ms/);
       expect(mcp.executors().every((e) => e.name.namespace === 'mcp__good__')).toBe(true);
       expect(mcp.executors().length).toBe(10);
