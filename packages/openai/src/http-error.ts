@@ -26,13 +26,21 @@ export function isRetryableErrorCode(code: unknown): boolean {
 }
 
 /** The message, code and type of an OpenAI-style error object (`{error:{message,code,type}}` or the error itself). */
-export function describeServerError(value: unknown): { message?: string; code?: string } {
+export function describeServerError(value: unknown): { message?: string; code?: string; status?: number } {
   if (typeof value !== 'object' || value === null) return {};
   const record = value as Record<string, unknown>;
   const inner = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
   const message = typeof inner.message === 'string' ? inner.message : typeof record.error === 'string' ? record.error : undefined;
   const code = typeof inner.code === 'string' ? inner.code : typeof inner.type === 'string' ? inner.type : undefined;
-  return { message, code };
+  // Some compatible servers (vLLM, llama.cpp) put the HTTP status in a numeric `code`.
+  const status = typeof inner.code === 'number' ? inner.code : undefined;
+  return { message, code, status };
+}
+
+/** True when a server error object may succeed on retry: by its numeric status when it has one, else by its code. */
+export function isRetryableServerError(error: { code?: string; status?: number }): boolean {
+  if (error.status !== undefined) return error.status === 408 || error.status === 429 || error.status >= 500;
+  return isRetryableErrorCode(error.code);
 }
 
 /**

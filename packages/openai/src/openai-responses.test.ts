@@ -7,33 +7,15 @@ import {
   type ResponseItem,
   type ToolSpec,
 } from '@switchyard/protocol';
-import { collect, startReplayServer, type ReplayServer, type ReplayStep } from '../test/replay-server';
+import { applyPatchSpec, clockSpec, execSpec, toolSearchSpec } from '../test/tool-specs';
+import { closeReplayServers, collect, instantRetries, modelRequest, outputItems, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
 import { openaiResponses, type OpenAIResponsesOptions } from './openai-responses';
 
 const specs: ToolSpec[] = [
-  {
-    type: 'custom',
-    name: 'exec',
-    description: 'Run JavaScript in a Code Mode cell.',
-  },
-  {
-    type: 'custom',
-    name: 'apply_patch',
-    description: 'Edit files with a patch.',
-    grammar: { syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' },
-  },
-  {
-    type: 'namespace',
-    name: 'clock',
-    description: 'Time tools.',
-    tools: [{ type: 'function', name: 'curr_time', description: 'Current time.', parameters: { type: 'object', properties: {} } }],
-  },
-  {
-    type: 'tool_search',
-    execution: 'client',
-    description: '# Tool discovery',
-    parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'number' } }, required: ['query'], additionalProperties: false },
-  },
+  execSpec,
+  applyPatchSpec,
+  clockSpec,
+  toolSearchSpec,
   { type: 'hosted', json: { type: 'web_search', search_context_size: 'low' } },
 ];
 
@@ -61,36 +43,22 @@ const expectedTools = [
   { type: 'web_search', search_context_size: 'low' },
 ];
 
-const userMessage: ResponseItem = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Lisbon and the time?' }] };
+afterEach(closeReplayServers);
 
-let server: ReplayServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-function request(input: ResponseItem[], overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return { tools: toWireTools(specs), input, parallelToolCalls: true, signal: new AbortController().signal, ...overrides };
-}
+const request = (input: ResponseItem[], overrides: Partial<ModelRequest> = {}) => modelRequest(toWireTools(specs), input, overrides);
 
 async function setup(steps: ReplayStep[], options: Partial<OpenAIResponsesOptions> = {}) {
-  server = await startReplayServer(steps);
-  const sleeps: number[] = [];
+  const server = await startReplayServer(steps);
+  const { sleeps, sleep, random } = instantRetries();
   const client = openaiResponses({
     apiKey: 'sk-test',
     baseURL: `${server.url}/v1/`,
     model: 'gpt-5.1-codex',
-    sleep: async (milliseconds) => {
-      sleeps.push(milliseconds);
-    },
-    random: () => 0.5,
+    sleep,
+    random,
     ...options,
   });
   return { client, sleeps, server };
-}
-
-function items(events: ModelStreamEvent[]): ResponseItem[] {
-  return events.flatMap((event) => (event.type === 'output-item' ? [event.item] : []));
 }
 
 describe('openaiResponses', () => {
@@ -147,12 +115,12 @@ describe('openaiResponses', () => {
   });
 
   it('yields each output item before the response completes (calls can start early)', async () => {
-    const { client } = await setup([{ fixture: 'responses/stream-cut.sse', hang: true }]);
+    const { client, server } = await setup([{ fixture: 'responses/stream-cut.sse', hang: true }]);
     const iterator = client.stream(request([userMessage]))[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.value).toMatchObject({ type: 'output-item', item: { call_id: 'call_first' } });
     await iterator.return?.();
-    await server!.clientClosed;
+    await server.clientClosed;
   });
 
   it('sends parallel_tool_calls false when the model cannot emit several calls', async () => {
@@ -169,7 +137,7 @@ describe('openaiResponses', () => {
     );
     const first = await collect(client.stream(request([userMessage])));
     expect(first.error).toBeUndefined();
-    const emitted = items(first.events);
+    const emitted = outputItems(first.events);
     expect(emitted).toEqual([
       { id: 'rs_01', type: 'reasoning', summary: [], encrypted_content: 'gAAAAABpZ3JlYXNvbmluZw==' },
       {
@@ -190,7 +158,7 @@ describe('openaiResponses', () => {
       { type: 'custom_tool_call_output', call_id: 'call_exec', output: [{ type: 'input_text', text: 'started at 2025-11-29T12:00:00Z' }] },
     ];
     const second = await collect(client.stream(request(history)));
-    expect(items(second.events)).toEqual([
+    expect(outputItems(second.events)).toEqual([
       { id: 'msg_final', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Done.' }], role: 'assistant' },
     ]);
     expect(server.requests[1].body).toBe(
@@ -227,7 +195,7 @@ describe('openaiResponses', () => {
       { fixture: 'responses/tool-search-follow-up.sse' },
     ]);
     const first = await collect(client.stream(request([userMessage])));
-    const [searchCall] = items(first.events);
+    const [searchCall] = outputItems(first.events);
     expect(searchCall).toEqual({
       id: 'tsc_01',
       type: 'tool_search_call',
@@ -254,7 +222,7 @@ describe('openaiResponses', () => {
       ],
     };
     const second = await collect(client.stream(request([userMessage, searchCall, searchOutput])));
-    expect(items(second.events)).toEqual([
+    expect(outputItems(second.events)).toEqual([
       { id: 'fc_10', type: 'function_call', status: 'completed', arguments: '{"city":"Porto"}', call_id: 'call_forecast', name: 'get_weather', namespace: 'weather__' },
     ]);
     expect(JSON.parse(server.requests[1].body).input).toEqual([
@@ -287,7 +255,7 @@ describe('openaiResponses', () => {
     ]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
-    expect(items(events)).toHaveLength(1);
+    expect(outputItems(events)).toHaveLength(1);
     expect(server.requests).toHaveLength(3);
     expect(server.requests[1].body).toBe(server.requests[0].body);
     expect(server.requests[2].body).toBe(server.requests[0].body);
@@ -340,7 +308,7 @@ describe('openaiResponses', () => {
   it('throws a retryable error when the stream is cut after items were yielded, without replaying', async () => {
     const { client, server } = await setup([{ fixture: 'responses/stream-cut.sse', cut: true }, { fixture: 'responses/final-message.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
-    expect(items(events)).toEqual([
+    expect(outputItems(events)).toEqual([
       { id: 'fc_20', type: 'function_call', status: 'completed', arguments: '{"city":"Faro"}', call_id: 'call_first', name: 'get_weather', namespace: 'weather__' },
     ]);
     expect(events.some((event) => event.type === 'completed')).toBe(false);
@@ -353,7 +321,7 @@ describe('openaiResponses', () => {
     const { client, server, sleeps } = await setup([{ fixture: 'responses/created-only.sse' }, { fixture: 'responses/final-message.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
-    expect(items(events)).toHaveLength(1);
+    expect(outputItems(events)).toHaveLength(1);
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([500]);
   });

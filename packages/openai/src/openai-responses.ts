@@ -1,8 +1,6 @@
 import {
   ModelRequestError,
-  SwitchyardError,
   type JsonObject,
-  type ModelCapabilities,
   type ModelClient,
   type ModelRequest,
   type ModelStreamEvent,
@@ -10,7 +8,8 @@ import {
   type ResponseItem,
 } from '@switchyard/protocol';
 import { describeServerError, isRetryableErrorCode } from './http-error';
-import { postForStream, streamWithRetries, type RetryOptions } from './retry';
+import type { RetryOptions } from './retry';
+import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link openaiResponses}. */
@@ -51,33 +50,10 @@ export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * client's own retries (see {@link RetryOptions}).
  */
 export function openaiResponses(options: OpenAIResponsesOptions): ModelClient {
-  if (typeof options?.model !== 'string' || options.model === '') {
-    throw new SwitchyardError('CONFIG', 'openaiResponses: `model` must be a non-empty string');
-  }
-  const url = `${trimSlash(options.baseURL ?? DEFAULT_OPENAI_BASE_URL)}/responses`;
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  const capabilities: ModelCapabilities = {
-    name: options.model,
-    parallelToolCalls: options.parallelToolCalls ?? true,
-    contextWindow: options.contextWindow,
-  };
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-
-  return {
-    capabilities,
-    stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
-      const body = JSON.stringify(responsesRequestBody(options, request));
-      return streamWithRetries(
-        async function* attempt() {
-          const stream = await postForStream(fetchImpl, url, headers, body, request.signal);
-          yield* parseResponsesStream(stream);
-        },
-        request.signal,
-        options,
-      );
-    },
-  };
+  return createStreamingClient('openaiResponses', options, endpoint(options?.baseURL ?? DEFAULT_OPENAI_BASE_URL, 'responses'), (request) => ({
+    body: JSON.stringify(responsesRequestBody(options, request)),
+    parse: parseResponsesStream,
+  }));
 }
 
 /** The JSON body of one Responses-API request. Same options and request give the same body, byte for byte. */
@@ -180,6 +156,3 @@ function readUsage(value: unknown): ModelUsage | undefined {
   return { inputTokens, outputTokens, totalTokens };
 }
 
-export function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
-}

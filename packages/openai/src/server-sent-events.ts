@@ -14,7 +14,7 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
   let finished = false;
   try {
     for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
         chunk = await reader.read();
       } catch (error) {

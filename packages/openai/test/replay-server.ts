@@ -1,3 +1,4 @@
+import type { ModelRequest, ModelStreamEvent, ResponseItem, WireTool } from '@switchyard/protocol';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +40,15 @@ export function fixture(name: string): string {
 }
 
 /** A node:http server on 127.0.0.1 (port 0) replaying scripted responses and recording request bodies. */
+const openServers = new Set<ReplayServer>();
+
+/** Closes every replay server started so far (an `afterEach` hook). */
+export async function closeReplayServers(): Promise<void> {
+  const servers = [...openServers];
+  openServers.clear();
+  await Promise.all(servers.map((server) => server.close()));
+}
+
 export async function startReplayServer(steps: ReplayStep[]): Promise<ReplayServer> {
   const requests: RecordedRequest[] = [];
   let markClosed!: () => void;
@@ -79,16 +89,20 @@ export async function startReplayServer(steps: ReplayStep[]): Promise<ReplayServ
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const replay: ReplayServer = {
     url: `http://127.0.0.1:${port}`,
     requests,
     clientClosed,
     close: () =>
       new Promise<void>((resolve) => {
+        openServers.delete(replay);
+        if (!server.listening) return resolve();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  openServers.add(replay);
+  return replay;
 }
 
 /** Collects every event of a stream, or the events so far plus the error that ended it. */
@@ -100,4 +114,23 @@ export async function collect<T>(stream: AsyncIterable<T>): Promise<{ events: T[
   } catch (error) {
     return { events, error };
   }
+}
+
+/** The output items among stream events, in order. */
+export function outputItems(events: readonly ModelStreamEvent[]): ResponseItem[] {
+  return events.flatMap((event) => (event.type === 'output-item' ? [event.item] : []));
+}
+
+/** Retry timing for tests: records each requested sleep and returns at once; jitter factor 1.0. */
+export function instantRetries(): { sleeps: number[]; sleep: (milliseconds: number) => Promise<void>; random: () => number } {
+  const sleeps: number[] = [];
+  return { sleeps, sleep: async (milliseconds) => void sleeps.push(milliseconds), random: () => 0.5 };
+}
+
+/** The user message the client tests start from. */
+export const userMessage: ResponseItem = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Lisbon and the time?' }] };
+
+/** A model request with a fresh signal; fields can be overridden. */
+export function modelRequest(tools: WireTool[], input: ResponseItem[], overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return { tools, input, parallelToolCalls: true, signal: new AbortController().signal, ...overrides };
 }

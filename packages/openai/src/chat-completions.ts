@@ -1,0 +1,190 @@
+import {
+  ModelRequestError,
+  SwitchyardError,
+  type JsonObject,
+  type ModelClient,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type ModelUsage,
+  type ResponseItem,
+} from '@switchyard/protocol';
+import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
+import { describeServerError, isRetryableServerError } from './http-error';
+import type { RetryOptions } from './retry';
+import { createStreamingClient, endpoint } from './streaming-client';
+import { parseEventData, readServerSentEvents } from './server-sent-events';
+
+/** Options of {@link chatCompletions}. */
+export interface ChatCompletionsOptions extends RetryOptions {
+  /** API root; the client POSTs to `{baseURL}/chat/completions` (e.g. `http://127.0.0.1:8080/v1`). */
+  baseURL: string;
+  /** Model name sent as `model`. */
+  model: string;
+  /** Sent as `Authorization: Bearer …` when set; local servers usually need none. */
+  apiKey?: string;
+  /** Default system instructions; a request's own `instructions` win. */
+  instructions?: string;
+  /** The model may emit several tool calls per response. Default true. */
+  parallelToolCalls?: boolean;
+  /** Context window in tokens, reported in `capabilities`. */
+  contextWindow?: number;
+  /** Extra top-level body fields (`temperature`, `max_tokens`, …), added after the standard ones. */
+  extraBody?: JsonObject;
+  /** Extra HTTP headers. */
+  headers?: Record<string, string>;
+  /** The fetch implementation. Default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * A {@link ModelClient} for Chat-Completions-compatible servers (what local model servers speak).
+ * Tools are mapped as described in `toChatTools`; streamed tool-call deltas are assembled and
+ * yielded as Responses-API `function_call` / `custom_tool_call` items, each as soon as the next
+ * call starts or the response ends.
+ */
+export function chatCompletions(options: ChatCompletionsOptions): ModelClient {
+  if (typeof options?.baseURL !== 'string' || !/^https?:\/\//.test(options.baseURL)) {
+    throw new SwitchyardError('CONFIG', `chatCompletions: \`baseURL\` must be an http(s) URL, got ${JSON.stringify(options?.baseURL)}`);
+  }
+  return createStreamingClient('chatCompletions', options, endpoint(options.baseURL, 'chat/completions'), (request) => {
+    const { body, targets } = chatRequestBody(options, request);
+    return { body: JSON.stringify(body), parse: (stream) => parseChatStream(stream, targets) };
+  });
+}
+
+/** The JSON body of one Chat Completions request, and the flat tool names it defines. */
+export function chatRequestBody(
+  options: ChatCompletionsOptions,
+  request: ModelRequest,
+): { body: JsonObject; targets: Map<string, ChatToolTarget> } {
+  const { tools, targets } = toChatTools(request.tools);
+  const body: JsonObject = {
+    model: options.model,
+    messages: toChatMessages(request.input, request.instructions ?? options.instructions) as unknown as JsonObject[],
+  };
+  if (tools.length > 0) {
+    body.tools = tools as unknown as JsonObject[];
+    body.tool_choice = 'auto';
+    body.parallel_tool_calls = request.parallelToolCalls && (options.parallelToolCalls ?? true);
+  }
+  body.stream = true;
+  body.stream_options = { include_usage: true };
+  return { body: { ...body, ...options.extraBody }, targets };
+}
+
+interface PendingCall {
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+  emitted: boolean;
+}
+
+/** Assembles one Chat Completions stream into model stream events. */
+async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>): AsyncGenerator<ModelStreamEvent> {
+  const calls = new Map<number, PendingCall>();
+  let text = '';
+  let textEmitted = false;
+  let usage: ModelUsage | undefined;
+  let responseId: string | undefined;
+  let finished = false;
+
+  function* emitText(): Generator<ModelStreamEvent> {
+    if (textEmitted || text === '') return;
+    textEmitted = true;
+    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] } };
+  }
+  function* emitCalls(before: number): Generator<ModelStreamEvent> {
+    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
+      if (call.index >= before || call.emitted) continue;
+      call.emitted = true;
+      yield { type: 'output-item', item: toResponseItem(call, targets, responseId) };
+    }
+  }
+  function* finish(): Generator<ModelStreamEvent> {
+    yield* emitText();
+    yield* emitCalls(Number.POSITIVE_INFINITY);
+    yield { type: 'completed', usage, responseId };
+  }
+
+  for await (const message of readServerSentEvents(body)) {
+    if (message.data.trim() === '[DONE]') {
+      yield* finish();
+      return;
+    }
+    const chunk = parseEventData(message.data);
+    if (chunk.error !== undefined) {
+      const described = describeServerError(chunk);
+      const label = described.code ? `model stream error (${described.code})` : 'model stream error';
+      throw new ModelRequestError(`${label}: ${described.message ?? 'no message'}`, { retryable: isRetryableServerError(described) });
+    }
+    if (typeof chunk.id === 'string') responseId ??= chunk.id;
+    if (chunk.usage && typeof chunk.usage === 'object') usage = readChatUsage(chunk.usage as Record<string, unknown>);
+    const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
+    const choice = choices.find((entry) => (entry.index ?? 0) === 0);
+    if (!choice) continue;
+    const delta = (choice.delta ?? {}) as Record<string, unknown>;
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      text += delta.content;
+      yield { type: 'text-delta', delta: delta.content };
+    }
+    if (Array.isArray(delta.tool_calls)) {
+      for (const [position, raw] of (delta.tool_calls as Record<string, unknown>[]).entries()) {
+        const index = typeof raw.index === 'number' ? raw.index : position;
+        let call = calls.get(index);
+        if (!call) {
+          // A new call starts: the text and every earlier call are complete.
+          yield* emitText();
+          yield* emitCalls(index);
+          call = { index, id: '', name: '', arguments: '', emitted: false };
+          calls.set(index, call);
+        }
+        const fn = (raw.function ?? {}) as Record<string, unknown>;
+        if (typeof raw.id === 'string' && raw.id !== '' && call.id === '') call.id = raw.id;
+        if (typeof fn.name === 'string') call.name += fn.name;
+        if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+      }
+    }
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finished = true;
+  }
+  // Some servers end the stream without `[DONE]`; a finish reason is enough to call it complete.
+  if (finished) {
+    yield* finish();
+    return;
+  }
+  throw new ModelRequestError('model stream closed before the response finished', { retryable: true });
+}
+
+function toResponseItem(call: PendingCall, targets: Map<string, ChatToolTarget>, responseId: string | undefined): ResponseItem {
+  const callId = call.id || `call_${responseId ?? 'chat'}_${call.index}`;
+  const target = targets.get(call.name);
+  if (target?.kind === 'custom') {
+    const item: ResponseItem = { type: 'custom_tool_call', call_id: callId, name: target.name, input: customInput(call.arguments) };
+    if (target.namespace) item.namespace = target.namespace;
+    return item;
+  }
+  // Unknown names pass through as they came, so the router answers "unsupported call".
+  const item: ResponseItem = { type: 'function_call', call_id: callId, name: target?.name ?? call.name, arguments: call.arguments };
+  if (target?.namespace) item.namespace = target.namespace;
+  return item;
+}
+
+/** The `input` string of a custom tool's arguments; the raw arguments when they are not `{"input": string}`. */
+function customInput(raw: string): string {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as Record<string, unknown>)[CUSTOM_TOOL_ARGUMENT] === 'string') {
+      return (parsed as Record<string, string>)[CUSTOM_TOOL_ARGUMENT];
+    }
+  } catch {
+    // fall through
+  }
+  return raw;
+}
+
+function readChatUsage(usage: Record<string, unknown>): ModelUsage {
+  const inputTokens = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0;
+  const outputTokens = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
+  const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
+  return { inputTokens, outputTokens, totalTokens };
+}
