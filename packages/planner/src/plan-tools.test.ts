@@ -107,7 +107,7 @@ describe('duplicates, reserved names and bad input', () => {
     const plan = planTools({ toolMode: 'direct', provider }, { executors: [first, second, namespaced] });
 
     expect(plan.executors).toEqual([first, namespaced]);
-    expect(plan.tools.filter((tool) => tool.name === 'lookup')).toMatchObject([{ description: 'first' }]);
+    expect(plan.tools.filter((tool) => (tool as { name?: string }).name === 'lookup')).toMatchObject([{ description: 'first' }]);
     expect(plan.warnings).toEqual([
       { type: 'plan-warning', toolName: 'lookup', message: 'skipped duplicate tool "lookup": a tool with this name is already planned' },
     ]);

@@ -29,10 +29,13 @@ function search(executor: ToolExecutor, query: string, limit?: number) {
   return invoke(executor, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } });
 }
 
+/** A wire tool's `name` (tool_search specs have none). */
+const nameOf = (tool: WireTool): string | undefined => (tool as { name?: string }).name;
+
 /** Flat names of the returned tools, namespace members as `namespace + name`, in order. */
 function flatNames(tools: readonly WireTool[]): string[] {
   return tools.flatMap((tool) =>
-    tool.type === 'namespace' ? (tool.tools as Array<{ name: string }>).map((member) => `${tool.name as string}${member.name}`) : [tool.name as string],
+    tool.type === 'namespace' ? (tool.tools as Array<{ name: string }>).map((member) => `${nameOf(tool)}${member.name}`) : [String(nameOf(tool))],
   );
 }
 
@@ -66,13 +69,13 @@ describe('tool_search results on a 50-tool fixture', () => {
     const query = 'email message calendar event';
     const output = await search(executor, query, 6);
     const tools = output.codeModeResult({ kind: 'tool-search', arguments: { query } }) as unknown as WireTool[];
-    const namespaces = tools.map((tool) => tool.name);
+    const namespaces = tools.map(nameOf);
     expect(new Set(namespaces).size).toBe(namespaces.length);
     expect([...namespaces].sort()).toEqual(['calendar__', 'mail__']);
     expect(flatNames(tools)).toHaveLength(6);
     const best = (await search(executor, query, 1)).codeModeResult({ kind: 'tool-search', arguments: { query } }) as unknown as WireTool[];
-    expect(tools[0].name).toBe(best[0].name);
-    expect(tools[0]).toMatchObject({ type: 'namespace', description: `Tools of the ${String(best[0].name).replace(/_+$/, '')} server.` });
+    expect(nameOf(tools[0])).toBe(nameOf(best[0]));
+    expect(tools[0]).toMatchObject({ type: 'namespace', description: `Tools of the ${String(nameOf(best[0])).replace(/_+$/, '')} server.` });
   });
 
   it('members of a coalesced namespace keep their rank order', () => {
@@ -83,7 +86,7 @@ describe('tool_search results on a 50-tool fixture', () => {
       fn('unrelated', { exposure: 'deferred', description: 'yellow' }),
     ]);
     expect(flatNames(index.search('red green blue', 8))).toEqual(['mail__first', 'mail__third', 'calendar__second']);
-    expect(index.search('red green blue', 8).map((tool) => tool.name)).toEqual(['mail__', 'calendar__']);
+    expect(index.search('red green blue', 8).map(nameOf)).toEqual(['mail__', 'calendar__']);
   });
 
   it('results are loadable specs: defer_loading true, no output_schema', async () => {
