@@ -72,6 +72,7 @@ export class McpServerConnection {
   private stderrTail = '';
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  private listChangedWhileStarting = false;
   private readonly reportedSkips = new Set<string>();
 
   constructor(
@@ -128,6 +129,7 @@ export class McpServerConnection {
       if (this.currentState !== 'starting') return;
       this.tools = tools;
       this.currentState = 'ready';
+      if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
       const detail = isStdioConfig(config) ? ` (command: ${config.command})` : ` (url: ${config.url})`;
       this.fail(`failed to start${detail}: ${errorMessage(error)}`);
@@ -330,6 +332,7 @@ export class McpServerConnection {
   }
 
   private scheduleRefresh(): void {
+    if (this.currentState === 'starting') this.listChangedWhileStarting = true;
     if (this.currentState !== 'ready') return;
     if (this.refreshing) {
       this.refreshAgain = true;
