@@ -1,0 +1,233 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DIRECT_SOURCE,
+  createStepContext,
+  toWireTool,
+  type HookPayloadAdapter,
+  type JsonValue,
+  type StepContext,
+  type SwitchyardEvent,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import { applyPatchTool } from './apply-patch-tool';
+import { getTurnDiff } from './turn-diff';
+
+let base: string;
+let root: string;
+
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), 'apply-patch-tool-'));
+  root = join(base, 'workspace');
+  await mkdir(root);
+});
+
+afterEach(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
+const custom = (input: string): ToolPayload => ({ kind: 'custom', input });
+
+function run(input: string, step: StepContext, events: SwitchyardEvent[] = [], tool = applyPatchTool()) {
+  return tool.handle({
+    callId: 'call-9',
+    toolName: tool.name,
+    source: DIRECT_SOURCE,
+    payload: custom(input),
+    signal: new AbortController().signal,
+    step,
+    emit: (event) => events.push(event),
+  });
+}
+
+describe('applyPatchTool', () => {
+  it('is the freeform apply_patch tool with the reference description and Lark grammar', () => {
+    const tool = applyPatchTool();
+    expect(tool.name).toEqual({ name: 'apply_patch' });
+    const wire = toWireTool(tool.spec);
+    expect(wire).toMatchObject({
+      type: 'custom',
+      name: 'apply_patch',
+      description: 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.',
+      format: { type: 'grammar', syntax: 'lark' },
+    });
+    const definition = (wire as { format: { definition: string } }).format.definition;
+    expect(definition.split('\n').slice(0, 3)).toEqual(['start: begin_patch hunk+ end_patch', 'begin_patch: "*** Begin Patch" LF', 'end_patch: "*** End Patch" LF?']);
+    expect(definition).toContain('add_line: "+" /(.*)/ LF -> line\n');
+    expect(definition).toContain('change_context: ("@@" | "@@ " /(.+)/) LF\n');
+    expect(definition).toContain('eof_line: "*** End of File" LF\n%import common.LF\n');
+  });
+
+  it('applies in the step cwd and answers with the summary; Code Mode gets the lists', async () => {
+    await writeFile(join(root, 'a.txt'), 'hello\n');
+    const output = await run(wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new'), createStepContext({ cwd: root }));
+    expect(output.success).toBe(true);
+    expect(output.toResponseItem('call-9', custom(''))).toEqual({
+      type: 'custom_tool_call_output',
+      call_id: 'call-9',
+      output: 'Success. Updated the following files:\nA b.txt\nM a.txt\n',
+    });
+    expect(output.codeModeResult(custom(''))).toEqual({ status: 'completed', added: ['b.txt'], modified: ['a.txt'], deleted: [] });
+    expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('world\n');
+  });
+
+  it('an explicit root wins over the step cwd', async () => {
+    await run(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: base }), [], applyPatchTool({ root }));
+    expect(await readFile(join(root, 'x.txt'), 'utf8')).toBe('x\n');
+  });
+
+  it('tells the model why verification failed, and emits no events', async () => {
+    const events: SwitchyardEvent[] = [];
+    const step = createStepContext({ cwd: root });
+    await expect(run('*** Update File: a.txt', step, events)).rejects.toMatchObject({
+      code: 'RESPOND_TO_MODEL',
+      message: "apply_patch verification failed: invalid patch: The first line of the patch must be '*** Begin Patch'",
+    });
+    await expect(run(wrap('*** Update File: test.py'), step, events)).rejects.toThrow(
+      "apply_patch verification failed: invalid hunk at line 2, Update file hunk for path 'test.py' is empty",
+    );
+    await expect(run(wrap('*** Delete File: nope.txt'), step, events)).rejects.toThrow(
+      'apply_patch verification failed: Failed to read nope.txt: No such file or directory',
+    );
+    await expect(run(wrap('*** Add File: ../escape.txt', '+x'), step, events)).rejects.toThrow(
+      "apply_patch verification failed: path '../escape.txt' resolves outside the workspace root",
+    );
+    await expect(run('*** Begin Patch\n*** End Patch', step, events)).rejects.toThrow(/^No files were modified\.$/);
+    expect(events).toEqual([]);
+  });
+
+  it('emits begin and end notifications and the turn diff', async () => {
+    await writeFile(join(root, 'a.txt'), 'one\n');
+    const events: SwitchyardEvent[] = [];
+    await run(wrap('*** Update File: a.txt', '-one', '+two'), createStepContext({ cwd: root, turnId: 'turn-7' }), events);
+    const change = { kind: 'update', path: 'a.txt', newContent: 'two\n', unifiedDiff: '@@ -1,1 +1,1 @@\n-one\n+two\n' };
+    expect(events).toEqual([
+      { type: 'tool-notification', callId: 'call-9', name: 'patch-apply-begin', data: { turnId: 'turn-7', autoApproved: true, changes: [change] } },
+      {
+        type: 'tool-notification',
+        callId: 'call-9',
+        name: 'patch-apply-end',
+        data: { turnId: 'turn-7', success: true, status: 'completed', stdout: 'Success. Updated the following files:\nM a.txt\n', stderr: '', changes: [change] },
+      },
+      {
+        type: 'tool-notification',
+        callId: 'call-9',
+        name: 'turn-diff',
+        data: { turnId: 'turn-7', unifiedDiff: 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n' },
+      },
+    ]);
+  });
+
+  it('a failing write emits a failed end event and changes nothing', async () => {
+    await writeFile(join(root, 'a.txt'), 'one\n');
+    await writeFile(join(root, 'blocker'), 'file\n');
+    const events: SwitchyardEvent[] = [];
+    await expect(run(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: blocker/x', '+x'), createStepContext({ cwd: root }), events)).rejects.toThrow(
+      'Failed to create parent directories for blocker/x: File exists. No files were changed.',
+    );
+    expect(events.map((event) => event.type === 'tool-notification' && [event.name, (event.data as { status?: string }).status])).toEqual([
+      ['patch-apply-begin', undefined],
+      ['patch-apply-end', 'failed'],
+    ]);
+    expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('one\n');
+  });
+
+  it('a throwing event listener does not fail the patch', async () => {
+    const tool = applyPatchTool();
+    const output = await tool.handle({
+      callId: 'c',
+      toolName: tool.name,
+      source: DIRECT_SOURCE,
+      payload: custom(wrap('*** Add File: ok.txt', '+ok')),
+      signal: new AbortController().signal,
+      step: createStepContext({ cwd: root }),
+      emit: () => {
+        throw new Error('listener broke');
+      },
+    });
+    expect(output.success).toBe(true);
+    expect(await readFile(join(root, 'ok.txt'), 'utf8')).toBe('ok\n');
+  });
+});
+
+describe('turn diff', () => {
+  it('aggregates every patch of the turn against each file at first touch, and git apply accepts it', async () => {
+    await writeFile(join(root, 'keep.txt'), 'k1\nk2\nk3\n');
+    await writeFile(join(root, 'gone.txt'), 'bye\n');
+    const baseline = join(base, 'baseline');
+    await cp(root, baseline, { recursive: true });
+    const step = createStepContext({ cwd: root });
+    await run(wrap('*** Update File: keep.txt', '-k2', '+K2', '*** Add File: new/file.txt', '+first'), step);
+    await run(wrap('*** Update File: keep.txt', '-k3', '+K3', '*** Update File: new/file.txt', '-first', '+second', '*** Delete File: gone.txt'), step);
+    const diff = getTurnDiff(step);
+    expect(diff).toBe(
+      [
+        'diff --git a/gone.txt b/gone.txt',
+        'deleted file mode 100644',
+        '--- a/gone.txt',
+        '+++ /dev/null',
+        '@@ -1,1 +0,0 @@',
+        '-bye',
+        'diff --git a/keep.txt b/keep.txt',
+        '--- a/keep.txt',
+        '+++ b/keep.txt',
+        '@@ -1,3 +1,3 @@',
+        ' k1',
+        '-k2',
+        '-k3',
+        '+K2',
+        '+K3',
+        'diff --git a/new/file.txt b/new/file.txt',
+        'new file mode 100644',
+        '--- /dev/null',
+        '+++ b/new/file.txt',
+        '@@ -0,0 +1,1 @@',
+        '+second',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(join(base, 'turn.diff'), diff);
+    execFileSync('git', ['apply', join(base, 'turn.diff')], { cwd: baseline });
+    expect(await readFile(join(baseline, 'keep.txt'), 'utf8')).toBe('k1\nK2\nK3\n');
+    expect(await readFile(join(baseline, 'new/file.txt'), 'utf8')).toBe('second\n');
+    await expect(readFile(join(baseline, 'gone.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('is empty before any patch', () => {
+    expect(getTurnDiff(createStepContext())).toBe('');
+  });
+});
+
+describe('hook payload', () => {
+  const adapter = applyPatchTool().hookPayload as HookPayloadAdapter;
+  const invocation = (input: string) => ({
+    callId: 'c',
+    toolName: { name: 'apply_patch' },
+    source: DIRECT_SOURCE,
+    payload: custom(input),
+    signal: new AbortController().signal,
+    step: createStepContext(),
+  });
+
+  it('pre and post carry apply_patch with the Write/Edit aliases and { command: patch }', async () => {
+    const patch = wrap('*** Add File: h.txt', '+h');
+    expect(adapter.pre?.(invocation(patch))).toEqual({ toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: patch } });
+    const tool = applyPatchTool({ root });
+    const output = await tool.handle(invocation(patch));
+    expect(adapter.post?.(invocation(patch), output)).toEqual({
+      input: { toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: patch } },
+      response: { status: 'completed', added: ['h.txt'], modified: [], deleted: [] },
+    });
+  });
+
+  it('a rewrite needs a string command', () => {
+    expect(adapter.rewrite?.(invocation('old'), { command: 'new patch' })).toEqual({ kind: 'custom', input: 'new patch' });
+    for (const bad of [{ command: 42 }, 'text', null, { cmd: 'x' }] as JsonValue[]) {
+      expect(() => adapter.rewrite?.(invocation('old'), bad)).toThrow('hook returned updatedInput without string field `command`');
+    }
+  });
+});

@@ -1,0 +1,268 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApplyPatchError } from './apply-patch-error';
+import { applyPatch, verifyPatch } from './verify-patch';
+
+let root: string;
+let outside: string;
+
+beforeEach(async () => {
+  const base = await mkdtemp(join(tmpdir(), 'apply-patch-'));
+  root = join(base, 'workspace');
+  outside = join(base, 'outside');
+  await mkdir(root);
+  await mkdir(outside);
+});
+
+afterEach(async () => {
+  await rm(join(root, '..'), { recursive: true, force: true });
+});
+
+const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
+const read = (path: string) => readFile(join(root, path), 'utf8');
+const put = async (path: string, content: string | Buffer) => {
+  await mkdir(join(root, path, '..'), { recursive: true });
+  await writeFile(join(root, path), content);
+};
+
+async function failure(patch: string, options: { allowOutsideRoot?: boolean } = {}): Promise<ApplyPatchError> {
+  try {
+    await applyPatch(patch, { root, ...options });
+  } catch (error) {
+    return error as ApplyPatchError;
+  }
+  throw new Error('expected applyPatch to fail');
+}
+
+/** Every file under the root with its bytes, to prove "nothing changed, byte for byte". */
+async function tree(folder = root): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name);
+    out[path.slice(folder.length + 1)] = entry.isFile() ? (await readFile(path)).toString('base64') : '<dir>';
+  }
+  return out;
+}
+
+describe('applyPatch', () => {
+  it('adds, updates and deletes, and prints the A/M/D summary in that order', async () => {
+    await put('update.txt', 'foo\nbar\n');
+    await put('delete.txt', 'bye\n');
+    const result = await applyPatch(
+      wrap('*** Delete File: delete.txt', '*** Update File: update.txt', '@@', ' foo', '-bar', '+baz', '*** Add File: nested/dir/add.txt', '+ab', '+cd'),
+      { root },
+    );
+    expect(result.summary).toBe('Success. Updated the following files:\nA nested/dir/add.txt\nM update.txt\nD delete.txt\n');
+    expect(result.added).toEqual(['nested/dir/add.txt']);
+    expect(await read('nested/dir/add.txt')).toBe('ab\ncd\n');
+    expect(await read('update.txt')).toBe('foo\nbaz\n');
+    expect(existsSync(join(root, 'delete.txt'))).toBe(false);
+  });
+
+  it('reports each hunk with a unified diff', async () => {
+    await put('a.txt', 'one\ntwo\nthree\nfour\n');
+    await put('b.txt', 'gone\n');
+    const result = await applyPatch(wrap('*** Update File: a.txt', '@@', '-two', '+TWO', '*** Delete File: b.txt', '*** Add File: c.txt', '+new'), { root });
+    expect(result.changes).toEqual([
+      { kind: 'update', path: 'a.txt', newContent: 'one\nTWO\nthree\nfour\n', unifiedDiff: '@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n' },
+      { kind: 'delete', path: 'b.txt', content: 'gone\n', unifiedDiff: '@@ -1,1 +0,0 @@\n-gone\n' },
+      { kind: 'add', path: 'c.txt', content: 'new\n', unifiedDiff: '@@ -0,0 +1,1 @@\n+new\n' },
+    ]);
+  });
+
+  it('moves a file: writes the destination (creating folders), removes the source, lists it as modified', async () => {
+    await put('src/old.txt', 'line\n');
+    const result = await applyPatch(wrap('*** Update File: src/old.txt', '*** Move to: dst/deep/new.txt', '@@', '-line', '+line2'), { root });
+    expect(result.summary).toBe('Success. Updated the following files:\nM dst/deep/new.txt\n');
+    expect(result.changes).toEqual([
+      { kind: 'update', path: 'src/old.txt', movePath: 'dst/deep/new.txt', newContent: 'line2\n', unifiedDiff: '@@ -1,1 +1,1 @@\n-line\n+line2\n' },
+    ]);
+    expect(existsSync(join(root, 'src/old.txt'))).toBe(false);
+    expect(await read('dst/deep/new.txt')).toBe('line2\n');
+  });
+
+  it('an Add over an existing file overwrites it', async () => {
+    await put('exists.txt', 'old content\n');
+    await applyPatch(wrap('*** Add File: exists.txt', '+new content'), { root });
+    expect(await read('exists.txt')).toBe('new content\n');
+  });
+
+  it('later hunks see earlier ones, in patch order', async () => {
+    await put('f.txt', 'a\n');
+    // g.txt does not exist yet, so deleting it first fails the patch as a whole and f.txt is untouched.
+    const error = await failure(wrap('*** Update File: f.txt', '-a', '+b', '*** Update File: f.txt', '-b', '+c', '*** Delete File: g.txt', '*** Add File: g.txt', '+g'));
+    expect(error.message).toBe('Failed to read g.txt: No such file or directory');
+    expect(await read('f.txt')).toBe('a\n');
+    await applyPatch(wrap('*** Update File: f.txt', '-a', '+b', '*** Update File: f.txt', '-b', '+c', '*** Add File: g.txt', '+g', '*** Delete File: g.txt'), { root });
+    expect(await read('f.txt')).toBe('c\n');
+    expect(existsSync(join(root, 'g.txt'))).toBe(false);
+  });
+
+  it('keeps CRLF line endings and the file mode', async () => {
+    await put('win.txt', 'a\r\nb\r\n');
+    await chmod(join(root, 'win.txt'), 0o751);
+    await applyPatch(wrap('*** Update File: win.txt', '-b', '+c'), { root });
+    expect(await read('win.txt')).toBe('a\r\nc\r\n');
+    expect((await stat(join(root, 'win.txt'))).mode & 0o777).toBe(0o751);
+  });
+
+  it('leaves no temporary files behind', async () => {
+    await put('a.txt', 'x\n');
+    await applyPatch(wrap('*** Update File: a.txt', '-x', '+y', '*** Add File: b/c.txt', '+z'), { root });
+    expect(Object.keys(await tree()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
+  });
+
+  it('refuses an empty patch with "No files were modified."', async () => {
+    const error = await failure('*** Begin Patch\n*** End Patch');
+    expect(error.code).toBe('NO_CHANGES');
+    expect(error.message).toBe('No files were modified.');
+  });
+});
+
+describe('verification failures change nothing', () => {
+  it('deleting a missing file', async () => {
+    const error = await failure(wrap('*** Delete File: missing.txt'));
+    expect(error.code).toBe('VERIFICATION_FAILED');
+    expect(error.message).toBe('Failed to read missing.txt: No such file or directory');
+  });
+
+  it('deleting a directory', async () => {
+    await mkdir(join(root, 'folder'));
+    expect((await failure(wrap('*** Delete File: folder'))).message).toBe('Failed to read folder: Is a directory');
+  });
+
+  it('updating a missing file', async () => {
+    expect((await failure(wrap('*** Update File: nope.txt', '-a', '+b'))).message).toBe(
+      'Failed to read file to update nope.txt: No such file or directory',
+    );
+  });
+
+  it('updating a file that is not UTF-8', async () => {
+    await put('bin.dat', Buffer.from([0xff, 0xfe, 0x00, 0x41, 0x0a]));
+    expect((await failure(wrap('*** Update File: bin.dat', '-A', '+B'))).message).toBe(
+      'Failed to read file to update bin.dat: stream did not contain valid UTF-8',
+    );
+  });
+
+  it('a later hunk that does not match leaves every file byte for byte', async () => {
+    await put('one.txt', 'first\nsecond\n');
+    await put('two.txt', 'alpha\nbeta\n');
+    await put('three.txt', 'keep me\n');
+    await put('crlf.txt', 'x\r\ny\r\n');
+    const before = await tree();
+    const error = await failure(
+      wrap(
+        '*** Update File: one.txt',
+        '-first',
+        '+FIRST',
+        '*** Add File: brand/new.txt',
+        '+hello',
+        '*** Delete File: three.txt',
+        '*** Update File: crlf.txt',
+        '*** Move to: moved.txt',
+        '-x',
+        '+X',
+        '*** Update File: two.txt',
+        '@@',
+        '-alpha',
+        '+ALPHA',
+        '@@',
+        '-gamma',
+        '+GAMMA',
+      ),
+    );
+    expect(error.code).toBe('VERIFICATION_FAILED');
+    expect(error.message).toBe('Failed to find expected lines in two.txt:\ngamma');
+    expect(await tree()).toEqual(before);
+  });
+});
+
+describe('all or nothing when a write fails midway', () => {
+  it('restores the files already written and removes created folders', async () => {
+    await put('a.txt', 'original a\n');
+    await put('blocker', 'I am a file, not a folder\n');
+    await put('gone.txt', 'still here\n');
+    const before = await tree();
+    const error = await failure(
+      wrap('*** Update File: a.txt', '-original a', '+patched a', '*** Add File: made/deep/file.txt', '+x', '*** Add File: blocker/inside.txt', '+y', '*** Delete File: gone.txt'),
+    );
+    expect(error.code).toBe('WRITE_FAILED');
+    expect(error.message).toBe('Failed to create parent directories for blocker/inside.txt: File exists. No files were changed.');
+    expect(error.unrestoredPaths).toEqual([]);
+    expect(await tree()).toEqual(before);
+  });
+
+  it('a directory where a moved file should land is caught before writing', async () => {
+    await put('src.txt', 'a\n');
+    await mkdir(join(root, 'dest'));
+    const before = await tree();
+    expect((await failure(wrap('*** Update File: src.txt', '*** Move to: dest', '-a', '+b'))).message).toBe('Failed to write file dest: Is a directory');
+    expect(await tree()).toEqual(before);
+  });
+
+  it('an abort before writing refuses the patch', async () => {
+    await put('a.txt', 'a\n');
+    const controller = new AbortController();
+    controller.abort();
+    const error = await applyPatch(wrap('*** Update File: a.txt', '-a', '+b'), { root, signal: controller.signal }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'ABORTED', message: 'apply_patch was aborted before any file was written' });
+    expect(await read('a.txt')).toBe('a\n');
+  });
+
+  it('a plan can be inspected first and committed once', async () => {
+    await put('a.txt', 'a\n');
+    const plan = await verifyPatch(wrap('*** Update File: a.txt', '-a', '+b'), { root });
+    expect(await read('a.txt')).toBe('a\n');
+    expect(plan.files).toEqual([{ path: join(root, 'a.txt'), displayPath: 'a.txt', before: 'a\n', after: 'b\n' }]);
+    await plan.commit();
+    expect(await read('a.txt')).toBe('b\n');
+    await expect(plan.commit()).rejects.toThrow('this patch plan was already committed');
+  });
+});
+
+describe('paths outside the workspace root', () => {
+  it('refuses .. and absolute paths elsewhere', async () => {
+    const dotdot = await failure(wrap('*** Add File: ../outside/evil.txt', '+x'));
+    expect(dotdot.code).toBe('PATH_OUTSIDE_ROOT');
+    expect(dotdot.message).toBe("path '../outside/evil.txt' resolves outside the workspace root");
+    const absolute = join(outside, 'evil.txt');
+    expect((await failure(wrap(`*** Add File: ${absolute}`, '+x'))).message).toBe(`path '${absolute}' resolves outside the workspace root`);
+    await put('in.txt', 'a\n');
+    expect((await failure(wrap('*** Update File: in.txt', '*** Move to: ../outside/moved.txt', '-a', '+b'))).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(await readdir(outside)).toEqual([]);
+    expect(await read('in.txt')).toBe('a\n');
+  });
+
+  it('refuses a symbolic link that leaves the root, for files and folders', async () => {
+    await writeFile(join(outside, 'secret.txt'), 'secret\n');
+    await symlink(join(outside, 'secret.txt'), join(root, 'link.txt'));
+    await symlink(outside, join(root, 'linkdir'));
+    expect((await failure(wrap('*** Update File: link.txt', '-secret', '+pwned'))).message).toBe(
+      "path 'link.txt' resolves outside the workspace root through a symbolic link",
+    );
+    expect((await failure(wrap('*** Add File: linkdir/new.txt', '+x'))).code).toBe('PATH_OUTSIDE_ROOT');
+    await symlink(join(outside, 'nothing'), join(root, 'dangling'));
+    expect((await failure(wrap('*** Add File: dangling', '+x'))).message).toBe(
+      "path 'dangling' resolves outside the workspace root (it is a dangling symbolic link)",
+    );
+    expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
+    expect(await readdir(outside)).toEqual(['secret.txt']);
+  });
+
+  it('accepts absolute paths inside the root, and links that stay inside (writing through them)', async () => {
+    await put('real.txt', 'a\n');
+    await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
+    await applyPatch(wrap(`*** Update File: ${join(root, 'alias.txt')}`, '-a', '+b'), { root });
+    expect(await read('real.txt')).toBe('b\n');
+    expect((await stat(join(root, 'alias.txt'))).isFile()).toBe(true);
+  });
+
+  it('allows outside paths when the host says so', async () => {
+    const result = await applyPatch(wrap('*** Add File: ../outside/allowed.txt', '+ok'), { root, allowOutsideRoot: true });
+    expect(result.summary).toBe('Success. Updated the following files:\nA ../outside/allowed.txt\n');
+    expect(await readFile(join(outside, 'allowed.txt'), 'utf8')).toBe('ok\n');
+  });
+});
