@@ -1,0 +1,219 @@
+import { isSwitchyardError } from '@switchyard/protocol';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CellToolRequest } from './cell-host';
+import { setup, sleep } from '../test/helpers';
+
+// Sandbox, resource and limit behaviour of a cell (beyond the reference).
+const received: CellToolRequest[] = [];
+const env = setup({
+  echo: (request) => {
+    received.push(request);
+    return request.input as never;
+  },
+  slow: (request) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve('late'), 2_000);
+      request.signal.addEventListener('abort', () => clearTimeout(timer));
+    }),
+});
+afterAll(() => env.runtime.shutdown());
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+describe('sandbox', () => {
+  it('constructor chains reach only the isolate realm: no process, require or host objects', async () => {
+    const texts = await env.texts(`
+      text(globalThis.constructor.constructor('return typeof process')());
+      text(text.constructor('return typeof require')());
+      text((async () => {}).constructor('return typeof process')().constructor === Promise);
+      const promise = tools.echo({});
+      text(Object.getPrototypeOf(promise).constructor.constructor('return globalThis')() === globalThis);
+      text(tools.echo.constructor.constructor('try { return process.env } catch (e) { return String(e) }')());
+      await promise;
+      const found = [];
+      for (const name of Object.getOwnPropertyNames(globalThis)) {
+        const value = globalThis[name];
+        if (value && /Reference|Callback|ExternalCopy|Isolate|isolated/i.test(String(value.constructor && value.constructor.name))) found.push(name);
+      }
+      text(found.length);
+    `);
+    expect(texts).toEqual(['undefined', 'undefined', 'true', 'true', 'ReferenceError: process is not defined', '0']);
+  });
+
+  it('prototype pollution inside a cell reaches neither the host nor the next cell', async () => {
+    const before = received.length;
+    const texts = await env.texts(`
+      for (const key of ['reference', 'promise', 'copy', 'result', 'arguments', 'timeout', 'externalCopy', 'ignored']) {
+        for (const proto of [Object.prototype, Array.prototype, Function.prototype]) { try { proto[key] = true; } catch (_) {} }
+      }
+      Object.prototype.toJSON = undefined;
+      const out = await tools.echo({ ok: 1 });
+      text(typeof out + ':' + JSON.stringify(out));
+    `);
+    expect(texts).toEqual(['object:{"ok":1}']);
+    const input = received[before].input as Record<string, unknown>;
+    expect(Object.getPrototypeOf(input)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).reference).toBeUndefined();
+    expect(await env.texts(`text(String(({}).reference) + String([].copy));`)).toEqual(['undefinedundefined']);
+  });
+
+  it('getters, proxies, toJSON and Symbol.toPrimitive on tool arguments run in the isolate only; the host gets plain data', async () => {
+    const before = received.length;
+    const texts = await env.texts(`
+      const withGetter = { get x() { text('getter ran in the cell'); return 1; } };
+      const proxy = new Proxy({}, {
+        ownKeys: () => ['a'],
+        getOwnPropertyDescriptor: () => ({ value: 0, enumerable: true, configurable: true }),
+        get: (_, key) => (key === 'toJSON' ? undefined : 2),
+      });
+      const primitive = { [Symbol.toPrimitive]() { throw 'host never sees this'; }, toJSON() { return { safe: true }; } };
+      await tools.echo(withGetter); await tools.echo(proxy); await tools.echo(primitive);
+    `);
+    expect(texts).toEqual(['getter ran in the cell']);
+    const inputs = received.slice(before).map((request) => request.input);
+    expect(inputs).toEqual([{ x: 1 }, { a: 2 }, { safe: true }]);
+    for (const input of inputs) {
+      expect(Object.getPrototypeOf(input)).toBe(Object.prototype);
+      for (const descriptor of Object.values(Object.getOwnPropertyDescriptors(input))) expect('value' in descriptor).toBe(true);
+    }
+  });
+});
+
+describe('resources: each fails its own cell only, the host stays healthy', () => {
+  it('terminates while (true) {}', async () => {
+    const spinning = await env.run(`while (true) {}`, { yieldTimeMs: 20 });
+    expect(await env.session.terminate(spinning.cellId)).toMatchObject({ kind: 'terminated' });
+    expect(await env.texts(`text('healthy');`)).toEqual(['healthy']);
+  });
+
+  it('a memory bomb fails its cell with a heap-limit error, keeping its earlier output', async () => {
+    const small = setup({}, { heapMb: 16 });
+    try {
+      const observation = await small.run(`text('before the bomb'); const hoard = []; while (true) hoard.push(new Array(100000).fill(Math.random()));`);
+      expect(observation).toMatchObject({
+        kind: 'completed',
+        items: [{ type: 'input_text', text: 'before the bomb' }],
+        error: 'exec runtime ended unexpectedly: the cell exceeded its heap limit of 16 MB',
+      });
+      expect(await small.texts(`text('next cell fine');`)).toEqual(['next cell fine']);
+    } finally {
+      await small.runtime.shutdown();
+    }
+  });
+
+  it('runs 10,000 timers', async () => {
+    const texts = await env.texts(`
+      let fired = 0;
+      await new Promise((resolve) => { for (let i = 0; i < 10000; i++) setTimeout(() => { if (++fired === 10000) resolve(); }, i % 5); });
+      text(fired);
+    `);
+    expect(texts).toEqual(['10000']);
+  });
+
+  it('deep recursion fails with a RangeError (or is caught by the script)', async () => {
+    const uncaught = await env.run(`function down(n) { return down(n + 1) + 1; } down(0);`);
+    expect(uncaught.kind === 'completed' && uncaught.error).toMatch(/^RangeError: Maximum call stack size exceeded/);
+    expect(await env.texts(`function down(n) { return down(n + 1) + 1; } try { down(0); } catch (e) { text(e.name); }`)).toEqual(['RangeError']);
+  });
+
+  it('a 50 MB text() hits the default output limit with a clear error; with a higher limit it arrives whole', async () => {
+    const refused = await env.run(`text('small'); text('x'.repeat(50_000_000));`);
+    expect(refused).toMatchObject({
+      kind: 'completed',
+      items: [{ text: 'small' }],
+      error: 'exec output limit exceeded: a cell may produce at most 16777216 bytes of output',
+    });
+    const roomy = setup({}, { maxOutputBytes: 64 * 1024 * 1024 });
+    try {
+      const observation = await roomy.run(`text('x'.repeat(50_000_000));`);
+      expect(observation.kind).toBe('completed');
+      const item = observation.items[0];
+      expect(item.type === 'input_text' && item.text.length).toBe(50_000_000);
+    } finally {
+      await roomy.runtime.shutdown();
+    }
+  });
+
+  it('holds 100,000 pending promises and still completes', async () => {
+    const texts = await env.texts(`
+      const pending = [];
+      for (let i = 0; i < 100000; i++) pending.push(new Promise(() => {}));
+      Promise.all(pending).then(() => text('never'));
+      text(pending.length);
+    `);
+    expect(texts).toEqual(['100000']);
+  });
+
+  it('200 create/terminate cycles of a spinning cell grow memory by less than a stated bound', async () => {
+    const cycle = async () => {
+      const { cellId } = await env.session.createCell({ source: `while (true) {}`, tools: [], yieldTimeMs: 2 });
+      await env.session.terminate(cellId);
+    };
+    for (let i = 0; i < 20; i++) await cycle();
+    gc();
+    const before = process.memoryUsage();
+    for (let i = 0; i < 200; i++) await cycle();
+    await sleep(50);
+    gc();
+    const after = process.memoryUsage();
+    // Bounds: host JS heap +8 MB (no leaked cells), RSS +64 MB (malloc arenas; see README).
+    expect(after.heapUsed - before.heapUsed).toBeLessThan(8 * 1024 * 1024);
+    expect(after.rss - before.rss).toBeLessThan(64 * 1024 * 1024);
+    expect(await env.texts(`text('alive');`)).toEqual(['alive']);
+  });
+});
+
+describe('limits', () => {
+  it('CPU time: a spinning cell is stopped; an idle waiting cell is not', async () => {
+    const limited = setup({ wait: () => sleep(300).then(() => 'waited') }, { cpuTimeMs: 100 });
+    try {
+      const spinning = await limited.run(`text('spin'); while (true) {}`);
+      expect(spinning).toMatchObject({ kind: 'completed', items: [{ text: 'spin' }], error: 'exec cell exceeded its CPU time limit of 100 ms' });
+      expect(spinning.wallTimeMs).toBeLessThan(5_000);
+      expect(await limited.texts(`text(await tools.wait());`)).toEqual(['waited']);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+
+  it('wall time: a never-settling cell fails after the limit', async () => {
+    const limited = setup({}, { wallTimeMs: 200 });
+    try {
+      const observation = await limited.run(`text('waiting'); await new Promise(() => {});`);
+      expect(observation).toMatchObject({ kind: 'completed', items: [{ text: 'waiting' }], error: 'exec cell exceeded its wall time limit of 200 ms' });
+      expect(observation.wallTimeMs).toBeGreaterThanOrEqual(150);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+
+  it('cells per session: one more is refused with LIMIT_EXCEEDED until one finishes', async () => {
+    const limited = setup({}, { maxCells: 2 });
+    try {
+      const first = await limited.run(`await new Promise(() => {});`, { yieldTimeMs: 5 });
+      await limited.run(`await new Promise(() => {});`, { yieldTimeMs: 5 });
+      const refused = await limited.session.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 5 }).catch((error: unknown) => error);
+      expect(isSwitchyardError(refused) && [refused.code, refused.message]).toEqual([
+        'LIMIT_EXCEEDED',
+        'exec cell limit reached: this session already runs 2 cells (limit 2); wait for one to finish or terminate one',
+      ]);
+      await limited.session.terminate(first.cellId);
+      expect(await limited.texts(`text('room again');`)).toEqual(['room again']);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+
+  it('nested calls in flight per cell: the call over the limit rejects inside the cell', async () => {
+    const limited = setup({ slow: () => sleep(100).then(() => 'ok') }, { maxInFlightCalls: 3 });
+    try {
+      const texts = await limited.texts(`text(await Promise.all([1, 2, 3, 4].map(() => tools.slow().catch((e) => e))));`);
+      expect(JSON.parse(texts[0])).toEqual(['ok', 'ok', 'ok', 'tool `slow` was not called: this cell already has 3 nested tool calls in flight (limit)']);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+});
