@@ -115,7 +115,6 @@ export class ToolCallRuntime {
     const executor = router.registry.get(call.toolName);
     const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
     const controller = new AbortController();
-    setMaxListeners(0, controller.signal);
     const startedAt = performance.now();
     const contexts: string[] = [];
     let terminal: 'done' | 'aborted' | undefined;
@@ -204,9 +203,15 @@ export class ToolCallRuntime {
 
   /** Lets a handler call sibling tools through this runtime (hooks and all), outside the gate its own call holds. */
   private toolAccess(source: ToolCallSource, parentSignal: AbortSignal): ToolAccess {
+    let unlimited = false;
     return {
       has: (name) => this.router.registry.has(name),
       call: async (name, payload, options) => {
+        if (!unlimited) {
+          // Each nested call listens on the parent's signal; many nested calls are normal, not a leak.
+          setMaxListeners(0, parentSignal);
+          unlimited = true;
+        }
         const call: ToolCall = { toolName: name, callId: `call-${randomUUID()}`, payload };
         const signals = options?.signal ? [parentSignal, options.signal] : [parentSignal];
         return (await this.run(call, source, signals, false)).output;
