@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { isSwitchyardError, type JsonObject, type SwitchyardEvent, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
+import { type JsonObject, type SwitchyardEvent, type ToolExecutor } from '@switchyard/protocol';
 import { createExecToolset, execTools, type ExecToolset, type ExecToolsOptions } from './exec-tools';
-import { callTool, eventually, makeWorkspace, modelText, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, eventually, failureOf, makeWorkspace, modelText, sleepProcesses, uniqueSleepSeconds } from './test-support';
 
-const fn = { kind: 'function', arguments: '{}' } as const;
 const toolsets: ExecToolset[] = [];
 
 function open(options: ExecToolsOptions = {}) {
@@ -20,25 +19,14 @@ afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
 
-function result(output: ToolOutput): JsonObject {
-  return output.codeModeResult(fn) as JsonObject;
-}
 
-async function rejection(promise: Promise<unknown>): Promise<{ message: string; code?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return { message: (error as Error).message, code: isSwitchyardError(error) ? error.code : undefined };
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('exec_command output', () => {
   test('a finished command: the reference header, interleaved stdout and stderr, the exit code', async () => {
     const { exec } = open();
     const output = await callTool(exec, { cmd: "printf 'out\\n'; sleep 0.05; printf 'err\\n' >&2; exit 7" });
     expect(modelText(output)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess exited with code 7\nOutput:\nout\nerr\n$/);
-    expect(result(output)).toEqual({
+    expect(codeModeValue(output)).toEqual({
       chunk_id: expect.stringMatching(/^[0-9a-f]{6}$/),
       wall_time_seconds: expect.any(Number),
       exit_code: 7,
@@ -49,16 +37,16 @@ describe('exec_command output', () => {
 
   test('exit code 0, and 128 + signal for a killed command', async () => {
     const { exec } = open();
-    expect(result(await callTool(exec, { cmd: 'true' })).exit_code).toBe(0);
-    expect(result(await callTool(exec, { cmd: 'kill -TERM $$' })).exit_code).toBe(143);
+    expect(codeModeValue(await callTool(exec, { cmd: 'true' })).exit_code).toBe(0);
+    expect(codeModeValue(await callTool(exec, { cmd: 'kill -TERM $$' })).exit_code).toBe(143);
   });
 
   test('the command runs in the workspace root, or in a relative workdir', async () => {
     const { exec, root } = open();
     mkdirSync(join(root, 'sub'));
-    expect(result(await callTool(exec, { cmd: 'pwd' })).output).toBe(`${root}\n`);
-    expect(result(await callTool(exec, { cmd: 'pwd', workdir: 'sub' })).output).toBe(`${join(root, 'sub')}\n`);
-    const missing = await rejection(callTool(exec, { cmd: 'pwd', workdir: 'nope' }));
+    expect(codeModeValue(await callTool(exec, { cmd: 'pwd' })).output).toBe(`${root}\n`);
+    expect(codeModeValue(await callTool(exec, { cmd: 'pwd', workdir: 'sub' })).output).toBe(`${join(root, 'sub')}\n`);
+    const missing = await failureOf(callTool(exec, { cmd: 'pwd', workdir: 'nope' }));
     expect(missing.message).toBe(`exec_command failed for \`pwd\`: workdir ${join(root, 'nope')} is not a directory`);
   });
 
@@ -75,7 +63,7 @@ describe('exec_command output', () => {
   test('retained output is capped, keeping its head and its tail', async () => {
     const { exec } = open({ maxRetainedBytes: 1000 });
     const output = await callTool(exec, { cmd: "echo START; head -c 200000 /dev/zero | tr '\\0' x; echo; echo END" });
-    const text = result(output).output as string;
+    const text = codeModeValue(output).output as string;
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
     expect(text.startsWith('START\nxxx')).toBe(true);
     expect(text.endsWith('xxx\nEND\n')).toBe(true);
@@ -83,17 +71,17 @@ describe('exec_command output', () => {
 
   test('bad arguments and disabled login shells are answered to the model', async () => {
     const { exec } = open();
-    expect((await rejection(callTool(exec, { cmd: '  ' }))).message).toBe('exec_command: `cmd` must be a non-empty string');
-    expect((await rejection(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
-    expect((await rejection(callTool(exec, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
-    expect((await rejection(callTool(exec, { cmd: 'true', shell: '/no/such/shell' }))).message).toBe('exec_command failed for `true`: shell not found: /no/such/shell');
+    expect((await failureOf(callTool(exec, { cmd: '  ' }))).message).toBe('exec_command: `cmd` must be a non-empty string');
+    expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
+    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
+    expect((await failureOf(callTool(exec, { cmd: 'true', shell: '/no/such/shell' }))).message).toBe('exec_command failed for `true`: shell not found: /no/such/shell');
   });
 
   test('login shells when allowed: the parameter is offered and -l is used', async () => {
     const { exec } = open({ allowLoginShell: true, shell: '/bin/bash' });
     expect(Object.keys((exec.spec as { parameters: { properties: object } }).parameters.properties)).toContain('login');
-    expect(result(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain' })).output).toBe('login\n');
-    expect(result(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain', login: false })).output).toBe('plain\n');
+    expect(codeModeValue(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain' })).output).toBe('login\n');
+    expect(codeModeValue(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain', login: false })).output).toBe('plain\n');
     const { exec: plain } = open();
     expect(Object.keys((plain.spec as { parameters: { properties: object } }).parameters.properties)).not.toContain('login');
   });
@@ -114,49 +102,49 @@ describe('sessions and write_stdin', () => {
     const { exec, write, toolset } = open();
     const first = await callTool(exec, { cmd: 'for i in 1 2 3 4; do echo tick$i; sleep 0.3; done', yield_time_ms: 400 });
     expect(modelText(first)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess running with session ID 1000\nOutput:\ntick1\n/);
-    expect(result(first).session_id).toBe(1000);
-    expect(result(first).exit_code).toBeUndefined();
+    expect(codeModeValue(first).session_id).toBe(1000);
+    expect(codeModeValue(first).exit_code).toBeUndefined();
     expect(toolset.liveSessionIds()).toEqual([1000]);
 
     const rest = await callTool(write, { session_id: 1000 });
     expect(modelText(rest)).toMatch(/\nProcess exited with code 0\nOutput:\n(tick\d\n)+$/);
-    expect(`${result(first).output}${result(rest).output}`).toBe('tick1\ntick2\ntick3\ntick4\n');
+    expect(`${codeModeValue(first).output}${codeModeValue(rest).output}`).toBe('tick1\ntick2\ntick3\ntick4\n');
     expect(toolset.liveSessionIds()).toEqual([]);
-    expect((await rejection(callTool(write, { session_id: 1000 }))).message).toBe('write_stdin failed: Unknown process id 1000');
+    expect((await failureOf(callTool(write, { session_id: 1000 }))).message).toBe('write_stdin failed: Unknown process id 1000');
   });
 
   test('tty: true gives a terminal; cat echoes what write_stdin sends and ends on Ctrl-D', async () => {
     const { exec, write } = open();
-    expect(result(await callTool(exec, { cmd: 'tty', tty: true })).output).toMatch(/^\/dev\/pts\/\d+\r?\n$/);
-    const piped = result(await callTool(exec, { cmd: 'tty' }));
+    expect(codeModeValue(await callTool(exec, { cmd: 'tty', tty: true })).output).toMatch(/^\/dev\/pts\/\d+\r?\n$/);
+    const piped = codeModeValue(await callTool(exec, { cmd: 'tty' }));
     expect(piped).toMatchObject({ exit_code: 1, output: 'not a tty\n' });
 
-    const started = result(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 300 }));
+    const started = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 300 }));
     const id = started.session_id as number;
     expect(id).toBeGreaterThanOrEqual(1000);
     const events: SwitchyardEvent[] = [];
     const echoed = await callTool(write, { session_id: id, chars: 'hello pty\n', yield_time_ms: 500 }, { events });
-    expect(result(echoed).output).toContain('hello pty');
+    expect(codeModeValue(echoed).output).toContain('hello pty');
     expect(modelText(echoed)).toContain(`Process running with session ID ${id}`);
     expect(events).toContainEqual(expect.objectContaining({ type: 'tool-notification', name: 'terminal-interaction', data: { session_id: id, stdin: 'hello pty\n' } }));
     const ended = await callTool(write, { session_id: id, chars: '\u0004', yield_time_ms: 3000 });
-    expect(result(ended).exit_code).toBe(0);
+    expect(codeModeValue(ended).exit_code).toBe(0);
   });
 
   test('without a tty stdin is closed: commands that read it end, writes are refused', async () => {
     const { exec, write } = open();
-    expect(result(await callTool(exec, { cmd: 'cat; echo after' }))).toMatchObject({ exit_code: 0, output: 'after\n' });
-    const id = result(await callTool(exec, { cmd: 'sleep 5', yield_time_ms: 250 })).session_id;
-    expect((await rejection(callTool(write, { session_id: id, chars: 'x' }))).message).toBe(
+    expect(codeModeValue(await callTool(exec, { cmd: 'cat; echo after' }))).toMatchObject({ exit_code: 0, output: 'after\n' });
+    const id = codeModeValue(await callTool(exec, { cmd: 'sleep 5', yield_time_ms: 250 })).session_id;
+    expect((await failureOf(callTool(write, { session_id: id, chars: 'x' }))).message).toBe(
       'write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open',
     );
   });
 
   test('yield times are clamped: at least 250 ms, and an empty poll waits at least 5 s', async () => {
     const { exec, write } = open();
-    const first = result(await callTool(exec, { cmd: 'sleep 20', yield_time_ms: 1 }));
+    const first = codeModeValue(await callTool(exec, { cmd: 'sleep 20', yield_time_ms: 1 }));
     expect(first.wall_time_seconds).toBeGreaterThanOrEqual(0.25);
-    const poll = result(await callTool(write, { session_id: first.session_id as number, chars: '', yield_time_ms: 1 }));
+    const poll = codeModeValue(await callTool(write, { session_id: first.session_id as number, chars: '', yield_time_ms: 1 }));
     expect(poll.wall_time_seconds).toBeGreaterThanOrEqual(5);
     expect(poll.session_id).toBe(first.session_id);
   }, 20_000);
@@ -165,9 +153,9 @@ describe('sessions and write_stdin', () => {
     const { exec, write, toolset } = open({ maxProcesses: 2 });
     const marker = uniqueSleepSeconds();
     const ids: number[] = [];
-    for (let i = 0; i < 3; i++) ids.push(result(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number);
+    for (let i = 0; i < 3; i++) ids.push(codeModeValue(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number);
     expect(toolset.liveSessionIds()).toEqual([ids[1], ids[2]]);
-    expect((await rejection(callTool(write, { session_id: ids[0], chars: '' }))).message).toBe(`write_stdin failed: Unknown process id ${ids[0]}`);
+    expect((await failureOf(callTool(write, { session_id: ids[0], chars: '' }))).message).toBe(`write_stdin failed: Unknown process id ${ids[0]}`);
     expect(await eventually(() => sleepProcesses(marker).length === 2)).toBe(true);
   });
 });
@@ -180,7 +168,7 @@ describe('process hygiene', () => {
     const call = callTool(exec, { cmd: `sleep ${marker} & setsid sleep ${marker} & sleep ${marker}; wait`, yield_time_ms: 30_000 }, { signal: controller.signal });
     expect(await eventually(() => sleepProcesses(marker).length === 3)).toBe(true);
     controller.abort();
-    const failure = await rejection(call);
+    const failure = await failureOf(call);
     expect(failure.code).toBe('ABORTED');
     expect(failure.message).toMatch(/^Wall time: \d+\.\d seconds\naborted by user$/);
     expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
@@ -189,11 +177,11 @@ describe('process hygiene', () => {
   test('cancelling write_stdin kills its process', async () => {
     const { exec, write, toolset } = open();
     const marker = uniqueSleepSeconds();
-    const id = result(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number;
+    const id = codeModeValue(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number;
     const controller = new AbortController();
     const call = callTool(write, { session_id: id, chars: '' }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 100);
-    expect((await rejection(call)).code).toBe('ABORTED');
+    expect((await failureOf(call)).code).toBe('ABORTED');
     expect(toolset.liveSessionIds()).toEqual([]);
     expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
   });
@@ -210,15 +198,15 @@ describe('process hygiene', () => {
     expect(sleepProcesses(c).length).toBe(1);
     await toolset.shutdown();
     expect(await eventually(() => sleepProcesses(c).length === 0)).toBe(true);
-    const refused = await rejection(callTool(exec, { cmd: 'true' }));
+    const refused = await failureOf(callTool(exec, { cmd: 'true' }));
     expect(refused).toEqual({ message: 'exec tools are shut down', code: 'SHUTTING_DOWN' });
   });
 
   test("processScope 'session' keeps processes across turns until shutdown", async () => {
     const { exec, write, toolset } = open({ processScope: 'session' });
-    const id = result(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: { turnId: 'turn-1' } })).session_id as number;
+    const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: { turnId: 'turn-1' } })).session_id as number;
     await toolset.endTurn('turn-1');
-    const later = result(await callTool(write, { session_id: id, chars: 'ping\n', yield_time_ms: 300 }, { step: { turnId: 'turn-2' } }));
+    const later = codeModeValue(await callTool(write, { session_id: id, chars: 'ping\n', yield_time_ms: 300 }, { step: { turnId: 'turn-2' } }));
     expect(later.session_id).toBe(id);
     expect(later.output).toContain('ping');
   });
@@ -226,7 +214,7 @@ describe('process hygiene', () => {
   test('a finished command leaves no background children behind', async () => {
     const { exec } = open();
     const marker = uniqueSleepSeconds();
-    const output = result(await callTool(exec, { cmd: `sleep ${marker} & echo started` }));
+    const output = codeModeValue(await callTool(exec, { cmd: `sleep ${marker} & echo started` }));
     expect(output).toMatchObject({ exit_code: 0, output: 'started\n' });
     expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
   });
@@ -260,9 +248,9 @@ describe('hook payloads', () => {
 
     const writeHooks = write.hookPayload;
     if (!writeHooks) throw new Error('write_stdin must have hooks');
-    const poll = invocation(write, { session_id: result(running).session_id });
+    const poll = invocation(write, { session_id: codeModeValue(running).session_id });
     expect(writeHooks.pre?.(poll)).toBeUndefined();
-    const completed = await callTool(write, { session_id: result(running).session_id as number });
+    const completed = await callTool(write, { session_id: codeModeValue(running).session_id as number });
     expect(writeHooks.post?.(poll, completed)).toEqual({ input: { toolName: 'Bash', toolInput: { command: 'sleep 0.6; echo late' } }, response: 'late\n' });
   });
 });
@@ -275,8 +263,8 @@ describe('execTools()', () => {
     expect([...tools].map((tool) => tool.name.name)).toEqual(['exec_command', 'write_stdin']);
     expect(tools[0].spec).toMatchObject({ type: 'function', name: 'exec_command', description: 'Runs a command in a PTY, returning output or a session ID for ongoing interaction.' });
     expect(tools[0].abortStyle).toBe('shell');
-    expect(result(await callTool(tools[0], { cmd: 'cat file.txt' })).output).toBe('content');
+    expect(codeModeValue(await callTool(tools[0], { cmd: 'cat file.txt' })).output).toBe('content');
     await tools.shutdown();
-    expect((await rejection(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
+    expect((await failureOf(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
   });
 });

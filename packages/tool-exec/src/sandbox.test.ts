@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { isSwitchyardError, type JsonObject, type ToolOutput } from '@switchyard/protocol';
+import { isSwitchyardError } from '@switchyard/protocol';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
 import { findExecutable, isLikelySandboxDenial, sandboxArgv } from './sandbox';
-import { callTool, eventually, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, eventually, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
 
 // These tests need bubblewrap (installed by `npm test` / scripts/setup.mjs on CI). They fail, not
 // skip, without it: the sandbox is a promise of this package.
@@ -42,9 +42,6 @@ function open(options: ExecToolsOptions) {
   return { root, exec: toolset.tools[0], write: toolset.tools[1] };
 }
 
-function result(output: ToolOutput): JsonObject {
-  return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
-}
 
 const connectScript = (target: number) =>
   `${JSON.stringify(process.execPath)} -e "require('net').connect(${target}, '127.0.0.1').on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
@@ -56,12 +53,12 @@ describe('bubblewrap sandbox', () => {
 
   test('workspace-write: a write inside the workspace lands on disk, one outside is refused', async () => {
     const { exec, root } = open({ sandbox: 'workspace-write' });
-    const inside = result(await callTool(exec, { cmd: 'echo data > inside.txt && cat inside.txt' }));
+    const inside = codeModeValue(await callTool(exec, { cmd: 'echo data > inside.txt && cat inside.txt' }));
     expect(inside).toMatchObject({ exit_code: 0, output: 'data\n' });
     expect(readFileSync(join(root, 'inside.txt'), 'utf8')).toBe('data\n');
 
     const target = join(outside, 'escaped.txt');
-    const escaped = result(await callTool(exec, { cmd: `echo data > ${target}` }));
+    const escaped = codeModeValue(await callTool(exec, { cmd: `echo data > ${target}` }));
     expect(escaped.exit_code).toBe(1);
     expect(escaped.output).toContain('Read-only file system');
     expect(existsSync(target)).toBe(false);
@@ -71,7 +68,7 @@ describe('bubblewrap sandbox', () => {
     const { exec } = open({ sandbox: 'workspace-write' });
     const hostTmp = mkdtempSync('/tmp/tool-exec-hosttmp-');
     try {
-      const output = result(await callTool(exec, { cmd: `mkdir -p ${hostTmp} && echo x > ${hostTmp}/f && cat ${hostTmp}/f` }));
+      const output = codeModeValue(await callTool(exec, { cmd: `mkdir -p ${hostTmp} && echo x > ${hostTmp}/f && cat ${hostTmp}/f` }));
       expect(output).toMatchObject({ exit_code: 0, output: 'x\n' });
       expect(existsSync(join(hostTmp, 'f'))).toBe(false);
     } finally {
@@ -81,38 +78,38 @@ describe('bubblewrap sandbox', () => {
 
   test('read-only: even the workspace cannot be written, but it can be read', async () => {
     const { exec, root } = open({ sandbox: 'read-only' });
-    const write = result(await callTool(exec, { cmd: 'echo data > inside.txt' }));
+    const write = codeModeValue(await callTool(exec, { cmd: 'echo data > inside.txt' }));
     expect(write.exit_code).toBe(1);
     expect(write.output).toContain('Read-only file system');
     expect(existsSync(join(root, 'inside.txt'))).toBe(false);
-    expect(result(await callTool(exec, { cmd: 'pwd && ls -a' }))).toMatchObject({ exit_code: 0, output: `${root}\n.\n..\n` });
+    expect(codeModeValue(await callTool(exec, { cmd: 'pwd && ls -a' }))).toMatchObject({ exit_code: 0, output: `${root}\n.\n..\n` });
   });
 
   test('no network: a loopback server started by the test is unreachable from the sandbox', async () => {
     const before = connections;
     const { exec: sandboxed } = open({ sandbox: 'workspace-write' });
-    const refused = result(await callTool(sandboxed, { cmd: connectScript(port) }));
+    const refused = codeModeValue(await callTool(sandboxed, { cmd: connectScript(port) }));
     expect(refused).toMatchObject({ exit_code: 3, output: 'failed: ECONNREFUSED\n' });
     expect(connections).toBe(before);
 
     // Control: the same command reaches the server without the sandbox, and with network allowed.
     const { exec: unsandboxed } = open({ sandbox: 'danger-full-access' });
-    expect(result(await callTool(unsandboxed, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
+    expect(codeModeValue(await callTool(unsandboxed, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
     const { exec: networked } = open({ sandbox: 'workspace-write', network: true });
-    expect(result(await callTool(networked, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
+    expect(codeModeValue(await callTool(networked, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
     expect(connections).toBe(before + 2);
   });
 
   test('a new PID namespace: the command cannot see host processes', async () => {
     const { exec } = open({ sandbox: 'workspace-write' });
-    const output = result(await callTool(exec, { cmd: `ls /proc | grep -c '^[0-9]'` }));
+    const output = codeModeValue(await callTool(exec, { cmd: `ls /proc | grep -c '^[0-9]'` }));
     expect(Number((output.output as string).trim())).toBeLessThan(10);
   });
 
   test('tty works inside the sandbox', async () => {
     const { exec, write } = open({ sandbox: 'workspace-write' });
-    const id = result(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 400 })).session_id as number;
-    expect(result(await callTool(write, { session_id: id, chars: 'sandboxed\n', yield_time_ms: 500 })).output).toContain('sandboxed');
+    const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 400 })).session_id as number;
+    expect(codeModeValue(await callTool(write, { session_id: id, chars: 'sandboxed\n', yield_time_ms: 500 })).output).toContain('sandboxed');
   });
 
   test('cancelling a sandboxed command leaves no survivors in /proc', async () => {
@@ -145,9 +142,9 @@ describe('bubblewrap sandbox', () => {
     const root = makeWorkspace();
     const toolset = createExecToolset({ root, approvalPolicy: 'never' });
     toolsets.push(toolset);
-    const output = result(await callTool(toolset.tools[0], { cmd: 'echo x > f' }, { step: { sandboxMode: 'read-only' } }));
+    const output = codeModeValue(await callTool(toolset.tools[0], { cmd: 'echo x > f' }, { step: { sandboxMode: 'read-only' } }));
     expect(output.output).toContain('Read-only file system');
-    const defaulted = result(await callTool(toolset.tools[0], { cmd: `echo x > f && echo y > ${join(outside, 'g')}` }));
+    const defaulted = codeModeValue(await callTool(toolset.tools[0], { cmd: `echo x > f && echo y > ${join(outside, 'g')}` }));
     expect(existsSync(join(root, 'f'))).toBe(true); // default workspace-write
     expect(defaulted.exit_code).toBe(1);
   });

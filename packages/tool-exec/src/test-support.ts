@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DIRECT_SOURCE,
+  isSwitchyardError,
   createStepContext,
   type JsonObject,
   type StepContext,
@@ -74,4 +75,19 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000): Promi
 /** A unique marker for process-survival tests (a number `sleep` accepts). */
 export function uniqueSleepSeconds(): string {
   return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
+}
+
+/** The message and code a call failed with; throws if it succeeded. */
+export async function failureOf(promise: Promise<unknown>): Promise<{ message: string; code?: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return { message: (error as Error).message, code: isSwitchyardError(error) ? error.code : undefined };
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** The Code Mode value of an output (exec_command's result object). */
+export function codeModeValue(output: ToolOutput): JsonObject {
+  return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
 }
