@@ -1,19 +1,10 @@
 import { readFileSync, existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runHookCommand } from './command-runner';
-import { alive, scratch } from '../test/helpers';
+import { alive, useScratch } from '../test/helpers';
 
 const SH = '/bin/sh';
-let dirs: Array<ReturnType<typeof scratch>> = [];
-function tmp() {
-  const dir = scratch();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs) dir.cleanup();
-  dirs = [];
-});
+const tmp = useScratch();
 
 async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
   const deadline = Date.now() + ms;

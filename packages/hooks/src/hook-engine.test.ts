@@ -1,20 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HookEndEvent, HookStartEvent } from '@switchyard/protocol';
 import { createHookEngine, type HookEngineOptions } from './hook-engine';
 import type { HookMatcherGroup, HooksConfig } from './hooks-config';
-import { alive, postRequest, preRequest, scratch } from '../test/helpers';
+import { alive, postRequest, preRequest, scratch, useScratch } from '../test/helpers';
 
-let dirs: Array<ReturnType<typeof scratch>> = [];
-function tmp() {
-  const dir = scratch();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs) dir.cleanup();
-  dirs = [];
-});
+const tmp = useScratch();
 
 /** A shell snippet printing `stdout` verbatim, `stderr` to stderr, then exiting with `code`. */
 function hook(dir: ReturnType<typeof scratch>, options: { stdout?: string; stderr?: string; code?: number; before?: string }): string {

@@ -157,23 +157,36 @@ function preInvalidReason(wire: HookWire): string | undefined {
   return undefined;
 }
 
+/** What a run amounts to before event-specific rules: a failure, an exit 2, nothing, or a hook output object. */
+type RunReading = { kind: 'failed'; error: string } | { kind: 'exit-2'; stderr?: string } | { kind: 'nothing' } | { kind: 'output'; wire: HookWire };
+
+/** The rules both events share: spawn/timeout failures, exit codes, the stdout cap and stdout parsing. */
+function readRun(result: HandlerRunResult, eventKey: 'pre-tool-use' | 'post-tool-use', decisions: readonly string[]): RunReading {
+  if (result.error) return { kind: 'failed', error: result.error };
+  if (result.exitCode === 2) return { kind: 'exit-2', stderr: stderrReason(result) };
+  if (result.exitCode !== 0) return { kind: 'failed', error: exitFailure(result) };
+  const overflow = stdoutOverflow(result);
+  if (overflow) return { kind: 'failed', error: overflow };
+  if (result.stdout.trim() === '') return { kind: 'nothing' };
+  const wire = parseWire(result.stdout, decisions);
+  if (wire) return { kind: 'output', wire };
+  // Plain text is ignored; something that looks like JSON but is not a valid output fails open.
+  return looksLikeJson(result.stdout) ? { kind: 'failed', error: `hook returned invalid ${eventKey} JSON output` } : { kind: 'nothing' };
+}
+
 /** Turns a PreToolUse run into a decision (reference §4.5). Never throws. */
 export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
   const decision: PreHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
   const fail = (error: string): PreHandlerDecision => ({ ...decision, status: 'failed', error });
-  if (result.error) return fail(result.error);
-  if (result.exitCode === 2) {
-    const reason = stderrReason(result);
-    return reason
-      ? { ...decision, status: 'block', reason }
+  const reading = readRun(result, 'pre-tool-use', ['block', 'approve']);
+  if (reading.kind === 'failed') return fail(reading.error);
+  if (reading.kind === 'nothing') return decision;
+  if (reading.kind === 'exit-2') {
+    return reading.stderr
+      ? { ...decision, status: 'block', reason: reading.stderr }
       : fail('PreToolUse hook exited with code 2 but did not write a blocking reason to stderr');
   }
-  if (result.exitCode !== 0) return fail(exitFailure(result));
-  const overflow = stdoutOverflow(result);
-  if (overflow) return fail(overflow);
-  if (result.stdout.trim() === '') return decision;
-  const wire = parseWire(result.stdout, ['block', 'approve']);
-  if (!wire) return looksLikeJson(result.stdout) ? fail('hook returned invalid pre-tool-use JSON output') : decision;
+  const wire = reading.wire;
   if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
   const invalid = preInvalidReason(wire);
   if (invalid) return fail(invalid);
@@ -195,19 +208,15 @@ export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
 export function decidePostToolUse(result: HandlerRunResult): PostHandlerDecision {
   const decision: PostHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
   const fail = (error: string): PostHandlerDecision => ({ ...decision, status: 'failed', error });
-  if (result.error) return fail(result.error);
-  if (result.exitCode === 2) {
-    const feedback = stderrReason(result);
-    return feedback
-      ? { ...decision, status: 'feedback', feedback }
+  const reading = readRun(result, 'post-tool-use', ['block']);
+  if (reading.kind === 'failed') return fail(reading.error);
+  if (reading.kind === 'nothing') return decision;
+  if (reading.kind === 'exit-2') {
+    return reading.stderr
+      ? { ...decision, status: 'feedback', feedback: reading.stderr }
       : fail('PostToolUse hook exited with code 2 but did not write feedback to stderr');
   }
-  if (result.exitCode !== 0) return fail(exitFailure(result));
-  const overflow = stdoutOverflow(result);
-  if (overflow) return fail(overflow);
-  if (result.stdout.trim() === '') return decision;
-  const wire = parseWire(result.stdout, ['block']);
-  if (!wire) return looksLikeJson(result.stdout) ? fail('hook returned invalid post-tool-use JSON output') : decision;
+  const wire = reading.wire;
   if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
   const invalid = wire.suppressOutput === true ? 'PostToolUse hook returned unsupported suppressOutput' : undefined;
   const block = wire.decision === 'block';

@@ -1,18 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHookEngine } from './hook-engine';
-import { preRequest, scratch } from '../test/helpers';
+import { preRequest, useScratch } from '../test/helpers';
 
-let dirs: Array<ReturnType<typeof scratch>> = [];
-function tmp() {
-  const dir = scratch();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs) dir.cleanup();
-  dirs = [];
-});
+const tmp = useScratch();
 
 function writeJson(path: string, value: unknown): string {
   writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));

@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { createStepContext, type PostToolUseRequest, type PreToolUseRequest, type JsonValue } from '@switchyard/protocol';
 
 /** A scratch directory with executable shell scripts; `cleanup()` removes it. */
@@ -21,6 +22,19 @@ export function scratch() {
     cleanup(): void {
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Scratch directories for one test file, removed after each test. */
+export function useScratch(): () => ReturnType<typeof scratch> {
+  const dirs: Array<ReturnType<typeof scratch>> = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) dir.cleanup();
+  });
+  return () => {
+    const dir = scratch();
+    dirs.push(dir);
+    return dir;
   };
 }
 
