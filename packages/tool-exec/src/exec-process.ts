@@ -200,9 +200,11 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
   });
   terminal.onExit(({ exitCode, signal }) => {
     const code = signal ? signalExitCode(signal) : exitCode;
-    // Let late pty data arrive: settle after a short quiet period.
+    // Let late pty data arrive: settle after a short quiet period (bounded, in case a leftover
+    // child keeps writing; the kill below ends it).
+    const exitedAt = Date.now();
     const check = () => {
-      if (Date.now() - lastData >= DRAIN_GRACE_MS / 2) {
+      if (Date.now() - lastData >= DRAIN_GRACE_MS / 2 || Date.now() - exitedAt >= DRAIN_GRACE_MS * 5) {
         killTree(terminal.pid);
         execProcess.markExited(code);
         resolveFinished();
