@@ -76,6 +76,30 @@ describe('exposure × tool mode', () => {
     expect(weather.spec.description).toBe('Current weather for a city.');
   });
 
+  it('code-mode augments namespace members and freeform tools with their code-mode names', () => {
+    const plan = planTools(
+      { toolMode: 'code-mode', provider },
+      { executors: [fn('curr_time', { namespace: 'clock', description: 'Current time.' }), freeform('apply_patch')], codeMode: recordingContributor() },
+    );
+    expect(plan.tools[2]).toMatchObject({
+      type: 'namespace',
+      name: 'clock',
+      tools: [
+        {
+          name: 'curr_time',
+          description:
+            'Current time.\n\nexec tool declaration:\n```ts\ndeclare const tools: { clock__curr_time(args: { [key: string]: unknown; }): Promise<unknown>; };\n```',
+        },
+      ],
+    });
+    expect(plan.tools[3]).toMatchObject({
+      type: 'custom',
+      name: 'apply_patch',
+      description:
+        'The apply_patch freeform tool.\n\nexec tool declaration:\n```ts\ndeclare const tools: { apply_patch(input: string): Promise<unknown>; };\n```',
+    });
+  });
+
   it('code-mode-only shows exactly exec, wait, direct-model-only tools and hosted specs', () => {
     const plan = planTools(
       { toolMode: 'code-mode-only', provider },
@@ -205,6 +229,14 @@ describe('duplicates, reserved names and bad input', () => {
     expect(throwing.codeModeSurface).toBeUndefined();
     expect(visibleNames(throwing.tools)).toEqual(['read_file']);
     expect(throwing.warnings.map((warning) => warning.message)).toEqual(['code-mode contributor failed: runtime unavailable; planned as direct']);
+  });
+
+  it('a missing context, sources or unknown tool mode never throws', () => {
+    expect(planTools(undefined as never, undefined as never)).toMatchObject({ toolMode: 'direct', tools: [], executors: [] });
+    const plan = planTools({ toolMode: 'turbo' as ToolMode, provider }, { executors: [fn('read_file')] });
+    expect(plan.toolMode).toBe('direct');
+    expect(visibleNames(plan.tools)).toEqual(['read_file']);
+    expect(plan.warnings.map((warning) => warning.message)).toEqual(['unknown tool mode "turbo"; planned as direct']);
   });
 
   it('bad hosted specs are skipped; good ones are appended last and never registered', () => {

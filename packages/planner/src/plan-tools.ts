@@ -143,12 +143,13 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     warnings.push(name === undefined ? { type: 'plan-warning', message } : { type: 'plan-warning', message, toolName: name });
   };
 
-  const step = isFullStepContext(context) ? context : createStepContext(context as Partial<StepContext>);
-  const provider: ProviderCapabilities = context?.provider ?? {};
+  const given: Partial<StepContext> = typeof context === 'object' && context !== null ? context : {};
+  const step = isFullStepContext(given) ? given : createStepContext(given);
+  const provider: ProviderCapabilities = given.provider ?? {};
   const namespacesSupported = provider.namespaceTools !== false;
   const searchSupported = provider.toolSearch === true && namespacesSupported;
 
-  let toolMode: ToolMode = context?.toolMode ?? 'direct';
+  let toolMode: ToolMode = given.toolMode ?? 'direct';
   if (!TOOL_MODES.includes(toolMode)) {
     warn(`unknown tool mode "${String(toolMode)}"; planned as direct`);
     toolMode = 'direct';
