@@ -283,7 +283,7 @@ export class Cell {
   /** Enters the isolate asynchronously (isolated-vm thread pool); failures are inspected, never thrown. */
   private enter(kind: string, a?: unknown, b?: unknown, c?: unknown): void {
     const control = this.control;
-    if (!control || this.state !== 'running' || this.isolate?.isDisposed) return;
+    if (!control || this.state !== 'running') return;
     control.apply(undefined, [kind, a, b, c] as never, nullPrototype({})).then(undefined, (error: unknown) => this.onEntryError(error));
   }
 
