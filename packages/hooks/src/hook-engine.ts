@@ -59,6 +59,9 @@ export interface HookEngine extends HookRunner {
   close(): Promise<void>;
 }
 
+/** Turns a raw run into a decision (may be async: `ask` consults an approval provider). */
+type Decide<D> = (result: HandlerRunResult, handler: ConfiguredHandler) => Promise<D> | D;
+
 interface RunRecord<D> {
   decision: D;
   completionOrder: number;
@@ -131,7 +134,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     inputJson: string,
     runId: string,
     parentSignal: AbortSignal,
-    decide: (result: HandlerRunResult) => Promise<D> | D,
+    decide: Decide<D>,
     describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
   ): Promise<D> => {
     const controller = new AbortController();
@@ -142,7 +145,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name }));
     const work = (async () => {
       try {
-        return await decide(await runHandler(handler, input, inputJson, controller.signal));
+        return await decide(await runHandler(handler, input, inputJson, controller.signal), handler);
       } catch (error) {
         return failed<D>(errorMessage(error));
       }
@@ -175,7 +178,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     event: HookEventName,
     request: PreToolUseRequest,
     input: HookInput,
-    decide: (result: HandlerRunResult) => Promise<D> | D,
+    decide: Decide<D>,
     describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
   ): Promise<Array<RunRecord<D> & { runId: string }>> => {
     const names = [request.toolName, ...(request.aliases ?? [])];
@@ -214,9 +217,10 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
           'PreToolUse',
           request,
           input,
-          async (result) => {
+          async (result, handler) => {
             const decision = decidePreToolUse(result);
-            return decision.status === 'ask' ? resolveAsk(request, decision, options.approvals) : decision;
+            // Nobody waits for an async hook, so its `ask` is not put to a person.
+            return decision.status === 'ask' && !handler.async ? resolveAsk(request, decision, options.approvals) : decision;
           },
           (decision) => ({
             outcome: decision.status === 'ask' ? 'continue' : decision.status,
