@@ -1,3 +1,6 @@
 import { packageBuild } from '../../tools/config/tsup';
 
-export default packageBuild();
+export default [
+  packageBuild(),
+  packageBuild({ entry: ['src/bin.ts'], format: ['esm'], dts: false, clean: false }),
+];

@@ -1,1 +1,10 @@
+export { main } from './cli';
+export { demoCommand, DEMO_SCRIPT, DEMO_HOOK } from './demo-command';
+export type { DemoOptions } from './demo-command';
+export { planCommand, planTable } from './plan-command';
+export type { PlanCommandOptions } from './plan-command';
+export { runCommand } from './run-command';
+export type { RunCommandOptions } from './run-command';
+export { builtinTools, hasBubblewrap } from './builtins';
+export type { Builtins } from './builtins';
 export { VERSION } from './version';

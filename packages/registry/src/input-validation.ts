@@ -1,6 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import Ajv2019 from 'ajv/dist/2019';
-import Ajv2020 from 'ajv/dist/2020';
+import Ajv2019 from 'ajv/dist/2019.js';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { RespondToModelError, errorMessage, type JsonSchema, type JsonValue } from '@switchyard/protocol';
 
 /** At most this many schema errors are listed in one model-visible message. */
