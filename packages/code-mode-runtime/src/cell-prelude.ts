@@ -22,7 +22,11 @@ const finite = Number.isFinite;
 const createNull = () => Object.create(null);
 const define = Object.defineProperty;
 const PromiseOf = Promise;
-const rejectWith = (reason) => PromiseOf.reject(reason);
+const rejectWith = PromiseOf.reject.bind(PromiseOf);
+// Bound now, so a cell that later rewrites String/RegExp/Array prototypes cannot reach our checks.
+const testPattern = Function.prototype.call.bind(RegExp.prototype.test);
+const lowerCase = Function.prototype.call.bind(String.prototype.toLowerCase);
+const trimText = Function.prototype.call.bind(String.prototype.trim);
 const EXIT = '__codex_code_mode_exit__';
 const limits = config.limits;
 
@@ -75,12 +79,17 @@ function describeMessage(error) {
 function settle(failed, error) {
   if (finished) return;
   finished = true;
-  let errorText = '';
-  let hasError = 0;
-  if (failed && error !== EXIT) { hasError = 1; errorText = describe(error); }
-  const pairs = [];
-  for (const key in writes) pairs.push([key, writes[key]]);
-  send('done', hasError, errorText, stringify(pairs));
+  try {
+    let errorText = '';
+    let hasError = 0;
+    if (failed && error !== EXIT) { hasError = 1; errorText = describe(error); }
+    // Built by hand: no Array.prototype method or toJSON the cell may have replaced is involved.
+    let pairs = '';
+    for (const key in writes) pairs += (pairs === '' ? '' : ',') + '[' + stringify(key) + ',' + stringify(writes[key]) + ']';
+    send('done', hasError, errorText, '[' + pairs + ']');
+  } catch (_) {
+    send('done', 1, 'exec cell could not report its result', '[]');
+  }
 }
 
 // ---- text / image / notify -------------------------------------------------------------
@@ -91,11 +100,14 @@ function text(value) {
 }
 
 const IMAGE_SHAPE = 'image expects a non-empty image URL string, an object with image_url and optional detail, or a raw MCP image block';
-const DETAILS = ['auto', 'low', 'high', 'original'];
+
+function isDetail(value) {
+  return value === 'auto' || value === 'low' || value === 'high' || value === 'original';
+}
 
 function normalizeDetail(detail) {
-  const lower = detail.toLowerCase();
-  if (DETAILS.indexOf(lower) < 0) throw 'image detail must be one of: auto, low, high, original';
+  const lower = lowerCase(detail);
+  if (!isDetail(lower)) throw 'image detail must be one of: auto, low, high, original';
   return lower;
 }
 
@@ -120,10 +132,10 @@ function image(imageUrlOrItem, detail) {
       const data = first.data;
       if (typeof data !== 'string' || data === '') throw IMAGE_SHAPE;
       const mime = typeof first.mimeType === 'string' ? first.mimeType : typeof first.mime_type === 'string' ? first.mime_type : 'application/octet-stream';
-      url = /^data:/i.test(data) ? data : 'data:' + mime + ';base64,' + data;
+      url = testPattern(/^data:/i, data) ? data : 'data:' + mime + ';base64,' + data;
       const meta = first._meta;
       const metaDetail = meta !== null && typeof meta === 'object' ? meta['codex/imageDetail'] : undefined;
-      if (typeof metaDetail === 'string' && DETAILS.indexOf(metaDetail.toLowerCase()) >= 0) chosen = metaDetail.toLowerCase();
+      if (typeof metaDetail === 'string' && isDetail(lowerCase(metaDetail))) chosen = lowerCase(metaDetail);
     } else {
       throw IMAGE_SHAPE;
     }
@@ -134,15 +146,15 @@ function image(imageUrlOrItem, detail) {
     if (typeof detail !== 'string') throw 'image detail must be a string when provided';
     chosen = normalizeDetail(detail);
   }
-  if (/^https?:/i.test(url)) throw 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
-  if (!/^data:/i.test(url)) throw 'image expects a base64 data: URL';
+  if (testPattern(/^https?:/i, url)) throw 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
+  if (!testPattern(/^data:/i, url)) throw 'image expects a base64 data: URL';
   charge(url);
   if (!finished) send('image', url, chosen === undefined ? 'high' : chosen);
 }
 
 function notify(value) {
   const message = toText(value);
-  if (message.trim() === '') throw 'notify expects non-empty text';
+  if (trimText(message) === '') throw 'notify expects non-empty text';
   charge(message);
   if (!finished) send('notify', message);
 }

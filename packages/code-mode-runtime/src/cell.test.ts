@@ -60,6 +60,27 @@ describe('sandbox', () => {
     expect(await env.texts(`text(String(({}).reference) + String([].copy));`)).toEqual(['undefinedundefined']);
   });
 
+  it('a cell that rewrites its own builtins still completes, commits its writes and keeps the image policy', async () => {
+    const texts = await env.texts(`
+      store('sabotage', { ok: true });
+      Array.prototype.push = () => { throw 'no push'; };
+      Array.prototype.toJSON = () => 'hijacked';
+      Array.prototype.indexOf = () => 0;
+      RegExp.prototype.test = () => false;
+      String.prototype.toLowerCase = () => 'high';
+      String.prototype.trim = () => 'x';
+      try { image('https://example.com/a.png'); } catch (e) { text(e); }
+      try { image('data:image/png;base64,AA', 'bogus'); } catch (e) { text(e); }
+      try { notify(' '); } catch (e) { text(e); }
+    `);
+    expect(texts).toEqual([
+      'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead',
+      'image detail must be one of: auto, low, high, original',
+      'notify expects non-empty text',
+    ]);
+    expect(await env.texts(`text(load('sabotage'));`)).toEqual(['{"ok":true}']);
+  });
+
   it('getters, proxies, toJSON and Symbol.toPrimitive on tool arguments run in the isolate only; the host gets plain data', async () => {
     const before = received.length;
     const texts = await env.texts(`

@@ -181,12 +181,20 @@ export class Cell {
   // ---- isolate → host ------------------------------------------------------------------
   private onMessage(kind: unknown, a: unknown, b: unknown, c: unknown): void {
     if (this.state !== 'running') return;
+    try {
+      this.handleMessage(kind, a, b, c);
+    } catch {
+      // Messages come from untrusted code: a malformed one is dropped, never thrown into the host.
+    }
+  }
+
+  private handleMessage(kind: unknown, a: unknown, b: unknown, c: unknown): void {
     switch (kind) {
       case 'text':
         if (typeof a === 'string') this.buffer.push({ type: 'input_text', text: a });
         return;
       case 'image':
-        if (typeof a === 'string' && typeof b === 'string') {
+        if (typeof a === 'string' && /^data:/i.test(a) && typeof b === 'string' && IMAGE_DETAILS.has(b)) {
           this.buffer.push({ type: 'input_image', image_url: a, detail: b as InputImageItem['detail'] });
         }
         return;
@@ -216,13 +224,7 @@ export class Cell {
         return;
       case 'done':
         if (typeof b === 'string' && typeof c === 'string') {
-          let writes: Array<[string, string]> = [];
-          try {
-            writes = JSON.parse(c);
-          } catch {
-            writes = [];
-          }
-          this.complete(a === 1 ? b : undefined, writes);
+          this.complete(a === 1 ? b : undefined, parseWrites(c));
         }
         return;
       default:
@@ -381,6 +383,22 @@ export class Cell {
     this.buffer = [];
     this.options.closed(this);
   }
+}
+
+const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
+
+/** The cell's write set, `[[key, json], …]`; anything malformed is dropped. */
+function parseWrites(text: string): Array<[string, string]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(parsed)) return [];
+  return parsed.filter(
+    (pair): pair is [string, string] => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string',
+  );
 }
 
 function toolErrorText(error: unknown): string {
