@@ -22,4 +22,8 @@ export type { McpCallToolResult, McpToolOutputOptions } from './call-result';
 // Names.
 export { mcpNamespace, sanitizeToolName, createToolNamer, MAX_TOOL_NAME_LENGTH } from './tool-names';
 
+// Code Mode served over MCP.
+export { serveCodeModeOverMcp, toolOutputToCallToolResult, codeModeMcpToolDefinitions } from './serve';
+export type { CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';
+
 export { VERSION } from './version';
