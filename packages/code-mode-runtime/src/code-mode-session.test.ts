@@ -9,6 +9,8 @@ function createGates() {
   return {
     tool: (request: { input: unknown }) =>
       new Promise<string>((resolve) => waiting.set((request.input as { name: string }).name, () => resolve('opened'))),
+    /** Resolves once the cell has called `tools.gate({ name })` (so everything it sent before has arrived). */
+    reached: (name: string) => until(() => waiting.has(name)),
     open: async (name: string) => {
       await until(() => waiting.has(name));
       waiting.get(name)!();
@@ -34,10 +36,10 @@ const textsOf = (observation: { items: Array<{ type: string; text?: string }> })
 
 describe('observation (§3.3)', () => {
   it('the yield timer hands over output since the previous observation, and each observe waits anew', async () => {
-    const first = await env.run(`text('a'); await tools.gate({ name: 'yield-1' }); text('b'); await new Promise(() => {});`, { yieldTimeMs: 60 });
+    const first = await env.run(`text('a'); await tools.gate({ name: 'yield-1' }); text('b'); await new Promise(() => {});`, { yieldTimeMs: 400 });
     expect(first).toMatchObject({ kind: 'yielded', items: [{ type: 'input_text', text: 'a' }] });
     await gates.open('yield-1');
-    const second = await env.session.observe(first.cellId, { yieldTimeMs: 60 });
+    const second = await env.session.observe(first.cellId, { yieldTimeMs: 400 });
     expect(second).toMatchObject({ kind: 'yielded', cellId: first.cellId });
     expect(textsOf(second)).toEqual(['b']);
     const third = await env.session.observe(first.cellId, { yieldTimeMs: 30 });
@@ -67,12 +69,13 @@ describe('observation (§3.3)', () => {
   });
 
   it('yield_control() without an attached observer (after the first observation) is a no-op', async () => {
-    const first = await env.run(`text('a'); await tools.gate({ name: 'noop' }); yield_control(); text('b'); await new Promise(() => {});`, {
-      yieldTimeMs: 30,
-    });
+    const first = await env.run(
+      `text('a'); await tools.gate({ name: 'noop' }); yield_control(); text('b'); await tools.gate({ name: 'noop-2' });`,
+      { yieldTimeMs: 400 },
+    );
     expect(textsOf(first)).toEqual(['a']);
     await gates.open('noop');
-    await sleep(50);
+    await gates.reached('noop-2');
     // The next observation waits for its own timer: the unattached yield was not remembered.
     const second = await env.session.observe(first.cellId, { yieldTimeMs: 300 });
     expect(second.kind).toBe('yielded');
