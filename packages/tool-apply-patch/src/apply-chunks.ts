@@ -1,6 +1,7 @@
 import { ApplyPatchError } from './apply-patch-error';
 import type { UpdateChunk } from './parse-patch';
 import { seekSequence } from './seek-sequence';
+import { unifiedDiffOfReplacements, type LineReplacement } from './unified-diff';
 
 /** True when every `\n` of `text` is part of a `\r\n` (and there is at least one). */
 export function usesCrlf(text: string): boolean {
@@ -13,14 +14,8 @@ export function usesCrlf(text: string): boolean {
   return newlines > 0 && crlf === newlines;
 }
 
-interface Replacement {
-  start: number;
-  oldLength: number;
-  newLines: readonly string[];
-}
-
-function computeReplacements(lines: readonly string[], chunks: readonly UpdateChunk[], displayPath: string): Replacement[] {
-  const replacements: Replacement[] = [];
+function computeReplacements(lines: readonly string[], chunks: readonly UpdateChunk[], displayPath: string): LineReplacement[] {
+  const replacements: LineReplacement[] = [];
   let position = 0;
   for (const chunk of chunks) {
     if (chunk.changeContext !== undefined) {
@@ -61,6 +56,16 @@ function computeReplacements(lines: readonly string[], chunks: readonly UpdateCh
  * `ApplyPatchError` (`VERIFICATION_FAILED`) naming `displayPath` when a chunk does not match. Pure.
  */
 export function applyChunks(original: string, chunks: readonly UpdateChunk[], displayPath: string): string {
+  return applyChunksWithDiff(original, chunks, displayPath, false).content;
+}
+
+/** {@link applyChunks} plus the hunks-only unified diff (context 1) of the change. */
+export function applyChunksWithDiff(
+  original: string,
+  chunks: readonly UpdateChunk[],
+  displayPath: string,
+  withDiff = true,
+): { content: string; unifiedDiff: string } {
   const eol = usesCrlf(original) ? '\r\n' : '\n';
   const lines = original.split(eol);
   if (lines[lines.length - 1] === '') lines.pop();
@@ -70,5 +75,6 @@ export function applyChunks(original: string, chunks: readonly UpdateChunk[], di
     lines.splice(start, oldLength, ...newLines);
   }
   if (lines[lines.length - 1] !== '') lines.push('');
-  return lines.join(eol);
+  const content = lines.join(eol);
+  return { content, unifiedDiff: withDiff ? unifiedDiffOfReplacements(original, content, eol, replacements) : '' };
 }

@@ -73,54 +73,91 @@ async function removeCreatedFolders(path: string, createdFolder: string): Promis
   }
 }
 
+/** Undoes `done`: files first, then the folders created for them (deepest first). */
 async function rollback(done: Done[]): Promise<string[]> {
   const unrestored: string[] = [];
-  for (const { entry, createdFolder, written } of [...done].reverse()) {
+  for (const { entry, written } of [...done].reverse()) {
     try {
       if (written) await restore(entry);
-      if (createdFolder) await removeCreatedFolders(entry.path, createdFolder);
     } catch {
       unrestored.push(entry.label);
     }
   }
+  const created = done.filter((record) => record.createdFolder).sort((a, b) => b.entry.path.length - a.entry.path.length);
+  for (const { entry, createdFolder } of created) await removeCreatedFolders(entry.path, createdFolder as string);
   return unrestored;
+}
+
+const CONCURRENCY = 8;
+
+/**
+ * Runs `task` over `items`, at most {@link CONCURRENCY} at a time. After the first failure no new
+ * task starts; resolves once every started task settled, with the first error (or undefined).
+ */
+async function runPool<T>(items: readonly T[], task: (item: T) => Promise<void>): Promise<{ error: unknown } | undefined> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < items.length) {
+      const item = items[next++];
+      try {
+        await task(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  return failure;
 }
 
 /**
  * Brings every entry to its `current` content all-or-nothing: writes first (atomically, creating
- * parent folders, keeping the file mode), deletions last; on a failure everything already done is
- * undone and an `ApplyPatchError` (`WRITE_FAILED`) is thrown.
+ * parent folders, keeping the file mode, several at a time), deletions last; on a failure
+ * everything already done is undone and an `ApplyPatchError` (`WRITE_FAILED`) is thrown.
  */
 export async function commitFiles(entries: readonly FileEntry[], signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
   const pending = entries.filter(changed);
-  const writes = pending.filter((entry) => entry.current !== null);
-  const deletions = pending.filter((entry) => entry.current === null);
   const done: Done[] = [];
-  let step = '';
-  try {
-    for (const entry of writes) {
-      step = `Failed to create parent directories for ${entry.label}`;
+  const write = async (entry: FileEntry) => {
+    let step = `Failed to create parent directories for ${entry.label}`;
+    try {
       const createdFolder = await mkdir(dirname(entry.path), { recursive: true });
       const record: Done = createdFolder ? { entry, createdFolder, written: false } : { entry, written: false };
-      step = `Failed to write file ${entry.label}`;
-      const mode = entry.original.kind === 'file' ? entry.original.mode : undefined;
       done.push(record);
+      step = `Failed to write file ${entry.label}`;
       if (entry.original.kind === 'symlink') {
         record.written = true;
         await unlink(entry.path);
       }
-      await writeFileAtomic(entry.path, entry.current as Buffer, mode);
+      await writeFileAtomic(entry.path, entry.current as Buffer, entry.original.kind === 'file' ? entry.original.mode : undefined);
       record.written = true;
+    } catch (error) {
+      throw new StepFailure(step, error);
     }
-    for (const entry of deletions) {
-      step = `Failed to delete file ${entry.label}`;
+  };
+  const remove = async (entry: FileEntry) => {
+    try {
       await unlink(entry.path);
-      done.push({ entry, written: true });
+    } catch (error) {
+      throw new StepFailure(`Failed to delete file ${entry.label}`, error);
     }
-  } catch (error) {
-    const unrestored = await rollback(done);
-    const outcome = unrestored.length === 0 ? 'No files were changed.' : `Could not restore: ${unrestored.join(', ')}.`;
-    throw new ApplyPatchError('WRITE_FAILED', `${step}: ${describeFsError(error)}. ${outcome}`, { unrestoredPaths: unrestored, cause: error });
-  }
+    done.push({ entry, written: true });
+  };
+  const failure =
+    (await runPool(pending.filter((entry) => entry.current !== null), write)) ??
+    (await runPool(pending.filter((entry) => entry.current === null), remove));
+  if (!failure) return;
+  const { step, error } = failure.error instanceof StepFailure ? failure.error : { step: 'Failed to apply the patch', error: failure.error };
+  const unrestored = await rollback(done);
+  const outcome = unrestored.length === 0 ? 'No files were changed.' : `Could not restore: ${unrestored.join(', ')}.`;
+  throw new ApplyPatchError('WRITE_FAILED', `${step}: ${describeFsError(error)}. ${outcome}`, { unrestoredPaths: unrestored, cause: error });
+}
+
+class StepFailure {
+  constructor(
+    readonly step: string,
+    readonly error: unknown,
+  ) {}
 }

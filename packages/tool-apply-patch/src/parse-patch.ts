@@ -78,55 +78,54 @@ function checkBoundariesLenient(lines: string[]): { patchLines: string[]; hunkLi
 export function parsePatch(text: string): ParsedPatch {
   const { patchLines, hunkLines } = checkBoundariesLenient(splitLines(text.trim()));
   const hunks: PatchHunk[] = [];
-  let lineNumber = 2;
-  let rest = hunkLines;
-  while (rest.length > 0) {
-    const { hunk, consumed } = parseHunk(rest, lineNumber);
+  // Index-based over one array: slicing per hunk or chunk would make big patches quadratic.
+  let index = 0;
+  while (index < hunkLines.length) {
+    const { hunk, consumed } = parseHunk(hunkLines, index, index + 2);
     hunks.push(hunk);
-    lineNumber += consumed;
-    rest = rest.slice(consumed);
+    index += consumed;
   }
   return { hunks, patch: patchLines.join('\n') };
 }
 
-function parseHunk(lines: string[], lineNumber: number): { hunk: PatchHunk; consumed: number } {
-  const header = lines[0].trim();
+/** Parses the hunk starting at `lines[at]`, whose 1-based patch line number is `lineNumber`. */
+function parseHunk(lines: readonly string[], at: number, lineNumber: number): { hunk: PatchHunk; consumed: number } {
+  const header = lines[at].trim();
   if (header.startsWith(ADD)) {
     let contents = '';
-    let consumed = 1;
-    for (const line of lines.slice(1)) {
-      if (!line.startsWith('+')) break;
-      contents += `${line.slice(1)}\n`;
-      consumed += 1;
+    let next = at + 1;
+    while (next < lines.length && lines[next].startsWith('+')) {
+      contents += `${lines[next].slice(1)}\n`;
+      next += 1;
     }
-    return { hunk: { type: 'add', path: header.slice(ADD.length), contents }, consumed };
+    return { hunk: { type: 'add', path: header.slice(ADD.length), contents }, consumed: next - at };
   }
   if (header.startsWith(DELETE)) {
     return { hunk: { type: 'delete', path: header.slice(DELETE.length) }, consumed: 1 };
   }
   if (header.startsWith(UPDATE)) {
     const path = header.slice(UPDATE.length);
-    let consumed = 1;
+    let next = at + 1;
     let movePath: string | undefined;
-    if (lines.length > 1 && lines[1].startsWith(MOVE)) {
-      movePath = lines[1].slice(MOVE.length);
-      consumed += 1;
+    if (next < lines.length && lines[next].startsWith(MOVE)) {
+      movePath = lines[next].slice(MOVE.length);
+      next += 1;
     }
     const chunks: UpdateChunk[] = [];
-    while (consumed < lines.length) {
-      const line = lines[consumed];
+    while (next < lines.length) {
+      const line = lines[next];
       if (line.trim() === '') {
-        consumed += 1;
+        next += 1;
         continue;
       }
       if (line.startsWith('*')) break;
-      const parsed = parseChunk(lines.slice(consumed), lineNumber + consumed, chunks.length === 0);
+      const parsed = parseChunk(lines, next, lineNumber + (next - at), chunks.length === 0);
       chunks.push(parsed.chunk);
-      consumed += parsed.consumed;
+      next += parsed.consumed;
     }
     if (chunks.length === 0) throw invalidHunk(`Update file hunk for path '${path}' is empty`, lineNumber);
     const hunk: PatchHunk = movePath === undefined ? { type: 'update', path, chunks } : { type: 'update', path, movePath, chunks };
-    return { hunk, consumed };
+    return { hunk, consumed: next - at };
   }
   throw invalidHunk(
     `'${header}' is not a valid hunk header. Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'`,
@@ -134,22 +133,30 @@ function parseHunk(lines: string[], lineNumber: number): { hunk: PatchHunk; cons
   );
 }
 
-function parseChunk(lines: string[], lineNumber: number, allowMissingContext: boolean): { chunk: UpdateChunk; consumed: number } {
+/** Parses the chunk starting at `lines[at]` (patch line `lineNumber`). */
+function parseChunk(
+  lines: readonly string[],
+  at: number,
+  lineNumber: number,
+  allowMissingContext: boolean,
+): { chunk: UpdateChunk; consumed: number } {
+  const first = lines[at];
   let changeContext: string | undefined;
   let start = 0;
-  if (lines[0] === EMPTY_CONTEXT) {
+  if (first === EMPTY_CONTEXT) {
     start = 1;
-  } else if (lines[0].startsWith(CONTEXT)) {
-    changeContext = lines[0].slice(CONTEXT.length);
+  } else if (first.startsWith(CONTEXT)) {
+    changeContext = first.slice(CONTEXT.length);
     start = 1;
   } else if (!allowMissingContext) {
-    throw invalidHunk(`Expected update hunk to start with a @@ context marker, got: '${lines[0]}'`, lineNumber);
+    throw invalidHunk(`Expected update hunk to start with a @@ context marker, got: '${first}'`, lineNumber);
   }
-  if (start >= lines.length) throw invalidHunk('Update hunk does not contain any lines', lineNumber + 1);
+  if (at + start >= lines.length) throw invalidHunk('Update hunk does not contain any lines', lineNumber + 1);
   const chunk: UpdateChunk = { oldLines: [], newLines: [], isEndOfFile: false };
   if (changeContext !== undefined) chunk.changeContext = changeContext;
   let parsed = 0;
-  for (const line of lines.slice(start)) {
+  for (let index = at + start; index < lines.length; index++) {
+    const line = lines[index];
     if (line === EOF_MARKER) {
       if (parsed === 0) throw invalidHunk('Update hunk does not contain any lines', lineNumber + 1);
       chunk.isEndOfFile = true;

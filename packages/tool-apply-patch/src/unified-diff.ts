@@ -1,4 +1,4 @@
-import { OMIT_HEADERS, formatPatch, structuredPatch } from 'diff';
+import { OMIT_HEADERS, formatPatch, structuredPatch, type StructuredPatchHunk } from 'diff';
 
 /**
  * A unified diff of two texts with hunks only (no `---`/`+++` headers), `context` lines around
@@ -25,4 +25,112 @@ export function gitFileDiff(path: string, before: string | null, after: string |
     ...(before === null ? { isCreate: true } : {}),
     ...(after === null ? { isDelete: true } : {}),
   });
+}
+
+/** A block of old lines replaced by new lines (old-line coordinates, 0-based). */
+export interface LineReplacement {
+  start: number;
+  oldLength: number;
+  newLines: readonly string[];
+}
+
+/** Start offsets of the lines of `text` split on `eol`, plus `text.length` as a sentinel. */
+function lineOffsets(text: string, eol: string): number[] {
+  const offsets = [0];
+  for (let at = text.indexOf(eol); at !== -1; at = text.indexOf(eol, at + eol.length)) offsets.push(at + eol.length);
+  if (offsets[offsets.length - 1] !== text.length) offsets.push(text.length);
+  return offsets;
+}
+
+/** Drops the leading and trailing lines a replacement keeps as they are (a chunk's context lines), and no-ops. */
+function trimUnchanged(before: string, oldOffsets: readonly number[], eol: string, replacements: readonly LineReplacement[]): LineReplacement[] {
+  const oldLine = (index: number) => {
+    const text = before.slice(oldOffsets[index], oldOffsets[index + 1]);
+    return text.endsWith(eol) ? text.slice(0, -eol.length) : text;
+  };
+  const trimmed: LineReplacement[] = [];
+  for (const { start, oldLength, newLines } of replacements) {
+    let head = 0;
+    while (head < oldLength && head < newLines.length && oldLine(start + head) === newLines[head]) head += 1;
+    let tail = 0;
+    while (
+      tail < oldLength - head &&
+      tail < newLines.length - head &&
+      oldLine(start + oldLength - 1 - tail) === newLines[newLines.length - 1 - tail]
+    ) {
+      tail += 1;
+    }
+    if (oldLength - head - tail > 0 || newLines.length - head - tail > 0) {
+      trimmed.push({ start: start + head, oldLength: oldLength - head - tail, newLines: newLines.slice(head, newLines.length - tail) });
+    }
+  }
+  return trimmed;
+}
+
+interface Window {
+  readonly from: number;
+  readonly to: number;
+  readonly newFrom: number;
+  readonly newTo: number;
+}
+
+/**
+ * The same hunks-only diff as {@link unifiedDiff} of `before` → `after`, but the diff library
+ * only runs on windows around `replacements` (sorted, non-overlapping, in `before`'s line
+ * coordinates): the lines between them are equal by construction, so a 20-hunk edit of a long
+ * file costs 20 small diffs instead of one diff of the whole file. Falls back to the whole-file
+ * diff whenever the texts do not line up with the replacements (e.g. a final newline was added).
+ */
+export function unifiedDiffOfReplacements(
+  before: string,
+  after: string,
+  eol: string,
+  replacements: readonly LineReplacement[],
+  context = 1,
+): string {
+  if (before === after) return '';
+  // Without a final newline the last line changes too (it gains one): rare, use the whole file.
+  if (before !== '' && !before.endsWith(eol)) return unifiedDiff(before, after, context);
+  const oldOffsets = lineOffsets(before, eol);
+  const newOffsets = lineOffsets(after, eol);
+  const oldCount = oldOffsets.length - 1;
+  const newCount = newOffsets.length - 1;
+  replacements = trimUnchanged(before, oldOffsets, eol, replacements);
+  const windows: Window[] = [];
+  let delta = 0;
+  for (let index = 0; index < replacements.length; ) {
+    // Group replacements whose gaps are too small for their hunks to stay apart.
+    let last = index;
+    let groupDelta = replacements[index].newLines.length - replacements[index].oldLength;
+    while (last + 1 < replacements.length) {
+      const gap = replacements[last + 1].start - (replacements[last].start + replacements[last].oldLength);
+      if (gap > 2 * context) break;
+      last += 1;
+      groupDelta += replacements[last].newLines.length - replacements[last].oldLength;
+    }
+    const from = Math.max(0, replacements[index].start - context);
+    const to = Math.min(oldCount, replacements[last].start + replacements[last].oldLength + context);
+    windows.push({ from, to, newFrom: from + delta, newTo: to + delta + groupDelta });
+    delta += groupDelta;
+    index = last + 1;
+  }
+  const tail = windows.length > 0 ? windows[windows.length - 1] : undefined;
+  if (
+    !tail ||
+    tail.newTo > newCount ||
+    windows.some((window) => window.newFrom < 0 || window.newTo < window.newFrom) ||
+    // The end differs beyond the replacements (a final newline added, a final empty line folded).
+    before.slice(oldOffsets[tail.to]) !== after.slice(newOffsets[tail.newTo])
+  ) {
+    return unifiedDiff(before, after, context);
+  }
+  const hunks: StructuredPatchHunk[] = [];
+  for (const { from, to, newFrom, newTo } of windows) {
+    const oldText = before.slice(oldOffsets[from], oldOffsets[to]);
+    const newText = after.slice(newOffsets[newFrom], newOffsets[newTo]);
+    const window = structuredPatch('', '', oldText, newText, undefined, undefined, { context });
+    for (const hunk of window.hunks) hunks.push({ ...hunk, oldStart: hunk.oldStart + from, newStart: hunk.newStart + newFrom });
+  }
+  if (hunks.length === 0) return '';
+  return formatPatch({ oldFileName: '', newFileName: '', oldHeader: undefined, newHeader: undefined, hunks }, OMIT_HEADERS);
 }

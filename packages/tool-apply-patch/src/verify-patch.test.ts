@@ -187,7 +187,22 @@ describe('all or nothing when a write fails midway', () => {
     await put('gone.txt', 'still here\n');
     const before = await tree();
     const error = await failure(
-      wrap('*** Update File: a.txt', '-original a', '+patched a', '*** Add File: made/deep/file.txt', '+x', '*** Add File: blocker/inside.txt', '+y', '*** Delete File: gone.txt'),
+      wrap(
+        '*** Update File: a.txt',
+        '-original a',
+        '+patched a',
+        '*** Add File: made/deep/file.txt',
+        '+x',
+        '*** Add File: made/deep/other.txt',
+        '+x',
+        '*** Add File: made/top.txt',
+        '+x',
+        '*** Add File: made/deep/er/still.txt',
+        '+x',
+        '*** Add File: blocker/inside.txt',
+        '+y',
+        '*** Delete File: gone.txt',
+      ),
     );
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/inside.txt: File exists. No files were changed.');

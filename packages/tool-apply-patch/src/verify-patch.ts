@@ -1,7 +1,7 @@
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
-import { applyChunks } from './apply-chunks';
+import { applyChunksWithDiff } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { parsePatch, type ParsedPatch } from './parse-patch';
 import { unifiedDiff } from './unified-diff';
@@ -94,12 +94,32 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   const allowOutside = options.allowOutsideRoot ?? false;
   const entries = new Map<string, FileEntry>();
 
+  // Resolve every path and start every read at once; the walk below then runs in patch order.
+  const reads = new Map<string, Promise<Snapshot>>();
+  const read = (key: string) => {
+    let pending = reads.get(key);
+    if (!pending) {
+      pending = snapshot(key);
+      pending.catch(() => undefined);
+      reads.set(key, pending);
+    }
+    return pending;
+  };
+  const prepared = parsed.hunks.map(async (hunk) => {
+    const primary = await resolveWorkspacePath(hunk.path, root, allowOutside);
+    read(hunk.type === 'delete' ? primary.absolute : primary.target);
+    const move = hunk.type === 'update' && hunk.movePath !== undefined ? await resolveWorkspacePath(hunk.movePath, root, allowOutside) : undefined;
+    if (move) read(move.target);
+    return { primary, move };
+  });
+  for (const pending of prepared) pending.catch(() => undefined);
+
   const entryFor = async (resolved: ResolvedPath, key: string): Promise<FileEntry> => {
     let entry = entries.get(key);
     if (!entry) {
       let original: Snapshot;
       try {
-        original = await snapshot(key);
+        original = await read(key);
       } catch (error) {
         throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
       }
@@ -114,9 +134,9 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   const modified: string[] = [];
   const deleted: string[] = [];
   const changes: FileChange[] = [];
-  for (const hunk of parsed.hunks) {
+  for (const [index, hunk] of parsed.hunks.entries()) {
+    const { primary: resolved, move } = await prepared[index];
     if (hunk.type === 'add') {
-      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
       const entry = await entryFor(resolved, resolved.target);
       if (entry.original.kind === 'directory' && entry.current === null) {
         throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
@@ -125,7 +145,6 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
       added.push(hunk.path);
     } else if (hunk.type === 'delete') {
-      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
       const entry = await entryFor(resolved, resolved.absolute);
       if (entry.current === null) {
         const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
@@ -136,7 +155,6 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
       deleted.push(hunk.path);
     } else {
-      const resolved = await resolveWorkspacePath(hunk.path, root, allowOutside);
       const source = await entryFor(resolved, resolved.target);
       if (source.current === null) {
         const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
@@ -148,14 +166,13 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       } catch (error) {
         throw verificationError(`Failed to read file to update ${hunk.path}: stream did not contain valid UTF-8`, error);
       }
-      const after = applyChunks(before, hunk.chunks, hunk.path);
-      const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: unifiedDiff(before, after) };
-      if (hunk.movePath === undefined) {
+      const { content: after, unifiedDiff: diff } = applyChunksWithDiff(before, hunk.chunks, hunk.path);
+      const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
+      if (hunk.movePath === undefined || move === undefined) {
         source.current = Buffer.from(after, 'utf8');
         modified.push(hunk.path);
       } else {
-        const destinationPath = await resolveWorkspacePath(hunk.movePath, root, allowOutside);
-        const destination = await entryFor(destinationPath, destinationPath.target);
+        const destination = await entryFor(move, move.target);
         if (destination.original.kind === 'directory' && destination.current === null) {
           throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
         }
