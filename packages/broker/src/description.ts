@@ -1,5 +1,4 @@
-import type { CodeModeSurface, JsonSchema, NestedToolDefinition } from '@switchyard/protocol';
-import { schemaToTypeScript } from './schema-to-typescript';
+import { augmentCodeModeDescription, codeModeDeclaration, isMcpOutputSchema, type CodeModeSurface, type JsonSchema, type NestedToolDefinition } from '@switchyard/protocol';
 
 /** The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source. */
 export const EXEC_GRAMMAR = [
@@ -42,30 +41,14 @@ type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | E
 type CallToolResult<TStructured = { [key: string]: unknown; }> = { content: Array<ContentBlock>; structuredContent?: TStructured; isError?: boolean; _meta?: unknown; };
 \`\`\``;
 
-/** True when an output schema describes an MCP `CallToolResult` (has an array `content` property). */
-export function isMcpOutputSchema(schema: JsonSchema | undefined): boolean {
-  const content = schema?.properties?.content as JsonSchema | undefined;
-  return !!content && (content.type === 'array' || schema?.['x-switchyard-mcp'] === true);
-}
-
-function outputType(schema: JsonSchema | undefined): string {
-  if (!schema) return 'unknown';
-  if (isMcpOutputSchema(schema)) {
-    const structured = schema.properties?.structuredContent as JsonSchema | undefined;
-    return structured && Object.keys(structured).length > 0 ? `CallToolResult<${schemaToTypeScript(structured, schema)}>` : 'CallToolResult';
-  }
-  return schemaToTypeScript(schema);
-}
-
 /** The TypeScript declaration line of one nested tool. */
 export function toolDeclaration(tool: NestedToolDefinition): string {
-  const input = tool.kind === 'freeform' ? 'input: string' : `args: ${tool.inputSchema ? schemaToTypeScript(tool.inputSchema) : 'unknown'}`;
-  return `declare const tools: { ${tool.codeModeName}(${input}): Promise<${outputType(tool.outputSchema)}>; };`;
+  return codeModeDeclaration(tool);
 }
 
 /** The description a nested tool has in `ALL_TOOLS` and the `exec` description: its text plus its declaration. */
 export function augmentedDescription(tool: NestedToolDefinition): string {
-  return `${tool.description}\n\nexec tool declaration:\n\`\`\`ts\n${toolDeclaration(tool)}\n\`\`\``;
+  return augmentCodeModeDescription(tool);
 }
 
 /** The raw (not yet normalized) code-mode name, shown in parentheses when it differs. */

@@ -161,7 +161,8 @@ export class DispatchBroker {
       throw typeof error === 'string' ? error : errorMessage(error);
     }
     const value = result.output.codeModeResult(payload);
-    if (result.success === false || result.output instanceof AbortedToolOutput || result.output.constructor?.name === 'AbortedToolOutput') {
+    const rejects = result.success === false && result.output.codeModeAlwaysResolves !== true;
+    if (rejects || result.output instanceof AbortedToolOutput || result.output.constructor?.name === 'AbortedToolOutput') {
       throw typeof value === 'string' ? value : JSON.stringify(value);
     }
     return value;

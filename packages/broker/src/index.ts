@@ -12,7 +12,6 @@ export { parseExecSource } from './pragma';
 export type { ExecSource } from './pragma';
 export { formatObservation, statusLine } from './response';
 export type { Observation, FormatOptions } from './response';
-export { schemaToTypeScript } from './schema-to-typescript';
 export {
   EXEC_GRAMMAR,
   MCP_TYPES,
@@ -20,7 +19,6 @@ export {
   WAIT_PARAMETERS,
   augmentedDescription,
   execDescription,
-  isMcpOutputSchema,
   nestedToolReference,
   toolDeclaration,
 } from './description';

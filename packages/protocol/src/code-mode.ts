@@ -51,7 +51,7 @@ export const CODE_MODE_RESERVED_NAMES: readonly string[] = ['exec', 'wait'];
 /**
  * The code-mode name of a tool (reference §1.7): `namespace + name` if the namespace ends with `_`
  * or the name starts with `_`, else `namespace + "__" + name`; then normalized to a JS identifier
- * (every character outside `[A-Za-z0-9_$]` becomes `_`, a leading digit gets a `_` prefix).
+ * by {@link normalizeIdentifier}.
  */
 export function codeModeName(tool: ToolName): string {
   const raw = !tool.namespace
@@ -62,9 +62,17 @@ export function codeModeName(tool: ToolName): string {
   return normalizeIdentifier(raw);
 }
 
-/** Normalizes any string to a JS identifier (see {@link codeModeName}); `""` becomes `_`. */
+/**
+ * Normalizes any string to a JS identifier, character by character (reference code-mode.md §2.2):
+ * the first character is kept if it is `_`, `$` or an ASCII letter, later ones if `_`, `$` or ASCII
+ * alphanumeric; every other character (a leading digit, `-`, `.`, a space, any non-ASCII code point)
+ * becomes one `_`. `""` becomes `_`.
+ */
 export function normalizeIdentifier(raw: string): string {
-  let out = raw.replace(/[^A-Za-z0-9_$]/g, '_');
-  if (out === '' || /^[0-9]/.test(out)) out = `_${out}`;
-  return out;
+  let out = '';
+  for (const char of raw) {
+    const keep = out === '' ? /^[A-Za-z_$]$/.test(char) : /^[A-Za-z0-9_$]$/.test(char);
+    out += keep ? char : '_';
+  }
+  return out === '' ? '_' : out;
 }

@@ -67,6 +67,13 @@ export interface ToolExecutor {
   readonly abortStyle?: 'default' | 'shell';
   /** Skip ajv validation of function arguments (the handler validates itself). Default false. */
   readonly skipInputValidation?: boolean;
+  /**
+   * Called by the session when a turn ends (e.g. exec_command kills that turn's processes). Several
+   * executors may share one function; the session calls each distinct function once. Must not throw.
+   */
+  readonly onTurnEnd?: (turnId: string) => Promise<void> | void;
+  /** Called once by the session at shutdown (kill processes, close connections). Shared functions are called once. */
+  readonly dispose?: () => Promise<void> | void;
 }
 
 /** The payload kinds an executor accepts (its own list, or the default derived from its spec). */

@@ -18,5 +18,6 @@ export * from './events';
 export * from './code-mode';
 export * from './model';
 export * from './truncate';
+export * from './code-mode-declaration';
 export * from './define';
 export { VERSION } from './version';

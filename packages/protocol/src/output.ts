@@ -29,6 +29,11 @@ export interface ToolOutput {
   logPreview(): string;
   /** The `tool_response` a PostToolUse hook sees; defaults to {@link codeModeResult}. */
   postToolUseResponse?(payload: ToolPayload): JsonValue;
+  /**
+   * When true, a Code Mode promise resolves with {@link codeModeResult} even though `success` is
+   * false (an MCP `isError` result resolves; it does not reject). Default: `success: false` rejects.
+   */
+  readonly codeModeAlwaysResolves?: boolean;
 }
 
 /** True when `value` looks like a {@link ToolOutput} (duck-typed: works across package copies). */

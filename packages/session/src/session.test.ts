@@ -153,4 +153,23 @@ describe('session turn loop', () => {
     await session.runTurn({ model, input: 'x' });
     expect(seen).toEqual([0, 2500]);
   });
+
+  it('calls each distinct executor lifecycle function once: onTurnEnd per turn, dispose at shutdown', async () => {
+    const ended: string[] = [];
+    let disposed = 0;
+    const lifecycle = { onTurnEnd: (turnId: string) => void ended.push(turnId), dispose: () => void disposed++ };
+    const a = { ...sleeper('a', []), ...lifecycle };
+    const b = { ...sleeper('b', []), ...lifecycle };
+    const broken = { ...sleeper('c', []), onTurnEnd: () => { throw new Error('broken plugin'); } };
+    const session = createSession({ tools: [a, b, broken] });
+    const result = await session.runTurn({ model: createScriptedModel([[say('hi')]]), input: 'x' });
+    expect(result.finalText).toBe('hi');
+    const turn = session.beginTurn();
+    await turn.end();
+    expect(ended).toHaveLength(2);
+    expect(ended[1]).toBe(turn.id);
+    await session.shutdown();
+    await session.shutdown();
+    expect(disposed).toBe(1);
+  });
 });

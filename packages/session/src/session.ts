@@ -151,6 +151,20 @@ export function createSession(options: SessionOptions): Session {
     return codeMode;
   }
 
+  const currentExecutors = () => (typeof options.tools === 'function' ? options.tools() : options.tools);
+  /** Calls each distinct lifecycle function of the executors once; a failing one never breaks the session. */
+  async function callLifecycle(pick: (executor: ToolExecutor) => ((...args: never[]) => unknown) | undefined, ...args: unknown[]) {
+    const seen = new Set<unknown>();
+    const calls: Promise<unknown>[] = [];
+    for (const executor of currentExecutors()) {
+      const fn = pick(executor) as ((...a: unknown[]) => unknown) | undefined;
+      if (typeof fn !== 'function' || seen.has(fn)) continue;
+      seen.add(fn);
+      calls.push(Promise.resolve().then(() => fn(...args)).catch(() => undefined));
+    }
+    await Promise.all(calls);
+  }
+
   function beginTurn(turnOptions: TurnOptions = {}): Turn {
     if (closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
     const id = randomUUID();
@@ -185,7 +199,7 @@ export function createSession(options: SessionOptions): Session {
           approvals: options.approvals,
           turnState,
         };
-        const executors = typeof options.tools === 'function' ? options.tools() : options.tools;
+        const executors = currentExecutors();
         const plan = planTools(context, {
           executors,
           hostedSpecs: options.hostedSpecs,
@@ -235,6 +249,7 @@ export function createSession(options: SessionOptions): Session {
         detach = undefined;
         current = undefined;
         turnOptions.signal?.removeEventListener('abort', forward);
+        await callLifecycle((executor) => executor.onTurnEnd, id);
         emit({ type: 'turn-end', turnId: id });
       },
     };
@@ -332,7 +347,9 @@ export function createSession(options: SessionOptions): Session {
       return () => emitter.off(type, listener as (...args: unknown[]) => void);
     },
     async shutdown() {
+      if (closed) return;
       closed = true;
+      await callLifecycle((executor) => executor.dispose);
       if (codeMode && ownsCodeMode) await codeMode.shutdown();
       else if (codeMode) await codeMode.service.closeSession(sessionId);
     },

@@ -457,21 +457,26 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     await Promise.all(entries.map((entry) => Promise.race([entry.process.finished, new Promise((done) => setTimeout(done, 1_000))])));
   };
 
+  const endTurn = async (turnId: string) => {
+    if (scope !== 'turn') return;
+    await killAndWait(table.killWhere((entry) => entry.turnId === turnId));
+  };
+  const lifecycle = { onTurnEnd: endTurn, dispose: () => shutdown() };
   return {
-    tools: [execCommand, writeStdin],
-    async endTurn(turnId) {
-      if (scope !== 'turn') return;
-      await killAndWait(table.killWhere((entry) => entry.turnId === turnId));
-    },
-    async shutdown() {
-      shuttingDown = true;
-      const running = [...inFlight];
-      for (const execProcess of running) execProcess.kill();
-      await killAndWait(table.killWhere(() => true));
-      await Promise.all(running.map((execProcess) => Promise.race([execProcess.finished, new Promise((done) => setTimeout(done, 1_000))])));
-    },
+    // The session calls onTurnEnd / dispose (each shared function once), so hosts need no wiring.
+    tools: [{ ...execCommand, ...lifecycle }, { ...writeStdin, ...lifecycle }],
+    endTurn,
+    shutdown,
     liveSessionIds: () => table.ids(),
   };
+
+  async function shutdown(): Promise<void> {
+    shuttingDown = true;
+    const running = [...inFlight];
+    for (const execProcess of running) execProcess.kill();
+    await killAndWait(table.killWhere(() => true));
+    await Promise.all(running.map((execProcess) => Promise.race([execProcess.finished, new Promise((done) => setTimeout(done, 1_000))])));
+  }
 }
 
 /**

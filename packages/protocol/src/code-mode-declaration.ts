@@ -1,6 +1,9 @@
-import type { JsonSchema, JsonValue } from '@switchyard/protocol';
+import type { JsonSchema, JsonValue } from './json';
 
 /**
+ * Code Mode declarations, shared by the planner (visible descriptions in `code-mode`) and the
+ * broker (`exec` description, `ALL_TOOLS`) so both always render the same text.
+ *
  * Renders a JSON Schema as a TypeScript type, by the rules of reference/code-mode.md §1.3:
  * `true` → unknown, `false` → never, const/enum → literals, anyOf/oneOf → `|`, allOf → `&`,
  * arrays → `Array<T>` (tuples from `prefixItems`), objects → `{ a: T; b?: U; }` with sorted
@@ -9,7 +12,7 @@ import type { JsonSchema, JsonValue } from '@switchyard/protocol';
  * most twice along one path.
  */
 export function schemaToTypeScript(schema: JsonSchema | boolean | undefined, root?: JsonSchema): string {
-  if (schema === undefined) return 'unknown';
+  if (schema === undefined || schema === null) return 'unknown';
   return render(schema, { root: (root ?? (typeof schema === 'object' ? schema : {})) as JsonSchema, refs: new Map(), indent: '' });
 }
 
@@ -21,9 +24,14 @@ interface RenderState {
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const RENDERABLE = ['const', 'enum', 'anyOf', 'oneOf', 'allOf', 'type', 'properties', 'additionalProperties', 'required', 'items', 'prefixItems'];
 
 function literal(value: JsonValue): string {
-  return JSON.stringify(value);
+  try {
+    return JSON.stringify(value) ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 function resolveRef(ref: string, root: JsonSchema): JsonSchema | boolean | undefined {
@@ -51,9 +59,12 @@ function render(schema: JsonSchema | boolean, state: RenderState): string {
       const refs = new Map(state.refs).set(ref, seen + 1);
       refType = render(target, { ...state, refs });
     }
-    const { $ref: _ref, description: _description, $defs: _defs, definitions: _definitions, title: _title, ...siblings } = schema;
-    if (Object.keys(siblings).length === 0) return refType;
-    return `(${refType}) & (${render(siblings as JsonSchema, state)})`;
+    const { $ref: _ref, $defs: _defs, definitions: _definitions, ...siblings } = schema;
+    if (!RENDERABLE.some((key) => key in siblings)) return refType;
+    const siblingType = render(siblings as JsonSchema, state);
+    if (refType === 'unknown') return siblingType;
+    if (siblingType === 'unknown') return refType;
+    return `(${refType}) & (${siblingType})`;
   }
 
   if ('const' in schema && schema.const !== undefined) return literal(schema.const as JsonValue);
@@ -126,9 +137,56 @@ function renderObject(schema: JsonSchema, state: RenderState): string {
   if (!multiLine) return `{ ${members.map((m) => m.text).join(' ')} }`;
   const lines: string[] = ['{'];
   for (const member of members) {
-    if (member.comment) for (const line of member.comment.split('\n')) lines.push(`${inner}// ${line}`);
+    if (member.comment) {
+      for (const line of member.comment.split(/\r?\n/)) if (line.trim() !== '') lines.push(`${inner}// ${line.trim()}`);
+    }
     lines.push(`${inner}${member.text}`);
   }
   lines.push(`${state.indent}}`);
   return lines.join('\n');
+}
+
+/** True when an output schema describes an MCP `CallToolResult`: marked `x-switchyard-mcp`, or with an array `content` property. */
+export function isMcpOutputSchema(schema: JsonSchema | undefined): boolean {
+  if (!schema || typeof schema !== 'object') return false;
+  if (schema['x-switchyard-mcp'] === true) return true;
+  const content = schema.properties?.content as JsonSchema | undefined;
+  return !!content && content.type === 'array' && !!schema.properties && 'isError' in schema.properties;
+}
+
+/** The result type of a nested tool: `CallToolResult<T>` for MCP-shaped schemas, the rendered schema, or `unknown`. */
+function outputType(schema: JsonSchema | undefined): string {
+  if (!schema) return 'unknown';
+  if (isMcpOutputSchema(schema)) {
+    const structured = schema.properties?.structuredContent as JsonSchema | undefined;
+    const rendered = structured === undefined ? 'unknown' : schemaToTypeScript(structured, schema);
+    return rendered === 'unknown' ? 'CallToolResult' : `CallToolResult<${rendered}>`;
+  }
+  return schemaToTypeScript(schema);
+}
+
+/** What a Code Mode declaration needs to know about one tool. */
+export interface CodeModeDeclarationInput {
+  /** The tool's own description. */
+  description: string;
+  /** The JS identifier under `tools.`. */
+  codeModeName: string;
+  /** `function` tools take `args`, `freeform` tools `input: string`. */
+  kind: 'function' | 'freeform';
+  inputSchema?: JsonSchema;
+  outputSchema?: JsonSchema;
+}
+
+/** `declare const tools: { name(args: T): Promise<O>; };` for one nested tool (reference/code-mode.md §1.3). */
+export function codeModeDeclaration(tool: CodeModeDeclarationInput): string {
+  const input = tool.kind === 'freeform' ? 'input: string' : `args: ${tool.inputSchema === undefined ? 'unknown' : schemaToTypeScript(tool.inputSchema)}`;
+  return `declare const tools: { ${tool.codeModeName}(${input}): Promise<${outputType(tool.outputSchema)}>; };`;
+}
+
+/**
+ * The description a tool has in Code Mode — visible specs in `code-mode`, `ALL_TOOLS` and the
+ * `exec` reference: its text, then "exec tool declaration:" and the TypeScript block.
+ */
+export function augmentCodeModeDescription(tool: CodeModeDeclarationInput): string {
+  return `${tool.description}\n\nexec tool declaration:\n\`\`\`ts\n${codeModeDeclaration(tool)}\n\`\`\``;
 }

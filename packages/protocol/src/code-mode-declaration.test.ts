@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonSchema } from '@switchyard/protocol';
-import { schemaToTypeScript } from './schema-to-typescript';
+import { schemaToTypeScript } from './code-mode-declaration';
 
 describe('schemaToTypeScript golden corpus (reference/code-mode.md §1.3)', () => {
   const corpus: Array<[string, JsonSchema | boolean, string]> = [
