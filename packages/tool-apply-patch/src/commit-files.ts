@@ -123,7 +123,8 @@ export async function commitFiles(entries: readonly FileEntry[], signal?: AbortS
   const write = async (entry: FileEntry) => {
     let step = `Failed to create parent directories for ${entry.label}`;
     try {
-      const createdFolder = await mkdir(dirname(entry.path), { recursive: true });
+      // A file that exists already has its folder; only new files may need one.
+      const createdFolder = entry.original.kind === 'file' ? undefined : await mkdir(dirname(entry.path), { recursive: true });
       const record: Done = createdFolder ? { entry, createdFolder, written: false } : { entry, written: false };
       done.push(record);
       step = `Failed to write file ${entry.label}`;
