@@ -1,3 +1,5 @@
 import { packageTest } from '../../tools/config/vitest';
 
-export default packageTest({ name: 'reliability' });
+const long = process.env.RELIABILITY_PROFILE === 'long';
+
+export default packageTest({ name: 'reliability', testTimeout: long ? 900_000 : 60_000 });

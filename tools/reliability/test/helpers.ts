@@ -1,0 +1,138 @@
+import { defineFunctionTool, type HookRunner, type ResponseItem, type ToolExecutor, type ToolOutputItem } from '@switchyard/protocol';
+import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
+export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
+  type: 'function_call',
+  call_id: callId,
+  name: 'wait',
+  arguments: JSON.stringify(args),
+});
+export const callItem = (callId: string, name: string, args: unknown): ResponseItem => ({
+  type: 'function_call',
+  call_id: callId,
+  name,
+  arguments: JSON.stringify(args),
+});
+
+/** The texts of an output item (string body or content items). */
+export function texts(item: ToolOutputItem | ResponseItem | undefined): string[] {
+  const output = (item as { output?: unknown } | undefined)?.output;
+  if (typeof output === 'string') return [output];
+  if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
+  return [];
+}
+
+export interface ExecOutcome {
+  /** `completed`, `failed`, `running` or `terminated`, from the status line. */
+  status: 'completed' | 'failed' | 'running' | 'terminated';
+  cellId?: string;
+  /** Output texts after the status line, without the trailing script error. */
+  output: string[];
+  /** The text after `Script error:\n`, when the script failed. */
+  error?: string;
+  item: ToolOutputItem;
+}
+
+/** Reads an exec / wait output item. */
+export function outcome(item: ToolOutputItem): ExecOutcome {
+  const all = texts(item);
+  const head = all[0] ?? '';
+  const status = head.startsWith('Script completed')
+    ? 'completed'
+    : head.startsWith('Script failed')
+      ? 'failed'
+      : head.startsWith('Script terminated')
+        ? 'terminated'
+        : head.startsWith('Script running')
+          ? 'running'
+          : undefined;
+  if (!status) throw new Error(`not an exec output: ${JSON.stringify(item).slice(0, 500)}`);
+  const rest = all.slice(1);
+  const last = rest.at(-1);
+  const error = last?.startsWith('Script error:\n') ? last.slice('Script error:\n'.length) : undefined;
+  return { status, cellId: /cell ID (\S+)/.exec(head)?.[1], output: error === undefined ? rest : rest.slice(0, -1), error, item };
+}
+
+/** Test tools: `echo` returns its input, `fail` throws, `hang` waits for its signal, `measure` returns the length of `s`. */
+export function testTools(log: { aborted: string[]; measured: number[] } = { aborted: [], measured: [] }): ToolExecutor[] {
+  return [
+    defineFunctionTool({
+      name: 'echo',
+      description: 'Returns its input.',
+      parameters: { type: 'object' },
+      supportsParallelToolCalls: true,
+      handle: async ({ args }) => args,
+    }),
+    defineFunctionTool({
+      name: 'fail',
+      description: 'Always throws.',
+      parameters: { type: 'object' },
+      supportsParallelToolCalls: true,
+      handle: () => {
+        throw new Error('the tool failed on purpose');
+      },
+    }),
+    defineFunctionTool({
+      name: 'hang',
+      description: 'Never answers until cancelled.',
+      parameters: { type: 'object', properties: { id: { type: 'string' } } },
+      supportsParallelToolCalls: true,
+      handle: ({ args, signal }) =>
+        new Promise((_, reject) => {
+          signal.addEventListener('abort', () => {
+            log.aborted.push(String(args.id ?? ''));
+            reject(new Error('aborted'));
+          });
+        }),
+    }),
+    defineFunctionTool({
+      name: 'measure',
+      description: 'Returns the length of s.',
+      parameters: { type: 'object', properties: { s: { type: 'string' } }, required: ['s'] },
+      supportsParallelToolCalls: true,
+      handle: async ({ args }) => {
+        log.measured.push((args.s as string).length);
+        return { length: (args.s as string).length };
+      },
+    }),
+  ];
+}
+
+export interface Harness {
+  session: Session;
+  turn: Turn;
+  step: Step;
+  exec(code: string, options?: { yieldTimeMs?: number; callId?: string }): Promise<ExecOutcome>;
+  close(): Promise<void>;
+}
+
+let sequence = 0;
+
+/** A code-mode-only session with one open turn and step. */
+export async function openHarness(options: Partial<SessionOptions> & { runtimeOptions?: Record<string, unknown>; hooks?: HookRunner } = {}): Promise<Harness> {
+  const { runtimeOptions, ...rest } = options;
+  const session = createSession({
+    toolMode: 'code-mode-only',
+    tools: testTools(),
+    codeMode: { runtimeOptions: { nodeSnapshotCheck: 'ignore', ...runtimeOptions } },
+    ...rest,
+  });
+  const turn = session.beginTurn();
+  const step = await turn.step();
+  return {
+    session,
+    turn,
+    step,
+    async exec(code, execOptions = {}) {
+      const pragma = `// @exec: {"yield_time_ms": ${execOptions.yieldTimeMs ?? 30_000}}\n`;
+      return outcome(await step.dispatch(execItem(execOptions.callId ?? `exec-${++sequence}`, pragma + code)));
+    },
+    async close() {
+      await turn.end();
+      await session.shutdown();
+    },
+  };
+}
