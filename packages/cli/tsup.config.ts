@@ -1,4 +1,4 @@
-import { packageBuild } from '../../tools/config/tsup';
+import { packageBuild } from '../../tools/config/tsup.ts';
 
 export default [
   packageBuild(),

@@ -1,3 +1,3 @@
-import { packageBuild } from '../../tools/config/tsup';
+import { packageBuild } from '../../tools/config/tsup.ts';
 
 export default packageBuild();

@@ -1,4 +1,4 @@
-import { packageTest } from '../../tools/config/vitest';
+import { packageTest } from '../../tools/config/vitest.ts';
 
 const long = process.env.RELIABILITY_PROFILE === 'long';
 
