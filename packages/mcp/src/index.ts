@@ -23,7 +23,7 @@ export type { McpCallToolResult, McpToolOutputOptions } from './call-result';
 export { mcpNamespace, sanitizeToolName, createToolNamer, MAX_TOOL_NAME_LENGTH } from './tool-names';
 
 // Code Mode served over MCP.
-export { serveCodeModeOverMcp, toolOutputToCallToolResult, codeModeMcpToolDefinitions } from './serve';
-export type { CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';
+export { serveCodeModeOverMcp, toolOutputToCallToolResult, isFailedCodeModeOutput, codeModeMcpToolDefinitions } from './serve';
+export type { CodeModeDispatchResult, CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';
 
 export { VERSION } from './version';

@@ -4,7 +4,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCallItem, ToolOutputItem } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveCodeModeOverMcp, toolOutputToCallToolResult, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
+import { isFailedCodeModeOutput, serveCodeModeOverMcp, toolOutputToCallToolResult, type CodeModeDispatchResult, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
 
 const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAIT_PARAMETERS = {
@@ -15,7 +15,7 @@ const WAIT_PARAMETERS = {
 };
 
 /** A host whose answers the test scripts; it records every item it receives. */
-function scriptedHost(answer: (item: ToolCallItem, signal: AbortSignal) => Promise<ToolOutputItem>) {
+function scriptedHost(answer: (item: ToolCallItem, signal: AbortSignal) => Promise<ToolOutputItem | CodeModeDispatchResult>) {
   const received: ToolCallItem[] = [];
   const changeListeners = new Set<() => void>();
   const host: CodeModeMcpHost = {
@@ -198,5 +198,22 @@ describe('toolOutputToCallToolResult', () => {
         { type: 'resource_link', uri: 'https://example.com/a.png', name: 'image' },
       ],
     });
+  });
+});
+
+describe('isFailedCodeModeOutput', () => {
+  it('reads the status header, whether the output is a string or content items', () => {
+    const item = (output: string | Array<{ type: 'input_text'; text: string }>): ToolOutputItem => ({ type: 'function_call_output', call_id: 'w', output });
+    expect(isFailedCodeModeOutput(item('Script terminated\nWall time 0.0 seconds\nOutput:\n'))).toBe(false);
+    expect(isFailedCodeModeOutput(item([header('Script running with cell ID abc')]))).toBe(false);
+    expect(isFailedCodeModeOutput(item([header('Script completed')]))).toBe(false);
+    expect(isFailedCodeModeOutput(item([header('Script failed')]))).toBe(true);
+    expect(isFailedCodeModeOutput(item('failed to parse function arguments: missing field `cell_id`'))).toBe(true);
+  });
+
+  it('gives way to the success the host reports', async () => {
+    const scripted = scriptedHost(async (item) => ({ item: { type: 'function_call_output', call_id: item.call_id, output: 'feedback from a hook' }, success: true }));
+    const { client } = await connect(scripted.host);
+    expect(await client.callTool({ name: 'wait', arguments: { cell_id: 'x' } })).toEqual({ content: [{ type: 'text', text: 'feedback from a hook' }] });
   });
 });

@@ -28,10 +28,19 @@ export interface CodeModeToolDescriptions {
 export interface CodeModeMcpHost {
   /** The current `exec` / `wait` descriptions; read on every `tools/list`. */
   describe(): CodeModeToolDescriptions | Promise<CodeModeToolDescriptions>;
-  /** Runs one `exec` (custom_tool_call) or `wait` (function_call) item. A rejection becomes an error result. */
-  dispatch(item: ToolCallItem, options: { signal: AbortSignal }): Promise<ToolOutputItem>;
+  /**
+   * Runs one `exec` (custom_tool_call) or `wait` (function_call) item. Answer the output item, or
+   * `{ item, success }` when the host knows the outcome. A rejection becomes an error result.
+   */
+  dispatch(item: ToolCallItem, options: { signal: AbortSignal }): Promise<ToolOutputItem | CodeModeDispatchResult>;
   /** Optional: calls `listener` whenever the descriptions change (the server sends `notifications/tools/list_changed`). */
   onToolsChanged?(listener: () => void): () => void;
+}
+
+/** A dispatched call's output with its outcome (`success: false` marks the MCP result `isError`). */
+export interface CodeModeDispatchResult {
+  readonly item: ToolOutputItem;
+  readonly success?: boolean;
 }
 
 /** Options of {@link serveCodeModeOverMcp}. */
@@ -83,18 +92,32 @@ function contentItemToBlock(item: ContentItem): ContentBlock {
   };
 }
 
+const FAILED_HEADER = 'Script failed';
+const OK_HEADERS = ['Script completed', 'Script terminated', 'Script running with cell ID '];
+
 /**
- * Converts an `exec` / `wait` output item into an MCP `CallToolResult`: text items become text
- * content, `input_image` data URLs become image content (other URLs a `resource_link`). The result
- * is an error when the output is a plain string (Code Mode's error surfaces that skip the header:
- * pragma, argument and service errors) or starts with the `Script failed` header.
+ * Whether an `exec` / `wait` output reports a failure, read from its wire shape: the `Script failed`
+ * header, or a text without any status header (Code Mode's error surfaces that skip the header:
+ * pragma, argument and service errors).
  */
-export function toolOutputToCallToolResult(item: ToolOutputItem): CallToolResult {
-  if (item.type === 'tool_search_output') return { content: [{ type: 'text', text: JSON.stringify(item.tools) }] };
-  if (typeof item.output === 'string') return { content: [{ type: 'text', text: item.output }], isError: true };
-  const content = item.output.map(contentItemToBlock);
-  const first = item.output[0];
-  const failed = first?.type === 'input_text' && first.text.startsWith('Script failed');
+export function isFailedCodeModeOutput(item: ToolOutputItem): boolean {
+  if (item.type === 'tool_search_output') return false;
+  const first = typeof item.output === 'string' ? item.output : item.output[0]?.type === 'input_text' ? item.output[0].text : '';
+  if (first.startsWith(FAILED_HEADER)) return true;
+  return !OK_HEADERS.some((header) => first.startsWith(header));
+}
+
+/**
+ * Converts an `exec` / `wait` output item into an MCP `CallToolResult`: text becomes text content,
+ * `input_image` data URLs become image content (other URLs a `resource_link`). `isError` is set
+ * when `success` is false, or, when `success` is not given, when {@link isFailedCodeModeOutput}.
+ */
+export function toolOutputToCallToolResult(item: ToolOutputItem, success?: boolean): CallToolResult {
+  const failed = success === undefined ? isFailedCodeModeOutput(item) : !success;
+  let content: ContentBlock[];
+  if (item.type === 'tool_search_output') content = [{ type: 'text', text: JSON.stringify(item.tools) }];
+  else if (typeof item.output === 'string') content = [{ type: 'text', text: item.output }];
+  else content = item.output.map(contentItemToBlock);
   return failed ? { content, isError: true } : { content };
 }
 
@@ -165,7 +188,8 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
       throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name} (this server has exec and wait)`);
     }
     try {
-      return toolOutputToCallToolResult(await host.dispatch(item, { signal: extra.signal }));
+      const answer = await host.dispatch(item, { signal: extra.signal });
+      return 'item' in answer ? toolOutputToCallToolResult(answer.item, answer.success) : toolOutputToCallToolResult(answer);
     } catch (error) {
       return errorResult(`${name} failed: ${errorMessage(error)}`);
     }

@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readMcpServeConfig } from './mcp-command';
+
+const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVE = fileURLToPath(new URL('../test/fixtures/serve.ts', import.meta.url));
+const CATALOG = fileURLToPath(new URL('../../mcp/test/fixtures/catalog-server.mjs', import.meta.url));
+const NODE_ARGS = ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', SERVE];
+const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+
+type Content = Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
+const texts = (result: object) => (result as { content: Content }).content.map((block) => block.text ?? `[${block.type}]`);
+const HEADER = (status: string) => new RegExp(`^${status}\\nWall time \\d+\\.\\d seconds\\nOutput:\\n$`);
+
+let workspace: string;
+beforeAll(() => {
+  workspace = mkdtempSync(join(tmpdir(), 'switchyard-mcp-serve-'));
+  writeFileSync(join(workspace, 'servers.json'), JSON.stringify({ servers: { shop: { command: process.execPath, args: [CATALOG], parallel: true } } }));
+});
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
+  let client: Client;
+  let transport: StdioClientTransport;
+  const stderr: string[] = [];
+
+  beforeAll(async () => {
+    transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...NODE_ARGS, '--cwd', workspace, '--config', join(workspace, 'servers.json')],
+      cwd: CLI_ROOT,
+      env: process.env as Record<string, string>,
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+    client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(transport);
+  }, 30_000);
+  afterAll(() => client?.close());
+
+  it('lists exec (one code argument) and wait; exec describes the built-ins and the downstream tools', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait']);
+    expect(tools[0].inputSchema).toMatchObject({ type: 'object', properties: { code: { type: 'string' } }, required: ['code'] });
+    expect(tools[1].inputSchema).toMatchObject({ type: 'object', required: ['cell_id'], properties: { cell_id: { type: 'string' }, terminate: { type: 'boolean' } } });
+    const description = tools[0].description ?? '';
+    expect(description).toContain('### `clock__curr_time`');
+    expect(description).toContain('### `mcp__shop__search_products`');
+    expect(description).toContain('Shared MCP Types:');
+    expect(description).toMatch(/mcp__shop__list_inventory\(args: .*\): Promise<CallToolResult<\{/);
+    expect(stderr.join('')).toBe('');
+  });
+
+  it('runs a script that calls a built-in tool', async () => {
+    const result = await client.callTool({ name: 'exec', arguments: { code: 'const now = await tools.clock__curr_time();\ntext(typeof now.iso + " " + Number.isInteger(now.unix_ms));' } });
+    expect(result.isError).toBeUndefined();
+    expect(texts(result)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(result).slice(1)).toEqual(['string true']);
+  });
+
+  it('runs a script that calls a downstream MCP tool and filters its result', async () => {
+    const result = await client.callTool({
+      name: 'exec',
+      arguments: { code: 'const r = await tools.mcp__shop__search_products({ query: "lamp" });\ntext(r.structuredContent.products.filter((p) => !p.name.includes("sponsored")).map((p) => p.sku).join(","));' },
+    });
+    expect(texts(result).slice(1)).toEqual(['P-01,P-02,P-05,P-08']);
+  });
+
+  it('yields, keeps the cell running between calls, and wait returns the rest', async () => {
+    const first = await client.callTool({
+      name: 'exec',
+      arguments: { code: 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 300));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);' },
+    });
+    const running = /^Script running with cell ID (\S+)\n/.exec(texts(first)[0]);
+    expect(running).not.toBeNull();
+    expect(first.isError).toBeUndefined();
+    expect(texts(first).slice(1)).toEqual(['before']);
+    const cellId = running![1];
+    const done = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 10_000 } });
+    expect(texts(done)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(done).slice(1)).toEqual(['after string']);
+    const gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
+    expect(gone.isError).toBe(true);
+    expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+  });
+
+  it('terminates a busy cell through wait', async () => {
+    const first = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"yield_time_ms": 100}\ntext("spinning");\nwhile (true) {}' } });
+    const cellId = /cell ID (\S+)/.exec(texts(first)[0])![1];
+    const stopped = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, terminate: true } });
+    expect(stopped.isError).toBeUndefined();
+    expect(texts(stopped)).toEqual([expect.stringMatching(HEADER('Script terminated'))]);
+  });
+
+  it('serves a yielded cell\'s nested calls while no MCP call is running', async () => {
+    const first = await client.callTool({
+      name: 'exec',
+      arguments: { code: 'yield_control();\nawait tools.apply_patch("*** Begin Patch\\n*** Add File: background.txt\\n+written between calls\\n*** End Patch");\ntext("patched");' },
+    });
+    const cellId = /^Script running with cell ID (\S+)\n/.exec(texts(first)[0])![1];
+    // No MCP call is in flight now; the cell's apply_patch still runs.
+    await expect.poll(() => existsSync(join(workspace, 'background.txt')), { timeout: 10_000 }).toBe(true);
+    expect(readFileSync(join(workspace, 'background.txt'), 'utf8')).toBe('written between calls\n');
+    const done = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
+    expect(texts(done)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(done).slice(1)).toEqual(['patched']);
+  });
+
+  it('answers concurrent calls, each cell calling its own tools', async () => {
+    const [slow, quick] = await Promise.all([
+      client.callTool({ name: 'exec', arguments: { code: 'await new Promise((resolve) => setTimeout(resolve, 300));\nconst now = await tools.clock__curr_time();\ntext("slow " + typeof now.iso);' } }),
+      client.callTool({ name: 'exec', arguments: { code: 'const budget = await tools.get_context_remaining();\ntext("quick " + typeof budget);' } }),
+    ]);
+    expect(texts(slow)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(slow).slice(1)).toEqual(['slow string']);
+    expect(texts(quick)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(quick).slice(1)).toEqual(['quick object']);
+  });
+
+  it('turns image() into MCP image content', async () => {
+    const result = await client.callTool({ name: 'exec', arguments: { code: `text("a red dot");\nimage("data:image/png;base64,${RED_DOT}");` } });
+    expect((result.content as Content).slice(1)).toEqual([
+      { type: 'text', text: 'a red dot' },
+      { type: 'image', data: RED_DOT, mimeType: 'image/png', _meta: { 'codex/imageDetail': 'high' } },
+    ]);
+  });
+
+  it('reports a failed script and a pragma error as error results, then keeps serving', async () => {
+    const failed = await client.callTool({ name: 'exec', arguments: { code: 'throw new Error("boom")' } });
+    expect(failed.isError).toBe(true);
+    expect(texts(failed)[0]).toMatch(HEADER('Script failed'));
+    expect(texts(failed)[1]).toMatch(/^Script error:\nError: boom/);
+    const pragma = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"bad": 1}\ntext(1)' } });
+    expect(pragma).toEqual({ content: [{ type: 'text', text: 'exec pragma only supports `yield_time_ms` and `max_output_tokens`; got `bad`' }], isError: true });
+    const notified = await client.callTool({ name: 'exec', arguments: { code: 'notify("heads up");\ntext(6 * 7);' } });
+    expect(texts(notified).slice(1)).toEqual(['42', 'heads up']);
+  });
+});
+
+/** Spawns the serve fixture without a client; resolves with its exit code and stderr. */
+function spawnServe(args: string[], input?: (stdin: NodeJS.WritableStream, stdout: NodeJS.ReadableStream) => void) {
+  const child = spawn(process.execPath, [...NODE_ARGS, '--cwd', workspace, ...args], { cwd: CLI_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  input?.(child.stdin, child.stdout);
+  return new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr, stdout })));
+}
+
+describe.concurrent('switchyard mcp serve as a process', () => {
+  it('answers initialize and exits 0 once stdin closes', async () => {
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const result = await spawnServe([], (stdin, stdout) => {
+      stdin.write(`${JSON.stringify(initialize)}\n`);
+      stdout.once('data', () => stdin.end());
+    });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout.split('\n')[0])).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'switchyard' }, capabilities: { tools: { listChanged: true } } } });
+    expect(result.stderr).toBe('');
+  }, 30_000);
+
+  it('refuses a bad configuration with exit code 2 and a clear message', async () => {
+    const bad = join(workspace, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ servers: { broken: { command: 'x', url: 'http://127.0.0.1:1/mcp' } } }));
+    const result = await spawnServe(['--config', bad]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('switchyard: invalid MCP server configuration:\nservers.broken: set exactly one of `command` (stdio) or `url` (streamable HTTP)\n');
+    expect(result.stdout).toBe('');
+  }, 30_000);
+});
+
+describe('readMcpServeConfig', () => {
+  it('reads servers and resolves a relative cwd against the file', () => {
+    const path = join(workspace, 'relative.json');
+    writeFileSync(path, JSON.stringify({ servers: { docs: { command: 'node', args: ['docs.js'], cwd: 'servers/docs' } } }));
+    expect(readMcpServeConfig(path)).toEqual({ docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs') } });
+  });
+
+  it('names the problem with a missing file, bad JSON, unknown keys and a non-object servers', () => {
+    const write = (name: string, text: string) => {
+      writeFileSync(join(workspace, name), text);
+      return join(workspace, name);
+    };
+    expect(() => readMcpServeConfig(join(workspace, 'missing.json'))).toThrow(`cannot read ${join(workspace, 'missing.json')}: ENOENT`);
+    expect(() => readMcpServeConfig(write('broken.json', '{ servers: '))).toThrow(/broken\.json is not valid JSON: /);
+    expect(() => readMcpServeConfig(write('extra.json', '{ "servers": {}, "mcpServers": {} }'))).toThrow(/extra\.json: unknown key "mcpServers" \(only "servers" is read\)$/);
+    expect(() => readMcpServeConfig(write('list.json', '{ "servers": [] }'))).toThrow(/list\.json: "servers" must be an object keyed by server name$/);
+  });
+});

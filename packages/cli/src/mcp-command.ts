@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
+import { mcpTools, serveCodeModeOverMcp, type CodeModeMcpHost, type McpServerConfig, type McpTools } from '@switchyard/mcp';
+import { createSession } from '@switchyard/session';
+import { builtinTools } from './builtins';
+
+/** Options of {@link mcpServeCommand}. */
+export interface McpServeCommandOptions {
+  /** Workspace root of the built-in file and process tools. */
+  cwd: string;
+  /** A JSON file `{ "servers": { "<name>": McpServerConfig } }` naming downstream MCP servers. */
+  configPath?: string;
+  /** The protocol streams. Default `process.stdin` / `process.stdout`. */
+  stdin?: NodeJS.ReadableStream;
+  stdout?: NodeJS.WritableStream;
+  /** Where warnings and errors go (never stdout: it carries the protocol). Default: `process.stderr`. */
+  log?: (text: string) => void;
+}
+
+/** Reads and checks the `--config` file; throws an Error with a one-line reason. */
+export function readMcpServeConfig(path: string): Record<string, McpServerConfig> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${errorMessage(error)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${path} is not valid JSON: ${errorMessage(error)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${path} must hold a JSON object with a "servers" object`);
+  const unknown = Object.keys(parsed).filter((key) => key !== 'servers');
+  if (unknown.length > 0) throw new Error(`${path}: unknown key ${unknown.map((key) => `"${key}"`).join(', ')} (only "servers" is read)`);
+  const servers = (parsed as { servers?: unknown }).servers ?? {};
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new Error(`${path}: "servers" must be an object keyed by server name`);
+  // A relative `cwd` of a stdio server is relative to the configuration file.
+  const base = dirname(resolve(path));
+  return Object.fromEntries(
+    Object.entries(servers as Record<string, McpServerConfig>).map(([name, config]) => {
+      const cwd = (config as { cwd?: unknown })?.cwd;
+      return [name, typeof cwd === 'string' ? { ...config, cwd: resolve(base, cwd) } : config];
+    }),
+  );
+}
+
+function toolNamed(tools: readonly WireTool[], name: string): WireTool {
+  const found = tools.find((tool) => (tool as { name?: unknown }).name === name);
+  if (!found) throw new Error(`the session did not plan \`${name}\``);
+  return found;
+}
+
+/** Appends `notify()` texts (injected since the call started) to an output item as text items. */
+function withNotes(item: ToolOutputItem, notes: readonly string[]): ToolOutputItem {
+  if (notes.length === 0 || item.type === 'tool_search_output') return item;
+  const extra: ContentItem[] = notes.map((text) => ({ type: 'input_text', text }));
+  const body: ContentItem[] = typeof item.output === 'string' ? [{ type: 'input_text', text: item.output }] : item.output;
+  return { ...item, output: [...body, ...extra] };
+}
+
+/**
+ * `switchyard mcp serve`: Code Mode as an MCP server over stdio. `exec` and `wait` run in one
+ * session over the built-in tools and the tools of the downstream MCP servers in `configPath`.
+ * Serves until stdin closes, then shuts everything down. Exit code 0, or 2 for a bad configuration.
+ */
+export async function mcpServeCommand(options: McpServeCommandOptions): Promise<number> {
+  const log = options.log ?? ((text: string) => void process.stderr.write(text));
+  const problem = nodeSnapshotFlagProblem();
+  if (problem) {
+    log(`switchyard: ${problem}\n`);
+    return 2;
+  }
+  let servers: Record<string, McpServerConfig> = {};
+  if (options.configPath !== undefined) {
+    try {
+      servers = readMcpServeConfig(options.configPath);
+    } catch (error) {
+      log(`switchyard: ${errorMessage(error)}\n`);
+      return 2;
+    }
+  }
+  let downstream: McpTools;
+  try {
+    downstream = await mcpTools({ servers, onWarning: (warning) => log(`switchyard mcp serve: ${warning.message}\n`) });
+  } catch (error) {
+    log(`switchyard: ${errorMessage(error)}\n`);
+    return 2;
+  }
+
+  const builtins = builtinTools(options.cwd);
+  const session = createSession({
+    toolMode: 'code-mode-only',
+    tools: () => [...builtins.tools, ...downstream.executors()],
+    cwd: options.cwd,
+    approvalPolicy: 'never',
+  });
+  // One turn for the whole connection and one step per MCP call: every call plans afresh (so
+  // downstream list changes show) and some step's worker is always attached, so a yielded cell's
+  // nested calls keep being served between MCP calls. `exec` and `wait` are not parallel-safe (a
+  // step's gate runs them one at a time); steps do not share a gate, so calls are queued here.
+  const turn = session.beginTurn();
+  let queue: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> => {
+    const run = queue.then(() => {
+      if (signal.aborted) throw new Error('cancelled before it started');
+      return task();
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  const host: CodeModeMcpHost = {
+    async describe() {
+      const step = await turn.step();
+      return { exec: toolNamed(step.tools, 'exec'), wait: toolNamed(step.tools, 'wait') };
+    },
+    dispatch: (item, { signal }) =>
+      oneAtATime(signal, async () => {
+        const step = await turn.step();
+        const call = step.router.buildToolCall(item);
+        if (!call) throw new Error(`not a tool call: ${item.type}`);
+        const result = await step.runtime.handle(call, { signal });
+        const notes = turn.takeInjected().flatMap((injected) => {
+          if (injected.type !== 'custom_tool_call_output') return [];
+          const output = (injected as CustomToolCallOutputItem).output;
+          return typeof output === 'string' ? [output] : output.map((part) => (part.type === 'input_text' ? part.text : part.image_url));
+        });
+        return { item: withNotes(result.item, notes), success: result.success };
+      }),
+    onToolsChanged: (listener) => downstream.on('tools-changed', () => listener()),
+  };
+
+  try {
+    const served = await serveCodeModeOverMcp({
+      host,
+      stdin: options.stdin,
+      stdout: options.stdout,
+      name: 'switchyard',
+      onError: (error) => log(`switchyard mcp serve: ${error.message}\n`),
+    });
+    await served.closed;
+    return 0;
+  } finally {
+    turn.abort('the MCP client disconnected');
+    await turn.end();
+    await session.shutdown();
+    await builtins.exec.shutdown();
+    await downstream.close();
+  }
+}
