@@ -24,7 +24,8 @@ try {
   mkdirSync(join(workspace, 'important'));
   writeFileSync(join(workspace, 'important', 'keep.txt'), 'do not delete\n');
 
-  const hooks = createHookEngine({ configFiles: [join(here, 'hooks.json')], env: { POLICY_DIR: here, AUDIT_LOG: auditLog } });
+  // /bin/sh rather than the login $SHELL, whose profile may be slow (pyenv, nvm) on a developer machine.
+  const hooks = createHookEngine({ shell: '/bin/sh', configFiles: [join(here, 'hooks.json')], env: { POLICY_DIR: here, AUDIT_LOG: auditLog } });
   assert.deepEqual(hooks.warnings, []);
   // code-mode: exec_command stays a direct tool and is callable from cells too.
   const session = createSession({

@@ -49,7 +49,8 @@ export async function demoCommand(options: DemoOptions, write: (text: string) =>
   const workspace = mkdtempSync(join(tmpdir(), 'switchyard-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'title: launch checklist\nstatus: draft\n');
   const builtins = builtinTools(workspace);
-  const hooks = createHookEngine({ config: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: DEMO_HOOK, timeout: 10 }] }] } } });
+  // /bin/sh, not the login $SHELL: a heavy login profile (pyenv, nvm) must not slow every hook down.
+  const hooks = createHookEngine({ shell: '/bin/sh', config: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: DEMO_HOOK, timeout: 10 }] }] } } });
   const session = createSession({
     toolMode: 'code-mode-only',
     tools: builtins.tools,

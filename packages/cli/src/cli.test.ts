@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// These tests run the real, built binary (its shebang carries --no-node-snapshot): `pnpm build` first.
+const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');
+let workspace = '';
+
+function run(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(bin, args, { cwd: workspace, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+beforeAll(() => {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build the cli package first (pnpm --filter @switchyard/cli build)`);
+  workspace = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
+  writeFileSync(join(workspace, 'hello.txt'), 'hello from a file\n');
+});
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+describe('switchyard (the built binary)', () => {
+  it('run <file> executes a cell against the built-in tools in the current folder', async () => {
+    writeFileSync(
+      join(workspace, 'cell.ts'),
+      `const read: { output: string } = await tools.exec_command({ cmd: 'cat hello.txt' });\ntext(read.output.trim());\nconst t = await tools.clock__curr_time();\ntext(typeof t.unix_ms);\n`,
+    );
+    const result = await run(['run', 'cell.ts']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nhello from a file\nnumber\n$/);
+  });
+
+  it('run - reads the cell from stdin', async () => {
+    const result = await run(['run', '-'], "text('from stdin'); store('k', 1); text(load('k'));");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nfrom stdin\n1\n$/);
+  });
+
+  it('a syntax error fails the script with exit code 1', async () => {
+    const result = await run(['run', '-'], 'text(;');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^Script failed\nWall time \d+\.\d seconds\nScript error:\n.*SyntaxError/s);
+  });
+
+  it('a yield is followed by wait until the cell completes', async () => {
+    const result = await run(['run', '-', '--yield-time-ms', '100'], "text('before');\nawait new Promise((r) => setTimeout(r, 400));\ntext('after');");
+    expect(result.code).toBe(0);
+    // each wait also yields after 100 ms, so empty "running" observations may come before completion
+    const match = /^Script running with cell ID (\S+)\nWall time \d+\.\d seconds\nbefore\n(Script running with cell ID \1\nWall time \d+\.\d seconds\n)*Script completed\nWall time \d+\.\d seconds\nafter\n$/.exec(result.stdout);
+    expect(match, result.stdout).not.toBeNull();
+  });
+
+  it('--interactive asks on each yield; "t" terminates the cell', async () => {
+    writeFileSync(join(workspace, 'spin.js'), "text('spinning');\nwhile (true) {}\n");
+    const result = await run(['run', 'spin.js', '--yield-time-ms', '100', '--interactive'], 't\n');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Script running with cell ID \S+\nWall time \d+\.\d seconds\nspinning\n\[w\]ait or \[t\]erminate\? Script terminated\n/);
+  });
+
+  it('plan --json prints the two tables as JSON', async () => {
+    const result = await run(['plan', '--json', '--mode', 'code-mode']);
+    expect(result.code).toBe(0);
+    const plan = JSON.parse(result.stdout) as { mode: string; tools: Array<{ type: string; name: string }>; rows: Array<{ name: string; visible: boolean; callableFromCode: boolean }> };
+    expect(plan.mode).toBe('code-mode');
+    expect(plan.tools.map((tool) => tool.name)).toEqual(['exec', 'wait', 'clock', 'get_context_remaining', 'apply_patch', 'exec_command', 'write_stdin']);
+    expect(plan.rows.find((row) => row.name === 'exec_command')).toMatchObject({ visible: true, callableFromCode: true });
+  });
+
+  it('demo prints the transcript of a Code Mode turn using all four built-ins and exits 0', async () => {
+    const result = await run(['demo']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    expect(out).toContain('The two tables (mode code-mode-only)');
+    expect(out).toMatch(/exec\s+custom\s+direct-model-only\s+yes\s+yes\s+no/);
+    expect(out).toMatch(/exec_command\s+function\s+direct\s+no\s+yes\s+yes/);
+    for (const tool of ['exec_command', 'apply_patch', 'clockcurr_time', 'get_context_remaining']) expect(out).toMatch(new RegExp(`cell \\S+ tool-\\d+ → ${tool}`));
+    expect(out).toContain('hook PreToolUse Bash: block — recursive deletes are not allowed here');
+    expect(out).toContain('refused: Command blocked by PreToolUse hook: recursive deletes are not allowed here. Command: rm -rf notes.txt');
+    expect(out).toMatch(/← \[call-exec\] Script running with cell ID \S+/);
+    expect(out).toMatch(/← \[call-wait\] Script completed\n {4}after the yield: status: reviewed \(stored \d{4}-\d\d-\d\dT/);
+    expect(out).toMatch(/demo ok\n$/);
+  });
+
+  it('usage errors exit 2 with a message', async () => {
+    const unknown = await run(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const badMode = await run(['plan', '--mode', 'sideways']);
+    expect(badMode.code).toBe(2);
+    expect(badMode.stderr).toBe('switchyard: --mode must be one of direct, code-mode, code-mode-only\n');
+  });
+});
