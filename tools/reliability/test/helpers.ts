@@ -57,7 +57,7 @@ export function outcome(item: ToolOutputItem): ExecOutcome {
 }
 
 /** Test tools: `echo` returns its input, `fail` throws, `hang` waits for its signal, `measure` returns the length of `s`. */
-export function testTools(log: { aborted: string[]; measured: number[] } = { aborted: [], measured: [] }): ToolExecutor[] {
+export function testTools(log: { aborted: string[]; measured: number[]; started?: string[] } = { aborted: [], measured: [] }): ToolExecutor[] {
   return [
     defineFunctionTool({
       name: 'echo',
@@ -82,6 +82,7 @@ export function testTools(log: { aborted: string[]; measured: number[] } = { abo
       supportsParallelToolCalls: true,
       handle: ({ args, signal }) =>
         new Promise((_, reject) => {
+          log.started?.push(String(args.id ?? ''));
           signal.addEventListener('abort', () => {
             log.aborted.push(String(args.id ?? ''));
             reject(new Error('aborted'));
