@@ -76,14 +76,14 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       const started = Date.now();
       const source = parseExecSource(invocation.payload.input);
       const session = service.session(invocation.step.sessionId);
-      session.broker.beginCell(surface.tools, invocation.callId);
       let created: { cellId: string; observation: Observation };
       try {
-        created = await session.runtime.createCell({ source: source.code, tools, yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs });
+        created = await session.broker.createCell(surface.tools, invocation.callId, () =>
+          session.runtime.createCell({ source: source.code, tools, yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs }),
+        );
       } catch (error) {
         serviceFailure(error);
       }
-      session.broker.registerCell(created.cellId);
       return respond(created.observation, started, budget(source.maxOutputTokens, options), invocation);
     },
   };

@@ -69,6 +69,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 export class DispatchBroker {
   private readonly cells = new Map<string, CellRecord>();
   private creating: { tools: Map<string, NestedToolDefinition>; execCallId: string } | undefined;
+  private creation: Promise<void> = Promise.resolve();
   private worker: NestedWorker | undefined;
   private workerWaiters: Array<() => void> = [];
   private readonly injected: CustomToolCallOutputItem[] = [];
@@ -90,16 +91,26 @@ export class DispatchBroker {
     return this.worker !== undefined;
   }
 
-  /** Called by `exec` right before it creates a cell: the tools the new cell may call. */
-  beginCell(tools: readonly NestedToolDefinition[], execCallId: string): void {
+  /**
+   * Creates a cell through `create` with its tool surface registered first. Creations are
+   * serialized per session: a nested call from a cell whose id is not known yet belongs to the one
+   * cell being created, so its gate can open before `createCell` resolves (it resolves only at the
+   * first observation, which may wait for that very call).
+   */
+  async createCell<T extends { cellId: string }>(tools: readonly NestedToolDefinition[], execCallId: string, create: () => Promise<T>): Promise<T> {
+    const previous = this.creation;
+    let done!: () => void;
+    this.creation = new Promise<void>((resolve) => (done = resolve));
+    await previous;
     this.creating = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId };
-  }
-
-  /** Called by `exec` once the runtime returned the cell id: registers the cell and opens its gate. */
-  registerCell(cellId: string): void {
-    const record = this.record(cellId);
-    record.release();
-    this.creating = undefined;
+    try {
+      const created = await create();
+      this.record(created.cellId).release();
+      return created;
+    } finally {
+      this.creating = undefined;
+      done();
+    }
   }
 
   /** Forgets a closed cell. */

@@ -92,6 +92,45 @@ describe('switchyard (the built binary)', () => {
     expect(out).toMatch(/demo ok\n$/);
   });
 
+  it('demo --model without credentials says so and runs the scripted model', async () => {
+    const child = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const env = { ...process.env, NO_COLOR: '1' };
+      delete env.OPENAI_API_KEY;
+      const proc = spawn(bin, ['demo', '--model', 'openai:gpt-test'], { cwd: workspace, env });
+      let stdout = '';
+      let stderr = '';
+      proc.stdout.on('data', (chunk) => (stdout += chunk));
+      proc.stderr.on('data', (chunk) => (stderr += chunk));
+      proc.on('close', (code) => resolve({ code, stdout, stderr }));
+      proc.stdin.end();
+    });
+    expect(child.stderr).toBe('switchyard: no credentials for openai:gpt-test; running the scripted model\n');
+    expect(child.code).toBe(0);
+    expect(child.stdout).toMatch(/demo ok\n$/);
+    const bad = await run(['demo', '--model', 'nonsense']);
+    expect(bad.code).toBe(2);
+  });
+
+  it('mcp serve answers an MCP client over stdio with exec and wait', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const client = new Client({ name: 'cli-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: bin, args: ['mcp', 'serve'], cwd: workspace, stderr: 'pipe' }));
+    try {
+      const listed = await client.listTools();
+      expect(listed.tools.map((tool) => tool.name)).toEqual(['exec', 'wait']);
+      const result = (await client.callTool({ name: 'exec', arguments: { code: "text('over mcp ' + (await tools.get_context_remaining()).tokens_left)" } })) as {
+        content: Array<{ type: string; text: string }>;
+        isError?: boolean;
+      };
+      expect(result.isError ?? false).toBe(false);
+      expect(result.content[0].text).toMatch(/^Script completed\n/);
+      expect(result.content[1].text).toMatch(/^over mcp (null|\d+)$/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('usage errors exit 2 with a message', async () => {
     const unknown = await run(['frobnicate']);
     expect(unknown.code).toBe(2);

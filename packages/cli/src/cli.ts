@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ToolMode } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
+import { modelFromSpec } from '@switchyard/openai';
 import { demoCommand } from './demo-command';
+import { mcpServeCommand } from './mcp-command';
 import { planCommand } from './plan-command';
 import { colorsFor } from './render';
 import { lineReader, runCommand } from './run-command';
@@ -14,12 +16,16 @@ Commands:
   demo                      a scripted Code Mode turn using all four built-in tools
   run [file|-]              run a JavaScript or TypeScript cell against the built-in tools in this folder
   plan                      print the plan table (what the model sees, what the host runs)
+  mcp serve [--config file] serve Code Mode (exec, wait) as an MCP server over stdio
 
 Options:
   --mode <direct|code-mode|code-mode-only>   tool mode (run, plan; default code-mode-only)
   --json                    machine-readable output
   --yield-time-ms <n>       run: yield after n ms (default 10000)
   --interactive             run: ask "wait or terminate" on every yield
+  --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
+                            without credentials the scripted model runs
+  --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
   --help, --version`;
 
 const MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
@@ -47,6 +53,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         help: { type: 'boolean', default: false },
         version: { type: 'boolean', default: false },
         keep: { type: 'boolean', default: false },
+        model: { type: 'string' },
+        config: { type: 'string' },
       },
     });
   } catch (error) {
@@ -76,8 +84,25 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const color = !values.json && colorsFor(process.stdout);
   switch (command) {
-    case 'demo':
-      return demoCommand({ color, keep: values.keep }, out);
+    case 'demo': {
+      let model;
+      if (values.model) {
+        try {
+          model = modelFromSpec(values.model, process.env);
+        } catch (error) {
+          err(`switchyard: ${(error as Error).message}\n`);
+          return 2;
+        }
+        if (!model) err(`switchyard: no credentials for ${values.model}; running the scripted model\n`);
+      }
+      return demoCommand({ color, keep: values.keep, model }, out);
+    }
+    case 'mcp':
+      if (rest[0] !== 'serve') {
+        err(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
+        return 2;
+      }
+      return mcpServeCommand({ cwd: process.cwd(), configPath: values.config });
     case 'plan':
       return planCommand({ mode, json: values.json, cwd: process.cwd(), color }, out);
     case 'run': {

@@ -5,6 +5,8 @@ export { planCommand, planTable } from './plan-command';
 export type { PlanCommandOptions } from './plan-command';
 export { runCommand } from './run-command';
 export type { RunCommandOptions } from './run-command';
+export { mcpServeCommand, readMcpServeConfig } from './mcp-command';
+export type { McpServeCommandOptions } from './mcp-command';
 export { builtinTools, hasBubblewrap } from './builtins';
 export type { Builtins } from './builtins';
 export { VERSION } from './version';

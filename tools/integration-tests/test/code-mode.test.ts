@@ -178,4 +178,19 @@ describe('Code Mode through the same router and registry', () => {
     expect(texts(waited)[0]).toMatch(/^Script completed\n/);
     expect(texts(waited).slice(1)).toEqual(['bg background']);
   });
+
+  it('two execs created at the same time from two steps each reach their own tools', async () => {
+    const log: Array<{ name: string; start: number }> = [];
+    const s = session({ tools: [sleepTool(log)] });
+    const turn = s.beginTurn();
+    const [first, second] = [await turn.step(), await turn.step()];
+    const [a, b] = await Promise.all([
+      first.dispatch(exec('ea', `text((await tools.nap({ ms: 50, label: 'a' })).label);`)),
+      second.dispatch(exec('eb', `text((await tools.nap({ ms: 50, label: 'b' })).label);`)),
+    ]);
+    expect(texts(a).slice(1)).toEqual(['a']);
+    expect(texts(b).slice(1)).toEqual(['b']);
+    expect(log.map((entry) => entry.name).sort()).toEqual(['a', 'b']);
+    await turn.end();
+  });
 });
