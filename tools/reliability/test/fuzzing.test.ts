@@ -152,11 +152,11 @@ describe('property-based fuzzing', () => {
             { event: 'PostToolUse', name: 'fuzz', run: () => output as never },
           ],
         });
-        const pre = await engine.runPreToolUse(request(toolInput));
+        const pre = await engine.runPreToolUse(request(toolInput as JsonValue));
         expect(typeof pre.blocked).toBe('boolean');
         expect(Array.isArray(pre.additionalContexts) && pre.additionalContexts.every((text) => typeof text === 'string')).toBe(true);
         if (pre.blocked) expect(typeof pre.reason).toBe('string');
-        const post = await engine.runPostToolUse({ ...request(toolInput), toolResponse: 'ok' });
+        const post = await engine.runPostToolUse({ ...request(toolInput as JsonValue), toolResponse: 'ok' });
         expect(Array.isArray(post.additionalContexts)).toBe(true);
         if (post.feedback !== undefined) expect(typeof post.feedback).toBe('string');
         counts[pre.blocked ? 'blocked' : 'passed']++;
