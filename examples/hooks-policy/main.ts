@@ -46,12 +46,12 @@ try {
     arguments: JSON.stringify({ cmd: 'echo hello > greeting.txt && cat greeting.txt' }),
   });
   assert.equal(allowed.type, 'function_call_output');
-  assert.match(textOf(allowed.output), /Process exited with code 0\n[\s\S]*Output:\nhello\n?$/);
+  assert.match(textOf((allowed as { output: unknown }).output), /Process exited with code 0\n[\s\S]*Output:\nhello\n?$/);
   assert.equal(readFileSync(join(workspace, 'greeting.txt'), 'utf8'), 'hello\n');
 
   // 2. A direct call the policy denies: the model reads the reference block message; nothing runs.
   const blocked = await step.dispatch({ type: 'function_call', call_id: 'call-2', name: 'exec_command', arguments: JSON.stringify({ cmd: 'rm -rf important' }) });
-  assert.equal(textOf(blocked.output), 'Command blocked by PreToolUse hook: recursive force-deletes are not allowed in this workspace. Command: rm -rf important');
+  assert.equal(textOf((blocked as { output: unknown }).output), 'Command blocked by PreToolUse hook: recursive force-deletes are not allowed in this workspace. Command: rm -rf important');
 
   // 3. The same command from a Code Mode cell: the same registry, the same hook, and the cell can catch the refusal.
   const cell = await step.dispatch({
@@ -60,7 +60,7 @@ try {
     name: 'exec',
     input: `try { await tools.exec_command({ cmd: 'rm -rf important' }); text('deleted'); } catch (error) { text('refused: ' + error); }`,
   });
-  const cellTexts = (cell.output as Array<{ text: string }>).map((part) => part.text);
+  const cellTexts = ((cell as { output: unknown }).output as Array<{ text: string }>).map((part) => part.text);
   assert.match(cellTexts[0], /^Script completed\n/);
   assert.equal(cellTexts[1], 'refused: Command blocked by PreToolUse hook: recursive force-deletes are not allowed in this workspace. Command: rm -rf important');
   assert.ok(existsSync(join(workspace, 'important', 'keep.txt')), 'the blocked command must not have run');
@@ -81,8 +81,8 @@ try {
   assert.match(nested.callId, /^exec-/);
   assert.equal(nested.decision, 'deny');
 
-  console.log(`allowed: ${JSON.stringify(textOf(allowed.output).split('Output:\n')[1])}`);
-  console.log(`blocked: ${textOf(blocked.output)}`);
+  console.log(`allowed: ${JSON.stringify(textOf((allowed as { output: unknown }).output).split('Output:\n')[1])}`);
+  console.log(`blocked: ${textOf((blocked as { output: unknown }).output)}`);
   console.log(`in a cell: ${cellTexts[1]}`);
   console.log(`audit:   ${audit.length} entries, the last from cell ${nested.caller.cell_id}`);
   console.log('hooks-policy: ok');

@@ -94,7 +94,7 @@ describe('switchyard (the built binary)', () => {
 
   it('demo --model without credentials says so and runs the scripted model', async () => {
     const child = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const env = { ...process.env, NO_COLOR: '1' };
+      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
       delete env.OPENAI_API_KEY;
       const proc = spawn(bin, ['demo', '--model', 'openai:gpt-test'], { cwd: workspace, env });
       let stdout = '';

@@ -89,4 +89,10 @@ describe('input validation', () => {
     }
     expect(messageOf(() => parseFunctionArguments('{"a":'))).toBe(`failed to parse function arguments: ${parseMessage}`);
   });
+
+  it('refuses arguments whose own valueOf breaks ajv deep equality instead of throwing a TypeError', () => {
+    expect(() => validateArguments('pick', { enum: [{ fast: true }, 'slow'] }, { valueOf: 1 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: 'invalid arguments for pick: arguments could not be checked against the schema: a.valueOf is not a function' }),
+    );
+  });
 });

@@ -71,7 +71,14 @@ export function parseFunctionArguments(raw: string): JsonValue {
  */
 export function schemaFailures(schema: JsonSchema, value: JsonValue): string[] | undefined {
   const validate = compiledValidator(schema);
-  if (!validate || validate(value)) return undefined;
+  if (!validate) return undefined;
+  try {
+    if (validate(value)) return undefined;
+  } catch (error) {
+    // ajv's deep equality (enum / const / uniqueItems) calls a value's own `valueOf` / `toString`;
+    // arguments such as {"valueOf": 1} make it throw. That is the model's input, so it is refused.
+    return [`arguments could not be checked against the schema: ${errorMessage(error)}`];
+  }
   const failures: string[] = [];
   for (const error of validate.errors ?? []) {
     const line = describeError(error);
