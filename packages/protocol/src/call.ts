@@ -47,8 +47,11 @@ export interface ToolAccess {
  * `signal` aborts when the turn is cancelled or the session shuts down.
  */
 export interface ToolInvocation {
+  /** The call id every answer carries (see {@link ToolCall.callId}). */
   readonly callId: string;
+  /** Exact identity of the called tool (namespace + name), as the registry looked it up. */
   readonly toolName: ToolName;
+  /** Who started the call: the model directly or a Code Mode cell. */
   readonly source: ToolCallSource;
   /** The payload, after any PreToolUse rewrite. */
   readonly payload: ToolPayload;

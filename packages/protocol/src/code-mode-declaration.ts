@@ -173,7 +173,15 @@ export interface CodeModeDeclarationInput {
   codeModeName: string;
   /** `function` tools take `args`, `freeform` tools `input: string`. */
   kind: 'function' | 'freeform';
+  /**
+   * JSON Schema of the arguments (function tools), rendered as the `args` type; absent → `unknown`. Ignored for
+   * freeform tools.
+   */
   inputSchema?: JsonSchema;
+  /**
+   * JSON Schema of the result, rendered as the promise's type (`CallToolResult<T>` for MCP-shaped schemas);
+   * absent → `unknown`.
+   */
   outputSchema?: JsonSchema;
 }
 

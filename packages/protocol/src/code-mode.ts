@@ -42,6 +42,10 @@ export interface CodeModeSurface {
  * contribute nothing). The planner prepends the result, in order, to the visible list.
  */
 export interface CodeModeContributor {
+  /**
+   * Returns the control executors (`exec`, `wait`) for one step's nested surface. Called by the planner once per
+   * planned step; must not throw (return `[]` to contribute nothing).
+   */
   executors(surface: CodeModeSurface, step: StepContext): readonly ToolExecutor[];
 }
 

@@ -17,17 +17,23 @@ export interface DefineFunctionToolOptions<Args extends JsonObject = JsonObject>
   namespace?: string;
   /** Description of the namespace (first non-blank wins when several tools share it). */
   namespaceDescription?: string;
+  /** What the model reads to decide when to call the tool (the spec's `description`). */
   description: string;
   /** JSON Schema of the arguments; the registry validates calls against it before `handle`. */
   parameters: JsonSchema;
   /** JSON Schema of the Code Mode result (documentation only; never sent to the model). */
   outputSchema?: JsonSchema;
+  /** Responses-API strict mode, sent as `strict`; `false` when omitted. */
   strict?: boolean;
+  /** Where the tool appears ({@link ToolExposure}). Default `direct`. */
   exposure?: ToolExposure;
+  /** May run concurrently with other parallel-safe calls. Default false (runs exclusively). */
   supportsParallelToolCalls?: boolean;
+  /** On cancellation, the runtime awaits the handler's teardown instead of abandoning it. Default false. */
   waitsForCancellation?: boolean;
   /** Hook adapter, or `false` to never run hooks. Default: `{tool_name, tool_input}` hooks. */
   hookPayload?: HookPayloadAdapter | false;
+  /** Extra words for the `tool_search` index (used for deferred tools only). */
   searchText?: string;
   /** Runs the call with parsed arguments (`{}` for blank arguments). */
   handle(context: { args: Args; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
@@ -35,17 +41,28 @@ export interface DefineFunctionToolOptions<Args extends JsonObject = JsonObject>
 
 /** Options of {@link defineFreeformTool}. */
 export interface DefineFreeformToolOptions {
+  /** Tool name the model calls with raw text (`apply_patch`). */
   name: string;
+  /** Namespace with its own separator (`weather__`) or a plain group (`clock`); absent for a plain tool. */
   namespace?: string;
+  /** Description of the namespace (first non-blank wins when several tools share it). */
   namespaceDescription?: string;
+  /** What the model reads to decide when to call the tool (the spec's `description`). */
   description: string;
   /** Lark or regex grammar for the input; absent means free text. */
   grammar?: ToolGrammar;
+  /** Where the tool appears ({@link ToolExposure}). Default `direct`. */
   exposure?: ToolExposure;
+  /** May run concurrently with other parallel-safe calls. Default false (runs exclusively). */
   supportsParallelToolCalls?: boolean;
   /** Hooks for a freeform tool are opt-in: supply an adapter. */
   hookPayload?: HookPayloadAdapter | false;
+  /** Extra words for the `tool_search` index (used for deferred tools only). */
   searchText?: string;
+  /**
+   * Runs the call with the raw input text. An ordinary throw becomes a model-visible failure ("tool X failed:
+   * …"), a `FatalToolError` ends the turn; must honour `signal`.
+   */
   handle(context: { input: string; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
 }
 

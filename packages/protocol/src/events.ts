@@ -13,12 +13,18 @@ export interface ToolCallEventBase {
 
 /** A handler is about to run (after lookup, payload check and validation; before pre-hooks). */
 export interface ToolCallStartEvent extends ToolCallEventBase {
+  /** Discriminant. */
   readonly type: 'tool-call-start';
 }
 
 /** A call finished; emitted exactly once per started call (unless blocked or aborted). */
 export interface ToolCallEndEvent extends ToolCallEventBase {
+  /** Discriminant. */
   readonly type: 'tool-call-end';
+  /**
+   * False when the handler threw, a rewrite or validation step failed, or the output's `success` is `false`
+   * (`undefined` counts as true).
+   */
   readonly success: boolean;
   /** Milliseconds from start to end. */
   readonly durationMs: number;
@@ -28,32 +34,45 @@ export interface ToolCallEndEvent extends ToolCallEventBase {
 
 /** A PreToolUse hook blocked the call. Terminal for the call. */
 export interface ToolCallBlockedEvent extends ToolCallEventBase {
+  /** Discriminant. */
   readonly type: 'tool-call-blocked';
+  /** The blocking hook's reason (`no reason given` when it gave none). */
   readonly reason: string;
 }
 
 /** The call was cancelled. Terminal for the call. */
 export interface ToolCallAbortedEvent extends ToolCallEventBase {
+  /** Discriminant. */
   readonly type: 'tool-call-aborted';
+  /** Milliseconds the call ran before it was cancelled. */
   readonly durationMs: number;
 }
 
 /** A hook handler started (`runId` as reference §4.4: `event-key:index:source:tool_use_id`). */
 export interface HookStartEvent {
+  /** Discriminant. */
   readonly type: 'hook-start';
+  /** Id of this handler run; the matching `hook-end` carries the same value. */
   readonly runId: string;
+  /** The hook event the handler runs for. */
   readonly event: 'PreToolUse' | 'PostToolUse';
+  /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a flat name). */
   readonly toolName: string;
 }
 
 /** A hook handler ended with an outcome. */
 export interface HookEndEvent {
+  /** Discriminant. */
   readonly type: 'hook-end';
+  /** Id of the handler run, as on its `hook-start`. */
   readonly runId: string;
+  /** The hook event the handler ran for. */
   readonly event: 'PreToolUse' | 'PostToolUse';
+  /** The canonical hook tool name, as on `hook-start`. */
   readonly toolName: string;
   /** `continue`, `block`, `rewrite`, `feedback`, `stop`, `failed` (fail-open). */
   readonly outcome: 'continue' | 'block' | 'rewrite' | 'feedback' | 'stop' | 'failed';
+  /** Milliseconds the handler ran (wall clock). */
   readonly durationMs: number;
   /** Reason, feedback or failure text. */
   readonly message?: string;
@@ -61,30 +80,41 @@ export interface HookEndEvent {
 
 /** A Code Mode cell started. */
 export interface CellStartEvent {
+  /** Discriminant. */
   readonly type: 'cell-start';
+  /** The cell's id (what `wait` takes as `cell_id`). */
   readonly cellId: string;
 }
 
 /** A Code Mode cell ended. */
 export interface CellEndEvent {
+  /** Discriminant. */
   readonly type: 'cell-end';
+  /** The cell's id, as on `cell-start`. */
   readonly cellId: string;
+  /** `completed` (the script finished), `failed` (it threw) or `terminated` (stopped before finishing). */
   readonly status: 'completed' | 'failed' | 'terminated';
 }
 
 /** The planner skipped something (duplicate, reserved or invalid tool). */
 export interface PlanWarningEvent {
+  /** Discriminant. */
   readonly type: 'plan-warning';
+  /** What was skipped and why, for the host's log. */
   readonly message: string;
+  /** The tool concerned, when the warning is about one. */
   readonly toolName?: string;
 }
 
 /** A tool-specific notification (apply_patch begin/end, exec begin/end, terminal interaction). */
 export interface ToolNotificationEvent {
+  /** Discriminant. */
   readonly type: 'tool-notification';
+  /** The call the notification belongs to. */
   readonly callId: string;
   /** e.g. `patch-apply-begin`, `patch-apply-end`, `exec-command-begin`, `exec-command-end`, `terminal-interaction`. */
   readonly name: string;
+  /** Notification-specific JSON (shape defined by the emitting tool). */
   readonly data: JsonValue;
 }
 
@@ -109,5 +139,6 @@ export type SwitchyardEventListener<T extends SwitchyardEventType> = (event: Ext
 
 /** The public subscription surface: `on(type, listener)` returns an unsubscribe function. */
 export interface SwitchyardEventSource {
+  /** Subscribes `listener` to every event of `type`; returns a function that unsubscribes it. */
   on<T extends SwitchyardEventType>(type: T, listener: SwitchyardEventListener<T>): () => void;
 }

@@ -19,8 +19,11 @@ export function hookCaller(source: ToolCallSource): HookCaller {
  * and the input (`{command}` for shell and apply_patch, parsed arguments for function tools).
  */
 export interface HookToolInput {
+  /** Canonical hook tool name: written to stdin as `tool_name` and tried first by matchers. */
   readonly toolName: string;
+  /** Extra names matchers also try (`Write`, `Edit`); never written to stdin. */
   readonly aliases?: readonly string[];
+  /** Written to stdin as `tool_input` (`{command}` for shell and apply_patch, parsed arguments for function tools). */
   readonly toolInput: JsonValue;
 }
 
@@ -28,7 +31,9 @@ export interface HookToolInput {
 export interface PreToolUseRequest extends HookToolInput {
   /** The call id (`tool_use_id`). */
   readonly toolUseId: string;
+  /** Who made the call; serialized as `caller`. */
   readonly caller: HookCaller;
+  /** The step the call runs in (source of `session_id`, `turn_id`, `cwd`, `model`). */
   readonly step: StepContext;
   /** Aborted when the call is cancelled; runners should kill their processes. */
   readonly signal: AbortSignal;
@@ -45,12 +50,18 @@ export interface PostToolUseRequest extends PreToolUseRequest {
  * `additionalContexts` are recorded even when blocking; `warnings` are for the host's log.
  */
 export interface PreToolUseOutcome {
+  /** True when some hook blocked the call: the handler does not run and the model reads a failure. */
   readonly blocked: boolean;
   /** The first blocking reason in configured order (set when `blocked`). */
   readonly reason?: string;
   /** The rewritten input from the hook that finished last (only when not blocked). */
   readonly updatedInput?: JsonValue;
+  /**
+   * Texts the hooks add to the conversation (as developer messages after the call's output); kept even when
+   * blocked.
+   */
   readonly additionalContexts: readonly string[];
+  /** Hook failures (fail-open) and other problems, for the host's log; the registry does not act on them. */
   readonly warnings?: readonly string[];
 }
 
@@ -59,9 +70,13 @@ export interface PreToolUseOutcome {
  * `stop` also ends the model's use of the output with the stop reason as feedback.
  */
 export interface PostToolUseOutcome {
+  /** When set, replaces the output text the model reads; Code Mode results and logs keep the original. */
   readonly feedback?: string;
+  /** True when a hook stopped execution; without feedback the model reads "PostToolUse hook stopped execution". */
   readonly stop?: boolean;
+  /** Texts the hooks add to the conversation (as developer messages after the call's output). */
   readonly additionalContexts: readonly string[];
+  /** Hook failures (fail-open) and other problems, for the host's log; the registry does not act on them. */
   readonly warnings?: readonly string[];
 }
 
@@ -71,6 +86,14 @@ export interface PostToolUseOutcome {
  * failed hooks fail open and are reported in `warnings`. A throw is treated as fail-open by the registry.
  */
 export interface HookRunner {
+  /**
+   * Runs the matching PreToolUse hooks before a handler. Called by the registry once per call with a hook
+   * payload; a rejection fails open (the call proceeds).
+   */
   runPreToolUse(request: PreToolUseRequest): Promise<PreToolUseOutcome>;
+  /**
+   * Runs the matching PostToolUse hooks after a successful handler (only when a post payload exists); a
+   * rejection fails open.
+   */
   runPostToolUse(request: PostToolUseRequest): Promise<PostToolUseOutcome>;
 }

@@ -4,8 +4,11 @@ import { SwitchyardError } from './errors';
 
 /** Token usage reported by a model response. */
 export interface ModelUsage {
+  /** Tokens in the request input (prompt). */
   readonly inputTokens: number;
+  /** Tokens the model generated. */
   readonly outputTokens: number;
+  /** Input plus output tokens; the session records it as the context's used tokens. */
   readonly totalTokens: number;
 }
 
@@ -23,9 +26,11 @@ export interface ModelCapabilities {
 
 /** One sampling request (one step). `tools` is the step's visible specs as wire JSON. */
 export interface ModelRequest {
+  /** The step's visible specs as Responses-API JSON, in plan order (byte-identical for the same plan). */
   readonly tools: readonly WireTool[];
   /** The whole input history: user messages, previous outputs, tool calls and their outputs, injections. */
   readonly input: readonly ResponseItem[];
+  /** Sent as `parallel_tool_calls`: {@link ModelCapabilities.parallelToolCalls}, default true. */
   readonly parallelToolCalls: boolean;
   /** System instructions, if any. */
   readonly instructions?: string;
@@ -48,13 +53,23 @@ export type ModelStreamEvent =
  * session with the same plan).
  */
 export interface ModelClient {
+  /** What the model can do; absent means the documented defaults. */
   readonly capabilities?: ModelCapabilities;
+  /**
+   * Samples one request; yields events and ends after `completed`. Called by the session once per step attempt;
+   * should stop when `request.signal` aborts.
+   */
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }
 
 /** A model request failed. `retryable` for 429 / 5xx / network errors; `status` is the HTTP status if any. */
 export class ModelRequestError extends SwitchyardError {
+  /**
+   * True for transient failures; the session retries them (same plan) only while no tool call of the attempt has
+   * started.
+   */
   readonly retryable: boolean;
+  /** HTTP status of the failed response; absent for network or stream errors. */
   readonly status?: number;
 
   constructor(message: string, options: { retryable: boolean; status?: number; cause?: unknown }) {

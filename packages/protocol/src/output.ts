@@ -87,7 +87,9 @@ export function contentItemsToText(items: readonly ContentItem[]): string {
  * supplies a typed value (e.g. exec_command's result object).
  */
 export class FunctionToolOutput implements ToolOutput {
+  /** What the model reads: text, or content items (a single text item is stored as its string). */
   readonly body: ToolOutputBody;
+  /** See {@link ToolOutput.success}; default true. */
   readonly success: boolean | undefined;
   private readonly codeModeValue: JsonValue | undefined;
 
@@ -102,15 +104,18 @@ export class FunctionToolOutput implements ToolOutput {
     return new FunctionToolOutput(text, success);
   }
 
+  /** `custom_tool_call_output` for a custom payload, else `function_call_output`, carrying `body`. Never throws. */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     return outputItem(callId, payload, this.body);
   }
 
+  /** The `codeModeValue` when given, else the text body or the items' texts/URLs joined by `\n`. */
   codeModeResult(_payload: ToolPayload): JsonValue {
     if (this.codeModeValue !== undefined) return this.codeModeValue;
     return typeof this.body === 'string' ? this.body : contentItemsToText(this.body);
   }
 
+  /** The body as text, cut to the preview limits. */
   logPreview(): string {
     return previewText(typeof this.body === 'string' ? this.body : contentItemsToText(this.body));
   }
@@ -121,7 +126,9 @@ export class FunctionToolOutput implements ToolOutput {
  * value itself. `success` defaults to true.
  */
 export class JsonToolOutput implements ToolOutput {
+  /** The result value, as given (what Code Mode and PostToolUse hooks receive). */
   readonly value: JsonValue;
+  /** See {@link ToolOutput.success}; default true. */
   readonly success: boolean | undefined;
   private readonly text: string;
 
@@ -132,14 +139,20 @@ export class JsonToolOutput implements ToolOutput {
     this.success = success;
   }
 
+  /**
+   * A function or custom output whose text is `JSON.stringify(value)` (`null` when that gives `undefined`).
+   * Never throws.
+   */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     return outputItem(callId, payload, this.text);
   }
 
+  /** The value itself. */
   codeModeResult(): JsonValue {
     return this.value;
   }
 
+  /** The JSON text, cut to the preview limits. */
   logPreview(): string {
     return previewText(this.text);
   }
@@ -150,22 +163,30 @@ export class JsonToolOutput implements ToolOutput {
  * `status:"completed"`, `execution:"client"`. Code Mode receives the specs array.
  */
 export class ToolSearchOutput implements ToolOutput {
+  /** The loadable specs found, as Responses-API JSON (functions and namespaces), in result order. */
   readonly tools: WireTool[];
+  /** Always true. */
   readonly success: boolean | undefined = true;
 
   constructor(tools: WireTool[]) {
     this.tools = tools;
   }
 
+  /**
+   * A `tool_search_output` for a tool-search payload; for any other payload a function or custom output whose
+   * text is the specs' JSON.
+   */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     if (payload.kind !== 'tool-search') return outputItem(callId, payload, JSON.stringify(this.tools));
     return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: this.tools };
   }
 
+  /** The specs array. */
   codeModeResult(): JsonValue {
     return this.tools as unknown as JsonValue;
   }
 
+  /** The specs' JSON, cut to the preview limits. */
   logPreview(): string {
     return previewText(JSON.stringify(this.tools));
   }
@@ -185,13 +206,16 @@ export function abortedMessage(elapsedMs: number, shellStyle = false): string {
  * tool_search an empty completed `tool_search_output`. Code Mode receives the message.
  */
 export class AbortedToolOutput implements ToolOutput {
+  /** The abort text (see {@link abortedMessage}). */
   readonly message: string;
+  /** Always `undefined`: an aborted call neither succeeded nor failed. */
   readonly success: boolean | undefined = undefined;
 
   constructor(message: string) {
     this.message = message;
   }
 
+  /** An empty completed `tool_search_output` for tool_search; else a function or custom output with the message. */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     if (payload.kind === 'tool-search') {
       return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: [] };
@@ -199,10 +223,12 @@ export class AbortedToolOutput implements ToolOutput {
     return outputItem(callId, payload, this.message);
   }
 
+  /** The message. */
   codeModeResult(): JsonValue {
     return this.message;
   }
 
+  /** The message (not truncated). */
   logPreview(): string {
     return this.message;
   }
@@ -213,13 +239,16 @@ export class AbortedToolOutput implements ToolOutput {
  * `success: false`; tool_search failures become an empty completed `tool_search_output`.
  */
 export class FailureToolOutput implements ToolOutput {
+  /** The model-visible failure text (e.g. `unsupported call: x`). */
   readonly message: string;
+  /** Always false. */
   readonly success = false;
 
   constructor(message: string) {
     this.message = message;
   }
 
+  /** An empty completed `tool_search_output` for tool_search; else a function or custom output with the message. */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     if (payload.kind === 'tool-search') {
       return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: [] };
@@ -227,10 +256,12 @@ export class FailureToolOutput implements ToolOutput {
     return outputItem(callId, payload, this.message);
   }
 
+  /** The message. */
   codeModeResult(): JsonValue {
     return this.message;
   }
 
+  /** The message, cut to the preview limits. */
   logPreview(): string {
     return previewText(this.message);
   }

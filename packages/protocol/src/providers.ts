@@ -44,6 +44,10 @@ export type ApprovalDecision = 'approved' | 'approved-for-session' | 'denied';
  * rejection counts as `denied`.
  */
 export interface ApprovalProvider {
+  /**
+   * Asks for one decision. Called by exec tools and by hooks that answer `ask`; a throw or rejection counts as
+   * `denied`.
+   */
   requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
 }
 

@@ -5,6 +5,7 @@ import type { JsonObject, JsonSchema } from './json';
  * Serialized as `{type:"function", name, description, strict, defer_loading?, parameters}`.
  */
 export interface FunctionToolSpec {
+  /** Discriminant; serialized as `type:"function"`. */
   readonly type: 'function';
   /** The function name (without namespace; the namespace lives on the executor's `ToolName`). */
   readonly name: string;
@@ -37,8 +38,11 @@ export interface ToolGrammar {
  * or with `format:{type:"text"}` when no grammar is given.
  */
 export interface FreeformToolSpec {
+  /** Discriminant; serialized as `type:"custom"`. */
   readonly type: 'custom';
+  /** The tool name (without namespace; the namespace lives on the executor's `ToolName`). */
   readonly name: string;
+  /** What the model reads to decide when to call the tool. */
   readonly description: string;
   /** Constrains what the model may send; absent means free text. */
   readonly grammar?: ToolGrammar;
@@ -50,9 +54,13 @@ export interface FreeformToolSpec {
  * The planner builds these from executors whose `ToolName` has a namespace; members are sorted by name.
  */
 export interface NamespaceToolSpec {
+  /** Discriminant; serialized as `type:"namespace"`. */
   readonly type: 'namespace';
+  /** The namespace (`clock`, `mcp__docs__`); the model sends it back as a call's `namespace`. */
   readonly name: string;
+  /** What the namespace groups (first non-blank member `namespaceDescription`). */
   readonly description: string;
+  /** The member functions, sorted by name. */
   readonly tools: readonly FunctionToolSpec[];
 }
 
@@ -61,9 +69,13 @@ export interface NamespaceToolSpec {
  * Serialized as `{type:"tool_search", execution:"client", description, parameters}`.
  */
 export interface ToolSearchToolSpec {
+  /** Discriminant; serialized as `type:"tool_search"`. */
   readonly type: 'tool_search';
+  /** Always `client`: Switchyard runs the search and answers it. */
   readonly execution: 'client';
+  /** What the model reads to decide when to search. */
   readonly description: string;
+  /** JSON Schema of the search arguments (`query`, optional `limit`). */
   readonly parameters: JsonSchema;
 }
 
@@ -72,7 +84,9 @@ export interface ToolSearchToolSpec {
  * registered. `json` is sent verbatim and must carry the wire `type`; `name` defaults to it.
  */
 export interface HostedToolSpec {
+  /** Discriminant; not serialized (the wire `type` is `json.type`). */
   readonly type: 'hosted';
+  /** The exact wire JSON (`{type:"web_search", …}`), sent verbatim. */
   readonly json: JsonObject & { type: string };
 }
 
@@ -87,35 +101,53 @@ export type LoadableToolSpec = FunctionToolSpec | NamespaceToolSpec;
 
 /** The Responses-API JSON of a function tool. */
 export interface WireFunctionTool {
+  /** Always `function`. */
   type: 'function';
+  /** The function name (without namespace). */
   name: string;
+  /** What the model reads to decide when to call the tool. */
   description: string;
+  /** Strict mode; always present, `false` unless the spec sets it. */
   strict: boolean;
+  /** Present only when the spec sets `deferLoading`. */
   defer_loading?: boolean;
+  /** JSON Schema of the arguments object. */
   parameters: JsonSchema;
 }
 
 /** The Responses-API JSON of a custom tool. */
 export interface WireCustomTool {
+  /** Always `custom`. */
   type: 'custom';
+  /** The tool name (without namespace). */
   name: string;
+  /** What the model reads to decide when to call the tool. */
   description: string;
+  /** `{type:"grammar", syntax, definition}` when the spec has a grammar, else `{type:"text"}` (free text). */
   format: { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string } | { type: 'text' };
 }
 
 /** The Responses-API JSON of a namespace. */
 export interface WireNamespaceTool {
+  /** Always `namespace`. */
   type: 'namespace';
+  /** The namespace the model sends back as a call's `namespace`. */
   name: string;
+  /** What the namespace groups. */
   description: string;
+  /** The member functions (functions only). */
   tools: WireFunctionTool[];
 }
 
 /** The Responses-API JSON of tool_search. */
 export interface WireToolSearchTool {
+  /** Always `tool_search`. */
   type: 'tool_search';
+  /** Always `client`. */
   execution: 'client';
+  /** What the model reads to decide when to search. */
   description: string;
+  /** JSON Schema of the search arguments. */
   parameters: JsonSchema;
 }
 

@@ -3,7 +3,9 @@ import type { WireTool } from './tool-spec';
 
 /** A text content item of a tool output or message (Responses API `input_text`). */
 export interface InputTextItem {
+  /** Discriminant. */
   type: 'input_text';
+  /** The text. */
   text: string;
 }
 
@@ -12,8 +14,11 @@ export interface InputTextItem {
  * `detail` is `auto` | `low` | `high` | `original` and omitted when unset.
  */
 export interface InputImageItem {
+  /** Discriminant. */
   type: 'input_image';
+  /** A `data:` URL or an https URL. */
   image_url: string;
+  /** Resolution hint; omitted when unset. `original` is dropped unless the provider accepts it. */
   detail?: 'auto' | 'low' | 'high' | 'original';
 }
 
@@ -25,22 +30,33 @@ export type ToolOutputBody = string | ContentItem[];
 
 /** The model calls a function tool; `arguments` is a raw JSON string (may be malformed). */
 export interface FunctionCallItem {
+  /** Discriminant. */
   type: 'function_call';
+  /** The model's id for the call; every answer (output item) carries the same value. */
   call_id: string;
+  /** The function name, without namespace. */
   name: string;
   /** Present for namespaced tools (`clock`); absent for plain ones. */
   namespace?: string;
+  /** The arguments' raw JSON text; malformed text is answered with a model-visible failure. */
   arguments: string;
+  /** The item's own Responses-API id; used as the call id only when `call_id` is missing or empty. */
   id?: string;
 }
 
 /** The model calls a freeform tool with raw text. */
 export interface CustomToolCallItem {
+  /** Discriminant. */
   type: 'custom_tool_call';
+  /** The model's id for the call; every answer (output item) carries the same value. */
   call_id: string;
+  /** The tool name, without namespace. */
   name: string;
+  /** Present for namespaced tools; absent for plain ones. */
   namespace?: string;
+  /** The raw input text, handed to the tool verbatim. */
   input: string;
+  /** The item's own Responses-API id; used as the call id only when `call_id` is missing or empty. */
   id?: string;
 }
 
@@ -49,41 +65,61 @@ export interface CustomToolCallItem {
  * searches are ignored by the router. `arguments` is an object (or a JSON string from some servers).
  */
 export interface ToolSearchCallItem {
+  /** Discriminant. */
   type: 'tool_search_call';
+  /** The model's id for the call; every answer (output item) carries the same value. */
   call_id: string;
+  /** `client` (Switchyard searches and answers) or `server` (the provider did; ignored). */
   execution: 'client' | 'server' | string;
+  /** `{query, limit?}`; unreadable arguments are answered with a model-visible failure. */
   arguments: JsonObject | string;
+  /** The item's own Responses-API id; used as the call id only when `call_id` is missing or empty. */
   id?: string;
 }
 
 /** Answer to a {@link FunctionCallItem}, matched by `call_id`. */
 export interface FunctionCallOutputItem {
+  /** Discriminant. */
   type: 'function_call_output';
+  /** The `call_id` of the call this answers. */
   call_id: string;
+  /** What the model reads: text or content items. */
   output: ToolOutputBody;
 }
 
 /** Answer to a {@link CustomToolCallItem} (also `notify()` injections, with the exec call id). */
 export interface CustomToolCallOutputItem {
+  /** Discriminant. */
   type: 'custom_tool_call_output';
+  /** The `call_id` of the call this answers. */
   call_id: string;
+  /** What the model reads: text or content items. */
   output: ToolOutputBody;
 }
 
 /** Answer to a {@link ToolSearchCallItem}: loadable specs the API adds to the model's context. */
 export interface ToolSearchOutputItem {
+  /** Discriminant. */
   type: 'tool_search_output';
+  /** The `call_id` of the search this answers. */
   call_id: string;
+  /** Always `completed` (failures and aborts answer an empty `tools`). */
   status: 'completed';
+  /** Always `client`. */
   execution: 'client';
+  /** The loadable specs found (functions and namespaces); empty on failure or abort. */
   tools: WireTool[];
 }
 
 /** A message in the conversation (user input, assistant text, developer context). */
 export interface MessageItem {
+  /** Discriminant. */
   type: 'message';
+  /** Who speaks: `user`, `assistant`, or `developer`/`system` context (hook contexts are `developer`). */
   role: 'user' | 'assistant' | 'developer' | 'system';
+  /** A string, or parts: `input_text`/`input_image` for input, `output_text` for assistant output. */
   content: string | Array<InputTextItem | InputImageItem | { type: 'output_text'; text: string }>;
+  /** The item's Responses-API id, when the provider gave one. */
   id?: string;
 }
 
