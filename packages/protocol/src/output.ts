@@ -202,47 +202,14 @@ export function abortedMessage(elapsedMs: number, shellStyle = false): string {
 }
 
 /**
- * The answer to a cancelled call (reference §3.3): the abort message with `success` unset; for
- * tool_search an empty completed `tool_search_output`. Code Mode receives the message.
+ * A message-only answer (the shared shape of aborted and failed calls): the message as the output
+ * text, or an empty completed `tool_search_output` for tool_search; Code Mode receives the message.
  */
-export class AbortedToolOutput implements ToolOutput {
-  /** The abort text (see {@link abortedMessage}). */
+abstract class MessageToolOutput implements ToolOutput {
+  /** The model-visible text. */
   readonly message: string;
-  /** Always `undefined`: an aborted call neither succeeded nor failed. */
-  readonly success: boolean | undefined = undefined;
-
-  constructor(message: string) {
-    this.message = message;
-  }
-
-  /** An empty completed `tool_search_output` for tool_search; else a function or custom output with the message. */
-  toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
-    if (payload.kind === 'tool-search') {
-      return { type: 'tool_search_output', call_id: callId, status: 'completed', execution: 'client', tools: [] };
-    }
-    return outputItem(callId, payload, this.message);
-  }
-
-  /** The message. */
-  codeModeResult(): JsonValue {
-    return this.message;
-  }
-
-  /** The message (not truncated). */
-  logPreview(): string {
-    return this.message;
-  }
-}
-
-/**
- * The answer to a model-visible failure (reference error table): the message with
- * `success: false`; tool_search failures become an empty completed `tool_search_output`.
- */
-export class FailureToolOutput implements ToolOutput {
-  /** The model-visible failure text (e.g. `unsupported call: x`). */
-  readonly message: string;
-  /** Always false. */
-  readonly success = false;
+  /** `undefined` for aborted calls, `false` for failures. */
+  abstract readonly success: boolean | undefined;
 
   constructor(message: string) {
     this.message = message;
@@ -265,4 +232,23 @@ export class FailureToolOutput implements ToolOutput {
   logPreview(): string {
     return previewText(this.message);
   }
+}
+
+/**
+ * The answer to a cancelled call (reference §3.3): the abort message (see {@link abortedMessage})
+ * with `success` unset; for tool_search an empty completed `tool_search_output`.
+ */
+export class AbortedToolOutput extends MessageToolOutput {
+  /** Always `undefined`: an aborted call neither succeeded nor failed. */
+  readonly success: boolean | undefined = undefined;
+}
+
+/**
+ * The answer to a model-visible failure (reference error table): the message (e.g.
+ * `unsupported call: x`) with `success: false`; tool_search failures become an empty completed
+ * `tool_search_output`.
+ */
+export class FailureToolOutput extends MessageToolOutput {
+  /** Always false. */
+  readonly success = false;
 }
