@@ -74,7 +74,7 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '0.0.0', private: true }));
   const installs = [...closure(pkg.name)].map((name) => tarballOf.get(name)!);
-  const install = await run('npm', ['install', '--no-audit', '--no-fund', '--legacy-peer-deps', '--ignore-scripts', ...installs, '@types/node@20.19.43'], dir);
+  const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', '--ignore-scripts', ...installs, '@types/node@20.19.43'], dir);
   if (install.code !== 0) return `npm install failed:\n${install.output}`;
   const esm = await run('node', ['--no-node-snapshot', '--input-type=module', '-e', `import * as m from '${pkg.name}'; if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
   if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
