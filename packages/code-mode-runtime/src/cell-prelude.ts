@@ -2,11 +2,18 @@
  * The isolate side of a cell: installs the globals of reference/code-mode.md §2 and returns the
  * `control` function the host enters through (`resolve` a tool call, fire `timers`).
  *
- * Evaluated with `context.evalClosure(CELL_PRELUDE, [send, configJson], { result: { reference: true } })`:
- * `$0` is an `ivm.Callback({ ignored: true })` (a plain function inside the isolate) and `$1` the
- * cell's config as JSON. Neither is reachable from user code: they live in this closure only,
- * and user code is compiled separately as a module. Every message sent to the host is made of
- * primitives; every error a helper throws is a plain string (§2.6).
+ * Evaluated with `context.evalClosure(CELL_PRELUDE, [send, configJson, storedPairs], { result: { reference: true } })`:
+ * `$0` is an `ivm.Callback({ ignored: true })` (a plain function inside the isolate), `$1` the
+ * cell's config as JSON and `$2` the session's stored values as a copied `[[key, json], …]` array
+ * (one string per value, never one string for all of them). None is reachable from user code:
+ * they live in this closure only, and user code is compiled separately as a module. Every
+ * message sent to the host is made of primitives; every error a helper throws is a plain string (§2.6).
+ *
+ * Value size limit: a string the bridge copies out (nested-call arguments, text / notify / image
+ * items, stored values and keys, the final error) is checked with `.length`, which never
+ * flattens a string, before anything that does (`charCodeAt`, a RegExp, a property key, the copy
+ * itself). Flattening allocates the whole string at once, and V8 cannot fail such an allocation
+ * near the heap limit gracefully: it aborts the whole process (see `value-limit.ts`).
  */
 export const CELL_PRELUDE = `'use strict';
 const send = $0;
@@ -29,6 +36,7 @@ const lowerCase = Function.prototype.call.bind(String.prototype.toLowerCase);
 const trimText = Function.prototype.call.bind(String.prototype.trim);
 const EXIT = '__codex_code_mode_exit__';
 const limits = config.limits;
+const maxValueChars = limits.maxValueChars;
 
 let finished = false;
 let outputBytes = 0;
@@ -55,9 +63,21 @@ function utf8Length(text) {
   return bytes;
 }
 
-function charge(text) {
+function tooLarge(what, length) {
+  return 'exec value size limit exceeded: ' + what + ' is ' + length + ' characters, over the limit of ' + maxValueChars +
+    ' characters per value for a cell with a heap limit of ' + limits.heapMb + ' MB';
+}
+
+// Uses only .length: must run before anything that flattens the string.
+function checkSize(text, what) {
+  if (text.length > maxValueChars) throw tooLarge(what, text.length);
+}
+
+function charge(text, what) {
   const remaining = limits.maxOutputBytes - outputBytes;
-  const bytes = text.length > remaining ? remaining + 1 : utf8Length(text);
+  if (text.length > remaining) throw 'exec output limit exceeded: a cell may produce at most ' + limits.maxOutputBytes + ' bytes of output';
+  checkSize(text, what);
+  const bytes = utf8Length(text);
   if (bytes > remaining) throw 'exec output limit exceeded: a cell may produce at most ' + limits.maxOutputBytes + ' bytes of output';
   outputBytes += bytes;
 }
@@ -82,20 +102,26 @@ function settle(failed, error) {
   try {
     let errorText = '';
     let hasError = 0;
-    if (failed && error !== EXIT) { hasError = 1; errorText = describe(error); }
-    // Built by hand: no Array.prototype method or toJSON the cell may have replaced is involved.
-    let pairs = '';
-    for (const key in writes) pairs += (pairs === '' ? '' : ',') + '[' + stringify(key) + ',' + stringify(writes[key]) + ']';
-    send('done', hasError, errorText, '[' + pairs + ']');
+    if (failed && error !== EXIT) {
+      hasError = 1;
+      errorText = describe(error);
+      if (typeof errorText !== 'string') errorText = 'unknown error';
+      else if (errorText.length > maxValueChars) errorText = tooLarge('the error the cell failed with', errorText.length);
+    }
+    // One message per write (each within the value size limit), then done with their count;
+    // the host commits them only when the count matches. No Array.prototype method is involved.
+    let count = 0;
+    for (const key in writes) { send('write', key, writes[key]); count++; }
+    send('done', hasError, errorText, count);
   } catch (_) {
-    send('done', 1, 'exec cell could not report its result', '[]');
+    send('done', 1, 'exec cell could not report its result', -1);
   }
 }
 
 // ---- text / image / notify -------------------------------------------------------------
 function text(value) {
   const item = toText(value);
-  charge(item);
+  charge(item, 'a text() item');
   if (!finished) send('text', item);
 }
 
@@ -106,6 +132,7 @@ function isDetail(value) {
 }
 
 function normalizeDetail(detail) {
+  if (detail.length > 16) throw 'image detail must be one of: auto, low, high, original';
   const lower = lowerCase(detail);
   if (!isDetail(lower)) throw 'image detail must be one of: auto, low, high, original';
   return lower;
@@ -117,11 +144,14 @@ function image(imageUrlOrItem, detail) {
   const first = imageUrlOrItem;
   if (typeof first === 'string') {
     if (first === '') throw IMAGE_SHAPE;
+    checkSize(first, 'an image URL');
     url = first;
   } else if (first !== null && typeof first === 'object' && !isArray(first)) {
     if (typeof first.image_url === 'string') {
-      if (first.image_url === '') throw IMAGE_SHAPE;
-      url = first.image_url;
+      const given = first.image_url;
+      if (given === '') throw IMAGE_SHAPE;
+      checkSize(given, 'an image URL');
+      url = given;
       const own = first.detail;
       if (own !== undefined && own !== null) {
         if (typeof own !== 'string') throw 'image detail must be a string when provided';
@@ -131,11 +161,13 @@ function image(imageUrlOrItem, detail) {
       if (first.type !== 'image') throw 'image only accepts MCP image blocks, got ' + stringify(first.type);
       const data = first.data;
       if (typeof data !== 'string' || data === '') throw IMAGE_SHAPE;
+      checkSize(data, 'image data');
       const mime = typeof first.mimeType === 'string' ? first.mimeType : typeof first.mime_type === 'string' ? first.mime_type : 'application/octet-stream';
       url = testPattern(/^data:/i, data) ? data : 'data:' + mime + ';base64,' + data;
+      checkSize(url, 'an image URL');
       const meta = first._meta;
       const metaDetail = meta !== null && typeof meta === 'object' ? meta['codex/imageDetail'] : undefined;
-      if (typeof metaDetail === 'string' && isDetail(lowerCase(metaDetail))) chosen = lowerCase(metaDetail);
+      if (typeof metaDetail === 'string' && metaDetail.length <= 16 && isDetail(lowerCase(metaDetail))) chosen = lowerCase(metaDetail);
     } else {
       throw IMAGE_SHAPE;
     }
@@ -148,14 +180,15 @@ function image(imageUrlOrItem, detail) {
   }
   if (testPattern(/^https?:/i, url)) throw 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
   if (!testPattern(/^data:/i, url)) throw 'image expects a base64 data: URL';
-  charge(url);
+  charge(url, 'an image URL');
   if (!finished) send('image', url, chosen === undefined ? 'high' : chosen);
 }
 
 function notify(value) {
   const message = toText(value);
+  checkSize(message, 'a notify() message');
   if (trimText(message) === '') throw 'notify expects non-empty text';
-  charge(message);
+  charge(message, 'a notify() message');
   if (!finished) send('notify', message);
 }
 
@@ -170,7 +203,8 @@ function exit() {
 // ---- store / load ----------------------------------------------------------------------
 const stored = createNull();
 const writes = createNull();
-for (const pair of parse(config.stored)) stored[pair[0]] = pair[1];
+const storedPairs = $2;
+for (let i = 0; i < storedPairs.length; i++) stored[storedPairs[i][0]] = storedPairs[i][1];
 
 function coerceKey(key, helper) {
   try { return '' + \`\${key}\`; } catch (_) { throw helper + ' key must be a string'; }
@@ -178,15 +212,19 @@ function coerceKey(key, helper) {
 
 function store(key, value) {
   const name = coerceKey(key, 'store');
+  checkSize(name, 'a store() key');
   let json;
   try { json = stringify(value); } catch (error) { throw describeMessage(error); }
   if (json === undefined) throw 'Unable to store ' + stringify(name) + '. Only plain serializable objects can be stored.';
+  checkSize(json, 'the JSON of a store() value');
   stored[name] = json;
   writes[name] = json;
 }
 
 function load(key) {
   const name = coerceKey(key, 'load');
+  // No key this long can have been stored; looking it up would flatten it.
+  if (name.length > maxValueChars) return undefined;
   const json = stored[name];
   return json === undefined ? undefined : parse(json);
 }
@@ -229,6 +267,9 @@ function makeTool(name, kind) {
     let json;
     if (args !== undefined) {
       try { json = stringify(args); } catch (error) { throw describeMessage(error); }
+    }
+    if (json !== undefined && json.length > maxValueChars) {
+      return rejectWith(tooLarge('the JSON of the arguments of tool \\\`' + name + '\\\`', json.length));
     }
     if (kind === 'freeform') {
       if (json === undefined || json.charCodeAt(0) !== 34) return rejectWith('tool \\\`' + name + '\\\` expects a string input');

@@ -140,14 +140,15 @@ describe('resources: each fails its own cell only, the host stays healthy', () =
     expect(await env.texts(`function down(n) { return down(n + 1) + 1; } try { down(0); } catch (e) { text(e.name); }`)).toEqual(['RangeError']);
   });
 
-  it('a 50 MB text() hits the default output limit with a clear error; with a higher limit it arrives whole', async () => {
+  it('a 50 MB text() hits the default output limit with a clear error; with higher output and heap limits it arrives whole', async () => {
     const refused = await env.run(`text('small'); text('x'.repeat(50_000_000));`);
     expect(refused).toMatchObject({
       kind: 'completed',
       items: [{ text: 'small' }],
       error: 'exec output limit exceeded: a cell may produce at most 16777216 bytes of output',
     });
-    const roomy = setup({}, { maxOutputBytes: 64 * 1024 * 1024 });
+    // 50,000,000 characters is over the value size limit of a 128 MB cell (16 MiB); a 512 MB cell passes 64 MiB.
+    const roomy = setup({}, { maxOutputBytes: 64 * 1024 * 1024, heapMb: 512 });
     try {
       const observation = await roomy.run(`text('x'.repeat(50_000_000));`);
       expect(observation.kind).toBe('completed');
@@ -184,6 +185,111 @@ describe('resources: each fails its own cell only, the host stays healthy', () =
     expect(after.heapUsed - before.heapUsed).toBeLessThan(8 * 1024 * 1024);
     expect(after.rss - before.rss).toBeLessThan(64 * 1024 * 1024);
     expect(await env.texts(`text('alive');`)).toEqual(['alive']);
+  });
+});
+
+describe('value size limit: a value crossing the bridge is at most heapMb / 8 MiB characters', () => {
+  // 16 MB cells: the limit is 2,097,152 characters. Over it, the value is refused inside the cell
+  // before it is flattened or copied; the cell, the session and the host go on.
+  const HEAP_MB = 16;
+  const LIMIT = 2_097_152;
+  const tooLarge = (what: string, length: number) =>
+    `exec value size limit exceeded: ${what} is ${length} characters, over the limit of ${LIMIT} characters per value for a cell with a heap limit of ${HEAP_MB} MB`;
+  const small = setup(
+    {
+      measure: (request) => ({ length: (request.input as { s: string }).s.length }),
+      big: (request) => ({ s: 'z'.repeat((request.input as { n: number }).n) }),
+      fail_big: (request) => {
+        throw 'e'.repeat((request.input as { n: number }).n);
+      },
+    },
+    { heapMb: HEAP_MB, maxOutputBytes: 256 * 1024 * 1024 },
+  );
+  afterAll(() => small.runtime.shutdown());
+
+  it('nested-call arguments: just under the limit arrive whole; over it the call rejects in the cell and never reaches the host', async () => {
+    const before = small.calls.length;
+    // {"s":"…"} adds 8 characters of JSON.
+    expect(await small.texts(`text((await tools.measure({ s: 'x'.repeat(${LIMIT - 8}) })).length);`)).toEqual([String(LIMIT - 8)]);
+    const texts = await small.texts(`try { await tools.measure({ s: 'x'.repeat(${LIMIT - 7}) }); } catch (e) { text(e); } text('went on');`);
+    expect(texts).toEqual([tooLarge('the JSON of the arguments of tool `measure`', LIMIT + 1), 'went on']);
+    expect(small.calls.length).toBe(before + 1);
+  });
+
+  it('the reported crash: a 12,000,000-character argument from a 32 MB cell fails the cell clearly (it used to abort the host)', async () => {
+    const env32 = setup({ measure: (request) => ({ length: (request.input as { s: string }).s.length }) }, { heapMb: 32 });
+    try {
+      const observation = await env32.run(`text('before'); await tools.measure({ s: 'x'.repeat(12_000_000) });`);
+      expect(observation).toMatchObject({
+        kind: 'completed',
+        items: [{ text: 'before' }],
+        error:
+          'exec value size limit exceeded: the JSON of the arguments of tool `measure` is 12000008 characters, over the limit of 4194304 characters per value for a cell with a heap limit of 32 MB',
+      });
+      expect(env32.calls).toHaveLength(0);
+      expect(await env32.texts(`text('next cell fine');`)).toEqual(['next cell fine']);
+    } finally {
+      await env32.runtime.shutdown();
+    }
+  });
+
+  it('text, notify and image items over the limit throw inside the cell; at the limit they arrive whole', async () => {
+    const texts = await small.texts(`
+      text('x'.repeat(${LIMIT}));
+      for (const attempt of [
+        () => text('x'.repeat(${LIMIT + 1})),
+        () => text({ s: 'x'.repeat(${LIMIT}) }),
+        () => notify('x'.repeat(${LIMIT + 1})),
+        () => image('data:image/png;base64,' + 'A'.repeat(${LIMIT})),
+        () => image({ type: 'image', data: 'A'.repeat(${LIMIT + 1}) }),
+        () => image('data:image/png;base64,AA', 'h'.repeat(${LIMIT + 1})),
+      ]) { try { attempt(); text('accepted'); } catch (e) { text(e); } }`);
+    expect(texts.map((text) => (text.length > 1000 ? text.length : text))).toEqual([
+      LIMIT,
+      tooLarge('a text() item', LIMIT + 1),
+      tooLarge('a text() item', LIMIT + 8),
+      tooLarge('a notify() message', LIMIT + 1),
+      tooLarge('an image URL', LIMIT + 22),
+      tooLarge('image data', LIMIT + 1),
+      'image detail must be one of: auto, low, high, original',
+    ]);
+    expect(small.notifications).toHaveLength(0);
+  });
+
+  it('stored values: each value and key is limited; writes whose total is over the limit all commit', async () => {
+    const third = Math.floor(LIMIT * 0.6);
+    const texts = await small.texts(`
+      for (const attempt of [() => store('big', 'x'.repeat(${LIMIT})), () => store('k'.repeat(${LIMIT + 1}), 1)]) { try { attempt(); } catch (e) { text(e); } }
+      text(String(load('k'.repeat(${LIMIT + 1}))));
+      for (const key of ['a', 'b', 'c']) store(key, key.repeat(${third}));`);
+    expect(texts).toEqual([tooLarge('the JSON of a store() value', LIMIT + 2), tooLarge('a store() key', LIMIT + 1), 'undefined']);
+    expect(await small.texts(`text([load('a'), load('b'), load('c'), load('big')].map((v) => v === undefined ? 'none' : v[0] + v.length).join());`)).toEqual([
+      `a${third},b${third},c${third},none`,
+    ]);
+  });
+
+  it('tool results over the limit reject the call in the cell; a huge tool error text is shortened', async () => {
+    const texts = await small.texts(`
+      text((await tools.big({ n: ${LIMIT - 8} })).s.length);
+      try { await tools.big({ n: ${LIMIT} }); } catch (e) { text(e); }
+      try { await tools.fail_big({ n: ${LIMIT + 1} }); } catch (e) { text(e.length < 2000); text(e.slice(0, 3) + e.slice(1000)); }`);
+    expect(texts).toEqual([
+      String(LIMIT - 8),
+      tooLarge('the JSON of the result of tool `big`', LIMIT + 8),
+      'true',
+      `eee… (${tooLarge("the tool's error text", LIMIT + 1)})`,
+    ]);
+  });
+
+  it('an error over the limit is replaced by a size error; sizes from 1M to 60M characters never take the host down', async () => {
+    expect(await small.run(`throw 'x'.repeat(${LIMIT + 1});`)).toMatchObject({ error: tooLarge('the error the cell failed with', LIMIT + 1) });
+    for (const chars of [1e6, 3e6, 6e6, 12e6, 24e6, 60e6]) {
+      const observation = await small.run(`text('start'); await tools.measure({ s: 'x'.repeat(${chars}) }); text('sent');`);
+      expect(observation.kind).toBe('completed');
+      if (chars < LIMIT) expect(observation.items.map((item) => item.type === 'input_text' && item.text)).toEqual(['start', 'sent']);
+      else expect(observation.kind === 'completed' && observation.error).toMatch(/^exec (value size limit exceeded|runtime ended unexpectedly: the cell exceeded its heap limit of 16 MB)/);
+    }
+    expect(await small.texts(`text('host and session fine');`)).toEqual(['host and session fine']);
   });
 });
 

@@ -5,6 +5,7 @@ import type { CellHost, CellObservation, CellToolDescriptor } from './cell-host'
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
 import { nullPrototype } from './null-prototype';
+import { maxValueChars, valueTooLarge } from './value-limit';
 
 /** Per-cell resource limits (see `CodeModeRuntimeOptions`). */
 export interface CellLimits {
@@ -59,6 +60,8 @@ export class Cell {
   private buffer: ContentItem[] = [];
   private observer: Observer | undefined;
   private completion: { error?: string } | undefined;
+  /** Stored writes announced by the cell's `write` messages, committed by a matching `done`. */
+  private writes: Array<[string, string]> = [];
   private readonly pendingCalls = new Map<string, PendingCall>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private dueTimers: number[] = [];
@@ -88,15 +91,22 @@ export class Cell {
       if (this.state !== 'running') return this.dispose();
       const config = JSON.stringify({
         tools: tools.map((tool) => ({ name: tool.name, description: tool.description, kind: tool.kind })),
-        stored: JSON.stringify(this.options.storedSnapshot),
         storeEnabled: this.options.storedValues,
-        limits: { maxInFlightCalls: limits.maxInFlightCalls, maxOutputBytes: limits.maxOutputBytes },
+        limits: {
+          maxInFlightCalls: limits.maxInFlightCalls,
+          maxOutputBytes: limits.maxOutputBytes,
+          maxValueChars: maxValueChars(limits.heapMb),
+          heapMb: limits.heapMb,
+        },
       });
+      // Copied as one string per value: a single string holding all stored values would be one
+      // allocation of their total size inside the isolate (see value-limit.ts).
+      const stored = new ivm.ExternalCopy(this.options.storedSnapshot).copyInto(nullPrototype({ release: true as const }));
       const send = new ivm.Callback(
         (kind: unknown, a: unknown, b: unknown, c: unknown) => this.onMessage(kind, a, b, c),
         nullPrototype({ ignored: true as const }),
       );
-      this.control = (await context.evalClosure(CELL_PRELUDE, [send, config], nullPrototype({ result: nullPrototype({ reference: true as const }) }))) as never;
+      this.control = (await context.evalClosure(CELL_PRELUDE, [send, config, stored], nullPrototype({ result: nullPrototype({ reference: true as const }) }))) as never;
       if (this.state !== 'running') return this.dispose();
       const compiled = await compileCellModule(isolate, source, typescript);
       if (this.state !== 'running') return this.dispose();
@@ -222,9 +232,13 @@ export class Cell {
           this.timers.delete(a);
         }
         return;
+      case 'write':
+        if (typeof a === 'string' && typeof b === 'string') this.writes.push([a, b]);
+        return;
       case 'done':
-        if (typeof b === 'string' && typeof c === 'string') {
-          this.complete(a === 1 ? b : undefined, parseWrites(c));
+        if (typeof b === 'string' && typeof c === 'number') {
+          // A count that does not match what arrived (or -1: the cell could not report) commits nothing.
+          this.complete(a === 1 ? b : undefined, c === this.writes.length ? this.writes : []);
         }
         return;
       default:
@@ -244,15 +258,17 @@ export class Cell {
       result = Promise.reject(error);
     }
     const settled = result.then(
-      (value) => this.resolveCall(runtimeToolCallId, true, value),
-      (error) => this.resolveCall(runtimeToolCallId, false, toolErrorText(error)),
+      (value) => this.resolveCall(runtimeToolCallId, tool, true, value),
+      (error) => this.resolveCall(runtimeToolCallId, tool, false, toolErrorText(error)),
     );
     this.pendingCalls.set(runtimeToolCallId, { controller, settled });
   }
 
-  private resolveCall(runtimeToolCallId: string, ok: boolean, value: unknown): void {
+  private resolveCall(runtimeToolCallId: string, tool: string, ok: boolean, value: unknown): void {
     this.pendingCalls.delete(runtimeToolCallId);
     if (this.state !== 'running') return;
+    const { heapMb } = this.options.limits;
+    const limit = maxValueChars(heapMb);
     if (ok) {
       let json: string | undefined;
       try {
@@ -260,9 +276,15 @@ export class Cell {
       } catch (error) {
         return this.enter('resolve', runtimeToolCallId, 0, `tool result is not JSON-serializable: ${errorMessage(error)}`);
       }
+      // Parsing it inside the cell would allocate its strings whole (see value-limit.ts).
+      if (json !== undefined && json.length > limit) {
+        return this.enter('resolve', runtimeToolCallId, 0, valueTooLarge(`the JSON of the result of tool \`${tool}\``, json.length, heapMb));
+      }
       this.enter('resolve', runtimeToolCallId, 1, json);
     } else {
-      this.enter('resolve', runtimeToolCallId, 0, value as string);
+      let text = value as string;
+      if (text.length > limit) text = `${text.slice(0, 1000)}… (${valueTooLarge("the tool's error text", text.length, heapMb)})`;
+      this.enter('resolve', runtimeToolCallId, 0, text);
     }
   }
 
@@ -386,20 +408,6 @@ export class Cell {
 }
 
 const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
-
-/** The cell's write set, `[[key, json], …]`; anything malformed is dropped. */
-function parseWrites(text: string): Array<[string, string]> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(parsed)) return [];
-  return parsed.filter(
-    (pair): pair is [string, string] => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string',
-  );
-}
 
 function toolErrorText(error: unknown): string {
   if (typeof error === 'string') return error;
