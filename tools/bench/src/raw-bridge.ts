@@ -9,8 +9,11 @@ export type RawTool = (input: unknown) => Promise<unknown>;
 
 const noop: RawTool = async () => null;
 
-/** Runs `source` as a module in a fresh isolate; resolves with the first `text(value)`. */
-export async function rawBridgeRun(source: string, tool: RawTool = noop): Promise<string> {
+/**
+ * Runs `source` as a module in a fresh isolate; resolves with the first `text(value)`. The host
+ * tool is the global function `name` (default `tool`).
+ */
+export async function rawBridgeRun(source: string, tool: RawTool = noop, name = 'tool'): Promise<string> {
   const isolate = new ivm.Isolate({ memoryLimit: 128 });
   try {
     const context = await isolate.createContext();
@@ -26,7 +29,7 @@ export async function rawBridgeRun(source: string, tool: RawTool = noop): Promis
     );
     resolver = (await context.evalClosure(
       `const send = $0; const pending = new Map(); let seq = 0;
-       globalThis.tool = (input) => new Promise((resolve) => { const id = ++seq; pending.set(id, resolve); send('call', id, JSON.stringify(input ?? {})); }).then(JSON.parse);
+       globalThis[${JSON.stringify(name)}] = (input) => new Promise((resolve) => { const id = ++seq; pending.set(id, resolve); send('call', id, JSON.stringify(input ?? {})); }).then(JSON.parse);
        globalThis.text = (value) => send('done', 0, String(value));
        return (id, json) => { const resolve = pending.get(id); pending.delete(id); resolve(json); };`,
       [send],

@@ -6,9 +6,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import ivm from 'isolated-vm';
 import { createCodeModeRuntime, type CellToolDescriptor } from '@switchyard/code-mode-runtime';
 import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';
+import { rawBridgeRun } from '../raw-bridge';
 
 const require = createRequire(import.meta.url);
 const SEQUENTIAL_CALLS = 500;
@@ -18,39 +18,7 @@ const LIVE_CELLS = 100;
 const noopTool: CellToolDescriptor[] = [{ name: 'noop', description: 'does nothing', kind: 'function' }];
 
 /** The raw technique: one isolate per run, a module, `noop()` calls bridged by Callback + Reference.apply. */
-async function rawRun(source: string): Promise<string> {
-  const isolate = new ivm.Isolate({ memoryLimit: 128 });
-  try {
-    const context = await isolate.createContext();
-    let finish!: (text: string) => void;
-    const finished = new Promise<string>((resolve) => (finish = resolve));
-    let resolver: ivm.Reference | undefined;
-    const send = new ivm.Callback(
-      (kind: string, id: number, payload: string) => {
-        if (kind === 'call') {
-          void Promise.resolve('null').then((json) => resolver!.apply(undefined, [id, json]).catch(() => {}));
-        } else finish(payload);
-      },
-      { ignored: true },
-    );
-    resolver = (await context.evalClosure(
-      `const send = $0; const pending = new Map(); let seq = 0;
-       globalThis.noop = () => new Promise((resolve) => { const id = ++seq; pending.set(id, resolve); send('call', id, JSON.stringify({})); }).then(JSON.parse);
-       globalThis.text = (value) => send('done', 0, String(value));
-       return (id, json) => { const resolve = pending.get(id); pending.delete(id); resolve(json); };`,
-      [send],
-      { result: { reference: true } },
-    )) as ivm.Reference;
-    const module = await isolate.compileModule(source, { filename: 'exec_main.mjs' });
-    await module.instantiate(context, () => {
-      throw new Error('no imports');
-    });
-    void module.evaluate().catch(() => {});
-    return await finished;
-  } finally {
-    isolate.dispose();
-  }
-}
+const rawRun = (source: string) => rawBridgeRun(source, async () => null, 'noop');
 
 /** RSS per live idle cell, measured in a fresh process so freed malloc arenas do not flatter either side. */
 function rssPerLiveCellKiB(kind: 'runtime' | 'raw'): number {
