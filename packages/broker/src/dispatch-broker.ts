@@ -34,6 +34,8 @@ interface CellRecord {
   execCallId: string;
   ready: Promise<void>;
   release: () => void;
+  /** True once the gate has opened: calls then skip waiting on it (no promise, no abort listener). */
+  open: boolean;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -122,13 +124,23 @@ export class DispatchBroker {
     let record = this.cells.get(cellId);
     if (!record) {
       const creating = this.creating ?? { tools: new Map(), execCallId: '' };
-      let release!: () => void;
-      const ready = new Promise<void>((resolve) => (release = resolve));
-      record = { tools: creating.tools, execCallId: creating.execCallId, ready, release };
+      let resolveReady!: () => void;
+      const ready = new Promise<void>((resolve) => (resolveReady = resolve));
+      const created: CellRecord = {
+        tools: creating.tools,
+        execCallId: creating.execCallId,
+        ready,
+        open: false,
+        release: () => {
+          created.open = true;
+          resolveReady();
+        },
+      };
+      record = created;
       this.cells.set(cellId, record);
       // A call made before createCell returns belongs to the cell being created: exec has
       // registered its tool surface, so the gate opens now rather than deadlock on the first observation.
-      if (this.creating) release();
+      if (this.creating) record.release();
     }
     return record;
   }
@@ -161,8 +173,9 @@ export class DispatchBroker {
       payload = { kind: 'function', arguments: input === undefined ? '{}' : JSON.stringify(input) };
     }
     if (signal.aborted) throw abortError(signal);
-    await untilAborted(record.ready, signal);
-    const worker = await this.waitForWorker(signal);
+    // Fast path of every call after a cell's first: gate open and a step attached, nothing to wait for.
+    if (!record.open) await untilAborted(record.ready, signal);
+    const worker = this.worker ?? (await this.waitForWorker(signal));
     const call: ToolCall = { toolName: definition.toolName, callId: `exec-${randomUUID()}`, payload };
     const source: ToolCallSource = { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId };
     let result: { output: ToolOutput; success: boolean | undefined };

@@ -350,6 +350,46 @@ describe('ToolCallRuntime: cancellation', () => {
     expect(events.filter((event) => 'callId' in event && event.callId === 'g2').map((event) => event.type)).toEqual(['tool-call-aborted']);
   });
 
+  it('the handler sees the reason; the runtime has answered (aborted event) by the time the handler hears of it', async () => {
+    const seen: string[] = [];
+    const listening = defineFunctionTool({
+      name: 'listening',
+      description: '',
+      parameters: { type: 'object' },
+      handle: ({ signal }) =>
+        new Promise<string>(() => {
+          signal.addEventListener('abort', () => seen.push(`handler: ${String(signal.reason)}`));
+        }),
+    });
+    const { runtime, router } = setup([listening]);
+    router.on('tool-call-aborted', () => seen.push('event'));
+    const pending = runtime.handle({ toolName: toolName('listening'), callId: 'l1', payload: { kind: 'function', arguments: '{}' } });
+    await sleep(5);
+    runtime.abort('stop now');
+    expect((await pending).success).toBeUndefined();
+    expect(seen).toEqual(['event', 'handler: stop now']);
+  });
+
+  it("a code-mode caller's signal cancels its call only (no gate), and a completed call ignores a later abort", async () => {
+    const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
+    const { runtime, events } = setup([hangingTool('hang'), quick]);
+    const source = { kind: 'code-mode' as const, cellId: 'c', runtimeToolCallId: 'tool-1' };
+    const caller = new AbortController();
+    const hanging = runtime.handle({ toolName: toolName('hang'), callId: 'n1', payload: { kind: 'function', arguments: '{}' } }, { source, signal: caller.signal });
+    const other = new AbortController();
+    const done = await runtime.handle({ toolName: toolName('quick'), callId: 'n2', payload: { kind: 'function', arguments: '{}' } }, { source, signal: other.signal });
+    other.abort();
+    caller.abort('cell terminated');
+    expect(((await hanging).item as { output: string }).output).toBe('aborted by user after 0.1s');
+    expect(done.item).toEqual({ type: 'function_call_output', call_id: 'n2', output: 'done' });
+    expect(events.map((event) => `${event.type} ${'callId' in event ? event.callId : ''}`)).toEqual([
+      'tool-call-start n1',
+      'tool-call-start n2',
+      'tool-call-end n2',
+      'tool-call-aborted n1',
+    ]);
+  });
+
   it('an abandoned exclusive call gives the gate back so the turn goes on', async () => {
     const log: Interval[] = [];
     const { runtime } = setup([hangingTool('hang'), timedTool('next', 5, log)]);

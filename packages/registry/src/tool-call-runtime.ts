@@ -20,7 +20,7 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { dispatchToolCall, type DispatchOutcome } from './dispatch';
+import { dispatchToolCall, type DispatchContext, type DispatchOutcome } from './dispatch';
 import { ReadWriteGate, type GateRelease } from './read-write-gate';
 import type { ToolRouter } from './tool-router';
 
@@ -71,7 +71,8 @@ export class ToolCallRuntime {
   readonly step: StepContext;
   private readonly turnSignal: AbortSignal | undefined;
   private readonly gate = new ReadWriteGate();
-  private readonly active = new Set<AbortController>();
+  /** The cancel function of every call still running. */
+  private readonly active = new Set<(reason: unknown) => void>();
   private contexts: string[] = [];
 
   constructor(options: ToolCallRuntimeOptions) {
@@ -100,7 +101,7 @@ export class ToolCallRuntime {
 
   /** Cancels every call of this runtime that is still running; later calls run normally. */
   abort(reason?: unknown): void {
-    for (const controller of [...this.active]) controller.abort(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
+    for (const cancel of [...this.active]) cancel(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
   }
 
   /** Hook additional contexts collected since the last take (pre and post, in arrival order). */
@@ -115,44 +116,66 @@ export class ToolCallRuntime {
     const executor = router.registry.get(call.toolName);
     const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
     const controller = new AbortController();
+    const signal = controller.signal;
     const startedAt = performance.now();
     const contexts: string[] = [];
     let terminal: 'done' | 'aborted' | undefined;
     let release: GateRelease | undefined;
+    let cancelled = false;
     const claim = (kind: 'done' | 'aborted') => {
       if (terminal) return false;
       terminal = kind;
       return true;
     };
+    const context: DispatchContext = {
+      call,
+      source,
+      executor,
+      router,
+      step: this.step,
+      signal,
+      cancelled: () => cancelled,
+      tools: this.toolAccess(source, signal),
+      claim: () => claim('done'),
+      addContexts: (list) => {
+        contexts.push(...list);
+        this.contexts.push(...list);
+      },
+    };
 
     return new Promise<DispatchResult>((resolve, reject) => {
-      const forward = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+      // Every cancellation goes through here (runtime.abort(), a caller's signal, an already-aborted
+      // signal), so the call's own signal needs no listener of ours (the first listener on a fresh
+      // AbortSignal costs microseconds in Node 20). The runtime settles the call first (claim, the
+      // aborted event, the gate), then the signal tells the handler: the order a gated call always
+      // had, since its handler could only listen after the runtime did.
+      const cancel = (reason: unknown) => {
+        if (cancelled) return;
+        cancelled = true;
+        try {
+          onCancel();
+        } finally {
+          controller.abort(reason);
+        }
+      };
+      const forward = (event: Event) => cancel((event.target as AbortSignal).reason);
       const cleanup = () => {
-        this.active.delete(controller);
-        for (const signal of signals) signal.removeEventListener('abort', forward);
+        this.active.delete(cancel);
+        for (const caller of signals) caller.removeEventListener('abort', forward);
       };
 
-      const task: Promise<DispatchOutcome> = (async () => {
-        if (gated) release = await this.gate.acquire(parallel ? 'shared' : 'exclusive', controller.signal);
-        try {
-          return await dispatchToolCall({
-            call,
-            source,
-            executor,
-            router,
-            step: this.step,
-            signal: controller.signal,
-            tools: this.toolAccess(source, controller.signal),
-            claim: () => claim('done'),
-            addContexts: (list) => {
-              contexts.push(...list);
-              this.contexts.push(...list);
-            },
-          });
-        } finally {
-          release?.();
-        }
-      })();
+      // Code Mode calls skip the gate (their exec holds it): no wrapper, the dispatch is the task.
+      const task: Promise<DispatchOutcome> = gated
+        ? (async () => {
+            const granted = await this.gate.acquire(parallel ? 'shared' : 'exclusive', signal);
+            release = granted;
+            try {
+              return await dispatchToolCall(context);
+            } finally {
+              granted();
+            }
+          })()
+        : dispatchToolCall(context);
 
       task.then(
         (outcome) => {
@@ -169,35 +192,34 @@ export class ToolCallRuntime {
         },
       );
 
-      controller.signal.addEventListener(
-        'abort',
-        () => {
-          // Cancellation after completion keeps the real result (reference §3.3).
-          if (!claim('aborted')) return;
-          const elapsedMs = performance.now() - startedAt;
-          const output = new AbortedToolOutput(abortedMessage(elapsedMs, executor?.abortStyle === 'shell'));
-          router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
-          const result = this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message));
-          if (executor?.waitsForCancellation) {
-            // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
-            const settle = () => {
-              cleanup();
-              resolve(result);
-            };
-            task.then(settle, settle);
-          } else {
-            release?.();
+      const onCancel = () => {
+        // Cancellation after completion keeps the real result (reference §3.3).
+        if (!claim('aborted')) return;
+        const elapsedMs = performance.now() - startedAt;
+        const output = new AbortedToolOutput(abortedMessage(elapsedMs, executor?.abortStyle === 'shell'));
+        router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
+        const result = this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message));
+        if (executor?.waitsForCancellation) {
+          // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
+          const settle = () => {
             cleanup();
             resolve(result);
-          }
-        },
-        { once: true },
-      );
+          };
+          task.then(settle, settle);
+        } else {
+          release?.();
+          cleanup();
+          resolve(result);
+        }
+      };
 
-      this.active.add(controller);
-      for (const signal of signals) signal.addEventListener('abort', forward, { once: true });
-      const alreadyAborted = [this.turnSignal, ...signals].find((signal) => signal?.aborted);
-      if (alreadyAborted) controller.abort(alreadyAborted.reason);
+      this.active.add(cancel);
+      for (const caller of signals) caller.addEventListener('abort', forward, { once: true });
+      const turnSignal = this.turnSignal;
+      if (turnSignal?.aborted) return cancel(turnSignal.reason);
+      for (const caller of signals) {
+        if (caller.aborted) return cancel(caller.reason);
+      }
     });
   }
 

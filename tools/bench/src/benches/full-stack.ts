@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { compare, median, timeMedian, type Bench, type BenchFigure } from '../harness';
+import { compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun, rawEval } from '../raw-bridge';
 import { openBenchStack } from '../switchyard-stack';
 
@@ -19,6 +19,24 @@ const LIVE_CELLS = 50;
 const DIRECT_CALLS = 2_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Median duration (ms) of each function, sampled in alternation (a round runs every function once,
+ * in an order that rotates) so that load on a shared machine hits the subject and its reference alike.
+ */
+async function alternatingMedians(fns: ReadonlyArray<() => Promise<unknown>>, runs: number, warmup: number): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const samples: number[][] = fns.map(() => []);
+  for (let round = 0; round < runs; round++) {
+    for (let k = 0; k < fns.length; k++) {
+      const index = (round + k) % fns.length;
+      const start = performance.now();
+      await fns[index]();
+      samples[index].push(performance.now() - start);
+    }
+  }
+  return samples.map(median);
+}
 
 /** RSS growth per live idle cell in a fresh process (freed malloc arenas would flatter a reused one). */
 function rssPerLiveCellKiB(kind: 'full-stack' | 'raw'): number {
@@ -68,41 +86,43 @@ const bench: Bench = {
     try {
       const loop = (call: string) => `for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await ${call};\ntext('ok');`;
       // Per call: (cell with N calls − the same cell with none) / N, so cell start is not counted.
-      const empty = await timeMedian(() => stack.exec(`text('ok');`), 9, 2);
-      const full = await timeMedian(() => stack.exec(loop('tools.noop()')), 7, 2);
-      const rawEmpty = await timeMedian(() => rawBridgeRun(`text('ok');`), 9, 2);
-      const rawFull = await timeMedian(() => rawBridgeRun(loop('tool()')), 7, 2);
+      const [empty, full, rawEmpty, rawFull] = await alternatingMedians(
+        [() => stack.exec(`text('ok');`), () => stack.exec(loop('tools.noop()')), () => rawBridgeRun(`text('ok');`), () => rawBridgeRun(loop('tool()'))],
+        9,
+        2,
+      );
       const perCall = ((full - empty) * 1000) / SEQUENTIAL_CALLS;
       const rawPerCall = ((rawFull - rawEmpty) * 1000) / SEQUENTIAL_CALLS;
       figures.push(
         compare('nested no-op call round trip (sequential)', perCall, 'µs', { name: 'raw isolated-vm bridge, same technique', value: rawPerCall }, {
-          note: `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 7`,
+          note: `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs`,
         }),
       );
 
       const parallel = (call: string) => `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${call}));\ntext('ok');`;
-      const parallelMs = await timeMedian(() => stack.exec(parallel('tools.noop()')), 11, 2);
-      const rawParallelMs = await timeMedian(() => rawBridgeRun(parallel('tool()')), 11, 2);
+      const [parallelMs, rawParallelMs] = await alternatingMedians([() => stack.exec(parallel('tools.noop()')), () => rawBridgeRun(parallel('tool()'))], 11, 2);
       figures.push(
         compare(`${PARALLEL_CALLS} parallel nested no-op calls`, parallelMs, 'ms', { name: 'raw isolated-vm bridge, same technique', value: rawParallelMs }, {
-          note: 'cell start included on both sides, median of 11',
+          note: 'cell start included on both sides, median of 11 alternating runs',
         }),
       );
 
       const naps = (call: string) => `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${call}));\ntext('ok');`;
-      const napMs = await timeMedian(() => stack.exec(naps(`tools.nap({ ms: ${SLEEP_MS} })`)), 7, 1);
-      const rawNapMs = await timeMedian(() => rawBridgeRun(naps(`tool({ ms: ${SLEEP_MS} })`), async (input) => sleep((input as { ms: number }).ms)), 7, 1);
+      const [napMs, rawNapMs] = await alternatingMedians(
+        [() => stack.exec(naps(`tools.nap({ ms: ${SLEEP_MS} })`)), () => rawBridgeRun(naps(`tool({ ms: ${SLEEP_MS} })`), async (input) => sleep((input as { ms: number }).ms))],
+        7,
+        1,
+      );
       figures.push(
         compare(`${PARALLEL_CALLS} parallel nested calls sleeping ${SLEEP_MS} ms`, napMs, 'ms', { name: 'raw isolated-vm bridge, same technique', value: rawNapMs }, {
-          note: `= ${(napMs / SLEEP_MS).toFixed(2)}× one ${SLEEP_MS} ms sleep (serial would be ${PARALLEL_CALLS}×), median of 7`,
+          note: `= ${(napMs / SLEEP_MS).toFixed(2)}× one ${SLEEP_MS} ms sleep (serial would be ${PARALLEL_CALLS}×), median of 7 alternating runs`,
         }),
       );
 
-      const start = await timeMedian(() => stack.exec(`text('hi')`), 31, 5);
-      const rawStart = await timeMedian(() => rawEval(`'hi'`), 31, 5);
+      const [start, rawStart] = await alternatingMedians([() => stack.exec(`text('hi')`), () => rawEval(`'hi'`)], 31, 5);
       figures.push(
         compare("start-to-result of exec running text('hi')", start, 'ms', { name: 'raw isolate + context + eval', value: rawStart }, {
-          note: 'wire item in → wire output item out, median of 31',
+          note: 'wire item in → wire output item out, median of 31 alternating runs',
         }),
       );
     } finally {
@@ -116,19 +136,25 @@ const bench: Bench = {
     const turn = session.beginTurn();
     const step = await turn.step();
     const bare = async (args: unknown) => (args ? null : null);
-    const bareMs = await timeMedian(async () => {
-      for (let i = 0; i < DIRECT_CALLS; i++) await bare(JSON.parse('{}'));
-    });
-    const directMs = await timeMedian(async () => {
-      for (let i = 0; i < DIRECT_CALLS; i++) await step.dispatch({ type: 'function_call', call_id: `d${i}`, name: 'noop', arguments: '{}' });
-    });
+    const [bareMs, directMs] = await alternatingMedians(
+      [
+        async () => {
+          for (let i = 0; i < DIRECT_CALLS; i++) await bare(JSON.parse('{}'));
+        },
+        async () => {
+          for (let i = 0; i < DIRECT_CALLS; i++) await step.dispatch({ type: 'function_call', call_id: `d${i}`, name: 'noop', arguments: '{}' });
+        },
+      ],
+      7,
+      2,
+    );
     await turn.end();
     await session.shutdown();
     const perSecond = (ms: number) => DIRECT_CALLS / (ms / 1000);
     figures.push(
       compare('direct dispatch, wire item → wire output (no hooks)', perSecond(directMs), 'ops/s', { name: 'bare async call + JSON.parse', value: perSecond(bareMs) }, {
         higherIsBetter: true,
-        note: `${DIRECT_CALLS} sequential calls through step.dispatch, median of 7`,
+        note: `${DIRECT_CALLS} sequential calls through step.dispatch, median of 7 alternating runs`,
       }),
     );
 

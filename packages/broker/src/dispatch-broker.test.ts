@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { AbortedToolOutput, JsonToolOutput, toolName, type NestedToolDefinition, type ToolCall, type ToolOutput } from '@switchyard/protocol';
+import { DispatchBroker, type NestedWorker } from './dispatch-broker';
+
+const noop: NestedToolDefinition = { toolName: toolName('noop'), codeModeName: 'noop', description: 'd', kind: 'function', deferred: false };
+
+/** A worker answering `{ n }` per call, or hanging until the call's signal aborts (then after `teardownMs`). */
+function worker(options: { hang?: boolean; teardownMs?: number } = {}) {
+  const calls: ToolCall[] = [];
+  const handle: NestedWorker['handle'] = (call, { signal }) => {
+    calls.push(call);
+    if (!options.hang) return Promise.resolve({ output: new JsonToolOutput({ n: calls.length }) as ToolOutput, success: true });
+    return new Promise((resolve) => {
+      signal?.addEventListener('abort', () => {
+        setTimeout(() => resolve({ output: new AbortedToolOutput('aborted by user'), success: undefined }), options.teardownMs ?? 0);
+      });
+    });
+  };
+  return { calls, handle };
+}
+
+const request = (cellId: string, signal: AbortSignal, runtimeToolCallId = 'tool-1') => ({ cellId, runtimeToolCallId, tool: 'noop', input: {}, signal });
+
+describe('DispatchBroker', () => {
+  it('runs the calls of an open cell on the attached worker, each with its own exec call id', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const signal = new AbortController().signal;
+    expect(await broker.invoke(request('c1', signal))).toEqual({ n: 1 });
+    expect(await broker.invoke(request('c1', signal, 'tool-2'))).toEqual({ n: 2 });
+    expect(target.calls.map((call) => call.payload)).toEqual([
+      { kind: 'function', arguments: '{}' },
+      { kind: 'function', arguments: '{}' },
+    ]);
+    expect(new Set(target.calls.map((call) => call.callId)).size).toBe(2);
+    expect(target.calls.every((call) => /^exec-[0-9a-f-]{36}$/.test(call.callId))).toBe(true);
+  });
+
+  it('queues calls while no worker is attached and runs them on the next one', async () => {
+    const broker = new DispatchBroker();
+    const first = worker();
+    const detach = broker.attachWorker(first);
+    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    detach();
+    const pending = broker.invoke(request('c1', new AbortController().signal));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const next = worker();
+    broker.attachWorker(next);
+    expect(await pending).toEqual({ n: 1 });
+    expect([first.calls.length, next.calls.length]).toEqual([0, 1]);
+  });
+
+  it('a call made while its cell is being created runs before createCell resolves (no deadlock)', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    const signal = new AbortController().signal;
+    // The runtime's createCell resolves at the first observation, which here awaits the cell's first call.
+    const created = await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1', first: await broker.invoke(request('c1', signal)) }));
+    expect(created).toEqual({ cellId: 'c1', first: { n: 1 } });
+    expect(await broker.invoke(request('c1', signal, 'tool-2'))).toEqual({ n: 2 });
+  });
+
+  it('refuses a tool the cell was not given, and a call from a cell it does not know', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const signal = new AbortController().signal;
+    await expect(broker.invoke({ ...request('c1', signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
+    await expect(broker.invoke(request('c2', signal))).rejects.toBe('tool `noop` is not enabled in exec');
+    expect(target.calls).toEqual([]);
+  });
+
+  it('rejects as soon as the call is cancelled, without waiting for the tool to tear down', async () => {
+    const broker = new DispatchBroker();
+    broker.attachWorker(worker({ hang: true, teardownMs: 10_000 }));
+    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = broker.invoke(request('c1', controller.signal));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    await expect(pending).rejects.toBe('nested tool call cancelled');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('refuses an already-cancelled call before it reaches the worker', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    await expect(broker.invoke(request('c1', AbortSignal.abort('stopped')))).rejects.toBe('stopped');
+    expect(target.calls).toEqual([]);
+  });
+});
