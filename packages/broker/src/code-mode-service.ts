@@ -1,4 +1,4 @@
-import type { CustomToolCallOutputItem } from '@switchyard/protocol';
+import type { CellEndEvent, CellStartEvent, CustomToolCallOutputItem } from '@switchyard/protocol';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 import type { CodeModeRuntimeLike, RuntimeSession } from './runtime-types';
 
@@ -13,9 +13,33 @@ export interface BrokerSession {
  * Opens one code-mode session per host session, lazily (the first `exec`), and shuts it down with
  * it. Cells are keyed by host session, not by turn, so a yielded cell survives turns.
  */
+/** The cell lifecycle events the service emits. */
+export type CellEvent = CellStartEvent | CellEndEvent;
+
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();
+  private readonly listeners = new Set<(event: CellEvent) => void>();
   private closing = false;
+
+  /**
+   * Subscribes to `cell-start` (a cell was created by `exec`) and `cell-end` (its completion,
+   * failure or termination was observed); returns the unsubscribe function. Listener throws are ignored.
+   */
+  onCellEvent(listener: (event: CellEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Emits a cell event to every listener. */
+  emitCellEvent(event: CellEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure never reaches the cell or the call
+      }
+    }
+  }
 
   constructor(private readonly runtime: CodeModeRuntimeLike) {}
 
@@ -23,7 +47,7 @@ export class CodeModeService {
   session(sessionId: string): BrokerSession {
     let session = this.sessions.get(sessionId);
     if (!session) {
-      const broker = new DispatchBroker();
+      const broker = new DispatchBroker({ onCellStart: (cellId) => this.emitCellEvent({ type: 'cell-start', cellId }) });
       const runtime = this.runtime.openSession({
         invokeTool: (request) => broker.invoke(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),

@@ -33,6 +33,13 @@ function budget(requested: number | undefined, options: CodeModeToolOptions): nu
   return options.maxOutputTokensCap === undefined ? value : Math.min(value, options.maxOutputTokensCap);
 }
 
+/** `cell-end` for an observation that ends its cell (completed, failed or terminated). */
+function reportEnd(service: CodeModeService, observation: Observation): void {
+  if (observation.kind === 'yielded') return;
+  const status = observation.kind === 'terminated' ? 'terminated' : observation.error === undefined ? 'completed' : 'failed';
+  service.emitCellEvent({ type: 'cell-end', cellId: observation.cellId, status });
+}
+
 function respond(observation: Observation, started: number, maxTokens: number, invocation: ToolInvocation): FunctionToolOutput {
   const formatted = formatObservation(observation, {
     maxTokens,
@@ -84,6 +91,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       } catch (error) {
         serviceFailure(error);
       }
+      reportEnd(service, created.observation);
       return respond(created.observation, started, budget(source.maxOutputTokens, options), invocation);
     },
   };
@@ -144,17 +152,21 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       const maxTokens = budget(args.max_tokens, options);
       const session = service.session(invocation.step.sessionId);
       let observation: Observation;
+      let missing = false;
       try {
         observation = args.terminate
           ? await session.runtime.terminate(args.cell_id)
           : await session.runtime.observe(args.cell_id, { yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs });
       } catch (error) {
         if (hasErrorCode(error, 'CELL_NOT_FOUND')) {
+          missing = true;
           observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found` };
         } else {
           serviceFailure(error);
         }
       }
+      // a missing cell has no lifecycle of its own (reference §3.2): no cell-end for it
+      if (!missing) reportEnd(service, observation);
       return respond(observation, started, maxTokens, invocation);
     },
   };

@@ -1,5 +1,5 @@
 import type { CodeModeContributor, CodeModeSurface, CustomToolCallOutputItem, StepContext, ToolExecutor } from '@switchyard/protocol';
-import { CodeModeService } from './code-mode-service';
+import { CodeModeService, type CellEvent } from './code-mode-service';
 import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
 import type { CodeModeRuntimeLike } from './runtime-types';
@@ -24,6 +24,8 @@ export interface CodeMode extends CodeModeContributor {
   attachWorker(sessionId: string, worker: NestedWorker): () => void;
   /** `notify()` items injected in a host session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[];
+  /** `cell-start` / `cell-end` events of every session; returns the unsubscribe function. */
+  onCellEvent(listener: (event: CellEvent) => void): () => void;
   /** Shuts every code-mode session down. */
   shutdown(): Promise<void>;
 }
@@ -47,6 +49,7 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     },
     attachWorker: (sessionId, worker) => service.attachWorker(sessionId, worker),
     takeInjected: (sessionId) => service.takeInjected(sessionId),
+    onCellEvent: (listener) => service.onCellEvent(listener),
     shutdown: () => service.shutdown(),
   };
 }

@@ -77,6 +77,9 @@ export class DispatchBroker {
   private readonly injected: CustomToolCallOutputItem[] = [];
   private readonly injectListeners = new Set<(item: CustomToolCallOutputItem) => void>();
 
+  /** `onCellStart` is told each cell id the first time it is seen while `exec` creates it. */
+  constructor(private readonly options: { onCellStart?: (cellId: string) => void } = {}) {}
+
   /** Attaches the current step's worker; returns a detach function (a no-op if another worker replaced it). */
   attachWorker(worker: NestedWorker): () => void {
     this.worker = worker;
@@ -140,7 +143,10 @@ export class DispatchBroker {
       this.cells.set(cellId, record);
       // A call made before createCell returns belongs to the cell being created: exec has
       // registered its tool surface, so the gate opens now rather than deadlock on the first observation.
-      if (this.creating) record.release();
+      if (this.creating) {
+        record.release();
+        this.options.onCellStart?.(cellId);
+      }
     }
     return record;
   }

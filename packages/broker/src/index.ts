@@ -2,7 +2,7 @@ export { createCodeMode } from './create-code-mode';
 export type { CodeMode, CreateCodeModeOptions } from './create-code-mode';
 
 export { CodeModeService } from './code-mode-service';
-export type { BrokerSession } from './code-mode-service';
+export type { BrokerSession, CellEvent } from './code-mode-service';
 export { DispatchBroker } from './dispatch-broker';
 export type { NestedWorker, NestedCallRequest } from './dispatch-broker';
 export { createExecTool, createWaitTool } from './code-mode-tools';

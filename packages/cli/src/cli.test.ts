@@ -89,6 +89,7 @@ describe('switchyard (the built binary)', () => {
     expect(out).toContain('refused: Command blocked by PreToolUse hook: recursive deletes are not allowed here. Command: rm -rf notes.txt');
     expect(out).toMatch(/← \[call-exec\] Script running with cell ID \S+/);
     expect(out).toMatch(/← \[call-wait\] Script completed\n {4}after the yield: status: reviewed \(stored \d{4}-\d\d-\d\dT/);
+    expect(out).toMatch(/cell \S+… started\n[\s\S]*cell \S+… completed\n← \[call-wait\]/);
     expect(out).toMatch(/demo ok\n$/);
   });
 

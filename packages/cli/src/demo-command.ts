@@ -95,6 +95,8 @@ export async function demoCommand(options: DemoOptions, write: (text: string) =>
   session.on('tool-call-end', (event) => {
     if (event.source.kind === 'code-mode') write(`  ${style.dim(`${event.toolName} ${event.success ? 'ok' : 'failed'} in ${event.durationMs.toFixed(0)} ms`)}\n`);
   });
+  session.on('cell-start', (event) => write(`  ${style.dim(`cell ${event.cellId.slice(0, 6)}… started`)}\n`));
+  session.on('cell-end', (event) => write(`  ${style.dim(`cell ${event.cellId.slice(0, 6)}… ${event.status}`)}\n`));
   session.on('tool-call-blocked', (event) => write(`  ${style.red('blocked')} ${event.toolName}: ${event.reason}\n`));
   hooks.on('hook-end', (event) => write(`  ${style.yellow('hook')} ${event.event} ${event.toolName}: ${event.outcome}${event.message ? ` — ${event.message}` : ''}\n`));
   session.on('tool-output', (event) => {

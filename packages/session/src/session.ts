@@ -139,6 +139,8 @@ export function createSession(options: SessionOptions): Session {
   let closed = false;
   let codeMode: CodeMode | undefined = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const ownsCodeMode = !codeMode;
+  const forwardCellEvents = (mode: CodeMode) => mode.onCellEvent?.((event) => emit(event));
+  if (codeMode) forwardCellEvents(codeMode);
   const toolMode = options.toolMode ?? 'direct';
 
   async function codeModeFor(): Promise<CodeModeContributor | undefined> {
@@ -147,6 +149,7 @@ export function createSession(options: SessionOptions): Session {
       const { createCodeModeRuntime } = await import('@switchyard/code-mode-runtime');
       const settings = (options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
       codeMode = createCodeMode({ runtime: createCodeModeRuntime(settings.runtimeOptions as never), maxOutputTokensCap: settings.maxOutputTokensCap });
+      forwardCellEvents(codeMode);
     }
     return codeMode;
   }

@@ -193,4 +193,22 @@ describe('Code Mode through the same router and registry', () => {
     expect(log.map((entry) => entry.name).sort()).toEqual(['a', 'b']);
     await turn.end();
   });
+
+  it('emits cell-start when exec creates a cell and cell-end when its end is observed', async () => {
+    const s = session({ tools: [] });
+    const events: Array<{ type: string; cellId: string; status?: string }> = [];
+    s.on('cell-start', (event) => events.push({ ...event }));
+    s.on('cell-end', (event) => events.push({ ...event }));
+    const turn = s.beginTurn();
+    const step = await turn.step();
+    await step.dispatch(exec('e1', `text('quick');`));
+    const spinning = cellIdOf(await step.dispatch(exec('e2', `// @exec: {"yield_time_ms": 100}\nwhile (true) {}`)));
+    await step.dispatch(exec('e3', `throw new Error('nope');`));
+    expect(events.map((event) => `${event.type}:${event.status ?? ''}`)).toEqual(['cell-start:', 'cell-end:completed', 'cell-start:', 'cell-start:', 'cell-end:failed']);
+    await step.dispatch(wait('w1', { cell_id: spinning, terminate: true }));
+    await step.dispatch(wait('w2', { cell_id: 'missing-cell' }));
+    expect(events.at(-1)).toEqual({ type: 'cell-end', cellId: spinning, status: 'terminated' });
+    expect(events.filter((event) => event.cellId === 'missing-cell')).toEqual([]);
+    await turn.end();
+  });
 });
