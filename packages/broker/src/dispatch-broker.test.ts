@@ -70,7 +70,7 @@ describe('DispatchBroker', () => {
     await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
     const signal = new AbortController().signal;
     await expect(broker.invoke({ ...request('c1', signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
-    await expect(broker.invoke(request('c2', signal))).rejects.toBe('tool `noop` is not enabled in exec');
+    await expect(broker.invoke(request('c2', signal))).rejects.toBe('exec cell c2 not found');
     expect(target.calls).toEqual([]);
   });
 
@@ -94,5 +94,22 @@ describe('DispatchBroker', () => {
     await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
     await expect(broker.invoke(request('c1', AbortSignal.abort('stopped')))).rejects.toBe('stopped');
     expect(target.calls).toEqual([]);
+  });
+
+  it('keeps no record of a cell that finished within its first observation, and says cell-start once', async () => {
+    const started: string[] = [];
+    const broker = new DispatchBroker({ onCellStart: (cellId) => started.push(cellId) });
+    broker.attachWorker(worker());
+    const signal = new AbortController().signal;
+    // a cell that makes a nested call, then completes; the runtime closes it before createCell returns
+    await broker.createCell([noop], 'exec-1', async () => {
+      await broker.invoke(request('c1', signal));
+      broker.closeCell('c1');
+      return { cellId: 'c1', observation: { kind: 'completed' } };
+    });
+    await broker.createCell([noop], 'exec-2', async () => ({ cellId: 'c2', observation: { kind: 'yielded' } }));
+    expect(started).toEqual(['c1', 'c2']);
+    await expect(broker.invoke(request('c1', signal))).rejects.toBe('exec cell c1 not found');
+    expect(await broker.invoke(request('c2', signal))).toEqual({ n: 2 });
   });
 });

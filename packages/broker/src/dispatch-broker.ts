@@ -17,7 +17,10 @@ import {
  * satisfies it structurally. Fatal errors reject; every other outcome resolves.
  */
 export interface NestedWorker {
-  handle(call: ToolCall, options: { source: ToolCallSource; signal?: AbortSignal }): Promise<{ output: ToolOutput; success: boolean | undefined }>;
+  handle(
+    call: ToolCall,
+    options: { source: ToolCallSource; signal?: AbortSignal },
+  ): Promise<{ output: ToolOutput; success: boolean | undefined; error?: { code?: string } }>;
 }
 
 /** A nested call as the runtime's `CellHost.invokeTool` receives it. */
@@ -29,13 +32,10 @@ export interface NestedCallRequest {
   signal: AbortSignal;
 }
 
+/** A cell the broker dispatches for: it exists once `exec` has registered the cell's surface (its ready gate). */
 interface CellRecord {
   tools: Map<string, NestedToolDefinition>;
   execCallId: string;
-  ready: Promise<void>;
-  release: () => void;
-  /** True once the gate has opened: calls then skip waiting on it (no promise, no abort listener). */
-  open: boolean;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -64,13 +64,14 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /**
  * Routes the nested calls of one host session's cells to the worker of the step that is running.
- * Every cell has a ready gate, released once `exec` has registered it; while no step is attached,
+ * A cell's calls are dispatched only once `exec` has registered it (its ready gate); while no step is attached,
  * calls queue and run when the next step attaches. Cancellation is checked before sending, while
  * waiting at the gate or for a worker, and while waiting for the result.
  */
 export class DispatchBroker {
   private readonly cells = new Map<string, CellRecord>();
-  private creating: { tools: Map<string, NestedToolDefinition>; execCallId: string } | undefined;
+  /** The cell `exec` is creating right now: its surface, and its id once the runtime has used it. */
+  private creating: { tools: Map<string, NestedToolDefinition>; execCallId: string; cellId?: string } | undefined;
   private creation: Promise<void> = Promise.resolve();
   private worker: NestedWorker | undefined;
   private workerWaiters: Array<() => void> = [];
@@ -102,7 +103,11 @@ export class DispatchBroker {
    * cell being created, so its gate can open before `createCell` resolves (it resolves only at the
    * first observation, which may wait for that very call).
    */
-  async createCell<T extends { cellId: string }>(tools: readonly NestedToolDefinition[], execCallId: string, create: () => Promise<T>): Promise<T> {
+  async createCell<T extends { cellId: string; observation?: { kind: string } }>(
+    tools: readonly NestedToolDefinition[],
+    execCallId: string,
+    create: () => Promise<T>,
+  ): Promise<T> {
     const previous = this.creation;
     let done!: () => void;
     this.creation = new Promise<void>((resolve) => (done = resolve));
@@ -110,7 +115,9 @@ export class DispatchBroker {
     this.creating = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId };
     try {
       const created = await create();
-      this.record(created.cellId).release();
+      this.record(created.cellId); // registers it (and says cell-start) if no nested call did yet
+      // Finished within its first observation: the runtime has already closed it; keep nothing.
+      if (created.observation && created.observation.kind !== 'yielded') this.cells.delete(created.cellId);
       return created;
     } finally {
       this.creating = undefined;
@@ -123,31 +130,21 @@ export class DispatchBroker {
     this.cells.delete(cellId);
   }
 
-  private record(cellId: string): CellRecord {
-    let record = this.cells.get(cellId);
-    if (!record) {
-      const creating = this.creating ?? { tools: new Map(), execCallId: '' };
-      let resolveReady!: () => void;
-      const ready = new Promise<void>((resolve) => (resolveReady = resolve));
-      const created: CellRecord = {
-        tools: creating.tools,
-        execCallId: creating.execCallId,
-        ready,
-        open: false,
-        release: () => {
-          created.open = true;
-          resolveReady();
-        },
-      };
-      record = created;
-      this.cells.set(cellId, record);
-      // A call made before createCell returns belongs to the cell being created: exec has
-      // registered its tool surface, so the gate opens now rather than deadlock on the first observation.
-      if (this.creating) {
-        record.release();
-        this.options.onCellStart?.(cellId);
-      }
-    }
+  /**
+   * The cell's record. A cell id not seen before is bound to the cell `exec` is creating (the only
+   * cell whose id can be unknown), its gate opened at once — waiting for `createCell` would
+   * deadlock a cell whose first observation awaits this very call. Any other unknown id: undefined.
+   */
+  private record(cellId: string): CellRecord | undefined {
+    const known = this.cells.get(cellId);
+    if (known) return known;
+    const creating = this.creating;
+    if (!creating || (creating.cellId !== undefined && creating.cellId !== cellId)) return undefined;
+    const first = creating.cellId === undefined;
+    creating.cellId = cellId;
+    const record: CellRecord = { tools: creating.tools, execCallId: creating.execCallId };
+    this.cells.set(cellId, record);
+    if (first) this.options.onCellStart?.(cellId);
     return record;
   }
 
@@ -167,6 +164,7 @@ export class DispatchBroker {
     const { cellId, tool, input, signal } = request;
     if (tool === 'exec') throw 'exec cannot invoke itself';
     const record = this.record(cellId);
+    if (!record) throw `exec cell ${cellId} not found`;
     const definition = record.tools.get(tool);
     if (!definition) throw `tool \`${tool}\` is not enabled in exec`;
     let payload: ToolPayload;
@@ -179,12 +177,11 @@ export class DispatchBroker {
       payload = { kind: 'function', arguments: input === undefined ? '{}' : JSON.stringify(input) };
     }
     if (signal.aborted) throw abortError(signal);
-    // Fast path of every call after a cell's first: gate open and a step attached, nothing to wait for.
-    if (!record.open) await untilAborted(record.ready, signal);
+    // Fast path: a step is attached, nothing to wait for.
     const worker = this.worker ?? (await this.waitForWorker(signal));
     const call: ToolCall = { toolName: definition.toolName, callId: `exec-${randomUUID()}`, payload };
     const source: ToolCallSource = { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId };
-    let result: { output: ToolOutput; success: boolean | undefined };
+    let result: { output: ToolOutput; success: boolean | undefined; error?: { code?: string } };
     try {
       result = await untilAborted(worker.handle(call, { source, signal }), signal);
     } catch (error) {
@@ -192,7 +189,7 @@ export class DispatchBroker {
     }
     const value = result.output.codeModeResult(payload);
     const rejects = result.success === false && result.output.codeModeAlwaysResolves !== true;
-    if (rejects || result.output instanceof AbortedToolOutput || result.output.constructor?.name === 'AbortedToolOutput') {
+    if (rejects || result.error?.code === 'ABORTED' || result.output instanceof AbortedToolOutput) {
       throw typeof value === 'string' ? value : JSON.stringify(value);
     }
     return value;
@@ -200,7 +197,8 @@ export class DispatchBroker {
 
   /** `notify(text)` from a cell: an extra `custom_tool_call_output` with the exec call id. */
   notify(cellId: string, text: string): void {
-    const record = this.cells.get(cellId) ?? this.record(cellId);
+    const record = this.record(cellId);
+    if (!record) return;
     const item: CustomToolCallOutputItem = { type: 'custom_tool_call_output', call_id: record.execCallId, output: text };
     this.injected.push(item);
     for (const listener of this.injectListeners) {
