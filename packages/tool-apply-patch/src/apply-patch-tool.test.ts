@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,6 +78,36 @@ describe('applyPatchTool', () => {
   it('an explicit root wins over the step cwd', async () => {
     await run(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: base }), [], applyPatchTool({ root }));
     expect(await readFile(join(root, 'x.txt'), 'utf8')).toBe('x\n');
+  });
+
+  it('refuses every call under a read-only sandbox, before reading or writing anything', async () => {
+    await writeFile(join(root, 'a.txt'), 'hello\n');
+    const events: SwitchyardEvent[] = [];
+    const step = createStepContext({ cwd: root, sandboxMode: 'read-only' });
+    const patch = wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new', '*** Delete File: a.txt');
+    await expect(run(patch, step, events)).rejects.toMatchObject({
+      code: 'RESPOND_TO_MODEL',
+      message: 'apply_patch is not allowed: the sandbox is read-only',
+    });
+    // Refused before verification: even an invalid patch gets the sandbox error.
+    await expect(run('not a patch', step, events)).rejects.toThrow(/^apply_patch is not allowed: the sandbox is read-only$/);
+    expect(events).toEqual([]);
+    expect(step.turnState.size).toBe(0);
+    expect(await readdir(root)).toEqual(['a.txt']);
+    expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('writes under workspace-write, and under read-only when the host allows it', async () => {
+    await run(wrap('*** Add File: w.txt', '+w'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }));
+    expect(await readFile(join(root, 'w.txt'), 'utf8')).toBe('w\n');
+    const output = await run(
+      wrap('*** Add File: r.txt', '+r'),
+      createStepContext({ cwd: root, sandboxMode: 'read-only' }),
+      [],
+      applyPatchTool({ allowWritesInReadOnly: true }),
+    );
+    expect(output.success).toBe(true);
+    expect(await readFile(join(root, 'r.txt'), 'utf8')).toBe('r\n');
   });
 
   it('tells the model why verification failed, and emits no events', async () => {

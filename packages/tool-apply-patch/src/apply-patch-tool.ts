@@ -40,7 +40,16 @@ export interface ApplyPatchToolOptions {
   root?: string;
   /** Accept paths outside the root (`..`, absolute paths elsewhere, links leaving it). Default false. */
   allowOutsideRoot?: boolean;
+  /**
+   * Apply patches even when the step's `sandboxMode` is `read-only`. Default false: under a
+   * read-only sandbox every call is refused with {@link READ_ONLY_SANDBOX_ERROR} before anything
+   * is read or written.
+   */
+  allowWritesInReadOnly?: boolean;
 }
+
+/** The model-visible error of a call made under a `read-only` sandbox. */
+export const READ_ONLY_SANDBOX_ERROR = 'apply_patch is not allowed: the sandbox is read-only';
 
 /** What a Code Mode cell (and a PostToolUse hook) receives after a successful patch. */
 export interface ApplyPatchToolResult {
@@ -73,7 +82,8 @@ const jsonChanges = (changes: FileChange[]) => changes as unknown as JsonValue;
  * verified against the workspace before anything is written, written atomically, and rolled back
  * if a write fails. Emits `patch-apply-begin` / `patch-apply-end` / `turn-diff` notifications,
  * keeps the turn's diff in `step.turnState` (see `getTurnDiff`) and talks to hooks as
- * `apply_patch` (aliases `Write`, `Edit`) with `{ command: patch }`.
+ * `apply_patch` (aliases `Write`, `Edit`) with `{ command: patch }`. Refuses every call when the
+ * step's sandbox is `read-only` (unless `allowWritesInReadOnly`).
  */
 export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecutor {
   return defineFreeformTool({
@@ -94,6 +104,9 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       },
     },
     async handle({ input, signal, invocation }) {
+      if (invocation.step.sandboxMode === 'read-only' && options.allowWritesInReadOnly !== true) {
+        throw new RespondToModelError(READ_ONLY_SANDBOX_ERROR);
+      }
       let plan: PatchPlan;
       try {
         plan = await verifyPatch(input, { root: options.root ?? invocation.step.cwd, allowOutsideRoot: options.allowOutsideRoot });

@@ -1,4 +1,4 @@
-export { applyPatchTool, APPLY_PATCH_DESCRIPTION, APPLY_PATCH_GRAMMAR } from './apply-patch-tool';
+export { applyPatchTool, APPLY_PATCH_DESCRIPTION, APPLY_PATCH_GRAMMAR, READ_ONLY_SANDBOX_ERROR } from './apply-patch-tool';
 export type { ApplyPatchToolOptions, ApplyPatchToolResult } from './apply-patch-tool';
 
 export { parsePatch } from './parse-patch';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -279,5 +279,138 @@ describe('paths outside the workspace root', () => {
     const result = await applyPatch(wrap('*** Add File: ../outside/allowed.txt', '+ok'), { root, allowOutsideRoot: true });
     expect(result.summary).toBe('Success. Updated the following files:\nA ../outside/allowed.txt\n');
     expect(await readFile(join(outside, 'allowed.txt'), 'utf8')).toBe('ok\n');
+  });
+});
+
+describe('a workspace root reached through a symbolic link', () => {
+  // The session's cwd is `linked` (→ `root`): every hunk on one file must land on one entry.
+  let linked: string;
+  beforeEach(async () => {
+    linked = join(root, '..', 'link');
+    await symlink(root, linked);
+  });
+  const applyLinked = (patch: string) => applyPatch(patch, { root: linked });
+  async function linkedFailure(patch: string): Promise<ApplyPatchError> {
+    try {
+      await applyLinked(patch);
+    } catch (error) {
+      return error as ApplyPatchError;
+    }
+    throw new Error('expected applyPatch to fail');
+  }
+
+  it('applies a normal patch (add, update, delete, move) and reports paths relative to the root', async () => {
+    await put('update.txt', 'foo\n');
+    await put('delete.txt', 'bye\n');
+    await put('move.txt', 'm\n');
+    const result = await applyLinked(
+      wrap(
+        '*** Add File: sub/add.txt',
+        '+new',
+        '*** Update File: update.txt',
+        '-foo',
+        '+bar',
+        '*** Delete File: delete.txt',
+        '*** Update File: move.txt',
+        '*** Move to: moved/m.txt',
+        '-m',
+        '+n',
+      ),
+    );
+    expect(result.summary).toBe('Success. Updated the following files:\nA sub/add.txt\nM update.txt\nM moved/m.txt\nD delete.txt\n');
+    expect(result.files.map((file) => [file.displayPath, file.before, file.after])).toEqual([
+      ['sub/add.txt', null, 'new\n'],
+      ['update.txt', 'foo\n', 'bar\n'],
+      ['delete.txt', 'bye\n', null],
+      ['move.txt', 'm\n', null],
+      ['moved/m.txt', null, 'n\n'],
+    ]);
+    expect(await tree()).toEqual({
+      sub: '<dir>',
+      'sub/add.txt': Buffer.from('new\n').toString('base64'),
+      'update.txt': Buffer.from('bar\n').toString('base64'),
+      moved: '<dir>',
+      'moved/m.txt': Buffer.from('n\n').toString('base64'),
+    });
+  });
+
+  it('Delete then Add of the same path leaves the added content (hunks apply in order)', async () => {
+    await put('a.txt', 'old\n');
+    const result = await applyLinked(wrap('*** Delete File: a.txt', '*** Add File: a.txt', '+new'));
+    expect(result.summary).toBe('Success. Updated the following files:\nA a.txt\nD a.txt\n');
+    expect(result.files).toHaveLength(1);
+    expect(result.files[0]).toMatchObject({ displayPath: 'a.txt', before: 'old\n', after: 'new\n' });
+    expect(await read('a.txt')).toBe('new\n');
+  });
+
+  it('Delete then Add through a spelled-out absolute path is the same file', async () => {
+    await put('a.txt', 'old\n');
+    await applyLinked(wrap(`*** Delete File: ${join(linked, 'a.txt')}`, `*** Add File: ${join(root, 'a.txt')}`, '+new'));
+    expect(await read('a.txt')).toBe('new\n');
+  });
+
+  it('Update then Delete of the same path deletes it; Delete then Update is refused', async () => {
+    await put('a.txt', 'old\n');
+    const result = await applyLinked(wrap('*** Update File: a.txt', '-old', '+mid', '*** Delete File: a.txt'));
+    expect(result.files).toHaveLength(1);
+    expect(result.files[0]).toMatchObject({ before: 'old\n', after: null });
+    expect(result.changes[1]).toMatchObject({ kind: 'delete', content: 'mid\n' });
+    expect(existsSync(join(root, 'a.txt'))).toBe(false);
+
+    await put('b.txt', 'old\n');
+    const error = await linkedFailure(wrap('*** Delete File: b.txt', '*** Update File: b.txt', '-old', '+new'));
+    expect(error.code).toBe('VERIFICATION_FAILED');
+    expect(error.message).toBe('Failed to read file to update b.txt: No such file or directory');
+    expect(await read('b.txt')).toBe('old\n');
+  });
+
+  it('Delete twice of the same path is refused', async () => {
+    await put('a.txt', 'old\n');
+    const error = await linkedFailure(wrap('*** Delete File: a.txt', `*** Delete File: ${join(root, 'a.txt')}`));
+    expect(error.message).toBe(`Failed to read ${join(root, 'a.txt')}: No such file or directory`);
+    expect(await read('a.txt')).toBe('old\n');
+  });
+
+  it('Add then Update of the same path updates the added content', async () => {
+    const result = await applyLinked(wrap('*** Add File: a.txt', '+one', '*** Update File: a.txt', '-one', '+two'));
+    expect(result.files).toHaveLength(1);
+    expect(result.files[0]).toMatchObject({ displayPath: 'a.txt', before: null, after: 'two\n' });
+    expect(await read('a.txt')).toBe('two\n');
+  });
+});
+
+describe('hunks on a symbolic link inside the root', () => {
+  it('Delete removes the link itself; a later Add on that path makes a plain file and leaves the target', async () => {
+    await put('real.txt', 'real\n');
+    await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
+    await applyPatch(wrap('*** Delete File: alias.txt', '*** Add File: alias.txt', '+plain'), { root });
+    expect(await read('real.txt')).toBe('real\n');
+    expect((await lstat(join(root, 'alias.txt'))).isSymbolicLink()).toBe(false);
+    expect(await read('alias.txt')).toBe('plain\n');
+  });
+
+  it('Update through a link then Delete of the link: the target keeps the update, the link goes', async () => {
+    await put('real.txt', 'a\n');
+    await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
+    await applyPatch(wrap('*** Update File: alias.txt', '-a', '+b', '*** Delete File: alias.txt'), { root });
+    expect(await read('real.txt')).toBe('b\n');
+    expect(existsSync(join(root, 'alias.txt'))).toBe(false);
+  });
+
+  it('Delete of a link then Update of that path is refused', async () => {
+    await put('real.txt', 'a\n');
+    await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
+    const error = await failure(wrap('*** Delete File: alias.txt', '*** Update File: alias.txt', '-a', '+b'));
+    expect(error.message).toBe('Failed to read file to update alias.txt: No such file or directory');
+    expect((await lstat(join(root, 'alias.txt'))).isSymbolicLink()).toBe(true);
+  });
+
+  it('moving a link writes the destination and removes the link, not its target', async () => {
+    await put('real.txt', 'a\n');
+    await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
+    await applyPatch(wrap('*** Update File: alias.txt', '*** Move to: moved.txt', '-a', '+b'), { root });
+    expect(await read('real.txt')).toBe('a\n');
+    expect(await read('moved.txt')).toBe('b\n');
+    expect(existsSync(join(root, 'alias.txt'))).toBe(false);
   });
 });

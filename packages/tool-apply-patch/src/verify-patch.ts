@@ -107,7 +107,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   };
   const prepared = parsed.hunks.map(async (hunk) => {
     const primary = await resolveWorkspacePath(hunk.path, root, allowOutside);
-    read(hunk.type === 'delete' ? primary.absolute : primary.target);
+    read(hunk.type === 'delete' ? primary.location : primary.target);
     const move = hunk.type === 'update' && hunk.movePath !== undefined ? await resolveWorkspacePath(hunk.movePath, root, allowOutside) : undefined;
     if (move) read(move.target);
     return { primary, move };
@@ -130,6 +130,12 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
     return entry;
   };
 
+  // Entries are keyed by directory entry (`location`: resolved parent folder + base name), so
+  // every spelling of a path (e.g. through a symlinked root) lands on one entry. Content goes
+  // through a symbolic link (`target`) while the link exists in the patch's view; once a Delete
+  // removed the link, later hunks on that path name the plain path again.
+  const contentKey = (resolved: ResolvedPath) => (entries.has(resolved.location) ? resolved.location : resolved.target);
+
   const added: string[] = [];
   const modified: string[] = [];
   const deleted: string[] = [];
@@ -137,7 +143,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   for (const [index, hunk] of parsed.hunks.entries()) {
     const { primary: resolved, move } = await prepared[index];
     if (hunk.type === 'add') {
-      const entry = await entryFor(resolved, resolved.target);
+      const entry = await entryFor(resolved, contentKey(resolved));
       if (entry.original.kind === 'directory' && entry.current === null) {
         throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
       }
@@ -145,7 +151,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
       added.push(hunk.path);
     } else if (hunk.type === 'delete') {
-      const entry = await entryFor(resolved, resolved.absolute);
+      const entry = await entryFor(resolved, resolved.location);
       if (entry.current === null) {
         const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
         throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
@@ -155,7 +161,8 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
       deleted.push(hunk.path);
     } else {
-      const source = await entryFor(resolved, resolved.target);
+      const sourceKey = contentKey(resolved);
+      const source = await entryFor(resolved, sourceKey);
       if (source.current === null) {
         const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
         throw verificationError(`Failed to read file to update ${hunk.path}: ${reason}`);
@@ -172,11 +179,13 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
         source.current = Buffer.from(after, 'utf8');
         modified.push(hunk.path);
       } else {
-        const destination = await entryFor(move, move.target);
+        const destination = await entryFor(move, contentKey(move));
         if (destination.original.kind === 'directory' && destination.current === null) {
           throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
         }
-        if (destination !== source) source.current = null;
+        // A move removes the source's directory entry: a link itself, not the file it points to.
+        const removed = sourceKey === resolved.location ? source : await entryFor(resolved, resolved.location);
+        if (destination !== removed) removed.current = null;
         destination.current = Buffer.from(after, 'utf8');
         change.movePath = hunk.movePath;
         modified.push(hunk.movePath);

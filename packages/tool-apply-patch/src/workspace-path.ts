@@ -1,5 +1,5 @@
 import { lstat, realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 
 /** The workspace root, lexically and with symbolic links resolved. */
@@ -12,9 +12,18 @@ export interface WorkspaceRoot {
 export interface ResolvedPath {
   /** The path as written in the patch (used in messages and the summary). */
   readonly raw: string;
-  /** The lexical absolute path (what a delete removes: a link itself, not its target). */
+  /** The lexical absolute path, as joined onto the root (links not followed). */
   readonly absolute: string;
-  /** Where content is read and written: `absolute` with symbolic links followed. */
+  /**
+   * `absolute` with its parent folder's symbolic links resolved, plus the base name: the directory
+   * entry itself (what a delete removes: a link, not its target). Every path that names the same
+   * directory entry (e.g. through a symlinked root) has the same `location`.
+   */
+  readonly location: string;
+  /**
+   * Where content is read and written: `absolute` with every symbolic link followed. Equals
+   * `location` unless the path itself is a symbolic link.
+   */
   readonly target: string;
 }
 
@@ -47,26 +56,36 @@ const hasCode = (error: unknown, ...codes: string[]) =>
  */
 export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, allowOutsideRoot: boolean): Promise<ResolvedPath> {
   const absolute = resolve(root.path, raw);
-  if (!allowOutsideRoot && !isInside(root.path, absolute)) throw outside(raw);
+  // Inside the root as given, or inside its resolved form (an absolute path spelled either way).
+  if (!allowOutsideRoot && !isInside(root.path, absolute) && !isInside(root.realPath, absolute)) throw outside(raw);
+  const location = absolute === root.path || absolute === root.realPath ? root.realPath : await resolveLocation(absolute);
+  if (!allowOutsideRoot && !isInside(root.realPath, location)) throw outside(raw, ' through a symbolic link');
   let target: string;
   try {
     target = await realpath(absolute);
   } catch (error) {
-    if (!hasCode(error, 'ENOENT')) return { raw, absolute, target: absolute };
+    if (!hasCode(error, 'ENOENT')) return { raw, absolute, location, target: location };
     const dangling = await lstat(absolute).then((stats) => stats.isSymbolicLink(), () => false);
     if (dangling) {
       if (!allowOutsideRoot) throw outside(raw, ' (it is a dangling symbolic link)');
-      return { raw, absolute, target: absolute };
+      return { raw, absolute, location, target: location };
     }
-    target = await resolveMissing(absolute);
+    target = location;
   }
   if (!allowOutsideRoot && !isInside(root.realPath, target)) throw outside(raw, ' through a symbolic link');
-  return { raw, absolute, target };
+  return { raw, absolute, location, target };
 }
 
-/** A path that does not exist yet: its deepest existing folder with links resolved, plus the rest. */
+/** The directory entry `absolute` names: its parent folder with links resolved, plus the base name. */
+async function resolveLocation(absolute: string): Promise<string> {
+  const parent = dirname(absolute);
+  if (parent === absolute) return absolute;
+  return join(await resolveMissing(parent), basename(absolute));
+}
+
+/** A path that may not exist: its deepest existing folder with links resolved, plus the rest. */
 async function resolveMissing(absolute: string): Promise<string> {
-  let folder = dirname(absolute);
+  let folder = absolute;
   for (;;) {
     try {
       return join(await realpath(folder), relative(folder, absolute));
