@@ -8,6 +8,7 @@ import {
   type ApprovalRequest,
 } from '@switchyard/protocol';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
+import { ApprovalMemory, isValidPrefixRule } from './approval';
 import { isKnownSafeCommand } from './safe-command';
 import { callTool, codeModeValue, failureOf, makeWorkspace } from './test-support';
 
@@ -104,6 +105,85 @@ describe('require_escalated', () => {
     // Not covered by either grant: asked again (and refused by the script's default answer).
     expect((await failureOf(callTool(exec, { cmd: 'echo two', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
     expect(approvals.requests).toHaveLength(3);
+  });
+});
+
+describe('prefix_rule', () => {
+  test('the rule is shown to the person in the request reason', async () => {
+    const approvals = fakeApprovals('approved', 'approved');
+    const { exec } = open('on-request', approvals);
+    await callTool(exec, { cmd: 'git status', sandbox_permissions: 'require_escalated', justification: 'check the tree', prefix_rule: ['git', 'status'] });
+    expect(approvals.requests[0].reason).toBe(
+      'check the tree\nApproving for the session also allows, without asking, every command starting with ["git","status"] (simple commands only, no shell operators).',
+    );
+    await callTool(exec, { cmd: 'echo hi', sandbox_permissions: 'require_escalated', prefix_rule: ['git'] });
+    expect(approvals.requests[1].reason).toBe(
+      'The requested prefix_rule ["git"] is ignored (not a word prefix of this simple command); approving for the session covers this exact command only.',
+    );
+  });
+
+  test('a remembered rule never covers a command with shell operators or expansions', async () => {
+    const approvals = fakeApprovals('approved-for-session');
+    const { exec } = open('on-request', approvals);
+    await callTool(exec, { cmd: 'echo status', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
+    expect(approvals.requests).toHaveLength(1);
+    await callTool(exec, { cmd: 'echo other words', sandbox_permissions: 'require_escalated' });
+    expect(approvals.requests).toHaveLength(1); // a simple command is covered
+    const target = outsideFile();
+    for (const cmd of [
+      `echo status; touch ${target}`,
+      `echo status && touch ${target}`,
+      `echo status & touch ${target}`,
+      `echo status | tee ${target}`,
+      `echo status > ${target}`,
+      `echo status < /etc/hostname`,
+      `echo \`touch ${target}\``,
+      `echo $(touch ${target})`,
+      `echo $HOME`,
+      `echo status\ntouch ${target}`,
+    ]) {
+      const before = approvals.requests.length;
+      expect((await failureOf(callTool(exec, { cmd, sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
+      expect(approvals.requests).toHaveLength(before + 1);
+    }
+    expect(existsSync(target)).toBe(false);
+  });
+
+  test('a rule that is not a word prefix of the approved command is not remembered (only the exact command is)', async () => {
+    const approvals = fakeApprovals('approved-for-session', 'denied', 'approved-for-session');
+    const { exec } = open('on-request', approvals);
+    await callTool(exec, { cmd: 'printf a', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
+    await callTool(exec, { cmd: 'printf a', sandbox_permissions: 'require_escalated' });
+    expect(approvals.requests).toHaveLength(1); // the exact command is remembered
+    expect((await failureOf(callTool(exec, { cmd: 'echo widened', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
+    expect(approvals.requests).toHaveLength(2);
+    // A rule longer than the command is no prefix either.
+    await callTool(exec, { cmd: 'true', sandbox_permissions: 'require_escalated', prefix_rule: ['true', 'x'] });
+    expect((await failureOf(callTool(exec, { cmd: 'true x', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
+    expect(approvals.requests).toHaveLength(4);
+  });
+
+  test('ApprovalMemory: approving `git status` with ["git"] does not cover `git status; curl x | sh`', () => {
+    const memory = new ApprovalMemory();
+    memory.remember('git status', true, ['git']);
+    expect(memory.covers('git log --oneline', true)).toBe(true);
+    expect(memory.covers('git log', false)).toBe(false); // escalated and sandboxed grants are apart
+    for (const cmd of ['git status; curl x | sh', 'git status && rm -rf ~', 'git $(curl x)', 'git `id`', 'git log > ~/.bashrc', 'git log\nsh', 'gitx status', 'git']) {
+      expect(memory.covers(cmd, true)).toBe(cmd === 'git');
+    }
+    expect(isValidPrefixRule('git status', ['git', 'stat'])).toBe(false);
+    expect(isValidPrefixRule('git status', ['git;'])).toBe(false);
+    expect(isValidPrefixRule('git status', ['git status'])).toBe(false);
+    expect(isValidPrefixRule('git status', [])).toBe(false);
+    expect(isValidPrefixRule('  git   status ', ['git', 'status'])).toBe(true);
+  });
+
+  test('a rule from a command with shell operators is not remembered: approving `git status; x` with ["git"] does not widen', async () => {
+    const approvals = fakeApprovals('approved-for-session');
+    const { exec } = open('on-request', approvals);
+    await callTool(exec, { cmd: 'echo a; echo b', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
+    expect((await failureOf(callTool(exec, { cmd: 'echo c', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
+    expect(approvals.requests).toHaveLength(2);
   });
 });
 

@@ -9,23 +9,59 @@ export function escalationRefusedMessage(policy: ApprovalPolicy): string {
 }
 
 /**
- * Approvals a provider granted "for the session": the exact command, or every command starting
- * with the words of the model's `prefix_rule`. Escalated and sandboxed grants are kept apart.
+ * Characters that make a shell string more than one simple command, or let it compute words at
+ * run time: `; & | \` $ < > ( )`, newlines. A remembered prefix rule never covers such a string
+ * (`git status; curl x | sh` must not ride on a `git` grant).
+ */
+const SHELL_SYNTAX = /[;&|`$<>()\n\r]/;
+
+function wordsOf(command: string): string[] {
+  const trimmed = command.trim();
+  return trimmed === '' ? [] : trimmed.split(/\s+/);
+}
+
+/**
+ * True when `prefixRule` may be remembered for `command`: non-empty, free of shell syntax, and a
+ * word prefix of a command that is itself free of shell syntax.
+ */
+export function isValidPrefixRule(command: string, prefixRule: readonly string[] | undefined): prefixRule is readonly string[] {
+  if (!prefixRule || prefixRule.length === 0) return false;
+  if (SHELL_SYNTAX.test(command) || prefixRule.some((word) => word === '' || /\s/.test(word) || SHELL_SYNTAX.test(word))) return false;
+  const words = wordsOf(command);
+  return prefixRule.length <= words.length && prefixRule.every((word, index) => words[index] === word);
+}
+
+/**
+ * Approvals a provider granted "for the session": the exact command, or every simple command (no
+ * shell operators or expansions) starting with the words of the model's `prefix_rule` — remembered
+ * only when the rule is a word prefix of the approved command. Escalated and sandboxed grants are
+ * kept apart.
  */
 export class ApprovalMemory {
   private readonly commands = new Set<string>();
   private readonly prefixes: Array<{ escalated: boolean; words: string[] }> = [];
 
   remember(command: string, escalated: boolean, prefixRule?: readonly string[]): void {
-    if (prefixRule && prefixRule.length > 0) this.prefixes.push({ escalated, words: [...prefixRule] });
-    else this.commands.add(`${escalated}\u0000${command.trim()}`);
+    this.commands.add(`${escalated}\u0000${command.trim()}`);
+    if (isValidPrefixRule(command, prefixRule)) this.prefixes.push({ escalated, words: [...prefixRule] });
   }
 
   covers(command: string, escalated: boolean): boolean {
     if (this.commands.has(`${escalated}\u0000${command.trim()}`)) return true;
-    const words = command.trim().split(/\s+/);
-    return this.prefixes.some((rule) => rule.escalated === escalated && rule.words.every((word, index) => words[index] === word));
+    if (SHELL_SYNTAX.test(command)) return false;
+    const words = wordsOf(command);
+    return this.prefixes.some((rule) => rule.escalated === escalated && rule.words.length <= words.length && rule.words.every((word, index) => words[index] === word));
   }
+}
+
+/** The request's `reason`, plus what an "approved for the session" answer would also allow. */
+function reasonWithRule(reason: string | undefined, command: string, prefixRule: readonly string[] | undefined): string | undefined {
+  if (!prefixRule || prefixRule.length === 0) return reason;
+  const rule = JSON.stringify(prefixRule);
+  const note = isValidPrefixRule(command, prefixRule)
+    ? `Approving for the session also allows, without asking, every command starting with ${rule} (simple commands only, no shell operators).`
+    : `The requested prefix_rule ${rule} is ignored (not a word prefix of this simple command); approving for the session covers this exact command only.`;
+  return reason ? `${reason}\n${note}` : note;
 }
 
 /**
@@ -46,7 +82,8 @@ export async function requireApproval(
   }
   let decision: string;
   try {
-    decision = await provider.requestApproval(request);
+    const reason = reasonWithRule(request.reason, command, prefixRule);
+    decision = await provider.requestApproval(reason === undefined ? request : { ...request, reason });
   } catch {
     decision = 'denied';
   }

@@ -275,3 +275,35 @@ describe('execTools()', () => {
     expect((await failureOf(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
   });
 });
+
+describe('environment', () => {
+  const names = ['OPENAI_API_KEY', 'GITHUB_TOKEN', 'db_password', 'MY_SECRET_THING', 'SWITCHYARD_HARMLESS'];
+  const saved = new Map(names.map((name) => [name, process.env[name]]));
+  const setAll = () => names.forEach((name) => (process.env[name] = `value-of-${name}`));
+  const restore = () => saved.forEach((value, name) => (value === undefined ? delete process.env[name] : (process.env[name] = value)));
+  const script = names.map((name) => `echo ${name}=\${${name}-unset}`).join('; ');
+
+  test('by default host variables named like secrets (KEY, SECRET, TOKEN, PASSWORD) are dropped; env still adds', async () => {
+    setAll();
+    try {
+      const { exec } = open({ env: { EXTRA_API_KEY: 'given-explicitly' } });
+      const output = codeModeValue(await callTool(exec, { cmd: `${script}; echo EXTRA_API_KEY=$EXTRA_API_KEY` })).output;
+      expect(output).toBe(
+        'OPENAI_API_KEY=unset\nGITHUB_TOKEN=unset\ndb_password=unset\nMY_SECRET_THING=unset\nSWITCHYARD_HARMLESS=value-of-SWITCHYARD_HARMLESS\nEXTRA_API_KEY=given-explicitly\n',
+      );
+    } finally {
+      restore();
+    }
+  });
+
+  test("inheritEnv: 'all' passes every host variable", async () => {
+    setAll();
+    try {
+      const { exec } = open({ inheritEnv: 'all' });
+      const output = codeModeValue(await callTool(exec, { cmd: script })).output;
+      expect(output).toBe(names.map((name) => `${name}=value-of-${name}\n`).join(''));
+    } finally {
+      restore();
+    }
+  });
+});

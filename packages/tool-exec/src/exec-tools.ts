@@ -52,6 +52,12 @@ export interface ExecToolsOptions {
   allowLoginShell?: boolean;
   /** Extra environment variables for every command (after the defaults NO_COLOR, TERM, PAGER, GIT_PAGER). */
   env?: Record<string, string>;
+  /**
+   * Which host environment variables commands inherit. `filtered` (default): all except those
+   * whose name contains KEY, SECRET, TOKEN or PASSWORD (any case), so API keys do not reach
+   * model-run commands. `all`: every variable. `env` is added either way.
+   */
+  inheritEnv?: 'all' | 'filtered';
   /** Live processes kept for write_stdin before eviction. Default 64. */
   maxProcesses?: number;
   /** Unread output retained per process (head and tail kept). Default 1 MiB. */
@@ -230,9 +236,16 @@ function defaultShell(): string {
   return candidates.find((candidate) => findExecutable(candidate)) ?? '/bin/sh';
 }
 
-function baseEnvironment(tty: boolean, extra: Record<string, string> | undefined): Record<string, string> {
+/** Host variables a `filtered` environment drops (matched against the name, any case). */
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
+
+function baseEnvironment(tty: boolean, extra: Record<string, string> | undefined, inherit: 'all' | 'filtered' = 'filtered'): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (typeof value === 'string') env[key] = value;
+  for (const [key, value] of Object.entries(process.env)) {
+    if (typeof value !== 'string') continue;
+    if (inherit === 'filtered' && SECRET_NAME.test(key)) continue;
+    env[key] = value;
+  }
   Object.assign(env, { NO_COLOR: '1', TERM: tty ? 'xterm-256color' : 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }, extra ?? {});
   return env;
 }
@@ -292,7 +305,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
         file: wrapped.file,
         args: wrapped.args,
         cwd,
-        env: baseEnvironment(args.tty, options.env),
+        env: baseEnvironment(args.tty, options.env, options.inheritEnv),
         tty: args.tty,
         maxRetainedBytes: options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       });
@@ -453,9 +466,17 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     },
   };
 
-  const killAndWait = async (entries: ProcessEntry[]) => {
-    await Promise.all(entries.map((entry) => Promise.race([entry.process.finished, new Promise((done) => setTimeout(done, 1_000))])));
+  /** Waits until each process finished, at most 1 s each (they were already killed). */
+  const waitForExit = async (processes: ExecProcess[]) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise((done) => (timer = setTimeout(done, 1_000)));
+    try {
+      await Promise.all(processes.map((execProcess) => Promise.race([execProcess.finished, deadline])));
+    } finally {
+      clearTimeout(timer);
+    }
   };
+  const killAndWait = (entries: ProcessEntry[]) => waitForExit(entries.map((entry) => entry.process));
 
   const endTurn = async (turnId: string) => {
     if (scope !== 'turn') return;
@@ -474,8 +495,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     shuttingDown = true;
     const running = [...inFlight];
     for (const execProcess of running) execProcess.kill();
-    await killAndWait(table.killWhere(() => true));
-    await Promise.all(running.map((execProcess) => Promise.race([execProcess.finished, new Promise((done) => setTimeout(done, 1_000))])));
+    await Promise.all([killAndWait(table.killWhere(() => true)), waitForExit(running)]);
   }
 }
 

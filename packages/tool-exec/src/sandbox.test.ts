@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { isSwitchyardError } from '@switchyard/protocol';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
 import { findExecutable, isLikelySandboxDenial, sandboxArgv } from './sandbox';
+import { unixSocketDenyFilter } from './seccomp';
 import { callTool, codeModeValue, eventually, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
 
 // These tests need bubblewrap (installed by `npm test` / scripts/setup.mjs on CI). They fail, not
@@ -100,6 +101,66 @@ describe('bubblewrap sandbox', () => {
     expect(connections).toBe(before + 2);
   });
 
+  test('no Unix sockets: a host socket server outside the workspace is unreachable from workspace-write', async () => {
+    const socketPath = join(outside, 'host.sock');
+    let unixConnections = 0;
+    const unixServer = createServer((socket) => {
+      unixConnections++;
+      socket.end('hello over unix\n');
+    });
+    await new Promise<void>((resolve) => unixServer.listen(socketPath, resolve));
+    try {
+      const script = `${JSON.stringify(process.execPath)} -e "require('net').connect(${JSON.stringify(socketPath).replace(/"/g, "'")}).on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
+      const { exec: sandboxed } = open({ sandbox: 'workspace-write' });
+      const refused = codeModeValue(await callTool(sandboxed, { cmd: script }));
+      expect(refused).toMatchObject({ exit_code: 3, output: 'failed: EPERM\n' });
+      // Even with network allowed (no network namespace) the seccomp filter refuses AF_UNIX.
+      const { exec: networked } = open({ sandbox: 'workspace-write', network: true });
+      expect(codeModeValue(await callTool(networked, { cmd: script }))).toMatchObject({ exit_code: 3, output: 'failed: EPERM\n' });
+      const python = codeModeValue(await callTool(sandboxed, { cmd: `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${socketPath}'); print(s.recv(100))"` }));
+      expect(python.exit_code).not.toBe(0);
+      expect(python.output).toContain('Operation not permitted');
+      expect(unixConnections).toBe(0);
+
+      // Control: the same command connects without the sandbox.
+      const { exec: unsandboxed } = open({ sandbox: 'danger-full-access' });
+      expect(codeModeValue(await callTool(unsandboxed, { cmd: script }))).toMatchObject({ exit_code: 0, output: 'connected: hello over unix\n' });
+      expect(unixConnections).toBe(1);
+    } finally {
+      await new Promise((resolve) => unixServer.close(resolve));
+    }
+  });
+
+  test('the seccomp filter and hidden /run leave ordinary commands working (pipes and tty)', async () => {
+    const { exec, write, root } = open({ sandbox: 'workspace-write' });
+    writeFileSync(join(root, 'a.txt'), 'alpha\nbeta\n');
+    expect(codeModeValue(await callTool(exec, { cmd: 'ls && cat a.txt | grep beta | tr a-z A-Z && python3 -c "print(6 * 7)"' }))).toMatchObject({
+      exit_code: 0,
+      output: 'a.txt\nBETA\n42\n',
+    });
+    expect(codeModeValue(await callTool(exec, { cmd: 'ls -A /run | wc -l' }))).toMatchObject({ exit_code: 0, output: '0\n' });
+    // An AF_INET socket can still be created (the filter only refuses AF_UNIX).
+    expect(codeModeValue(await callTool(exec, { cmd: 'python3 -c "import socket; socket.socket(); print(\'inet ok\')"' }))).toMatchObject({ exit_code: 0, output: 'inet ok\n' });
+    const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 400 })).session_id as number;
+    expect(codeModeValue(await callTool(write, { session_id: id, chars: 'still a tty\n', yield_time_ms: 500 })).output).toContain('still a tty');
+    const ttyUnix = codeModeValue(await callTool(exec, { cmd: 'python3 -c "import socket; socket.socket(socket.AF_UNIX)"', tty: true }));
+    expect(ttyUnix.exit_code).not.toBe(0);
+    expect(ttyUnix.output).toContain('Operation not permitted');
+  });
+
+  test('workspace-write: .git stays read-only (no planted hooks) while the rest of the workspace is writable', async () => {
+    const { exec, root } = open({ sandbox: 'workspace-write' });
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    const hook = codeModeValue(await callTool(exec, { cmd: 'printf "#!/bin/sh\\ntouch /pwned\\n" > .git/hooks/pre-commit' }));
+    expect(hook.exit_code).toBe(1);
+    expect(hook.output).toContain('Read-only file system');
+    expect(existsSync(join(root, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(codeModeValue(await callTool(exec, { cmd: 'rm -rf .git; mv .git moved' })).exit_code).not.toBe(0);
+    expect(existsSync(join(root, '.git', 'hooks'))).toBe(true);
+    expect(codeModeValue(await callTool(exec, { cmd: 'mkdir -p src && echo ok > src/file.txt && cat src/file.txt' }))).toMatchObject({ exit_code: 0, output: 'ok\n' });
+    expect(readFileSync(join(root, 'src', 'file.txt'), 'utf8')).toBe('ok\n');
+  });
+
   test('a new PID namespace: the command cannot see host processes', async () => {
     const { exec } = open({ sandbox: 'workspace-write' });
     const output = codeModeValue(await callTool(exec, { cmd: `ls /proc | grep -c '^[0-9]'` }));
@@ -166,6 +227,34 @@ describe('sandboxArgv', () => {
     expect(networked).not.toContain('--unshare-net');
     expect(networked).not.toContain('--new-session');
     expect(networked.join(' ')).toContain(`--ro-bind ${root} ${root}`);
+  });
+
+  test('bwrap is started through /bin/sh with the seccomp filter on fd 3; .git bound read-only; /run hidden without network', () => {
+    const root = makeWorkspace();
+    mkdirSync(join(root, '.git'));
+    const { file, args } = sandboxArgv(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root, tty: false });
+    expect(file).toBe('/bin/sh');
+    expect(args.slice(0, 2)).toEqual(['-c', 'exec "$@" 3<"$0"']);
+    expect(readFileSync(args[2])).toEqual(unixSocketDenyFilter());
+    expect(args[3]).toBe(findExecutable('bwrap'));
+    const joined = args.join(' ');
+    expect(joined).toContain(`--bind ${root} ${root} --ro-bind ${root}/.git ${root}/.git`);
+    expect(joined).toContain('--seccomp 3 --chdir');
+    expect(joined).toContain('--tmpfs /run');
+    expect(sandboxArgv(['x'], { mode: 'workspace-write', root, network: true }, { cwd: root, tty: false }).args).not.toContain('/run');
+    expect(sandboxArgv(['x'], { mode: 'workspace-write', root: makeWorkspace() }, { cwd: root, tty: false }).args.join(' ')).not.toContain('.git');
+  });
+
+  test('the seccomp program: 8-byte instructions ending in ALLOW and ERRNO(EPERM)', () => {
+    const filter = unixSocketDenyFilter();
+    expect(filter.length % 8).toBe(0);
+    const count = filter.length / 8;
+    expect(filter.readUInt16LE(0)).toBe(0x20); // ld arch
+    expect(filter.readUInt32LE(4)).toBe(4);
+    expect(filter.readUInt32LE((count - 2) * 8 + 4)).toBe(0x7fff0000);
+    expect(filter.readUInt32LE((count - 1) * 8 + 4)).toBe(0x00050001);
+    const constants = Array.from({ length: count }, (_, index) => filter.readUInt32LE(index * 8 + 4));
+    expect(constants).toEqual(expect.arrayContaining([0xc000003e, 0xc00000b7, 41, 198, 1, 16]));
   });
 
   test('isLikelySandboxDenial needs a failure and a telltale message', () => {
