@@ -86,9 +86,18 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       let created: { cellId: string; observation: Observation };
       try {
         created = await session.broker.createCell(surface.tools, invocation.callId, () =>
-          session.runtime.createCell({ source: source.code, tools, yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs }),
+          session.runtime.createCell({
+            source: source.code,
+            tools,
+            yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs,
+            signal: invocation.signal,
+          }),
         );
       } catch (error) {
+        // A cancelled exec never tells the model its cell id, so nobody could observe the cell:
+        // terminate it rather than leave it running (or holding its result) until session shutdown.
+        const orphan = hasErrorCode(error, 'ABORTED') ? (error as { cellId?: unknown }).cellId : undefined;
+        if (typeof orphan === 'string') void session.runtime.terminate(orphan).catch(() => undefined);
         serviceFailure(error);
       }
       reportEnd(service, created.observation);
@@ -156,7 +165,11 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       try {
         observation = args.terminate
           ? await session.runtime.terminate(args.cell_id)
-          : await session.runtime.observe(args.cell_id, { yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs });
+          : await session.runtime.observe(args.cell_id, {
+              yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs,
+              // a cancelled wait detaches without taking the output: the next wait gets it (reference §3.3)
+              signal: invocation.signal,
+            });
       } catch (error) {
         if (hasErrorCode(error, 'CELL_NOT_FOUND')) {
           missing = true;

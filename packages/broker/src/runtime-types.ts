@@ -18,8 +18,13 @@ export interface RuntimeCellTool {
 }
 
 export interface RuntimeSession {
-  createCell(options: { source: string; tools: readonly RuntimeCellTool[]; yieldTimeMs: number }): Promise<{ cellId: string; observation: Observation }>;
-  observe(cellId: string, options: { yieldTimeMs: number }): Promise<Observation>;
+  /**
+   * `signal` cancels the first observation only: the call rejects with code `ABORTED` (carrying
+   * `cellId` when the cell was created) and the cell keeps running with its output kept.
+   */
+  createCell(options: { source: string; tools: readonly RuntimeCellTool[]; yieldTimeMs: number; signal?: AbortSignal }): Promise<{ cellId: string; observation: Observation }>;
+  /** `signal` detaches the observer without taking the output (the next observation gets it) and rejects with code `ABORTED`. */
+  observe(cellId: string, options: { yieldTimeMs: number; signal?: AbortSignal }): Promise<Observation>;
   terminate(cellId: string): Promise<Observation>;
   shutdown(): Promise<void>;
 }

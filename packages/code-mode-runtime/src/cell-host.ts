@@ -51,6 +51,12 @@ export interface CreateCellOptions {
   yieldTimeMs: number;
   /** `true` always strips types, `false` never; omitted: strip only when the source does not parse as JavaScript. */
   typescript?: boolean;
+  /**
+   * Cancels the first observation only: on abort it detaches without taking the output and rejects
+   * with `SwitchyardError('ABORTED')` whose `cellId` property names the created cell; the cell keeps
+   * running and a later `observe` gets everything. Already aborted: nothing is created (no `cellId`).
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of {@link CodeModeSession.observe}. */
@@ -58,12 +64,19 @@ export interface ObserveOptions {
   yieldTimeMs: number;
   /** Same as calling `terminate(cellId)`. */
   terminate?: boolean;
+  /**
+   * Cancels this observation (reference §3.3 "dropped observer"): on abort the observer detaches
+   * without taking the buffered output or closing the cell, and the call rejects with
+   * `SwitchyardError('ABORTED')`. The next observation gets all output, and the completion if the
+   * cell completed meanwhile. Not used by `terminate`.
+   */
+  signal?: AbortSignal;
 }
 
 /**
  * One agent session's cells and stored values. Service-level failures reject with a
  * `SwitchyardError`: `CELL_NOT_FOUND`, `RESPOND_TO_MODEL` (second observer, already terminating),
- * `SHUTTING_DOWN`, `LIMIT_EXCEEDED`, `INVALID_INPUT`.
+ * `SHUTTING_DOWN`, `LIMIT_EXCEEDED`, `INVALID_INPUT`, `ABORTED` (the call's `signal` was aborted).
  */
 export interface CodeModeSession {
   createCell(options: CreateCellOptions): Promise<{ cellId: string; observation: CellObservation }>;

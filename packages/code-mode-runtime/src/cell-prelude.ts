@@ -232,14 +232,20 @@ function load(key) {
 // ---- timers ----------------------------------------------------------------------------
 const timers = createNull();
 let timerSequence = 0;
+let liveTimers = 0;
 
 function setTimeout(callback, delayMs) {
   if (typeof callback !== 'function') throw 'setTimeout expects a function callback';
   let delay = 0;
   try { delay = NumberOf(delayMs); } catch (_) { delay = 0; }
-  delay = finite(delay) && delay > 0 ? trunc(delay) : 0;
+  // Node fires longer delays after 1 ms; clamp to 2^31 - 1 ms (about 24.8 days).
+  delay = finite(delay) && delay > 0 ? (delay > 2147483647 ? 2147483647 : trunc(delay)) : 0;
+  if (liveTimers >= limits.maxTimers) {
+    throw 'exec timer limit exceeded: this cell already has ' + limits.maxTimers + ' pending timers (limit)';
+  }
   const id = ++timerSequence;
   timers[id] = callback;
+  liveTimers++;
   if (!finished) send('set-timer', id, delay);
   return id;
 }
@@ -252,6 +258,7 @@ function clearTimeout(id) {
     const key = trunc(value);
     if (timers[key] !== undefined) {
       delete timers[key];
+      liveTimers--;
       send('clear-timer', key);
     }
   }
@@ -332,6 +339,7 @@ return function control(kind, a, b, c) {
       const callback = timers[ids[i]];
       if (callback === undefined) continue;
       delete timers[ids[i]];
+      liveTimers--;
       try { callback(); } catch (error) { settle(true, error); }
     }
   }

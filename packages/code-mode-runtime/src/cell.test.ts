@@ -134,6 +134,43 @@ describe('resources: each fails its own cell only, the host stays healthy', () =
     expect(texts).toEqual(['10000']);
   });
 
+  it('clamps timer delays above 2^31 - 1 ms instead of firing them at once', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const texts = await env.texts(`
+        let fired = false;
+        setTimeout(() => { fired = true; }, 2 ** 40);
+        setTimeout(() => { fired = true; }, 2 ** 31);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        text(fired);
+      `);
+      expect(texts).toEqual(['false']);
+      await sleep(10);
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('pending timers per cell: setTimeout over maxTimers throws inside the cell; cleared and fired ones free slots', async () => {
+    const limited = setup({}, { maxTimers: 3 });
+    try {
+      const texts = await limited.texts(`
+        const ids = [setTimeout(() => {}, 1e6), setTimeout(() => {}, 1e6), setTimeout(() => {}, 1e6)];
+        try { setTimeout(() => {}, 0); } catch (e) { text(e); }
+        clearTimeout(ids[0]);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        text('ok');
+      `);
+      expect(texts).toEqual(['exec timer limit exceeded: this cell already has 3 pending timers (limit)', 'ok']);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+
   it('deep recursion fails with a RangeError (or is caught by the script)', async () => {
     const uncaught = await env.run(`function down(n) { return down(n + 1) + 1; } down(0);`);
     expect(uncaught.kind === 'completed' && uncaught.error).toMatch(/^RangeError: Maximum call stack size exceeded/);
@@ -328,6 +365,26 @@ describe('limits', () => {
         'exec cell limit reached: this session already runs 2 cells (limit 2); wait for one to finish or terminate one',
       ]);
       await limited.session.terminate(first.cellId);
+      expect(await limited.texts(`text('room again');`)).toEqual(['room again']);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+
+  it('cells per session: completed cells whose results are not yet observed count until observed', async () => {
+    const limited = setup({}, { maxCells: 2 });
+    try {
+      const first = await limited.run(`await new Promise((resolve) => setTimeout(resolve, 20)); text('kept');`, { yieldTimeMs: 0 });
+      const second = await limited.run(`await new Promise((resolve) => setTimeout(resolve, 20));`, { yieldTimeMs: 0 });
+      expect([first.kind, second.kind]).toEqual(['yielded', 'yielded']);
+      await sleep(100); // both completed, neither observed
+      const refused = await limited.session.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 5 }).catch((error: unknown) => error);
+      expect(isSwitchyardError(refused) && [refused.code, refused.message]).toEqual([
+        'LIMIT_EXCEEDED',
+        'exec cell limit reached: this session already runs 2 cells (limit 2); wait for one to finish or terminate one',
+      ]);
+      const observed = await limited.session.observe(first.cellId, { yieldTimeMs: 0 });
+      expect(observed).toMatchObject({ kind: 'completed', items: [{ text: 'kept' }] });
       expect(await limited.texts(`text('room again');`)).toEqual(['room again']);
     } finally {
       await limited.runtime.shutdown();

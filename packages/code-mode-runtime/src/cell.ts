@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import type { ContentItem, InputImageItem } from '@switchyard/protocol';
-import { errorMessage } from '@switchyard/protocol';
+import { SwitchyardError, errorMessage } from '@switchyard/protocol';
 import type { CellHost, CellObservation, CellToolDescriptor } from './cell-host';
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
@@ -14,7 +14,12 @@ export interface CellLimits {
   wallTimeMs?: number;
   maxInFlightCalls: number;
   maxOutputBytes: number;
+  /** Pending timers per cell; `setTimeout` beyond it throws inside the cell. */
+  maxTimers: number;
 }
+
+/** Node fires a delay above 2^31 − 1 ms after 1 ms (with a TimeoutOverflowWarning); longer delays are clamped to it. */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** How long terminate waits for cancelled nested calls to settle before it answers. */
 const CANCEL_GRACE_MS = 100;
@@ -27,7 +32,11 @@ interface Observer {
   resolve(observation: CellObservation): void;
   startedAt: number;
   timer?: NodeJS.Timeout;
+  /** Removes the abort listener of the observation's signal. */
+  unlisten?: () => void;
 }
+
+const aborted = (cellId: string) => new SwitchyardError('ABORTED', `observation of exec cell ${cellId} was cancelled`);
 
 interface PendingCall {
   controller: AbortController;
@@ -95,6 +104,7 @@ export class Cell {
         limits: {
           maxInFlightCalls: limits.maxInFlightCalls,
           maxOutputBytes: limits.maxOutputBytes,
+          maxTimers: limits.maxTimers,
           maxValueChars: maxValueChars(limits.heapMb),
           heapMb: limits.heapMb,
         },
@@ -133,8 +143,13 @@ export class Cell {
     }
   }
 
-  /** Attaches an observer (reference §3.3). The caller checked state and the single-observer rule. */
-  observe(yieldTimeMs: number, startedAt: number): Promise<CellObservation> {
+  /**
+   * Attaches an observer (reference §3.3). The caller checked state and the single-observer rule.
+   * An aborted `signal` detaches it without taking the buffer or closing the cell (a dropped
+   * observer loses nothing) and rejects with `ABORTED`.
+   */
+  observe(yieldTimeMs: number, startedAt: number, signal?: AbortSignal): Promise<CellObservation> {
+    if (signal?.aborted) return Promise.reject(aborted(this.id));
     if (this.state === 'completed') {
       const observation = this.completedObservation(startedAt);
       this.close();
@@ -143,9 +158,18 @@ export class Cell {
     if (this.state === 'terminating') {
       return (this.termination ?? Promise.resolve()).then(() => ({ kind: 'terminated', cellId: this.id, items: [], wallTimeMs: elapsed(startedAt) }));
     }
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const observer: Observer = { resolve, startedAt };
-      observer.timer = setTimeout(() => this.yieldNow(), Math.max(0, yieldTimeMs));
+      observer.timer = setTimeout(() => this.yieldNow(), Math.min(MAX_TIMER_DELAY_MS, Math.max(0, yieldTimeMs)));
+      if (signal) {
+        const onAbort = () => {
+          if (this.observer !== observer) return;
+          this.detachObserver();
+          reject(aborted(this.id));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        observer.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
       this.observer = observer;
     });
   }
@@ -289,6 +313,9 @@ export class Cell {
   }
 
   private onSetTimer(id: number, delay: number): void {
+    // The prelude enforces maxTimers with a clear error; this guards the host if it is bypassed.
+    if (this.timers.size >= this.options.limits.maxTimers) return;
+    delay = Number.isFinite(delay) ? Math.min(MAX_TIMER_DELAY_MS, Math.max(0, delay)) : 0;
     const timer = setTimeout(() => {
       this.timers.delete(id);
       // Timers due in the same host tick enter the isolate once, in order.
@@ -360,6 +387,7 @@ export class Cell {
     const observer = this.observer;
     this.observer = undefined;
     if (observer?.timer) clearTimeout(observer.timer);
+    observer?.unlisten?.();
     return observer;
   }
 

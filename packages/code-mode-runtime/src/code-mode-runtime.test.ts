@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
 
 it('rejects invalid limits with a CONFIG error naming the option', () => {
-  for (const options of [{ heapMb: 4 }, { maxCells: 0 }, { cpuTimeMs: Number.NaN }, { maxOutputBytes: -1 }]) {
+  for (const options of [{ heapMb: 4 }, { maxCells: 0 }, { cpuTimeMs: Number.NaN }, { maxOutputBytes: -1 }, { maxTimers: 0 }]) {
     let caught: unknown;
     try {
       createCodeModeRuntime(options);

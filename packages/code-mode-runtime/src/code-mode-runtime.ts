@@ -12,12 +12,17 @@ export interface CodeModeRuntimeOptions {
   cpuTimeMs?: number;
   /** Wall time per cell in ms, from its creation. Default: none (cells run until terminated). */
   wallTimeMs?: number;
-  /** Cells running at once per session; more are refused with LIMIT_EXCEEDED. Default 32. */
+  /**
+   * Cells a session holds at once (running, terminating, or completed with results not yet
+   * observed); more are refused with LIMIT_EXCEEDED. Default 32.
+   */
   maxCells?: number;
   /** Nested tool calls in flight per cell; more reject inside the cell. Default 256. */
   maxInFlightCalls?: number;
   /** UTF-8 bytes of output (text, image URLs, notify) per cell; more throw inside the cell. Default 16 MiB. */
   maxOutputBytes?: number;
+  /** Pending timers (`setTimeout`) per cell; more throw inside the cell. Default 100,000. */
+  maxTimers?: number;
   /** Installs `store` / `load`. Default true. */
   storedValues?: boolean;
   /** What to do when Node runs without `--no-node-snapshot`: warn once (default), throw, or ignore. */
@@ -37,6 +42,7 @@ export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): Cod
   const maxCells = positiveInteger(options.maxCells, 32, 'maxCells', 1);
   const maxInFlightCalls = positiveInteger(options.maxInFlightCalls, 256, 'maxInFlightCalls', 1);
   const maxOutputBytes = positiveInteger(options.maxOutputBytes, 16 * 1024 * 1024, 'maxOutputBytes', 1);
+  const maxTimers = positiveInteger(options.maxTimers, 100_000, 'maxTimers', 1);
   const check = options.nodeSnapshotCheck ?? 'warn';
   if (check !== 'ignore') {
     const problem = nodeSnapshotFlagProblem();
@@ -57,7 +63,7 @@ export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): Cod
       }
       const session = new Session({
         host,
-        limits: { heapMb, cpuTimeMs, wallTimeMs, maxInFlightCalls, maxOutputBytes },
+        limits: { heapMb, cpuTimeMs, wallTimeMs, maxInFlightCalls, maxOutputBytes, maxTimers },
         maxCells,
         storedValues: options.storedValues ?? true,
         nextCellId,

@@ -127,6 +127,59 @@ describe('observation (§3.3)', () => {
     expect(await rejection(env.session.observe('nope', { yieldTimeMs: 10 }))).toEqual({ code: 'CELL_NOT_FOUND', message: 'exec cell nope not found' });
     expect(await rejection(env.session.terminate('nope'))).toEqual({ code: 'CELL_NOT_FOUND', message: 'exec cell nope not found' });
   });
+
+  it('a cancelled observation loses nothing: the next observe gets the output and the completion (dropped observer)', async () => {
+    const first = await env.run(`text('a'); await tools.gate({ name: 'dropped-1' }); text('b'); text('c');`, { yieldTimeMs: 10 });
+    expect(textsOf(first)).toEqual(['a']);
+    const controller = new AbortController();
+    const observing = env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal });
+    controller.abort();
+    expect(await rejection(observing)).toEqual({ code: 'ABORTED', message: `observation of exec cell ${first.cellId} was cancelled` });
+    // the cell emits and completes while nobody observes
+    await gates.open('dropped-1');
+    await sleep(50);
+    const next = await env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
+    expect(next).toMatchObject({ kind: 'completed', cellId: first.cellId });
+    expect(next).not.toHaveProperty('error');
+    expect(textsOf(next)).toEqual(['b', 'c']);
+    expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 0 }))).toMatchObject({ code: 'CELL_NOT_FOUND' });
+  });
+
+  it('a cancelled observation frees the observer slot; an already-aborted signal attaches nothing', async () => {
+    const first = await env.run(`await tools.gate({ name: 'dropped-2' }); text('done');`, { yieldTimeMs: 10 });
+    const controller = new AbortController();
+    const observing = env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal });
+    controller.abort();
+    await rejection(observing);
+    expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal }))).toMatchObject({ code: 'ABORTED' });
+    const waiting = env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
+    await gates.open('dropped-2');
+    expect(textsOf(await waiting)).toEqual(['done']);
+  });
+
+  it('a cancelled first observation (createCell signal) leaves the cell running with its output kept', async () => {
+    const controller = new AbortController();
+    const closedBefore = env.closed.length;
+    const creating = env.session.createCell({
+      source: `text('early'); await tools.gate({ name: 'dropped-3' }); text('late');`,
+      tools: [{ name: 'gate', description: 'gate', kind: 'function' }],
+      yieldTimeMs: 10_000,
+      signal: controller.signal,
+    });
+    await gates.reached('dropped-3');
+    const cellId = env.calls[env.calls.length - 1].cellId;
+    controller.abort();
+    const error = await creating.then(() => undefined, (reason: unknown) => reason);
+    expect(error).toMatchObject({ code: 'ABORTED', cellId });
+    await gates.open('dropped-3');
+    await sleep(50);
+    expect(env.closed.length).toBe(closedBefore);
+    const next = await env.session.observe(cellId, { yieldTimeMs: 10_000 });
+    expect(next).toMatchObject({ kind: 'completed' });
+    expect(textsOf(next)).toEqual(['early', 'late']);
+    const aborted = AbortSignal.abort();
+    expect(await rejection(env.session.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10, signal: aborted }))).toMatchObject({ code: 'ABORTED' });
+  });
 });
 
 describe('termination (§3.4)', () => {

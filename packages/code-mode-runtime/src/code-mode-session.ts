@@ -32,8 +32,10 @@ export class Session implements CodeModeSession {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     validateCreateOptions(options);
-    let running = 0;
-    for (const cell of this.cells.values()) if (cell.state === 'running' || cell.state === 'terminating') running++;
+    if (options.signal?.aborted) throw new SwitchyardError('ABORTED', 'exec cell creation was cancelled');
+    // Every cell the session still holds counts: running, terminating, and completed but not yet
+    // observed (those keep their output buffered until a wait or terminate takes it).
+    const running = this.cells.size;
     if (running >= this.settings.maxCells) {
       throw new SwitchyardError(
         'LIMIT_EXCEEDED',
@@ -61,9 +63,15 @@ export class Session implements CodeModeSession {
     this.cells.set(cell.id, cell);
     // The first observer attaches before the cell's first instruction, so a yield_control()
     // can never race with it (reference §3.3 "before the first observation").
-    const observation = cell.observe(options.yieldTimeMs, startedAt);
+    const observation = cell.observe(options.yieldTimeMs, startedAt, options.signal);
     void cell.start(options.source, options.tools, options.typescript);
-    return { cellId: cell.id, observation: await observation };
+    try {
+      return { cellId: cell.id, observation: await observation };
+    } catch (error) {
+      // Only an aborted signal rejects the first observation: name the cell, which keeps running
+      // with its output kept, so the host can still observe or terminate it.
+      throw Object.assign(error as SwitchyardError, { cellId: cell.id });
+    }
   }
 
   async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
@@ -79,7 +87,7 @@ export class Session implements CodeModeSession {
     if (typeof yieldTimeMs !== 'number' || Number.isNaN(yieldTimeMs) || yieldTimeMs < 0) {
       throw new SwitchyardError('INVALID_INPUT', 'observe expects a non-negative yieldTimeMs');
     }
-    return cell.observe(yieldTimeMs, startedAt);
+    return cell.observe(yieldTimeMs, startedAt, options.signal);
   }
 
   async terminate(cellId: string): Promise<CellObservation> {
