@@ -12,7 +12,8 @@ import { listFailures, schemaFailures } from './input-validation';
 
 const TOOL_SEARCH_ARGUMENTS: JsonSchema = {
   type: 'object',
-  properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1 } },
+  // Only the shape: the tool_search handler owns the field rules ("limit must be greater than zero").
+  properties: { query: { type: 'string' }, limit: { type: 'number' } },
   required: ['query'],
 };
 

@@ -336,6 +336,39 @@ describe('ToolCallRuntime: cancellation', () => {
     expect(late.item).toEqual({ type: 'function_call_output', call_id: 'c4', output: 'aborted by user after 0.1s' });
   });
 
+  it('after the turn is cancelled, code-mode and nested calls answer aborted without running their handler', async () => {
+    let ran = 0;
+    const effect = defineFunctionTool({ name: 'effect', description: '', parameters: { type: 'object' }, handle: () => (ran++, 'did it') });
+    const turn = new AbortController();
+    const { runtime, events } = setup([effect], { signal: turn.signal });
+    turn.abort();
+    const nested = await runtime.handle(
+      { toolName: toolName('effect'), callId: 'n1', payload: { kind: 'function', arguments: '{}' } },
+      { source: { kind: 'code-mode', cellId: 'c', runtimeToolCallId: 'tool-1' } },
+    );
+    expect(nested.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'aborted by user after 0.1s' });
+    expect(nested.error?.code).toBe('ABORTED');
+    const mine = new AbortController();
+    mine.abort();
+    const { runtime: fresh } = setup([effect]);
+    const direct = await fresh.handle({ toolName: toolName('effect'), callId: 'n2', payload: { kind: 'function', arguments: '{}' } }, { signal: mine.signal });
+    expect(direct.success).toBeUndefined();
+    expect(ran).toBe(0);
+    expect(events.map((event) => event.type)).toEqual(['tool-call-aborted']);
+  });
+
+  it('dispose() stops listening to the turn signal', async () => {
+    const turn = new AbortController();
+    const { runtime } = setup([hangingTool('hang')], { signal: turn.signal });
+    runtime.dispose();
+    const running = runtime.handle({ toolName: toolName('hang'), callId: 'h1', payload: { kind: 'function', arguments: '{}' } });
+    turn.abort();
+    const outcome = await Promise.race([running.then(() => 'settled'), sleep(200).then(() => 'still running')]);
+    expect(outcome).toBe('still running');
+    runtime.abort();
+    expect((await running).success).toBeUndefined();
+  });
+
   it('a call cancelled while queued at the gate never starts, and frees its place', async () => {
     const log: Interval[] = [];
     const { runtime, events } = setup([timedTool('slow', 80, log), timedTool('next', 10, log)]);

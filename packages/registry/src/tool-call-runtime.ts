@@ -74,12 +74,21 @@ export class ToolCallRuntime {
   /** The cancel function of every call still running. */
   private readonly active = new Set<(reason: unknown) => void>();
   private contexts: string[] = [];
+  private readonly onTurnAbort = () => this.abort(this.turnSignal?.reason);
 
   constructor(options: ToolCallRuntimeOptions) {
     this.router = options.router;
     this.step = options.step;
     this.turnSignal = options.signal;
-    options.signal?.addEventListener('abort', () => this.abort(options.signal?.reason), { once: true });
+    options.signal?.addEventListener('abort', this.onTurnAbort, { once: true });
+  }
+
+  /**
+   * Stops listening to the turn's signal (a long-lived host signal would otherwise keep every
+   * step's runtime alive). Calls already running are unaffected; call it once the step is over.
+   */
+  dispose(): void {
+    this.turnSignal?.removeEventListener('abort', this.onTurnAbort);
   }
 
   /** Dispatches one call under the gate. Resolves with its answer; rejects only with a fatal error. */
@@ -142,6 +151,16 @@ export class ToolCallRuntime {
         this.contexts.push(...list);
       },
     };
+
+    // Already cancelled: answer aborted without running anything (an ungated call would otherwise
+    // start its handler before the checks below).
+    const preAborted = this.turnSignal?.aborted ? this.turnSignal : signals.find((caller) => caller.aborted);
+    if (preAborted) {
+      claim('aborted');
+      const output = new AbortedToolOutput(abortedMessage(0, executor?.abortStyle === 'shell'));
+      router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: 0 });
+      return Promise.resolve(this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message)));
+    }
 
     return new Promise<DispatchResult>((resolve, reject) => {
       // Every cancellation goes through here (runtime.abort(), a caller's signal, an already-aborted

@@ -84,7 +84,7 @@ describe('createToolRouter', () => {
     const bad = [
       { args: '{"query":', reason: /^failed to parse tool_search arguments: .+/ },
       { args: { limit: 2 }, reason: /^failed to parse tool_search arguments: arguments\.query is required$/ },
-      { args: { query: 'x', limit: 0 }, reason: /^failed to parse tool_search arguments: arguments\.limit must be >= 1$/ },
+      { args: { query: 'x', limit: 'ten' }, reason: /^failed to parse tool_search arguments: arguments\.limit must be number$/ },
     ];
     for (const { args, reason } of bad) {
       const result = await runtime.handleItem({ type: 'tool_search_call', call_id: 'bad', execution: 'client', arguments: args as never });
@@ -94,6 +94,9 @@ describe('createToolRouter', () => {
       expect(result?.error?.code).toBe('INVALID_INPUT');
     }
     expect(searched).toBe(false);
+    // the field rules (limit > 0, a non-blank query) belong to the tool_search handler
+    await runtime.handleItem({ type: 'tool_search_call', call_id: 'zero', execution: 'client', arguments: { query: 'x', limit: 0 } });
+    expect(searched).toBe(true);
   });
 
   it('on() returns an unsubscribe function and isolates a throwing listener', async () => {

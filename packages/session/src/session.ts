@@ -77,6 +77,11 @@ export interface Step {
   dispatch(item: ResponseItem): Promise<ToolOutputItem>;
   /** Dispatches concurrently; outputs in call order. */
   dispatchAll(items: readonly ResponseItem[]): Promise<ToolOutputItem[]>;
+  /**
+   * Like `dispatch`, with the full `DispatchResult` (output, success, error code); `undefined` for
+   * an item that is not a tool call. Hook contexts are queued for `turn.takeInjected()`.
+   */
+  handleItem(item: ResponseItem): Promise<DispatchResult | undefined>;
 }
 
 export interface TurnOptions {
@@ -179,7 +184,7 @@ export function createSession(options: SessionOptions): Session {
     const pendingContexts: string[] = [];
     let stepIndex = 0;
     let detach: (() => void) | undefined;
-    let current: ToolCallRuntime | undefined;
+    const runtimes: ToolCallRuntime[] = [];
     emit({ type: 'turn-start', turnId: id });
 
     const turn: Turn = {
@@ -214,17 +219,20 @@ export function createSession(options: SessionOptions): Session {
         const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: options.hooks });
         for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
         const runtime = new ToolCallRuntime({ router, step: context, signal: controller.signal });
-        const collect = (result: DispatchResult) => {
-          pendingContexts.push(...result.additionalContexts);
-          emit({ type: 'tool-output', turnId: id, item: result.item });
-          return result.item;
+        runtimes.push(runtime);
+        const handleItem = async (item: ResponseItem) => {
+          const result = await runtime.handleItem(item);
+          if (result) {
+            pendingContexts.push(...result.additionalContexts);
+            emit({ type: 'tool-output', turnId: id, item: result.item });
+          }
+          return result;
         };
         const dispatch = async (item: ResponseItem) => {
-          const result = await runtime.handleItem(item);
+          const result = await handleItem(item);
           if (!result) throw new SwitchyardError('CONFIG', `not a tool call: ${String((item as { type?: unknown }).type)}`);
-          return collect(result);
+          return result.item;
         };
-        current = runtime;
         detach?.();
         detach = codeMode ? codeMode.attachWorker(sessionId, runtime) : undefined;
         const step: Step = {
@@ -235,6 +243,7 @@ export function createSession(options: SessionOptions): Session {
           runtime,
           dispatch,
           dispatchAll: (items) => Promise.all(items.map(dispatch)),
+          handleItem,
         };
         emit({ type: 'step-start', turnId: id, stepIndex, plan });
         return step;
@@ -250,13 +259,12 @@ export function createSession(options: SessionOptions): Session {
       async end() {
         detach?.();
         detach = undefined;
-        current = undefined;
+        for (const runtime of runtimes.splice(0)) runtime.dispose();
         turnOptions.signal?.removeEventListener('abort', forward);
         await callLifecycle((executor) => executor.onTurnEnd, id);
         emit({ type: 'turn-end', turnId: id });
       },
     };
-    void current;
     return turn;
   }
 
@@ -296,7 +304,7 @@ export function createSession(options: SessionOptions): Session {
                 emit({ type: 'model-item', turnId: turn.id, item: event.item });
                 // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
                 if (isToolCallItem(event.item)) {
-                  const pending = step.runtime.handleItem(event.item);
+                  const pending = step.handleItem(event.item);
                   pending.catch(() => undefined);
                   calls.push(pending);
                 }
@@ -318,12 +326,8 @@ export function createSession(options: SessionOptions): Session {
           }
         }
         const results = await Promise.all(calls);
-        for (const result of results) {
-          if (!result) continue;
-          history.push(result.item);
-          emit({ type: 'tool-output', turnId: turn.id, item: result.item });
-          for (const text of result.additionalContexts) history.push(hookContextMessage(text));
-        }
+        // outputs in call order; hook contexts and notify() items follow with the next request
+        for (const result of results) if (result) history.push(result.item);
         const toolCalls = results.filter(Boolean).length;
         if (toolCalls === 0) {
           history.push(...turn.takeInjected());
