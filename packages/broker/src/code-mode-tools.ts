@@ -101,6 +101,8 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
         serviceFailure(error);
       }
       reportEnd(service, created.observation);
+      const fatal = session.broker.takeFatal();
+      if (fatal) throw fatal;
       return respond(created.observation, started, budget(source.maxOutputTokens, options), invocation);
     },
   };
@@ -180,6 +182,8 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       }
       // a missing cell has no lifecycle of its own (reference §3.2): no cell-end for it
       if (!missing) reportEnd(service, observation);
+      const fatal = session.broker.takeFatal();
+      if (fatal) throw fatal;
       return respond(observation, started, maxTokens, invocation);
     },
   };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AbortedToolOutput,
   errorMessage,
+  isFatalError,
   isJsonObject,
   type CustomToolCallOutputItem,
   type JsonValue,
@@ -77,6 +78,14 @@ export class DispatchBroker {
   private workerWaiters: Array<() => void> = [];
   private readonly injected: CustomToolCallOutputItem[] = [];
   private readonly injectListeners = new Set<(item: CustomToolCallOutputItem) => void>();
+  private fatal: unknown;
+
+  /** The first fatal error a nested call raised since the last take (exec / wait rethrow it). */
+  takeFatal(): unknown {
+    const fatal = this.fatal;
+    this.fatal = undefined;
+    return fatal;
+  }
 
   /** `onCellStart` is told each cell id the first time it is seen while `exec` creates it. */
   constructor(private readonly options: { onCellStart?: (cellId: string) => void } = {}) {}
@@ -185,6 +194,9 @@ export class DispatchBroker {
     try {
       result = await untilAborted(worker.handle(call, { source, signal }), signal);
     } catch (error) {
+      // A fatal error ends the turn (DESIGN): the script sees the text, and the next exec / wait
+      // response of this session rethrows it (takeFatal), so the registry ends the turn.
+      if (isFatalError(error) && !this.fatal) this.fatal = error;
       throw typeof error === 'string' ? error : errorMessage(error);
     }
     const value = result.output.codeModeResult(payload);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import { FatalToolError, defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
 import { createSession, createScriptedModel, type Session } from '@switchyard/session';
 import { cellIdOf, exec, recordingHooks, say, sleep, sleepTool, texts, wait } from './helpers';
 
@@ -210,5 +210,13 @@ describe('Code Mode through the same router and registry', () => {
     expect(events.at(-1)).toEqual({ type: 'cell-end', cellId: spinning, status: 'terminated' });
     expect(events.filter((event) => event.cellId === 'missing-cell')).toEqual([]);
     await turn.end();
+  });
+
+  it('a fatal error in a nested call ends the turn, even when the script catches its text', async () => {
+    const boom = defineFunctionTool({ name: 'boom', description: 'Fails fatally.', parameters: { type: 'object' }, handle: () => { throw new FatalToolError('the disk is gone'); } });
+    const s = session({ tools: [boom] });
+    const model = createScriptedModel([[exec('e1', `try { await tools.boom({}); } catch (e) { text('caught: ' + e); }`)], [say('never reached')]]);
+    await expect(s.runTurn({ model, input: 'go' })).rejects.toMatchObject({ code: 'FATAL', message: 'the disk is gone' });
+    expect(model.requests).toHaveLength(1);
   });
 });
