@@ -250,6 +250,15 @@ describe('chatCompletions', () => {
     ]);
   });
 
+  it('reads "error": null in every chunk as no error and skips a null tool-call entry', async () => {
+    const { client } = await setup([{ fixture: 'chat/null-error.sse' }]);
+    const { events, error } = await collect(client.stream(request([userMessage])));
+    expect(error).toBeUndefined();
+    expect(events.filter((event) => event.type === 'output-item')).toEqual([
+      { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hello' }] } },
+    ]);
+  });
+
   it('refuses a baseURL that is not http(s)', () => {
     expect(() => chatCompletions({ baseURL: 'localhost:8080', model: 'm' })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
   });

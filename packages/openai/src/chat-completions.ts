@@ -113,7 +113,7 @@ async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<s
       return;
     }
     const chunk = parseEventData(message.data);
-    if (chunk.error !== undefined) {
+    if (chunk.error !== undefined && chunk.error !== null) {
       const described = describeServerError(chunk);
       const label = described.code ? `model stream error (${described.code})` : 'model stream error';
       throw new ModelRequestError(`${label}: ${described.message ?? 'no message'}`, { retryable: isRetryableServerError(described) });
@@ -129,7 +129,8 @@ async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<s
       yield { type: 'text-delta', delta: delta.content };
     }
     if (Array.isArray(delta.tool_calls)) {
-      for (const [position, raw] of (delta.tool_calls as Record<string, unknown>[]).entries()) {
+      for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
+        if (typeof raw !== 'object' || raw === null) continue; // a broken server's null entry
         const index = typeof raw.index === 'number' ? raw.index : position;
         let call = calls.get(index);
         if (!call) {
