@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,6 +130,25 @@ describe('switchyard (the built binary)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('SIGTERM kills the unsandboxed processes a cell started before the CLI ends', async () => {
+    const cell = `await tools.exec_command({ cmd: 'echo $$ > child.pid; exec sleep 1000', yield_time_ms: 500 });\ntext('started');\nawait new Promise(() => {});`;
+    const child = spawn(bin, ['run', '-', '--sandbox', 'danger-full-access', '--yield-time-ms', '1000'], { cwd: workspace, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stdin.end(cell);
+    const deadline = Date.now() + 15_000;
+    while (!stdout.includes('started') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(stdout).toContain('started');
+    const pid = Number(readFileSync(join(workspace, 'child.pid'), 'utf8'));
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    const closed = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    child.kill('SIGTERM');
+    expect(await closed).toBe('SIGTERM');
+    const gone = Date.now() + 3_000;
+    while (existsSync(`/proc/${pid}`) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 
   it('usage errors exit 2 with a message', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { ToolMode } from '@switchyard/protocol';
+import type { SandboxMode, ToolMode } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { modelFromSpec } from '@switchyard/openai';
 import { demoCommand } from './demo-command';
@@ -26,9 +26,11 @@ Options:
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
   --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
+  --sandbox <mode>          run: read-only | workspace-write | danger-full-access for exec_command
   --help, --version`;
 
 const MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
+const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -55,6 +57,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         keep: { type: 'boolean', default: false },
         model: { type: 'string' },
         config: { type: 'string' },
+        sandbox: { type: 'string' },
       },
     });
   } catch (error) {
@@ -74,6 +77,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   const mode = (values.mode ?? 'code-mode-only') as ToolMode;
   if (!MODES.includes(mode)) {
     err(`switchyard: --mode must be one of ${MODES.join(', ')}\n`);
+    return 2;
+  }
+  const sandbox = values.sandbox as SandboxMode | undefined;
+  if (sandbox !== undefined && !SANDBOXES.includes(sandbox)) {
+    err(`switchyard: --sandbox must be one of ${SANDBOXES.join(', ')}\n`);
     return 2;
   }
   const needsIsolates = command === 'demo' || command === 'run';
@@ -132,6 +140,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           interactive,
           answers: interactive && target !== '-' ? lineReader(process.stdin) : undefined,
           progress: process.stderr,
+          sandbox,
         },
         out,
       );

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import type { ResponseItem, ToolMode } from '@switchyard/protocol';
+import type { ResponseItem, SandboxMode, ToolMode } from '@switchyard/protocol';
 import { createSession } from '@switchyard/session';
 import { builtinTools } from './builtins';
 import { createStyle } from './render';
@@ -15,6 +15,8 @@ export interface RunCommandOptions {
   interactive: boolean;
   answers?: AsyncIterator<string>;
   progress?: NodeJS.WriteStream;
+  /** Sandbox of exec_command (default: workspace-write with bubblewrap, else danger-full-access). */
+  sandbox?: SandboxMode;
 }
 
 function outputTexts(item: ResponseItem): string[] {
@@ -33,7 +35,7 @@ const RUNNING = /^Script running with cell ID (\S+)/;
  */
 export async function runCommand(options: RunCommandOptions, write: (text: string) => void): Promise<number> {
   const style = createStyle(options.color);
-  const builtins = builtinTools(options.cwd);
+  const builtins = builtinTools(options.cwd, options.sandbox);
   const session = createSession({ toolMode: options.mode === 'direct' ? 'code-mode-only' : options.mode, tools: builtins.tools, cwd: options.cwd, approvalPolicy: 'never' });
   const transcript: Array<{ call: string; output: string[] }> = [];
   let exitCode = 0;
