@@ -5,6 +5,7 @@ import {
   hasErrorCode,
   isJsonObject,
   isSwitchyardError,
+  parseFunctionArguments,
   toolName,
   type CodeModeSurface,
   type JsonObject,
@@ -116,12 +117,7 @@ interface WaitArguments {
 }
 
 function parseWaitArguments(raw: string): WaitArguments {
-  let value: unknown;
-  try {
-    value = raw.trim() === '' ? {} : JSON.parse(raw);
-  } catch (error) {
-    throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT' });
-  }
+  const value = parseFunctionArguments(raw);
   const bad = (message: string): never => {
     throw new RespondToModelError(`failed to parse function arguments: ${message}`, { code: 'INVALID_INPUT' });
   };

@@ -6,11 +6,11 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema } fr
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   FatalToolError,
-  RespondToModelError,
   SwitchyardError,
   displayName,
   errorMessage,
   isJsonObject,
+  parseObjectArguments,
   toolName,
   type JsonObject,
   type JsonSchema,
@@ -275,17 +275,7 @@ export class McpServerConnection {
     if (payload.kind !== 'function') {
       throw new FatalToolError(`tool ${displayName(invocation.toolName)} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
     }
-    let args: JsonObject = {};
-    if (payload.arguments.trim() !== '') {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(payload.arguments);
-      } catch (error) {
-        throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT' });
-      }
-      if (!isJsonObject(parsed)) throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
-      args = parsed;
-    }
+    const args: JsonObject = parseObjectArguments(payload.arguments);
     let result: McpCallToolResult;
     try {
       result = await this.callTool(rawName, args, invocation.signal);

@@ -1,7 +1,8 @@
 import type { ToolInvocation } from './call';
+import { parseObjectArguments } from './arguments';
 import { RespondToModelError, isSwitchyardError, errorMessage } from './errors';
 import type { HookPayloadAdapter, ToolExecutor, ToolExposure } from './executor';
-import { isJsonObject, type JsonObject, type JsonSchema, type JsonValue } from './json';
+import type { JsonObject, JsonSchema, JsonValue } from './json';
 import { FunctionToolOutput, JsonToolOutput, isToolOutput, type ToolOutput } from './output';
 import { displayName, toolName } from './tool-name';
 import type { ToolGrammar } from './tool-spec';
@@ -92,20 +93,6 @@ async function runHandler(display: string, body: () => Promise<ToolHandlerResult
   }
 }
 
-function parseArguments(raw: string): JsonObject {
-  if (raw.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT' });
-  }
-  if (!isJsonObject(parsed)) {
-    throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
-  }
-  return parsed;
-}
-
 /**
  * Defines a function tool as a plain {@link ToolExecutor} — all a plugin author needs, with
  * `@switchyard/protocol` as the only dependency. The handler gets parsed arguments; it returns a
@@ -135,7 +122,7 @@ export function defineFunctionTool<Args extends JsonObject = JsonObject>(options
       return runHandler(display, () => {
         const payload = invocation.payload;
         if (payload.kind !== 'function') throw new RespondToModelError(`${options.name} handler received unsupported payload`);
-        const args = parseArguments(payload.arguments) as Args;
+        const args = parseObjectArguments(payload.arguments) as Args;
         return options.handle({ args, signal: invocation.signal, invocation });
       });
     },

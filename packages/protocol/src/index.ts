@@ -19,5 +19,6 @@ export * from './code-mode';
 export * from './model';
 export * from './truncate';
 export * from './code-mode-declaration';
+export * from './arguments';
 export * from './define';
 export { VERSION } from './version';

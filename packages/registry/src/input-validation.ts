@@ -53,19 +53,6 @@ export function compiledValidator(schema: JsonSchema): ValidateFunction | null {
 }
 
 /**
- * Parses raw function arguments as the model sent them. Blank text means `{}`. Throws a
- * `RespondToModelError` (code `INVALID_INPUT`) "failed to parse function arguments: …" for malformed JSON.
- */
-export function parseFunctionArguments(raw: string): JsonValue {
-  if (raw.trim() === '') return {};
-  try {
-    return JSON.parse(raw) as JsonValue;
-  } catch (error) {
-    throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT', cause: error });
-  }
-}
-
-/**
  * Checks `value` against `schema`. Returns `undefined` when valid (or when the schema cannot be
  * compiled), else the list of failures, one per failing path: `arguments.city must be string`.
  */
@@ -136,3 +123,6 @@ function renderPath(segments: readonly string[]): string {
   }
   return out;
 }
+
+/** The protocol's argument parser, re-exported for existing callers. */
+export { parseFunctionArguments } from '@switchyard/protocol';

@@ -7,6 +7,7 @@ import {
   abortedMessage,
   contentItemsToText,
   isJsonObject,
+  parseObjectArguments,
   toolName,
   type ApprovalPolicy,
   type ApprovalProvider,
@@ -111,16 +112,7 @@ interface ExecCommandArgs {
 
 function parseObject(invocation: ToolInvocation, tool: string): JsonObject {
   if (invocation.payload.kind !== 'function') throw new RespondToModelError(`${tool} handler received unsupported payload`);
-  const raw = invocation.payload.arguments;
-  if (raw.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    throw new RespondToModelError(`failed to parse function arguments: ${(error as Error).message}`, { code: 'INVALID_INPUT' });
-  }
-  if (!isJsonObject(parsed)) throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
-  return parsed;
+  return parseObjectArguments(invocation.payload.arguments);
 }
 
 function optional<T>(args: JsonObject, key: string, type: 'string' | 'number' | 'boolean', tool: string): T | undefined {
