@@ -9,8 +9,12 @@ import type { SwitchyardEvent } from './events';
  * `await tools.x()`. Carried into hook payloads and events so a policy can tell them apart.
  */
 export type ToolCallSource =
-  | { readonly kind: 'direct' }
   | {
+      /** The model made the call (a wire item). */
+      readonly kind: 'direct';
+    }
+  | {
+      /** A Code Mode cell made the call through `await tools.x()`. */
       readonly kind: 'code-mode';
       /** The cell that made the call. */
       readonly cellId: string;

@@ -6,7 +6,17 @@ import type { StepContext } from './context';
  * The caller field every hook payload carries (beyond the reference): `{kind:"direct"}` or
  * `{kind:"code-mode", cell_id}`. Serialized as `caller` on hook stdin.
  */
-export type HookCaller = { readonly kind: 'direct' } | { readonly kind: 'code-mode'; readonly cell_id: string };
+export type HookCaller =
+  | {
+      /** The model called the tool directly. */
+      readonly kind: 'direct';
+    }
+  | {
+      /** A Code Mode cell called the tool. */
+      readonly kind: 'code-mode';
+      /** The calling cell's id (snake_case: it is written to hook stdin as is). */
+      readonly cell_id: string;
+    };
 
 /** Converts a {@link ToolCallSource} to the hook caller field. */
 export function hookCaller(source: ToolCallSource): HookCaller {

@@ -43,9 +43,26 @@ export interface ModelRequest {
  * soon as its item arrives); `text-delta` is optional progress; `completed` ends the response.
  */
 export type ModelStreamEvent =
-  | { readonly type: 'output-item'; readonly item: ResponseItem }
-  | { readonly type: 'text-delta'; readonly delta: string }
-  | { readonly type: 'completed'; readonly usage?: ModelUsage; readonly responseId?: string };
+  | {
+      /** A complete output item arrived. */
+      readonly type: 'output-item';
+      /** The item (a tool call, a message, reasoning, …) exactly as the model produced it. */
+      readonly item: ResponseItem;
+    }
+  | {
+      /** Progress: more assistant text. */
+      readonly type: 'text-delta';
+      /** The new text since the previous delta. */
+      readonly delta: string;
+    }
+  | {
+      /** The response ended; no event follows. */
+      readonly type: 'completed';
+      /** Token usage of this response, when the server reports it (feeds the context-window status). */
+      readonly usage?: ModelUsage;
+      /** The server's response id, when it has one. */
+      readonly responseId?: string;
+    };
 
 /**
  * A model the session can sample. `stream` yields events for one request and ends after

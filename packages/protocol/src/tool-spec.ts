@@ -152,7 +152,15 @@ export interface WireToolSearchTool {
 }
 
 /** One entry of a request's `tools` array. Hosted specs are their own `json`. */
-export type WireTool = WireFunctionTool | WireCustomTool | WireNamespaceTool | WireToolSearchTool | (JsonObject & { type: string });
+export type WireTool =
+  | WireFunctionTool
+  | WireCustomTool
+  | WireNamespaceTool
+  | WireToolSearchTool
+  | (JsonObject & {
+      /** A hosted tool's own wire type (`web_search`, `image_generation`, …). */
+      type: string;
+    });
 
 /**
  * The name a spec answers to in a plan: its `name`, `tool_search`, or a hosted spec's

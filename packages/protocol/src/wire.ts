@@ -133,7 +133,14 @@ export type ToolOutputItem = FunctionCallOutputItem | CustomToolCallOutputItem |
  * Any Responses-API item Switchyard reads or writes. Unknown item types (reasoning, web search
  * calls) pass through as opaque objects: the router ignores them, the session keeps them in history.
  */
-export type ResponseItem = ToolCallItem | ToolOutputItem | MessageItem | (JsonObject & { type: string });
+export type ResponseItem =
+  | ToolCallItem
+  | ToolOutputItem
+  | MessageItem
+  | (JsonObject & {
+      /** The item's wire type (`reasoning`, `web_search_call`, …), kept as is. */
+      type: string;
+    });
 
 /** True for the three items that are tool calls (a server-side `tool_search_call` included). */
 export function isToolCallItem(item: { type?: unknown }): item is ToolCallItem {
