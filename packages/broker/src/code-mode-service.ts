@@ -59,11 +59,6 @@ export class CodeModeService {
     return session;
   }
 
-  /** True when the session has been opened. */
-  has(sessionId: string): boolean {
-    return this.sessions.has(sessionId);
-  }
-
   /** Attaches the running step's worker for the session's nested calls; returns the detach function. */
   attachWorker(sessionId: string, worker: NestedWorker): () => void {
     return this.session(sessionId).broker.attachWorker(worker);

@@ -101,11 +101,6 @@ export class DispatchBroker {
     };
   }
 
-  /** True when a step's worker is attached. */
-  get attached(): boolean {
-    return this.worker !== undefined;
-  }
-
   /**
    * Creates a cell through `create` with its tool surface registered first. Creations are
    * serialized per session: a nested call from a cell whose id is not known yet belongs to the one

@@ -1,4 +1,4 @@
-import type { ContentItem, JsonValue } from '@switchyard/protocol';
+import type { JsonValue } from '@switchyard/protocol';
 import type { Observation } from './response';
 
 /**
@@ -33,4 +33,3 @@ export interface CodeModeRuntimeLike {
   openSession(host: RuntimeCellHost): RuntimeSession;
 }
 
-export type { ContentItem };

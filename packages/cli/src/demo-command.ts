@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { displayName, type ModelClient, type ResponseItem } from '@switchyard/protocol';
+import type { ModelClient, ResponseItem } from '@switchyard/protocol';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel, createSession } from '@switchyard/session';
 import { builtinTools } from './builtins';
@@ -115,7 +115,6 @@ export async function demoCommand(options: DemoOptions, write: (text: string) =>
     write(`\n${style.bold('Result')}: ${result.steps} steps; notes.txt now reads ${JSON.stringify(after)}\n`);
     write(ok ? `${style.green('demo ok')}\n` : `${style.red('demo failed: the edit did not land')}\n`);
     code = ok ? 0 : 1;
-    void displayName;
   } finally {
     await session.shutdown();
     await builtins.exec.shutdown();

@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import EventEmitter from 'eventemitter3';
 import {
-  ModelRequestError,
   SwitchyardError,
-  isFatalError,
+  isSwitchyardError,
   isToolCallItem,
   systemTimeProvider,
-  toWireTools,
   type ApprovalPolicy,
   type ApprovalProvider,
   type CodeModeContributor,
-  type CustomToolCallOutputItem,
   type HookRunner,
   type HostedToolSpec,
   type MessageItem,
@@ -238,7 +235,7 @@ export function createSession(options: SessionOptions): Session {
         const step: Step = {
           context,
           plan,
-          tools: plan.tools ?? toWireTools(plan.modelVisibleSpecs),
+          tools: plan.tools,
           router,
           runtime,
           dispatch,
@@ -314,8 +311,9 @@ export function createSession(options: SessionOptions): Session {
             }
             break;
           } catch (error) {
-            const retryable = error instanceof ModelRequestError || (error as { retryable?: unknown })?.retryable === true;
-            if (!retryable || !(error as ModelRequestError).retryable || attempt > maxRetries || turn.signal.aborted || calls.length > 0) throw error;
+            // `retryable` is read structurally: a client may bundle its own copy of protocol
+            const retryable = (error as { retryable?: unknown } | undefined)?.retryable === true;
+            if (!retryable || attempt > maxRetries || turn.signal.aborted || calls.length > 0) throw error;
           }
         }
         history.push(...items);
@@ -339,7 +337,7 @@ export function createSession(options: SessionOptions): Session {
     } catch (error) {
       turn.abort(error);
       await turn.end();
-      if (isFatalError(error) || error instanceof SwitchyardError) throw error;
+      if (isSwitchyardError(error)) throw error;
       throw new SwitchyardError('FATAL', `turn failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
   }
@@ -363,4 +361,3 @@ export function createSession(options: SessionOptions): Session {
   };
 }
 
-export type { CustomToolCallOutputItem };
