@@ -1,19 +1,10 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runHookCommand } from './command-runner';
-import { alive, useScratch } from '../test/helpers';
+import { alive, useScratch, waitUntil } from '../test/helpers';
 
 const SH = '/bin/sh';
 const tmp = useScratch();
-
-async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return check();
-}
 
 describe('runHookCommand', () => {
   it('runs the command in cwd with the input on stdin and captures stdout, stderr and the exit code', async () => {

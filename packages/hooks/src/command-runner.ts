@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { errorMessage } from '@switchyard/protocol';
 
 /** Default cap of captured stdout and of captured stderr (each). */
@@ -20,7 +24,7 @@ export function timeoutMessage(timeoutSec: number): string {
 export interface RunHookCommandOptions {
   command: string;
   cwd: string;
-  /** Written to stdin, then stdin is closed. */
+  /** What the hook reads on stdin (end of file after it). */
   input: string;
   timeoutSec: number;
   /** The shell; run as `<shell> -lc <command>` (`%COMSPEC% /C` on Windows). */
@@ -69,6 +73,22 @@ class CappedBuffer {
   }
 }
 
+/**
+ * Puts `input` in a private temporary file (mode 0600, created exclusively) and returns a
+ * read-only descriptor on it; the name is removed at once, the open descriptor keeps the content.
+ * The hook gets this as its stdin: it can read all of it, end of file included, without the host's
+ * event loop writing or closing a pipe, so it answers even while the host thread is stalled.
+ */
+function stdinFile(input: string): number {
+  const path = join(tmpdir(), `switchyard-hook-${process.pid}-${randomBytes(8).toString('hex')}.json`);
+  writeFileSync(path, input, { mode: 0o600, flag: 'wx' });
+  try {
+    return openSync(path, 'r');
+  } finally {
+    unlinkSync(path);
+  }
+}
+
 /** Kills the whole process group of a detached child (POSIX) or the child itself (Windows). Never throws. */
 function killTree(child: ChildProcess): void {
   if (child.pid === undefined) return;
@@ -81,10 +101,17 @@ function killTree(child: ChildProcess): void {
 }
 
 /**
- * Runs one command hook: spawned detached (its own process group) in `cwd` with `input` on stdin,
- * stdout and stderr captured up to `maxOutputBytes` each (the rest is drained and dropped). On
+ * Runs one command hook: spawned detached (its own process group) in `cwd` with `input` on stdin
+ * (a deleted temporary file, see {@link stdinFile}), stdout and stderr captured up to `maxOutputBytes` each (the rest is drained and dropped). On
  * timeout or abort the whole group is killed; when the hook exits, any process it left in its group
  * is killed too. Resolves once; never rejects.
+ *
+ * The exit status decides, not the clock: when the timeout fires, the group is killed and the run
+ * counts as timed out only if the hook then dies of that kill (or does not die within 0.5 s). A
+ * hook that had already exited — its exit not yet seen because the host thread was busy past the
+ * deadline — keeps its own status, so a stalled host cannot turn an exit 2 into a timeout. Each
+ * grace period ends one event-loop turn late, so pipe data that arrived during a stall is read
+ * before the result is settled.
  */
 export function runHookCommand(options: RunHookCommandOptions): Promise<HookCommandResult> {
   const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
@@ -93,6 +120,7 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
   return new Promise((resolve) => {
     let settled = false;
     let timedOut = false;
+    let killedAtTimeout = false;
     let aborted = false;
     let spawnError: string | undefined;
     let exitCode: number | null = null;
@@ -124,11 +152,21 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
         pid: child?.pid,
       });
     };
+    /** After CLOSE_GRACE_MS, and then one more loop turn (pending I/O first), runs `then` and settles. */
+    const grace = (then?: () => void) => {
+      clearTimeout(graceTimer);
+      graceTimer = setTimeout(() => {
+        setImmediate(() => {
+          then?.();
+          finish();
+        });
+      }, CLOSE_GRACE_MS);
+    };
     const onAbort = () => {
       if (exited) return;
       aborted = true;
       killTree(child);
-      graceTimer ??= setTimeout(finish, CLOSE_GRACE_MS);
+      grace();
     };
 
     if (options.signal?.aborted) {
@@ -136,19 +174,24 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
       finish();
       return;
     }
+    let stdinFd: number | undefined;
     try {
+      stdinFd = stdinFile(options.input);
       const windows = process.platform === 'win32';
       child = spawn(windows ? (process.env.COMSPEC ?? 'cmd.exe') : options.shell, windows ? ['/C', options.command] : ['-lc', options.command], {
         cwd: options.cwd,
         env: options.env ?? process.env,
         detached: !windows,
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: [stdinFd, 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (error) {
       spawnError = `failed to spawn hook: ${errorMessage(error)}`;
       finish();
       return;
+    } finally {
+      // The child holds its own copy of the descriptor.
+      if (stdinFd !== undefined) closeSync(stdinFd);
     }
     child.on('error', (error) => {
       spawnError ??= `failed to spawn hook: ${errorMessage(error)}`;
@@ -156,23 +199,25 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
     });
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin?.on('error', () => {
-      // The hook may exit without reading stdin (EPIPE); that is not a failure.
-    });
-    child.stdin?.end(options.input);
     child.on('exit', (code) => {
       exited = true;
       exitCode = code;
+      // Killed by the timeout's SIGKILL (no status of its own): that is the timeout. A status
+      // means the hook exited by itself, possibly before the (late) timer fired.
+      if (killedAtTimeout && code === null) timedOut = true;
       // Leave nothing behind: whatever the hook started in its group dies with it.
       killTree(child);
-      graceTimer ??= setTimeout(finish, CLOSE_GRACE_MS);
+      grace();
     });
     child.on('close', finish);
     timer = setTimeout(() => {
       if (exited) return;
-      timedOut = true;
+      killedAtTimeout = true;
       killTree(child);
-      graceTimer ??= setTimeout(finish, CLOSE_GRACE_MS);
+      // A hook stuck where SIGKILL cannot reach it yet (uninterruptible I/O) still times out.
+      grace(() => {
+        if (!exited) timedOut = true;
+      });
     }, Math.min(options.timeoutSec * 1000, MAX_TIMER_MS));
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });

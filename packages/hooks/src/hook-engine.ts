@@ -1,7 +1,10 @@
 import EventEmitter from 'eventemitter3';
 import {
+  DEFAULT_HOOK_INPUT_BOUNDS,
   errorMessage,
+  jsonBoundsViolation,
   type ApprovalProvider,
+  type JsonBounds,
   type HookEndEvent,
   type HookRunner,
   type HookStartEvent,
@@ -45,6 +48,19 @@ export interface HookEngineOptions {
   maxOutputBytes?: number;
   /** Extra environment variables for command hooks (on top of `process.env`). */
   env?: Record<string, string>;
+  /**
+   * Fail closed: a handler that times out, crashes, cannot be spawned or answers something
+   * unreadable blocks the call (PreToolUse) or withholds the tool's output from the model
+   * (PostToolUse) instead of failing open. A handler's own `failClosed` overrides this. Default false
+   * (the reference's fail-open behaviour). `async` handlers never block either way.
+   */
+  failClosed?: boolean;
+  /**
+   * How deep and large the stdin object may be. An input past them (or one that cannot be
+   * serialized) is never run unhooked: PreToolUse blocks, PostToolUse withholds the output.
+   * Default 100 levels and 16 Mi characters (the registry refuses such calls earlier).
+   */
+  inputBounds?: JsonBounds;
 }
 
 /** The hook engine: a protocol `HookRunner` plus events, configuration warnings and cleanup. */
@@ -81,6 +97,29 @@ function failed<D extends BaseDecision>(error: string): D {
   return { status: 'failed', error, additionalContexts: [], warnings: [] } as unknown as D;
 }
 
+/** The PreToolUse block reason of a failed fail-closed handler. */
+export function failClosedReason(error: string): string {
+  return `hook failed and is fail-closed: ${error}`;
+}
+
+/** The PostToolUse feedback (what the model reads) of a failed fail-closed handler. */
+export function failClosedFeedback(error: string): string {
+  return `the tool output was withheld: a PostToolUse hook failed and is fail-closed: ${error}`;
+}
+
+/** The block reason of a call whose input cannot be given to its hooks. */
+export function unhookableReason(why: string): string {
+  return `the tool input cannot be checked by hooks: ${why}`;
+}
+
+/** The feedback of a call whose output cannot be given to its PostToolUse hooks. */
+export function unhookableFeedback(why: string): string {
+  return `the tool output was withheld: it cannot be checked by PostToolUse hooks: ${why}`;
+}
+
+/** Selected handlers and the serialized input, or why the input cannot be given to them. */
+type Dispatched<D> = { runs: Array<RunRecord<D> & { runId: string }>; unhookable?: undefined } | { runs?: undefined; unhookable: string };
+
 /**
  * Creates a hook engine implementing the protocol `HookRunner` (reference/tools.md §4). Loading
  * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
@@ -104,6 +143,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
   const shell = options.shell ?? (process.env.SHELL || '/bin/sh');
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const env = options.env ? { ...process.env, ...options.env } : process.env;
+  const inputBounds = options.inputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS;
   const emitter = new EventEmitter();
   /** Aborts every in-flight run on close(). */
   const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
@@ -124,7 +164,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
       });
       return { ...result, maxOutputBytes };
     }
-    return runFunctionHook(handler, input, signal);
+    return runFunctionHook(handler, inputJson, signal);
   };
 
   /** Runs one handler with its events; `decide` turns the raw run into a decision. */
@@ -136,6 +176,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     parentSignal: AbortSignal,
     decide: Decide<D>,
     describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
+    closed: (error: string, decision: D) => D,
   ): Promise<D> => {
     const controller = new AbortController();
     const forward = () => controller.abort();
@@ -143,12 +184,15 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     if (parentSignal.aborted) controller.abort();
     const started = performance.now();
     safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name }));
+    const failClosed = !handler.async && (handler.failClosed ?? options.failClosed ?? false);
     const work = (async () => {
+      let decision: D;
       try {
-        return await decide(await runHandler(handler, input, inputJson, controller.signal), handler);
+        decision = await decide(await runHandler(handler, input, inputJson, controller.signal), handler);
       } catch (error) {
-        return failed<D>(errorMessage(error));
+        decision = failed<D>(errorMessage(error));
       }
+      return failClosed && decision.status === 'failed' ? closed(decision.error ?? 'unknown failure', decision) : decision;
     })();
     const entry = { controller, done: work };
     running.add(entry);
@@ -173,33 +217,44 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     }
   };
 
-  /** Selects handlers, runs them concurrently (async ones detached), returns results in configured order. */
+  /**
+   * Selects handlers, serializes the input once (refusing one past the bounds), runs the handlers
+   * concurrently (async ones detached) and returns their results in configured order.
+   */
   const dispatch = async <D extends BaseDecision>(
     event: HookEventName,
     request: PreToolUseRequest,
     input: HookInput,
     decide: Decide<D>,
     describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
-  ): Promise<Array<RunRecord<D> & { runId: string }>> => {
+    closed: (error: string, decision: D) => D,
+  ): Promise<Dispatched<D>> => {
     const names = [request.toolName, ...(request.aliases ?? [])];
     const selected = handlers.filter((handler) => handler.event === event && safeMatch(handler, names));
-    if (selected.length === 0) return [];
-    const inputJson = JSON.stringify(input);
+    if (selected.length === 0) return { runs: [] };
+    const violation = jsonBoundsViolation(input, inputBounds);
+    if (violation) return { unhookable: violation };
+    let inputJson: string;
+    try {
+      inputJson = JSON.stringify(input);
+    } catch (error) {
+      return { unhookable: `it cannot be serialized (${errorMessage(error)})` };
+    }
     let completed = 0;
     const runs = selected.map((handler) => {
       const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${request.toolUseId}`;
       if (handler.async) {
         // Fire and forget; still bounded by its timeout and killed by close().
-        void execute(handler, input, inputJson, runId, new AbortController().signal, decide, describe);
+        void execute(handler, input, inputJson, runId, new AbortController().signal, decide, describe, closed);
         return undefined;
       }
-      return execute(handler, input, inputJson, runId, request.signal, decide, describe).then((decision) => ({
+      return execute(handler, input, inputJson, runId, request.signal, decide, describe, closed).then((decision) => ({
         decision,
         completionOrder: completed++,
         runId,
       }));
     });
-    return Promise.all(runs.filter((run) => run !== undefined));
+    return { runs: await Promise.all(runs.filter((run) => run !== undefined)) };
   };
 
   const engine: HookEngine = {
@@ -210,10 +265,9 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     },
 
     async runPreToolUse(request) {
-      const empty: PreToolUseOutcome = { blocked: false, additionalContexts: [], warnings: [] };
       try {
         const input = preToolUseInput(request);
-        const runs = await dispatch<PreHandlerDecision>(
+        const dispatched = await dispatch<PreHandlerDecision>(
           'PreToolUse',
           request,
           input,
@@ -226,23 +280,39 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
             outcome: decision.status === 'ask' ? 'continue' : decision.status,
             message: decision.status === 'failed' ? decision.error : decision.reason,
           }),
+          (error, decision) => ({ ...decision, status: 'block', reason: failClosedReason(error) }),
         );
-        return aggregatePre(runs);
+        if (dispatched.unhookable !== undefined) {
+          return { blocked: true, reason: unhookableReason(dispatched.unhookable), additionalContexts: [], warnings: [] };
+        }
+        return aggregatePre(dispatched.runs);
       } catch (error) {
-        return { ...empty, warnings: [`PreToolUse hooks failed: ${errorMessage(error)}`] };
+        const warning = `PreToolUse hooks failed: ${errorMessage(error)}`;
+        if (options.failClosed) return { blocked: true, reason: failClosedReason(warning), additionalContexts: [], warnings: [warning] };
+        return { blocked: false, additionalContexts: [], warnings: [warning] };
       }
     },
 
     async runPostToolUse(request) {
       try {
         const input = postToolUseInput(request);
-        const runs = await dispatch<PostHandlerDecision>('PostToolUse', request, input, decidePostToolUse, (decision) => ({
-          outcome: decision.status,
-          message: decision.status === 'failed' ? decision.error : decision.feedback,
-        }));
-        return aggregatePost(runs);
+        const dispatched = await dispatch<PostHandlerDecision>(
+          'PostToolUse',
+          request,
+          input,
+          decidePostToolUse,
+          (decision) => ({
+            outcome: decision.status,
+            message: decision.status === 'failed' ? decision.error : decision.feedback,
+          }),
+          (error, decision) => ({ ...decision, status: 'feedback', feedback: failClosedFeedback(error) }),
+        );
+        if (dispatched.unhookable !== undefined) return { feedback: unhookableFeedback(dispatched.unhookable), additionalContexts: [], warnings: [] };
+        return aggregatePost(dispatched.runs);
       } catch (error) {
-        return { additionalContexts: [], warnings: [`PostToolUse hooks failed: ${errorMessage(error)}`] };
+        const warning = `PostToolUse hooks failed: ${errorMessage(error)}`;
+        if (options.failClosed) return { feedback: failClosedFeedback(warning), additionalContexts: [], warnings: [warning] };
+        return { additionalContexts: [], warnings: [warning] };
       }
     },
 

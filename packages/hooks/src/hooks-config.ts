@@ -19,6 +19,11 @@ export interface CommandHookConfig {
   /** Fire and forget: the outcome never affects the call (it is still reported by events). */
   async?: boolean;
   statusMessage?: string;
+  /**
+   * A timeout, crash, spawn failure or unreadable answer blocks the call (PreToolUse) or withholds
+   * the output (PostToolUse) instead of failing open. Default: the engine's `failClosed` (false).
+   */
+  failClosed?: boolean;
 }
 
 /** An in-process handler: same input object as command stdin, same output object as command stdout. */
@@ -27,9 +32,11 @@ export interface FunctionHookConfig {
   /** A label for run ids and warnings. */
   name?: string;
   run: FunctionHook;
-  /** Seconds before the handler is abandoned (its signal aborts) and fails open. */
+  /** Seconds before the handler is abandoned (its signal aborts) and fails open (or closed, see `failClosed`). */
   timeout?: number;
   async?: boolean;
+  /** As {@link CommandHookConfig.failClosed}: a throw, rejection or timeout blocks. */
+  failClosed?: boolean;
 }
 
 /** Any handler of a matcher group. Other `type`s (`prompt`, `agent`) are skipped with a warning. */
@@ -53,6 +60,8 @@ export interface FunctionHookRegistration {
   name?: string;
   timeout?: number;
   async?: boolean;
+  /** A throw, rejection or timeout blocks instead of failing open. Default: the engine's `failClosed`. */
+  failClosed?: boolean;
   run: FunctionHook;
 }
 
@@ -66,6 +75,8 @@ export interface ConfiguredHandler {
   readonly sourcePath: string;
   readonly timeoutSec: number;
   readonly async: boolean;
+  /** The handler's own `failClosed`; `undefined` means the engine's. */
+  readonly failClosed?: boolean;
   readonly statusMessage?: string;
   readonly kind: 'command' | 'function';
   readonly command?: string;
@@ -174,6 +185,7 @@ function buildHandler(
     sourcePath: base.sourcePath,
     timeoutSec,
     async: raw.async === true,
+    failClosed: readFailClosed(raw.failClosed, base, warnings),
     statusMessage: typeof raw.statusMessage === 'string' ? raw.statusMessage : undefined,
   };
   if (raw.type === 'function') {
@@ -193,6 +205,14 @@ function buildHandler(
     return undefined;
   }
   return { ...common, kind: 'command', command };
+}
+
+/** `failClosed` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */
+function readFailClosed(value: unknown, base: { event: HookEventName; sourcePath: string }, warnings: string[]): boolean | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'boolean') return value;
+  warnings.push(`a ${base.event} handler in ${base.sourcePath} has a non-boolean failClosed; treating it as true`);
+  return true;
 }
 
 function readTimeout(value: unknown, base: { event: HookEventName; sourcePath: string; defaultTimeoutSec: number }, warnings: string[]): number {

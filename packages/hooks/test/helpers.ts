@@ -69,3 +69,13 @@ export function alive(pid: number): boolean {
   const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   return state !== 'Z' && state !== 'X';
 }
+
+/** Polls `check` every 20 ms until it holds or `ms` passed (a SIGKILLed process takes a moment to die). */
+export async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return check();
+}

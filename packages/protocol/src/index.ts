@@ -3,6 +3,7 @@
  * Zero runtime dependencies. The contract package is the one place `export *` is used.
  */
 export * from './json';
+export * from './json-bounds';
 export * from './tool-name';
 export * from './tool-spec';
 export * from './wire';

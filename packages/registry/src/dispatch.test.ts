@@ -194,17 +194,90 @@ describe('dispatch: hooks', () => {
     expect(hooks.pre.map((request) => [request.toolName, request.toolInput])).toEqual([['apply_patch', { command: '*** Begin Patch' }]]);
   });
 
-  it('a throwing HookRunner or hook adapter fails open: the call goes on', async () => {
+  it('a throwing HookRunner fails open: the call goes on', async () => {
     seen.length = 0;
     const hooks = fakeHooks({ throws: true });
-    const brokenAdapter: ToolExecutor = { ...weather, name: toolName('adapter'), hookPayload: { pre: () => { throw new Error('adapter bug'); } } };
-    const { runtime } = setup([weather, brokenAdapter], { hooks: hooks.runner });
+    const { runtime } = setup([weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: '{"tempC":21,"city":"Oslo"}' });
     expect(hooks.post).toHaveLength(1);
-    const adapted = await runtime.handleItem(functionCall('adapter', { city: 'Lima' }, 'w3'));
-    expect(adapted?.success).toBe(true);
-    expect(seen).toEqual([{ city: 'Oslo' }, { city: 'Lima' }]);
+    expect(seen).toEqual([{ city: 'Oslo' }]);
+  });
+
+  it('a throwing hook adapter refuses the call (INVALID_INPUT) before it starts: never run unhooked', async () => {
+    seen.length = 0;
+    const hooks = fakeHooks();
+    const brokenAdapter: ToolExecutor = { ...weather, name: toolName('adapter'), hookPayload: { pre: () => { throw new Error('adapter bug'); } } };
+    const { runtime, events } = setup([brokenAdapter], { hooks: hooks.runner });
+    const result = await runtime.handleItem(functionCall('adapter', { city: 'Lima' }, 'w3'));
+    expect(result?.item).toEqual({
+      type: 'function_call_output',
+      call_id: 'w3',
+      output: 'invalid input for adapter: the call cannot be checked by hooks: its hook input could not be built (adapter bug)',
+    });
+    expect(result?.error?.code).toBe('INVALID_INPUT');
+    expect(seen).toEqual([]);
+    expect(hooks.pre).toEqual([]);
+    expect(events).toEqual([]);
+  });
+
+  it('arguments nested 6,000 deep never reach the handler (nor the hooks); without hooks the bound does not apply', async () => {
+    seen.length = 0;
+    const hooks = fakeHooks();
+    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const deep = `{"city":"Oslo","extra":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+    const result = await runtime.handleItem(weatherCall(deep, 'deep'));
+    expect(result?.item).toEqual({
+      type: 'function_call_output',
+      call_id: 'deep',
+      output: 'invalid input for weather__get_weather: the call cannot be checked by hooks: it is nested deeper than 100 levels',
+    });
+    expect(result?.error?.code).toBe('INVALID_INPUT');
+    expect(seen).toEqual([]);
+    expect(hooks.pre).toEqual([]);
+    // The bound is the router's: a host may lower (or raise) it.
+    const strict = setup([weather], { hooks: hooks.runner, hookInputBounds: { maxDepth: 1, maxChars: 1000 } });
+    const refused = await strict.runtime.handleItem(weatherCall({ city: 'Oslo', extra: { a: 1 } }, 'two'));
+    expect(refused?.error?.code).toBe('INVALID_INPUT');
+    const large = await strict.runtime.handleItem(weatherCall({ city: 'x'.repeat(2000) }, 'large'));
+    expect(large?.item).toMatchObject({ output: 'invalid input for weather__get_weather: the call cannot be checked by hooks: it is larger than 1000 characters' });
+    const plain = setup([weather]);
+    const unhooked = await plain.runtime.handleItem(weatherCall(deep, 'no-hooks'));
+    expect(unhooked?.success).toBe(true);
+  });
+
+  it('an output PostToolUse hooks cannot be given is withheld from the model and from Code Mode', async () => {
+    const deepTool = defineFunctionTool({
+      name: 'deep',
+      description: '',
+      parameters: { type: 'object' },
+      handle: () => JSON.parse(`${'['.repeat(500)}"secret"${']'.repeat(500)}`),
+    });
+    const hooks = fakeHooks();
+    const { runtime, events } = setup([deepTool], { hooks: hooks.runner });
+    const result = await runtime.handleItem(functionCall('deep', {}, 'd1'));
+    const message = 'the output of deep was withheld: it cannot be checked by PostToolUse hooks: it is nested deeper than 100 levels';
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'd1', output: message });
+    expect(JSON.stringify(result?.output.codeModeResult(result.payload))).not.toContain('secret');
+    expect(result?.error?.code).toBe('LIMIT_EXCEEDED');
+    expect(hooks.post).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: 'tool-call-end', success: false, handlerExecuted: true });
+  });
+
+  it('matchers also get the tool\'s own name: aliases are the adapter\'s, then the display name', async () => {
+    const hooks = fakeHooks();
+    const { runtime } = setup([weather, shell], { hooks: hooks.runner });
+    await runtime.handleItem(weatherCall());
+    await runtime.handleItem(functionCall('exec_command', { cmd: 'ls' }, 'x3'));
+    expect(hooks.pre.map((request) => [request.toolName, request.aliases])).toEqual([
+      ['weather__get_weather', []],
+      ['Bash', ['exec_command']],
+    ]);
+    // The fake shell has no post adapter: the default payload names the tool itself.
+    expect(hooks.post.map((request) => [request.toolName, request.aliases])).toEqual([
+      ['weather__get_weather', []],
+      ['exec_command', []],
+    ]);
   });
 
   it('nested calls through invocation.tools go through the hooks too', async () => {

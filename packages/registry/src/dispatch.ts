@@ -10,6 +10,10 @@ import {
   isFatalError,
   isSwitchyardError,
   toToolOutput,
+  jsonBoundsViolation,
+  type HookToolInput,
+  type JsonBounds,
+  type JsonValue,
   type PostToolUseOutcome,
   type PreToolUseOutcome,
   type StepContext,
@@ -23,7 +27,7 @@ import {
 } from '@switchyard/protocol';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
-import { blockedMessage, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
+import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
 import { parseFunctionArguments, validateArguments } from './input-validation';
 import type { ToolRouter } from './tool-router';
 
@@ -86,6 +90,21 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
     return refuse(context, call.payload, asModelError(error, display));
   }
 
+  let payload = call.payload;
+  let invocation = createInvocation(context, payload);
+  const hooks = router.hooks;
+
+  // The hook input is built and bounded before the call starts: an input hooks cannot be given
+  // is refused like an invalid one, never run without its hooks.
+  let input: HookToolInput | undefined;
+  if (hooks) {
+    try {
+      input = hookableInput(preHookInput(executor, invocation), router.hookInputBounds);
+    } catch (error) {
+      return refuse(context, call.payload, unhookable(display, error));
+    }
+  }
+
   throwIfCancelled(context);
   const startedAt = performance.now();
   const base = { callId: call.callId, toolName: display, source: context.source };
@@ -96,18 +115,10 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
     }
   };
 
-  let payload = call.payload;
-  let invocation = createInvocation(context, payload);
-  const hooks = router.hooks;
-
-  if (hooks) {
-    const input = failOpen(() => preHookInput(executor, invocation));
-    const outcome: PreToolUseOutcome | undefined = input
-      ? await failOpenAsync(() =>
-          hooks.runPreToolUse({ ...input, toolUseId: call.callId, caller: hookCaller(context.source), step: context.step, signal: context.signal }),
-        )
-      : undefined;
-    if (input && outcome) {
+  if (hooks && input) {
+    const request = { ...input, aliases: matcherAliases(input, call.toolName), toolUseId: call.callId, caller: hookCaller(context.source), step: context.step, signal: context.signal };
+    const outcome: PreToolUseOutcome | undefined = await failOpenAsync(() => hooks.runPreToolUse(request));
+    if (outcome) {
       context.addContexts(stringList(outcome.additionalContexts));
       if (outcome.blocked) {
         const reason = typeof outcome.reason === 'string' && outcome.reason !== '' ? outcome.reason : 'no reason given';
@@ -146,11 +157,20 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
 
   const success = output.success !== false;
   if (success && hooks) {
-    const post = failOpen(() => postHookInput(executor, invocation, output));
+    let post: { input: HookToolInput; response: JsonValue } | undefined;
+    try {
+      post = hookablePost(postHookInput(executor, invocation, output), router.hookInputBounds);
+    } catch (error) {
+      // The handler ran, but hooks cannot see its output: the model does not see it either.
+      const failure = withheld(display, error);
+      end(false, true);
+      return { output: new FailureToolOutput(failure.message), payload, error: failure };
+    }
     const outcome: PostToolUseOutcome | undefined = post
       ? await failOpenAsync(() =>
           hooks.runPostToolUse({
             ...post.input,
+            aliases: matcherAliases(post.input, call.toolName),
             toolUseId: call.callId,
             caller: hookCaller(context.source),
             step: context.step,
@@ -208,13 +228,38 @@ function throwIfCancelled(context: DispatchContext): void {
   if (context.cancelled()) throw new SwitchyardError('ABORTED', 'tool call cancelled', { cause: context.signal.reason });
 }
 
-/** Runs a hook-adapter step; a throwing adapter means "no hooks" (fail open). */
-function failOpen<T>(step: () => T): T | undefined {
-  try {
-    return step();
-  } catch {
-    return undefined;
-  }
+/** Thrown when an input or output is outside the hook bounds; carries the reason. */
+class Unhookable extends Error {}
+
+/** The adapter's pre-hook input, checked against the bounds (throws {@link Unhookable}). */
+function hookableInput(input: HookToolInput | undefined, bounds: JsonBounds): HookToolInput | undefined {
+  if (input === undefined) return undefined;
+  const violation = jsonBoundsViolation(input.toolInput, bounds);
+  if (violation) throw new Unhookable(violation);
+  return input;
+}
+
+/** The adapter's post-hook input and response, checked against the bounds (throws {@link Unhookable}). */
+function hookablePost(
+  post: { input: HookToolInput; response: JsonValue } | undefined,
+  bounds: JsonBounds,
+): { input: HookToolInput; response: JsonValue } | undefined {
+  if (post === undefined) return undefined;
+  const violation = jsonBoundsViolation(post.input.toolInput, bounds) ?? jsonBoundsViolation(post.response, bounds);
+  if (violation) throw new Unhookable(violation);
+  return post;
+}
+
+/** The refusal of a call whose hook input cannot be built or bounded (`INVALID_INPUT`). */
+function unhookable(display: string, error: unknown): SwitchyardError {
+  const why = error instanceof Unhookable ? error.message : `its hook input could not be built (${errorMessage(error)})`;
+  return new RespondToModelError(`invalid input for ${display}: the call cannot be checked by hooks: ${why}`, { code: 'INVALID_INPUT', cause: error });
+}
+
+/** The answer of a call whose output PostToolUse hooks cannot be given (`LIMIT_EXCEEDED`). */
+function withheld(display: string, error: unknown): SwitchyardError {
+  const why = error instanceof Unhookable ? error.message : `its hook input could not be built (${errorMessage(error)})`;
+  return new RespondToModelError(`the output of ${display} was withheld: it cannot be checked by PostToolUse hooks: ${why}`, { code: 'LIMIT_EXCEEDED', cause: error });
 }
 
 /** Runs a hook runner call; a throw, rejection or non-object answer means "continue" (fail open). */

@@ -7,6 +7,7 @@ import {
   type JsonValue,
   type ToolExecutor,
   type ToolInvocation,
+  type ToolName,
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
@@ -32,6 +33,21 @@ export function postHookInput(
   if (!input) return undefined;
   const response = output.postToolUseResponse ? output.postToolUseResponse(invocation.payload) : output.codeModeResult(invocation.payload);
   return { input, response };
+}
+
+/**
+ * The names matchers try besides the hook name: the adapter's aliases, then every name the tool
+ * itself answers to, so a matcher may name either the hook name (`Bash`) or the tool
+ * (`exec_command`). Deduplicated; never includes the hook name itself (stdin never shows aliases).
+ */
+export function matcherAliases(input: HookToolInput, tool: ToolName): string[] {
+  const names = [...(input.aliases ?? []), ...toolNameForms(tool)];
+  return [...new Set(names)].filter((name) => name !== input.toolName);
+}
+
+/** The spellings of a tool's own name a matcher may use. Today: its display name. */
+function toolNameForms(tool: ToolName): string[] {
+  return [displayName(tool)];
 }
 
 /**

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'eventemitter3';
 import {
+  DEFAULT_HOOK_INPUT_BOUNDS,
   toWireTools,
+  type JsonBounds,
   type HookRunner,
   type ResponseItem,
   type SwitchyardEvent,
@@ -21,6 +23,12 @@ export interface ToolRouterOptions {
   registry: ToolRegistry;
   /** Pre/post hooks run around every call that has a hook payload. Absent: no hooks. */
   hooks?: HookRunner;
+  /**
+   * How deep and large a hook input (and a PostToolUse response) may be. A call past them is
+   * refused with `INVALID_INPUT` before its handler (a response past them is withheld), so nothing
+   * runs without its hooks. Default 100 levels and 16 Mi characters; only applies with `hooks`.
+   */
+  hookInputBounds?: JsonBounds;
 }
 
 /**
@@ -33,6 +41,8 @@ export interface ToolRouter {
   readonly tools: readonly WireTool[];
   readonly registry: ToolRegistry;
   readonly hooks: HookRunner | undefined;
+  /** The bounds of hook inputs (see {@link ToolRouterOptions.hookInputBounds}). */
+  readonly hookInputBounds: JsonBounds;
   /** Wire item → tool call; `undefined` when the item is not a tool call (see {@link buildToolCall}). */
   buildToolCall(item: ResponseItem): ToolCall | undefined;
   /** Subscribes to one event type; returns the unsubscribe function. A throwing listener is isolated. */
@@ -51,6 +61,7 @@ export function createToolRouter(options: ToolRouterOptions): ToolRouter {
     tools,
     registry: options.registry,
     hooks: options.hooks,
+    hookInputBounds: options.hookInputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS,
     buildToolCall,
     on(type, listener) {
       const guarded = (event: SwitchyardEvent) => {

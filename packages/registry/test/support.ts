@@ -2,6 +2,7 @@ import {
   createStepContext,
   defineFunctionTool,
   type HookRunner,
+  type JsonBounds,
   type SwitchyardEvent,
   type ToolExecutor,
 } from '@switchyard/protocol';
@@ -10,9 +11,9 @@ import { createToolRouter } from '../src/tool-router';
 import { ToolCallRuntime } from '../src/tool-call-runtime';
 
 /** A router + runtime over `executors`, recording every tool-call event in order. */
-export function setup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal } = {}) {
+export function setup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal; hookInputBounds?: JsonBounds } = {}) {
   const registry = ToolRegistry.from(executors);
-  const router = createToolRouter({ specs: executors.map((executor) => executor.spec), registry, hooks: options.hooks });
+  const router = createToolRouter({ specs: executors.map((executor) => executor.spec), registry, hooks: options.hooks, hookInputBounds: options.hookInputBounds });
   const events: SwitchyardEvent[] = [];
   for (const type of ['tool-call-start', 'tool-call-end', 'tool-call-blocked', 'tool-call-aborted', 'tool-notification'] as const) {
     router.on(type, (event) => events.push(event));

@@ -25,7 +25,7 @@ export interface ExecResult {
   output: string;
   /** Token budget for `output`. Default 10 000. */
   maxOutputTokens?: number;
-  /** The command as PostToolUse hooks see it (`Bash` + `{command}`); absent for none. */
+  /** The command the process was started with, as PostToolUse hooks see it; absent for none. */
   hookCommand?: string;
 }
 

@@ -239,26 +239,52 @@ describe('hook payloads', () => {
     };
   }
 
-  test('exec_command: pre is Bash + {command}; a rewrite replaces cmd; post only for a finished process', async () => {
-    const { exec, write } = open();
+  test('exec_command: pre is Bash + {command, shell, workdir}; a rewrite replaces cmd (and shell/workdir); post only for a finished process', async () => {
+    const { exec, root } = open({ shell: '/bin/sh' });
     const hooks = exec.hookPayload;
     if (!hooks) throw new Error('exec_command must have hooks');
     const call = invocation(exec, { cmd: 'echo one', yield_time_ms: 500 });
-    expect(hooks.pre?.(call)).toEqual({ toolName: 'Bash', toolInput: { command: 'echo one' } });
+    expect(hooks.pre?.(call)).toEqual({ toolName: 'Bash', toolInput: { command: 'echo one', shell: '/bin/sh', workdir: root } });
+    const elsewhere = invocation(exec, { cmd: 'ls', workdir: 'sub', shell: '/bin/bash' });
+    expect(hooks.pre?.(elsewhere)).toEqual({ toolName: 'Bash', toolInput: { command: 'ls', shell: '/bin/bash', workdir: join(root, 'sub') } });
     expect(hooks.rewrite?.(call, { command: 'echo two' })).toEqual({ kind: 'function', arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500 }) });
+    expect(hooks.rewrite?.(call, { command: 'echo two', workdir: '/tmp', shell: '/bin/bash' })).toEqual({
+      kind: 'function',
+      arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500, shell: '/bin/bash', workdir: '/tmp' }),
+    });
     expect(() => hooks.rewrite?.(call, { cmd: 'x' })).toThrow('hook returned updatedInput without string field `command`');
 
+    const done = invocation(exec, { cmd: 'echo done' });
     const finished = await callTool(exec, { cmd: 'echo done' });
-    expect(hooks.post?.(call, finished)).toEqual({ input: { toolName: 'Bash', toolInput: { command: 'echo done' } }, response: 'done\n' });
+    expect(hooks.post?.(done, finished)).toEqual({ input: { toolName: 'Bash', toolInput: { command: 'echo done', shell: '/bin/sh', workdir: root } }, response: 'done\n' });
     const running = await callTool(exec, { cmd: 'sleep 0.6; echo late', yield_time_ms: 250 });
     expect(hooks.post?.(call, running)).toBeUndefined();
+  });
 
-    const writeHooks = write.hookPayload;
-    if (!writeHooks) throw new Error('write_stdin must have hooks');
-    const poll = invocation(write, { session_id: codeModeValue(running).session_id });
-    expect(writeHooks.pre?.(poll)).toBeUndefined();
-    const completed = await callTool(write, { session_id: codeModeValue(running).session_id as number });
-    expect(writeHooks.post?.(poll, completed)).toEqual({ input: { toolName: 'Bash', toolInput: { command: 'sleep 0.6; echo late' } }, response: 'late\n' });
+  test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars', async () => {
+    const { exec, write } = open({ shell: '/bin/sh' });
+    const hooks = write.hookPayload;
+    if (!hooks) throw new Error('write_stdin must have hooks');
+    const running = await callTool(exec, { cmd: 'read line; echo "got $line"', tty: true, yield_time_ms: 250 });
+    const sessionId = codeModeValue(running).session_id as number;
+    const typed = invocation(write, { session_id: sessionId, chars: 'hello\n' });
+    expect(hooks.pre?.(typed)).toEqual({ toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: sessionId, chars: 'hello\n', command: 'read line; echo "got $line"' } });
+    expect(hooks.pre?.(invocation(write, { session_id: sessionId }))).toEqual({
+      toolName: 'write_stdin',
+      aliases: ['Bash'],
+      toolInput: { session_id: sessionId, chars: '', command: 'read line; echo "got $line"' },
+    });
+    expect(hooks.pre?.(invocation(write, { session_id: 999_999 }))).toEqual({ toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: 999_999, chars: '' } });
+    expect(hooks.rewrite?.(typed, { chars: 'bye\n' })).toEqual({ kind: 'function', arguments: JSON.stringify({ session_id: sessionId, chars: 'bye\n' }) });
+    expect(() => hooks.rewrite?.(typed, { command: 'x' })).toThrow('hook returned updatedInput without string field `chars`');
+
+    const answered = await callTool(write, { session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
+    // The session finished and left the table; the answer still names its command.
+    expect(codeModeValue(answered).exit_code).toBe(0);
+    expect(hooks.post?.(typed, answered)).toEqual({
+      input: { toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: sessionId, chars: 'hello\n', command: 'read line; echo "got $line"' } },
+      response: expect.stringContaining('got hello'),
+    });
   });
 });
 

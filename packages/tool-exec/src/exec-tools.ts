@@ -6,12 +6,10 @@ import {
   SwitchyardError,
   abortedMessage,
   contentItemsToText,
-  isJsonObject,
   parseObjectArguments,
   toolName,
   type ApprovalPolicy,
   type ApprovalProvider,
-  type HookPayloadAdapter,
   type JsonObject,
   type JsonValue,
   type SandboxMode,
@@ -26,6 +24,7 @@ import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './app
 import { ExecCommandOutput, type ExecResult } from './exec-output';
 import { ExecProcess } from './exec-process';
 import { execCommandSpec, writeStdinSpec } from './exec-specs';
+import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } from './hook-adapters';
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
@@ -150,44 +149,6 @@ function parseExecArgs(invocation: ToolInvocation): ExecCommandArgs {
   };
 }
 
-function commandOf(invocation: ToolInvocation): string | undefined {
-  if (invocation.payload.kind !== 'function') return undefined;
-  try {
-    const parsed: unknown = JSON.parse(invocation.payload.arguments);
-    return isJsonObject(parsed) && typeof parsed.cmd === 'string' ? parsed.cmd : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** PostToolUse sees `Bash` + `{command}` only for a finished process (reference §4.3). */
-function postHookPayload(_invocation: ToolInvocation, output: ToolOutput): { input: { toolName: string; toolInput: JsonValue }; response: JsonValue } | undefined {
-  if (!(output instanceof ExecCommandOutput)) return undefined;
-  const { exitCode, sessionId, hookCommand } = output.result;
-  if (exitCode === undefined || sessionId !== undefined || hookCommand === undefined) return undefined;
-  return { input: { toolName: 'Bash', toolInput: { command: hookCommand } }, response: output.truncatedOutput };
-}
-
-const execCommandHooks: HookPayloadAdapter = {
-  pre(invocation) {
-    const command = commandOf(invocation);
-    return command === undefined ? undefined : { toolName: 'Bash', toolInput: { command } };
-  },
-  rewrite(invocation, updatedInput) {
-    if (!isJsonObject(updatedInput) || typeof updatedInput.command !== 'string') {
-      throw new RespondToModelError('hook returned updatedInput without string field `command`');
-    }
-    const args = parseObject(invocation, 'exec_command');
-    return { kind: 'function', arguments: JSON.stringify({ ...args, cmd: updatedInput.command }) };
-  },
-  post: postHookPayload,
-};
-
-const writeStdinHooks: HookPayloadAdapter = {
-  pre: () => undefined,
-  post: postHookPayload,
-};
-
 function chunkId(): string {
   return randomBytes(3).toString('hex');
 }
@@ -272,6 +233,18 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     table.killWhere((entry) => entry.sessionId === step.sessionId && entry.turnId !== step.turnId);
   };
 
+  /** The working directory of a call: `workdir` (relative to the root) or the root. */
+  const resolveWorkdir = (root: string, workdir: string | undefined) =>
+    workdir ? (isAbsolute(workdir) ? workdir : resolve(root, workdir)) : root;
+  const resolveShell = (shell: string | undefined) => shell ?? options.shell ?? defaultShell();
+  const hookContext: ExecHookContext = {
+    resolve: (invocation, args) => ({
+      workdir: resolveWorkdir(resolve(options.root ?? invocation.step.cwd), typeof args.workdir === 'string' ? args.workdir : undefined),
+      shell: resolveShell(typeof args.shell === 'string' ? args.shell : undefined),
+    }),
+    sessionCommand: (id) => table.get(id)?.command,
+  };
+
   const resolveSettings = (step: StepContext) => ({
     root: resolve(options.root ?? step.cwd),
     sandbox: options.sandbox ?? step.sandboxMode ?? 'workspace-write',
@@ -287,7 +260,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     sandbox: SandboxSettings,
     started: number,
   ): Promise<{ execProcess: ExecProcess; output: string }> => {
-    const shell = args.shell ?? options.shell ?? defaultShell();
+    const shell = resolveShell(args.shell);
     if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
     const login = args.login ?? allowLoginShell;
     const wrapped = sandboxArgv([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
@@ -333,7 +306,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     spec: execCommandSpec({ allowLoginShell }),
     supportsParallelToolCalls: true,
     abortStyle: 'shell',
-    hookPayload: execCommandHooks,
+    hookPayload: execCommandHookAdapter(hookContext),
     async handle(invocation) {
       const started = Date.now();
       ensureOpen();
@@ -344,7 +317,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
       if (args.login === true && !allowLoginShell) {
         throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
       }
-      const cwd = args.workdir ? (isAbsolute(args.workdir) ? args.workdir : resolve(settings.root, args.workdir)) : settings.root;
+      const cwd = resolveWorkdir(settings.root, args.workdir);
       let isDirectory = false;
       try {
         isDirectory = statSync(cwd).isDirectory();
@@ -417,7 +390,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     spec: writeStdinSpec(),
     supportsParallelToolCalls: false,
     abortStyle: 'shell',
-    hookPayload: writeStdinHooks,
+    hookPayload: writeStdinHookAdapter(hookContext),
     async handle(invocation) {
       const started = Date.now();
       ensureOpen();
@@ -454,7 +427,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
         emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
         return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
       }
-      return new ExecCommandOutput({ ...result, sessionId: id });
+      return new ExecCommandOutput({ ...result, sessionId: id, hookCommand: entry.command });
     },
   };
 
