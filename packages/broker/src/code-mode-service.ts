@@ -1,11 +1,10 @@
-import type { CellEndEvent, CellStartEvent, CustomToolCallOutputItem } from '@switchyard/protocol';
+import type { CellEndEvent, CellLimitExceededEvent, CellStartEvent, CodeModeRuntime, CodeModeSession, CustomToolCallOutputItem, RuntimeLostEvent } from '@switchyard/protocol';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
-import type { CodeModeRuntimeLike, RuntimeSession } from './runtime-types';
 
 /** One host session's Code Mode state: its runtime session (cells, stored values) and its broker. */
 export interface BrokerSession {
   readonly sessionId: string;
-  readonly runtime: RuntimeSession;
+  readonly runtime: CodeModeSession;
   readonly broker: DispatchBroker;
 }
 
@@ -13,8 +12,8 @@ export interface BrokerSession {
  * Opens one code-mode session per host session, lazily (the first `exec`), and shuts it down with
  * it. Cells are keyed by host session, not by turn, so a yielded cell survives turns.
  */
-/** The cell lifecycle events the service emits. */
-export type CellEvent = CellStartEvent | CellEndEvent;
+/** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit). */
+export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent;
 
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();
@@ -22,8 +21,9 @@ export class CodeModeService {
   private closing = false;
 
   /**
-   * Subscribes to `cell-start` (a cell was created by `exec`) and `cell-end` (its completion,
-   * failure or termination was observed); returns the unsubscribe function. Listener throws are ignored.
+   * Subscribes to `cell-start` (a cell was created by `exec`), `cell-end` (its completion,
+   * failure or termination was observed), and what the runtime reports: `runtime-lost` (a worker
+   * holding cells ended) and `cell-limit-exceeded`. Returns the unsubscribe function. Listener throws are ignored.
    */
   onCellEvent(listener: (event: CellEvent) => void): () => void {
     this.listeners.add(listener);
@@ -41,7 +41,7 @@ export class CodeModeService {
     }
   }
 
-  constructor(private readonly runtime: CodeModeRuntimeLike) {}
+  constructor(private readonly runtime: CodeModeRuntime) {}
 
   /** The session's state, opened on first use. */
   session(sessionId: string): BrokerSession {
@@ -52,6 +52,7 @@ export class CodeModeService {
         invokeTool: (request) => broker.invoke(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),
         cellClosed: (cellId) => broker.closeCell(cellId),
+        runtimeEvent: (event) => this.emitCellEvent(event),
       });
       session = { sessionId, runtime, broker };
       this.sessions.set(sessionId, session);

@@ -1,16 +1,15 @@
 import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
-import type { CodeModeSurface, ToolInvocation } from '@switchyard/protocol';
+import type { CodeModeRuntime, CodeModeSurface, ToolInvocation } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodeModeService } from './code-mode-service';
 import { createExecTool, createWaitTool } from './code-mode-tools';
-import type { CodeModeRuntimeLike } from './runtime-types';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const runtime = createCodeModeRuntime({ nodeSnapshotCheck: 'ignore' });
 const terminated: string[] = [];
 // records terminate calls made by the tools
-const recording: CodeModeRuntimeLike = {
+const recording: CodeModeRuntime = {
   openSession(host) {
     const session = runtime.openSession(host);
     return {
@@ -23,6 +22,7 @@ const recording: CodeModeRuntimeLike = {
       shutdown: () => session.shutdown(),
     };
   },
+  shutdown: () => runtime.shutdown(),
 };
 const service = new CodeModeService(recording);
 const options = { defaultYieldTimeMs: 10_000, defaultMaxOutputTokens: 10_000, execHooks: false };

@@ -7,6 +7,7 @@ import {
   isSwitchyardError,
   parseFunctionArguments,
   toolName,
+  type CellObservation,
   type CodeModeSurface,
   type JsonObject,
   type ToolExecutor,
@@ -15,7 +16,7 @@ import {
 import type { CodeModeService } from './code-mode-service';
 import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription } from './description';
 import { parseExecSource } from './pragma';
-import { formatObservation, type Observation } from './response';
+import { formatObservation } from './response';
 
 /** Budgets and switches shared by `exec` and `wait`. */
 export interface CodeModeToolOptions {
@@ -35,13 +36,16 @@ function budget(requested: number | undefined, options: CodeModeToolOptions): nu
 }
 
 /** `cell-end` for an observation that ends its cell (completed, failed or terminated). */
-function reportEnd(service: CodeModeService, observation: Observation): void {
+function reportEnd(service: CodeModeService, observation: CellObservation): void {
   if (observation.kind === 'yielded') return;
-  const status = observation.kind === 'terminated' ? 'terminated' : observation.error === undefined ? 'completed' : 'failed';
-  service.emitCellEvent({ type: 'cell-end', cellId: observation.cellId, status });
+  if (observation.kind === 'completed' && observation.error !== undefined) {
+    service.emitCellEvent({ type: 'cell-end', cellId: observation.cellId, status: 'failed', error: observation.error });
+    return;
+  }
+  service.emitCellEvent({ type: 'cell-end', cellId: observation.cellId, status: observation.kind });
 }
 
-function respond(observation: Observation, started: number, maxTokens: number, invocation: ToolInvocation): FunctionToolOutput {
+function respond(observation: CellObservation, started: number, maxTokens: number, invocation: ToolInvocation): FunctionToolOutput {
   const formatted = formatObservation(observation, {
     maxTokens,
     wallTimeMs: Date.now() - started,
@@ -84,10 +88,11 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       const started = Date.now();
       const source = parseExecSource(invocation.payload.input);
       const session = service.session(invocation.step.sessionId);
-      let created: { cellId: string; observation: Observation };
+      let created: { cellId: string; observation: CellObservation };
       try {
-        created = await session.broker.createCell(surface.tools, invocation.callId, () =>
+        created = await session.broker.createCell(surface.tools, invocation.callId, (cellId) =>
           session.runtime.createCell({
+            cellId,
             source: source.code,
             tools,
             yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs,
@@ -158,7 +163,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       const args = parseWaitArguments(invocation.payload.arguments);
       const maxTokens = budget(args.max_tokens, options);
       const session = service.session(invocation.step.sessionId);
-      let observation: Observation;
+      let observation: CellObservation;
       let missing = false;
       try {
         observation = args.terminate
@@ -171,7 +176,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       } catch (error) {
         if (hasErrorCode(error, 'CELL_NOT_FOUND')) {
           missing = true;
-          observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found` };
+          observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found`, wallTimeMs: 0 };
         } else {
           serviceFailure(error);
         }

@@ -1,12 +1,11 @@
-import type { CodeModeContributor, CodeModeSurface, CustomToolCallOutputItem, StepContext, ToolExecutor } from '@switchyard/protocol';
+import type { CodeModeContributor, CodeModeRuntime, CodeModeSurface, CustomToolCallOutputItem, StepContext, ToolExecutor } from '@switchyard/protocol';
 import { CodeModeService, type CellEvent } from './code-mode-service';
 import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
-import type { CodeModeRuntimeLike } from './runtime-types';
 
 export interface CreateCodeModeOptions {
   /** The runtime cells run in (`createCodeModeRuntime()` from `@switchyard/code-mode-runtime`). */
-  runtime: CodeModeRuntimeLike;
+  runtime: CodeModeRuntime;
   /** Default yield time of `exec` and `wait` in ms. Default 10 000. */
   defaultYieldTimeMs?: number;
   /** Default output budget in tokens. Default 10 000. */

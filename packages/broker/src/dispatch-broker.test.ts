@@ -21,15 +21,22 @@ function worker(options: { hang?: boolean; teardownMs?: number } = {}) {
 
 const request = (cellId: string, signal: AbortSignal, runtimeToolCallId = 'tool-1') => ({ cellId, runtimeToolCallId, tool: 'noop', input: {}, signal });
 
+/** Creates a cell through the broker the way `exec` does; resolves with the id the broker chose. */
+async function open(broker: DispatchBroker, execCallId = 'exec-1'): Promise<string> {
+  const created = await broker.createCell([noop], execCallId, async (cellId) => ({ cellId }));
+  return created.cellId;
+}
+
 describe('DispatchBroker', () => {
   it('runs the calls of an open cell on the attached worker, each with its own exec call id', async () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const c1 = await open(broker);
+    expect(c1).toMatch(/^[0-9a-z]{16}$/);
     const signal = new AbortController().signal;
-    expect(await broker.invoke(request('c1', signal))).toEqual({ n: 1 });
-    expect(await broker.invoke(request('c1', signal, 'tool-2'))).toEqual({ n: 2 });
+    expect(await broker.invoke(request(c1, signal))).toEqual({ n: 1 });
+    expect(await broker.invoke(request(c1, signal, 'tool-2'))).toEqual({ n: 2 });
     expect(target.calls.map((call) => call.payload)).toEqual([
       { kind: 'function', arguments: '{}' },
       { kind: 'function', arguments: '{}' },
@@ -42,9 +49,9 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const first = worker();
     const detach = broker.attachWorker(first);
-    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const c1 = await open(broker);
     detach();
-    const pending = broker.invoke(request('c1', new AbortController().signal));
+    const pending = broker.invoke(request(c1, new AbortController().signal));
     await new Promise((resolve) => setTimeout(resolve, 10));
     const next = worker();
     broker.attachWorker(next);
@@ -58,29 +65,83 @@ describe('DispatchBroker', () => {
     broker.attachWorker(target);
     const signal = new AbortController().signal;
     // The runtime's createCell resolves at the first observation, which here awaits the cell's first call.
-    const created = await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1', first: await broker.invoke(request('c1', signal)) }));
-    expect(created).toEqual({ cellId: 'c1', first: { n: 1 } });
-    expect(await broker.invoke(request('c1', signal, 'tool-2'))).toEqual({ n: 2 });
+    const created = await broker.createCell([noop], 'exec-1', async (cellId) => ({ cellId, first: await broker.invoke(request(cellId, signal)) }));
+    expect(created.first).toEqual({ n: 1 });
+    expect(await broker.invoke(request(created.cellId, signal, 'tool-2'))).toEqual({ n: 2 });
+  });
+
+  it('creations run concurrently: two cells being created at once each get their own calls and notify', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    const signal = new AbortController().signal;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ids: string[] = [];
+    // The first creation waits until the second one has made its call: serialized creations would deadlock here.
+    const first = broker.createCell([noop], 'exec-a', async (cellId) => {
+      ids.push(cellId);
+      await gate;
+      broker.notify(cellId, 'from a');
+      return { cellId, result: await broker.invoke(request(cellId, signal)) };
+    });
+    const second = broker.createCell([noop], 'exec-b', async (cellId) => {
+      ids.push(cellId);
+      broker.notify(cellId, 'from b');
+      const result = await broker.invoke(request(cellId, signal));
+      release();
+      return { cellId, result };
+    });
+    const [a, b] = await Promise.all([first, second]);
+    expect(new Set(ids).size).toBe(2);
+    expect([a.cellId, b.cellId]).toEqual(ids);
+    expect([b.result, a.result]).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(broker.takeInjected()).toEqual([
+      { type: 'custom_tool_call_output', call_id: 'exec-b', output: 'from b' },
+      { type: 'custom_tool_call_output', call_id: 'exec-a', output: 'from a' },
+    ]);
   });
 
   it('refuses a tool the cell was not given, and a call from a cell it does not know', async () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const c1 = await open(broker);
     const signal = new AbortController().signal;
-    await expect(broker.invoke({ ...request('c1', signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
+    await expect(broker.invoke({ ...request(c1, signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
     await expect(broker.invoke(request('c2', signal))).rejects.toBe('exec cell c2 not found');
     expect(target.calls).toEqual([]);
+  });
+
+  it('forgets a cell whose creation failed, but keeps one whose first observation was cancelled (it still runs)', async () => {
+    const broker = new DispatchBroker();
+    broker.attachWorker(worker());
+    const signal = new AbortController().signal;
+    let refused = '';
+    await expect(
+      broker.createCell([noop], 'exec-1', async (cellId) => {
+        refused = cellId;
+        throw new Error('exec cell limit reached');
+      }),
+    ).rejects.toThrow('exec cell limit reached');
+    await expect(broker.invoke(request(refused, signal))).rejects.toBe(`exec cell ${refused} not found`);
+    let cancelled = '';
+    await expect(
+      broker.createCell([noop], 'exec-2', async (cellId) => {
+        cancelled = cellId;
+        throw Object.assign(new Error('cancelled'), { cellId });
+      }),
+    ).rejects.toThrow('cancelled');
+    expect(await broker.invoke(request(cancelled, signal))).toEqual({ n: 1 });
   });
 
   it('rejects as soon as the call is cancelled, without waiting for the tool to tear down', async () => {
     const broker = new DispatchBroker();
     broker.attachWorker(worker({ hang: true, teardownMs: 10_000 }));
-    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
+    const c1 = await open(broker);
     const controller = new AbortController();
     const started = Date.now();
-    const pending = broker.invoke(request('c1', controller.signal));
+    const pending = broker.invoke(request(c1, controller.signal));
     await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
     await expect(pending).rejects.toBe('nested tool call cancelled');
@@ -91,8 +152,8 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    await broker.createCell([noop], 'exec-1', async () => ({ cellId: 'c1' }));
-    await expect(broker.invoke(request('c1', AbortSignal.abort('stopped')))).rejects.toBe('stopped');
+    const c1 = await open(broker);
+    await expect(broker.invoke(request(c1, AbortSignal.abort('stopped')))).rejects.toBe('stopped');
     expect(target.calls).toEqual([]);
   });
 
@@ -102,14 +163,14 @@ describe('DispatchBroker', () => {
     broker.attachWorker(worker());
     const signal = new AbortController().signal;
     // a cell that makes a nested call, then completes; the runtime closes it before createCell returns
-    await broker.createCell([noop], 'exec-1', async () => {
-      await broker.invoke(request('c1', signal));
-      broker.closeCell('c1');
-      return { cellId: 'c1', observation: { kind: 'completed' } };
+    const c1 = await broker.createCell([noop], 'exec-1', async (cellId) => {
+      await broker.invoke(request(cellId, signal));
+      broker.closeCell(cellId);
+      return { cellId, observation: { kind: 'completed' } };
     });
-    await broker.createCell([noop], 'exec-2', async () => ({ cellId: 'c2', observation: { kind: 'yielded' } }));
-    expect(started).toEqual(['c1', 'c2']);
-    await expect(broker.invoke(request('c1', signal))).rejects.toBe('exec cell c1 not found');
-    expect(await broker.invoke(request('c2', signal))).toEqual({ n: 2 });
+    const c2 = await broker.createCell([noop], 'exec-2', async (cellId) => ({ cellId, observation: { kind: 'yielded' } }));
+    expect(started).toEqual([c1.cellId, c2.cellId]);
+    await expect(broker.invoke(request(c1.cellId, signal))).rejects.toBe(`exec cell ${c1.cellId} not found`);
+    expect(await broker.invoke(request(c2.cellId, signal))).toEqual({ n: 2 });
   });
 });

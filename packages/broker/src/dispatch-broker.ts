@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   AbortedToolOutput,
+  createCellIdGenerator,
   errorMessage,
   isFatalError,
   isJsonObject,
+  type CellToolRequest,
   type CustomToolCallOutputItem,
   type JsonValue,
   type NestedToolDefinition,
@@ -24,19 +26,12 @@ export interface NestedWorker {
   ): Promise<{ output: ToolOutput; success: boolean | undefined; error?: { code?: string } }>;
 }
 
-/** A nested call as the runtime's `CellHost.invokeTool` receives it. */
-export interface NestedCallRequest {
-  cellId: string;
-  runtimeToolCallId: string;
-  tool: string;
-  input: JsonValue | string | undefined;
-  signal: AbortSignal;
-}
-
 /** A cell the broker dispatches for: it exists once `exec` has registered the cell's surface (its ready gate). */
 interface CellRecord {
   tools: Map<string, NestedToolDefinition>;
   execCallId: string;
+  /** `cell-start` was said (at the cell's first nested call or notify, or when its creation returned). */
+  started: boolean;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -71,9 +66,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  */
 export class DispatchBroker {
   private readonly cells = new Map<string, CellRecord>();
-  /** The cell `exec` is creating right now: its surface, and its id once the runtime has used it. */
-  private creating: { tools: Map<string, NestedToolDefinition>; execCallId: string; cellId?: string } | undefined;
-  private creation: Promise<void> = Promise.resolve();
+  private readonly nextCellId = createCellIdGenerator();
   private worker: NestedWorker | undefined;
   private workerWaiters: Array<() => void> = [];
   private readonly injected: CustomToolCallOutputItem[] = [];
@@ -87,7 +80,7 @@ export class DispatchBroker {
     return fatal;
   }
 
-  /** `onCellStart` is told each cell id the first time it is seen while `exec` creates it. */
+  /** `onCellStart` is told each cell id once: at its first nested call or notify, or when its creation returned. */
   constructor(private readonly options: { onCellStart?: (cellId: string) => void } = {}) {}
 
   /** Attaches the current step's worker; returns a detach function (a no-op if another worker replaced it). */
@@ -102,31 +95,32 @@ export class DispatchBroker {
   }
 
   /**
-   * Creates a cell through `create` with its tool surface registered first. Creations are
-   * serialized per session: a nested call from a cell whose id is not known yet belongs to the one
-   * cell being created, so its gate can open before `createCell` resolves (it resolves only at the
-   * first observation, which may wait for that very call).
+   * Creates a cell through `create`, which receives the id the broker chose for it. The cell's
+   * record (its tool surface: the ready gate) exists before `create` runs, so a nested call or a
+   * notify the cell makes before its first observation finds it; creations of one session run
+   * concurrently. The record is dropped when the cell finished within its first observation, or
+   * when `create` failed without creating the cell (a rejection that carries no `cellId`).
    */
   async createCell<T extends { cellId: string; observation?: { kind: string } }>(
     tools: readonly NestedToolDefinition[],
     execCallId: string,
-    create: () => Promise<T>,
+    create: (cellId: string) => Promise<T>,
   ): Promise<T> {
-    const previous = this.creation;
-    let done!: () => void;
-    this.creation = new Promise<void>((resolve) => (done = resolve));
-    await previous;
-    this.creating = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId };
+    const cellId = this.nextCellId();
+    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false };
+    this.cells.set(cellId, record);
+    let created: T;
     try {
-      const created = await create();
-      this.record(created.cellId); // registers it (and says cell-start) if no nested call did yet
-      // Finished within its first observation: the runtime has already closed it; keep nothing.
-      if (created.observation && created.observation.kind !== 'yielded') this.cells.delete(created.cellId);
-      return created;
-    } finally {
-      this.creating = undefined;
-      done();
+      created = await create(cellId);
+    } catch (error) {
+      // Cancelled after creation (the error names the cell): it runs on until terminated and closed.
+      if ((error as { cellId?: unknown } | undefined)?.cellId !== cellId) this.cells.delete(cellId);
+      throw error;
     }
+    this.start(cellId, record);
+    // Finished within its first observation: the runtime has already closed it; keep nothing.
+    if (created.observation && created.observation.kind !== 'yielded') this.cells.delete(cellId);
+    return created;
   }
 
   /** Forgets a closed cell. */
@@ -134,22 +128,17 @@ export class DispatchBroker {
     this.cells.delete(cellId);
   }
 
-  /**
-   * The cell's record. A cell id not seen before is bound to the cell `exec` is creating (the only
-   * cell whose id can be unknown), its gate opened at once — waiting for `createCell` would
-   * deadlock a cell whose first observation awaits this very call. Any other unknown id: undefined.
-   */
+  /** The cell's record (saying `cell-start` the first time), or undefined for a cell the broker does not know. */
   private record(cellId: string): CellRecord | undefined {
-    const known = this.cells.get(cellId);
-    if (known) return known;
-    const creating = this.creating;
-    if (!creating || (creating.cellId !== undefined && creating.cellId !== cellId)) return undefined;
-    const first = creating.cellId === undefined;
-    creating.cellId = cellId;
-    const record: CellRecord = { tools: creating.tools, execCallId: creating.execCallId };
-    this.cells.set(cellId, record);
-    if (first) this.options.onCellStart?.(cellId);
+    const record = this.cells.get(cellId);
+    if (record) this.start(cellId, record);
     return record;
+  }
+
+  private start(cellId: string, record: CellRecord): void {
+    if (record.started) return;
+    record.started = true;
+    this.options.onCellStart?.(cellId);
   }
 
   private waitForWorker(signal: AbortSignal): Promise<NestedWorker> {
@@ -164,7 +153,7 @@ export class DispatchBroker {
    * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
    * model-visible failure text, the abort message, or a rejection text of reference §1.7 / §2.3).
    */
-  async invoke(request: NestedCallRequest): Promise<JsonValue> {
+  async invoke(request: CellToolRequest): Promise<JsonValue> {
     const { cellId, tool, input, signal } = request;
     if (tool === 'exec') throw 'exec cannot invoke itself';
     const record = this.record(cellId);

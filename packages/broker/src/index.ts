@@ -4,14 +4,14 @@ export type { CodeMode, CreateCodeModeOptions } from './create-code-mode';
 export { CodeModeService } from './code-mode-service';
 export type { BrokerSession, CellEvent } from './code-mode-service';
 export { DispatchBroker } from './dispatch-broker';
-export type { NestedWorker, NestedCallRequest } from './dispatch-broker';
+export type { NestedWorker } from './dispatch-broker';
 export { createExecTool, createWaitTool } from './code-mode-tools';
 export type { CodeModeToolOptions } from './code-mode-tools';
 
 export { parseExecSource } from './pragma';
 export type { ExecSource } from './pragma';
 export { formatObservation, statusLine } from './response';
-export type { Observation, FormatOptions } from './response';
+export type { FormatOptions } from './response';
 export {
   EXEC_GRAMMAR,
   MCP_TYPES,
@@ -22,6 +22,5 @@ export {
   nestedToolReference,
   toolDeclaration,
 } from './description';
-export type { CodeModeRuntimeLike, RuntimeCellHost, RuntimeCellTool, RuntimeSession } from './runtime-types';
 
 export { VERSION } from './version';

@@ -1,10 +1,7 @@
-import { truncateContentItems, type ContentItem } from '@switchyard/protocol';
+import { truncateContentItems, type CellObservation, type ContentItem } from '@switchyard/protocol';
 
-/** What the runtime reports for one observation (structurally the runtime's `CellObservation`). */
-export type Observation =
-  | { kind: 'yielded'; cellId: string; items: ContentItem[]; wallTimeMs?: number }
-  | { kind: 'completed'; cellId: string; items: ContentItem[]; error?: string; wallTimeMs?: number }
-  | { kind: 'terminated'; cellId: string; items: ContentItem[]; wallTimeMs?: number };
+/** The parts of an observation formatting reads (`wallTimeMs` comes from the exec / wait call instead). */
+type Observed = Pick<CellObservation, 'kind' | 'cellId' | 'items'> & { error?: string };
 
 export interface FormatOptions {
   /** Token budget of this exec / wait call. */
@@ -16,7 +13,7 @@ export interface FormatOptions {
 }
 
 /** The header status line of reference/code-mode.md §4.1. */
-export function statusLine(observation: Observation): string {
+export function statusLine(observation: Observed): string {
   switch (observation.kind) {
     case 'yielded':
       return `Script running with cell ID ${observation.cellId}`;
@@ -32,7 +29,7 @@ export function statusLine(observation: Observation): string {
  * `high`, `original` dropped unless supported, the error appended as `Script error:\n…` before
  * truncation, truncation to the budget, then the header item. `success` is false only for a failed script.
  */
-export function formatObservation(observation: Observation, options: FormatOptions): { items: ContentItem[]; success: boolean } {
+export function formatObservation(observation: Observed, options: FormatOptions): { items: ContentItem[]; success: boolean } {
   const items: ContentItem[] = observation.items.map((item) => {
     if (item.type !== 'input_image') return item;
     const detail = item.detail ?? 'high';

@@ -2,7 +2,7 @@ import { isSwitchyardError } from '@switchyard/protocol';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CellToolRequest } from './cell-host';
+import type { CellToolRequest } from '@switchyard/protocol';
 import { setup, sleep } from '../test/helpers';
 
 // Sandbox, resource and limit behaviour of a cell (beyond the reference).

@@ -1,7 +1,7 @@
 import ivm from 'isolated-vm';
 import type { ContentItem, InputImageItem } from '@switchyard/protocol';
 import { SwitchyardError, errorMessage } from '@switchyard/protocol';
-import type { CellHost, CellObservation, CellToolDescriptor } from './cell-host';
+import type { CellHost, CellObservation, CellToolDescriptor } from '@switchyard/protocol';
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
 import { nullPrototype } from './null-prototype';
@@ -346,14 +346,19 @@ export class Cell {
 
   private runtimeLost(error: unknown): void {
     const message = errorMessage(error);
-    const reason = /memory limit/i.test(message) ? `: the cell exceeded its heap limit of ${this.options.limits.heapMb} MB` : '';
-    this.complete(`exec runtime ended unexpectedly${reason}`, undefined);
+    if (/memory limit/i.test(message)) return this.kill(`exec runtime ended unexpectedly: the cell exceeded its heap limit of ${this.options.limits.heapMb} MB`);
+    this.complete('exec runtime ended unexpectedly', undefined);
   }
 
-  /** Fails the cell because a limit was hit: the isolate is disposed, stored writes are discarded. */
+  /** Fails the cell because a limit was hit: the isolate is disposed, stored writes are discarded, the host hears of it. */
   private kill(error: string): void {
     if (this.state !== 'running') return;
     this.complete(error, undefined);
+    try {
+      this.options.host.runtimeEvent?.({ type: 'cell-limit-exceeded', cellId: this.id, message: error });
+    } catch {
+      // a broken host never harms the runtime
+    }
   }
 
   // ---- state transitions ---------------------------------------------------------------

@@ -1,6 +1,6 @@
-import { SwitchyardError } from '@switchyard/protocol';
-import type { CellHost, CodeModeRuntime, CodeModeSession } from './cell-host';
-import { createCellIdGenerator } from './cell-id';
+import { SwitchyardError, createCellIdGenerator } from '@switchyard/protocol';
+import type { CellHost, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
+
 import { Session } from './code-mode-session';
 import { nodeSnapshotFlagProblem } from './node-snapshot-check';
 

@@ -1,7 +1,7 @@
 import { isSwitchyardError } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
-import { createTestHost, setup, sleep, until } from '../test/helpers';
+import { createTestHost, fn, setup, sleep, until } from '../test/helpers';
 
 /** A host-side gate a cell can await through `tools.gate({ name })`. */
 function createGates() {
@@ -129,7 +129,7 @@ describe('observation (§3.3)', () => {
   });
 
   it('a cancelled observation loses nothing: the next observe gets the output and the completion (dropped observer)', async () => {
-    const first = await env.run(`text('a'); await tools.gate({ name: 'dropped-1' }); text('b'); text('c');`, { yieldTimeMs: 10 });
+    const first = await env.run(`text('a'); yield_control(); await tools.gate({ name: 'dropped-1' }); text('b'); text('c');`, { yieldTimeMs: 10_000 });
     expect(textsOf(first)).toEqual(['a']);
     const controller = new AbortController();
     const observing = env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal });
@@ -328,6 +328,27 @@ describe('shutdown and bad input (§3.6)', () => {
     ];
     for (const options of bad) expect(await rejection(env.session.createCell(options as never))).toMatchObject({ code: 'INVALID_INPUT' });
     expect(await env.texts(`text('ok');`)).toEqual(['ok']);
+  });
+
+  it('takes a host-chosen cell id: nested calls name it before createCell resolves; a malformed or used id is refused', async () => {
+    const local = setup({ echo: (request) => request.cellId });
+    const created = local.session.createCell({ cellId: 'host-chosen_1', source: `text(await tools.echo({})); await new Promise(() => {});`, tools: [fn('echo')], yieldTimeMs: 10_000 });
+    await until(() => local.calls.length === 1);
+    expect(local.calls[0].cellId).toBe('host-chosen_1');
+    expect(await rejection(local.session.createCell({ cellId: 'host-chosen_1', source: `1`, tools: [], yieldTimeMs: 10 }))).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'createCell: cell id host-chosen_1 is already used by a cell of this session',
+    });
+    for (const cellId of ['', 'has space', 'x'.repeat(65), 'line\nbreak', 7]) {
+      expect(await rejection(local.session.createCell({ cellId, source: `1`, tools: [], yieldTimeMs: 10 } as never))).toEqual({
+        code: 'INVALID_INPUT',
+        message: 'createCell expects `cellId` to be 1-64 characters of [0-9A-Za-z_-]',
+      });
+    }
+    const terminated = await local.session.terminate('host-chosen_1');
+    expect(terminated).toMatchObject({ kind: 'terminated', cellId: 'host-chosen_1' });
+    expect((await created).observation).toMatchObject({ kind: 'terminated', cellId: 'host-chosen_1' });
+    await local.runtime.shutdown();
   });
 
   it('survives a broken host: throwing notify/cellClosed, a synchronously throwing invokeTool', async () => {

@@ -1,5 +1,5 @@
-import { SwitchyardError } from '@switchyard/protocol';
-import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, ObserveOptions } from './cell-host';
+import { CELL_ID_PATTERN, SwitchyardError } from '@switchyard/protocol';
+import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, CreatedCell, ObserveOptions } from '@switchyard/protocol';
 import { Cell, type CellLimits } from './cell';
 
 /** Everything a session needs from its runtime. */
@@ -28,7 +28,7 @@ export class Session implements CodeModeSession {
     this.settings = settings;
   }
 
-  async createCell(options: CreateCellOptions): Promise<{ cellId: string; observation: CellObservation }> {
+  async createCell(options: CreateCellOptions): Promise<CreatedCell> {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     validateCreateOptions(options);
@@ -42,8 +42,11 @@ export class Session implements CodeModeSession {
         `exec cell limit reached: this session already runs ${running} cells (limit ${this.settings.maxCells}); wait for one to finish or terminate one`,
       );
     }
+    if (options.cellId !== undefined && this.cells.has(options.cellId)) {
+      throw new SwitchyardError('INVALID_INPUT', `createCell: cell id ${options.cellId} is already used by a cell of this session`);
+    }
     const cell = new Cell({
-      id: this.settings.nextCellId(),
+      id: options.cellId ?? this.settings.nextCellId(),
       host: this.settings.host,
       limits: this.settings.limits,
       storedSnapshot: [...this.stored],
@@ -115,6 +118,9 @@ function validateCreateOptions(options: CreateCellOptions): void {
   const invalid = (message: string) => new SwitchyardError('INVALID_INPUT', message);
   if (typeof options !== 'object' || options === null) throw invalid('createCell expects an options object');
   if (typeof options.source !== 'string') throw invalid('createCell expects `source` to be a string');
+  if (options.cellId !== undefined && (typeof options.cellId !== 'string' || !CELL_ID_PATTERN.test(options.cellId))) {
+    throw invalid('createCell expects `cellId` to be 1-64 characters of [0-9A-Za-z_-]');
+  }
   if (typeof options.yieldTimeMs !== 'number' || Number.isNaN(options.yieldTimeMs) || options.yieldTimeMs < 0) {
     throw invalid('createCell expects a non-negative `yieldTimeMs`');
   }

@@ -1,17 +1,19 @@
 export { createCodeModeRuntime } from './code-mode-runtime';
 export type { CodeModeRuntimeOptions } from './code-mode-runtime';
+// The cell contract lives in @switchyard/protocol; re-exported for hosts that import it from here.
 export type {
   CellHost,
   CellObservation,
+  CellRuntimeEvent,
   CellToolDescriptor,
   CellToolRequest,
   CodeModeRuntime,
   CodeModeSession,
   CreateCellOptions,
+  CreatedCell,
   ObserveOptions,
-} from './cell-host';
+} from '@switchyard/protocol';
 
-export { createCellIdGenerator, CELL_ID_ALPHABET } from './cell-id';
 export { stripTypes, CELL_FILENAME } from './cell-source';
 export { nodeSnapshotFlagProblem } from './node-snapshot-check';
 export type { NodeSnapshotCheckOptions } from './node-snapshot-check';

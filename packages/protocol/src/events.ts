@@ -94,6 +94,33 @@ export interface CellEndEvent {
   readonly cellId: string;
   /** `completed` (the script finished), `failed` (it threw) or `terminated` (stopped before finishing). */
   readonly status: 'completed' | 'failed' | 'terminated';
+  /** When `failed`: the script error the model saw after `Script error:` (a limit's message, a lost runtime's cause, the thrown error). */
+  readonly error?: string;
+}
+
+/**
+ * A Code Mode runtime (for example a worker process holding cells) ended unexpectedly. Every cell
+ * in `cellIds` is gone: an `exec` / `wait` that was waiting on one answered `Script failed` with
+ * `exec runtime ended unexpectedly: <cause>`, and a later `wait` on one answers "exec cell X not
+ * found". Stored values committed before stay intact; the next `exec` gets a healthy runtime.
+ */
+export interface RuntimeLostEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-lost';
+  /** What ended it, as the model sees it after "exec runtime ended unexpectedly: " (a signal, an exit code, the memory limit hit, a protocol violation). */
+  readonly cause: string;
+  /** The cells it held, of the session the event is reported to (possibly empty). */
+  readonly cellIds: readonly string[];
+}
+
+/** The runtime stopped a cell because it hit a limit (CPU time, wall time, heap, a flood of messages). */
+export interface CellLimitExceededEvent {
+  /** Discriminant. */
+  readonly type: 'cell-limit-exceeded';
+  /** The cell that hit the limit. */
+  readonly cellId: string;
+  /** The failure text the cell's observation carries as its error; names the limit and its value. */
+  readonly message: string;
 }
 
 /** The planner skipped something (duplicate, reserved or invalid tool). */
@@ -128,6 +155,8 @@ export type SwitchyardEvent =
   | HookEndEvent
   | CellStartEvent
   | CellEndEvent
+  | RuntimeLostEvent
+  | CellLimitExceededEvent
   | PlanWarningEvent
   | ToolNotificationEvent;
 

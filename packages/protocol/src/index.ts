@@ -17,6 +17,7 @@ export * from './hooks';
 export * from './executor';
 export * from './events';
 export * from './code-mode';
+export * from './code-mode-cell';
 export * from './model';
 export * from './truncate';
 export * from './code-mode-declaration';

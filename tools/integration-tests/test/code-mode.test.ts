@@ -212,6 +212,24 @@ describe('Code Mode through the same router and registry', () => {
     await turn.end();
   });
 
+  it('a cell stopped at a limit: cell-limit-exceeded names it, cell-end carries the error the model saw', async () => {
+    const s = session({ tools: [], codeMode: { runtimeOptions: { cpuTimeMs: 200 } } });
+    const events: Array<Record<string, unknown>> = [];
+    s.on('cell-limit-exceeded', (event) => events.push({ ...event }));
+    s.on('cell-end', (event) => events.push({ ...event }));
+    const turn = s.beginTurn();
+    const step = await turn.step();
+    const out = await step.dispatch(exec('e1', `text('spin'); while (true) {}`));
+    expect(texts(out).slice(1)).toEqual(['spin', 'Script error:\nexec cell exceeded its CPU time limit of 200 ms']);
+    const cellId = events[0]?.cellId;
+    expect(cellId).toMatch(/^[0-9a-z]{16}$/);
+    expect(events).toEqual([
+      { type: 'cell-limit-exceeded', cellId, message: 'exec cell exceeded its CPU time limit of 200 ms' },
+      { type: 'cell-end', cellId, status: 'failed', error: 'exec cell exceeded its CPU time limit of 200 ms' },
+    ]);
+    await turn.end();
+  });
+
   it('a fatal error in a nested call ends the turn, even when the script catches its text', async () => {
     const boom = defineFunctionTool({ name: 'boom', description: 'Fails fatally.', parameters: { type: 'object' }, handle: () => { throw new FatalToolError('the disk is gone'); } });
     const s = session({ tools: [boom] });

@@ -1,0 +1,185 @@
+import type { CellLimitExceededEvent, RuntimeLostEvent } from './events';
+import type { JsonValue } from './json';
+import type { ContentItem } from './wire';
+
+/**
+ * The cell contract: what a Code Mode runtime (cells of model JavaScript) and its host say to
+ * each other. A runtime implements {@link CodeModeRuntime} → {@link CodeModeSession}; the host
+ * implements {@link CellHost}. The in-process engine, the process runtime (cells in worker
+ * processes) and any remote runtime implement the same contract, so `@switchyard/broker` works
+ * with all of them without knowing which one it has.
+ */
+
+/** One nested tool call a cell asks its host to run (`await tools.<tool>(input)` inside the cell). */
+export interface CellToolRequest {
+  /** The cell that made the call. */
+  readonly cellId: string;
+  /** `tool-1`, `tool-2`, … per cell, in the order the cell made its calls. */
+  readonly runtimeToolCallId: string;
+  /** The descriptor name as called in JS (`tools.<tool>(…)`), i.e. a {@link CellToolDescriptor} `name`. */
+  readonly tool: string;
+  /** Function tools: the JSON object argument (`{}` when called with nothing); freeform tools: the string. */
+  readonly input: JsonValue | string | undefined;
+  /**
+   * Aborted when the call's result can no longer reach the cell: the cell completed, failed, was
+   * terminated, its session shut down, or the runtime holding it ended. The host should stop the
+   * tool; whatever it answers afterwards is dropped.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a runtime reports about itself to its host beside observations (the protocol events
+ * `runtime-lost` and `cell-limit-exceeded`), through the optional {@link CellHost.runtimeEvent}. A
+ * host that does not implement it loses nothing the model sees: every failure also reaches the
+ * model through an observation.
+ */
+export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent;
+
+/**
+ * The one delegate a runtime session talks to, implemented by the host (`@switchyard/broker`).
+ * Every member may be called from any point of a cell's life; a delegate that throws (or rejects
+ * from `notify`, `cellClosed`, `runtimeEvent`) never harms the runtime or the cell.
+ */
+export interface CellHost {
+  /**
+   * Runs one nested call. Resolves with the tool's JSON result; rejects with a string or an Error,
+   * and the promise inside the cell then rejects with that text. Called concurrently.
+   */
+  invokeTool(request: CellToolRequest): Promise<JsonValue>;
+  /** `notify(text)` from a cell: the host injects `text` into the active turn. Never awaited. */
+  notify(event: { readonly cellId: string; readonly text: string }): void;
+  /** The cell left its session (its final observation was taken, it was terminated, or its runtime ended). Called once per cell. */
+  cellClosed(cellId: string): void;
+  /** Optional: runtime failures and limit hits, for the host's log and metrics (see {@link CellRuntimeEvent}). */
+  runtimeEvent?(event: CellRuntimeEvent): void;
+}
+
+/** One tool a cell may call, as the cell sees it. */
+export interface CellToolDescriptor {
+  /** JS identifier under `tools.` (also `ALL_TOOLS[i].name`). */
+  readonly name: string;
+  /** Shown as `ALL_TOOLS[i].description`. */
+  readonly description: string;
+  /** `function` tools take an object or nothing, `freeform` tools a string. */
+  readonly kind: 'function' | 'freeform';
+}
+
+/**
+ * What one `createCell` / `observe` / `terminate` call saw: output items produced since the
+ * previous observation, and how the cell stands. `wallTimeMs` is that call's own duration (not the
+ * cell's lifetime).
+ * - `yielded`: still running (the yield timer fired or the cell called `yield_control()`).
+ * - `completed`: finished; `error` is set when the script failed (uncaught error, a limit, a lost runtime).
+ * - `terminated`: stopped by `terminate` (or session shutdown) before it finished.
+ */
+export type CellObservation =
+  | { kind: 'yielded'; cellId: string; items: ContentItem[]; wallTimeMs: number }
+  | { kind: 'completed'; cellId: string; items: ContentItem[]; error?: string; wallTimeMs: number }
+  | { kind: 'terminated'; cellId: string; items: ContentItem[]; wallTimeMs: number };
+
+/** Options of {@link CodeModeSession.createCell}. */
+export interface CreateCellOptions {
+  /** JavaScript (or TypeScript) evaluated as the async module `exec_main.mjs`. */
+  source: string;
+  /** The tools on `tools` and `ALL_TOOLS`, fixed for the cell's life. */
+  tools: readonly CellToolDescriptor[];
+  /** How long the first observation waits (ms) before it yields "still running". */
+  yieldTimeMs: number;
+  /**
+   * The cell's id, chosen by the host (see {@link createCellIdGenerator}), so the host knows it
+   * before the first observation: nested calls and notifications that arrive while `createCell`
+   * is pending already name it. 1–64 characters of `[0-9A-Za-z_-]`, unused by the session's other
+   * cells, else `INVALID_INPUT`. Omitted: the runtime allocates one (16 characters of
+   * {@link CELL_ID_ALPHABET}).
+   */
+  cellId?: string;
+  /** `true` always strips TypeScript types, `false` never; omitted: strip only when the source does not parse as JavaScript. */
+  typescript?: boolean;
+  /**
+   * Cancels the first observation only: on abort it detaches without taking the output and rejects
+   * with `SwitchyardError('ABORTED')` whose `cellId` property names the created cell; the cell keeps
+   * running and a later `observe` gets everything. Already aborted: nothing is created (no `cellId`).
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link CodeModeSession.observe}. */
+export interface ObserveOptions {
+  /** How long to wait (ms) for completion or a `yield_control()` before yielding "still running". */
+  yieldTimeMs: number;
+  /** Same as calling `terminate(cellId)`. */
+  terminate?: boolean;
+  /**
+   * Cancels this observation (a dropped observer): on abort the observer detaches without taking
+   * the buffered output or closing the cell, and the call rejects with `SwitchyardError('ABORTED')`.
+   * The next observation gets all output, and the completion if the cell completed meanwhile.
+   */
+  signal?: AbortSignal;
+}
+
+/** What {@link CodeModeSession.createCell} resolves with: the cell's id and its first observation. */
+export interface CreatedCell {
+  /** The cell's id (the host-chosen `cellId` when one was given). */
+  cellId: string;
+  /** The first observation (`yielded`, or `completed` when the cell finished within `yieldTimeMs`). */
+  observation: CellObservation;
+}
+
+/**
+ * One agent session's cells and stored values (`store` / `load`, shared by the session's cells,
+ * committed when a cell completes). Service-level failures reject with a `SwitchyardError`:
+ * `CELL_NOT_FOUND` ("exec cell X not found"), `RESPOND_TO_MODEL` (a second observer, already
+ * terminating), `SHUTTING_DOWN`, `LIMIT_EXCEEDED` (too many cells), `INVALID_INPUT`, `ABORTED`
+ * (the call's `signal` was aborted). Script failures are observations, never rejections.
+ */
+export interface CodeModeSession {
+  /** Starts a cell and waits for its first observation (completion or yield). */
+  createCell(options: CreateCellOptions): Promise<CreatedCell>;
+  /** Waits on a running cell (or takes a buffered completion, which closes the cell). */
+  observe(cellId: string, options: ObserveOptions): Promise<CellObservation>;
+  /** Stops a cell: `terminated` with the unobserved output, or its completion when it already completed. */
+  terminate(cellId: string): Promise<CellObservation>;
+  /** Terminates every cell and refuses new ones (`SHUTTING_DOWN`). Resolves within about 1 s. */
+  shutdown(): Promise<void>;
+}
+
+/** Opens sessions; `shutdown` shuts every session down and releases what the runtime holds (isolates, worker processes). */
+export interface CodeModeRuntime {
+  /** Opens one session talking to `host`. Throws `SHUTTING_DOWN` after `shutdown()`, `CONFIG` for a host without `invokeTool`. */
+  openSession(host: CellHost): CodeModeSession;
+  /** Shuts every session down; no cell, isolate or worker process outlives the returned promise. */
+  shutdown(): Promise<void>;
+}
+
+/** The alphabet of generated cell ids (Crockford-like base32 without i, l, o, u). */
+export const CELL_ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/** What a host-chosen cell id must look like (see {@link CreateCellOptions.cellId}). */
+export const CELL_ID_PATTERN = /^[0-9A-Za-z_-]{1,64}$/;
+
+/**
+ * Creates a generator of 16-character cell ids from {@link CELL_ID_ALPHABET}, each drawn from 80
+ * random bits (`crypto.getRandomValues`), so ids are unique across generators, runtimes, worker
+ * restarts and host restarts, and never guessable from one another.
+ */
+export function createCellIdGenerator(): () => string {
+  return () => {
+    const bytes = new Uint8Array(10);
+    globalThis.crypto.getRandomValues(bytes);
+    let id = '';
+    // 16 characters × 5 bits = the 80 bits drawn.
+    let buffer = 0;
+    let bits = 0;
+    for (const byte of bytes) {
+      buffer = (buffer << 8) | byte;
+      bits += 8;
+      while (bits >= 5) {
+        bits -= 5;
+        id += CELL_ID_ALPHABET[(buffer >> bits) & 31];
+      }
+      buffer &= (1 << bits) - 1;
+    }
+    return id;
+  };
+}
