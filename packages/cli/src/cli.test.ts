@@ -53,16 +53,17 @@ describe('switchyard (the built binary)', () => {
   });
 
   it('a yield is followed by wait until the cell completes', async () => {
-    const result = await run(['run', '-', '--yield-time-ms', '100'], "text('before');\nawait new Promise((r) => setTimeout(r, 400));\ntext('after');");
+    // yield_control() makes the first observation independent of how long the cell takes to start
+    const result = await run(['run', '-', '--yield-time-ms', '5000'], "text('before');\nyield_control();\nawait new Promise((r) => setTimeout(r, 400));\ntext('after');");
     expect(result.code).toBe(0);
-    // each wait also yields after 100 ms, so empty "running" observations may come before completion
+    // a wait may also yield (after 5 s) before completion on a slow machine
     const match = /^Script running with cell ID (\S+)\nWall time \d+\.\d seconds\nbefore\n(Script running with cell ID \1\nWall time \d+\.\d seconds\n)*Script completed\nWall time \d+\.\d seconds\nafter\n$/.exec(result.stdout);
     expect(match, result.stdout).not.toBeNull();
   });
 
   it('--interactive asks on each yield; "t" terminates the cell', async () => {
-    writeFileSync(join(workspace, 'spin.js'), "text('spinning');\nwhile (true) {}\n");
-    const result = await run(['run', 'spin.js', '--yield-time-ms', '100', '--interactive'], 't\n');
+    writeFileSync(join(workspace, 'spin.js'), "text('spinning');\nyield_control();\nwhile (true) {}\n");
+    const result = await run(['run', 'spin.js', '--yield-time-ms', '5000', '--interactive'], 't\n');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Script running with cell ID \S+\nWall time \d+\.\d seconds\nspinning\n\[w\]ait or \[t\]erminate\? Script terminated\n/);
   });
