@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
+import { estimateTokens, toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
 import { MCP_TYPES, augmentedDescription, execDescription, nestedToolReference, toolDeclaration } from './description';
 
 const echo: NestedToolDefinition = {
@@ -66,5 +66,109 @@ describe('exec description', () => {
     const noMcp = execDescription({ mode: 'code-mode-only', tools: [patch], hasDeferredTools: false });
     expect(noMcp).not.toContain('Shared MCP Types:');
     expect(noMcp).not.toContain('ALL_TOOLS` by `name`');
+  });
+});
+
+/** `count` nested tools over `namespaces` namespaces with descriptions (plus `plain` tools without one). */
+function surfaceOf(count: number, namespaces: number, options: { plain?: number; deferred?: number; budget?: CodeModeSurface['budget'] } = {}): CodeModeSurface {
+  const tools: NestedToolDefinition[] = [];
+  for (let index = 0; index < count; index++) {
+    const namespace = `svc${index % namespaces}__`;
+    tools.push({
+      toolName: toolName(`get_record_${index}`, namespace),
+      codeModeName: `${namespace}get_record_${index}`,
+      description: `Fetch record ${index} of an account, with status and totals.`,
+      kind: 'function',
+      inputSchema: { type: 'object', properties: { account_id: { type: 'string', description: 'The account.' }, verbose: { type: 'boolean' } }, required: ['account_id'] },
+      outputSchema: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] },
+      deferred: index < (options.deferred ?? 0),
+      namespaceDescription: `Service ${index % namespaces}: records and accounts. More text that the summary drops.`,
+    });
+  }
+  for (let index = 0; index < (options.plain ?? 0); index++) {
+    tools.push({ toolName: toolName(`plain_${index}`), codeModeName: `plain_${index}`, description: 'A plain tool.', kind: 'freeform', deferred: false });
+  }
+  tools.sort((a, b) => (a.codeModeName < b.codeModeName ? -1 : 1));
+  return { mode: 'code-mode-only', tools, hasDeferredTools: tools.some((tool) => tool.deferred), ...(options.budget ? { budget: options.budget } : {}) };
+}
+
+const described = (text: string) => [...text.matchAll(/^### `([^`]+)`/gm)].map((match) => match[1]);
+const tokensOf = (text: string) => estimateTokens(JSON.stringify(text));
+
+describe('the budgeted exec description', () => {
+  it('a catalog that fits is the full reference, unchanged by the budget', () => {
+    const surface = surfaceOf(6, 2, { deferred: 1 });
+    const full = execDescription({ ...surface, budget: { tokens: Infinity } });
+    expect(execDescription(surface)).toBe(full);
+    expect(full).toContain('Some nested tools are not described here to save space');
+    expect(full).not.toContain('Tool catalog:');
+    expect(described(full)).toHaveLength(5);
+  });
+
+  it('past the budget: N of M described round-robin over namespaces, the rest summarized with counts', () => {
+    const surface = surfaceOf(300, 3, { plain: 40 });
+    const text = execDescription(surface);
+    expect(tokensOf(text)).toBeLessThanOrEqual(2_000);
+    const names = described(text);
+    expect(names.length).toBeGreaterThan(2);
+    expect(text).toContain(`Tool catalog: ${names.length} of 340 nested tools are described below; the others are left out to save space.`);
+    expect(text).toContain('Find the others by filtering `ALL_TOOLS` by `name` and `description`');
+    // round-robin: every group gets a share before any gets a second one
+    const groups = new Set(names.map((name) => (name.startsWith('plain_') ? '' : name.slice(0, 6))));
+    expect(groups).toEqual(new Set(['', 'svc0__', 'svc1__', 'svc2__']));
+    const summary = text.slice(text.indexOf('Nested tools not described above, by namespace:'));
+    const lines = summary.split('\n').slice(1);
+    expect(lines[0]).toMatch(/^- \d+ tools? without a namespace$/);
+    expect(lines[1]).toMatch(/^- `svc0__` \(\d+ tools\): Service 0: records and accounts\.$/);
+    const counted = lines.map((line) => Number(/(\d+) tools?/.exec(line)?.[1])).reduce((sum, value) => sum + value, 0);
+    expect(counted).toBe(340 - names.length);
+  });
+
+  it('the reference part stays sorted by namespace and name, with namespace headings', () => {
+    const text = execDescription(surfaceOf(300, 3));
+    const names = described(text);
+    expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(text).toContain('## svc0__\nService 0: records and accounts. More text that the summary drops.');
+  });
+
+  it('priority hints are described first', () => {
+    const text = execDescription(surfaceOf(300, 3, { budget: { priority: ['svc2__get_record_299', 'svc1__get_record_1'] } }));
+    expect(described(text)).toContain('svc2__get_record_299');
+    expect(described(text)).toContain('svc1__get_record_1');
+    expect(described(execDescription(surfaceOf(300, 3)))).not.toContain('svc2__get_record_299');
+  });
+
+  it('summarizes many namespaces in as many lines as fit, then one line for the rest', () => {
+    const text = execDescription(surfaceOf(400, 200));
+    expect(tokensOf(text)).toBeLessThanOrEqual(2_000);
+    const lines = text.slice(text.indexOf('Nested tools not described above')).split('\n');
+    expect(lines.at(-1)).toMatch(/^- … and \d+ more namespaces$/);
+  });
+
+  it('counts deferred tools among the M and never describes them', () => {
+    const text = execDescription(surfaceOf(300, 3, { deferred: 50 }));
+    expect(text).toMatch(/Tool catalog: \d+ of 300 nested tools are described below/);
+    expect(text).not.toContain('Some nested tools are not described here to save space');
+    for (const name of described(text)) expect(Number(/_(\d+)$/.exec(name)?.[1])).toBeGreaterThanOrEqual(50);
+  });
+
+  it('is deterministic and follows the budget and the host counter', () => {
+    expect(execDescription(surfaceOf(300, 3))).toBe(execDescription(surfaceOf(300, 3)));
+    const small = execDescription(surfaceOf(300, 3, { budget: { tokens: 1_200 } }));
+    expect(tokensOf(small)).toBeLessThanOrEqual(1_200);
+    expect(described(small).length).toBeLessThan(described(execDescription(surfaceOf(300, 3))).length);
+    const large = execDescription(surfaceOf(300, 3, { budget: { tokens: 8_000 } }));
+    expect(described(large).length).toBeGreaterThan(described(execDescription(surfaceOf(300, 3))).length);
+    const byCharacter = execDescription(surfaceOf(300, 3, { budget: { tokens: 6_000, countTokens: (text) => text.length } }));
+    expect(JSON.stringify(byCharacter).length).toBeLessThanOrEqual(6_000);
+    expect(described(byCharacter).length).toBeGreaterThan(0);
+    // a budget below the fixed parts still gives the template, the note and the summary
+    const tiny = execDescription(surfaceOf(300, 3, { budget: { tokens: 10 } }));
+    expect(described(tiny)).toEqual([]);
+    expect(tiny).toContain('Tool catalog: 0 of 300 nested tools are described below');
+  });
+
+  it('code-mode gets the template alone whatever the budget', () => {
+    expect(execDescription({ ...surfaceOf(300, 3), mode: 'code-mode' })).toBe(execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false }));
   });
 });

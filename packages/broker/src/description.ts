@@ -1,4 +1,15 @@
-import { augmentCodeModeDescription, codeModeDeclaration, isMcpOutputSchema, type CodeModeSurface, type JsonSchema, type NestedToolDefinition } from '@switchyard/protocol';
+import {
+  DEFAULT_TOOL_BUDGET_TOKENS,
+  augmentCodeModeDescription,
+  codeModeDeclaration,
+  createPriorityRanker,
+  estimateTokens,
+  isMcpOutputSchema,
+  selectWithinBudget,
+  type CodeModeSurface,
+  type JsonSchema,
+  type NestedToolDefinition,
+} from '@switchyard/protocol';
 
 /** The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source. */
 export const EXEC_GRAMMAR = [
@@ -46,9 +57,17 @@ export function toolDeclaration(tool: NestedToolDefinition): string {
   return codeModeDeclaration(tool);
 }
 
+/** Rendered descriptions by definition object (the planner hands out the same definitions while a tool is unchanged). */
+const augmentedMemo = new WeakMap<NestedToolDefinition, string>();
+
 /** The description a nested tool has in `ALL_TOOLS` and the `exec` description: its text plus its declaration. */
 export function augmentedDescription(tool: NestedToolDefinition): string {
-  return augmentCodeModeDescription(tool);
+  let text = augmentedMemo.get(tool);
+  if (text === undefined) {
+    text = augmentCodeModeDescription(tool);
+    augmentedMemo.set(tool, text);
+  }
+  return text;
 }
 
 /** The raw (not yet normalized) code-mode name, shown in parentheses when it differs. */
@@ -58,46 +77,191 @@ function rawName(tool: NestedToolDefinition): string {
   return namespace.endsWith('_') || name.startsWith('_') ? namespace + name : `${namespace}__${name}`;
 }
 
-/** The nested-tool reference (code-mode-only): namespace sections and one heading per tool. */
-export function nestedToolReference(tools: readonly NestedToolDefinition[]): string {
-  const described = tools
-    .filter((tool) => !tool.deferred)
-    .slice()
-    .sort((a, b) => cmp(a.toolName.namespace ?? '', b.toolName.namespace ?? '') || cmp(a.toolName.name, b.toolName.name) || cmp(a.codeModeName, b.codeModeName));
-  const seen = new Set<string>();
-  const parts: string[] = [];
-  let namespace: string | undefined;
-  for (const tool of described) {
-    const raw = rawName(tool);
-    if (seen.has(raw)) continue;
-    seen.add(raw);
-    if (tool.toolName.namespace !== namespace) {
-      namespace = tool.toolName.namespace;
-      if (namespace && tool.namespaceDescription?.trim()) parts.push(`## ${namespace}\n${tool.namespaceDescription.trim()}`);
-    }
-    const heading = raw === tool.codeModeName ? `### \`${tool.codeModeName}\`` : `### \`${tool.codeModeName}\` (${raw})`;
-    parts.push(`${heading}\n${augmentedDescription(tool)}`);
-  }
-  return parts.join('\n\n');
-}
-
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Tools in reference order (by namespace, name, code-mode name), one per raw name. */
+function referenceOrder(tools: readonly NestedToolDefinition[]): NestedToolDefinition[] {
+  const sorted = tools
+    .slice()
+    .sort((a, b) => cmp(a.toolName.namespace ?? '', b.toolName.namespace ?? '') || cmp(a.toolName.name, b.toolName.name) || cmp(a.codeModeName, b.codeModeName));
+  const seen = new Set<string>();
+  return sorted.filter((tool) => {
+    const raw = rawName(tool);
+    if (seen.has(raw)) return false;
+    seen.add(raw);
+    return true;
+  });
+}
+
+function toolSection(tool: NestedToolDefinition): string {
+  const raw = rawName(tool);
+  const heading = raw === tool.codeModeName ? `### \`${tool.codeModeName}\`` : `### \`${tool.codeModeName}\` (${raw})`;
+  return `${heading}\n${augmentedDescription(tool)}`;
+}
+
+/** "## namespace\ndescription", printed when the namespace changes (none for a blank description). */
+function namespaceSection(tool: NestedToolDefinition): string | undefined {
+  const namespace = tool.toolName.namespace;
+  return namespace && tool.namespaceDescription?.trim() ? `## ${namespace}\n${tool.namespaceDescription.trim()}` : undefined;
+}
+
+function renderReference(described: readonly NestedToolDefinition[]): string {
+  const parts: string[] = [];
+  let namespace: string | undefined;
+  for (const tool of described) {
+    if (tool.toolName.namespace !== namespace) {
+      namespace = tool.toolName.namespace;
+      const section = namespaceSection(tool);
+      if (section) parts.push(section);
+    }
+    parts.push(toolSection(tool));
+  }
+  return parts.join('\n\n');
+}
+
+/** The nested-tool reference (code-mode-only): namespace sections and one heading per non-deferred tool. */
+export function nestedToolReference(tools: readonly NestedToolDefinition[]): string {
+  return renderReference(referenceOrder(tools.filter((tool) => !tool.deferred)));
+}
+
+/** The catalog note of a partial `exec` description (it replaces the deferred-tools note). */
+function partialNote(described: number, total: number): string {
+  return (
+    `Tool catalog: ${described} of ${total} nested tools are described below; the others are left out to save space. ` +
+    'Every nested tool is still on `tools` and in `ALL_TOOLS`, and an `ALL_TOOLS` entry\'s `description` ends with the tool\'s TypeScript declaration. ' +
+    'Find the others by filtering `ALL_TOOLS` by `name` and `description`, and read a tool\'s declaration before you call it.'
+  );
+}
+
+const SUMMARY_HEADING = 'Nested tools not described above, by namespace:';
+
+/** The first sentence (at most 100 characters) of a namespace description, for a summary line. */
+function gist(description: string | undefined): string {
+  const text = description?.trim().split('\n')[0] ?? '';
+  const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
+  return sentence.length <= 100 ? sentence : `${sentence.slice(0, 99)}…`;
+}
+
+/** Summary lines of the tools left out: one per namespace (by name), plain tools first. */
+function summaryLines(missing: readonly NestedToolDefinition[]): string[] {
+  const groups = new Map<string, { count: number; description?: string }>();
+  for (const tool of missing) {
+    const key = tool.toolName.namespace ?? '';
+    const group = groups.get(key) ?? { count: 0 };
+    group.count++;
+    if (group.description === undefined && tool.namespaceDescription?.trim()) group.description = tool.namespaceDescription;
+    groups.set(key, group);
+  }
+  return [...groups.keys()].sort(cmp).map((key) => {
+    const { count, description } = groups.get(key) as { count: number; description?: string };
+    const tools = count === 1 ? '1 tool' : `${count} tools`;
+    if (key === '') return `- ${tools} without a namespace`;
+    const about = gist(description);
+    return about ? `- \`${key}\` (${tools}): ${about}` : `- \`${key}\` (${tools})`;
+  });
+}
+
+/** The summary under a token budget: lines while they fit, then "- … and N more namespaces". */
+function summaryBlock(missing: readonly NestedToolDefinition[], tokens: number, count: (text: string) => number): string {
+  if (missing.length === 0) return '';
+  const lines = summaryLines(missing);
+  const kept: string[] = [SUMMARY_HEADING];
+  let used = count(SUMMARY_HEADING) + 1;
+  for (const [index, line] of lines.entries()) {
+    const rest = lines.length - index - 1;
+    const overflow = rest === 0 ? 0 : count(`- … and ${rest} more namespaces`) + 1;
+    const cost = count(line) + 1;
+    if (used + cost + overflow > tokens) {
+      kept.push(`- … and ${lines.length - index} more namespaces`);
+      break;
+    }
+    kept.push(line);
+    used += cost;
+  }
+  return kept.join('\n');
+}
+
+/**
+ * Which tools a partial description describes first: tools named by a priority hint, in hint
+ * order; then round-robin over namespaces (sorted by name, plain tools as one group, each group
+ * in reference order), so every namespace gets a share. Deterministic for the same tools.
+ */
+function describeOrder(tools: readonly NestedToolDefinition[], priority: readonly string[] | undefined): NestedToolDefinition[] {
+  const rank = createPriorityRanker(priority);
+  const hinted: Array<{ tool: NestedToolDefinition; rank: number; index: number }> = [];
+  const groups = new Map<string, NestedToolDefinition[]>();
+  for (const [index, tool] of tools.entries()) {
+    const hint = rank(tool.toolName);
+    if (hint < Infinity) {
+      hinted.push({ tool, rank: hint, index });
+      continue;
+    }
+    const key = tool.toolName.namespace ?? '';
+    const group = groups.get(key);
+    if (group) group.push(tool);
+    else groups.set(key, [tool]);
+  }
+  hinted.sort((a, b) => a.rank - b.rank || a.index - b.index);
+  const order = hinted.map((entry) => entry.tool);
+  const lists = [...groups.keys()].sort(cmp).map((key) => groups.get(key) as NestedToolDefinition[]);
+  const longest = Math.max(0, ...lists.map((list) => list.length));
+  for (let round = 0; round < longest; round++) {
+    for (const list of lists) if (round < list.length) order.push(list[round]);
+  }
+  return order;
+}
+
 /**
  * The `exec` description for a step's surface: the template; in `code-mode-only` also the
- * deferred-tools note, the shared MCP types (when an output schema is MCP-shaped) and the nested-tool reference.
+ * deferred-tools note, the shared MCP types (when an output schema is MCP-shaped) and the
+ * nested-tool reference. Under the surface's token budget (default 2,000, counted on the text as
+ * the request's JSON carries it) a reference that does not fit is cut: tools are described in
+ * {@link describeOrder} while they fit, the rest are summarized by namespace with counts, and a
+ * note says "N of M nested tools are described". The same surface always gives the same text.
  */
 export function execDescription(surface: CodeModeSurface): string {
-  const sections = [EXEC_TEMPLATE];
-  if (surface.mode === 'code-mode-only') {
-    if (surface.hasDeferredTools) sections.push(DEFERRED_NOTE);
-    if (surface.tools.some((tool) => isMcpOutputSchema(tool.outputSchema))) sections.push(MCP_TYPES);
-    const reference = nestedToolReference(surface.tools);
-    if (reference) sections.push(reference);
+  if (surface.mode !== 'code-mode-only') return EXEC_TEMPLATE;
+  const count = surface.budget?.countTokens ?? estimateTokens;
+  const tokens = surface.budget?.tokens ?? DEFAULT_TOOL_BUDGET_TOKENS;
+  const costOf = (text: string) => count(JSON.stringify(text));
+  const mcp = surface.tools.some((tool) => isMcpOutputSchema(tool.outputSchema));
+  const assemble = (note: string | undefined, described: readonly NestedToolDefinition[], summary: string) =>
+    [EXEC_TEMPLATE, note, mcp ? MCP_TYPES : undefined, renderReference(described), summary].filter((part) => part).join('\n\n');
+
+  const eligible = referenceOrder(surface.tools.filter((tool) => !tool.deferred));
+  const fullNote = surface.hasDeferredTools ? DEFERRED_NOTE : undefined;
+  if (!(tokens < Infinity)) return assemble(fullNote, eligible, '');
+  // Everything, if it fits: add up the sections first and stop as soon as they pass the budget.
+  let total = costOf(assemble(fullNote, [], ''));
+  for (const tool of eligible) {
+    if (total > tokens) break;
+    total += costOf(toolSection(tool)) + 1;
   }
-  return sections.join('\n\n');
+  if (total <= tokens) {
+    const full = assemble(fullNote, eligible, '');
+    if (costOf(full) <= tokens) return full;
+  }
+
+  // Partial: the fixed parts and a reserved summary first, then tools while they fit.
+  const all = referenceOrder(surface.tools);
+  const summaryTokens = Math.floor(tokens / 4);
+  const fixed = costOf(assemble(partialNote(all.length, all.length), [], summaryBlock(all, summaryTokens, count)));
+  const chosen = selectWithinBudget(describeOrder(eligible, surface.budget?.priority), tokens - fixed, (tool, opened) => {
+    const namespace = tool.toolName.namespace ?? '';
+    const section = opened.has(namespace) ? undefined : namespaceSection(tool);
+    return { cost: costOf(toolSection(tool)) + 1 + (section ? costOf(section) + 1 : 0), opens: namespace };
+  });
+  // The parts' estimate is not the whole's: drop the last chosen tool until the whole fits.
+  for (;;) {
+    const picked = new Set(chosen);
+    const described = all.filter((tool) => picked.has(tool));
+    const missing = all.filter((tool) => !picked.has(tool));
+    const text = assemble(partialNote(described.length, all.length), described, summaryBlock(missing, summaryTokens, count));
+    if (costOf(text) <= tokens || chosen.length === 0) return text;
+    chosen.pop();
+  }
 }
 
 /** The `wait` description (reference/code-mode.md §1.5). */

@@ -43,3 +43,18 @@ describe('createBm25Index', () => {
     expect(index.search('forecast', 8).map((hit) => hit.index)).toEqual([1]);
   });
 });
+
+describe('tokenize', () => {
+  it('keeps letters of every script, astral ones included, and splits on everything else', () => {
+    expect(tokenize('Grüße, мир! 東京 𝒜lpha🙂beta x_y-z.w')).toEqual(['grüße', 'мир', '東京', '𝒜lpha', 'beta', 'x', 'y', 'z', 'w']);
+    expect(tokenize('')).toEqual([]);
+    expect(tokenize('___ --- the')).toEqual([]);
+  });
+
+  it('indexes a large corpus and ranks by BM25 across it', () => {
+    const texts = Array.from({ length: 5_000 }, (_, index) => `tool ${index} ${index % 7 === 0 ? 'invoice' : 'order'} ${index === 4321 ? 'rare' : ''}`);
+    const index = createBm25Index(texts);
+    expect(index.search('rare invoice', 3)[0].index).toBe(4321);
+    expect(index.search('invoice', 2).map((hit) => hit.index)).toEqual([0, 7]);
+  });
+});

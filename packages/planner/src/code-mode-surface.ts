@@ -18,6 +18,43 @@ export interface CodeModeSurfaceResult {
 }
 
 /**
+ * Definitions by executor, reused while the executor's spec, exposure, code-mode name and
+ * namespace description are the same: a step that plans the same tools hands out the same
+ * definition objects, so renderings keyed by definition (the broker's declarations) are reused.
+ */
+const definitionMemo = new WeakMap<ToolExecutor, NestedToolDefinition>();
+
+function definitionOf(executor: ToolExecutor, name: string, deferred: boolean, namespaceDescription: string | undefined): NestedToolDefinition {
+  const spec = executor.spec;
+  const memo = definitionMemo.get(executor);
+  if (
+    memo &&
+    memo.codeModeName === name &&
+    memo.deferred === deferred &&
+    memo.namespaceDescription === namespaceDescription &&
+    memo.toolName === executor.name &&
+    memo.description === spec.description &&
+    memo.inputSchema === (spec.type === 'function' ? spec.parameters : undefined) &&
+    memo.outputSchema === (spec.type === 'function' ? spec.outputSchema : undefined) &&
+    memo.kind === (spec.type === 'function' ? 'function' : 'freeform')
+  ) {
+    return memo;
+  }
+  const definition: NestedToolDefinition = Object.freeze({
+    toolName: executor.name,
+    codeModeName: name,
+    description: spec.description,
+    kind: spec.type === 'function' ? 'function' : 'freeform',
+    ...(spec.type === 'function' ? { inputSchema: spec.parameters } : {}),
+    ...(spec.type === 'function' && spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
+    deferred,
+    ...(namespaceDescription !== undefined ? { namespaceDescription } : {}),
+  });
+  definitionMemo.set(executor, definition);
+  return definition;
+}
+
+/**
  * The nested (JS-callable) surface of a code-mode plan (reference §1.7): `direct` and `deferred`
  * executors with a function or freeform spec, except `direct-model-only`, `hidden`, tools in
  * excluded namespaces and `exec` / `wait`. Sorted by code-mode name; when two tools normalize to
@@ -60,18 +97,8 @@ export function buildCodeModeSurface(
     }
     owners.set(name, executor);
     callable.set(executor, name);
-    const spec = executor.spec;
     const namespaceDescription = executor.name.namespace ? namespaceDescriptions.get(executor.name.namespace) : undefined;
-    definitions.push({
-      toolName: executor.name,
-      codeModeName: name,
-      description: spec.description,
-      kind: spec.type === 'function' ? 'function' : 'freeform',
-      ...(spec.type === 'function' ? { inputSchema: spec.parameters } : {}),
-      ...(spec.type === 'function' && spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
-      deferred: exposure === 'deferred',
-      ...(namespaceDescription !== undefined ? { namespaceDescription } : {}),
-    });
+    definitions.push(definitionOf(executor, name, exposure === 'deferred', namespaceDescription));
   }
   definitions.sort((a, b) => (a.codeModeName < b.codeModeName ? -1 : a.codeModeName > b.codeModeName ? 1 : 0));
   const surface: CodeModeSurface = {

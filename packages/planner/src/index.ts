@@ -17,8 +17,13 @@ export {
   TOOL_SEARCH_NAME,
   createToolSearchExecutor,
   createToolSearchIndex,
+  sharedToolSearchIndex,
   toolSearchText,
 } from './tool-search';
 export type { ToolSearchIndex, ToolSearchOptions } from './tool-search';
+
+// The tool budget.
+export { resolveToolBudget } from './tool-budget';
+export type { ResolvedToolBudget } from './tool-budget';
 
 export { VERSION } from './version';

@@ -1,6 +1,7 @@
 import {
   createStepContext,
   displayName,
+  selectWithinBudget,
   errorMessage,
   executorExposure,
   specName,
@@ -12,6 +13,7 @@ import {
   type PlanWarningEvent,
   type ProviderCapabilities,
   type StepContext,
+  type ToolBudget,
   type ToolExecutor,
   type ToolExposure,
   type ToolMode,
@@ -21,7 +23,8 @@ import {
 import { buildCodeModeSurface } from './code-mode-surface';
 import { mergeNamespaces } from './namespaces';
 import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';
-import { TOOL_SEARCH_NAME, createToolSearchExecutor } from './tool-search';
+import { TOOL_SEARCH_NAME, createToolSearchExecutor, type ToolSearchOptions } from './tool-search';
+import { resolveToolBudget, type ResolvedToolBudget } from './tool-budget';
 import { codeModeUsageSample } from './typescript-declaration';
 
 /**
@@ -41,6 +44,13 @@ export interface ToolSources {
   codeMode?: CodeModeContributor;
   /** Namespaces kept out of Code Mode: their tools stay top-level and are not callable from a cell. */
   excludedCodeModeNamespaces?: readonly string[];
+  /**
+   * The tool table's token budget (default 2,000 tokens, `{ tokens: Infinity }` turns it off). In
+   * `direct` and `code-mode`, when the provider supports `tool_search`, direct function tools past
+   * the budget are deferred (found through `tool_search`); in code-mode plans it is handed to the
+   * contributor for the `exec` description. An invalid budget throws a `CONFIG` error.
+   */
+  budget?: ToolBudget;
 }
 
 /** One row of {@link ToolPlan.describe}. */
@@ -75,6 +85,11 @@ export interface ToolPlan {
   readonly codeModeSurface?: CodeModeSurface;
   /** Everything skipped or degraded, as `plan-warning` events. */
   readonly warnings: readonly PlanWarningEvent[];
+  /**
+   * Display names of the direct tools the budget kept out of the model's list (in host order):
+   * registered, callable from a cell, and found through `tool_search`. Empty when everything fits.
+   */
+  readonly deferredByBudget: readonly string[];
   /** One row per registered executor, then per hosted spec. */
   describe(): PlanRow[];
 }
@@ -83,18 +98,30 @@ const TOOL_MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'
 const CODE_MODE_RESERVED = ['exec', 'wait'];
 const TOOL_SEARCH_CACHE_SIZE = 4;
 
-/** Recent tool_search executors by their deferred list, so an unchanged list reuses its index. */
-const toolSearchCache: Array<{ deferred: readonly ToolExecutor[]; executor: ToolExecutor }> = [];
+/**
+ * Recent tool_search executors by their deferred list (the same objects) and description options,
+ * so an unchanged step reuses its executor; the BM25 index itself is shared by content.
+ */
+const toolSearchCache: Array<{ deferred: readonly ToolExecutor[]; key: string; executor: ToolExecutor }> = [];
 
-function cachedToolSearchExecutor(deferred: readonly ToolExecutor[]): ToolExecutor {
+function cachedToolSearchExecutor(deferred: readonly ToolExecutor[], options: ToolSearchOptions): ToolExecutor {
+  const key = JSON.stringify([options.sourcesBudgetTokens ?? null, options.catalog ?? null]);
   for (const entry of toolSearchCache) {
-    if (entry.deferred.length === deferred.length && entry.deferred.every((executor, index) => executor === deferred[index])) {
+    if (
+      entry.key === key &&
+      entry.deferred.length === deferred.length &&
+      entry.deferred.every((executor, index) => executor === deferred[index]) &&
+      entry.executor.spec.type === 'tool_search'
+    ) {
       return entry.executor;
     }
   }
-  const executor = createToolSearchExecutor(deferred);
-  toolSearchCache.unshift({ deferred, executor });
-  if (toolSearchCache.length > TOOL_SEARCH_CACHE_SIZE) toolSearchCache.pop();
+  const executor = createToolSearchExecutor(deferred, options);
+  // a host's own countTokens may count differently each plan: only the default counter is cached
+  if (options.countTokens === undefined) {
+    toolSearchCache.unshift({ deferred, key, executor });
+    if (toolSearchCache.length > TOOL_SEARCH_CACHE_SIZE) toolSearchCache.pop();
+  }
   return executor;
 }
 
@@ -143,6 +170,7 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     warnings.push(name === undefined ? { type: 'plan-warning', message } : { type: 'plan-warning', message, toolName: name });
   };
 
+  const budget = resolveToolBudget(sources?.budget, 'sources.budget');
   const given: Partial<StepContext> = typeof context === 'object' && context !== null ? context : {};
   const step = isFullStepContext(given) ? given : createStepContext(given);
   const provider: ProviderCapabilities = given.provider ?? {};
@@ -203,8 +231,10 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
   if (toolMode !== 'direct') {
     const excluded = Array.isArray(sources.excludedCodeModeNamespaces) ? sources.excludedCodeModeNamespaces : [];
     surfaceResult = buildCodeModeSurface(toolMode, accepted, excluded);
+    const surface: CodeModeSurface = { ...surfaceResult.surface, budget: budget.given };
+    surfaceResult = { ...surfaceResult, surface };
     try {
-      const produced: unknown = (contributor as CodeModeContributor).executors(surfaceResult.surface, step);
+      const produced: unknown = (contributor as CodeModeContributor).executors(surface, step);
       if (!Array.isArray(produced)) throw new Error('executors() did not return a list');
       for (const candidate of produced) {
         const problem = executorProblem(candidate);
@@ -237,22 +267,15 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
   };
   contributed.forEach(add);
   const hostPlanned = accepted.filter(add);
-  if (planSearch) add(cachedToolSearchExecutor(hostPlanned.filter(isSearchable)));
-  if (toolMode === 'direct' && !planSearch && hostPlanned.some((executor) => executorExposure(executor) === 'deferred')) {
-    warn('deferred tools are registered but hidden from the model: tool_search needs a provider with toolSearch and namespaceTools');
-  }
 
-  // 5. The model's list.
+  // 5. What the model would see without a budget.
   const callable = surfaceResult?.callable ?? new Map<ToolExecutor, string>();
-  const rows: PlanRow[] = [];
-  const specs: ToolSpec[] = [];
+  const shown = new Map<ToolExecutor, ToolSpec>();
   for (const executor of executors) {
     const exposure = executorExposure(executor);
     const spec = executor.spec;
     let visible = exposure === 'direct' || exposure === 'direct-model-only';
-    if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) {
-      visible = false;
-    }
+    if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) visible = false;
     const namespace = executor.name.namespace;
     if (visible && namespace) {
       if (spec.type !== 'function') {
@@ -263,22 +286,7 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
         visible = false;
       }
     }
-    if (visible) {
-      const shown = visibleSpec(executor, callable.get(executor));
-      if (namespace && shown.type === 'function') {
-        specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [shown] });
-      } else {
-        specs.push(shown);
-      }
-    }
-    rows.push({
-      name: displayName(executor.name),
-      kind: spec.type,
-      exposure,
-      visible,
-      registered: true,
-      callableFromCode: callable.has(executor),
-    });
+    if (visible) shown.set(executor, visibleSpec(executor, callable.get(executor)));
   }
 
   const hostedSpecs: HostedToolSpec[] = [];
@@ -289,8 +297,98 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
       continue;
     }
     hostedSpecs.push(candidate);
-    specs.push(candidate);
-    rows.push({ name: specName(candidate), kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false });
+  }
+
+  // 6. The budget: direct function tools past it are deferred when tool_search can find them.
+  const deferredByBudget = applyBudget();
+  function applyBudget(): Set<ToolExecutor> {
+    const none = new Set<ToolExecutor>();
+    if (!(budget.tokens < Infinity) || toolMode === 'code-mode-only') return none;
+    const deferrable = (executor: ToolExecutor) =>
+      executorExposure(executor) === 'direct' && executor.spec.type === 'function' && shown.has(executor) && !isPlain(executor, TOOL_SEARCH_NAME);
+    const candidates = executors.filter(deferrable);
+    const specsOf = (hidden: ReadonlySet<ToolExecutor>, search: ToolExecutor | undefined) =>
+      modelList(executors, shown, hidden, search, hostedSpecs);
+    const hostSearch = searchSupported && hostPlanned.some((executor) => isPlain(executor, TOOL_SEARCH_NAME));
+    const searchFor = (hidden: ReadonlySet<ToolExecutor>, catalog: boolean) =>
+      toolSearchFor(hostPlanned.filter((executor) => isSearchable(executor) || hidden.has(executor)), hidden, catalog);
+    const cost = (hidden: ReadonlySet<ToolExecutor>, search: ToolExecutor | undefined) =>
+      budget.countTokens(JSON.stringify(toWireTools(mergeNamespaces(specsOf(hidden, search)))));
+    const unbudgeted = mergeNamespaces(specsOf(none, planSearch ? searchFor(none, false) : undefined));
+    const over = exceedsBudget(unbudgeted, budget);
+    if (over === false) return none;
+    if (!searchSupported || hostSearch || candidates.length === 0) {
+      const reason = !searchSupported
+        ? 'the provider cannot search deferred tools (provider.toolSearch), so all stay visible'
+        : hostSearch
+          ? 'a host tool named "tool_search" holds the name, so none is deferred'
+          : 'none of them can be deferred';
+      warn(`the visible tools take more than ${over} tokens, over the tool budget of ${budget.tokens}; ${reason}`);
+      return none;
+    }
+    // Fixed parts first (tools that cannot be deferred, tool_search with the catalog note), then
+    // the candidates by priority hint, then host order, each while it fits.
+    const everything = new Set(candidates);
+    const base = cost(everything, searchFor(everything, true));
+    const ordered = candidates
+      .map((executor, index) => ({ executor, index, rank: budget.rank(executor.name) }))
+      .sort((a, b) => a.rank - b.rank || a.index - b.index)
+      .map((entry) => entry.executor);
+    const kept = selectWithinBudget(ordered, budget.tokens - base, (executor, opened) => {
+      const spec = shown.get(executor) as ToolSpec;
+      const namespace = executor.name.namespace;
+      const member = budget.countTokens(JSON.stringify(toWireTools([spec]))) + 1;
+      if (!namespace || opened.has(namespace)) return { cost: member };
+      const wrapper = budget.countTokens(
+        JSON.stringify(toWireTools([{ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [] }])),
+      );
+      return { cost: member + wrapper, opens: namespace };
+    });
+    // The estimate of the parts is not the estimate of the whole: drop the last kept tool until it fits.
+    const keptSet = new Set(kept);
+    const hidden = new Set(candidates.filter((executor) => !keptSet.has(executor)));
+    while (kept.length > 0 && cost(hidden, searchFor(hidden, true)) > budget.tokens) hidden.add(kept.pop() as ToolExecutor);
+    return hidden;
+  }
+
+  function toolSearchFor(deferred: readonly ToolExecutor[], hidden: ReadonlySet<ToolExecutor>, catalog: boolean): ToolExecutor {
+    const options: ToolSearchOptions = {
+      ...(budget.tokens < Infinity ? { sourcesBudgetTokens: Math.floor(budget.tokens / 4) } : {}),
+      ...(budget.given?.countTokens ? { countTokens: budget.countTokens } : {}),
+    };
+    if (catalog) {
+      const reachable = hostPlanned.filter((executor) => shown.has(executor) || isSearchable(executor) || hidden.has(executor));
+      options.catalog = { visible: reachable.filter((executor) => shown.has(executor) && !hidden.has(executor)).length, total: reachable.length };
+    }
+    return cachedToolSearchExecutor(deferred, options);
+  }
+
+  let search: ToolExecutor | undefined;
+  if (planSearch || deferredByBudget.size > 0) {
+    search = toolSearchFor(
+      hostPlanned.filter((executor) => isSearchable(executor) || deferredByBudget.has(executor)),
+      deferredByBudget,
+      deferredByBudget.size > 0,
+    );
+    add(search);
+  }
+  if (toolMode === 'direct' && !planSearch && hostPlanned.some((executor) => executorExposure(executor) === 'deferred')) {
+    warn('deferred tools are registered but hidden from the model: tool_search needs a provider with toolSearch and namespaceTools');
+  }
+
+  // 7. The model's list and the rows.
+  const visibleSearch = search !== undefined && toolMode !== 'code-mode-only' ? search : undefined;
+  const specs = modelList(executors, shown, deferredByBudget, visibleSearch, hostedSpecs);
+  const rows: PlanRow[] = executors.map((executor) => ({
+    name: displayName(executor.name),
+    kind: executor.spec.type,
+    exposure: executorExposure(executor),
+    visible: executor === visibleSearch || (shown.has(executor) && !deferredByBudget.has(executor)),
+    registered: true,
+    callableFromCode: callable.has(executor),
+  }));
+  for (const hosted of hostedSpecs) {
+    rows.push({ name: specName(hosted), kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false });
   }
 
   const modelVisibleSpecs = Object.freeze(mergeNamespaces(specs));
@@ -303,6 +401,61 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     hostedSpecs: Object.freeze(hostedSpecs),
     ...(surfaceResult ? { codeModeSurface: surfaceResult.surface } : {}),
     warnings: Object.freeze(warnings),
+    deferredByBudget: Object.freeze(executors.filter((executor) => deferredByBudget.has(executor)).map((executor) => displayName(executor.name))),
     describe: () => frozenRows.map((row) => ({ ...row })),
   });
+}
+
+/**
+ * The model's list before namespace merging: visible executors in registry order (namespaced
+ * functions wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
+ */
+function modelList(
+  executors: readonly ToolExecutor[],
+  shown: ReadonlyMap<ToolExecutor, ToolSpec>,
+  hidden: ReadonlySet<ToolExecutor>,
+  search: ToolExecutor | undefined,
+  hostedSpecs: readonly HostedToolSpec[],
+): ToolSpec[] {
+  const specs: ToolSpec[] = [];
+  for (const executor of executors) {
+    const spec = shown.get(executor);
+    if (spec === undefined || hidden.has(executor)) continue;
+    const namespace = executor.name.namespace;
+    if (namespace && spec.type === 'function') {
+      specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [spec] });
+    } else {
+      specs.push(spec);
+    }
+  }
+  if (search) specs.push(search.spec);
+  specs.push(...hostedSpecs);
+  return specs;
+}
+
+/**
+ * `false` when the specs fit the budget, else a token count they are known to pass. Counts spec by
+ * spec (namespace members one by one) and stops once the running sum is over the budget by more
+ * than the seams between parts could account for, so a huge list costs about one budget of work.
+ */
+function exceedsBudget(specs: readonly ToolSpec[], budget: ResolvedToolBudget): number | false {
+  let sum = 0;
+  let seams = 0;
+  const over = () => sum > budget.tokens + 3 * seams;
+  for (const spec of specs) {
+    if (spec.type === 'namespace') {
+      sum += budget.countTokens(JSON.stringify(toWireTools([{ ...spec, tools: [] }])));
+      for (const member of spec.tools) {
+        sum += budget.countTokens(JSON.stringify(toWireTools([member])));
+        seams++;
+        if (over()) return sum - 3 * seams;
+      }
+    } else {
+      sum += budget.countTokens(JSON.stringify(toWireTools([spec])));
+    }
+    seams++;
+    if (over()) return sum - 3 * seams;
+  }
+  const whole = budget.countTokens(JSON.stringify(toWireTools(specs)));
+  return whole > budget.tokens ? whole : false;
 }

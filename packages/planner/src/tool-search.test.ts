@@ -11,7 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { fiftyDeferredTools } from '../test/fifty-tools';
 import { fn, freeform } from '../test/fixtures';
-import { createToolSearchExecutor, createToolSearchIndex, toolSearchText } from './tool-search';
+import { createToolSearchExecutor, createToolSearchIndex, sharedToolSearchIndex, toolSearchText } from './tool-search';
 
 function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
   const invocation: ToolInvocation = {
@@ -217,5 +217,71 @@ describe('search text and index', () => {
     expect(index.size).toBe(1);
     expect(flatNames(index.search('beta freeform', 8))).toEqual([]);
     expect(flatNames(index.search('alpha', 8))).toEqual(['alpha']);
+  });
+});
+
+describe('the shared index', () => {
+  const tools = (description = 'Archive a message.') => [
+    fn('archive', { namespace: 'mail__', exposure: 'deferred', description }),
+    fn('lookup', { exposure: 'deferred', description: 'Look a word up.' }),
+  ];
+
+  it('is keyed by content: new executor objects for the same tools get the same index', () => {
+    const first = sharedToolSearchIndex(tools());
+    expect(sharedToolSearchIndex(tools())).toBe(first);
+    expect(sharedToolSearchIndex(tools('Archive an email.'))).not.toBe(first);
+    expect(flatNames(sharedToolSearchIndex(tools('Archive an email.')).search('email', 8))).toEqual(['mail__archive']);
+  });
+
+  it('sees a replaced spec on the same executor object', () => {
+    const [archive] = tools();
+    const before = sharedToolSearchIndex([archive]);
+    const mutable = archive as { spec: unknown };
+    mutable.spec = { ...archive.spec, description: 'Shred a letter.' };
+    const after = sharedToolSearchIndex([archive]);
+    expect(after).not.toBe(before);
+    expect(flatNames(after.search('shred', 8))).toEqual(['mail__archive']);
+  });
+
+  it('keeps at most 8 tool sets, dropping the least recently used', () => {
+    const sets = Array.from({ length: 10 }, (_, index) => [fn(`only_${index}`, { exposure: 'deferred' })]);
+    const indexes = sets.map((set) => sharedToolSearchIndex(set));
+    expect(sharedToolSearchIndex(sets[9])).toBe(indexes[9]);
+    expect(sharedToolSearchIndex(sets[2])).toBe(indexes[2]);
+    expect(sharedToolSearchIndex(sets[0])).not.toBe(indexes[0]);
+  });
+
+  it('executors over the same tools share one index: a second session searches without rebuilding', async () => {
+    const corpus = () => fiftyDeferredTools();
+    const one = createToolSearchExecutor(corpus());
+    const two = createToolSearchExecutor(corpus());
+    expect(flatNames((await search(one, 'send an email')).codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])[0]).toBe(
+      'mail__send_message',
+    );
+    // the index of `two` is the one `one` built
+    expect(sharedToolSearchIndex(corpus())).toBe(sharedToolSearchIndex(corpus()));
+    expect(flatNames((await search(two, 'send an email')).codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])[0]).toBe(
+      'mail__send_message',
+    );
+  });
+});
+
+describe('a budgeted description', () => {
+  it('cuts the source list where the sources budget ends and counts the rest', () => {
+    const deferred = Array.from({ length: 30 }, (_, index) =>
+      fn(`tool_${index}`, { namespace: `server${String(index).padStart(2, '0')}__`, namespaceDescription: `Server number ${index}.`, exposure: 'deferred' }),
+    );
+    const description = createToolSearchExecutor(deferred, { sourcesBudgetTokens: 60 }).spec.description;
+    const lines = description.split('\n').filter((line) => line.startsWith('- '));
+    expect(lines[0]).toBe('- server00__: Server number 0.');
+    expect(lines.at(-1)).toBe(`- … and ${31 - lines.length} more sources`);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(lines.length).toBeLessThan(20);
+    expect(createToolSearchExecutor(deferred).spec.description.split('\n').filter((line) => line.startsWith('- '))).toHaveLength(30);
+  });
+
+  it('says how many tools are loaded upfront when a budget deferred some', () => {
+    const description = createToolSearchExecutor([fn('a', { exposure: 'deferred' })], { catalog: { visible: 12, total: 340 } }).spec.description;
+    expect(description.endsWith('\n\nTool catalog: 12 of 340 tools are loaded upfront; use `tool_search` to find and load the other 328.')).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import {
   RespondToModelError,
   ToolSearchOutput,
   displayName,
+  estimateTokens,
   isJsonObject,
   toolName,
   toWireTool,
@@ -26,12 +27,31 @@ export const TOOL_SEARCH_DEFAULT_LIMIT = 8;
 export interface ToolSearchOptions {
   /** Results when the call gives no `limit`. Default 8. */
   defaultLimit?: number;
+  /**
+   * Tokens the list of sources in the description may take (counted with `countTokens`); sources
+   * past it are summarized in one line. Default: no limit.
+   */
+  sourcesBudgetTokens?: number;
+  /** Counts tokens for `sourcesBudgetTokens`. Default `estimateTokens` (calibrated against o200k). */
+  countTokens?: (text: string) => number;
+  /**
+   * Set when a tool budget kept some tools from the model's list: the description then says
+   * "`visible` of `total` tools are loaded upfront" and that this tool finds the others.
+   */
+  catalog?: { readonly visible: number; readonly total: number };
 }
 
-/** One searchable deferred tool: what is indexed and what a hit returns. */
+/** One searchable deferred tool: what a hit returns and what it is found by. */
 interface SearchEntry {
-  readonly text: string;
+  readonly executor: ToolExecutor;
   readonly loadable: LoadableToolSpec;
+  /**
+   * Everything the indexed text and the returned JSON are made of (names, namespace description,
+   * search text, the loadable JSON): two tools with equal fingerprints are found and returned alike.
+   */
+  readonly fingerprint: string;
+  /** A 53-bit hash of `fingerprint`. */
+  readonly hash: number;
 }
 
 function pushPart(parts: string[], part: unknown): void {
@@ -106,8 +126,10 @@ function coalesce(specs: readonly LoadableToolSpec[]): LoadableToolSpec[] {
 /**
  * The tool_search description (reference §1.8): sources are the namespaces of the deferred tools,
  * sorted by name, each with its first non-blank description; "None currently enabled." if none.
+ * Under a sources budget the list stops where the budget ends and one line counts the rest; when a
+ * tool budget deferred tools (`catalog`), a last paragraph says how many tools are loaded upfront.
  */
-function toolSearchDescription(deferred: readonly ToolExecutor[]): string {
+function toolSearchDescription(deferred: readonly ToolExecutor[], options: ToolSearchOptions): string {
   const sources = new Map<string, string | undefined>();
   for (const executor of deferred) {
     const namespace = executor.name.namespace;
@@ -116,34 +138,95 @@ function toolSearchDescription(deferred: readonly ToolExecutor[]): string {
     if (!sources.has(namespace) || (sources.get(namespace) === undefined && description)) sources.set(namespace, description);
   }
   const names = [...sources.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const listed =
-    names.length === 0
-      ? 'None currently enabled.'
-      : names.map((name) => (sources.get(name) ? `- ${name}: ${sources.get(name)}` : `- ${name}`)).join('\n');
+  const lines = names.map((name) => (sources.get(name) ? `- ${name}: ${sources.get(name)}` : `- ${name}`));
+  const listed = lines.length === 0 ? 'None currently enabled.' : boundedLines(lines, options).join('\n');
+  const catalog = options.catalog;
+  const note =
+    catalog === undefined
+      ? ''
+      : `\n\nTool catalog: ${catalog.visible} of ${catalog.total} tools are loaded upfront; use \`${TOOL_SEARCH_NAME}\` to find and load the other ${catalog.total - catalog.visible}.`;
   return (
     '# Tool discovery\n\nSearches over deferred tool metadata with BM25 and exposes matching tools for the next model call.\n\n' +
     `You have access to tools from the following sources:\n${listed}\n` +
     `Some of the tools may not have been provided to you upfront, and you should use this tool (\`${TOOL_SEARCH_NAME}\`) to search for the required tools. ` +
-    `For MCP tool discovery, always use \`${TOOL_SEARCH_NAME}\` instead of \`list_mcp_resources\` or \`list_mcp_resource_templates\`.`
+    `For MCP tool discovery, always use \`${TOOL_SEARCH_NAME}\` instead of \`list_mcp_resources\` or \`list_mcp_resource_templates\`.` +
+    note
   );
+}
+
+/** The first source lines that fit the sources budget, then "- … and N more sources" for the rest. */
+function boundedLines(lines: readonly string[], options: ToolSearchOptions): string[] {
+  const budget = options.sourcesBudgetTokens;
+  if (budget === undefined || !(budget < Infinity)) return [...lines];
+  const count = options.countTokens ?? estimateTokens;
+  const kept: string[] = [];
+  let used = 0;
+  for (const [index, line] of lines.entries()) {
+    const cost = count(line) + 1;
+    const rest = lines.length - index - 1;
+    const overflow = rest === 0 ? 0 : count(`- … and ${rest} more sources`) + 1;
+    if (used + cost + overflow > budget) break;
+    kept.push(line);
+    used += cost;
+  }
+  if (kept.length < lines.length) kept.push(`- … and ${lines.length - kept.length} more sources`);
+  return kept;
+}
+
+/** cyrb53: a fast 53-bit string hash (not cryptographic; equal hashes are confirmed by comparing fingerprints). */
+function hash53(text: string, seed = 0): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/**
+ * Search entries by executor object. Executors are treated as values: an entry is recomputed when
+ * the executor's spec, namespace description or search text is replaced by another object or string.
+ */
+const entryMemo = new WeakMap<ToolExecutor, { spec: unknown; namespaceDescription: unknown; searchText: unknown; entry: SearchEntry }>();
+
+function searchEntry(executor: ToolExecutor): SearchEntry | undefined {
+  // Only function tools can be loaded by the Responses API (freeform tools are not searchable).
+  if (executor.spec.type !== 'function') return undefined;
+  const memo = entryMemo.get(executor);
+  if (memo && memo.spec === executor.spec && memo.namespaceDescription === executor.namespaceDescription && memo.searchText === executor.searchText) {
+    return memo.entry;
+  }
+  const member = loadableFunction(executor.spec);
+  const namespace = executor.name.namespace;
+  const loadable: LoadableToolSpec = namespace
+    ? {
+        type: 'namespace',
+        name: namespace,
+        description: executor.namespaceDescription?.trim() ? executor.namespaceDescription : defaultNamespaceDescription(namespace),
+        tools: [member],
+      }
+    : member;
+  const fingerprint = JSON.stringify([
+    executor.name.namespace ?? null,
+    executor.name.name,
+    executor.namespaceDescription ?? null,
+    executor.searchText ?? null,
+    toWireTool(loadable),
+  ]);
+  const entry: SearchEntry = { executor, loadable, fingerprint, hash: hash53(fingerprint) };
+  entryMemo.set(executor, { spec: executor.spec, namespaceDescription: executor.namespaceDescription, searchText: executor.searchText, entry });
+  return entry;
 }
 
 function searchEntries(deferred: readonly ToolExecutor[]): SearchEntry[] {
   const entries: SearchEntry[] = [];
   for (const executor of deferred) {
-    // Only function tools can be loaded by the Responses API (freeform tools are not searchable).
-    if (executor.spec.type !== 'function') continue;
-    const member = loadableFunction(executor.spec);
-    const namespace = executor.name.namespace;
-    const loadable: LoadableToolSpec = namespace
-      ? {
-          type: 'namespace',
-          name: namespace,
-          description: executor.namespaceDescription?.trim() ? executor.namespaceDescription : defaultNamespaceDescription(namespace),
-          tools: [member],
-        }
-      : member;
-    entries.push({ text: toolSearchText(executor), loadable });
+    const entry = searchEntry(executor);
+    if (entry) entries.push(entry);
   }
   return entries;
 }
@@ -159,10 +242,8 @@ export interface ToolSearchIndex {
   search(query: string, limit: number): WireTool[];
 }
 
-/** Indexes the deferred function tools of `deferred` with BM25 (built eagerly). */
-export function createToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
-  const entries = searchEntries(deferred);
-  const index: Bm25Index = createBm25Index(entries.map((entry) => entry.text));
+function indexOf(entries: readonly SearchEntry[]): ToolSearchIndex {
+  const index: Bm25Index = createBm25Index(entries.map((entry) => toolSearchText(entry.executor)));
   return {
     size: entries.length,
     search(query, limit) {
@@ -170,6 +251,57 @@ export function createToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSe
       return coalesce(hits.map((hit) => entries[hit.index].loadable)).map((spec) => toWireTool(spec));
     },
   };
+}
+
+/** Indexes the deferred function tools of `deferred` with BM25 (built eagerly, never cached). */
+export function createToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
+  return indexOf(searchEntries(deferred));
+}
+
+/** At most this many distinct tool sets keep an index, and at most this many tools over all of them. */
+const SHARED_INDEX_SETS = 8;
+const SHARED_INDEX_TOOLS = 100_000;
+
+/** Indexes by the content of their tool set, most recently used last (a bounded LRU). */
+const sharedIndexes = new Map<string, { fingerprints: readonly string[]; index: ToolSearchIndex }>();
+let sharedTools = 0;
+
+/**
+ * The index of `deferred`, shared by every plan, step and session of this process that searches
+ * the same tools: the key is the content (indexed text and returned JSON of every tool, in order),
+ * not the executor objects, so sessions that build their own executors for the same tools share
+ * one index. Bounded: the least recently used of more than 8 tool sets (or 100,000 tools) is dropped.
+ */
+export function sharedToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
+  const entries = searchEntries(deferred);
+  let h1 = entries.length;
+  let h2 = 0x9e3779b9;
+  for (const entry of entries) {
+    h1 = (Math.imul(h1, 31) + (entry.hash % 4294967296)) | 0;
+    h2 = (Math.imul(h2 ^ Math.floor(entry.hash / 4294967296), 0x85ebca6b) + h1) | 0;
+  }
+  const key = `${entries.length}:${h1 >>> 0}:${h2 >>> 0}`;
+  const cached = sharedIndexes.get(key);
+  if (cached && cached.fingerprints.length === entries.length && cached.fingerprints.every((fingerprint, i) => fingerprint === entries[i].fingerprint)) {
+    sharedIndexes.delete(key);
+    sharedIndexes.set(key, cached);
+    return cached.index;
+  }
+  const index = indexOf(entries);
+  if (cached) {
+    sharedIndexes.delete(key);
+    sharedTools -= cached.fingerprints.length;
+  }
+  if (entries.length <= SHARED_INDEX_TOOLS) {
+    sharedIndexes.set(key, { fingerprints: entries.map((entry) => entry.fingerprint), index });
+    sharedTools += entries.length;
+    for (const [oldest, entry] of sharedIndexes) {
+      if (sharedIndexes.size <= SHARED_INDEX_SETS && sharedTools <= SHARED_INDEX_TOOLS) break;
+      sharedIndexes.delete(oldest);
+      sharedTools -= entry.fingerprints.length;
+    }
+  }
+  return index;
 }
 
 const TOOL_SEARCH_PARAMETERS = (defaultLimit: number): JsonSchema => ({
@@ -184,7 +316,8 @@ const TOOL_SEARCH_PARAMETERS = (defaultLimit: number): JsonSchema => ({
 
 /**
  * The `tool_search` executor over `deferred` tools (reference §1.8). Parallel-safe. The BM25 index is
- * built on the first call, not when the executor is created, so planning stays cheap. A call answers
+ * found (or built) on the first call, not when the executor is created, so planning stays cheap; it
+ * is shared with every executor over the same tools (`sharedToolSearchIndex`). A call answers
  * with a `ToolSearchOutput`; an empty query or a zero limit is a model-visible refusal
  * ("query must not be empty", "limit must be greater than zero"); a non-search payload is fatal.
  */
@@ -198,7 +331,7 @@ export function createToolSearchExecutor(deferred: readonly ToolExecutor[], opti
   const spec: ToolSearchToolSpec = {
     type: 'tool_search',
     execution: 'client',
-    description: toolSearchDescription(tools),
+    description: toolSearchDescription(tools, options),
     parameters: TOOL_SEARCH_PARAMETERS(defaultLimit),
   };
   return {
@@ -219,7 +352,7 @@ export function createToolSearchExecutor(deferred: readonly ToolExecutor[], opti
       const effectiveLimit = typeof limit === 'number' ? limit : defaultLimit;
       if (effectiveLimit === 0) throw new RespondToModelError('limit must be greater than zero');
       if (tools.length === 0) return new ToolSearchOutput([]);
-      index ??= createToolSearchIndex(tools);
+      index ??= sharedToolSearchIndex(tools);
       return new ToolSearchOutput(index.search(query.trim(), effectiveLimit));
     },
   };

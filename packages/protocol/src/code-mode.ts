@@ -1,6 +1,7 @@
 import type { StepContext } from './context';
 import type { ToolExecutor } from './executor';
 import type { JsonSchema } from './json';
+import type { ToolBudget } from './tool-budget';
 import type { ToolName } from './tool-name';
 
 /**
@@ -33,6 +34,11 @@ export interface CodeModeSurface {
   readonly tools: readonly NestedToolDefinition[];
   /** True when some callable tools are deferred (the description then tells the model to search `ALL_TOOLS`). */
   readonly hasDeferredTools: boolean;
+  /**
+   * The step's tool budget, for the `exec` description (declarations inlined up to `tokens`, the
+   * rest summarized). Set by the planner; absent means the contributor's defaults.
+   */
+  readonly budget?: ToolBudget;
 }
 
 /**

@@ -21,6 +21,7 @@ export * from './code-mode-cell';
 export * from './model';
 export * from './truncate';
 export * from './code-mode-declaration';
+export * from './tool-budget';
 export * from './arguments';
 export * from './define';
 export { VERSION } from './version';

@@ -19,12 +19,13 @@ import {
   type StepContext,
   type SwitchyardEventType,
   type TimeProvider,
+  type ToolBudget,
   type ToolExecutor,
   type ToolMode,
   type ToolOutputItem,
   type WireTool,
 } from '@switchyard/protocol';
-import { planTools, type ToolPlan } from '@switchyard/planner';
+import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/broker';
 import type { SessionEvent, SessionEventListener, SessionEventType } from './session-events';
@@ -60,6 +61,13 @@ export interface SessionOptions {
   maxModelRetries?: number;
   /** Namespaces kept out of Code Mode. */
   excludedCodeModeNamespaces?: readonly string[];
+  /**
+   * The tool table's token budget (default 2,000 tokens, `{ tokens: Infinity }` turns it off):
+   * the `exec` description inlines declarations up to it; with `provider.toolSearch`, direct tools
+   * past it are deferred behind `tool_search`. `priority` names tools to keep first; `countTokens`
+   * replaces the built-in o200k estimate. An invalid budget is a `CONFIG` error at creation.
+   */
+  toolBudget?: ToolBudget;
 }
 
 /** One sampling step: its context, plan and router, built once (retries reuse them). */
@@ -133,6 +141,7 @@ function hookContextMessage(text: string): MessageItem {
 
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
+  resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
   const emitter = new EventEmitter();
   const emit = (event: SessionEvent) => emitter.emit(event.type, event);
@@ -210,6 +219,7 @@ export function createSession(options: SessionOptions): Session {
           hostedSpecs: options.hostedSpecs,
           codeMode: await codeModeFor(),
           excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
+          budget: options.toolBudget,
         });
         for (const warning of plan.warnings) emit(warning);
         const registry = ToolRegistry.from(plan.executors);
