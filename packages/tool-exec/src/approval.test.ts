@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import {
@@ -26,7 +26,9 @@ function fakeApprovals(...answers: Array<ApprovalDecision | Error>): ApprovalPro
   };
 }
 
+// World-writable, so only the sandbox's read-only mount (not file permissions) can stop a write.
 const outside = mkdtempSync('/var/tmp/tool-exec-approval-');
+chmodSync(outside, 0o777);
 const toolsets: ExecToolset[] = [];
 
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { readdirSync, readFileSync } from 'node:fs';
+import { killProcessTree as killTree } from '@switchyard/sandbox';
 import { HeadTailBuffer } from './head-tail-buffer';
 
 /** How to start one process. `file` + `args` is the final argv (already wrapped by the sandbox). */
@@ -213,55 +213,4 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
     setTimeout(check, DRAIN_GRACE_MS / 2);
   });
   return execProcess;
-}
-
-/** Children of each pid, read from /proc (Linux); empty elsewhere. */
-function childrenByParent(): Map<number, number[]> {
-  const map = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return map;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const parent = Number(fields[1]);
-      const list = map.get(parent) ?? [];
-      list.push(Number(entry));
-      map.set(parent, list);
-    } catch {
-      // the process ended while we were reading
-    }
-  }
-  return map;
-}
-
-/** SIGKILLs `pid`'s process group and every descendant (including ones that called setsid). */
-export function killTree(pid: number): void {
-  const children = childrenByParent();
-  const all: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const next = queue.shift() as number;
-    for (const child of children.get(next) ?? []) {
-      all.push(child);
-      queue.push(child);
-    }
-  }
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // group already gone
-  }
-  for (const target of [pid, ...all]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }

@@ -28,7 +28,7 @@ import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } f
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
-import { findExecutable, isLikelySandboxDenial, sandboxArgv, type SandboxSettings } from './sandbox';
+import { assertSandbox, findExecutable, isLikelySandboxDenial, sandboxCommand, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxPolicy } from '@switchyard/sandbox';
 
 /** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */
 export interface ExecToolsOptions {
@@ -46,6 +46,8 @@ export interface ExecToolsOptions {
   writableRoots?: string[];
   /** The bubblewrap binary (path or name on PATH). Default `bwrap`. */
   bwrapPath?: string;
+  /** The unprivileged user sandboxed commands run as when the host runs as root. Default 65534:65534. */
+  sandboxUser?: { uid: number; gid: number };
   /** Default shell. Default `$SHELL`, else `/bin/bash`, else `/bin/sh`. */
   shell?: string;
   /** Offer the `login` parameter and run login shells by default. Default false. */
@@ -53,11 +55,13 @@ export interface ExecToolsOptions {
   /** Extra environment variables for every command (after the defaults NO_COLOR, TERM, PAGER, GIT_PAGER). */
   env?: Record<string, string>;
   /**
-   * Which host environment variables commands inherit. `filtered` (default): all except those
-   * whose name contains KEY, SECRET, TOKEN or PASSWORD (any case), so API keys do not reach
-   * model-run commands. `all`: every variable. `env` is added either way.
+   * Which host environment variables commands inherit. Sandboxed commands default to `core`: only
+   * PATH, HOME, LANG, LC_*, TERM, TZ, USER, SHELL and TMPDIR. `danger-full-access` defaults to
+   * `filtered`: everything except names that look like secrets (KEY, SECRET, TOKEN, PASS, PWD,
+   * CREDENTIAL, AUTH, DATABASE_URL, …). `all`: every variable. A list of names and `PREFIX*`
+   * patterns adds those to the core set. `env` is added either way.
    */
-  inheritEnv?: 'all' | 'filtered';
+  inheritEnv?: InheritEnv;
   /** Live processes kept for write_stdin before eviction. Default 64. */
   maxProcesses?: number;
   /** Unread output retained per process (head and tail kept). Default 1 MiB. */
@@ -189,18 +193,14 @@ function defaultShell(): string {
   return candidates.find((candidate) => findExecutable(candidate)) ?? '/bin/sh';
 }
 
-/** Host variables a `filtered` environment drops (matched against the name, any case). */
-const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
-
-function baseEnvironment(tty: boolean, extra: Record<string, string> | undefined, inherit: 'all' | 'filtered' = 'filtered'): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (typeof value !== 'string') continue;
-    if (inherit === 'filtered' && SECRET_NAME.test(key)) continue;
-    env[key] = value;
-  }
-  Object.assign(env, { NO_COLOR: '1', TERM: tty ? 'xterm-256color' : 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }, extra ?? {});
-  return env;
+/** The environment of one command: the mode's inherited variables, our defaults, then `env`. */
+function commandEnvironment(policy: SandboxPolicy, tty: boolean, options: ExecToolsOptions): Record<string, string> {
+  return sandboxEnvironment({
+    mode: policy.mode,
+    inheritEnv: options.inheritEnv,
+    env: { NO_COLOR: '1', TERM: tty ? 'xterm-256color' : 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', ...(options.env ?? {}) },
+    writable: policy.mode === 'workspace-write' ? writableRoots(policy) : [],
+  });
 }
 
 function textOf(output: ToolOutput, callId: string): string {
@@ -257,20 +257,22 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     invocation: ToolInvocation,
     args: ExecCommandArgs,
     cwd: string,
-    sandbox: SandboxSettings,
+    sandbox: SandboxPolicy,
     started: number,
   ): Promise<{ execProcess: ExecProcess; output: string }> => {
     const shell = resolveShell(args.shell);
     if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
     const login = args.login ?? allowLoginShell;
-    const wrapped = sandboxArgv([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+    // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
+    await assertSandbox(sandbox);
+    const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
     let execProcess: ExecProcess;
     try {
       execProcess = await ExecProcess.start({
         file: wrapped.file,
         args: wrapped.args,
         cwd,
-        env: baseEnvironment(args.tty, options.env, options.inheritEnv),
+        env: commandEnvironment(sandbox, args.tty, options),
         tty: args.tty,
         maxRetainedBytes: options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       });
@@ -351,12 +353,13 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
       }
       if (invocation.signal.aborted) throw abortError(started);
 
-      const sandbox = (sandboxMode: SandboxMode): SandboxSettings => ({
+      const sandbox = (sandboxMode: SandboxMode): SandboxPolicy => ({
         mode: sandboxMode,
         root: settings.root,
         network: options.network,
         writableRoots: options.writableRoots,
         bwrapPath: options.bwrapPath,
+        sandboxUser: options.sandboxUser,
       });
       emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
       let run = await runOnce(invocation, args, cwd, sandbox(mode), started);

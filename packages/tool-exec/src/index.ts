@@ -10,8 +10,7 @@ export type { ExecCodeModeResult, ExecResult } from './exec-output';
 export { EXEC_COMMAND_DESCRIPTION, WRITE_STDIN_DESCRIPTION, execCommandSpec, writeStdinSpec } from './exec-specs';
 
 // Sandbox and approvals
-export { findExecutable, isLikelySandboxDenial, sandboxArgv } from './sandbox';
-export type { SandboxSettings } from './sandbox';
+export { findExecutable, isLikelySandboxDenial } from '@switchyard/sandbox';
 export { EXEC_REJECTED_MESSAGE, escalationRefusedMessage } from './approval';
 export { isKnownSafeCommand } from './safe-command';
 

@@ -1,0 +1,155 @@
+/**
+ * Two tiny perl programs do what Node cannot (it has no `prctl`, `unshare`, `setresuid`, mount
+ * API or `execve`): perl's `syscall` reaches the kernel directly, perl-base is part of every
+ * Debian/Ubuntu system, and one starts in a few milliseconds (a Node helper takes ~50 ms, a
+ * compiled helper would need a toolchain or a binary per platform). Each program is passed with
+ * `perl -e`, so nothing is written to disk.
+ */
+
+/** System call numbers the launchers use, per architecture. */
+export interface LauncherSyscalls {
+  unshare: number;
+  mount: number;
+  setgroups: number;
+  setresgid: number;
+  setresuid: number;
+  prctl: number;
+}
+
+const SYSCALLS: Partial<Record<NodeJS.Architecture, LauncherSyscalls>> = {
+  x64: { unshare: 272, mount: 165, setgroups: 116, setresgid: 119, setresuid: 117, prctl: 157 },
+  arm64: { unshare: 97, mount: 40, setgroups: 159, setresgid: 149, setresuid: 147, prctl: 167 },
+};
+
+/** The numbers for this architecture, or `undefined` (then the sandbox refuses to start). */
+export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): LauncherSyscalls | undefined {
+  return SYSCALLS[arch];
+}
+
+/**
+ * The root launcher, run as root right before bubblewrap:
+ * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n -- bwrap …`
+ *
+ * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
+ * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
+ *    (`mount_setattr`) — files owned by the host user appear owned by the sandbox user, and what
+ *    the sandbox user creates is stored as the host user — and attached at `<stage>/<i>`
+ *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents.
+ * 3. Empties the capability bounding set, drops every group, becomes the sandbox user (which
+ *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
+ *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
+ *
+ * Any failure prints `sandbox launcher: <step>: <errno text>` and exits 125 before running anything.
+ */
+export const ROOT_LAUNCHER = String.raw`
+use strict; use warnings;
+my ($NR_UNSHARE, $NR_MOUNT, $NR_SETGROUPS, $NR_SETRESGID, $NR_SETRESUID, $NR_PRCTL, $uid, $gid, $stage, $n) = splice(@ARGV, 0, 10);
+my @roots; push @roots, [splice(@ARGV, 0, 3)] for 1 .. $n;
+my $sep = shift @ARGV;
+sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
+defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
+my $ppid = getppid();
+my %ns;
+for my $r (@roots) {
+  my $key = "$r->[1]:$r->[2]";
+  next if $ns{$key};
+  pipe(my $ready_r, my $ready_w) or fail('pipe');
+  pipe(my $done_r, my $done_w) or fail('pipe');
+  my $pid = fork();
+  defined $pid or fail('fork');
+  if ($pid == 0) {
+    close $ready_r; close $done_w;
+    syswrite($ready_w, syscall(0 + $NR_UNSHARE, 0x10000000) == 0 ? 'k' : 'e');
+    my $byte; sysread($done_r, $byte, 1);
+    exit 0;
+  }
+  close $ready_w; close $done_r;
+  my $byte = ''; sysread($ready_r, $byte, 1);
+  $byte eq 'k' or fail('user namespace for the idmapped workspace');
+  for my $map (['uid_map', "$r->[1] $uid 1\n"], ['gid_map', "$r->[2] $gid 1\n"]) {
+    open(my $fh, '>', "/proc/$pid/$map->[0]") or fail("open $map->[0]");
+    (print $fh $map->[1]) or fail("write $map->[0]");
+    close $fh or fail("write $map->[0]");
+  }
+  open(my $nsfh, '<', "/proc/$pid/ns/user") or fail('open the user namespace');
+  $ns{$key} = $nsfh;
+  close $done_w; waitpid($pid, 0);
+}
+syscall(0 + $NR_UNSHARE, 0x00020000) == 0 or fail('unshare(CLONE_NEWNS)');
+syscall(0 + $NR_MOUNT, 0, my $slash = '/', 0, 0x44000, 0) == 0 or fail('make mounts private');
+syscall(0 + $NR_MOUNT, my $fs = 'tmpfs', my $target = $stage, my $type = 'tmpfs', 0x6, my $data = 'mode=0711') == 0 or fail("mount a tmpfs on $stage");
+my $i = 0;
+for my $r (@roots) {
+  my $fd = syscall(428, -100, my $path = $r->[0], 0x80001);
+  $fd >= 0 or fail("open_tree $r->[0]");
+  my $attr = pack('QQQQ', 0x00100000, 0, 0, fileno($ns{"$r->[1]:$r->[2]"}));
+  syscall(442, $fd, my $empty = '', 0x1000, $attr, 32) == 0 or fail("idmapped mount of $r->[0]");
+  mkdir("$stage/$i") or fail("mkdir $stage/$i");
+  syscall(429, $fd, my $none = '', -100, my $to = "$stage/$i", 4) == 0 or fail("move_mount $r->[0]");
+  $i++;
+}
+syscall(0 + $NR_PRCTL, 24, $_, 0, 0, 0) for 0 .. 63;
+syscall(0 + $NR_SETGROUPS, 0, 0) == 0 or fail('setgroups');
+syscall(0 + $NR_SETRESGID, 0 + $gid, 0 + $gid, 0 + $gid) == 0 or fail('setresgid');
+syscall(0 + $NR_SETRESUID, 0 + $uid, 0 + $uid, 0 + $uid) == 0 or fail('setresuid');
+syscall(0 + $NR_PRCTL, 1, 9, 0, 0, 0) == 0 or fail('prctl(PR_SET_PDEATHSIG)');
+exit 125 if getppid() != $ppid;
+exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
+`;
+
+/**
+ * The reaper for unsandboxed (`danger-full-access`) commands:
+ * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
+ * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
+ * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
+ * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant, reaps them, and exits with
+ * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ */
+export const REAPER = String.raw`
+use strict; use warnings;
+my $NR_PRCTL = shift @ARGV;
+my $sep = shift @ARGV;
+defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
+my $ppid = getppid();
+sub descendants {
+  my %kids;
+  opendir(my $dir, '/proc') or return ();
+  for my $entry (readdir $dir) {
+    next unless $entry =~ /^\d+$/;
+    open(my $fh, '<', "/proc/$entry/stat") or next;
+    my $stat = <$fh>; close $fh;
+    next unless defined $stat && $stat =~ /.*\)\s+\S+\s+(\d+)/s;
+    push @{ $kids{$1} }, $entry;
+  }
+  my @found; my @queue = ($$);
+  while (@queue) { my $p = shift @queue; for my $c (@{ $kids{$p} || [] }) { push @found, $c; push @queue, $c } }
+  return @found;
+}
+sub reap_all {
+  for (1 .. 1000) {
+    my @all = descendants();
+    kill 'KILL', @all if @all;
+    last if waitpid(-1, 0) == -1;
+  }
+}
+my $stopping = sub { reap_all(); exit 143 };
+$SIG{TERM} = $stopping; $SIG{HUP} = $stopping;
+syscall(0 + $NR_PRCTL, 36, 1, 0, 0, 0);
+syscall(0 + $NR_PRCTL, 1, 15, 0, 0, 0);
+exit 125 if getppid() != $ppid;
+my $child = fork();
+defined $child or do { print STDERR "reaper: fork: $!\n"; exit 125 };
+if ($child == 0) {
+  $SIG{TERM} = 'DEFAULT'; $SIG{HUP} = 'DEFAULT';
+  exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 };
+}
+$SIG{INT} = 'IGNORE'; $SIG{QUIT} = 'IGNORE';
+my $status = 0;
+for (;;) {
+  my $pid = waitpid(-1, 0);
+  if ($pid == $child) { $status = $?; last }
+  if ($pid == -1) { last }
+}
+reap_all();
+exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
+`;

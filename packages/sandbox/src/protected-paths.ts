@@ -1,0 +1,135 @@
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { SandboxPolicy } from './policy';
+
+/** The name git looks for: a repository directory, or a worktree's / submodule's gitfile. */
+export const GIT_DIR_NAME = '.git';
+
+/** How far {@link protectedPaths} walks a writable root (directories visited per root). */
+export const MAX_PROTECTED_SCAN_DIRECTORIES = 50_000;
+
+/** A path sandboxed writes may never touch, and why it is on the list. */
+export interface ProtectedPath {
+  /** Absolute, with symbolic links resolved. */
+  readonly path: string;
+  /** `root-git`: `<writable root>/.git` (protected whether or not it exists); `nested-git`: a `.git` found inside. */
+  readonly kind: 'root-git' | 'nested-git';
+  /** The writable root it was found under (absolute, links resolved). */
+  readonly root: string;
+  /** False for a root `.git` that does not exist yet (the sandbox mounts a read-only placeholder there). */
+  readonly exists: boolean;
+}
+
+/** Resolves symbolic links of `path`, or of its nearest existing ancestor (the rest appended). */
+export function resolveExisting(path: string): string {
+  const absolute = resolve(path);
+  let head = absolute;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync(head), ...tail.reverse());
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return absolute;
+      tail.push(head.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+      head = parent;
+    }
+  }
+}
+
+/** True when `path` is `base` or inside it (both absolute and normalized). */
+export function isWithin(base: string, path: string): boolean {
+  const rel = relative(base, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** The writable roots of a policy (the workspace root first), absolute with links resolved. */
+export function writableRoots(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): string[] {
+  const roots = [policy.root, ...(policy.writableRoots ?? [])].map(resolveExisting);
+  return roots.filter((root, index) => roots.indexOf(root) === index);
+}
+
+function isDirectoryEntry(path: string): 'dir' | 'file' | undefined {
+  try {
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) return 'dir';
+    if (stat.isFile()) return 'file';
+  } catch {
+    // absent
+  }
+  return undefined;
+}
+
+/** Every `.git` below `root` (not `root/.git` itself), breadth first, links not followed, bounded. */
+function nestedGitEntries(root: string): string[] {
+  const found: string[] = [];
+  const queue = [root];
+  let visited = 0;
+  while (queue.length > 0 && visited < MAX_PROTECTED_SCAN_DIRECTORIES) {
+    const dir = queue.shift() as string;
+    visited++;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue; // unreadable or gone
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.name === GIT_DIR_NAME) {
+        if (dir !== root && (entry.isDirectory() || entry.isFile())) found.push(path);
+        continue; // never descend into a repository's own directory
+      }
+      if (entry.isDirectory()) queue.push(path);
+    }
+  }
+  return found;
+}
+
+/**
+ * The paths that stay read-only for sandboxed commands and must not be written by sandboxed tools
+ * (apply_patch): for each writable root (the workspace root and `writableRoots`), `<root>/.git`
+ * whether or not it exists yet, and every `.git` directory or gitfile inside it at this moment
+ * (walked breadth first without following links, at most {@link MAX_PROTECTED_SCAN_DIRECTORIES}
+ * directories per root). A planted `.git/hooks/*`, `.git/config` (`core.fsmonitor`,
+ * `core.hooksPath`) or a submodule's config would run unsandboxed at the user's next git command.
+ * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
+ */
+export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
+  const list: ProtectedPath[] = [];
+  const seen = new Set<string>();
+  const add = (path: string, kind: ProtectedPath['kind'], root: string, exists: boolean) => {
+    const real = exists ? resolveExisting(path) : path;
+    if (seen.has(real)) return;
+    seen.add(real);
+    list.push({ path: real, kind, root, exists });
+  };
+  for (const root of writableRoots(policy)) {
+    const rootGit = join(root, GIT_DIR_NAME);
+    add(rootGit, 'root-git', root, isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
+    for (const nested of nestedGitEntries(root)) add(nested, 'nested-git', root, true);
+  }
+  return list;
+}
+
+/**
+ * True when a write to `path` would touch a protected path: the path is (or is inside) an entry of
+ * `list`, or — below a writable root — one of its components is named `.git` (a repository a
+ * write would create). Links of the existing part of `path` are resolved first.
+ */
+export function isProtectedPath(path: string, list: readonly ProtectedPath[]): boolean {
+  const real = resolveExisting(path);
+  if (list.some((entry) => isWithin(entry.path, real))) return true;
+  const roots = [...new Set(list.map((entry) => entry.root))];
+  return roots.some((root) => isWithin(root, real) && relative(root, real).split(sep).includes(GIT_DIR_NAME));
+}
+
+/** Creates `<root>/.git` as an empty directory when absent, so a read-only mount can cover it. */
+export function ensureGitPlaceholder(entry: ProtectedPath): void {
+  if (entry.kind !== 'root-git' || entry.exists) return;
+  try {
+    mkdirSync(entry.path, { mode: 0o755 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}

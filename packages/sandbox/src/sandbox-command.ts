@@ -1,0 +1,175 @@
+import { existsSync, lstatSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { sandboxUnavailable } from './errors';
+import { findExecutable } from './find-executable';
+import { REAPER, ROOT_LAUNCHER, launcherSyscalls } from './launchers';
+import type { SandboxPolicy } from './policy';
+import { ensureGitPlaceholder, isWithin, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
+import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
+
+/** The default user of sandboxed commands when the host runs as root (`nobody`). */
+export const DEFAULT_SANDBOX_USER = { uid: 65534, gid: 65534 } as const;
+
+/**
+ * `$0` is the seccomp filter file, opened as fd 3 for `bwrap --seccomp 3`; `"$@"` is the rest.
+ * `exec` keeps one process (the group leader the kill logic expects); a redirection works the same
+ * for pipes and for node-pty, which cannot pass extra file descriptors.
+ */
+export const SECCOMP_LAUNCHER = 'exec "$@" 3<"$0"';
+
+/** Options of {@link sandboxCommand}. */
+export interface SandboxCommandOptions {
+  /** Working directory of the command (inside the sandbox the same path). */
+  cwd: string;
+  /** The command gets a terminal (node-pty): no `--new-session`, which would take its job control. */
+  tty?: boolean;
+  /**
+   * `danger-full-access` only: run the command under the reaper (a subreaper that kills whatever
+   * the command left behind when it ends). Default true; without perl the command runs directly.
+   */
+  reaper?: boolean;
+}
+
+/** A command ready for `spawn(file, args)`, plus what the sandbox protects. */
+export interface SandboxCommand {
+  file: string;
+  args: string[];
+  /** True when the command runs inside bubblewrap. */
+  sandboxed: boolean;
+  /** The protected paths mounted read-only (workspace-write), empty otherwise. */
+  protected: ProtectedPath[];
+}
+
+/** True when `path` exists and is not a symlink (`/var/run` usually links to `/run`). */
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isRoot(): boolean {
+  return typeof process.geteuid === 'function' && process.geteuid() === 0;
+}
+
+/**
+ * Wraps `argv` for `policy` (synchronous; throws a `SANDBOX_UNAVAILABLE` `RespondToModelError`
+ * naming the missing piece, never falls back to running unsandboxed).
+ *
+ * - `danger-full-access`: the command itself, under the reaper when perl is there.
+ * - `read-only` / `workspace-write`: bubblewrap, always unprivileged: in a new user namespace as the
+ *   invoking user — or, when the host runs as root, as `policy.sandboxUser` (default 65534), set up
+ *   by the root launcher, which idmaps the workspace so its files stay owned by the host user — with
+ *   no capabilities, `no_new_privs`, the seccomp filter, new PID/IPC/UTS/cgroup namespaces, a
+ *   private network namespace unless `network`, further user namespaces disabled, and SIGKILL when
+ *   its parent dies. The file system is `/` read-only; `/proc` new with `sys`, `sysrq-trigger`,
+ *   `irq`, `bus` read-only; `/tmp` private; `/run` and `/var/run` empty without network; `/root`
+ *   and `/home` hidden (the invoking non-root user's own home stays readable); the workspace (and
+ *   `writableRoots`) writable in `workspace-write` except the protected paths (`.git`, a
+ *   placeholder created when absent), read-only in `read-only`.
+ */
+export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, options: SandboxCommandOptions): SandboxCommand {
+  if (argv.length === 0) throw new TypeError('sandboxCommand: argv must not be empty');
+  if (policy.mode === 'danger-full-access') {
+    const perl = options.reaper === false ? undefined : findExecutable('perl');
+    const syscalls = launcherSyscalls();
+    if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [] };
+    return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [] };
+  }
+  const mode = policy.mode;
+  if (process.platform !== 'linux') throw sandboxUnavailable(mode, `bubblewrap sandboxing needs Linux (this is ${process.platform})`, 'linux');
+  const syscalls = launcherSyscalls();
+  if (!seccompSupported() || !syscalls) throw sandboxUnavailable(mode, `no seccomp filter for the ${process.arch} architecture`, 'architecture');
+  const requested = policy.bwrapPath ?? 'bwrap';
+  const bwrap = findExecutable(requested);
+  if (!bwrap) throw sandboxUnavailable(mode, `bubblewrap (${requested}) was not found`, 'bubblewrap');
+  const root = resolveExisting(policy.root);
+  let rootIsDirectory = false;
+  try {
+    rootIsDirectory = statSync(root).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!rootIsDirectory) throw sandboxUnavailable(mode, `the workspace root ${root} is not a directory`, 'workspace');
+  const asRoot = isRoot();
+  const perl = asRoot ? findExecutable('perl') : undefined;
+  if (asRoot && !perl) throw sandboxUnavailable(mode, 'perl (the launcher that drops root before bubblewrap) was not found', 'perl');
+  let filter: string;
+  try {
+    filter = seccompFilterPath({ network: policy.network });
+  } catch (error) {
+    throw sandboxUnavailable(mode, `the seccomp filter could not be written (${(error as Error).message})`, 'seccomp');
+  }
+
+  const writable = mode === 'workspace-write';
+  // The roots bound into the sandbox: every writable root, or the workspace alone (read-only).
+  const roots = writable ? writableRoots(policy) : [root];
+  const stage = join(sandboxPrivateDir(), 'stage');
+  /** Where bubblewrap finds `path` (as root: inside the idmapped copy of its root). */
+  const source = (path: string): string | undefined => {
+    if (!asRoot) return path;
+    let best = -1;
+    roots.forEach((candidate, index) => {
+      if (isWithin(candidate, path) && (best < 0 || candidate.length > roots[best].length)) best = index;
+    });
+    if (best < 0) return undefined;
+    const rest = relative(roots[best], path);
+    return rest ? join(stage, String(best), rest) : join(stage, String(best));
+  };
+
+  const args = ['--unshare-user', '--disable-userns', '--die-with-parent'];
+  // A new session stops a sandboxed command from injecting input into the host's terminal
+  // (TIOCSTI); a tty process already owns a private terminal and needs its session for job control.
+  if (!options.tty) args.push('--new-session');
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  if (!policy.network) args.push('--unshare-net');
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  for (const entry of ['sys', 'sysrq-trigger', 'irq', 'bus']) {
+    if (existsSync(`/proc/${entry}`)) args.push('--ro-bind', `/proc/${entry}`, `/proc/${entry}`);
+  }
+  args.push('--tmpfs', '/tmp');
+  // Hide the host's runtime sockets (docker, D-Bus, systemd). With network allowed /run stays:
+  // /etc/resolv.conf often points into it. The seccomp filter is the real guard either way.
+  if (!policy.network) {
+    if (isRealDirectory('/run')) args.push('--tmpfs', '/run');
+    if (isRealDirectory('/var/run')) args.push('--tmpfs', '/var/run');
+  }
+  // Other users' homes (as root: every home, /root included) are hidden; a non-root invoking user
+  // keeps its own home, read-only.
+  if (isRealDirectory('/root')) args.push('--tmpfs', '/root');
+  if (isRealDirectory('/home')) {
+    args.push('--tmpfs', '/home');
+    const home = process.env.HOME ? resolveExisting(process.env.HOME) : undefined;
+    if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
+  }
+  roots.forEach((path, index) => {
+    args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
+  });
+  const guarded: ProtectedPath[] = [];
+  if (writable) {
+    // After the writable binds: a planted .git/hooks/* or .git/config would run unsandboxed at the
+    // user's next git command.
+    for (const entry of protectedPaths(policy)) {
+      ensureGitPlaceholder(entry);
+      const from = source(entry.path);
+      if (from === undefined) continue; // a .git linking outside every root is read-only already
+      args.push('--ro-bind', from, entry.path);
+      guarded.push(entry);
+    }
+  }
+  args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
+
+  const launcher: string[] = [];
+  if (asRoot) {
+    const user = policy.sandboxUser ?? DEFAULT_SANDBOX_USER;
+    const owners = roots.flatMap((path) => {
+      const stat = statSync(path);
+      return [path, String(stat.uid), String(stat.gid)];
+    });
+    launcher.push(perl as string, '-e', ROOT_LAUNCHER);
+    launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
+    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, '--');
+  }
+  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
+}

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { assertSandbox } from './availability';
+import { sandboxEnvironment, type InheritEnv } from './environment';
+import type { SandboxPolicy } from './policy';
+import { writableRoots } from './protected-paths';
+import { sandboxCommand } from './sandbox-command';
+
+/** Options of {@link spawnSandboxed}. */
+export interface SpawnSandboxedOptions {
+  /** Working directory (default: the policy's root). */
+  cwd?: string;
+  /** The whole environment. Default: {@link sandboxEnvironment} of the mode, `inheritEnv` and `extraEnv`. */
+  env?: Record<string, string>;
+  /** Which host variables to inherit when `env` is not given. */
+  inheritEnv?: InheritEnv;
+  /** Variables added to the default environment. */
+  extraEnv?: Record<string, string>;
+  /** Default `['pipe', 'pipe', 'pipe']`. */
+  stdio?: StdioOptions;
+}
+
+/**
+ * Spawns `argv` inside the sandbox of `policy` (see `sandboxCommand`): checks first that the
+ * sandbox can start (rejects with the `SANDBOX_UNAVAILABLE` refusal naming the missing piece,
+ * never runs unsandboxed), then starts the process in its own process group. The process dies
+ * with its PID namespace (sandboxed) or its reaper (`danger-full-access`), and with the host.
+ * Kill it with `killProcessTree(child.pid)`.
+ */
+export async function spawnSandboxed(argv: readonly string[], policy: SandboxPolicy, options: SpawnSandboxedOptions = {}): Promise<ChildProcess> {
+  await assertSandbox(policy);
+  const cwd = options.cwd ?? policy.root;
+  const command = sandboxCommand(argv, policy, { cwd });
+  const env =
+    options.env ??
+    sandboxEnvironment({ mode: policy.mode, inheritEnv: options.inheritEnv, env: options.extraEnv, writable: policy.mode === 'workspace-write' ? writableRoots(policy) : [] });
+  const child = spawn(command.file, command.args, { cwd, env, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'], detached: true });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  return child;
+}

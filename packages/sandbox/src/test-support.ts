@@ -1,0 +1,51 @@
+import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxPolicy } from './policy';
+import { spawnSandboxed, type SpawnSandboxedOptions } from './spawn-sandboxed';
+
+/** A fresh workspace directory (real path, under the OS temp dir). */
+export function makeWorkspace(prefix = 'sandbox-test-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** Runs `script` with /bin/sh inside the sandbox; resolves with its exit code and merged output. */
+export async function runIn(policy: SandboxPolicy, script: string, options: SpawnSandboxedOptions = {}): Promise<{ code: number; output: string }> {
+  const child = await spawnSandboxed(['/bin/sh', '-c', script], policy, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number>((resolve) => child.once('close', (status, signal) => resolve(status ?? 128 + (signal ? 9 : 0))));
+  return { code, output };
+}
+
+/** Pids whose command line contains `marker` (a unique string), excluding this process. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmdline.includes(marker) && !/\) Z /.test(state)) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** Polls `check` every 50 ms until it returns true or `timeoutMs` passes; returns the last answer. */
+export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/** A unique marker for process-survival tests (a number `sleep` accepts). */
+export function uniqueSleepSeconds(): string {
+  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
+}
