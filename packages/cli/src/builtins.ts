@@ -5,6 +5,7 @@ import { clockTool } from '@switchyard/tool-clock';
 import { contextRemainingTool } from '@switchyard/tool-context-remaining';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { execTools, type ExecTools } from '@switchyard/tool-exec';
+import { checkSandbox } from '@switchyard/sandbox';
 
 /** True when bubblewrap is on PATH (the sandboxed modes need it). */
 export function hasBubblewrap(): boolean {
@@ -20,13 +21,13 @@ export interface Builtins {
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
- * The four built-ins for a workspace; sandboxed with bubblewrap when it is there. Until
+ * The four built-ins for a workspace; exec_command sandboxed (`workspace-write` unless told). Until
  * `exec.shutdown()`, SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
  * unsandboxed command is in its own process group and would outlive the CLI), then end the CLI
  * with the same signal.
  */
 export function builtinTools(root: string, sandbox?: SandboxMode): Builtins {
-  const mode: SandboxMode = sandbox ?? (hasBubblewrap() ? 'workspace-write' : 'danger-full-access');
+  const mode: SandboxMode = sandbox ?? 'workspace-write';
   const exec = execTools({ root, sandbox: mode, approvalPolicy: 'never', processScope: 'session' });
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
   function onSignal(signal: NodeJS.Signals) {
@@ -40,4 +41,15 @@ export function builtinTools(root: string, sandbox?: SandboxMode): Builtins {
     await shutdown();
   };
   return { tools: [clockTool(), contextRemainingTool(), applyPatchTool({ root }), ...exec], exec, sandbox: mode };
+}
+
+/**
+ * Why the CLI must not start with `mode` (`undefined` when it can): the sandbox is started once in
+ * `root`, and a missing piece is named. Only `--sandbox danger-full-access` runs without a sandbox.
+ */
+export async function sandboxRefusal(mode: SandboxMode, root: string): Promise<string | undefined> {
+  const check = await checkSandbox({ mode, root });
+  if (check.available) return undefined;
+  const { missing, reason, remedy } = check.error;
+  return `switchyard: the ${mode} sandbox cannot start (missing: ${missing}): ${reason}. Fix: ${remedy}, or pass --sandbox danger-full-access to run without a sandbox.\n`;
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');
 let workspace = '';
 
-function run(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], input?: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd: workspace, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(bin, args, { cwd: workspace, env: { ...env, NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -150,6 +150,30 @@ describe('switchyard (the built binary)', () => {
     const gone = Date.now() + 3_000;
     while (existsSync(`/proc/${pid}`) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(`/proc/${pid}`)).toBe(false);
+  });
+
+  it('without bubblewrap, run / demo / mcp serve refuse and name it; --sandbox danger-full-access runs', async () => {
+    // A PATH with what the CLI needs, but no bwrap.
+    const binDir = mkdtempSync(join(tmpdir(), 'switchyard-cli-path-'));
+    for (const tool of ['sh', 'bash', 'cat', 'perl', 'env']) {
+      const found = ['/usr/bin', '/bin'].map((dir) => join(dir, tool)).find((path) => existsSync(path));
+      if (found) symlinkSync(found, join(binDir, tool));
+    }
+    symlinkSync(process.execPath, join(binDir, 'node'));
+    const env = { ...process.env, PATH: binDir };
+    const refusal =
+      'switchyard: the workspace-write sandbox cannot start (missing: bubblewrap): bubblewrap (bwrap) was not found. Fix: install bubblewrap, or pass --sandbox danger-full-access to run without a sandbox.\n';
+    writeFileSync(join(workspace, 'cat.ts'), `text((await tools.exec_command({ cmd: 'cat hello.txt' })).output.trim());\n`);
+    for (const args of [['run', 'cat.ts'], ['demo'], ['mcp', 'serve']]) {
+      const refused = await run(args, '', env);
+      expect({ args, code: refused.code, stderr: refused.stderr, stdout: refused.stdout }).toEqual({ args, code: 2, stderr: refusal, stdout: '' });
+    }
+    const readOnly = await run(['run', 'cat.ts', '--sandbox', 'read-only'], '', env);
+    expect(readOnly.stderr).toContain('the read-only sandbox cannot start (missing: bubblewrap)');
+    const unsandboxed = await run(['run', 'cat.ts', '--sandbox', 'danger-full-access'], '', env);
+    expect(unsandboxed.stderr).toBe('');
+    expect(unsandboxed.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nhello from a file\n$/);
+    rmSync(binDir, { recursive: true, force: true });
   });
 
   it('usage errors exit 2 with a message', async () => {

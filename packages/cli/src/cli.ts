@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { SandboxMode, ToolMode } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { modelFromSpec } from '@switchyard/openai';
+import { sandboxRefusal } from './builtins';
 import { demoCommand } from './demo-command';
 import { mcpServeCommand } from './mcp-command';
 import { planCommand } from './plan-command';
@@ -26,7 +28,8 @@ Options:
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
   --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
-  --sandbox <mode>          run: read-only | workspace-write | danger-full-access for exec_command
+  --sandbox <mode>          run, demo, mcp serve: read-only | workspace-write (default) |
+                            danger-full-access (no sandbox) for exec_command
   --help, --version`;
 
 const MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
@@ -90,6 +93,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     err(`switchyard: ${problem}\n`);
     return 2;
   }
+  if (command === 'demo' || command === 'run' || (command === 'mcp' && rest[0] === 'serve')) {
+    // Refuse rather than run model commands unsandboxed: a missing bubblewrap is named, not skipped.
+    const refusal = await sandboxRefusal(sandbox ?? 'workspace-write', command === 'demo' ? tmpdir() : process.cwd());
+    if (refusal) {
+      err(refusal);
+      return 2;
+    }
+  }
   const color = !values.json && colorsFor(process.stdout);
   switch (command) {
     case 'demo': {
@@ -103,14 +114,14 @@ export async function main(argv: readonly string[]): Promise<number> {
         }
         if (!model) err(`switchyard: no credentials for ${values.model}; running the scripted model\n`);
       }
-      return demoCommand({ color, keep: values.keep, model }, out);
+      return demoCommand({ color, keep: values.keep, model, sandbox }, out);
     }
     case 'mcp':
       if (rest[0] !== 'serve') {
         err(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
         return 2;
       }
-      return mcpServeCommand({ cwd: process.cwd(), configPath: values.config });
+      return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox });
     case 'plan':
       return planCommand({ mode, json: values.json, cwd: process.cwd(), color }, out);
     case 'run': {

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelClient, ResponseItem } from '@switchyard/protocol';
+import type { ModelClient, ResponseItem, SandboxMode } from '@switchyard/protocol';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel, createSession } from '@switchyard/session';
 import { builtinTools } from './builtins';
@@ -35,6 +35,8 @@ export interface DemoOptions {
   color: boolean;
   model?: ModelClient;
   keep?: boolean;
+  /** Sandbox of exec_command (default workspace-write). */
+  sandbox?: SandboxMode;
 }
 
 function cellOf(item: ResponseItem | undefined): string | undefined {
@@ -48,7 +50,7 @@ export async function demoCommand(options: DemoOptions, write: (text: string) =>
   const style = createStyle(options.color);
   const workspace = mkdtempSync(join(tmpdir(), 'switchyard-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'title: launch checklist\nstatus: draft\n');
-  const builtins = builtinTools(workspace);
+  const builtins = builtinTools(workspace, options.sandbox);
   // /bin/sh, not the login $SHELL: a heavy login profile (pyenv, nvm) must not slow every hook down.
   const hooks = createHookEngine({ shell: '/bin/sh', config: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: DEMO_HOOK, timeout: 10 }] }] } } });
   const session = createSession({
@@ -71,7 +73,7 @@ export async function demoCommand(options: DemoOptions, write: (text: string) =>
     ]);
 
   write(`${style.bold('Switchyard demo')} — a scripted Code Mode turn in ${workspace}\n`);
-  write(`sandbox: ${builtins.sandbox}${builtins.sandbox === 'danger-full-access' ? ' (bubblewrap not found)' : ' (bubblewrap)'} · hooks: a command hook refuses "rm -rf"\n\n`);
+  write(`sandbox: ${builtins.sandbox}${builtins.sandbox === 'danger-full-access' ? ' (none)' : ' (bubblewrap)'} · hooks: a command hook refuses "rm -rf"\n\n`);
   let printedPlan = false;
   session.on('step-start', (event) => {
     if (printedPlan) return;

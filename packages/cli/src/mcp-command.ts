@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { mcpTools, serveCodeModeOverMcp, type CodeModeMcpHost, type McpServerConfig, type McpTools } from '@switchyard/mcp';
 import { createSession } from '@switchyard/session';
@@ -12,6 +12,8 @@ export interface McpServeCommandOptions {
   cwd: string;
   /** A JSON file `{ "servers": { "<name>": McpServerConfig } }` naming downstream MCP servers. */
   configPath?: string;
+  /** Sandbox of exec_command (default workspace-write). */
+  sandbox?: SandboxMode;
   /** The protocol streams. Default `process.stdin` / `process.stdout`. */
   stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
@@ -91,7 +93,7 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     return 2;
   }
 
-  const builtins = builtinTools(options.cwd);
+  const builtins = builtinTools(options.cwd, options.sandbox);
   const session = createSession({
     toolMode: 'code-mode-only',
     tools: () => [...builtins.tools, ...downstream.executors()],

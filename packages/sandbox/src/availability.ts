@@ -32,7 +32,7 @@ export async function checkSandbox(policy: SandboxPolicy): Promise<SandboxCheck>
   if (policy.mode === 'danger-full-access') return { available: true };
   let command;
   try {
-    command = sandboxCommand(['/bin/sh', '-c', ':'], policy, { cwd: policy.root });
+    command = sandboxCommand(['/bin/sh', '-c', ':'], policy, { cwd: policy.root, probe: true });
   } catch (error) {
     const refusal = error as SandboxUnavailableError;
     if (refusal.missing === undefined) throw error;

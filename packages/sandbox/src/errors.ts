@@ -15,8 +15,11 @@ const REMEDY: Record<SandboxMissing, string> = {
   workspace: 'make the workspace an existing directory',
 };
 
-/** A refusal: a `RespondToModelError` with code `SANDBOX_UNAVAILABLE` and the missing piece. */
-export type SandboxUnavailableError = RespondToModelError & { readonly missing: SandboxMissing };
+/**
+ * A refusal: a `RespondToModelError` with code `SANDBOX_UNAVAILABLE`, the missing piece, why the
+ * sandbox cannot start and how to fix it (all inside `message` too).
+ */
+export type SandboxUnavailableError = RespondToModelError & { readonly missing: SandboxMissing; readonly reason: string; readonly remedy: string };
 
 /**
  * The model-visible refusal (code `SANDBOX_UNAVAILABLE`), naming what is missing: a sandboxed mode
@@ -27,5 +30,5 @@ export function sandboxUnavailable(mode: SandboxMode, why: string, missing: Sand
     `sandbox unavailable: ${why}; refusing to run the command without the ${mode} sandbox (${REMEDY[missing]}, or configure the sandbox as danger-full-access)`,
     { code: 'SANDBOX_UNAVAILABLE' },
   );
-  return Object.assign(error, { missing });
+  return Object.assign(error, { missing, reason: why, remedy: REMEDY[missing] });
 }

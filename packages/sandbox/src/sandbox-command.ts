@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls } from './launchers';
@@ -28,6 +28,8 @@ export interface SandboxCommandOptions {
    * the command left behind when it ends). Default true; without perl the command runs directly.
    */
   reaper?: boolean;
+  /** @internal Leave out the protected paths (no placeholder created): used to probe the sandbox. */
+  probe?: boolean;
 }
 
 /** A command ready for `spawn(file, args)`, plus what the sandbox protects. */
@@ -147,14 +149,21 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
   });
   const guarded: ProtectedPath[] = [];
-  if (writable) {
+  if (writable && !options.probe) {
     // After the writable binds: a planted .git/hooks/* or .git/config would run unsandboxed at the
     // user's next git command.
-    for (const entry of protectedPaths(policy)) {
+    const entries = protectedPaths(policy).filter((entry) => source(entry.path) !== undefined); // a .git linking outside every root is read-only already
+    // Every directory between a writable root and a nested .git becomes a mount point of itself
+    // (still writable), so it cannot be renamed away: `mv sub x && mkdir -p sub/.git` would
+    // otherwise put a fresh, writable sub/.git/config where git expects the nested repository.
+    const ancestors = new Set<string>();
+    for (const entry of entries) {
+      for (let dir = dirname(entry.path); dir !== entry.root && isWithin(entry.root, dir); dir = dirname(dir)) ancestors.add(dir);
+    }
+    for (const dir of [...ancestors].sort((a, b) => a.length - b.length)) args.push('--bind', source(dir) as string, dir);
+    for (const entry of entries) {
       ensureGitPlaceholder(entry);
-      const from = source(entry.path);
-      if (from === undefined) continue; // a .git linking outside every root is read-only already
-      args.push('--ro-bind', from, entry.path);
+      args.push('--ro-bind', source(entry.path) as string, entry.path);
       guarded.push(entry);
     }
   }

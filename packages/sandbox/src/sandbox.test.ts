@@ -71,6 +71,8 @@ describe('the workspace', () => {
     const root = makeWorkspace();
     mkdirSync(join(root, 'sub', '.git'), { recursive: true });
     writeFileSync(join(root, 'sub', '.git', 'config'), '[core]\n');
+    mkdirSync(join(root, 'a', 'b', '.git'), { recursive: true });
+    writeFileSync(join(root, 'a', 'b', '.git', 'config'), '[core]\n');
     const attempts = [
       'mkdir -p .git/hooks',
       'echo x > .git/config',
@@ -78,6 +80,10 @@ describe('the workspace', () => {
       'mv .git moved',
       'echo "[core] fsmonitor = touch /tmp/pwned" >> sub/.git/config',
       'rm -rf sub/.git',
+      // renaming a parent of a nested repository away, to put a fresh one in its place
+      'mv sub moved && mkdir -p sub/.git && echo "[core] fsmonitor = x" > sub/.git/config',
+      'mv a moved && mkdir -p a/b/.git && echo "[core] fsmonitor = x" > a/b/.git/config',
+      'mv a/b a/moved',
     ];
     for (const attempt of attempts) {
       const { code } = await runIn({ mode: 'workspace-write', root }, attempt);
@@ -87,7 +93,9 @@ describe('the workspace', () => {
     expect(existsSync(join(root, '.git', 'hooks'))).toBe(false);
     expect(existsSync(join(root, '.git', 'config'))).toBe(false);
     expect(readFileSync(join(root, 'sub', '.git', 'config'), 'utf8')).toBe('[core]\n');
-    expect(await runIn({ mode: 'workspace-write', root }, 'echo ok > sub/file && cat sub/file')).toEqual({ code: 0, output: 'ok\n' });
+    expect(readFileSync(join(root, 'a', 'b', '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(existsSync(join(root, 'moved'))).toBe(false);
+    expect(await runIn({ mode: 'workspace-write', root }, 'echo ok > sub/file && cat sub/file && echo ok > a/b/file && rm a/b/file')).toEqual({ code: 0, output: 'ok\n' });
   });
 
   test('host-private files and other homes are not readable; /proc/sys is read-only', async () => {
