@@ -10,7 +10,7 @@ export { sandboxUnavailable } from './errors';
 export type { SandboxMissing, SandboxUnavailableError } from './errors';
 
 // Protected paths
-export { protectedPaths, isProtectedPath, ensureGitPlaceholder, writableRoots, resolveExisting, isWithin, GIT_DIR_NAME, MAX_PROTECTED_SCAN_DIRECTORIES } from './protected-paths';
+export { protectedPaths, isProtectedPath, ensureGitPlaceholder, writableRoots, resolveExisting, isWithin, GIT_DIR_NAME, MAX_PROTECTED_SCAN_DIRECTORIES, SKIPPED_DIRECTORIES } from './protected-paths';
 export type { ProtectedPath } from './protected-paths';
 export { checkWritePath } from './policy';
 

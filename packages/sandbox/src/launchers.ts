@@ -102,7 +102,8 @@ exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
  * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
  * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
  * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
- * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant, reaps them, and exits with
+ * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
+ * no children: as subreaper it inherits every orphan), reaps them, and exits with
  * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
  */
 export const REAPER = String.raw`
@@ -127,6 +128,9 @@ sub descendants {
 }
 sub reap_all {
   for (1 .. 1000) {
+    my $reaped = waitpid(-1, 1);
+    last if $reaped == -1;
+    next if $reaped > 0;
     my @all = descendants();
     kill 'KILL', @all if @all;
     last if waitpid(-1, 0) == -1;

@@ -10,6 +10,7 @@ describe('protected paths', () => {
     const root = makeWorkspace();
     mkdirSync(join(root, 'sub', '.git'), { recursive: true });
     mkdirSync(join(root, 'deep', 'er'), { recursive: true });
+    mkdirSync(join(root, 'node_modules', 'dep', '.git'), { recursive: true }); // not walked
     writeFileSync(join(root, 'deep', 'er', '.git'), 'gitdir: ../../.git/modules/er\n');
     const list = protectedPaths({ root });
     expect(list).toEqual(

@@ -8,6 +8,12 @@ export const GIT_DIR_NAME = '.git';
 /** How far {@link protectedPaths} walks a writable root (directories visited per root). */
 export const MAX_PROTECTED_SCAN_DIRECTORIES = 50_000;
 
+/**
+ * Directories the walk does not enter: package managers keep no `.git` in them and git never takes
+ * one for a submodule, while they hold most directories of a typical workspace.
+ */
+export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['node_modules']);
+
 /** A path sandboxed writes may never touch, and why it is on the list. */
 export interface ProtectedPath {
   /** Absolute, with symbolic links resolved. */
@@ -65,8 +71,8 @@ function nestedGitEntries(root: string): string[] {
   const found: string[] = [];
   const queue = [root];
   let visited = 0;
-  while (queue.length > 0 && visited < MAX_PROTECTED_SCAN_DIRECTORIES) {
-    const dir = queue.shift() as string;
+  for (let next = 0; next < queue.length && visited < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
+    const dir = queue[next];
     visited++;
     let entries;
     try {
@@ -80,7 +86,7 @@ function nestedGitEntries(root: string): string[] {
         if (dir !== root && (entry.isDirectory() || entry.isFile())) found.push(path);
         continue; // never descend into a repository's own directory
       }
-      if (entry.isDirectory()) queue.push(path);
+      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) queue.push(path);
     }
   }
   return found;
@@ -90,8 +96,8 @@ function nestedGitEntries(root: string): string[] {
  * The paths that stay read-only for sandboxed commands and must not be written by sandboxed tools
  * (apply_patch): for each writable root (the workspace root and `writableRoots`), `<root>/.git`
  * whether or not it exists yet, and every `.git` directory or gitfile inside it at this moment
- * (walked breadth first without following links, at most {@link MAX_PROTECTED_SCAN_DIRECTORIES}
- * directories per root). A planted `.git/hooks/*`, `.git/config` (`core.fsmonitor`,
+ * (walked breadth first without following links or entering `node_modules`, at most
+ * {@link MAX_PROTECTED_SCAN_DIRECTORIES} directories per root). A planted `.git/hooks/*`, `.git/config` (`core.fsmonitor`,
  * `core.hooksPath`) or a submodule's config would run unsandboxed at the user's next git command.
  * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
  */

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { sandboxUnavailable } from './errors';
@@ -49,6 +50,23 @@ function isRealDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+const disableUsernsSupport = new Map<string, boolean>();
+
+/**
+ * True when this bubblewrap knows `--disable-userns` (0.8.0 and later; asked once per binary).
+ * Older ones still get no new user namespaces: the seccomp filter refuses `unshare` and namespace
+ * flags of `clone`.
+ */
+function supportsDisableUserns(bwrap: string): boolean {
+  let known = disableUsernsSupport.get(bwrap);
+  if (known === undefined) {
+    const version = /(\d+)\.(\d+)/.exec(spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '');
+    known = version !== null && (Number(version[1]) > 0 || Number(version[2]) >= 8);
+    disableUsernsSupport.set(bwrap, known);
+  }
+  return known;
 }
 
 function isRoot(): boolean {
@@ -120,7 +138,7 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     return rest ? join(stage, String(best), rest) : join(stage, String(best));
   };
 
-  const args = ['--unshare-user', '--disable-userns', '--die-with-parent'];
+  const args = ['--unshare-user', ...(supportsDisableUserns(bwrap) ? ['--disable-userns'] : []), '--die-with-parent'];
   // A new session stops a sandboxed command from injecting input into the host's terminal
   // (TIOCSTI); a tty process already owns a private terminal and needs its session for job control.
   if (!options.tty) args.push('--new-session');
