@@ -164,17 +164,21 @@ describe('switchyard (the built binary)', () => {
     const refusal =
       'switchyard: the workspace-write sandbox cannot start (missing: bubblewrap): bubblewrap (bwrap) was not found. Fix: install bubblewrap, or pass --sandbox danger-full-access to run without a sandbox.\n';
     writeFileSync(join(workspace, 'cat.ts'), `text((await tools.exec_command({ cmd: 'cat hello.txt' })).output.trim());\n`);
-    for (const args of [['run', 'cat.ts'], ['demo'], ['mcp', 'serve']]) {
-      const refused = await run(args, '', env);
+    const commands = [['run', 'cat.ts'], ['demo'], ['mcp', 'serve']];
+    const [refusals, readOnly, unsandboxed] = await Promise.all([
+      Promise.all(commands.map((args) => run(args, '', env))),
+      run(['run', 'cat.ts', '--sandbox', 'read-only'], '', env),
+      run(['run', 'cat.ts', '--sandbox', 'danger-full-access'], '', env),
+    ]);
+    refusals.forEach((refused, index) => {
+      const args = commands[index];
       expect({ args, code: refused.code, stderr: refused.stderr, stdout: refused.stdout }).toEqual({ args, code: 2, stderr: refusal, stdout: '' });
-    }
-    const readOnly = await run(['run', 'cat.ts', '--sandbox', 'read-only'], '', env);
+    });
     expect(readOnly.stderr).toContain('the read-only sandbox cannot start (missing: bubblewrap)');
-    const unsandboxed = await run(['run', 'cat.ts', '--sandbox', 'danger-full-access'], '', env);
     expect(unsandboxed.stderr).toBe('');
     expect(unsandboxed.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nhello from a file\n$/);
     rmSync(binDir, { recursive: true, force: true });
-  });
+  }, 90_000);
 
   it('usage errors exit 2 with a message', async () => {
     const unknown = await run(['frobnicate']);
