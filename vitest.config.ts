@@ -1,8 +1,25 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { unmetNodeRange } from './scripts/engines.mjs';
+
+// Every package and tool with a vitest config, except those whose engines.node excludes this Node
+// (e.g. @switchyard/ai-sdk on Node 20): the matrix's Node 24 pass runs them.
+const projects = ['packages', 'tools'].flatMap((group) =>
+  readdirSync(group)
+    .map((name) => join(group, name))
+    .filter((dir) => existsSync(join(dir, 'vitest.config.ts')))
+    .filter((dir) => {
+      const range = unmetNodeRange(dir);
+      if (range) console.log(`vitest: project ${dir} not loaded — needs Node ${range}, this is ${process.version}`);
+      return !range;
+    })
+    .map((dir) => join(dir, 'vitest.config.ts')),
+);
 
 export default defineConfig({
   test: {
-    projects: ['packages/*/vitest.config.ts', 'tools/*/vitest.config.ts'],
+    projects,
     pool: 'forks',
     execArgv: ['--no-node-snapshot'],
     maxWorkers: 2,

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Prepares a fresh machine that has only Node 20 and npm: pnpm, bubblewrap (for the exec
-// sandbox tests, when we are root on Debian), then the workspace install. Idempotent and quiet
-// when everything is already there.
+// sandbox tests, when we are root on Debian), then the workspace install; with CI set (or
+// --node24) also Node 24 for the matrix's second pass. Idempotent and quiet when everything is
+// already there.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { ensureNode24 } from './node24.mjs';
 
 const PNPM = '10.34.9';
 const run = (cmd) => execSync(cmd, { stdio: 'inherit' });
@@ -31,3 +33,5 @@ if (quiet('command -v bwrap').status !== 0) {
 
 const frozen = process.env.CI && existsSync('pnpm-lock.yaml') ? ' --frozen-lockfile' : '';
 run(`pnpm install --reporter=silent${frozen}`);
+
+if (process.env.CI || process.argv.includes('--node24')) ensureNode24({ log: console.log });

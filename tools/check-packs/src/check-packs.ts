@@ -4,8 +4,13 @@
  * not on the registry), then import it as ESM and as CJS and type-check a file that uses it.
  *
  * isolated-vm is a peer of @switchyard/code-mode-runtime and takes ~45 s to compile; instead of
- * compiling it once per project, the workspace's built copy is placed in the parent folder of all
- * temporary projects (Node resolves it by walking up), and npm runs with --legacy-peer-deps.
+ * compiling it once per project, the workspace's built copy (5.x on Node 20, 6.x in the Node 24
+ * pass) and its own dependencies are placed in the parent folder of all temporary projects (Node
+ * resolves them by walking up), and npm runs with --legacy-peer-deps — so the check proves instead
+ * that this copy satisfies every package's declared isolated-vm peer range.
+ *
+ * A package whose `engines.node` excludes the running Node is reported as skipped, not failed: the
+ * matrix's other pass checks it.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -13,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import semver from 'semver';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const require = createRequire(join(root, 'packages/code-mode-runtime/package.json'));
@@ -22,6 +28,10 @@ interface Pkg {
   name: string;
   dir: string;
   internalDeps: string[];
+  /** The declared isolated-vm peer range, if any. */
+  ivmRange?: string;
+  /** `engines.node`, if any. */
+  nodeRange?: string;
 }
 
 const packages: Pkg[] = readdirSync(join(root, 'packages'))
@@ -30,20 +40,51 @@ const packages: Pkg[] = readdirSync(join(root, 'packages'))
   .map((dir) => {
     const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     const deps = { ...json.dependencies, ...json.peerDependencies };
-    return { name: json.name as string, dir, internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')), private: json.private };
+    return {
+      name: json.name as string,
+      dir,
+      internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')),
+      ivmRange: json.peerDependencies?.['isolated-vm'] as string | undefined,
+      nodeRange: json.engines?.node as string | undefined,
+      private: json.private,
+    };
   })
   .filter((pkg) => !(pkg as { private?: boolean }).private);
 
 const only = process.argv.slice(2);
-const selected = only.length ? packages.filter((p) => only.some((o) => p.name.includes(o))) : packages;
+const wanted = only.length ? packages.filter((p) => only.some((o) => p.name.includes(o))) : packages;
+const runsHere = (pkg: Pkg) => !pkg.nodeRange || semver.satisfies(process.version, pkg.nodeRange);
+for (const pkg of wanted.filter((p) => !runsHere(p))) {
+  console.log(`check-packs: skip ${pkg.name} — needs Node ${pkg.nodeRange}, this is ${process.version} (the other matrix pass checks it)`);
+}
+const selected = wanted.filter(runsHere);
 
 const work = mkdtempSync(join(tmpdir(), 'switchyard-packs-'));
 const tarballs = join(work, 'tarballs');
 mkdirSync(tarballs);
 
-// The shared native peer, resolved from the parent folder of every temporary project.
+// The shared native peer and its dependencies, resolved from the parent folder of every temporary project.
 const ivmDir = dirname(realpathSync(require.resolve('isolated-vm/package.json')));
-cpSync(ivmDir, join(work, 'node_modules/isolated-vm'), { recursive: true, dereference: true });
+const ivmVersion = JSON.parse(readFileSync(join(ivmDir, 'package.json'), 'utf8')).version as string;
+copyWithDependencies('isolated-vm', ivmDir, new Set());
+for (const pkg of selected.filter((p) => p.ivmRange)) {
+  if (!semver.satisfies(ivmVersion, pkg.ivmRange!)) {
+    console.error(`check-packs: ${pkg.name} declares isolated-vm ${pkg.ivmRange}, but this Node (${process.version}) runs isolated-vm ${ivmVersion}`);
+    process.exit(1);
+  }
+  console.log(`check-packs: ${pkg.name} peer isolated-vm ${pkg.ivmRange} — satisfied by ${ivmVersion} on Node ${process.version}`);
+}
+
+function copyWithDependencies(name: string, dir: string, seen: Set<string>) {
+  if (seen.has(name)) return;
+  seen.add(name);
+  cpSync(dir, join(work, 'node_modules', name), { recursive: true, dereference: true });
+  const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const local = createRequire(join(dir, 'package.json'));
+  for (const dep of Object.keys(json.dependencies ?? {})) {
+    copyWithDependencies(dep, dirname(realpathSync(local.resolve(`${dep}/package.json`))), seen);
+  }
+}
 
 const tarballOf = new Map<string, string>();
 for (const pkg of packages) {
