@@ -11,7 +11,9 @@
 // starting point; after the install the script proves that the resolved packages differ from it
 // only in isolated-vm (and its own dependency), so both passes test the same dependency versions.
 //
-// Usage: node scripts/test-node24.mjs [--ci-only]   (--ci-only: do nothing unless CI is set)
+// Usage: node scripts/test-node24.mjs [--ci-only] [-- command...]
+//   --ci-only     do nothing unless CI is set (how `npm test` calls it)
+//   -- command    run this instead of the whole suite, e.g. `-- pnpm vitest run packages/ai-sdk`
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, lstatSync, symlinkSync, readlinkSync } from 'node:fs';
@@ -20,6 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { NODE24_ISOLATED_VM, NODE24_VERSION, cacheDir, ensureNode24 } from './node24.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dashes = process.argv.indexOf('--');
+const command = dashes >= 0 ? process.argv.slice(dashes + 1) : [];
 
 if (process.argv.includes('--ci-only') && !process.env.CI) {
   console.log('node 24 pass: skipped (CI is not set); run it on demand with `npm run test:node24`');
@@ -84,7 +88,8 @@ if (drift.length) fail(`the Node 24 install resolved other packages than the com
 const ivm = JSON.parse(readFileSync(join(tree, 'packages/code-mode-runtime/node_modules/isolated-vm/package.json'), 'utf8')).version;
 if (ivm !== NODE24_ISOLATED_VM) fail(`packages/code-mode-runtime resolves isolated-vm ${ivm}, expected ${NODE24_ISOLATED_VM}`);
 
-step('build, typecheck, vitest, examples, check-packs', 'pnpm', ['run', 'test:suite']);
+if (command.length) step(command.join(' '), command[0], command.slice(1));
+else step('build, typecheck, vitest, examples, check-packs', 'pnpm', ['run', 'test:suite']);
 console.log(`node 24 pass: ok (${((Date.now() - started) / 60000).toFixed(1)} min)`);
 
 function fail(message) {

@@ -18,6 +18,7 @@ export * from './executor';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';
+export * from './flat-tools';
 export * from './model';
 export * from './truncate';
 export * from './code-mode-declaration';

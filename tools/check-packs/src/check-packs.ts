@@ -7,7 +7,8 @@
  * compiling it once per project, the workspace's built copy (5.x on Node 20, 6.x in the Node 24
  * pass) and its own dependencies are placed in the parent folder of all temporary projects (Node
  * resolves them by walking up), and npm runs with --legacy-peer-deps — so the check proves instead
- * that this copy satisfies every package's declared isolated-vm peer range.
+ * that this copy satisfies every package's declared isolated-vm peer range. Other third-party peers
+ * (e.g. `zod` for @switchyard/ai-sdk) are installed beside the tarballs, as npm would install them.
  *
  * A package whose `engines.node` excludes the running Node is reported as skipped, not failed: the
  * matrix's other pass checks it.
@@ -32,6 +33,8 @@ interface Pkg {
   ivmRange?: string;
   /** `engines.node`, if any. */
   nodeRange?: string;
+  /** Third-party peers other than isolated-vm, as `name@range` (installed with the package, as npm would). */
+  externalPeers: string[];
 }
 
 const packages: Pkg[] = readdirSync(join(root, 'packages'))
@@ -45,6 +48,9 @@ const packages: Pkg[] = readdirSync(join(root, 'packages'))
       dir,
       internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')),
       ivmRange: json.peerDependencies?.['isolated-vm'] as string | undefined,
+      externalPeers: Object.entries((json.peerDependencies ?? {}) as Record<string, string>)
+        .filter(([name]) => name !== 'isolated-vm' && !name.startsWith('@switchyard/'))
+        .map(([name, range]) => `${name}@${range}`),
       nodeRange: json.engines?.node as string | undefined,
       private: json.private,
     };
@@ -114,7 +120,8 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   const dir = join(work, pkg.name.replace('@switchyard/', ''));
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '0.0.0', private: true }));
-  const installs = [...closure(pkg.name)].map((name) => tarballOf.get(name)!);
+  const members = [...closure(pkg.name)];
+  const installs = [...members.map((name) => tarballOf.get(name)!), ...new Set(members.flatMap((name) => packages.find((p) => p.name === name)?.externalPeers ?? []))];
   const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', '--ignore-scripts', ...installs, '@types/node@20.19.43'], dir);
   if (install.code !== 0) return `npm install failed:\n${install.output}`;
   const esm = await run('node', ['--no-node-snapshot', '--input-type=module', '-e', `import * as m from '${pkg.name}'; if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);

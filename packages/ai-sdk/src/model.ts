@@ -1,0 +1,253 @@
+import type { LanguageModelV4, LanguageModelV4CallOptions, SharedV4ProviderMetadata } from '@ai-sdk/provider';
+import {
+  ModelRequestError,
+  SwitchyardError,
+  type JsonObject,
+  type ModelCapabilities,
+  type ModelClient,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type ModelUsage,
+  type ResponseItem,
+} from '@switchyard/protocol';
+import { PROVIDER_METADATA_FIELD, toAiSdkPrompt } from './prompt';
+import { toAiSdkTools, type CustomToolMode, type ToolTarget } from './tool-table';
+
+/** Options of {@link aiSdkModel}. */
+export interface AiSdkModelOptions {
+  /**
+   * How custom (freeform) tools such as `exec` are sent. Default: `openai` for `@ai-sdk/openai`'s
+   * Responses models (provider `openai.responses`), else `function` (`exec` takes `{ code }`).
+   */
+  customTools?: CustomToolMode;
+  /** Context window in tokens (read by get_context_remaining through the session). */
+  contextWindow?: number;
+  /** Whether the model may emit several tool calls per response. Default true. */
+  parallelToolCalls?: boolean;
+  /** Passed to every call as is (`maxOutputTokens`, `temperature`, `providerOptions`, `headers`, …). */
+  callOptions?: Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>;
+}
+
+/**
+ * Turns an AI SDK language model (specification `v4`, what `ai` 7 and its provider packages
+ * build) into a Switchyard {@link ModelClient}: every provider the AI SDK speaks — Anthropic,
+ * Google, Bedrock, Mistral, Ollama, OpenAI — drives the Switchyard loop. Throws a `CONFIG` error for
+ * a model of another specification version (a model id string, a v2/v3 model).
+ */
+export function aiSdkModel(model: LanguageModelV4, options: AiSdkModelOptions = {}): ModelClient {
+  const version = (model as { specificationVersion?: unknown } | undefined)?.specificationVersion;
+  if (typeof model !== 'object' || model === null || version !== 'v4' || typeof model.doStream !== 'function') {
+    throw new SwitchyardError(
+      'CONFIG',
+      `aiSdkModel: model must be an AI SDK language model of specification v4 (ai 7 providers); got ${typeof model === 'string' ? `the string "${model}"` : `specification ${String(version)}`}`,
+    );
+  }
+  const customTools: CustomToolMode = options.customTools ?? (model.provider === 'openai.responses' ? 'openai' : 'function');
+  const capabilities: ModelCapabilities = {
+    name: model.modelId,
+    parallelToolCalls: options.parallelToolCalls ?? true,
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+  };
+  return {
+    capabilities,
+    stream: (request) => streamResponse(model, request, customTools, options.callOptions),
+  };
+}
+
+async function* streamResponse(
+  model: LanguageModelV4,
+  request: ModelRequest,
+  customTools: CustomToolMode,
+  callOptions: AiSdkModelOptions['callOptions'],
+): AsyncGenerator<ModelStreamEvent> {
+  const { tools, targets } = toAiSdkTools(request.tools, customTools);
+  const prompt = toAiSdkPrompt(request.input, { instructions: request.instructions, customTools });
+  let result;
+  try {
+    result = await model.doStream({
+      ...callOptions,
+      prompt,
+      ...(tools.length ? { tools, toolChoice: { type: 'auto' as const } } : {}),
+      abortSignal: request.signal,
+    });
+  } catch (error) {
+    throw requestError(error, request.signal);
+  }
+  const reader = result.stream.getReader();
+  const blocks = new OpenBlocks();
+  let responseId: string | undefined;
+  let finished = false;
+  let drained = false;
+  try {
+    for (;;) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw requestError(error, request.signal);
+      }
+      if (next.done) {
+        drained = true;
+        break;
+      }
+      const part = next.value;
+      switch (part.type) {
+        case 'text-start':
+        case 'reasoning-start':
+          blocks.start(part.type, part.id, part.providerMetadata);
+          break;
+        case 'text-delta':
+        case 'reasoning-delta':
+          blocks.append(part.type, part.id, part.delta);
+          if (part.type === 'text-delta' && part.delta) yield { type: 'text-delta', delta: part.delta };
+          break;
+        case 'text-end':
+        case 'reasoning-end': {
+          const entry = blocks.end(part.type, part.id);
+          const metadata = part.providerMetadata ?? entry?.metadata;
+          if (entry) yield { type: 'output-item', item: part.type === 'text-end' ? messageItem(entry.text, metadata) : reasoningItem(entry.text, metadata) };
+          break;
+        }
+        case 'tool-call':
+          if (part.providerExecuted) break; // the provider ran it; nothing for the router
+          yield { type: 'output-item', item: callItem(part.toolCallId, part.toolName, part.input, targets, part.providerMetadata) };
+          break;
+        case 'response-metadata':
+          if (part.id) responseId = part.id;
+          break;
+        case 'error':
+          throw requestError(part.error, request.signal);
+        case 'finish':
+          // Text blocks some providers never close still belong to the response.
+          for (const entry of blocks.unclosedTexts()) yield { type: 'output-item', item: messageItem(entry.text, entry.metadata) };
+          finished = true;
+          yield { type: 'completed', usage: usageOf(part.usage), ...(responseId ? { responseId } : {}) };
+          return; // nothing follows `completed`; the finally block closes the stream
+        default:
+          break;
+      }
+    }
+  } finally {
+    // The consumer stopped early or a part failed: close the provider's connection.
+    if (!drained) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  if (!finished) {
+    if (request.signal.aborted) throw request.signal.reason;
+    throw new ModelRequestError('model stream ended before the response finished', { retryable: true });
+  }
+}
+
+/** Text and reasoning blocks being streamed, keyed by kind and the provider's block id. */
+class OpenBlocks {
+  private readonly open = new Map<string, { kind: string; text: string; metadata?: SharedV4ProviderMetadata }>();
+
+  start(type: string, id: string, metadata: SharedV4ProviderMetadata | undefined) {
+    const kind = type.slice(0, type.indexOf('-'));
+    this.open.set(`${kind}:${id}`, { kind, text: '', metadata });
+  }
+
+  /** A delta for a block never started opens it (some providers skip the start). */
+  append(type: string, id: string, delta: string) {
+    const kind = type.slice(0, type.indexOf('-'));
+    const key = `${kind}:${id}`;
+    const entry = this.open.get(key) ?? { kind, text: '' };
+    entry.text += delta;
+    this.open.set(key, entry);
+  }
+
+  end(type: string, id: string) {
+    const key = `${type.slice(0, type.indexOf('-'))}:${id}`;
+    const entry = this.open.get(key);
+    this.open.delete(key);
+    return entry;
+  }
+
+  /** Text blocks still open when the response finishes (they still belong to it). */
+  unclosedTexts() {
+    const texts = [...this.open.values()].filter((entry) => entry.kind === 'text');
+    this.open.clear();
+    return texts;
+  }
+}
+
+function withMetadata(item: JsonObject, metadata: SharedV4ProviderMetadata | undefined): JsonObject {
+  return metadata && Object.keys(metadata).length ? { ...item, [PROVIDER_METADATA_FIELD]: metadata as unknown as JsonObject } : item;
+}
+
+function messageItem(text: string, metadata: SharedV4ProviderMetadata | undefined): ResponseItem {
+  return withMetadata({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }, metadata) as ResponseItem;
+}
+
+function reasoningItem(text: string, metadata: SharedV4ProviderMetadata | undefined): ResponseItem {
+  return withMetadata({ type: 'reasoning', summary: [{ type: 'summary_text', text }] }, metadata) as ResponseItem;
+}
+
+/**
+ * A provider's tool call as a Switchyard wire item. A name the request did not offer becomes a
+ * `function_call` under that name (the router answers "unsupported call"); a freeform call whose
+ * arguments are not `{ <argument>: string }` passes the raw arguments as its input, so the tool
+ * (e.g. `exec`) answers the model with its own error.
+ */
+function callItem(
+  callId: string,
+  flatName: string,
+  input: string,
+  targets: Map<string, ToolTarget>,
+  metadata: SharedV4ProviderMetadata | undefined,
+): ResponseItem {
+  const target = targets.get(flatName);
+  let item: JsonObject;
+  if (target?.kind === 'custom') {
+    let text = input;
+    try {
+      const parsed: unknown = JSON.parse(input);
+      if (target.argument === undefined && typeof parsed === 'string') text = parsed;
+      else if (target.argument !== undefined && parsed && typeof parsed === 'object' && typeof (parsed as Record<string, unknown>)[target.argument] === 'string') {
+        text = (parsed as Record<string, string>)[target.argument]!;
+      }
+    } catch {
+      // not JSON: the raw text is the input
+    }
+    item = { type: 'custom_tool_call', call_id: callId, name: target.name, input: text };
+    if (target.namespace) item.namespace = target.namespace;
+  } else {
+    item = { type: 'function_call', call_id: callId, name: target?.name ?? flatName, arguments: input };
+    if (target?.namespace) item.namespace = target.namespace;
+  }
+  return withMetadata(item, metadata) as ResponseItem;
+}
+
+/** Token counts, with anything that is not a finite non-negative number (absent, NaN) read as 0. */
+function usageOf(usage: { inputTokens?: { total?: number }; outputTokens?: { total?: number } } | undefined): ModelUsage {
+  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+  const inputTokens = count(usage?.inputTokens?.total);
+  const outputTokens = count(usage?.outputTokens?.total);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+}
+
+/**
+ * A provider failure as a {@link ModelRequestError}: `retryable` and `status` from the AI SDK's
+ * `APICallError` (read structurally: the host may load another copy of `@ai-sdk/provider`). An
+ * abort rethrows the signal's reason, as the other Switchyard model clients do.
+ */
+function requestError(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  let status: number | undefined;
+  let retryable = false;
+  let message: string;
+  try {
+    const record = (typeof error === 'object' && error !== null ? error : {}) as { message?: unknown; statusCode?: unknown; isRetryable?: unknown; error?: { message?: unknown } };
+    status = typeof record.statusCode === 'number' ? record.statusCode : undefined;
+    retryable = record.isRetryable === true;
+    const nested = typeof record.error === 'object' && record.error !== null ? record.error.message : undefined;
+    message = typeof record.message === 'string' && record.message !== '' ? record.message : typeof nested === 'string' && nested !== '' ? nested : String(error);
+  } catch {
+    message = 'unreadable provider error';
+  }
+  return new ModelRequestError(status !== undefined ? `model request failed (HTTP ${status}): ${message}` : `model request failed: ${message}`, {
+    retryable,
+    ...(status !== undefined ? { status } : {}),
+    cause: error,
+  });
+}
