@@ -16,7 +16,7 @@
 //   -- command    run this instead of the whole suite, e.g. `-- pnpm vitest run packages/ai-sdk`
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, lstatSync, symlinkSync, readlinkSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, lstatSync, symlinkSync, readlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE24_ISOLATED_VM, NODE24_VERSION, cacheDir, ensureNode24 } from './node24.mjs';
@@ -33,6 +33,25 @@ if (process.argv.includes('--ci-only') && !process.env.CI) {
 const started = Date.now();
 const nodeRoot = ensureNode24();
 const tree = join(cacheDir(), 'node24-tree', `${basename(root)}-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`);
+
+// One pass per checkout at a time: a second one would delete the tree under the first.
+const lock = `${tree}.lock`;
+mkdirSync(dirname(lock), { recursive: true });
+try {
+  writeFileSync(lock, String(process.pid), { flag: 'wx' });
+} catch {
+  const holder = Number(readFileSync(lock, 'utf8'));
+  let alive = false;
+  try {
+    process.kill(holder, 0);
+    alive = true;
+  } catch {
+    // stale lock from a pass that died
+  }
+  if (alive) fail(`another Node 24 pass of this checkout is running (pid ${holder}); wait for it or remove ${lock}`);
+  writeFileSync(lock, String(process.pid));
+}
+process.on('exit', () => rmSync(lock, { force: true }));
 
 // 1. A fresh copy of the working tree's files (a clean build every time; pnpm's store makes the
 //    reinstall cheap).
