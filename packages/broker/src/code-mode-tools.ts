@@ -14,7 +14,7 @@ import {
   type ToolInvocation,
 } from '@switchyard/protocol';
 import type { CodeModeService } from './code-mode-service';
-import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription } from './description';
+import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription, toolDeclaration } from './description';
 import { parseExecSource } from './pragma';
 import { formatObservation } from './response';
 
@@ -62,7 +62,12 @@ function serviceFailure(error: unknown): never {
 
 /** The `exec` executor for one step's surface. */
 export function createExecTool(service: CodeModeService, surface: CodeModeSurface, options: CodeModeToolOptions): ToolExecutor {
-  const tools = surface.tools.map((tool) => ({ name: tool.codeModeName, description: augmentedDescription(tool), kind: tool.kind }));
+  const tools = surface.tools.map((tool) => ({
+    name: tool.codeModeName,
+    description: augmentedDescription(tool),
+    kind: tool.kind,
+    declaration: toolDeclaration(tool),
+  }));
   return {
     name: toolName('exec'),
     spec: { type: 'custom', name: 'exec', description: execDescription(surface), grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },

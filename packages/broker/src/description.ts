@@ -36,7 +36,7 @@ Globals:
 - \`yield_control()\`: return the output so far now and keep running in the background.
 - \`exit()\`: end the script successfully.
 - \`setTimeout(fn, ms)\` / \`clearTimeout(id)\`: timers (they do not keep the script alive).
-- \`ALL_TOOLS\`: an array of \`{ name, description }\` for every nested tool.`;
+- \`ALL_TOOLS\`: an array of \`{ name, description, declaration }\` for every nested tool, described here or not; \`declaration\` is its TypeScript declaration, e.g. \`text(ALL_TOOLS.filter((t) => /invoice/.test(t.name)).map((t) => t.declaration).join("\\n"))\`.`;
 
 const DEFERRED_NOTE = `Some nested tools are not described here to save space (they are loaded on demand), but they are still on \`tools\` and listed in \`ALL_TOOLS\`. Find them by filtering \`ALL_TOOLS\` by \`name\` and \`description\`.`;
 
@@ -52,13 +52,19 @@ type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | E
 type CallToolResult<TStructured = { [key: string]: unknown; }> = { content: Array<ContentBlock>; structuredContent?: TStructured; isError?: boolean; _meta?: unknown; };
 \`\`\``;
 
-/** The TypeScript declaration line of one nested tool. */
-export function toolDeclaration(tool: NestedToolDefinition): string {
-  return codeModeDeclaration(tool);
-}
-
-/** Rendered descriptions by definition object (the planner hands out the same definitions while a tool is unchanged). */
+/** Rendered declarations and descriptions by definition object (the planner hands out the same definitions while a tool is unchanged). */
+const declarationMemo = new WeakMap<NestedToolDefinition, string>();
 const augmentedMemo = new WeakMap<NestedToolDefinition, string>();
+
+/** The TypeScript declaration line of one nested tool (also `ALL_TOOLS[i].declaration`). */
+export function toolDeclaration(tool: NestedToolDefinition): string {
+  let text = declarationMemo.get(tool);
+  if (text === undefined) {
+    text = codeModeDeclaration(tool);
+    declarationMemo.set(tool, text);
+  }
+  return text;
+}
 
 /** The description a nested tool has in `ALL_TOOLS` and the `exec` description: its text plus its declaration. */
 export function augmentedDescription(tool: NestedToolDefinition): string {
@@ -130,8 +136,8 @@ export function nestedToolReference(tools: readonly NestedToolDefinition[]): str
 function partialNote(described: number, total: number): string {
   return (
     `Tool catalog: ${described} of ${total} nested tools are described below; the others are left out to save space. ` +
-    'Every nested tool is still on `tools` and in `ALL_TOOLS`, and an `ALL_TOOLS` entry\'s `description` ends with the tool\'s TypeScript declaration. ' +
-    'Find the others by filtering `ALL_TOOLS` by `name` and `description`, and read a tool\'s declaration before you call it.'
+    'Every nested tool is still on `tools` and in `ALL_TOOLS`, whose entries carry each tool\'s TypeScript `declaration`. ' +
+    'Find the others by filtering `ALL_TOOLS` by `name` and `description`, and read a tool\'s `declaration` before you call it.'
   );
 }
 

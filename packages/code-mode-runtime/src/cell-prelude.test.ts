@@ -74,13 +74,15 @@ describe('tools and ALL_TOOLS (§2.2, §2.3)', () => {
     expect(texts[1]).toContain('Converting circular structure to JSON');
   });
 
-  it('exposes ALL_TOOLS as {name, description}; a later duplicate name wins in tools, both stay listed', async () => {
-    const tools = [fn('alpha', 'First tool.'), fn('echo', 'Echoes.'), freeform('echo', 'Echoes text.')];
+  it('exposes ALL_TOOLS as {name, description, declaration}; a later duplicate name wins in tools, both stay listed', async () => {
+    const declaration = 'declare const tools: { alpha(args: { id: string; }): Promise<{ ok: boolean; }>; };';
+    const tools = [{ ...fn('alpha', 'First tool.'), declaration }, fn('echo', 'Echoes.'), freeform('echo', 'Echoes text.')];
     const texts = await env.texts(`text(ALL_TOOLS); text(Object.keys(tools)); try { await tools.echo({}); } catch (e) { text(e); }`, { tools });
     expect(JSON.parse(texts[0])).toEqual([
-      { name: 'alpha', description: 'First tool.' },
-      { name: 'echo', description: 'Echoes.' },
-      { name: 'echo', description: 'Echoes text.' },
+      { name: 'alpha', description: 'First tool.', declaration },
+      // without a declaration from the host: the untyped one
+      { name: 'echo', description: 'Echoes.', declaration: 'declare const tools: { echo(args: unknown): Promise<unknown>; };' },
+      { name: 'echo', description: 'Echoes text.', declaration: 'declare const tools: { echo(input: string): Promise<unknown>; };' },
     ]);
     expect(JSON.parse(texts[1])).toEqual(['alpha', 'echo']);
     expect(texts[2]).toBe('tool `echo` expects a string input');

@@ -302,7 +302,7 @@ const toolFunctions = {};
 const allTools = [];
 for (const tool of config.tools) {
   define(toolFunctions, tool.name, { value: makeTool(tool.name, tool.kind), writable: true, enumerable: true, configurable: true });
-  allTools.push({ name: tool.name, description: tool.description });
+  allTools.push({ name: tool.name, description: tool.description, declaration: tool.declaration });
 }
 
 // ---- globals ---------------------------------------------------------------------------

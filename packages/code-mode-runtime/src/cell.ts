@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import type { ContentItem, InputImageItem } from '@switchyard/protocol';
-import { SwitchyardError, errorMessage } from '@switchyard/protocol';
+import { SwitchyardError, codeModeDeclaration, errorMessage } from '@switchyard/protocol';
 import type { CellHost, CellObservation, CellToolDescriptor } from '@switchyard/protocol';
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
@@ -99,7 +99,12 @@ export class Cell {
       const context = await isolate.createContext();
       if (this.state !== 'running') return this.dispose();
       const config = JSON.stringify({
-        tools: tools.map((tool) => ({ name: tool.name, description: tool.description, kind: tool.kind })),
+        tools: tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          kind: tool.kind,
+          declaration: tool.declaration ?? codeModeDeclaration({ codeModeName: tool.name, kind: tool.kind, description: tool.description }),
+        })),
         storeEnabled: this.options.storedValues,
         limits: {
           maxInFlightCalls: limits.maxInFlightCalls,

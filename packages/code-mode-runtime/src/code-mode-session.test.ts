@@ -325,6 +325,7 @@ describe('shutdown and bad input (§3.6)', () => {
       { source: '', tools: 'x', yieldTimeMs: 10 },
       { source: '', tools: [], yieldTimeMs: -1 },
       { source: '', tools: [{ name: 'x', description: 'd', kind: 'weird' }], yieldTimeMs: 10 },
+      { source: '', tools: [{ name: 'x', description: 'd', kind: 'function', declaration: 7 }], yieldTimeMs: 10 },
     ];
     for (const options of bad) expect(await rejection(env.session.createCell(options as never))).toMatchObject({ code: 'INVALID_INPUT' });
     expect(await env.texts(`text('ok');`)).toEqual(['ok']);

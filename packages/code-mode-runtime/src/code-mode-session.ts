@@ -132,5 +132,6 @@ function validateCreateOptions(options: CreateCellOptions): void {
     }
     if (typeof tool.description !== 'string') throw invalid(`tool \`${tool.name}\` needs a string \`description\``);
     if (tool.kind !== 'function' && tool.kind !== 'freeform') throw invalid(`tool \`${tool.name}\` has kind ${String(tool.kind)}; expected function or freeform`);
+    if (tool.declaration !== undefined && typeof tool.declaration !== 'string') throw invalid(`tool \`${tool.name}\` has a \`declaration\` that is not a string`);
   }
 }

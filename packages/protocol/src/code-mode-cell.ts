@@ -63,6 +63,13 @@ export interface CellToolDescriptor {
   readonly description: string;
   /** `function` tools take an object or nothing, `freeform` tools a string. */
   readonly kind: 'function' | 'freeform';
+  /**
+   * The tool's TypeScript declaration (`declare const tools: { name(args: T): Promise<O>; };`,
+   * see `codeModeDeclaration`), shown as `ALL_TOOLS[i].declaration`, so a cell can read the exact
+   * types of any tool, described in the `exec` description or not. Omitted: the runtime shows the
+   * untyped declaration (`args: unknown` or `input: string`, `Promise<unknown>`).
+   */
+  readonly declaration?: string;
 }
 
 /**

@@ -104,19 +104,22 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
     }
   });
 
-  it('a cell reads the declaration of a tool the exec description left out and calls it with the right arguments', async () => {
+  it.each(['left out by the budget', 'deferred by the host'])('a cell reads the declaration of a tool %s and calls it with the right arguments', async (how) => {
     const calls: unknown[] = [];
-    const s = session({ toolMode: 'code-mode-only', tools: catalog(1_000, calls) });
+    const tools = catalog(1_000, calls);
+    if (how === 'deferred by the host') tools[984] = { ...tools[984], exposure: 'deferred' };
+    const s = session({ toolMode: 'code-mode-only', tools });
     const turn = s.beginTurn();
     const step = await turn.step();
     const description = (step.tools[0] as { description: string }).description;
     expect(description).not.toContain('svc4__get_shipment_984');
+    expect(step.plan.codeModeSurface?.tools.find((tool) => tool.codeModeName === 'svc4__get_shipment_984')?.deferred).toBe(how === 'deferred by the host');
     const out = await step.dispatch(
       exec(
         'e1',
         [
           'const entry = ALL_TOOLS.find((tool) => tool.name === "svc4__get_shipment_984");',
-          'const declaration = entry.description.slice(entry.description.indexOf("declare const tools"));',
+          'const declaration = entry.declaration;',
           'text(declaration);',
           // take the argument names from the declaration: the required ones, typed as written there
           'const fields = [...declaration.matchAll(/^  (\\w+)(\\??): (\\w+);$/gm)].filter((m) => m[2] === "").map((m) => [m[1], m[3]]);',
@@ -127,7 +130,8 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
     );
     const [header, declaration, result] = texts(out);
     expect(header).toMatch(/^Script completed\n/);
-    expect(declaration).toContain('svc4__get_shipment_984(args: {');
+    expect(declaration).toMatch(/^declare const tools: \{ svc4__get_shipment_984\(args: \{\n/);
+    expect(declaration).toMatch(/\}\): Promise<\{ status: string; total: number; \}>; \};$/);
     expect(declaration).toContain('  account_id: string;');
     expect(declaration).toContain('  shipment_id: number;');
     expect(declaration).toContain('  include_history?: boolean;');
