@@ -229,6 +229,25 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
  */
 export function execDescription(surface: CodeModeSurface): string {
   if (surface.mode !== 'code-mode-only') return EXEC_TEMPLATE;
+  const key = [surface.hasDeferredTools, surface.budget?.tokens, surface.budget?.countTokens, (surface.budget?.priority ?? []).join('\u0000')];
+  const cached = recentDescriptions.find(
+    (entry) => entry.key.every((part, index) => part === key[index]) && entry.tools.length === surface.tools.length && entry.tools.every((tool, index) => tool === surface.tools[index]),
+  );
+  if (cached) return cached.text;
+  const text = budgetedDescription(surface);
+  recentDescriptions.unshift({ key, tools: surface.tools, text });
+  if (recentDescriptions.length > 4) recentDescriptions.pop();
+  return text;
+}
+
+/**
+ * The last few descriptions by surface: the same definition objects (the planner reuses them
+ * for unchanged tools) and the same budget give the same text, so a step re-planning the same
+ * tools does not render them again.
+ */
+const recentDescriptions: Array<{ key: readonly unknown[]; tools: readonly NestedToolDefinition[]; text: string }> = [];
+
+function budgetedDescription(surface: CodeModeSurface): string {
   const count = surface.budget?.countTokens ?? estimateTokens;
   const tokens = surface.budget?.tokens ?? DEFAULT_TOOL_BUDGET_TOKENS;
   const costOf = (text: string) => count(JSON.stringify(text));

@@ -54,6 +54,31 @@ function definitionOf(executor: ToolExecutor, name: string, deferred: boolean, n
   return definition;
 }
 
+/** Code-mode names by ToolName object (normalizing is a per-character scan). */
+const nameMemo = new WeakMap<object, string>();
+
+function memoCodeModeName(tool: ToolExecutor['name']): string {
+  let name = nameMemo.get(tool);
+  if (name === undefined) {
+    name = codeModeName(tool);
+    nameMemo.set(tool, name);
+  }
+  return name;
+}
+
+/** The last sort: the same definitions in the same host order sort the same (a step re-planning unchanged tools). */
+let lastSort: { input: readonly NestedToolDefinition[]; sorted: readonly NestedToolDefinition[] } | undefined;
+
+function sortByCodeModeName(definitions: NestedToolDefinition[]): NestedToolDefinition[] {
+  const last = lastSort;
+  if (last && last.input.length === definitions.length && last.input.every((definition, index) => definition === definitions[index])) {
+    return [...last.sorted];
+  }
+  const sorted = [...definitions].sort((a, b) => (a.codeModeName < b.codeModeName ? -1 : a.codeModeName > b.codeModeName ? 1 : 0));
+  lastSort = { input: definitions, sorted };
+  return [...sorted];
+}
+
 /**
  * The nested (JS-callable) surface of a code-mode plan (reference §1.7): `direct` and `deferred`
  * executors with a function or freeform spec, except `direct-model-only`, `hidden`, tools in
@@ -84,7 +109,7 @@ export function buildCodeModeSurface(
     if (exposure !== 'direct' && exposure !== 'deferred') continue;
     if (executor.spec.type !== 'function' && executor.spec.type !== 'custom') continue;
     if (executor.name.namespace && excluded.has(executor.name.namespace)) continue;
-    const name = codeModeName(executor.name);
+    const name = memoCodeModeName(executor.name);
     if (CODE_MODE_RESERVED_NAMES.includes(name)) continue;
     const owner = owners.get(name);
     if (owner) {
@@ -100,11 +125,11 @@ export function buildCodeModeSurface(
     const namespaceDescription = executor.name.namespace ? namespaceDescriptions.get(executor.name.namespace) : undefined;
     definitions.push(definitionOf(executor, name, exposure === 'deferred', namespaceDescription));
   }
-  definitions.sort((a, b) => (a.codeModeName < b.codeModeName ? -1 : a.codeModeName > b.codeModeName ? 1 : 0));
+  const sorted = sortByCodeModeName(definitions);
   const surface: CodeModeSurface = {
     mode,
-    tools: definitions,
-    hasDeferredTools: definitions.some((definition) => definition.deferred),
+    tools: sorted,
+    hasDeferredTools: sorted.some((definition) => definition.deferred),
   };
   return { surface, callable, warnings };
 }

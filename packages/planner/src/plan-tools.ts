@@ -143,10 +143,15 @@ function isSearchable(executor: ToolExecutor): boolean {
   return executorExposure(executor) === 'deferred' && executor.spec.type === 'function';
 }
 
+/** Visible specs by executor, reused while its spec object and code-mode name are the same. */
+const visibleMemo = new WeakMap<ToolExecutor, { spec: ToolSpec; codeModeName: string | undefined; shown: ToolSpec }>();
+
 /** The visible spec of an executor, with the code-mode usage sample when it is callable from a cell. */
 function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): ToolSpec {
   const spec = executor.spec;
   if (codeModeName === undefined || spec.type === 'tool_search') return spec;
+  const memo = visibleMemo.get(executor);
+  if (memo && memo.spec === spec && memo.codeModeName === codeModeName) return memo.shown;
   const description = codeModeUsageSample({
     description: spec.description,
     codeModeName,
@@ -154,7 +159,9 @@ function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): 
     inputSchema: spec.type === 'function' ? spec.parameters : undefined,
     outputSchema: spec.type === 'function' ? spec.outputSchema : undefined,
   });
-  return { ...spec, description };
+  const shown = { ...spec, description };
+  visibleMemo.set(executor, { spec, codeModeName, shown });
+  return shown;
 }
 
 /**

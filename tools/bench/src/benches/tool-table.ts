@@ -7,8 +7,10 @@
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolMode } from '@switchyard/protocol';
+import { createCodeMode } from '@switchyard/broker';
+import { planTools } from '@switchyard/planner';
 import { createSession } from '@switchyard/session';
-import type { Bench, BenchFigure } from '../harness';
+import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';
 import { catalogCorpus } from '../tool-corpus';
 
 const SIZES = [10, 100, 1_000, 10_000];
@@ -64,6 +66,16 @@ const bench: Bench = {
           });
         }
       }
+    }
+    // What the budget costs per step: planTools of the same 10,000 tools, budget on vs off.
+    const codeMode = createCodeMode({ runtime: { openSession: () => { throw new Error('not used'); } } as never });
+    const tools = catalogCorpus(10_000);
+    for (const mode of MODES) {
+      const plan = (budget: { tokens: number } | undefined) => () =>
+        planTools({ toolMode: mode, provider: { namespaceTools: true, toolSearch: true } }, { executors: tools, codeMode, budget });
+      const on = await timeMedian(plan(undefined), 7, 2);
+      const off = await timeMedian(plan({ tokens: Infinity }), 7, 2);
+      figures.push(compare(`planTools per step, ${mode}, 10,000 tools (same executors)`, on, 'ms', { name: 'budget off', value: off }, { note: 'median of 7' }));
     }
     return figures;
   },
