@@ -172,3 +172,14 @@ describe('the budgeted exec description', () => {
     expect(execDescription({ ...surfaceOf(300, 3), mode: 'code-mode' })).toBe(execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false }));
   });
 });
+
+describe('exec description reuse', () => {
+  it('the same definitions and budget give the cached text; other definitions or budgets are rendered anew', () => {
+    const surface = surfaceOf(300, 3);
+    const first = execDescription(surface);
+    expect(execDescription({ ...surface })).toBe(first);
+    const changed = surface.tools.map((tool, index) => (index === 0 ? { ...tool, description: 'Another text.' } : tool));
+    expect(execDescription({ ...surface, tools: changed, budget: { priority: [changed[0].codeModeName] } })).toContain('Another text.');
+    expect(execDescription({ ...surface, budget: { tokens: 1_000 } })).not.toBe(first);
+  });
+});

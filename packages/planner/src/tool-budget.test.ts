@@ -177,3 +177,20 @@ describe('the tool budget in direct mode', () => {
     expect(() => resolveToolBudget(budget, 'toolBudget')).toThrow(expect.objectContaining({ code: 'CONFIG', message: message.replace('sources.budget', 'toolBudget') }));
   });
 });
+
+describe('reuse across steps', () => {
+  it('an unchanged tool keeps its definition and visible spec; a replaced spec is seen at once', () => {
+    const executors = many(3);
+    const plan = () => planTools({ toolMode: 'code-mode', provider: searching }, { executors, codeMode: recordingContributor() });
+    const first = plan();
+    const second = plan();
+    expect(second.codeModeSurface?.tools[0]).toBe(first.codeModeSurface?.tools[0]);
+    expect(second.modelVisibleSpecs[2]).toBe(first.modelVisibleSpecs[2]);
+    const target = executors[0] as { spec: ToolExecutor['spec'] };
+    target.spec = { ...target.spec, description: 'Replaced description.' } as ToolExecutor['spec'];
+    const third = plan();
+    const definition = third.codeModeSurface?.tools.find((tool) => tool.codeModeName === 'get_record_0');
+    expect(definition?.description).toBe('Replaced description.');
+    expect(JSON.stringify(third.tools)).toContain('Replaced description.\\n\\nexec tool declaration:');
+  });
+});

@@ -45,13 +45,27 @@ export interface ToolSearchOptions {
 interface SearchEntry {
   readonly executor: ToolExecutor;
   readonly loadable: LoadableToolSpec;
-  /**
-   * Everything the indexed text and the returned JSON are made of (names, namespace description,
-   * search text, the loadable JSON): two tools with equal fingerprints are found and returned alike.
-   */
-  readonly fingerprint: string;
-  /** A 53-bit hash of `fingerprint`. */
-  readonly hash: number;
+  /** The content key, computed when an index is shared (see {@link fingerprintOf}). */
+  key?: { readonly fingerprint: string; readonly hash: number };
+}
+
+/**
+ * Everything the indexed text and the returned JSON are made of (names, namespace description,
+ * search text, the loadable JSON): two tools with equal fingerprints are found and returned alike.
+ */
+function fingerprintOf(entry: SearchEntry): { readonly fingerprint: string; readonly hash: number } {
+  if (entry.key === undefined) {
+    const { executor } = entry;
+    const fingerprint = JSON.stringify([
+      executor.name.namespace ?? null,
+      executor.name.name,
+      executor.namespaceDescription ?? null,
+      executor.searchText ?? null,
+      toWireTool(entry.loadable),
+    ]);
+    entry.key = { fingerprint, hash: hash53(fingerprint) };
+  }
+  return entry.key;
 }
 
 function pushPart(parts: string[], part: unknown): void {
@@ -210,14 +224,7 @@ function searchEntry(executor: ToolExecutor): SearchEntry | undefined {
         tools: [member],
       }
     : member;
-  const fingerprint = JSON.stringify([
-    executor.name.namespace ?? null,
-    executor.name.name,
-    executor.namespaceDescription ?? null,
-    executor.searchText ?? null,
-    toWireTool(loadable),
-  ]);
-  const entry: SearchEntry = { executor, loadable, fingerprint, hash: hash53(fingerprint) };
+  const entry: SearchEntry = { executor, loadable };
   entryMemo.set(executor, { spec: executor.spec, namespaceDescription: executor.namespaceDescription, searchText: executor.searchText, entry });
   return entry;
 }
@@ -274,15 +281,16 @@ let sharedTools = 0;
  */
 export function sharedToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
   const entries = searchEntries(deferred);
+  const keys = entries.map(fingerprintOf);
   let h1 = entries.length;
   let h2 = 0x9e3779b9;
-  for (const entry of entries) {
-    h1 = (Math.imul(h1, 31) + (entry.hash % 4294967296)) | 0;
-    h2 = (Math.imul(h2 ^ Math.floor(entry.hash / 4294967296), 0x85ebca6b) + h1) | 0;
+  for (const { hash } of keys) {
+    h1 = (Math.imul(h1, 31) + (hash % 4294967296)) | 0;
+    h2 = (Math.imul(h2 ^ Math.floor(hash / 4294967296), 0x85ebca6b) + h1) | 0;
   }
   const key = `${entries.length}:${h1 >>> 0}:${h2 >>> 0}`;
   const cached = sharedIndexes.get(key);
-  if (cached && cached.fingerprints.length === entries.length && cached.fingerprints.every((fingerprint, i) => fingerprint === entries[i].fingerprint)) {
+  if (cached && cached.fingerprints.length === keys.length && cached.fingerprints.every((fingerprint, i) => fingerprint === keys[i].fingerprint)) {
     sharedIndexes.delete(key);
     sharedIndexes.set(key, cached);
     return cached.index;
@@ -293,7 +301,7 @@ export function sharedToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSe
     sharedTools -= cached.fingerprints.length;
   }
   if (entries.length <= SHARED_INDEX_TOOLS) {
-    sharedIndexes.set(key, { fingerprints: entries.map((entry) => entry.fingerprint), index });
+    sharedIndexes.set(key, { fingerprints: keys.map((entry) => entry.fingerprint), index });
     sharedTools += entries.length;
     for (const [oldest, entry] of sharedIndexes) {
       if (sharedIndexes.size <= SHARED_INDEX_SETS && sharedTools <= SHARED_INDEX_TOOLS) break;
