@@ -141,6 +141,31 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     const notified = await client.callTool({ name: 'exec', arguments: { code: 'notify("heads up");\ntext(6 * 7);' } });
     expect(texts(notified).slice(1)).toEqual(['42', 'heads up']);
   });
+
+  it('answers a 20 MiB request with a JSON-RPC error and keeps serving', async () => {
+    const huge = `text(${JSON.stringify('x'.repeat(20 * 1024 * 1024))})`;
+    await expect(client.callTool({ name: 'exec', arguments: { code: huge } })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/request of \d+ bytes exceeds this server's message limit of 4194304 bytes/),
+    });
+    const after = await client.callTool({ name: 'exec', arguments: { code: 'text("still serving")' } });
+    expect(texts(after).slice(1)).toEqual(['still serving']);
+  }, 60_000);
+
+  it('caps a 12 MB reply so the official client stays connected', async () => {
+    const big = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"max_output_tokens": 100000000}\ntext("y".repeat(12_000_000));' } });
+    const body = texts(big).slice(1).join('');
+    expect(body.length).toBeGreaterThan(300_000);
+    expect(body.length).toBeLessThan(500_000);
+    expect(body).toMatch(/…\d+ tokens truncated…/);
+    const picture = await client.callTool({ name: 'exec', arguments: { code: 'image("data:image/png;base64," + "A".repeat(12_000_000));' } });
+    const blocks = picture.content as Content;
+    expect(blocks.some((block) => block.type === 'image')).toBe(false);
+    expect(blocks.map((block) => block.text)).toContain('[image omitted: 12000000 characters of base64 over the result cap]');
+    expect(blocks.at(-1)?.text).toMatch(/^\[this result was \d+ bytes, over the 8388608-byte cap of the server \(maxResultBytes\); it was shortened\]$/);
+    const after = await client.callTool({ name: 'exec', arguments: { code: 'text("connected")' } });
+    expect(texts(after).slice(1)).toEqual(['connected']);
+  }, 60_000);
 });
 
 /** Spawns the serve fixture without a client; resolves with its exit code and stderr. */
@@ -166,6 +191,34 @@ describe.concurrent('switchyard mcp serve as a process', () => {
     expect(result.stderr).toBe('');
   }, 30_000);
 
+  it('refuses requests before initialize and answers bad params with -32602', async () => {
+    const send = (stdin: NodeJS.WritableStream, message: object) => stdin.write(`${JSON.stringify(message)}\n`);
+    const initialize = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const result = await spawnServe([], (stdin, stdout) => {
+      let seen = 0;
+      send(stdin, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+      stdout.on('data', (chunk: Buffer) => {
+        seen += chunk.toString('utf8').split('\n').filter(Boolean).length;
+        if (seen === 1) {
+          send(stdin, initialize);
+        } else if (seen === 2) {
+          send(stdin, { jsonrpc: '2.0', method: 'notifications/initialized' });
+          send(stdin, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 5 } });
+          send(stdin, { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 7 } });
+          send(stdin, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'nope', arguments: {} } });
+        } else if (seen === 5) stdin.end();
+      });
+    });
+    expect(result.code).toBe(0);
+    const answers = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(answers[0]).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'MCP error -32600: tools/list before initialize: send `initialize` first' } });
+    expect(answers[1]).toMatchObject({ id: 2, result: { serverInfo: { name: 'switchyard' } } });
+    const byId = new Map(answers.slice(2).map((answer) => [answer.id, answer]));
+    expect(byId.get(3)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^MCP error -32602: Invalid tools\/call request: /) } });
+    expect(byId.get(4)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^MCP error -32602: Invalid tools\/list request: /) } });
+    expect(byId.get(5)).toMatchObject({ error: { code: -32602, message: 'MCP error -32602: unknown tool: nope (this server has exec and wait)' } });
+  }, 30_000);
+
   it('refuses a bad configuration with exit code 2 and a clear message', async () => {
     const bad = join(workspace, 'bad.json');
     writeFileSync(bad, JSON.stringify({ servers: { broken: { command: 'x', url: 'http://127.0.0.1:1/mcp' } } }));
@@ -174,6 +227,27 @@ describe.concurrent('switchyard mcp serve as a process', () => {
     expect(result.stderr).toBe('switchyard: invalid MCP server configuration:\nservers.broken: set exactly one of `command` (stdio) or `url` (streamable HTTP)\n');
     expect(result.stdout).toBe('');
   }, 30_000);
+});
+
+describe('switchyard mcp serve under 4,000 sequential calls (child process, --expose-gc)', () => {
+  it('keeps a flat heap and prints no warning', async () => {
+    const HEAP = fileURLToPath(new URL('../test/fixtures/serve-heap.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--expose-gc', '--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', HEAP, '4000', workspace], {
+      cwd: CLI_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const report = JSON.parse(stdout.trim()) as { calls: number; growthMb: number; warnings: string[]; exitCode: number };
+    expect(report.calls).toBe(4000);
+    expect(report.warnings).toEqual([]);
+    expect(report.exitCode).toBe(0);
+    expect(report.growthMb).toBeLessThan(10);
+  }, 180_000);
 });
 
 describe('readMcpServeConfig', () => {

@@ -6,6 +6,9 @@ import { mcpTools, serveCodeModeOverMcp, type CodeModeMcpHost, type McpServerCon
 import { createSession } from '@switchyard/session';
 import { builtinTools } from './builtins';
 
+/** The largest output budget a script may ask for under `mcp serve` (about 400 KB of text). */
+export const MCP_SERVE_MAX_OUTPUT_TOKENS = 100_000;
+
 /** Options of {@link mcpServeCommand}. */
 export interface McpServeCommandOptions {
   /** Workspace root of the built-in file and process tools. */
@@ -99,6 +102,9 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     tools: () => [...builtins.tools, ...downstream.executors()],
     cwd: options.cwd,
     approvalPolicy: 'never',
+    // A script's `max_output_tokens` / `wait.max_tokens` is clamped here; serveCodeModeOverMcp
+    // also caps each result's bytes (images included) under the official client's message limit.
+    codeMode: { maxOutputTokensCap: MCP_SERVE_MAX_OUTPUT_TOKENS },
   });
   // One turn for the whole connection and one step per MCP call: every call plans afresh (so
   // downstream list changes show) and some step's worker is always attached, so a yielded cell's

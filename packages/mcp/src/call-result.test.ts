@@ -20,8 +20,21 @@ describe('normalizeCallToolResult', () => {
 });
 
 describe('callToolResultBody', () => {
-  it('prefers the JSON of structuredContent', () => {
-    expect(callToolResultBody({ content: [{ type: 'text', text: 'ignored' }], structuredContent: { a: [1, 2] }, isError: false })).toBe('{"a":[1,2]}');
+  it('shows the content blocks even with structuredContent, and structuredContent only without content', () => {
+    expect(callToolResultBody({ content: [{ type: 'text', text: 'shown' }], structuredContent: { a: [1, 2] }, isError: false })).toBe('[{"type":"text","text":"shown"}]');
+    expect(callToolResultBody({ content: [], structuredContent: { a: [1, 2] }, isError: false })).toBe('{"a":[1,2]}');
+    const image = { type: 'image', data: 'AAAA', mimeType: 'image/png' };
+    expect(callToolResultBody({ content: [image], structuredContent: { content: [image] }, isError: false })).toEqual([
+      { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+    ]);
+  });
+
+  it('ends a result with resource links with a note naming read_mcp_resource and the server', () => {
+    const result = { content: [{ type: 'resource_link', uri: 'demo://a', name: 'a' }], isError: false };
+    expect(callToolResultBody(result)).toBe('[{"type":"resource_link","uri":"demo://a","name":"a"}]');
+    expect(callToolResultBody(result, 'docs')).toBe(
+      '[{"type":"resource_link","uri":"demo://a","name":"a"}]\nRead a linked resource with `read_mcp_resource` ({"server":"docs","uri":"<its uri>"}).',
+    );
   });
 
   it('keeps a data: URL image as is, names a missing mime type, and shows unknown blocks as JSON', () => {

@@ -1,5 +1,6 @@
 import {
   contentItemsToText,
+  isJsonObject,
   previewText,
   truncateContentItems,
   truncateMiddle,
@@ -49,6 +50,27 @@ export function errorCallToolResult(text: string): McpCallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** A compiled output-schema check (the SDK's ajv validator): `valid`, or why not. */
+export type StructuredContentCheck = (structured: unknown) => { valid: boolean; errorMessage?: string };
+
+/**
+ * Checks a successful result against the tool's output schema, as the MCP spec asks clients to
+ * (and the SDK's `Client.callTool` does): a result without `structuredContent`, or with one the
+ * schema refuses, becomes an error result whose first text says why, followed by the content the
+ * server sent. Error results and tools without an output schema pass unchanged.
+ */
+export function checkStructuredContent(result: McpCallToolResult, check: StructuredContentCheck | undefined): McpCallToolResult {
+  if (!check || result.isError) return result;
+  let problem: string | undefined;
+  if (result.structuredContent === undefined) problem = 'the tool has an output schema but its result has no structured content';
+  else {
+    const verdict = check(result.structuredContent);
+    if (!verdict.valid) problem = `the structured content does not match the tool's output schema: ${verdict.errorMessage ?? 'invalid'}`;
+  }
+  if (problem === undefined) return result;
+  return { content: [{ type: 'text', text: `tool call error: ${problem}` }, ...result.content], isError: true };
+}
+
 /** Marker keyword on {@link mcpCallToolResultOutputSchema} (the broker also detects the shape). */
 export const MCP_RESULT_SCHEMA_MARKER = 'x-switchyard-mcp';
 
@@ -84,16 +106,29 @@ function contentBlockToItem(block: JsonValue): { item: ContentItem; image: boole
   return { item: { type: 'input_text', text: JSON.stringify(block) }, image: false };
 }
 
+/** The note a body gets when its result links resources the model can read. */
+export function resourceLinkNote(server: string): string {
+  return `Read a linked resource with \`read_mcp_resource\` ({"server":${JSON.stringify(server)},"uri":"<its uri>"}).`;
+}
+
 /**
- * The model-visible body of a result (reference/tools.md §3.5): the JSON of `structuredContent`
- * when present; otherwise content items when any block is an image (text blocks as `input_text`,
- * images as `data:` URLs, other blocks as their JSON); otherwise the JSON of the `content` array.
+ * The model-visible body of a result. Content blocks are what a server writes for the model, so
+ * they always reach it: content items when any block is an image (text blocks as `input_text`,
+ * images as `data:` URLs, other blocks as their JSON), else the JSON of the `content` array. Only a
+ * result with no content blocks shows its `structuredContent` (as JSON); a cell receives both.
+ * With `resourceServer`, a result holding `resource_link` blocks ends with {@link resourceLinkNote}.
  */
-export function callToolResultBody(result: McpCallToolResult): ToolOutputBody {
-  if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+export function callToolResultBody(result: McpCallToolResult, resourceServer?: string): ToolOutputBody {
+  if (result.content.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  const note =
+    resourceServer !== undefined && result.content.some((block) => isJsonObject(block) && block.type === 'resource_link') ? resourceLinkNote(resourceServer) : undefined;
   const converted = result.content.map(contentBlockToItem);
-  if (converted.some((entry) => entry.image)) return converted.map((entry) => entry.item);
-  return JSON.stringify(result.content);
+  if (converted.some((entry) => entry.image)) {
+    const items = converted.map((entry) => entry.item);
+    return note === undefined ? items : [...items, { type: 'input_text', text: note }];
+  }
+  const text = JSON.stringify(result.content);
+  return note === undefined ? text : `${text}\n${note}`;
 }
 
 /** Formats elapsed milliseconds the way the header does: seconds with four decimals. */
@@ -107,6 +142,8 @@ export interface McpToolOutputOptions {
   wallTimeMs: number;
   /** Token budget before the ×1.2 margin. Default 10 000. */
   maxOutputTokens?: number;
+  /** The server whose `resource_link` blocks `read_mcp_resource` can read (adds the note). */
+  resourceServer?: string;
 }
 
 /**
@@ -132,7 +169,7 @@ export class McpToolOutput implements ToolOutput {
     this.wallTimeMs = options.wallTimeMs;
     const budget = Math.floor((options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * 1.2);
     const header = `Wall time: ${formatWallTime(options.wallTimeMs)} seconds\nOutput:`;
-    const body = callToolResultBody(result);
+    const body = callToolResultBody(result, options.resourceServer);
     if (typeof body === 'string') {
       this.body = truncateMiddle(body === '' ? header : `${header}\n${body}`, budget).text;
     } else {

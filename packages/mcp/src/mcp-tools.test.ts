@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { displayName, hasErrorCode, type FunctionToolSpec } from '@switchyard/protocol';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_SERVER, call, executor, fixtureServer, nextEvent, outputText } from '../test/helpers';
 import { McpToolOutput } from './call-result';
@@ -33,6 +35,8 @@ describe('mcpTools over stdio', () => {
       'mcp__fx__crash',
       'mcp__fx__add_tool',
       'mcp__fx__dotted_name_tool',
+      'mcp__fx__bad_output',
+      'mcp__fx__no_structured',
       'mcp__lazy__echo',
       'mcp__lazy__lookup',
       'mcp__lazy__sleep',
@@ -43,7 +47,7 @@ describe('mcpTools over stdio', () => {
     expect(skipped.find((w) => w.server === 'fx' && w.tool === 'broken_type')?.message).toMatch(/^MCP server `fx`: skipped tool `broken_type`: input schema cannot be used: /);
     expect(skipped.find((w) => w.server === 'fx' && w.tool === 'not_object')?.message).toMatch(/^MCP server `fx`: skipped tool `not_object`: invalid tool definition \(inputSchema\.type: /);
     expect(mcp.servers().map((s) => [s.name, s.state, s.toolCount])).toEqual([
-      ['fx', 'ready', 10],
+      ['fx', 'ready', 12],
       ['lazy', 'ready', 4],
     ]);
   });
@@ -76,17 +80,42 @@ describe('mcpTools over stdio', () => {
     expect(lazy.supportsParallelToolCalls).toBe(true);
   });
 
-  it('answers a direct call with the wall-time header and the structured content; a cell gets the CallToolResult', async () => {
+  it('answers a direct call with the wall-time header and the content blocks; a cell gets the CallToolResult', async () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__echo'), { message: 'hi' }, { callId: 'c-7' });
     expect(item.type).toBe('function_call_output');
     expect(item.call_id).toBe('c-7');
-    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\{"echo":"hi"\}$/);
+    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: hi"\}\]$/);
     expect(output.success).toBe(true);
     expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({
       content: [{ type: 'text', text: 'echo: hi' }],
       structuredContent: { echo: 'hi' },
       isError: false,
     });
+  });
+
+  it('checks structured content against the output schema, as the official client does', async () => {
+    const bad = await call(executor(mcp, 'mcp__fx__bad_output'));
+    expect(bad.output.success).toBe(false);
+    expect(bad.output.codeModeResult(bad.payload)).toEqual({
+      content: [
+        { type: 'text', text: "tool call error: the structured content does not match the tool's output schema: data/count must be number" },
+        { type: 'text', text: 'three' },
+      ],
+      isError: true,
+    });
+    const none = await call(executor(mcp, 'mcp__fx__no_structured'));
+    expect(none.output.success).toBe(false);
+    expect(outputText(none.item)).toContain('"text":"tool call error: the tool has an output schema but its result has no structured content"');
+    // The SDK's own client refuses the same two results.
+    const client = new Client({ name: 'official-client', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_VALID_ONLY: '1' }, stderr: 'pipe' }));
+    try {
+      await client.listTools();
+      await expect(client.callTool({ name: 'bad_output', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('data/count must be number') });
+      await expect(client.callTool({ name: 'no_structured', arguments: {} })).rejects.toMatchObject({ code: -32600 });
+    } finally {
+      await client.close();
+    }
   });
 
   it('shows text-only content as the JSON of the content array', async () => {
@@ -205,7 +234,7 @@ describe('mcpTools over time', () => {
       const names = mcp.executors().map((e) => displayName(e.name));
       expect(names.some((name) => name.startsWith('mcp__a__'))).toBe(false);
       expect(names).toContain('mcp__b__echo');
-      expect(outputText((await call(executor(mcp, 'mcp__b__echo'), { message: 'still here' })).item)).toContain('{"echo":"still here"}');
+      expect(outputText((await call(executor(mcp, 'mcp__b__echo'), { message: 'still here' })).item)).toContain('"text":"echo: still here"');
 
       const stale = await call(echoA, { message: 'x' });
       expect(outputText(stale.item)).toContain('tool call error: MCP server `a` is not running (exited: connection closed)');
@@ -235,7 +264,7 @@ describe('mcpTools over time', () => {
       expect(messages.early).toMatch(/^MCP server `early` failed to start \(command: .*\): .*Connection closed\nstderr: boom at start$/);
       expect(messages.silent).toMatch(/^MCP server `silent` failed to start \(command: .*\): timed out after 500ms/);
       expect(mcp.executors().every((e) => e.name.namespace === 'mcp__good__')).toBe(true);
-      expect(mcp.executors().length).toBe(10);
+      expect(mcp.executors().length).toBe(12);
       expect(mcp.servers().map((s) => s.state)).toEqual(['failed', 'failed', 'failed', 'ready']);
     } finally {
       await mcp.close();
@@ -256,15 +285,20 @@ describe('mcpTools over streamable HTTP', () => {
           if (match) resolve(Number(match[1]));
         });
       });
+      const deletes: string[] = [];
+      createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('DELETE ') && deletes.push(line.slice('DELETE '.length)));
       const mcp = await mcpTools({ servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } });
       try {
         expect(mcp.warnings.filter((w) => w.kind === 'server-failed')).toEqual([]);
         expect(mcp.executors().map((e) => displayName(e.name))).toContain('mcp__web__echo');
         const { item } = await call(executor(mcp, 'mcp__web__echo'), { message: 'over http' });
-        expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\{"echo":"over http"\}$/);
+        expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: over http"\}\]$/);
       } finally {
         await mcp.close();
       }
+      // close() ended the session with the DELETE of the streamable HTTP transport (once).
+      await expect.poll(() => deletes.length).toBe(1);
+      expect(deletes[0]).toMatch(/^[0-9a-f-]{36}$/);
     } finally {
       child.kill();
     }

@@ -1,6 +1,7 @@
 import type { ToolExecutor } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig } from './config';
-import { McpServerConnection, type McpServerState, type McpWarning } from './server-connection';
+import { createResourceTools } from './resource-tools';
+import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
 
 /** Options of {@link mcpTools}. */
 export interface McpToolsOptions {
@@ -8,6 +9,11 @@ export interface McpToolsOptions {
   servers: Record<string, McpServerConfig>;
   /** Token budget of one direct output before the ×1.2 margin. Default 10 000. */
   maxOutputTokens?: number;
+  /**
+   * Largest message read from a stdio server, in bytes. A larger `tools/call` result becomes an
+   * error result with a note and the start of its text; the server stays connected. Default 32 MiB.
+   */
+  maxMessageBytes?: number;
   /** Receives every warning as it happens, startup included (also kept in `warnings`). */
   onWarning?: (warning: McpWarning) => void;
 }
@@ -15,7 +21,9 @@ export interface McpToolsOptions {
 /** Events of {@link McpTools}, discriminated on `type`. */
 export type McpToolsEvent =
   | ({ readonly type: 'warning' } & McpWarning)
-  | { readonly type: 'tools-changed'; readonly server: string };
+  | { readonly type: 'tools-changed'; readonly server: string }
+  | ({ readonly type: 'progress' } & McpProgress)
+  | ({ readonly type: 'log' } & McpLogMessage);
 
 /** The state of one configured server. */
 export interface McpServerStatus {
@@ -30,8 +38,9 @@ export interface McpServerStatus {
 /** MCP servers as a changing list of executors. */
 export interface McpTools {
   /**
-   * The executors of every ready server, in configuration order. Read it when planning each
-   * step: servers that failed are gone, and `list_changed` updates appear once re-listed.
+   * The executors of every ready server, in configuration order, then `list_mcp_resources` and
+   * `read_mcp_resource` when a ready server offers resources. Read it when planning each step:
+   * servers that failed are gone, and `list_changed` updates appear once re-listed.
    */
   executors(): readonly ToolExecutor[];
   /** Waits until every re-list triggered by `notifications/tools/list_changed` so far has finished. */
@@ -40,7 +49,7 @@ export interface McpTools {
   servers(): readonly McpServerStatus[];
   /** Every warning so far (server failures are reported once each). */
   readonly warnings: readonly McpWarning[];
-  /** Subscribes to `warning` or `tools-changed`; returns the unsubscribe function. */
+  /** Subscribes to `warning`, `tools-changed`, `progress` or `log`; returns the unsubscribe function. */
   on<T extends McpToolsEvent['type']>(type: T, listener: (event: Extract<McpToolsEvent, { type: T }>) => void): () => void;
   /** Closes every connection (stdio servers are ended). Idempotent; never throws. */
   close(): Promise<void>;
@@ -83,15 +92,25 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
           toolsChanged(name) {
             emit({ type: 'tools-changed', server: name });
           },
+          progress(progress) {
+            emit({ type: 'progress', ...progress });
+          },
+          log(message) {
+            emit({ type: 'log', ...message });
+          },
         },
-        options.maxOutputTokens,
+        { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes },
       ),
   );
   await Promise.all(connections.map((connection) => connection.start()));
+  const resourceTools = createResourceTools(() => connections, options.maxOutputTokens);
 
   let closed: Promise<void> | undefined;
   return {
-    executors: () => connections.flatMap((connection) => connection.executors()),
+    executors: () => {
+      const executors = connections.flatMap((connection) => connection.executors());
+      return connections.some((connection) => connection.offersResources) ? [...executors, ...resourceTools] : executors;
+    },
     refresh: async () => {
       await Promise.all(connections.map((connection) => connection.settle()));
     },

@@ -1,16 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type ContentBlock,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, type ContentItem, type JsonObject, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage, truncateMiddle, type ContentItem, type JsonObject, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { z } from 'zod';
+import { BoundedStdioServerTransport } from './stdio-transports';
 import { VERSION } from './version';
 
 /** The `exec` and `wait` tools as a Code Mode host describes them to a model (Responses-API wire JSON). */
@@ -57,7 +50,24 @@ export interface ServeCodeModeOverMcpOptions {
   instructions?: string;
   /** Receives transport and protocol errors (a bad line from the client, a failed send). */
   onError?: (error: Error) => void;
+  /**
+   * Largest request read over the default stdio transport, in bytes; a larger one is answered with
+   * a JSON-RPC `Invalid Request` error and the server keeps serving. Default 4 MiB (requests carry
+   * a script's source).
+   */
+  maxMessageBytes?: number;
+  /**
+   * Largest `tools/call` result sent, in bytes of its JSON; a larger one has its images replaced by
+   * notes, then its longest texts cut in the middle, and ends with a note. Default 8 MiB: the
+   * official SDK client closes the connection on a message over 10 MiB.
+   */
+  maxResultBytes?: number;
 }
+
+/** Default of {@link ServeCodeModeOverMcpOptions.maxMessageBytes}. */
+export const DEFAULT_SERVE_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Default of {@link ServeCodeModeOverMcpOptions.maxResultBytes}. */
+export const DEFAULT_SERVE_MAX_RESULT_BYTES = 8 * 1024 * 1024;
 
 /** A running Code Mode MCP server. */
 export interface CodeModeMcpServer {
@@ -145,8 +155,52 @@ export function codeModeMcpToolDefinitions(descriptions: CodeModeToolDescription
   ];
 }
 
+/** A request schema that only fixes the method, so a bad `params` reaches the handler. */
+function LooseRequestSchema<M extends string>(method: M) {
+  return z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
+}
+
 function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+/**
+ * Caps a result at `maxBytes` of JSON: images are replaced by one-line notes (last first), then
+ * the longest text is cut in the middle (with the `…N tokens truncated…` marker) until it fits, and
+ * a closing note says so. A result that fits is returned unchanged.
+ */
+export function capCallToolResult(result: CallToolResult, maxBytes: number): CallToolResult {
+  let size = jsonBytes(result);
+  if (size <= maxBytes) return result;
+  const note = `[this result was ${size} bytes, over the ${maxBytes}-byte cap of the server (maxResultBytes); it was shortened]`;
+  const content: ContentBlock[] = [...result.content, { type: 'text', text: note }];
+  const measure = () => jsonBytes({ ...result, content });
+  for (let index = content.length - 1; index >= 0 && size > maxBytes; index--) {
+    const block = content[index];
+    if (block.type !== 'image' && block.type !== 'audio') continue;
+    content[index] = { type: 'text', text: `[${block.type} omitted: ${block.data.length} characters of base64 over the result cap]` };
+    size = measure();
+  }
+  for (let round = 0; size > maxBytes && round < 16; round++) {
+    let longest = -1;
+    for (let index = 0; index < content.length - 1; index++) {
+      const block = content[index];
+      if (block.type === 'text' && (longest < 0 || block.text.length > (content[longest] as { text: string }).text.length)) longest = index;
+    }
+    if (longest < 0) break;
+    const text = (content[longest] as { text: string }).text;
+    const raw = Buffer.byteLength(text);
+    // JSON escaping makes a text longer on the wire; shrink by the excess scaled by that factor.
+    const expansion = Buffer.byteLength(JSON.stringify(text)) / Math.max(1, raw);
+    const keepBytes = Math.max(0, raw - Math.ceil((size - maxBytes + 256) / expansion));
+    content[longest] = { type: 'text', text: truncateMiddle(text, Math.floor(keepBytes / 4)).text };
+    size = measure();
+  }
+  return { ...result, content };
 }
 
 /**
@@ -156,6 +210,7 @@ function errorResult(text: string): CallToolResult {
  */
 export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions): Promise<CodeModeMcpServer> {
   const { host } = options;
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES;
   const server = new Server(
     { name: options.name ?? 'switchyard-code-mode', version: VERSION },
     { capabilities: { tools: { listChanged: true } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
@@ -171,15 +226,31 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     }
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: codeModeMcpToolDefinitions(await host.describe()) }));
+  // Requests are registered with loose schemas and checked here: the SDK's own parse failure
+  // would answer -32603 (internal error) for what is the client's mistake (-32602).
+  const requireInitialized = (method: string) => {
+    if (server.getClientVersion() === undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
+    }
+  };
+  server.setRequestHandler(LooseRequestSchema('tools/list'), async (request) => {
+    requireInitialized('tools/list');
+    const parsed = ListToolsRequestSchema.safeParse(request);
+    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
+    return { tools: codeModeMcpToolDefinitions(await host.describe()) };
+  });
 
   let sequence = 0;
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params;
-    const args = request.params.arguments ?? {};
+  // The SDK wraps a tools/call handler: it checks the request (-32602 when invalid) and the result.
+  server.setRequestHandler(LooseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
+    requireInitialized('tools/call');
+    const params = request.params as { name: string; arguments?: Record<string, unknown> };
+    const { name } = params;
+    const args = params.arguments ?? {};
     const callId = `mcp-${String(extra.requestId)}-${++sequence}`;
     let item: ToolCallItem;
     if (name === 'exec') {
+      // A wrong argument is the model's to fix: a tool error it can read, not a protocol error.
       if (typeof args.code !== 'string') return errorResult('exec expects a `code` argument holding the JavaScript source as a string');
       item = { type: 'custom_tool_call', call_id: callId, name: 'exec', input: args.code };
     } else if (name === 'wait') {
@@ -187,12 +258,14 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     } else {
       throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name} (this server has exec and wait)`);
     }
+    let result: CallToolResult;
     try {
       const answer = await host.dispatch(item, { signal: extra.signal });
-      return 'item' in answer ? toolOutputToCallToolResult(answer.item, answer.success) : toolOutputToCallToolResult(answer);
+      result = 'item' in answer ? toolOutputToCallToolResult(answer.item, answer.success) : toolOutputToCallToolResult(answer);
     } catch (error) {
-      return errorResult(`${name} failed: ${errorMessage(error)}`);
+      result = errorResult(`${name} failed: ${errorMessage(error)}`);
     }
+    return capCallToolResult(result, maxResultBytes);
   });
 
   const stopWatching = host.onToolsChanged?.(() => {
@@ -204,7 +277,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
   if (!transport) {
     const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream;
     const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream;
-    transport = new StdioServerTransport(stdin, stdout);
+    transport = new BoundedStdioServerTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? DEFAULT_SERVE_MAX_MESSAGE_BYTES });
     const onEnd = () => void close();
     stdin.once('end', onEnd);
     stdin.once('close', onEnd);

@@ -1,8 +1,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  ToolSchema,
+  type LoggingLevel,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   FatalToolError,
@@ -19,8 +25,17 @@ import {
   type ToolOutput,
 } from '@switchyard/protocol';
 import { z } from 'zod';
-import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, normalizeCallToolResult, type McpCallToolResult } from './call-result';
+import {
+  McpToolOutput,
+  checkStructuredContent,
+  errorCallToolResult,
+  mcpCallToolResultOutputSchema,
+  normalizeCallToolResult,
+  type McpCallToolResult,
+  type StructuredContentCheck,
+} from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
+import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
 import { VERSION } from './version';
 
@@ -39,11 +54,45 @@ export interface McpWarning {
   readonly message: string;
 }
 
+/** A `notifications/progress` of a running call. */
+export interface McpProgress {
+  /** The configured server name. */
+  readonly server: string;
+  /** The raw MCP tool name. */
+  readonly tool: string;
+  /** The Switchyard call id of the call. */
+  readonly callId: string;
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** A `notifications/message` (log line) a server sent. */
+export interface McpLogMessage {
+  /** The configured server name. */
+  readonly server: string;
+  readonly level: LoggingLevel;
+  readonly logger?: string;
+  /** The log payload as the server sent it (any JSON). */
+  readonly data: unknown;
+}
+
 /** What a connection reports to its owner. */
 export interface ServerConnectionListener {
   warning(warning: McpWarning): void;
   toolsChanged(server: string): void;
+  progress(progress: McpProgress): void;
+  log(message: McpLogMessage): void;
 }
+
+/** Limits of one connection. */
+export interface ServerConnectionLimits {
+  /** Token budget of one direct output before the ×1.2 margin. */
+  readonly maxOutputTokens?: number;
+  /** Largest stdio message read from the server, in bytes. */
+  readonly maxMessageBytes?: number;
+}
+
 
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 const CallToolResultLooseSchema = z.looseObject({});
@@ -74,11 +123,12 @@ export class McpServerConnection {
   private refreshAgain = false;
   private listChangedWhileStarting = false;
   private readonly reportedSkips = new Set<string>();
+  private transport: Transport | undefined;
 
   constructor(
     private readonly resolved: ResolvedServerConfig,
     private readonly listener: ServerConnectionListener,
-    private readonly maxOutputTokens: number | undefined,
+    private readonly limits: ServerConnectionLimits = {},
   ) {
     this.name = resolved.name;
     this.namespace = resolved.namespace;
@@ -111,9 +161,14 @@ export class McpServerConnection {
     });
     try {
       const transport = this.createTransport();
+      this.transport = transport;
       const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: {} });
       this.client = client;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        const { level, logger, data } = notification.params;
+        this.listener.log({ server: this.name, level, ...(logger !== undefined ? { logger } : {}), data });
+      });
       client.onclose = () => this.handleClose();
       client.onerror = () => {
         // Transport noise (a malformed line, a failed cancellation send) affects one request at most;
@@ -141,8 +196,14 @@ export class McpServerConnection {
   private createTransport(): Transport {
     const config = this.resolved.config;
     if (isStdioConfig(config)) {
-      const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
-      transport.stderr?.on('data', (chunk: Buffer) => {
+      const transport = new BoundedStdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: config.env,
+        cwd: config.cwd,
+        maxMessageBytes: this.limits.maxMessageBytes,
+      });
+      transport.stderr.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
       });
       return transport;
@@ -223,7 +284,18 @@ export class McpServerConnection {
         continue;
       }
       seenRaw.add(rawName);
-      const source = raw as { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; description?: string; title?: string };
+      const source = raw as {
+        inputSchema: Record<string, unknown>;
+        outputSchema?: Record<string, unknown>;
+        description?: string;
+        title?: string;
+        execution?: { taskSupport?: string };
+      };
+      if (source.execution?.taskSupport === 'required') {
+        // A tools/call without a task is refused by such a tool, and this client runs no tasks.
+        this.skip(rawName, 'it requires task-based execution (`execution.taskSupport: "required"`), which this client does not support');
+        continue;
+      }
       const parameters = withoutDialect(source.inputSchema);
       if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
       const outputSchema = source.outputSchema ? withoutDialect(source.outputSchema) : undefined;
@@ -233,20 +305,28 @@ export class McpServerConnection {
         this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
         continue;
       }
+      let checkOutput: StructuredContentCheck | undefined;
       if (outputSchema) {
         try {
-          schemaValidator.getValidator(outputSchema as never);
+          checkOutput = schemaValidator.getValidator(outputSchema as never) as StructuredContentCheck;
         } catch (error) {
           this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
           continue;
         }
       }
-      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema));
+      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput));
     }
     return executors;
   }
 
-  private createExecutor(rawName: string, functionName: string, description: string, parameters: JsonSchema, outputSchema: JsonSchema | undefined): ToolExecutor {
+  private createExecutor(
+    rawName: string,
+    functionName: string,
+    description: string,
+    parameters: JsonSchema,
+    outputSchema: JsonSchema | undefined,
+    checkOutput: StructuredContentCheck | undefined,
+  ): ToolExecutor {
     const config = this.resolved.config;
     const namespaceDescription = config.description ?? this.client?.getInstructions();
     const propertyNames = Object.keys(parameters.properties ?? {});
@@ -264,12 +344,12 @@ export class McpServerConnection {
       supportsParallelToolCalls: config.parallel ?? false,
       ...(namespaceDescription ? { namespaceDescription } : {}),
       searchText: [this.name, rawName, ...propertyNames].join(' '),
-      handle: (invocation) => this.handleCall(rawName, invocation),
+      handle: (invocation) => this.handleCall(rawName, invocation, checkOutput),
     };
     return executor;
   }
 
-  private async handleCall(rawName: string, invocation: ToolInvocation): Promise<ToolOutput> {
+  private async handleCall(rawName: string, invocation: ToolInvocation, checkOutput: StructuredContentCheck | undefined): Promise<ToolOutput> {
     const started = performance.now();
     const payload = invocation.payload;
     if (payload.kind !== 'function') {
@@ -278,24 +358,36 @@ export class McpServerConnection {
     const args: JsonObject = parseObjectArguments(payload.arguments);
     let result: McpCallToolResult;
     try {
-      result = await this.callTool(rawName, args, invocation.signal);
+      result = await this.callTool(rawName, args, invocation.signal, (progress) => {
+        const event = { server: this.name, tool: rawName, callId: invocation.callId, ...progress };
+        this.listener.progress(event);
+        invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-progress', data: { server: this.name, tool: rawName, ...progress } });
+      });
+      result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
       result = errorCallToolResult(`tool call error: ${errorMessage(error)}`);
     }
-    return new McpToolOutput(result, { wallTimeMs: performance.now() - started, maxOutputTokens: this.maxOutputTokens });
+    return new McpToolOutput(result, {
+      wallTimeMs: performance.now() - started,
+      maxOutputTokens: this.limits.maxOutputTokens,
+      ...(this.offersResources ? { resourceServer: this.name } : {}),
+    });
   }
 
   /**
    * Calls a tool by its raw MCP name. Resolves with the normalized result (an error result
    * included); rejects when the server is not running, the call times out, the connection closes
-   * or `signal` aborts (the server then receives `notifications/cancelled`).
+   * or `signal` aborts (the server then receives `notifications/cancelled`). `onProgress` receives
+   * the call's `notifications/progress` (each also restarts the timeout).
    */
-  async callTool(rawName: string, args: JsonObject, signal: AbortSignal): Promise<McpCallToolResult> {
-    const client = this.client;
-    if (this.currentState !== 'ready' || !client) {
-      throw new Error(`MCP server \`${this.name}\` is not running${this.failure ? ` (${this.failure.split('\n')[0]})` : ''}`);
-    }
+  async callTool(
+    rawName: string,
+    args: JsonObject,
+    signal: AbortSignal,
+    onProgress?: (progress: { progress: number; total?: number; message?: string }) => void,
+  ): Promise<McpCallToolResult> {
+    const client = this.runningClient();
     signal.throwIfAborted();
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
@@ -304,21 +396,70 @@ export class McpServerConnection {
         signal,
         timeout,
         resetTimeoutOnProgress: true,
-        onprogress: () => undefined,
+        onprogress: (progress) => {
+          try {
+            onProgress?.({
+              progress: progress.progress,
+              ...(progress.total !== undefined ? { total: progress.total } : {}),
+              ...(progress.message !== undefined ? { message: progress.message } : {}),
+            });
+          } catch {
+            // A broken listener must not fail the call.
+          }
+        },
         ...(config.maxCallTimeMs ? { maxTotalTimeout: config.maxCallTimeMs } : {}),
       });
       return normalizeCallToolResult(raw);
     } catch (error) {
-      if (signal.aborted) throw error;
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-        throw new Error(`timed out awaiting tools/call after ${formatDuration(limit)}`, { cause: error });
-      }
-      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-        throw new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
-      }
-      throw error;
+      throw this.describeRequestError(error, signal, 'tools/call', timeout);
     }
+  }
+
+  /** Whether the server offers resources (`resources` capability), once ready. */
+  get offersResources(): boolean {
+    return this.currentState === 'ready' && this.client?.getServerCapabilities()?.resources !== undefined;
+  }
+
+  /** `resources/read` of one URI; rejects like {@link callTool}. */
+  async readResource(uri: string, signal: AbortSignal): Promise<JsonObject> {
+    const client = this.runningClient();
+    try {
+      return (await client.request({ method: 'resources/read', params: { uri } }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+    } catch (error) {
+      throw this.describeRequestError(error, signal, 'resources/read', this.resolved.toolTimeoutMs);
+    }
+  }
+
+  /** One page of `resources/list`; rejects like {@link callTool}. */
+  async listResources(cursor: string | undefined, signal: AbortSignal): Promise<JsonObject> {
+    const client = this.runningClient();
+    try {
+      const params = cursor === undefined ? {} : { cursor };
+      return (await client.request({ method: 'resources/list', params }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+    } catch (error) {
+      throw this.describeRequestError(error, signal, 'resources/list', this.resolved.toolTimeoutMs);
+    }
+  }
+
+  private runningClient(): Client {
+    const client = this.client;
+    if (this.currentState !== 'ready' || !client) {
+      throw new Error(`MCP server \`${this.name}\` is not running${this.failure ? ` (${this.failure.split('\n')[0]})` : ''}`);
+    }
+    return client;
+  }
+
+  private describeRequestError(error: unknown, signal: AbortSignal, method: string, timeout: number): unknown {
+    if (signal.aborted) return error;
+    const config = this.resolved.config;
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
+      return new Error(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
+    }
+    return error;
   }
 
   private scheduleRefresh(): void {
@@ -351,12 +492,21 @@ export class McpServerConnection {
     while (this.refreshing) await this.refreshing;
   }
 
-  /** Closes the client (a stdio server's process is ended). Idempotent; never throws. */
+  /**
+   * Closes the client: a stdio server's process is ended; an HTTP session is ended with the
+   * `DELETE` the streamable HTTP transport defines (a server that does not support it answers 405,
+   * which is fine). Idempotent; never throws.
+   */
   async close(): Promise<void> {
     const client = this.client;
+    const transport = this.transport;
     this.client = undefined;
+    this.transport = undefined;
     this.currentState = 'closed';
     this.tools = [];
+    if (client && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      await transport.terminateSession().catch(() => undefined);
+    }
     await client?.close().catch(() => undefined);
   }
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
+import { MAX_WIRE_NAME_LENGTH, nameHash } from '@switchyard/protocol';
 
-/** The Responses API's longest function name. */
-export const MAX_TOOL_NAME_LENGTH = 64;
+/** The Responses API's longest function (and namespace) name. */
+export const MAX_TOOL_NAME_LENGTH = MAX_WIRE_NAME_LENGTH;
 
 /**
  * Replaces every character outside `[A-Za-z0-9_]` with `_` (the Responses API accepts
@@ -13,28 +13,34 @@ export function sanitizeToolName(raw: string): string {
   return out === '' ? '_' : out;
 }
 
-/** The namespace of a server's tools: `mcp__<server>__`, sanitized. */
+/**
+ * The namespace of a server's tools: `mcp__<server>__`, sanitized, at most 64 characters (a longer
+ * one keeps its start and gets a stable hash of the server name before the closing `__`).
+ */
 export function mcpNamespace(server: string): string {
-  return sanitizeToolName(`mcp__${server}__`);
-}
-
-function sha1(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
+  const sanitized = sanitizeToolName(`mcp__${server}`);
+  if (sanitized.length + 2 <= MAX_TOOL_NAME_LENGTH) return `${sanitized}__`;
+  return `${sanitized.slice(0, MAX_TOOL_NAME_LENGTH - 13)}_${nameHash(server)}__`;
 }
 
 /**
  * Gives each raw MCP tool name of one server a unique, sanitized function name of at most 64
- * characters. A name too long, or one colliding with an earlier tool after sanitizing, keeps a
- * prefix and gets the SHA-1 of the raw name appended, so it is stable across list refreshes.
+ * characters. A longer name keeps its start and gets `_` + a stable hash of the raw name; a name
+ * colliding with an earlier tool after sanitizing gets the hash too. Names depend only on the raw
+ * names (and, for a clash, on listing order), so they are stable across list refreshes.
  */
 export function createToolNamer(): (raw: string) => string {
   const used = new Set<string>();
   return (raw) => {
-    let candidate = sanitizeToolName(raw);
-    const prefixLength = MAX_TOOL_NAME_LENGTH - 40;
-    if (candidate.length > MAX_TOOL_NAME_LENGTH) candidate = candidate.slice(0, prefixLength) + sha1(raw);
-    if (used.has(candidate)) candidate = candidate.slice(0, prefixLength) + sha1(raw);
+    const sanitized = sanitizeToolName(raw);
+    let candidate = sanitized.length > MAX_TOOL_NAME_LENGTH ? hashed(sanitized, raw) : sanitized;
+    for (let attempt = 1; used.has(candidate); attempt++) candidate = hashed(sanitized, attempt === 1 ? raw : `${raw}#${attempt}`);
     used.add(candidate);
     return candidate;
   };
+}
+
+/** `sanitized` cut so that `_` + the stable hash of `key` fit in 64 characters. */
+function hashed(sanitized: string, key: string): string {
+  return `${sanitized.slice(0, MAX_TOOL_NAME_LENGTH - 11)}_${nameHash(key)}`;
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The identity of a tool: a `name` plus an optional `namespace` (reference/tools.md §1.1).
  *
@@ -58,4 +60,25 @@ export function compareToolNames(a: ToolName, b: ToolName): number {
   if (ka !== kb) return ka < kb ? -1 : 1;
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
   return 0;
+}
+
+/** The longest function or namespace name the Responses and Chat Completions APIs accept. */
+export const MAX_WIRE_NAME_LENGTH = 64;
+
+/** Ten hex digits of the SHA-256 of `text`: the stable suffix {@link shortenName} appends. */
+export function nameHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 10);
+}
+
+/**
+ * Shortens `name` to at most `maxLength` characters, stably. A name that fits comes back as is; a
+ * longer one keeps its first `maxLength - 11` characters and ends with `_` + {@link nameHash} of
+ * the whole name, so one name always gives the same result and long names sharing a prefix still
+ * differ. Callers that must be collision-free keep their set of used names and resolve a clash
+ * themselves (hash a disambiguated name). Throws a `RangeError` for `maxLength` < 12.
+ */
+export function shortenName(name: string, maxLength: number = MAX_WIRE_NAME_LENGTH): string {
+  if (maxLength < 12) throw new RangeError(`shortenName: maxLength must be at least 12, got ${maxLength}`);
+  if (name.length <= maxLength) return name;
+  return `${name.slice(0, maxLength - 11)}_${nameHash(name)}`;
 }

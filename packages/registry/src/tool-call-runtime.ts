@@ -91,6 +91,11 @@ export class ToolCallRuntime {
     this.turnSignal?.removeEventListener('abort', this.onTurnAbort);
   }
 
+  /** Calls of this runtime still running (direct and nested); 0 once the step's work is done. */
+  get activeCalls(): number {
+    return this.active.size;
+  }
+
   /** Dispatches one call under the gate. Resolves with its answer; rejects only with a fatal error. */
   handle(call: ToolCall, options: HandleOptions = {}): Promise<DispatchResult> {
     const source = options.source ?? DIRECT_SOURCE;

@@ -225,6 +225,14 @@ export function createSession(options: SessionOptions): Session {
         const registry = ToolRegistry.from(plan.executors);
         const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: options.hooks });
         for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
+        // Earlier steps' runtimes with nothing running are released here: a long turn with many
+        // steps (`mcp serve` makes one per MCP call) would otherwise keep every router and plan,
+        // and one turn-signal listener per step.
+        for (let index = runtimes.length - 1; index >= 0; index--) {
+          if (runtimes[index].activeCalls > 0) continue;
+          runtimes[index].dispose();
+          runtimes.splice(index, 1);
+        }
         const runtime = new ToolCallRuntime({ router, step: context, signal: controller.signal });
         runtimes.push(runtime);
         const handleItem = async (item: ResponseItem) => {

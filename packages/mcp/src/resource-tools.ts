@@ -1,0 +1,150 @@
+import {
+  RespondToModelError,
+  isJsonObject,
+  parseObjectArguments,
+  toolName,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+  type ToolExecutor,
+  type ToolInvocation,
+} from '@switchyard/protocol';
+import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, type McpCallToolResult } from './call-result';
+import type { McpServerConnection } from './server-connection';
+
+/** Name of the tool that reads an MCP resource (a `resource_link` a tool returned, for example). */
+export const READ_MCP_RESOURCE = 'read_mcp_resource';
+/** Name of the tool that lists the resources of the MCP servers. */
+export const LIST_MCP_RESOURCES = 'list_mcp_resources';
+
+const MAX_LIST_PAGES = 20;
+
+/**
+ * A resource's contents as content blocks the model can read: text as text, a base64 `image/*`
+ * blob as an image, any other blob as a one-line note (its size and type).
+ */
+function contentsToBlocks(contents: readonly JsonValue[]): JsonValue[] {
+  return contents.map((entry): JsonValue => {
+    const item = isJsonObject(entry) ? entry : {};
+    const uri = typeof item.uri === 'string' ? item.uri : '';
+    const mimeType = typeof item.mimeType === 'string' ? item.mimeType : undefined;
+    if (typeof item.text === 'string') return { type: 'text', text: item.text };
+    if (typeof item.blob === 'string') {
+      if (mimeType?.startsWith('image/')) return { type: 'image', data: item.blob, mimeType };
+      const bytes = Math.floor((item.blob.length * 3) / 4);
+      return { type: 'text', text: `[binary resource ${uri}: ${mimeType ?? 'application/octet-stream'}, about ${bytes} bytes, not shown]` };
+    }
+    return { type: 'text', text: JSON.stringify(entry) };
+  });
+}
+
+function resultOf(structured: JsonObject, content: JsonValue[]): McpCallToolResult {
+  return { content, structuredContent: structured, isError: false };
+}
+
+/**
+ * The two resource tools over the ready servers that offer resources: `list_mcp_resources`
+ * (`{ server?, cursor? }`) and `read_mcp_resource` (`{ server, uri }`). Failures are error results,
+ * like every MCP call. `servers` is read on every call, so a server that failed since is refused.
+ */
+export function createResourceTools(servers: () => readonly McpServerConnection[], maxOutputTokens: number | undefined): ToolExecutor[] {
+  const byName = (name: unknown): McpServerConnection => {
+    const offering = servers().filter((server) => server.offersResources);
+    const found = offering.find((server) => server.name === name);
+    if (found) return found;
+    const names = offering.map((server) => `\`${server.name}\``).join(', ');
+    throw new RespondToModelError(`unknown MCP server ${JSON.stringify(name)}; servers with resources: ${names || 'none'}`);
+  };
+  const run = async (invocation: ToolInvocation, body: (args: JsonObject) => Promise<McpCallToolResult>) => {
+    const started = performance.now();
+    const args = invocation.payload.kind === 'function' ? parseObjectArguments(invocation.payload.arguments) : {};
+    let result: McpCallToolResult;
+    try {
+      result = await body(args);
+    } catch (error) {
+      if (error instanceof RespondToModelError) throw error;
+      if (invocation.signal.aborted) throw error;
+      result = errorCallToolResult(`resource request error: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return new McpToolOutput(result, { wallTimeMs: performance.now() - started, maxOutputTokens });
+  };
+
+  const readParameters: JsonSchema = {
+    type: 'object',
+    properties: {
+      server: { type: 'string', description: 'The MCP server name (as in a resource link or `list_mcp_resources`).' },
+      uri: { type: 'string', description: 'The resource URI.' },
+    },
+    required: ['server', 'uri'],
+    additionalProperties: false,
+  };
+  const listParameters: JsonSchema = {
+    type: 'object',
+    properties: {
+      server: { type: 'string', description: 'Only this MCP server; default every server with resources.' },
+      cursor: { type: 'string', description: 'The `nextCursor` of a previous answer (needs `server`).' },
+    },
+    additionalProperties: false,
+  };
+
+  const read: ToolExecutor = {
+    name: toolName(READ_MCP_RESOURCE),
+    spec: {
+      type: 'function',
+      name: READ_MCP_RESOURCE,
+      description: 'Reads a resource of an MCP server by URI, for example one a tool result linked to.',
+      strict: false,
+      parameters: readParameters,
+      outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { server: { type: 'string' }, uri: { type: 'string' }, contents: { type: 'array' } } }),
+    },
+    exposure: 'direct',
+    supportsParallelToolCalls: true,
+    searchText: 'mcp resource read uri link',
+    handle: (invocation) =>
+      run(invocation, async (args) => {
+        const server = byName(args.server);
+        if (typeof args.uri !== 'string' || args.uri === '') throw new RespondToModelError('read_mcp_resource needs a string `uri`');
+        const answer = await server.readResource(args.uri, invocation.signal);
+        const contents = Array.isArray(answer.contents) ? answer.contents : [];
+        return resultOf({ server: server.name, uri: args.uri, contents }, contentsToBlocks(contents));
+      }),
+  };
+
+  const list: ToolExecutor = {
+    name: toolName(LIST_MCP_RESOURCES),
+    spec: {
+      type: 'function',
+      name: LIST_MCP_RESOURCES,
+      description: 'Lists the resources MCP servers offer (URI, name, type); read one with `read_mcp_resource`.',
+      strict: false,
+      parameters: listParameters,
+      outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { resources: { type: 'array' }, nextCursor: { type: 'string' } } }),
+    },
+    exposure: 'direct',
+    supportsParallelToolCalls: true,
+    searchText: 'mcp resources list',
+    handle: (invocation) =>
+      run(invocation, async (args) => {
+        if (args.cursor !== undefined && args.server === undefined) throw new RespondToModelError('list_mcp_resources: `cursor` needs `server`');
+        const targets = args.server === undefined ? servers().filter((server) => server.offersResources) : [byName(args.server)];
+        const resources: JsonValue[] = [];
+        let nextCursor: string | undefined;
+        for (const server of targets) {
+          let cursor = typeof args.cursor === 'string' ? args.cursor : undefined;
+          // One server: one page (the caller pages on); all servers: every page, bounded.
+          for (let page = 0; page < MAX_LIST_PAGES; page++) {
+            const answer = await server.listResources(cursor, invocation.signal);
+            for (const resource of Array.isArray(answer.resources) ? answer.resources : []) {
+              if (isJsonObject(resource)) resources.push({ server: server.name, ...resource });
+            }
+            cursor = typeof answer.nextCursor === 'string' ? answer.nextCursor : undefined;
+            if (cursor === undefined || args.server !== undefined) break;
+          }
+          if (args.server !== undefined) nextCursor = cursor;
+        }
+        const structured: JsonObject = nextCursor === undefined ? { resources } : { resources, nextCursor };
+        return resultOf(structured, [{ type: 'text', text: JSON.stringify(structured) }]);
+      }),
+  };
+  return [list, read];
+}
