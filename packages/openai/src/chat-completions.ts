@@ -57,10 +57,10 @@ export function chatRequestBody(
   options: ChatCompletionsOptions,
   request: ModelRequest,
 ): { body: JsonObject; targets: Map<string, ChatToolTarget> } {
-  const { tools, targets } = toChatTools(request.tools);
+  const { tools, targets, chatName } = toChatTools(request.tools);
   const body: JsonObject = {
     model: options.model,
-    messages: toChatMessages(request.input, request.instructions ?? options.instructions) as unknown as JsonObject[],
+    messages: toChatMessages(request.input, request.instructions ?? options.instructions, chatName) as unknown as JsonObject[],
   };
   if (tools.length > 0) {
     body.tools = tools as unknown as JsonObject[];
@@ -73,37 +73,66 @@ export function chatRequestBody(
 }
 
 interface PendingCall {
-  index: number;
   id: string;
   name: string;
   arguments: string;
+  /** Provider data on the call (Gemini's `extra_content.google.thought_signature`), echoed back. */
+  extraContent?: JsonObject;
   emitted: boolean;
 }
 
-/** Assembles one Chat Completions stream into model stream events. */
+/** True when `text` is a whole JSON value: the arguments of a call can be dispatched. */
+function isCompleteJson(text: string): boolean {
+  if (text.trim() === '') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Assembles one Chat Completions stream into model stream events. Deltas are joined by `index`,
+ * except that a delta bringing a new call `id` to an index that already holds a complete call starts
+ * a new call (Gemini's OpenAI-compatible endpoint numbers parallel calls all `0`). A call is
+ * yielded once a later call has started and its arguments are complete JSON (some servers declare
+ * every call before sending any arguments), and at the end of the response in any case.
+ * `reasoning_content` (DeepSeek, vLLM, llama.cpp; `reasoning` on some servers) becomes a
+ * `reasoning` item with the text as `reasoning_text` content, yielded before the message and calls.
+ */
 async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>): AsyncGenerator<ModelStreamEvent> {
-  const calls = new Map<number, PendingCall>();
+  const calls: PendingCall[] = [];
+  const byIndex = new Map<number, PendingCall>();
   let text = '';
   let textEmitted = false;
+  let reasoning = '';
+  let reasoningEmitted = false;
   let usage: ModelUsage | undefined;
   let responseId: string | undefined;
   let finished = false;
 
   function* emitText(): Generator<ModelStreamEvent> {
+    if (!reasoningEmitted && reasoning !== '') {
+      reasoningEmitted = true;
+      yield { type: 'output-item', item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: reasoning }] } };
+    }
     if (textEmitted || text === '') return;
     textEmitted = true;
     yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] } };
   }
-  function* emitCalls(before: number): Generator<ModelStreamEvent> {
-    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
-      if (call.index >= before || call.emitted) continue;
+  function* emitCalls(all: boolean): Generator<ModelStreamEvent> {
+    for (const [position, call] of calls.entries()) {
+      if (call.emitted) continue;
+      // Only a call followed by another and holding whole arguments is known to be complete.
+      if (!all && (position === calls.length - 1 || !isCompleteJson(call.arguments))) return;
       call.emitted = true;
-      yield { type: 'output-item', item: toResponseItem(call, targets, responseId) };
+      yield { type: 'output-item', item: toResponseItem(call, position, targets, responseId) };
     }
   }
   function* finish(): Generator<ModelStreamEvent> {
     yield* emitText();
-    yield* emitCalls(Number.POSITIVE_INFINITY);
+    yield* emitCalls(true);
     yield { type: 'completed', usage, responseId };
   }
 
@@ -124,6 +153,8 @@ async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<s
     const choice = choices.find((entry) => (entry.index ?? 0) === 0);
     if (!choice) continue;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
+    const thought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+    if (thought !== '') reasoning += thought;
     if (typeof delta.content === 'string' && delta.content !== '') {
       text += delta.content;
       yield { type: 'text-delta', delta: delta.content };
@@ -132,19 +163,25 @@ async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<s
       for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
         if (typeof raw !== 'object' || raw === null) continue; // a broken server's null entry
         const index = typeof raw.index === 'number' ? raw.index : position;
-        let call = calls.get(index);
+        const id = typeof raw.id === 'string' ? raw.id : '';
+        let call = byIndex.get(index);
+        if (call && id !== '' && call.id !== '' && id !== call.id && isCompleteJson(call.arguments)) call = undefined;
         if (!call) {
-          // A new call starts: the text and every earlier call are complete.
+          // A new call starts: the text before it is complete.
           yield* emitText();
-          yield* emitCalls(index);
-          call = { index, id: '', name: '', arguments: '', emitted: false };
-          calls.set(index, call);
+          call = { id: '', name: '', arguments: '', emitted: false };
+          calls.push(call);
+          byIndex.set(index, call);
         }
         const fn = (raw.function ?? {}) as Record<string, unknown>;
-        if (typeof raw.id === 'string' && raw.id !== '' && call.id === '') call.id = raw.id;
+        if (id !== '' && call.id === '') call.id = id;
         if (typeof fn.name === 'string') call.name += fn.name;
         if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+        if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
+          call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
+        }
       }
+      yield* emitCalls(false);
     }
     if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finished = true;
   }
@@ -156,17 +193,18 @@ async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<s
   throw new ModelRequestError('model stream closed before the response finished', { retryable: true });
 }
 
-function toResponseItem(call: PendingCall, targets: Map<string, ChatToolTarget>, responseId: string | undefined): ResponseItem {
-  const callId = call.id || `call_${responseId ?? 'chat'}_${call.index}`;
+function toResponseItem(call: PendingCall, position: number, targets: Map<string, ChatToolTarget>, responseId: string | undefined): ResponseItem {
+  const callId = call.id || `call_${responseId ?? 'chat'}_${position}`;
   const target = targets.get(call.name);
+  const extra = call.extraContent ? { extra_content: call.extraContent } : {};
   if (target?.kind === 'custom') {
-    const item: ResponseItem = { type: 'custom_tool_call', call_id: callId, name: target.name, input: customInput(call.arguments) };
-    if (target.namespace) item.namespace = target.namespace;
+    const item = { type: 'custom_tool_call', call_id: callId, name: target.name, input: customInput(call.arguments), ...extra } as ResponseItem;
+    if (target.namespace) (item as { namespace?: string }).namespace = target.namespace;
     return item;
   }
   // Unknown names pass through as they came, so the router answers "unsupported call".
-  const item: ResponseItem = { type: 'function_call', call_id: callId, name: target?.name ?? call.name, arguments: call.arguments };
-  if (target?.namespace) item.namespace = target.namespace;
+  const item = { type: 'function_call', call_id: callId, name: target?.name ?? call.name, arguments: call.arguments, ...extra } as ResponseItem;
+  if (target?.namespace) (item as { namespace?: string }).namespace = target.namespace;
   return item;
 }
 

@@ -20,9 +20,12 @@ export class ModelHttpError extends ModelRequestError {
   }
 }
 
-/** True when an error `code` sent by the server (in a body or a stream event) may succeed on retry. */
+/**
+ * True when an error `code` sent by the server (in a body or a stream event) may succeed on retry.
+ * Codes compare case-insensitively: compatible servers send `CONTEXT_LENGTH_EXCEEDED` too.
+ */
 export function isRetryableErrorCode(code: unknown): boolean {
-  return typeof code !== 'string' || !FINAL_ERROR_CODES.has(code);
+  return typeof code !== 'string' || !FINAL_ERROR_CODES.has(code.toLowerCase());
 }
 
 /** The message, code and type of an OpenAI-style error object (`{error:{message,code,type}}` or the error itself). */

@@ -166,10 +166,10 @@ describe('openaiResponses', () => {
         model: 'gpt-5.1-codex',
         input: [
           { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Lisbon and the time?' }] },
-          { type: 'reasoning', summary: [], encrypted_content: 'gAAAAABpZ3JlYXNvbmluZw==' },
+          // The input types require a reasoning item's id, and a custom_tool_call has no status.
+          { id: 'rs_01', type: 'reasoning', summary: [], encrypted_content: 'gAAAAABpZ3JlYXNvbmluZw==' },
           {
             type: 'custom_tool_call',
-            status: 'completed',
             call_id: 'call_exec',
             input: '// @exec: {"yield_time_ms": 1000}\nconst now = await tools.clock__curr_time({});\nnotify(`started at ${now}`);\ntext(now);',
             name: 'exec',

@@ -61,7 +61,7 @@ export function responsesRequestBody(options: OpenAIResponsesOptions, request: M
   const body: JsonObject = { model: options.model };
   const instructions = request.instructions ?? options.instructions;
   if (instructions !== undefined) body.instructions = instructions;
-  body.input = request.input.map(withoutId) as unknown as JsonObject[];
+  body.input = request.input.map(toResponsesInputItem) as unknown as JsonObject[];
   body.tools = request.tools as unknown as JsonObject[];
   body.tool_choice = 'auto';
   body.parallel_tool_calls = request.parallelToolCalls && (options.parallelToolCalls ?? true);
@@ -74,10 +74,25 @@ export function responsesRequestBody(options: OpenAIResponsesOptions, request: M
   return { ...body, ...options.extraBody };
 }
 
-/** Items go back without their server `id`: with `store: false` the server cannot resolve it. */
-function withoutId(item: ResponseItem): ResponseItem {
-  if (!('id' in item)) return item;
-  const { id: _id, ...rest } = item as ResponseItem & { id?: unknown };
+/**
+ * An output item as the Responses API takes it back as input. The server `id` stays only where the
+ * input types require it (an assistant `message` with output text, which also needs its `status`,
+ * and a `reasoning` item, whose `encrypted_content` makes it usable with `store: false`); other
+ * items go without it, and a `custom_tool_call` without the `status` the server adds but the input
+ * type does not have. An assistant message without an id (from another model client, or scripted)
+ * goes as the plain-text message form.
+ */
+export function toResponsesInputItem(item: ResponseItem): ResponseItem {
+  const record = item as Record<string, unknown>;
+  if (record.type === 'reasoning') return item;
+  if (record.type === 'message' && record.role === 'assistant' && Array.isArray(record.content)) {
+    if (typeof record.id === 'string' && record.id !== '') return { ...record, status: record.status ?? 'completed' } as ResponseItem;
+    const parts = record.content as Array<Record<string, unknown>>;
+    const text = parts.map((part) => (typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : '')).join('');
+    return { type: 'message', role: 'assistant', content: text } as ResponseItem;
+  }
+  const { id: _id, ...rest } = record;
+  if (record.type === 'custom_tool_call') delete rest.status;
   return rest as ResponseItem;
 }
 

@@ -2,6 +2,28 @@ import type { ModelRequest, ModelStreamEvent, ResponseItem, WireTool } from '@sw
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, expect } from 'vitest';
+import { typecheckRequestBodies, type RecordedBody } from './request-body-types';
+
+// Every body a client sends to a replay server in a test file is type-checked against the official
+// `openai` request types once the file's tests are done (a failure fails the file).
+const recordedBodies: RecordedBody[] = [];
+afterAll(() => {
+  const problems = typecheckRequestBodies(recordedBodies.splice(0));
+  if (problems.length > 0) throw new Error(`request bodies that do not match the official openai types:\n${problems.join('\n')}`);
+}, 120_000);
+
+function recordBody(path: string, body: string): void {
+  const kind = path.endsWith('/responses') ? 'responses' : path.endsWith('/chat/completions') ? 'chat' : undefined;
+  if (!kind || body === '') return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return;
+  }
+  recordedBodies.push({ kind, label: `${expect.getState().currentTestName ?? 'unknown test'} ${path}`, body: parsed });
+}
 
 /** One scripted answer of the replay server, used for the next request in order. */
 export interface ReplayStep {
@@ -58,12 +80,9 @@ export async function startReplayServer(steps: ReplayStep[]): Promise<ReplayServ
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      requests.push({
-        method: request.method ?? '',
-        path: request.url ?? '',
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
+      const sent = Buffer.concat(chunks).toString('utf8');
+      requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: sent });
+      recordBody(request.url ?? '', sent);
       const step = queue.shift();
       if (!step) {
         response.writeHead(500, { 'content-type': 'application/json' });

@@ -21,6 +21,16 @@ describe('createToolRouter', () => {
   describe('buildToolCall', () => {
     const router = createToolRouter({ specs: [], registry: ToolRegistry.from([]) });
 
+    it('maps a call whose namespace is its own name (hosted tool_search) to the plain tool, only when that is the one registered', () => {
+      const hosted = { type: 'function_call', call_id: 'c9', name: 'echo', namespace: 'echo', arguments: '{}' } as const;
+      const plain = createToolRouter({ specs: [], registry: ToolRegistry.from([echo]) });
+      expect(plain.buildToolCall(hosted)?.toolName).toEqual(toolName('echo'));
+      expect(router.buildToolCall(hosted)?.toolName).toEqual(toolName('echo', 'echo'));
+      const namespaced = defineFunctionTool({ name: 'echo', namespace: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: () => 'ns' });
+      const both = createToolRouter({ specs: [], registry: ToolRegistry.from([echo, namespaced]) });
+      expect(both.buildToolCall(hosted)?.toolName).toEqual(toolName('echo', 'echo'));
+    });
+
     it('maps function_call (with namespace) to a function payload with the raw arguments', () => {
       expect(router.buildToolCall({ type: 'function_call', call_id: 'c1', name: 'curr_time', namespace: 'clock', arguments: '{"x":1}' })).toEqual({
         toolName: toolName('curr_time', 'clock'),

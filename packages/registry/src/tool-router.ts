@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
+  toolName,
   toWireTools,
   type JsonBounds,
   type HookRunner,
@@ -62,7 +63,16 @@ export function createToolRouter(options: ToolRouterOptions): ToolRouter {
     registry: options.registry,
     hooks: options.hooks,
     hookInputBounds: options.hookInputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS,
-    buildToolCall,
+    buildToolCall(item) {
+      const call = buildToolCall(item);
+      // A deferred top-level function loaded by the provider's own (hosted) tool_search comes back
+      // with `namespace` set to its name; it is the plain tool when no such namespace is registered.
+      const name = call?.toolName;
+      if (call && name?.namespace === name?.name && !options.registry.has(name!) && options.registry.has(toolName(name!.name))) {
+        return { ...call, toolName: toolName(name!.name) };
+      }
+      return call;
+    },
     on(type, listener) {
       const guarded = (event: SwitchyardEvent) => {
         try {
