@@ -21,6 +21,13 @@ export class ReadWriteGate {
   private exclusive = false;
   private readonly queue: Waiter[] = [];
 
+  /** Takes a slot at once when one is free and nobody waits; `undefined` otherwise. Never throws. */
+  tryAcquire(mode: GateMode): GateRelease | undefined {
+    if (this.queue.length > 0 || !this.canGrant(mode)) return undefined;
+    this.take(mode);
+    return this.releaser(mode);
+  }
+
   /**
    * Waits for a slot. Rejects with an `ABORTED` error (and leaves the queue) if `signal` aborts
    * first; resolves with the release function otherwise.

@@ -403,9 +403,9 @@ describe('ToolCallRuntime: cancellation', () => {
     expect(seen).toEqual(['event', 'handler: stop now']);
   });
 
-  it("a code-mode caller's signal cancels its call only (no gate), and a completed call ignores a later abort", async () => {
-    const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
-    const { runtime, events } = setup([hangingTool('hang'), quick]);
+  it("a code-mode caller's signal cancels its call only, and a completed call ignores a later abort", async () => {
+    const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, supportsParallelToolCalls: true, handle: () => 'done' });
+    const { runtime, events } = setup([{ ...hangingTool('hang'), supportsParallelToolCalls: true }, quick]);
     const source = { kind: 'code-mode' as const, cellId: 'c', runtimeToolCallId: 'tool-1' };
     const caller = new AbortController();
     const hanging = runtime.handle({ toolName: toolName('hang'), callId: 'n1', payload: { kind: 'function', arguments: '{}' } }, { source, signal: caller.signal });
@@ -430,6 +430,57 @@ describe('ToolCallRuntime: cancellation', () => {
     const next = await runtime.handle({ toolName: toolName('next'), callId: 'a2', payload: { kind: 'function', arguments: '{}' } });
     expect((await stuck).success).toBeUndefined();
     expect(next.item).toEqual({ type: 'function_call_output', call_id: 'a2', output: 'next' });
+  });
+});
+
+describe('ToolCallRuntime: Code Mode calls and parallel-safety', () => {
+  const source = { kind: 'code-mode' as const, cellId: 'c', runtimeToolCallId: 'tool-1' };
+  const call = (name: string, callId: string) => ({ toolName: toolName(name), callId, payload: { kind: 'function' as const, arguments: JSON.stringify({ label: callId }) } });
+
+  it('runs nested calls of a tool that is not parallel-safe one at a time, and parallel-safe ones together', async () => {
+    const log: Interval[] = [];
+    const { runtime } = setup([timedTool('serial', 40, log), timedTool('free', 40, log, { parallel: true })]);
+    await Promise.all(['s1', 's2', 's3'].map((id) => runtime.handle(call('serial', id), { source })));
+    const serial = log.splice(0);
+    expect(serial).toHaveLength(3);
+    for (const [index, a] of serial.entries()) for (const b of serial.slice(index + 1)) expect(overlaps(a, b), `${a.name} / ${b.name}`).toBe(false);
+    await Promise.all(['f1', 'f2', 'f3'].map((id) => runtime.handle(call('free', id), { source })));
+    expect(overlaps(log[0], log[1]) && overlaps(log[1], log[2])).toBe(true);
+  });
+
+  it('does not wait for the turn gate an exec holds, and a cancelled waiter leaves the nested gate', async () => {
+    const log: Interval[] = [];
+    const { runtime } = setup([hangingTool('exec_like'), timedTool('serial', 30, log)]);
+    const outer = new AbortController();
+    const exec = runtime.handle(call('exec_like', 'e1'), { signal: outer.signal });
+    const first = runtime.handle(call('serial', 'n1'), { source });
+    const waiting = new AbortController();
+    const second = runtime.handle(call('serial', 'n2'), { source, signal: waiting.signal });
+    waiting.abort('cell terminated');
+    const third = runtime.handle(call('serial', 'n3'), { source });
+    expect((await first).success).toBe(true);
+    expect((await second).item).toMatchObject({ call_id: 'n2', output: expect.stringMatching(/^aborted by user after /) });
+    expect((await third).success).toBe(true);
+    expect(log.map((entry) => entry.name)).toEqual(['n1', 'n3']);
+    outer.abort();
+    expect((await exec).success).toBeUndefined();
+  });
+
+  it('lets a handler call a sibling through invocation.tools without any gate', async () => {
+    const log: Interval[] = [];
+    const inner = timedTool('inner', 5, log);
+    const outerTool = defineFunctionTool({
+      name: 'outer',
+      description: 'calls inner',
+      parameters: { type: 'object' },
+      async handle({ invocation }) {
+        const output = await invocation.tools!.call(toolName('inner'), { kind: 'function', arguments: '{}' });
+        return `outer saw ${String(output.codeModeResult({ kind: 'function', arguments: '{}' }))}`;
+      },
+    });
+    const { runtime } = setup([outerTool, inner]);
+    const result = await runtime.handle(call('outer', 'o1'), { source });
+    expect(result.item).toEqual({ type: 'function_call_output', call_id: 'o1', output: 'outer saw inner' });
   });
 });
 

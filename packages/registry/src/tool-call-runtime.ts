@@ -36,7 +36,11 @@ export interface ToolCallRuntimeOptions {
 
 /** Options of {@link ToolCallRuntime.handle}. */
 export interface HandleOptions {
-  /** Who started the call; default `direct`. Code Mode calls skip the turn gate (their `exec` holds it). */
+  /**
+   * Who started the call; default `direct`. Code Mode calls do not take the turn gate (their `exec`
+   * holds it): they take the runtime's gate for nested calls, with the same rule (parallel-safe
+   * tools share it, any other tool runs alone among the nested calls).
+   */
   source?: ToolCallSource;
   /** Cancels this call only. */
   signal?: AbortSignal;
@@ -71,6 +75,8 @@ export class ToolCallRuntime {
   readonly step: StepContext;
   private readonly turnSignal: AbortSignal | undefined;
   private readonly gate = new ReadWriteGate();
+  /** The gate of Code Mode calls: `exec` holds the turn gate while its cell's calls run. */
+  private readonly nestedGate = new ReadWriteGate();
   /** The cancel function of every call still running. */
   private readonly active = new Set<(reason: unknown) => void>();
   private contexts: string[] = [];
@@ -99,7 +105,7 @@ export class ToolCallRuntime {
   /** Dispatches one call under the gate. Resolves with its answer; rejects only with a fatal error. */
   handle(call: ToolCall, options: HandleOptions = {}): Promise<DispatchResult> {
     const source = options.source ?? DIRECT_SOURCE;
-    return this.run(call, source, options.signal ? [options.signal] : [], source.kind !== 'code-mode');
+    return this.run(call, source, options.signal ? [options.signal] : [], source.kind === 'code-mode' ? this.nestedGate : this.gate);
   }
 
   /** Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call. */
@@ -125,7 +131,7 @@ export class ToolCallRuntime {
     return taken;
   }
 
-  private run(call: ToolCall, source: ToolCallSource, signals: readonly AbortSignal[], gated: boolean): Promise<DispatchResult> {
+  private run(call: ToolCall, source: ToolCallSource, signals: readonly AbortSignal[], gate: ReadWriteGate | undefined): Promise<DispatchResult> {
     const router = this.router;
     const executor = router.registry.get(call.toolName);
     const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
@@ -188,18 +194,28 @@ export class ToolCallRuntime {
         for (const caller of signals) caller.removeEventListener('abort', forward);
       };
 
-      // Code Mode calls skip the gate (their exec holds it): no wrapper, the dispatch is the task.
-      const task: Promise<DispatchOutcome> = gated
-        ? (async () => {
-            const granted = await this.gate.acquire(parallel ? 'shared' : 'exclusive', signal);
-            release = granted;
-            try {
-              return await dispatchToolCall(context);
-            } finally {
-              granted();
-            }
-          })()
-        : dispatchToolCall(context);
+      // A free slot is taken at once with no wrapper (the usual nested call: a parallel-safe tool
+      // and nobody waiting); otherwise the call waits its turn at the gate. Handlers' own sibling
+      // calls (`invocation.tools`) take no gate: their caller holds one.
+      const mode = parallel ? 'shared' : 'exclusive';
+      const immediate = gate?.tryAcquire(mode);
+      let task: Promise<DispatchOutcome>;
+      if (!gate) task = dispatchToolCall(context);
+      else if (immediate) {
+        release = immediate;
+        task = dispatchToolCall(context);
+        task.then(immediate, immediate);
+      } else {
+        task = (async () => {
+          const granted = await gate.acquire(mode, signal);
+          release = granted;
+          try {
+            return await dispatchToolCall(context);
+          } finally {
+            granted();
+          }
+        })();
+      }
 
       task.then(
         (outcome) => {
@@ -260,7 +276,7 @@ export class ToolCallRuntime {
         }
         const call: ToolCall = { toolName: name, callId: `call-${randomUUID()}`, payload };
         const signals = options?.signal ? [parentSignal, options.signal] : [parentSignal];
-        return (await this.run(call, source, signals, false)).output;
+        return (await this.run(call, source, signals, undefined)).output;
       },
     };
   }

@@ -52,7 +52,7 @@ describe('Chat Completions: an MCP server with a long name', () => {
     const root = mkdtempSync(join(tmpdir(), 'switchyard-long-names-'));
     roots.push(root);
     const serverName = 'knowledge-graph-memory-for-the-customer-support-team-of-acme-corporation';
-    const mcp = await mcpTools({ servers: { [serverName]: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(root, 'memory.jsonl') } } } });
+    const mcp = await mcpTools({ servers: { [serverName]: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(root, 'memory.jsonl') }, startupTimeoutMs: 60_000 } } });
     const session = createSession({ toolMode: 'direct', tools: () => mcp.executors() });
     const bodies: string[] = [];
     try {

@@ -14,6 +14,8 @@ const require = createRequire(import.meta.url);
 /** The entry script of an official server package (its `bin`). */
 export const officialServer = (name: 'everything' | 'filesystem' | 'memory') => require.resolve(`@modelcontextprotocol/server-${name}/dist/index.js`);
 
+/** Generous: four servers start at once on a busy two-core machine. */
+const STARTUP_MS = 60_000;
 const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 /** 6,000,000 characters in 100-character lines: server-filesystem sends it twice (content and structuredContent). */
 const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefghi\n`.repeat(60_000);
@@ -43,15 +45,17 @@ beforeAll(async () => {
   writeFileSync(join(root, 'hello.txt'), 'hello from disk\n');
   mcp = await mcpTools({
     servers: {
-      fs: { command: process.execPath, args: [officialServer('filesystem'), root] },
-      everything: { command: process.execPath, args: [officialServer('everything'), 'stdio'] },
-      memory: { command: process.execPath, args: [officialServer('memory')], env: { MEMORY_FILE_PATH: join(root, 'memory.jsonl') } },
+      fs: { command: process.execPath, args: [officialServer('filesystem'), root], startupTimeoutMs: STARTUP_MS },
+      everything: { command: process.execPath, args: [officialServer('everything'), 'stdio'], startupTimeoutMs: STARTUP_MS },
+      // The same server declared parallel-safe (the default above is not).
+      fast: { command: process.execPath, args: [officialServer('everything'), 'stdio'], parallel: true, enabledTools: ['trigger-long-running-operation'], startupTimeoutMs: STARTUP_MS },
+      memory: { command: process.execPath, args: [officialServer('memory')], env: { MEMORY_FILE_PATH: join(root, 'memory.jsonl') }, startupTimeoutMs: STARTUP_MS },
     },
   });
   for (const type of ['progress', 'log', 'warning'] as const) mcp.on(type, (event) => events.push(event));
   direct = createSession({ toolMode: 'direct', tools: () => mcp.executors() });
   codeMode = createSession({ toolMode: 'code-mode-only', tools: () => mcp.executors() });
-}, 30_000);
+}, 90_000);
 
 afterAll(async () => {
   await direct?.shutdown();
@@ -80,9 +84,10 @@ async function runCell(code: string): Promise<string[]> {
 
 describe('the official MCP servers, started once', () => {
   it('all three start with their tools; a tool that requires tasks is skipped with a warning', () => {
-    expect(mcp.servers().map((server) => [server.name, server.state])).toEqual([
+    expect(mcp.servers().map((server) => [server.name, server.state]), JSON.stringify(mcp.warnings)).toEqual([
       ['fs', 'ready'],
       ['everything', 'ready'],
+      ['fast', 'ready'],
       ['memory', 'ready'],
     ]);
     const skipped = mcp.warnings.filter((warning) => warning.kind === 'tool-skipped');
@@ -119,7 +124,7 @@ describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the ser
   });
 
   it('over the maxMessageBytes option: an error result with an honest note and the start of the text; the server stays', async () => {
-    const small = await mcpTools({ servers: { fs: { command: process.execPath, args: [officialServer('filesystem'), root] } }, maxMessageBytes: 4 * 1024 * 1024 });
+    const small = await mcpTools({ servers: { fs: { command: process.execPath, args: [officialServer('filesystem'), root], startupTimeoutMs: STARTUP_MS } }, maxMessageBytes: 4 * 1024 * 1024 });
     const session = createSession({ toolMode: 'direct', tools: () => small.executors() });
     try {
       const turn = session.beginTurn();
@@ -170,7 +175,7 @@ describe('server-everything: resource links, progress and logs', () => {
     const read = outputOf(await dispatchDirect({ type: 'function_call', call_id: 'read', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'everything', uri: 'demo://resource/static/document/architecture.md' }) }));
     expect(read).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"# Everything Server/);
     const unknown = outputOf(await dispatchDirect({ type: 'function_call', call_id: 'bad', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'nope', uri: 'x' }) }));
-    expect(unknown).toBe('unknown MCP server "nope"; servers with resources: `everything`, `memory`');
+    expect(unknown).toBe('unknown MCP server "nope"; servers with resources: `everything`, `fast`, `memory`');
   });
 
   it('Code Mode: a cell follows a resource link through read_mcp_resource', async () => {
@@ -204,5 +209,40 @@ describe('server-everything: resource links, progress and logs', () => {
     expect(event).toMatchObject({ type: 'log', server: 'everything' });
     expect(typeof (event as { level: string }).level).toBe('string');
     await dispatchDirect(call('log-off', 'mcp__everything__', 'toggle_simulated_logging', {}));
+  });
+});
+
+describe("Code Mode honours a server's `parallel: false`", () => {
+  async function nestedIntervals(server: string): Promise<Array<{ start: number; end: number }>> {
+    const starts = new Map<string, number>();
+    const intervals: Array<{ start: number; end: number }> = [];
+    const offStart = codeMode.on('tool-call-start', (event) => event.source.kind === 'code-mode' && starts.set(event.callId, Date.now()));
+    const offEnd = codeMode.on('tool-call-end', (event) => {
+      const start = starts.get(event.callId);
+      if (start !== undefined) intervals.push({ start, end: Date.now() });
+    });
+    try {
+      const lines = await runCell(
+        `const rs = await Promise.all([1, 2, 3].map(() => tools.mcp__${server}__trigger_long_running_operation({ duration: 0.5, steps: 1 })));\n` +
+          'text(rs.map((r) => r.isError).join(","));',
+      );
+      expect(lines.slice(1)).toEqual(['false,false,false']);
+    } finally {
+      offStart();
+      offEnd();
+    }
+    return intervals.sort((a, b) => a.start - b.start);
+  }
+
+  it('runs nested calls to a server that is not parallel-safe one at a time, as direct mode does', async () => {
+    const serial = await nestedIntervals('everything');
+    expect(serial).toHaveLength(3);
+    for (let index = 1; index < serial.length; index++) expect(serial[index].start).toBeGreaterThanOrEqual(serial[index - 1].end);
+  });
+
+  it('runs nested calls to a parallel-safe server together', async () => {
+    const together = await nestedIntervals('fast');
+    expect(together).toHaveLength(3);
+    expect(Math.max(...together.map((interval) => interval.start))).toBeLessThan(Math.min(...together.map((interval) => interval.end)));
   });
 });
