@@ -156,7 +156,7 @@ export function codeModeMcpToolDefinitions(descriptions: CodeModeToolDescription
 }
 
 /** A request schema that only fixes the method, so a bad `params` reaches the handler. */
-function LooseRequestSchema<M extends string>(method: M) {
+function looseRequestSchema<M extends string>(method: M) {
   return z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
 }
 
@@ -233,7 +233,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
       throw new McpError(ErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
     }
   };
-  server.setRequestHandler(LooseRequestSchema('tools/list'), async (request) => {
+  server.setRequestHandler(looseRequestSchema('tools/list'), async (request) => {
     requireInitialized('tools/list');
     const parsed = ListToolsRequestSchema.safeParse(request);
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
@@ -242,7 +242,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
 
   let sequence = 0;
   // The SDK wraps a tools/call handler: it checks the request (-32602 when invalid) and the result.
-  server.setRequestHandler(LooseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
     requireInitialized('tools/call');
     const params = request.params as { name: string; arguments?: Record<string, unknown> };
     const { name } = params;
