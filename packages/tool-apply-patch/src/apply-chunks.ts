@@ -1,6 +1,6 @@
 import { ApplyPatchError } from './apply-patch-error';
 import type { UpdateChunk } from './parse-patch';
-import { seekSequence } from './seek-sequence';
+import { LineMatcher } from './seek-sequence';
 import { unifiedDiffOfReplacements, type LineReplacement } from './unified-diff';
 
 /** True when every `\n` of `text` is part of a `\r\n` (and there is at least one). */
@@ -16,10 +16,13 @@ export function usesCrlf(text: string): boolean {
 
 function computeReplacements(lines: readonly string[], chunks: readonly UpdateChunk[], displayPath: string): LineReplacement[] {
   const replacements: LineReplacement[] = [];
+  // One matcher per file: each pass interns the file's lines once, whatever the number of chunks.
+  const matcher = new LineMatcher(lines);
+  const seekSequence = (pattern: readonly string[], start: number, endOfFile: boolean) => matcher.seek(pattern, start, endOfFile);
   let position = 0;
   for (const chunk of chunks) {
     if (chunk.changeContext !== undefined) {
-      const found = seekSequence(lines, [chunk.changeContext], position, false);
+      const found = seekSequence([chunk.changeContext], position, false);
       if (found === -1) {
         throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to find context '${chunk.changeContext}' in ${displayPath}`);
       }
@@ -33,12 +36,12 @@ function computeReplacements(lines: readonly string[], chunks: readonly UpdateCh
     }
     let pattern: readonly string[] = chunk.oldLines;
     let replacement: readonly string[] = chunk.newLines;
-    let found = seekSequence(lines, pattern, position, chunk.isEndOfFile);
+    let found = seekSequence(pattern, position, chunk.isEndOfFile);
     if (found === -1 && pattern[pattern.length - 1] === '') {
       // The trailing empty line stands for the file's final newline: retry without it.
       pattern = pattern.slice(0, -1);
       if (replacement[replacement.length - 1] === '') replacement = replacement.slice(0, -1);
-      found = seekSequence(lines, pattern, position, chunk.isEndOfFile);
+      found = seekSequence(pattern, position, chunk.isEndOfFile);
     }
     if (found === -1) {
       throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to find expected lines in ${displayPath}:\n${chunk.oldLines.join('\n')}`);

@@ -7,6 +7,9 @@
  * | `INVALID_HUNK` | a hunk cannot be parsed (message `invalid hunk at line N, …`, `lineNumber` set) |
  * | `VERIFICATION_FAILED` | a file cannot be read, or a chunk's lines / context are not found |
  * | `PATH_OUTSIDE_ROOT` | a path resolves outside the workspace root and the host does not allow it |
+ * | `PROTECTED_PATH` | a path is in, or leads through a link into, a protected folder (`.git`, at any depth) |
+ * | `LIMIT_EXCEEDED` | the patch, a file or the patch's total bytes exceed a size or line-count cap |
+ * | `HELPER_FAILED` | the helper process (which reads and writes for the tool) died, timed out or could not start |
  * | `NO_CHANGES` | the patch has no hunks |
  * | `WRITE_FAILED` | writing failed midway; the files already written were restored |
  * | `ABORTED` | the signal was aborted before anything was written |
@@ -16,6 +19,9 @@ export type ApplyPatchErrorCode =
   | 'INVALID_HUNK'
   | 'VERIFICATION_FAILED'
   | 'PATH_OUTSIDE_ROOT'
+  | 'PROTECTED_PATH'
+  | 'LIMIT_EXCEEDED'
+  | 'HELPER_FAILED'
   | 'NO_CHANGES'
   | 'WRITE_FAILED'
   | 'ABORTED';

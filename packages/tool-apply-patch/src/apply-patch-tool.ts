@@ -9,9 +9,11 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { isApplyPatchError } from './apply-patch-error';
+import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
+import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
+import { applyPatchInHelper, type HelperCommand } from './run-helper';
 import { turnDiffTracker } from './turn-diff';
-import { verifyPatch, type FileChange, type PatchPlan } from './verify-patch';
+import type { ApplyPatchResult, FileChange } from './verify-patch';
 
 /** The description the model reads (reference §5.3). */
 export const APPLY_PATCH_DESCRIPTION = 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.';
@@ -46,7 +48,21 @@ export interface ApplyPatchToolOptions {
    * is read or written.
    */
   allowWritesInReadOnly?: boolean;
+  /** Names never written at any depth (case-insensitive), also through links. Default `['.git']`. */
+  protectedNames?: readonly string[];
+  /** Size and line caps (see `PatchLimits`): 64 MiB per file, 2,000,000 lines, 64 MiB patches, 256 MiB per patch in total. */
+  limits?: Partial<PatchLimits>;
+  /**
+   * Wraps the helper process's argv, e.g. to run it in a sandbox. Default: run it as is (the
+   * helper then resolves every path without following links, see the README).
+   */
+  wrapHelper?: (command: HelperCommand, invocation: ToolInvocation) => HelperCommand;
+  /** Heap of the helper process in MiB. Default 2048. */
+  helperHeapMb?: number;
 }
+
+/** Codes of refusals found while verifying (nothing was started): the model reads "apply_patch verification failed: …". */
+const VERIFICATION_CODES: ReadonlySet<ApplyPatchErrorCode> = new Set(['INVALID_PATCH', 'INVALID_HUNK', 'VERIFICATION_FAILED', 'PATH_OUTSIDE_ROOT', 'PROTECTED_PATH', 'LIMIT_EXCEEDED']);
 
 /** The model-visible error of a call made under a `read-only` sandbox. */
 export const READ_ONLY_SANDBOX_ERROR = 'apply_patch is not allowed: the sandbox is read-only';
@@ -107,30 +123,48 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       if (invocation.step.sandboxMode === 'read-only' && options.allowWritesInReadOnly !== true) {
         throw new RespondToModelError(READ_ONLY_SANDBOX_ERROR);
       }
-      let plan: PatchPlan;
+      const maxPatchBytes = options.limits?.maxPatchBytes ?? DEFAULT_PATCH_LIMITS.maxPatchBytes;
+      if (input.length > maxPatchBytes || Buffer.byteLength(input, 'utf8') > maxPatchBytes) {
+        throw new RespondToModelError(
+          `apply_patch verification failed: the patch is ${formatBytes(Buffer.byteLength(input, 'utf8'))}; apply_patch accepts patches of at most ${formatBytes(maxPatchBytes)}`,
+          { code: 'LIMIT_EXCEEDED' },
+        );
+      }
+      const turnId = invocation.step.turnId;
+      let changes: JsonValue | undefined;
+      let result: ApplyPatchResult;
       try {
-        plan = await verifyPatch(input, { root: options.root ?? invocation.step.cwd, allowOutsideRoot: options.allowOutsideRoot });
+        result = await applyPatchInHelper(input, {
+          root: options.root ?? invocation.step.cwd,
+          allowOutsideRoot: options.allowOutsideRoot,
+          protectedNames: options.protectedNames,
+          limits: options.limits,
+          signal,
+          heapMb: options.helperHeapMb,
+          wrap: options.wrapHelper ? (command) => options.wrapHelper!(command, invocation) : undefined,
+          onVerified(verified) {
+            changes = jsonChanges(verified.changes);
+            emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });
+            return !signal.aborted;
+          },
+        });
       } catch (error) {
         if (!isApplyPatchError(error)) throw error;
         if (error.code === 'NO_CHANGES') throw new RespondToModelError(error.message, { cause: error });
-        throw new RespondToModelError(`apply_patch verification failed: ${error.message}`, { cause: error });
-      }
-      const turnId = invocation.step.turnId;
-      const changes = jsonChanges(plan.changes);
-      emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });
-      try {
-        await plan.commit({ signal });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        emitSafely(invocation, 'patch-apply-end', { turnId, success: false, status: 'failed', stdout: '', stderr: message, changes });
-        throw new RespondToModelError(message, { cause: error, code: isApplyPatchError(error) && error.code === 'ABORTED' ? 'ABORTED' : undefined });
+        if (changes === undefined && VERIFICATION_CODES.has(error.code)) {
+          throw new RespondToModelError(`apply_patch verification failed: ${error.message}`, { cause: error, code: error.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : undefined });
+        }
+        if (changes !== undefined) {
+          emitSafely(invocation, 'patch-apply-end', { turnId, success: false, status: 'failed', stdout: '', stderr: error.message, changes });
+        }
+        throw new RespondToModelError(error.message, { cause: error, code: error.code === 'ABORTED' ? 'ABORTED' : undefined });
       }
       const tracker = turnDiffTracker(invocation.step);
-      tracker.record(plan.files);
-      emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: plan.summary, stderr: '', changes });
+      tracker.record(result.files);
+      emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: result.summary, stderr: '', changes: changes ?? jsonChanges(result.changes) });
       emitSafely(invocation, 'turn-diff', { turnId, unifiedDiff: tracker.unifiedDiff() });
-      const result: ApplyPatchToolResult = { status: 'completed', added: plan.added, modified: plan.modified, deleted: plan.deleted };
-      return new FunctionToolOutput(plan.summary, true, { ...result });
+      const outcome: ApplyPatchToolResult = { status: 'completed', added: result.added, modified: result.modified, deleted: result.deleted };
+      return new FunctionToolOutput(result.summary, true, { ...outcome });
     },
   });
 }

@@ -1,8 +1,6 @@
-import { chmod, mkdir, rename, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { describeFsError } from './workspace-path';
+import type { WorkspaceFs } from './workspace-fs';
 
 /** What was on disk at a path before the patch. */
 export type Snapshot =
@@ -13,24 +11,14 @@ export type Snapshot =
 
 /** One path a patch touches: its original state and the content it must end with (`null`: absent). */
 export interface FileEntry {
+  /** Absolute physical path (the entry's key). */
   path: string;
+  /** `path` as components below the walker's root: what every file operation walks. */
+  parts: readonly string[];
   /** The path as written in the patch, for messages. */
   label: string;
   original: Snapshot;
   current: Buffer | null;
-}
-
-/** Writes `bytes` to a temporary file beside `path`, then renames it over `path`. */
-export async function writeFileAtomic(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.apply-patch.tmp`);
-  try {
-    await writeFile(temporary, bytes, { flag: 'wx' });
-    if (mode !== undefined) await chmod(temporary, mode);
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
 }
 
 function changed(entry: FileEntry): boolean {
@@ -43,48 +31,47 @@ interface Done {
   entry: FileEntry;
   /** False while the write is in flight (only the created folders need undoing then). */
   written: boolean;
-  /** The first folder `mkdir` created for this entry, if any. */
-  createdFolder?: string;
+  /** The first folder the write created for this entry, if any. */
+  createdFolder?: readonly string[];
 }
 
-async function restore(entry: FileEntry): Promise<void> {
-  const { original, path } = entry;
+async function restore(fs: WorkspaceFs, entry: FileEntry): Promise<void> {
+  const { original, parts } = entry;
   if (original.kind === 'file') {
-    await writeFileAtomic(path, original.bytes, original.mode);
+    await fs.writeFileAtomic(parts, original.bytes, original.mode);
   } else if (original.kind === 'symlink') {
-    await unlink(path).catch(() => undefined);
-    await symlink(original.linkTarget, path);
+    await fs.unlink(parts).catch(() => undefined);
+    await fs.symlink(original.linkTarget, parts);
   } else {
-    await unlink(path).catch((error: { code?: string }) => {
+    await fs.unlink(parts).catch((error: { code?: string }) => {
       if (error.code !== 'ENOENT') throw error;
     });
   }
 }
 
-/** Removes the folders created for `path`, deepest first, stopping at the first non-empty one. */
-async function removeCreatedFolders(path: string, createdFolder: string): Promise<void> {
-  for (let folder = dirname(path); ; folder = dirname(folder)) {
+/** Removes the folders created for `parts`, deepest first, stopping at the first non-empty one. */
+async function removeCreatedFolders(fs: WorkspaceFs, parts: readonly string[], createdFolder: readonly string[]): Promise<void> {
+  for (let depth = parts.length - 1; depth >= createdFolder.length; depth--) {
     try {
-      await rmdir(folder);
+      await fs.rmdir(parts.slice(0, depth));
     } catch {
       return;
     }
-    if (folder === createdFolder || dirname(folder) === folder) return;
   }
 }
 
 /** Undoes `done`: files first, then the folders created for them (deepest first). */
-async function rollback(done: Done[]): Promise<string[]> {
+async function rollback(fs: WorkspaceFs, done: Done[]): Promise<string[]> {
   const unrestored: string[] = [];
   for (const { entry, written } of [...done].reverse()) {
     try {
-      if (written) await restore(entry);
+      if (written) await restore(fs, entry);
     } catch {
       unrestored.push(entry.label);
     }
   }
-  const created = done.filter((record) => record.createdFolder).sort((a, b) => b.entry.path.length - a.entry.path.length);
-  for (const { entry, createdFolder } of created) await removeCreatedFolders(entry.path, createdFolder as string);
+  const created = done.filter((record) => record.createdFolder).sort((a, b) => b.entry.parts.length - a.entry.parts.length);
+  for (const { entry, createdFolder } of created) await removeCreatedFolders(fs, entry.parts, createdFolder as readonly string[]);
   return unrestored;
 }
 
@@ -112,35 +99,35 @@ async function runPool<T>(items: readonly T[], task: (item: T) => Promise<void>)
 }
 
 /**
- * Brings every entry to its `current` content all-or-nothing: writes first (atomically, creating
- * parent folders, keeping the file mode, several at a time), deletions last; on a failure
- * everything already done is undone and an `ApplyPatchError` (`WRITE_FAILED`) is thrown.
+ * Brings every entry to its `current` content all-or-nothing, through `fs` (no link followed on
+ * the way, temporary files in the target's own folder): writes first (atomically, creating parent
+ * folders, keeping the file mode, several at a time), deletions last; on a failure everything
+ * already done is undone and an `ApplyPatchError` (`WRITE_FAILED`) is thrown.
  */
-export async function commitFiles(entries: readonly FileEntry[], signal?: AbortSignal): Promise<void> {
+export async function commitFiles(fs: WorkspaceFs, entries: readonly FileEntry[], signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
   const pending = entries.filter(changed);
   const done: Done[] = [];
   const write = async (entry: FileEntry) => {
-    let step = `Failed to create parent directories for ${entry.label}`;
+    const record: Done = { entry, written: false };
+    done.push(record);
     try {
-      // A file that exists already has its folder; only new files may need one.
-      const createdFolder = entry.original.kind === 'file' ? undefined : await mkdir(dirname(entry.path), { recursive: true });
-      const record: Done = createdFolder ? { entry, createdFolder, written: false } : { entry, written: false };
-      done.push(record);
-      step = `Failed to write file ${entry.label}`;
       if (entry.original.kind === 'symlink') {
         record.written = true;
-        await unlink(entry.path);
+        await fs.unlink(entry.parts);
       }
-      await writeFileAtomic(entry.path, entry.current as Buffer, entry.original.kind === 'file' ? entry.original.mode : undefined);
+      const createdFolder = await fs.writeFileAtomic(entry.parts, entry.current as Buffer, entry.original.kind === 'file' ? entry.original.mode : undefined);
+      if (createdFolder) record.createdFolder = createdFolder;
       record.written = true;
     } catch (error) {
+      const code = (error as { code?: string }).code;
+      const step = code === 'ENOTDIR' || code === 'EEXIST' ? `Failed to create parent directories for ${entry.label}` : `Failed to write file ${entry.label}`;
       throw new StepFailure(step, error);
     }
   };
   const remove = async (entry: FileEntry) => {
     try {
-      await unlink(entry.path);
+      await fs.unlink(entry.parts);
     } catch (error) {
       throw new StepFailure(`Failed to delete file ${entry.label}`, error);
     }
@@ -151,7 +138,7 @@ export async function commitFiles(entries: readonly FileEntry[], signal?: AbortS
     (await runPool(pending.filter((entry) => entry.current === null), remove));
   if (!failure) return;
   const { step, error } = failure.error instanceof StepFailure ? failure.error : { step: 'Failed to apply the patch', error: failure.error };
-  const unrestored = await rollback(done);
+  const unrestored = await rollback(fs, done);
   const outcome = unrestored.length === 0 ? 'No files were changed.' : `Could not restore: ${unrestored.join(', ')}.`;
   throw new ApplyPatchError('WRITE_FAILED', `${step}: ${describeFsError(error)}. ${outcome}`, { unrestoredPaths: unrestored, cause: error });
 }

@@ -1,4 +1,5 @@
 import type { StepContext } from '@switchyard/protocol';
+import type { DiffBudget } from './bounded-diff';
 import { gitFileDiff } from './unified-diff';
 import type { FileState } from './verify-patch';
 
@@ -19,10 +20,23 @@ interface Tracked {
   displayPath: string;
   baseline: string | null;
   current: string | null;
+  /** The file's diff, computed on first need and kept until the file changes again. */
+  diff?: string;
 }
 
-/** A tracker not bound to any turn (hosts that apply patches outside a session). */
-export function createTurnDiffTracker(): TurnDiffTracker {
+/**
+ * The budget of a turn-diff file diff, run on the host's thread: jsdiff gives up after 30 ms or
+ * 2,000 edits, and is not tried above 4 Mi characters; past that the changed middle of the file
+ * is shown as removed and re-added (exact, not minimal).
+ */
+export const TURN_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 2_000, timeoutMs: 30, maxChars: 4 * 1024 * 1024 });
+
+/**
+ * A tracker not bound to any turn (hosts that apply patches outside a session). Lazy and
+ * bounded: a file's diff is computed only when the turn diff is asked for, once per change of
+ * that file (a later patch re-diffs only the files it touched), each within {@link TURN_DIFF_BUDGET}.
+ */
+export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): TurnDiffTracker {
   const files = new Map<string, Tracked>();
   const differing = () =>
     [...files.values()].filter((file) => file.baseline !== file.current).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
@@ -30,13 +44,19 @@ export function createTurnDiffTracker(): TurnDiffTracker {
     record(states) {
       for (const state of states) {
         const known = files.get(state.path);
-        if (known) known.current = state.after;
-        else files.set(state.path, { displayPath: state.displayPath, baseline: state.before, current: state.after });
+        if (known) {
+          if (known.current !== state.after) {
+            known.current = state.after;
+            delete known.diff;
+          }
+        } else {
+          files.set(state.path, { displayPath: state.displayPath, baseline: state.before, current: state.after });
+        }
       }
     },
     unifiedDiff() {
       return differing()
-        .map((file) => gitFileDiff(file.displayPath, file.baseline, file.current))
+        .map((file) => (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget)))
         .join('');
     },
     changedPaths() {

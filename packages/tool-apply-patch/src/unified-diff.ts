@@ -1,24 +1,26 @@
-import { OMIT_HEADERS, formatPatch, structuredPatch, type StructuredPatchHunk } from 'diff';
+import { OMIT_HEADERS, formatPatch, type StructuredPatchHunk } from 'diff';
+import { boundedStructuredPatch, DEFAULT_DIFF_BUDGET, type DiffBudget } from './bounded-diff';
 
 /**
  * A unified diff of two texts with hunks only (no `---`/`+++` headers), `context` lines around
- * each change (default 1, as the reference's per-file change list). `""` when equal.
+ * each change (default 1, as the reference's per-file change list). `""` when equal. Bounded:
+ * past `budget` the changed middle is shown as removed and re-added (see `boundedStructuredPatch`).
  */
-export function unifiedDiff(before: string, after: string, context = 1): string {
+export function unifiedDiff(before: string, after: string, context = 1, budget: DiffBudget = DEFAULT_DIFF_BUDGET): string {
   if (before === after) return '';
-  return formatPatch(structuredPatch('', '', before, after, undefined, undefined, { context }), OMIT_HEADERS);
+  return formatPatch(boundedStructuredPatch('', '', before, after, context, budget), OMIT_HEADERS);
 }
 
 /**
  * A git-style diff of one file (`diff --git a/p b/p`, `new file mode` / `deleted file mode`,
  * `---`/`+++` headers and hunks with 3 lines of context): `before`/`after` `null` mean absent.
- * `""` when nothing changed. `git apply` accepts the output.
+ * `""` when nothing changed. `git apply` accepts the output. Bounded like {@link unifiedDiff}.
  */
-export function gitFileDiff(path: string, before: string | null, after: string | null, context = 3): string {
+export function gitFileDiff(path: string, before: string | null, after: string | null, context = 3, budget: DiffBudget = DEFAULT_DIFF_BUDGET): string {
   if (before === after) return '';
   const oldName = before === null ? '/dev/null' : `a/${path}`;
   const newName = after === null ? '/dev/null' : `b/${path}`;
-  const patch = structuredPatch(oldName, newName, before ?? '', after ?? '', undefined, undefined, { context });
+  const patch = boundedStructuredPatch(oldName, newName, before ?? '', after ?? '', context, budget);
   return formatPatch({
     ...patch,
     isGit: true,
@@ -128,7 +130,7 @@ export function unifiedDiffOfReplacements(
   for (const { from, to, newFrom, newTo } of windows) {
     const oldText = before.slice(oldOffsets[from], oldOffsets[to]);
     const newText = after.slice(newOffsets[newFrom], newOffsets[newTo]);
-    const window = structuredPatch('', '', oldText, newText, undefined, undefined, { context });
+    const window = boundedStructuredPatch('', '', oldText, newText, context);
     for (const hunk of window.hunks) hunks.push({ ...hunk, oldStart: hunk.oldStart + from, newStart: hunk.newStart + newFrom });
   }
   if (hunks.length === 0) return '';

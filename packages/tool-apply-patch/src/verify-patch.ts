@@ -1,10 +1,11 @@
-import { lstat, readFile, readlink } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyChunksWithDiff } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
+import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch } from './parse-patch';
 import { unifiedDiff } from './unified-diff';
+import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
@@ -29,6 +30,13 @@ export interface VerifyPatchOptions {
   root: string;
   /** Accept paths outside the root (`..`, absolute paths elsewhere, links leaving it). Default false. */
   allowOutsideRoot?: boolean;
+  /**
+   * Folder (or file) names never written, replaced or deleted, at any depth, compared
+   * case-insensitively — also when a link leads into them. Default `['.git']`.
+   */
+  protectedNames?: readonly string[];
+  /** Size and line caps (see {@link PatchLimits}); unset members keep their defaults. */
+  limits?: Partial<PatchLimits>;
 }
 
 /** Options of {@link applyPatch}. */
@@ -65,21 +73,20 @@ const lossy = new TextDecoder('utf-8', { ignoreBOM: true });
 
 const verificationError = (message: string, cause?: unknown) => new ApplyPatchError('VERIFICATION_FAILED', message, { cause });
 
-async function snapshot(path: string): Promise<Snapshot> {
-  let stats;
-  try {
-    stats = await lstat(path);
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'ENOTDIR') return { kind: 'absent' };
-    throw error;
-  }
+/** What is at an entry now: a link (with the content it leads to), a folder, a file or nothing. */
+async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
+  const stats = await fs.lstat(parts);
+  if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
   if (stats.isSymbolicLink()) {
-    const bytes = await readFile(path).catch(() => Buffer.alloc(0));
-    return { kind: 'symlink', linkTarget: await readlink(path), bytes };
+    const bytes = await fs.readFile(targetParts, maxBytes).then((read) => read.bytes, () => Buffer.alloc(0));
+    return { kind: 'symlink', linkTarget: await fs.readlink(parts), bytes };
   }
-  return { kind: 'file', bytes: await readFile(path), mode: stats.mode & 0o7777 };
+  const { bytes, mode } = await fs.readFile(parts, maxBytes);
+  return { kind: 'file', bytes, mode };
 }
+
+const limitError = (message: string) => new ApplyPatchError('LIMIT_EXCEEDED', message);
 
 /**
  * Parses (if given text) and verifies a patch against the files under `root` without writing
@@ -88,18 +95,43 @@ async function snapshot(path: string): Promise<Snapshot> {
  * {@link ApplyPatchError} on the first problem.
  */
 export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPatchOptions): Promise<PatchPlan> {
+  const limits: PatchLimits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
+  if (typeof patch === 'string') {
+    const size = Buffer.byteLength(patch, 'utf8');
+    if (size > limits.maxPatchBytes) {
+      throw limitError(`the patch is ${formatBytes(size)}; apply_patch accepts patches of at most ${formatBytes(limits.maxPatchBytes)}`);
+    }
+  }
   const parsed = typeof patch === 'string' ? parsePatch(patch) : patch;
   if (parsed.hunks.length === 0) throw new ApplyPatchError('NO_CHANGES', 'No files were modified.');
-  const root = await resolveWorkspaceRoot(options.root);
   const allowOutside = options.allowOutsideRoot ?? false;
+  const root = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
+  try {
+    return await verifyWithRoot(parsed, root, allowOutside, limits, options);
+  } finally {
+    await root.fs.close();
+  }
+}
+
+async function verifyWithRoot(parsed: ParsedPatch, root: WorkspaceRoot, allowOutside: boolean, limits: PatchLimits, options: VerifyPatchOptions): Promise<PatchPlan> {
   const entries = new Map<string, FileEntry>();
+  const fs = root.fs;
+  let totalBytes = 0;
+  const account = (bytes: number) => {
+    totalBytes += bytes;
+    if (totalBytes > limits.maxTotalBytes) {
+      throw limitError(`the patch reads and writes more than ${formatBytes(limits.maxTotalBytes)} in total; split it into smaller patches`);
+    }
+  };
 
   // Resolve every path and start every read at once; the walk below then runs in patch order.
   const reads = new Map<string, Promise<Snapshot>>();
-  const read = (key: string) => {
+  const partsOf = new Map<string, readonly string[]>();
+  const read = (key: string, parts: readonly string[], targetParts: readonly string[]) => {
+    partsOf.set(key, parts);
     let pending = reads.get(key);
     if (!pending) {
-      pending = snapshot(key);
+      pending = snapshot(fs, parts, targetParts, limits.maxFileBytes);
       pending.catch(() => undefined);
       reads.set(key, pending);
     }
@@ -107,9 +139,10 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   };
   const prepared = parsed.hunks.map(async (hunk) => {
     const primary = await resolveWorkspacePath(hunk.path, root, allowOutside);
-    read(hunk.type === 'delete' ? primary.location : primary.target);
+    if (hunk.type === 'delete') read(primary.location, primary.locationParts, primary.targetParts);
+    else read(primary.target, primary.targetParts, primary.targetParts);
     const move = hunk.type === 'update' && hunk.movePath !== undefined ? await resolveWorkspacePath(hunk.movePath, root, allowOutside) : undefined;
-    if (move) read(move.target);
+    if (move) read(move.target, move.targetParts, move.targetParts);
     return { primary, move };
   });
   for (const pending of prepared) pending.catch(() => undefined);
@@ -117,17 +150,30 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   const entryFor = async (resolved: ResolvedPath, key: string): Promise<FileEntry> => {
     let entry = entries.get(key);
     if (!entry) {
+      const parts = key === resolved.location ? resolved.locationParts : resolved.targetParts;
       let original: Snapshot;
       try {
-        original = await read(key);
+        original = await read(key, parts, resolved.targetParts);
       } catch (error) {
+        if (error instanceof FileTooLargeError) {
+          throw limitError(`${resolved.raw} is ${formatBytes(error.size)}; apply_patch edits files of at most ${formatBytes(error.limit)}`);
+        }
         throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
       }
       const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
-      entry = { path: key, label: resolved.raw, original, current };
+      if (current) account(current.length);
+      entry = { path: key, parts, label: resolved.raw, original, current };
       entries.set(key, entry);
     }
     return entry;
+  };
+  const setContent = (entry: FileEntry, content: string, raw: string) => {
+    const bytes = Buffer.from(content, 'utf8');
+    if (bytes.length > limits.maxFileBytes) {
+      throw limitError(`${raw} would be ${formatBytes(bytes.length)}; apply_patch writes files of at most ${formatBytes(limits.maxFileBytes)}`);
+    }
+    account(bytes.length);
+    entry.current = bytes;
   };
 
   // Entries are keyed by directory entry (`location`: resolved parent folder + base name), so
@@ -147,7 +193,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       if (entry.original.kind === 'directory' && entry.current === null) {
         throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
       }
-      entry.current = Buffer.from(hunk.contents, 'utf8');
+      setContent(entry, hunk.contents, hunk.path);
       changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
       added.push(hunk.path);
     } else if (hunk.type === 'delete') {
@@ -167,6 +213,9 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
         const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
         throw verificationError(`Failed to read file to update ${hunk.path}: ${reason}`);
       }
+      if (exceedsLines(source.current, limits.maxFileLines)) {
+        throw limitError(`${hunk.path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
+      }
       let before: string;
       try {
         before = utf8.decode(source.current);
@@ -176,7 +225,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
       const { content: after, unifiedDiff: diff } = applyChunksWithDiff(before, hunk.chunks, hunk.path);
       const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
       if (hunk.movePath === undefined || move === undefined) {
-        source.current = Buffer.from(after, 'utf8');
+        setContent(source, after, hunk.path);
         modified.push(hunk.path);
       } else {
         const destination = await entryFor(move, contentKey(move));
@@ -186,7 +235,7 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
         // A move removes the source's directory entry: a link itself, not the file it points to.
         const removed = sourceKey === resolved.location ? source : await entryFor(resolved, resolved.location);
         if (destination !== removed) removed.current = null;
-        destination.current = Buffer.from(after, 'utf8');
+        setContent(destination, after, hunk.movePath);
         change.movePath = hunk.movePath;
         modified.push(hunk.movePath);
       }
@@ -205,7 +254,14 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
     async commit(commitOptions = {}) {
       if (committed) throw new Error('this patch plan was already committed');
       committed = true;
-      await commitFiles([...entries.values()], commitOptions.signal);
+      if (commitOptions.signal?.aborted) throw new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
+      // The root is opened again: the plan holds physical paths, not descriptors.
+      const commitRoot = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
+      try {
+        await commitFiles(commitRoot.fs, [...entries.values()], commitOptions.signal);
+      } finally {
+        await commitRoot.fs.close();
+      }
       return result;
     },
   };

@@ -1,11 +1,18 @@
-import { lstat, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
+import { OutsideRootError, WorkspaceFs, splitPath } from './workspace-fs';
 
-/** The workspace root, lexically and with symbolic links resolved. */
+/** Folder names apply_patch never writes in or replaces, at any depth (compared case-insensitively). */
+export const DEFAULT_PROTECTED_NAMES: readonly string[] = Object.freeze(['.git']);
+
+/** The workspace root, lexically and with symbolic links resolved, and the walker every access goes through. */
 export interface WorkspaceRoot {
   readonly path: string;
   readonly realPath: string;
+  /** Confined to `realPath`, or to `/` when paths outside the root are allowed. */
+  readonly fs: WorkspaceFs;
+  /** Lower-cased protected names. */
+  readonly protectedNames: ReadonlySet<string>;
 }
 
 /** A patch path resolved against the root. */
@@ -15,16 +22,17 @@ export interface ResolvedPath {
   /** The lexical absolute path, as joined onto the root (links not followed). */
   readonly absolute: string;
   /**
-   * `absolute` with its parent folder's symbolic links resolved, plus the base name: the directory
-   * entry itself (what a delete removes: a link, not its target). Every path that names the same
-   * directory entry (e.g. through a symlinked root) has the same `location`.
+   * The directory entry itself, as an absolute physical path: the parent folder with its links
+   * resolved, plus the base name (what a delete removes: a link, not its target). Every spelling
+   * of the same entry (e.g. through a symlinked root) has the same `location`.
    */
   readonly location: string;
-  /**
-   * Where content is read and written: `absolute` with every symbolic link followed. Equals
-   * `location` unless the path itself is a symbolic link.
-   */
+  /** Where content is read and written: the path with every link followed (inside the root). */
   readonly target: string;
+  /** `location` as components below the walker's root. */
+  readonly locationParts: readonly string[];
+  /** `target` as components below the walker's root. */
+  readonly targetParts: readonly string[];
 }
 
 /** True when `path` is `root` or inside it. */
@@ -33,68 +41,103 @@ export function isInside(root: string, path: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
-/** Resolves the root once per patch. Throws `VERIFICATION_FAILED` when it does not exist. */
-export async function resolveWorkspaceRoot(root: string): Promise<WorkspaceRoot> {
+/**
+ * Opens the root once per patch. Throws `VERIFICATION_FAILED` when it does not exist. With
+ * `allowOutsideRoot` the walker is confined to `/` instead (links are still followed by the walk,
+ * never by the kernel). Call `root.fs.close()` when done.
+ */
+export async function resolveWorkspaceRoot(root: string, options: { allowOutsideRoot?: boolean; protectedNames?: readonly string[] } = {}): Promise<WorkspaceRoot> {
   const path = resolve(root);
+  let fs: WorkspaceFs;
   try {
-    return { path, realPath: await realpath(path) };
+    fs = await WorkspaceFs.open(options.allowOutsideRoot ? '/' : path);
   } catch (error) {
     throw new ApplyPatchError('VERIFICATION_FAILED', `workspace root ${path} is not accessible: ${describeFsError(error)}`, { cause: error });
   }
+  let realPath = fs.realRoot;
+  if (options.allowOutsideRoot) {
+    try {
+      realPath = await WorkspaceFs.open(path).then(async (rooted) => {
+        await rooted.close();
+        return rooted.realRoot;
+      });
+    } catch (error) {
+      await fs.close();
+      throw new ApplyPatchError('VERIFICATION_FAILED', `workspace root ${path} is not accessible: ${describeFsError(error)}`, { cause: error });
+    }
+  }
+  const protectedNames = new Set((options.protectedNames ?? DEFAULT_PROTECTED_NAMES).map((name) => name.toLowerCase()));
+  return { path, realPath, fs, protectedNames };
 }
 
 const outside = (raw: string, how = '') =>
   new ApplyPatchError('PATH_OUTSIDE_ROOT', `path '${raw}' resolves outside the workspace root${how}`);
 
-const hasCode = (error: unknown, ...codes: string[]) =>
-  typeof error === 'object' && error !== null && codes.includes((error as { code?: string }).code ?? '');
+const HOW: Record<OutsideRootError['how'], string> = {
+  lexical: '',
+  link: ' through a symbolic link',
+  dangling: ' (it is a dangling symbolic link)',
+};
 
 /**
- * Resolves a patch path (relative to the root, or absolute) and, unless `allowOutsideRoot`,
- * refuses one that lands outside the root lexically (`..`, an absolute path elsewhere) or through
- * a symbolic link (`PATH_OUTSIDE_ROOT`). A dangling link cannot be checked and is refused too.
+ * Resolves a patch path (relative to the root, or absolute) without letting the kernel follow a
+ * link (see {@link WorkspaceFs.resolve}). Unless `allowOutsideRoot`, refuses one that lands
+ * outside the root lexically (`..`, an absolute path elsewhere) or through a symbolic link
+ * (`PATH_OUTSIDE_ROOT`); a dangling link cannot be checked and is refused too. A path in or
+ * through a protected folder (`.git` at any depth) is refused with `PROTECTED_PATH`.
  */
 export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, allowOutsideRoot: boolean): Promise<ResolvedPath> {
   const absolute = resolve(root.path, raw);
-  // Inside the root as given, or inside its resolved form (an absolute path spelled either way).
-  if (!allowOutsideRoot && !isInside(root.path, absolute) && !isInside(root.realPath, absolute)) throw outside(raw);
-  const location = absolute === root.path || absolute === root.realPath ? root.realPath : await resolveLocation(absolute);
-  if (!allowOutsideRoot && !isInside(root.realPath, location)) throw outside(raw, ' through a symbolic link');
-  let target: string;
+  let components: string[];
+  if (allowOutsideRoot) {
+    components = splitPath(absolute);
+  } else {
+    // Inside the root as given, or inside its resolved form (an absolute path spelled either way).
+    const base = [root.path, root.realPath].find((candidate) => isInside(candidate, absolute));
+    if (base === undefined) throw outside(raw);
+    components = splitPath(relative(base, absolute));
+  }
+  refuseProtected(raw, components, root, false);
+  const aliases = [root.path];
+  let location;
+  let target;
   try {
-    target = await realpath(absolute);
-  } catch (error) {
-    if (!hasCode(error, 'ENOENT')) return { raw, absolute, location, target: location };
-    const dangling = await lstat(absolute).then((stats) => stats.isSymbolicLink(), () => false);
-    if (dangling) {
-      if (!allowOutsideRoot) throw outside(raw, ' (it is a dangling symbolic link)');
-      return { raw, absolute, location, target: location };
-    }
-    target = location;
-  }
-  if (!allowOutsideRoot && !isInside(root.realPath, target)) throw outside(raw, ' through a symbolic link');
-  return { raw, absolute, location, target };
-}
-
-/** The directory entry `absolute` names: its parent folder with links resolved, plus the base name. */
-async function resolveLocation(absolute: string): Promise<string> {
-  const parent = dirname(absolute);
-  if (parent === absolute) return absolute;
-  return join(await resolveMissing(parent), basename(absolute));
-}
-
-/** A path that may not exist: its deepest existing folder with links resolved, plus the rest. */
-async function resolveMissing(absolute: string): Promise<string> {
-  let folder = absolute;
-  for (;;) {
+    location = await root.fs.resolve(components, false, aliases);
     try {
-      return join(await realpath(folder), relative(folder, absolute));
-    } catch {
-      const parent = dirname(folder);
-      if (parent === folder) return absolute;
-      folder = parent;
+      target = await root.fs.resolve(components, true, aliases);
+    } catch (error) {
+      // With outside paths allowed, a dangling link is written as a plain file in its place.
+      if (!(allowOutsideRoot && error instanceof OutsideRootError && error.how === 'dangling')) throw error;
+      target = location;
     }
+  } catch (error) {
+    if (error instanceof OutsideRootError) throw outside(raw, HOW[error.how]);
+    throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to resolve ${raw}: ${describeFsError(error)}`, { cause: error });
   }
+  refuseProtected(raw, location.components, root, true);
+  refuseProtected(raw, target.components, root, true);
+  return {
+    raw,
+    absolute,
+    location: root.fs.absolute(location.components),
+    target: root.fs.absolute(target.components),
+    locationParts: location.components,
+    targetParts: target.components,
+  };
+}
+
+/** Throws `PROTECTED_PATH` when a component (below the workspace root) is a protected name. */
+function refuseProtected(raw: string, components: readonly string[], root: WorkspaceRoot, resolved: boolean): void {
+  let below = components;
+  if (root.fs.realRoot !== root.realPath) {
+    // The walker is rooted at `/`: only what lies below the workspace root counts, when inside it.
+    const absolute = root.fs.absolute(components);
+    if (isInside(root.realPath, absolute)) below = splitPath(relative(root.realPath, absolute));
+  }
+  const hit = below.find((component) => root.protectedNames.has(component.toLowerCase()));
+  if (hit === undefined) return;
+  const how = resolved ? 'leads into' : 'is inside';
+  throw new ApplyPatchError('PROTECTED_PATH', `path '${raw}' ${how} ${hit}, which apply_patch does not change`);
 }
 
 const MESSAGES: Record<string, string> = {
@@ -107,6 +150,7 @@ const MESSAGES: Record<string, string> = {
   ENOSPC: 'No space left on device',
   EROFS: 'Read-only file system',
   ENOTEMPTY: 'Directory not empty',
+  ELOOP: 'Too many levels of symbolic links',
 };
 
 /** A short, path-free reason for a file-system error ("No such file or directory"). */

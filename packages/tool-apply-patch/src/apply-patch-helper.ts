@@ -1,0 +1,102 @@
+/**
+ * The apply_patch helper process: apply_patch runs it (inside the exec sandbox when one is set)
+ * so that reading, matching, diffing and writing happen off the host's thread and, sandboxed,
+ * under the kernel's confinement. It speaks frames (see helper-frames.ts) on stdin/stdout:
+ *
+ *   host → helper   {type:"apply", root, …} + patch blob      verify only, write nothing
+ *   helper → host   {type:"verified", …} + content blobs       or {type:"error", code, message}
+ *   host → helper   {type:"commit"}                            (or closes stdin: nothing is written)
+ *   helper → host   {type:"committed"}                         or {type:"error", …}; then it exits
+ */
+import { isApplyPatchError } from './apply-patch-error';
+import { FrameReader, encodeFrame, type Frame } from './helper-frames';
+import { encodeVerified, type HelperApplyRequest } from './helper-protocol';
+import { DEFAULT_PATCH_LIMITS } from './limits';
+import { verifyPatch, type PatchPlan } from './verify-patch';
+
+/** Writes one frame to stdout and resolves once it is flushed. */
+function send(header: Record<string, unknown>, blobs: Buffer[] = []): Promise<void> {
+  const parts = encodeFrame(header, blobs);
+  return new Promise((resolve, reject) => {
+    for (const [index, part] of parts.entries()) {
+      if (index < parts.length - 1) process.stdout.write(part);
+      else process.stdout.write(part, (error) => (error ? reject(error) : resolve()));
+    }
+  });
+}
+
+function errorFrame(error: unknown): Record<string, unknown> {
+  if (isApplyPatchError(error)) {
+    return { type: 'error', code: error.code, message: error.message, ...(error.unrestoredPaths ? { unrestoredPaths: error.unrestoredPaths } : {}) };
+  }
+  return { type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper failed: ${error instanceof Error ? error.message : String(error)}` };
+}
+
+async function main(): Promise<void> {
+  // Room for the largest patch the default limits allow, plus its header.
+  const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
+  let plan: PatchPlan | undefined;
+  let state: 'waiting' | 'verifying' | 'verified' | 'committing' | 'done' = 'waiting';
+
+  const finish = async (header: Record<string, unknown>) => {
+    state = 'done';
+    await send(header).catch(() => undefined);
+    process.exit(0);
+  };
+
+  const onFrame = async (frame: Frame) => {
+    const header = frame.header;
+    if (header.type === 'apply' && state === 'waiting') {
+      state = 'verifying';
+      const request = header as unknown as HelperApplyRequest;
+      try {
+        const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
+        plan = await verifyPatch(text, {
+          root: request.root,
+          allowOutsideRoot: request.allowOutsideRoot,
+          protectedNames: request.protectedNames,
+          limits: request.limits,
+        });
+      } catch (error) {
+        await finish(errorFrame(error));
+        return;
+      }
+      const { header: verified, blobs } = encodeVerified(plan);
+      state = 'verified';
+      await send(verified as unknown as Record<string, unknown>, blobs);
+      return;
+    }
+    if (header.type === 'commit' && state === 'verified' && plan) {
+      state = 'committing';
+      try {
+        await plan.commit();
+      } catch (error) {
+        await finish(errorFrame(error));
+        return;
+      }
+      await finish({ type: 'committed' });
+      return;
+    }
+    await finish({ type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper got an unexpected ${String(header.type)} message` });
+  };
+
+  let queue = Promise.resolve();
+  process.stdin.on('data', (chunk: Buffer) => {
+    let frames: Frame[];
+    try {
+      frames = reader.push(chunk);
+    } catch (error) {
+      void finish(errorFrame(error));
+      return;
+    }
+    for (const frame of frames) queue = queue.then(() => onFrame(frame));
+  });
+  // The host went away (or decided not to commit): leave without writing anything.
+  process.stdin.on('end', () => {
+    void queue.then(() => {
+      if (state !== 'committing' && state !== 'done') process.exit(0);
+    });
+  });
+}
+
+void main();

@@ -1,0 +1,93 @@
+import type { ApplyPatchErrorCode } from './apply-patch-error';
+import type { PatchLimits } from './limits';
+import type { ApplyPatchResult, FileChange, FileState } from './verify-patch';
+
+/** What the host asks the helper to verify (the patch text travels as blob 0). */
+export interface HelperApplyRequest {
+  type: 'apply';
+  root: string;
+  allowOutsideRoot: boolean;
+  protectedNames?: readonly string[];
+  limits?: Partial<PatchLimits>;
+}
+
+type BlobRef = number;
+
+/** A {@link FileChange} with its texts replaced by blob indices. */
+export type WireChange =
+  | { kind: 'add'; path: string; content: BlobRef; unifiedDiff: BlobRef }
+  | { kind: 'delete'; path: string; content: BlobRef; unifiedDiff: BlobRef }
+  | { kind: 'update'; path: string; movePath?: string; newContent: BlobRef; unifiedDiff: BlobRef };
+
+/** A {@link FileState} with its texts replaced by blob indices (`null`: absent). */
+export interface WireFile {
+  path: string;
+  displayPath: string;
+  before: BlobRef | null;
+  after: BlobRef | null;
+}
+
+/** The helper's answer once every hunk is verified (nothing written yet). */
+export interface HelperVerified {
+  type: 'verified';
+  summary: string;
+  added: string[];
+  modified: string[];
+  deleted: string[];
+  changes: WireChange[];
+  files: WireFile[];
+}
+
+/** A refusal or failure, as an `ApplyPatchError`. */
+export interface HelperError {
+  type: 'error';
+  code: ApplyPatchErrorCode;
+  message: string;
+  unrestoredPaths?: readonly string[];
+}
+
+/** Packs a verified result as a header plus blobs. */
+export function encodeVerified(result: ApplyPatchResult): { header: HelperVerified; blobs: Buffer[] } {
+  const blobs: Buffer[] = [];
+  const blob = (text: string) => blobs.push(Buffer.from(text, 'utf8')) - 1;
+  const changes = result.changes.map((change): WireChange => {
+    if (change.kind === 'update') {
+      return { kind: 'update', path: change.path, ...(change.movePath !== undefined ? { movePath: change.movePath } : {}), newContent: blob(change.newContent), unifiedDiff: blob(change.unifiedDiff) };
+    }
+    return { kind: change.kind, path: change.path, content: blob(change.content), unifiedDiff: blob(change.unifiedDiff) };
+  });
+  const files = result.files.map((file): WireFile => ({
+    path: file.path,
+    displayPath: file.displayPath,
+    before: file.before === null ? null : blob(file.before),
+    after: file.after === null ? null : blob(file.after),
+  }));
+  const { summary, added, modified, deleted } = result;
+  return { header: { type: 'verified', summary, added, modified, deleted, changes, files }, blobs };
+}
+
+/** Unpacks {@link encodeVerified}. Throws on a malformed header. */
+export function decodeVerified(header: Record<string, unknown>, blobs: readonly Buffer[]): ApplyPatchResult {
+  const text = (ref: unknown): string => {
+    if (typeof ref !== 'number' || !blobs[ref]) throw new Error('helper answer refers to a missing blob');
+    return blobs[ref].toString('utf8');
+  };
+  const strings = (value: unknown): string[] => {
+    if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new Error('helper answer has a malformed list');
+    return value as string[];
+  };
+  if (typeof header.summary !== 'string' || !Array.isArray(header.changes) || !Array.isArray(header.files)) throw new Error('helper answer is malformed');
+  const changes = (header.changes as WireChange[]).map((change): FileChange => {
+    if (change.kind === 'update') {
+      return { kind: 'update', path: change.path, ...(change.movePath !== undefined ? { movePath: change.movePath } : {}), newContent: text(change.newContent), unifiedDiff: text(change.unifiedDiff) };
+    }
+    return { kind: change.kind, path: change.path, content: text(change.content), unifiedDiff: text(change.unifiedDiff) };
+  });
+  const files = (header.files as WireFile[]).map((file): FileState => ({
+    path: file.path,
+    displayPath: file.displayPath,
+    before: file.before === null ? null : text(file.before),
+    after: file.after === null ? null : text(file.after),
+  }));
+  return { summary: header.summary, added: strings(header.added), modified: strings(header.modified), deleted: strings(header.deleted), changes, files };
+}

@@ -1,0 +1,356 @@
+import { closeSync, constants, existsSync, openSync } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import type { Stats } from 'node:fs';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
+
+/** Symbolic links followed while resolving one path, at most (the kernel's own limit is 40). */
+const MAX_LINK_HOPS = 40;
+
+/** Thrown when a path leaves the walk's root, or a link inside it cannot be followed safely. */
+export class OutsideRootError extends Error {
+  constructor(readonly how: 'lexical' | 'link' | 'dangling') {
+    super(how);
+  }
+}
+
+/** Thrown when a component expected to be a plain folder turned out to be a link (a swap raced us). */
+export class LinkInPathError extends Error {
+  constructor(readonly path: string) {
+    super(`${path} is a symbolic link`);
+  }
+}
+
+/** A path resolved beneath the root: physical components (no link in them), and whether it exists. */
+export interface PhysicalPath {
+  /** Components below the root, every one a real folder except possibly the last. */
+  readonly components: readonly string[];
+  /** False when some component (the last, or a folder before it) does not exist yet. */
+  readonly exists: boolean;
+}
+
+/**
+ * File access confined beneath one root folder, without ever letting the kernel follow a symbolic
+ * link. Every operation walks from an open descriptor of the root one name at a time: each folder
+ * is opened with `O_DIRECTORY | O_NOFOLLOW` relative to its parent's descriptor (through
+ * `/proc/self/fd/<fd>/<name>`, Linux's stand-in for `openat`), so swapping a folder for a link
+ * while we walk makes the open fail instead of leading elsewhere. Links are followed only by
+ * {@link resolve}, which reads them and continues the walk itself, refusing any that leaves the
+ * root. Temporary files are created with `O_CREAT | O_EXCL | O_NOFOLLOW` in the target's own
+ * folder (by descriptor) and renamed over the target; rename and unlink never follow a link.
+ *
+ * Without `/proc` (macOS, Windows, a container without it) each folder is checked with `lstat`
+ * just before use and files are opened with `O_NOFOLLOW`: a swap between a check and its use can
+ * still redirect one operation there (see the package README for the residual risk).
+ */
+export class WorkspaceFs {
+  private constructor(
+    /** The root as the kernel knows it (links resolved). */
+    readonly realRoot: string,
+    private readonly rootHandle: FileHandle | undefined,
+  ) {}
+
+  /** Opens `root` (its links resolved once: the host chose it). Throws the fs error when it cannot. */
+  static async open(root: string): Promise<WorkspaceFs> {
+    const realRoot = await realpath(root);
+    const rootHandle = procFdUsable() ? await open(realRoot, O_RDONLY | O_DIRECTORY) : undefined;
+    return new WorkspaceFs(realRoot, rootHandle);
+  }
+
+  /** True when operations go through descriptors (race-free); false on the lstat fallback. */
+  get descriptorBased(): boolean {
+    return this.rootHandle !== undefined;
+  }
+
+  /** Closes the root descriptor. The object must not be used afterwards. */
+  async close(): Promise<void> {
+    await this.rootHandle?.close();
+  }
+
+  /** The absolute path of physical components (for messages and keys). */
+  absolute(components: readonly string[]): string {
+    return components.length === 0 ? this.realRoot : join(this.realRoot, ...components);
+  }
+
+  /**
+   * Resolves `components` (already lexically inside the root: no `..` escaping it) physically:
+   * every symbolic link among the folders — and the last component too with `followFinal` — is
+   * read and followed by this walk, never by the kernel, and must stay beneath the root (absolute
+   * link targets must start with the root, as given in `aliases` or as its real path). Throws
+   * {@link OutsideRootError}: `link` for a link leading out, `dangling` for a followed link whose
+   * target does not exist, `lexical` for `..` above the root.
+   */
+  async resolve(components: readonly string[], followFinal: boolean, aliases: readonly string[] = []): Promise<PhysicalPath> {
+    const queue = [...components];
+    const stack: string[] = [];
+    let hops = 0;
+    let viaLink = false;
+    /** Set once the last component was a followed link: its target must exist. */
+    let targetMustExist = false;
+    while (queue.length > 0) {
+      const name = queue.shift() as string;
+      if (name === '' || name === '.') continue;
+      if (name === '..') {
+        if (stack.length === 0) throw new OutsideRootError(viaLink ? 'link' : 'lexical');
+        stack.pop();
+        continue;
+      }
+      const last = queue.length === 0;
+      const stats = await this.lstat([...stack, name]);
+      if (stats?.isSymbolicLink() && (!last || followFinal)) {
+        if (++hops > MAX_LINK_HOPS) throw Object.assign(new Error('Too many levels of symbolic links'), { code: 'ELOOP' });
+        const target = await this.readlink([...stack, name]);
+        viaLink = true;
+        if (last) targetMustExist = true;
+        if (isAbsolute(target)) {
+          const inside = [this.realRoot, ...aliases].map((base) => relative(base, target)).find(isBelow);
+          if (inside === undefined) throw new OutsideRootError(targetMustExist && !existsSync(target) ? 'dangling' : 'link');
+          stack.length = 0;
+          queue.unshift(...splitPath(inside));
+        } else {
+          queue.unshift(...splitPath(target));
+        }
+        continue;
+      }
+      stack.push(name);
+      if (!stats) {
+        // Missing: nothing below it exists, so nothing below it is a link; `..` there cannot resolve.
+        if (targetMustExist) throw new OutsideRootError('dangling');
+        if (queue.includes('..')) throw Object.assign(new Error('No such file or directory'), { code: 'ENOENT' });
+        stack.push(...queue.filter((part) => part !== '' && part !== '.'));
+        return { components: stack, exists: false };
+      }
+    }
+    return { components: stack, exists: true };
+  }
+
+  /** `lstat` of a physical path (`undefined` when it, or a folder on the way, does not exist). */
+  async lstat(components: readonly string[]): Promise<Stats | undefined> {
+    if (components.length === 0) return lstat(this.realRoot);
+    return this.withParent(components, false, (at) => lstat(at)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw error;
+    });
+  }
+
+  /** The target text of a link. */
+  async readlink(components: readonly string[]): Promise<string> {
+    return this.withParent(components, false, (at) => readlink(at));
+  }
+
+  /**
+   * Reads a regular file without following a link at any component. Throws `EISDIR` for a folder,
+   * `ELOOP` for a link, and a {@link FileTooLargeError} when it holds more than `maxBytes`.
+   */
+  async readFile(components: readonly string[], maxBytes: number): Promise<{ bytes: Buffer; mode: number }> {
+    return this.withParent(components, false, async (at) => {
+      const handle = await open(at, O_RDONLY | O_NOFOLLOW);
+      try {
+        const stats = await handle.stat();
+        if (stats.isDirectory()) throw Object.assign(new Error('Is a directory'), { code: 'EISDIR' });
+        if (!stats.isFile()) throw Object.assign(new Error('Not a regular file'), { code: 'EINVAL' });
+        if (stats.size > maxBytes) throw new FileTooLargeError(stats.size, maxBytes);
+        // Read one byte more than allowed: a file growing past the cap meanwhile is refused too.
+        const buffer = Buffer.allocUnsafe(Math.min(stats.size, maxBytes) + 1);
+        let length = 0;
+        for (;;) {
+          const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+          if (bytesRead === 0) break;
+          length += bytesRead;
+          if (length > maxBytes) throw new FileTooLargeError(length, maxBytes);
+          if (length === buffer.length) break;
+        }
+        return { bytes: buffer.subarray(0, length), mode: stats.mode & 0o7777 };
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  /**
+   * Writes `bytes` to a temporary file created exclusively in the target's own folder, then
+   * renames it over the target (atomic; a link at the target is replaced, never followed).
+   * Missing parent folders are created, each opened without following links; returns the
+   * components of the first folder it created (for rollback), if any.
+   */
+  async writeFileAtomic(components: readonly string[], bytes: Uint8Array, mode?: number): Promise<readonly string[] | undefined> {
+    let created: readonly string[] | undefined;
+    await this.withParent(components, true, async (at, name, folder) => {
+      const temporary = folder(`.${name}.${randomBytes(6).toString('hex')}.apply-patch.tmp`);
+      // 0o666 less the umask, like any new file; an existing file's mode is copied below.
+      const handle = await open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+      try {
+        try {
+          await handle.writeFile(bytes);
+          if (mode !== undefined) await handle.chmod(mode);
+        } finally {
+          await handle.close();
+        }
+        await rename(temporary, at);
+      } catch (error) {
+        await unlink(temporary).catch(() => undefined);
+        throw error;
+      }
+    }, (first) => {
+      created = first;
+    });
+    return created;
+  }
+
+  /** Removes a file or link (never what a link points to). */
+  async unlink(components: readonly string[]): Promise<void> {
+    await this.withParent(components, false, (at) => unlink(at));
+  }
+
+  /** Creates a symbolic link (rollback of a deleted link). */
+  async symlink(target: string, components: readonly string[]): Promise<void> {
+    await this.withParent(components, false, (at) => symlink(target, at));
+  }
+
+  /** Removes an empty folder. */
+  async rmdir(components: readonly string[]): Promise<void> {
+    await this.withParent(components, false, (at) => rmdir(at));
+  }
+
+  /**
+   * Opens the parent folder of `components` (creating missing folders when `create`) and runs
+   * `action` with a path naming the last component relative to that open folder. The path is
+   * only ever resolved one name below a descriptor, so no link on the way is followed.
+   */
+  private async withParent<T>(
+    components: readonly string[],
+    create: boolean,
+    action: (at: string, name: string, folder: (child: string) => string) => Promise<T>,
+    onCreated?: (first: readonly string[]) => void,
+  ): Promise<T> {
+    const name = components[components.length - 1];
+    const folders = components.slice(0, -1);
+    if (this.rootHandle === undefined) return this.withParentByPath(folders, name, create, action, onCreated);
+    let fd = this.rootHandle.fd;
+    const opened: FileHandle[] = [];
+    try {
+      for (const [index, folder] of folders.entries()) {
+        const handle = await openChildFolder(fd, folder, create, folders.slice(0, index + 1), (first) => {
+          onCreated?.(first);
+          onCreated = undefined;
+        });
+        opened.push(handle);
+        fd = handle.fd;
+      }
+      const base = fd;
+      const folderPath = (child: string) => `/proc/self/fd/${base}/${child}`;
+      return await action(folderPath(name), name, folderPath);
+    } finally {
+      for (const handle of opened.reverse()) await handle.close().catch(() => undefined);
+    }
+  }
+
+  /** The fallback without `/proc`: each folder is checked with lstat right before use. */
+  private async withParentByPath<T>(
+    folders: readonly string[],
+    name: string,
+    create: boolean,
+    action: (at: string, name: string, folder: (child: string) => string) => Promise<T>,
+    onCreated?: (first: readonly string[]) => void,
+  ): Promise<T> {
+    let current = this.realRoot;
+    for (const [index, folder] of folders.entries()) {
+      current = join(current, folder);
+      const stats = await lstat(current).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' && create) return undefined;
+        throw error;
+      });
+      if (stats?.isSymbolicLink()) throw new LinkInPathError(join(...folders.slice(0, index + 1)));
+      if (stats && !stats.isDirectory()) throw create ? Object.assign(new Error('File exists'), { code: 'EEXIST' }) : Object.assign(new Error('Not a directory'), { code: 'ENOTDIR' });
+      if (!stats) {
+        await mkdir(current).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+        });
+        onCreated?.(folders.slice(0, index + 1));
+        onCreated = undefined;
+      }
+    }
+    // Re-check that the folder we reached is still beneath the root, then act.
+    const reached = await realpath(current);
+    if (reached !== current) throw new LinkInPathError(join(...folders));
+    const base = current;
+    return action(join(base, name), name, (child) => join(base, child));
+  }
+}
+
+/** Opens `name` below the folder `parentFd` as a folder, refusing a link; creates it if asked. */
+async function openChildFolder(
+  parentFd: number,
+  name: string,
+  create: boolean,
+  soFar: readonly string[],
+  onCreated: (first: readonly string[]) => void,
+): Promise<FileHandle> {
+  const at = `/proc/self/fd/${parentFd}/${name}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await open(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'ELOOP') {
+        const stats = await lstat(at).catch(() => undefined);
+        if (stats?.isSymbolicLink()) throw new LinkInPathError(join(...soFar));
+        // A file where a folder must be created: what `mkdir -p` reports.
+        if (create) throw Object.assign(new Error('File exists'), { code: 'EEXIST' });
+        throw error;
+      }
+      if (code !== 'ENOENT' || !create || attempt > 0) throw error;
+      try {
+        await mkdir(at);
+        onCreated(soFar);
+      } catch (mkdirError) {
+        // Someone else created it meanwhile: open whatever is there now (still without following).
+        if ((mkdirError as NodeJS.ErrnoException).code !== 'EEXIST') throw mkdirError;
+      }
+    }
+  }
+}
+
+/** True for a relative path that stays at or below its base. */
+function isBelow(rel: string): boolean {
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** A file larger than the cap (`size` may be a lower bound when it grew while read). */
+export class FileTooLargeError extends Error {
+  readonly code = 'EFBIG';
+  constructor(
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(`file is larger than ${limit} bytes`);
+  }
+}
+
+/** Splits a link target or relative path into components (either separator on Windows). */
+export function splitPath(path: string): string[] {
+  return path.split(sep === '\\' ? /[\\/]/ : '/').filter((part) => part !== '');
+}
+
+let procChecked: boolean | undefined;
+
+/** True when `/proc/self/fd/<fd>/<name>` reaches below an open folder (Linux with /proc mounted). */
+function procFdUsable(): boolean {
+  if (procChecked !== undefined) return procChecked;
+  procChecked = false;
+  if (process.platform !== 'linux') return false;
+  let fd: number | undefined;
+  try {
+    fd = openSync('/', O_RDONLY | O_DIRECTORY);
+    procChecked = existsSync(`/proc/self/fd/${fd}/.`);
+  } catch {
+    procChecked = false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  return procChecked;
+}
+
+export type { Stats };
