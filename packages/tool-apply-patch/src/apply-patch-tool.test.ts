@@ -261,3 +261,52 @@ describe('hook payload', () => {
     }
   });
 });
+
+describe('the helper process', () => {
+  it('an abort after verification writes nothing and answers ABORTED; a begin event came first', async () => {
+    await writeFile(join(root, 'a.txt'), 'one\n');
+    const controller = new AbortController();
+    const events: SwitchyardEvent[] = [];
+    const tool = applyPatchTool();
+    const pending = tool.handle({
+      callId: 'abort-1',
+      toolName: tool.name,
+      source: DIRECT_SOURCE,
+      payload: custom(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: b.txt', '+b')),
+      signal: controller.signal,
+      step: createStepContext({ cwd: root }),
+      emit: (event) => {
+        events.push(event);
+        // The host learns of the verified patch and is cancelled before it says "commit".
+        if (event.type === 'tool-notification' && event.name === 'patch-apply-begin') controller.abort();
+      },
+    });
+    await expect(pending).rejects.toMatchObject({ code: 'ABORTED', message: 'apply_patch was aborted before any file was written' });
+    expect(events.map((event) => (event as { name?: string }).name)).toEqual(['patch-apply-begin', 'patch-apply-end']);
+    expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('one\n');
+    expect(await readdir(root)).toEqual(['a.txt']);
+  });
+
+  it('a helper that cannot run, or dies, answers HELPER_FAILED and changes nothing; a wrap that refuses is passed on', async () => {
+    const step = createStepContext({ cwd: root });
+    const dies = applyPatchTool({ wrapHelper: () => ({ file: '/bin/sh', args: ['-c', 'echo "helper broke" >&2; exit 3'] }) });
+    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], dies)).rejects.toThrow(/^apply_patch helper exited with code 3: helper broke; no file was changed$/);
+    const missing = applyPatchTool({ wrapHelper: () => ({ file: '/no/such/launcher', args: [] }) });
+    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], missing)).rejects.toThrow(/^apply_patch helper could not start: .*; no file was changed$/);
+    const refuses = applyPatchTool({
+      wrapHelper: () => {
+        throw Object.assign(new Error('sandbox unavailable: bubblewrap was not found'), { code: 'SANDBOX_UNAVAILABLE' });
+      },
+    });
+    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], refuses)).rejects.toThrow('sandbox unavailable: bubblewrap was not found');
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('a patch over the size cap is refused by the host before any helper starts', async () => {
+    const tool = applyPatchTool({ limits: { maxPatchBytes: 100 }, wrapHelper: () => { throw new Error('must not start'); } });
+    await expect(run(wrap('*** Add File: x.txt', `+${'x'.repeat(200)}`), createStepContext({ cwd: root }), [], tool)).rejects.toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      message: 'apply_patch verification failed: the patch is 251 bytes; apply_patch accepts patches of at most 100 bytes',
+    });
+  });
+});

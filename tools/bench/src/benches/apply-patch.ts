@@ -2,8 +2,34 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyPatch, gitFileDiff, verifyPatch } from '@switchyard/tool-apply-patch';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DIRECT_SOURCE, createStepContext, type StepContext } from '@switchyard/protocol';
+import { applyPatch, applyPatchTool, gitFileDiff, verifyPatch } from '@switchyard/tool-apply-patch';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
+
+const tool = applyPatchTool();
+/** One apply_patch call as the registry makes it (helper process, events, turn diff). */
+async function callTool(patch: string, step: StepContext): Promise<void> {
+  const output = await tool.handle({
+    callId: 'bench',
+    toolName: tool.name,
+    source: DIRECT_SOURCE,
+    payload: { kind: 'custom', input: patch },
+    signal: new AbortController().signal,
+    step,
+    emit: () => undefined,
+  });
+  if (output.success === false) throw new Error('apply_patch failed in the bench');
+}
+
+/** The longest stall of this process's event loop while `body` runs, in ms. */
+async function maxLoopDelay(body: () => Promise<unknown>): Promise<number> {
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  await body();
+  histogram.disable();
+  return histogram.max / 1e6;
+}
 
 const FILES = 100;
 const HUNKS = 20;
@@ -77,6 +103,45 @@ async function timePair(
   return [median(samples[0]), median(samples[1])];
 }
 
+/** The report's freezing patches, through the tool: a 30k-line near-miss on 60k lines; a 10k-line rewrite then one more patch. */
+async function bombs(base: string): Promise<BenchFigure[]> {
+  const root = join(base, 'bombs');
+  await mkdir(root, { recursive: true });
+  const file = Array.from({ length: 60_000 }, (_, index) => `line ${index % 2}`);
+  await writeFile(join(root, 'near.txt'), `${file.join('\n')}\n`);
+  const near = ['*** Begin Patch', '*** Update File: near.txt', '@@', ...file.slice(0, 29_999).map((line) => ` ${line}`), ' line 0', '+x', '*** End Patch'].join('\n');
+  const nearSamples: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    const start = performance.now();
+    await callTool(near, createStepContext({ cwd: root })).then(
+      () => {
+        throw new Error('the near-miss patch applied');
+      },
+      (error: Error) => {
+        if (!error.message.includes('Failed to find expected lines')) throw error;
+      },
+    );
+    nearSamples.push(performance.now() - start);
+  }
+  const old = Array.from({ length: 10_000 }, (_, index) => `old ${index}`).join('\n') + '\n';
+  const rewrite = ['*** Begin Patch', '*** Delete File: r.txt', '*** Add File: r.txt', ...Array.from({ length: 10_000 }, (_, index) => `+new ${index * 7}`), '*** End Patch'].join('\n');
+  const second = '*** Begin Patch\n*** Update File: s.txt\n-one\n+two\n*** End Patch';
+  const rewriteSamples: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    await writeFile(join(root, 'r.txt'), old);
+    await writeFile(join(root, 's.txt'), 'one\n');
+    const step = createStepContext({ cwd: root });
+    const start = performance.now();
+    await callTool(rewrite, step);
+    await callTool(second, step);
+    rewriteSamples.push(performance.now() - start);
+  }
+  return [
+    { name: '30,000-line near-miss hunk on a 60,000-line file → "Failed to find expected lines"', value: median(nearSamples), unit: 'ms', note: 'tool call, median of 3; a position-by-position scan took ~60 s in-process' },
+    { name: '10,000-line rewrite, then one more patch (both with the turn diff)', value: median(rewriteSamples), unit: 'ms', note: 'two tool calls, median of 3; the reported figure before was 44 s' },
+  ];
+}
+
 const bench: Bench = {
   name: 'apply_patch',
   async run(): Promise<BenchFigure[]> {
@@ -96,12 +161,20 @@ const bench: Bench = {
       git();
       await check(root, edited, 'git apply');
 
+      const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, createStepContext({ cwd: root })), () => git());
       const [applyMs, gitMs] = await timePair(root, originals, () => applyPatch(patch, { root }), () => git());
       const [verifyMs, checkMs] = await timePair(root, originals, () => verifyPatch(patch, { root }), () => git('--check'));
+      await reset(root, originals);
+      const toolDelay = await maxLoopDelay(() => callTool(patch, createStepContext({ cwd: root })));
+      await reset(root, originals);
+      const inProcessDelay = await maxLoopDelay(() => applyPatch(patch, { root }));
       const note = `${FILES} files × ${HUNKS} hunks, median of ${RUNS} alternating runs; git includes its process start`;
       return [
-        compare('apply 100 files × 20 hunks (all-or-nothing, atomic writes)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
+        compare('tool, unsandboxed: helper process, events, turn diff (100 files × 20 hunks)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; the helper includes its Node start` }),
+        compare('library applyPatch in the caller\'s process (100 × 20)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
         compare('verify only (parse, read, locate, no writes)', verifyMs, 'ms', { name: 'git apply --check', value: checkMs }, { note }),
+        compare('longest host event-loop stall during the tool call (100 × 20)', toolDelay, 'ms', { name: 'applyPatch in-process', value: inProcessDelay }, { note: 'monitorEventLoopDelay max, one run each' }),
+        ...(await bombs(base)),
       ];
     } finally {
       await rm(base, { recursive: true, force: true });
