@@ -4,14 +4,18 @@ import { structuredPatch, type StructuredPatch, type StructuredPatchHunk } from 
 export interface DiffBudget {
   /** Most insertions + deletions jsdiff explores (its `maxEditLength`). */
   readonly maxEditLength: number;
-  /** Milliseconds jsdiff may spend (its `timeout`). */
-  readonly timeoutMs: number;
+  /**
+   * Work cap: jsdiff's cost grows with lines × edits, so `maxEditLength` is lowered to
+   * `maxWork / lines` for long texts. Deterministic (no clock): the same texts always give the
+   * same diff, whatever the machine's load.
+   */
+  readonly maxWork: number;
   /** Above this many characters (both sides together) jsdiff is not tried at all. */
   readonly maxChars: number;
 }
 
 /** Generous for real edits (a few thousand changed lines), short enough to never stall for long. */
-export const DEFAULT_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 4_000, timeoutMs: 100, maxChars: 16 * 1024 * 1024 });
+export const DEFAULT_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 4_000, maxWork: 40_000_000, maxChars: 16 * 1024 * 1024 });
 
 const NO_NEWLINE = '\\ No newline at end of file';
 
@@ -30,14 +34,18 @@ export function boundedStructuredPatch(
   budget: DiffBudget = DEFAULT_DIFF_BUDGET,
 ): StructuredPatch {
   if (before.length + after.length <= budget.maxChars) {
-    const patch = structuredPatch(oldName, newName, before, after, undefined, undefined, {
-      context,
-      maxEditLength: budget.maxEditLength,
-      timeout: budget.timeoutMs,
-    });
+    const lines = countLines(before) + countLines(after);
+    const maxEditLength = Math.max(1, Math.min(budget.maxEditLength, Math.floor(budget.maxWork / lines)));
+    const patch = structuredPatch(oldName, newName, before, after, undefined, undefined, { context, maxEditLength });
     if (patch) return patch;
   }
   return { oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: replacementHunks(before, after, context) };
+}
+
+function countLines(text: string): number {
+  let count = 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 /** Lines with their terminators (the last one may have none), as jsdiff tokenizes them. */

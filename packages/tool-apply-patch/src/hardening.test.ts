@@ -168,10 +168,10 @@ describe('boundedStructuredPatch falls back to an exact coarse diff', () => {
       ['x\n'.repeat(10), 'x\n'.repeat(9) + 'y\n'],
     ];
     for (const [before, after] of samples) {
-      const coarse = boundedStructuredPatch('a', 'b', before, after, 3, { maxEditLength: 0, timeoutMs: 0, maxChars: 0 });
+      const coarse = boundedStructuredPatch('a', 'b', before, after, 3, { maxEditLength: 1, maxWork: 1, maxChars: 0 });
       expect(applyJsdiff(before, formatPatch(coarse))).toBe(after);
     }
-    const coarse = boundedStructuredPatch('a', 'b', 'a\nb\nc\nd\ne\n', 'a\nb\nX\nY\ne\n', 1, { maxEditLength: 0, timeoutMs: 0, maxChars: 0 });
+    const coarse = boundedStructuredPatch('a', 'b', 'a\nb\nc\nd\ne\n', 'a\nb\nX\nY\ne\n', 1, { maxEditLength: 1, maxWork: 1, maxChars: 0 });
     expect(coarse.hunks).toEqual([{ oldStart: 2, oldLines: 4, newStart: 2, newLines: 4, lines: [' b', '-c', '-d', '+X', '+Y', ' e'] }]);
   });
 });

@@ -25,11 +25,12 @@ interface Tracked {
 }
 
 /**
- * The budget of a turn-diff file diff, run on the host's thread: jsdiff gives up after 30 ms or
- * 2,000 edits, and is not tried above 4 Mi characters; past that the changed middle of the file
- * is shown as removed and re-added (exact, not minimal).
+ * The budget of a turn-diff file diff, run on the host's thread: jsdiff explores at most 2,000
+ * edits (fewer for long files: lines × edits ≤ 4,000,000), and is not tried above 4 Mi
+ * characters; past that the changed middle of the file is shown as removed and re-added (exact,
+ * not minimal).
  */
-export const TURN_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 2_000, timeoutMs: 30, maxChars: 4 * 1024 * 1024 });
+export const TURN_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 2_000, maxWork: 4_000_000, maxChars: 4 * 1024 * 1024 });
 
 /**
  * A tracker not bound to any turn (hosts that apply patches outside a session). Lazy and
