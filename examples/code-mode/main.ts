@@ -132,7 +132,7 @@ try {
   const nested = sources.filter((entry) => entry.source.kind === 'code-mode');
   assert.deepEqual(
     nested.map((entry) => entry.toolName),
-    ['lookup_city', 'lookup_city', 'lookup_city', 'slugify', 'clockcurr_time', 'lookup_city', 'lookup_city'],
+    ['lookup_city', 'lookup_city', 'lookup_city', 'slugify', 'clock__curr_time', 'lookup_city', 'lookup_city'],
   );
   const cells = new Set(nested.map((entry) => (entry.source as { cellId: string }).cellId));
   assert.equal(cells.size, 2);

@@ -85,7 +85,7 @@ describe('switchyard (the built binary)', () => {
     expect(out).toContain('The two tables (mode code-mode-only)');
     expect(out).toMatch(/exec\s+custom\s+direct-model-only\s+yes\s+yes\s+no/);
     expect(out).toMatch(/exec_command\s+function\s+direct\s+no\s+yes\s+yes/);
-    for (const tool of ['exec_command', 'apply_patch', 'clockcurr_time', 'get_context_remaining']) expect(out).toMatch(new RegExp(`cell \\S+ tool-\\d+ → ${tool}`));
+    for (const tool of ['exec_command', 'apply_patch', 'clock__curr_time', 'get_context_remaining']) expect(out).toMatch(new RegExp(`cell \\S+ tool-\\d+ → ${tool}`));
     expect(out).toContain('hook PreToolUse Bash: block — recursive deletes are not allowed here');
     expect(out).toContain('refused: Command blocked by PreToolUse hook: recursive deletes are not allowed here. Command: rm -rf notes.txt');
     expect(out).toMatch(/← \[call-exec\] Script running with cell ID \S+/);

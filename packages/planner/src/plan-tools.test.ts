@@ -264,7 +264,7 @@ describe('duplicates, reserved names and bad input', () => {
     expect(plan.executors).toEqual([patch]);
     expect(plan.tools).toEqual([]);
     expect(plan.warnings.map((warning) => warning.message)).toEqual([
-      'tool "filesapply" is registered but not visible: a namespace can only hold function tools',
+      'tool "files__apply" is registered but not visible: a namespace can only hold function tools',
     ]);
   });
 });
@@ -292,10 +292,10 @@ describe('namespaces in a plan', () => {
     expect(visibleNames(plan.tools)).toEqual(['plain_one', 'web_search']);
     expect(plan.executors).toHaveLength(6);
     expect(plan.describe().filter((row) => row.name.startsWith('docs')).map((row) => [row.name, row.visible, row.registered])).toEqual([
-      ['docszeta', false, true],
-      ['docsalpha', false, true],
-      ['docsmiddle', false, true],
-      ['docshidden_member', false, true],
+      ['docs__zeta', false, true],
+      ['docs__alpha', false, true],
+      ['docs__middle', false, true],
+      ['docs__hidden_member', false, true],
     ]);
   });
 
@@ -435,10 +435,10 @@ describe('determinism and inspection', () => {
     expect(plan.describe()).toEqual([
       { name: 'exec', kind: 'custom', exposure: 'direct', visible: true, registered: true, callableFromCode: false },
       { name: 'wait', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: false },
-      { name: 'docszeta', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
+      { name: 'docs__zeta', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
       { name: 'read_file', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
-      { name: 'docsalpha', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
-      { name: 'mailarchive', kind: 'function', exposure: 'deferred', visible: false, registered: true, callableFromCode: true },
+      { name: 'docs__alpha', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
+      { name: 'mail__archive', kind: 'function', exposure: 'deferred', visible: false, registered: true, callableFromCode: true },
       { name: 'new_context', kind: 'function', exposure: 'direct-model-only', visible: true, registered: true, callableFromCode: false },
       { name: 'tool_search', kind: 'tool_search', exposure: 'direct', visible: true, registered: true, callableFromCode: false },
       { name: 'web_search', kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false },

@@ -55,7 +55,7 @@ export interface ToolSources {
 
 /** One row of {@link ToolPlan.describe}. */
 export interface PlanRow {
-  /** Flat display name (`clockcurr_time`, `mcp__docs__search`, `web_search`). */
+  /** Display name (`clock__curr_time`, `mcp__docs__search`, `web_search`). */
   readonly name: string;
   /** The spec type: `function`, `custom`, `tool_search` or `hosted`. */
   readonly kind: 'function' | 'custom' | 'tool_search' | 'hosted';

@@ -2,7 +2,7 @@ import type { StepContext } from './context';
 import type { ToolExecutor } from './executor';
 import type { JsonSchema } from './json';
 import type { ToolBudget } from './tool-budget';
-import type { ToolName } from './tool-name';
+import { joinNamespace, type ToolName } from './tool-name';
 
 /**
  * One tool callable from a Code Mode cell (reference/tools.md §1.7), as computed by the planner.
@@ -59,17 +59,13 @@ export interface CodeModeContributor {
 export const CODE_MODE_RESERVED_NAMES: readonly string[] = ['exec', 'wait'];
 
 /**
- * The code-mode name of a tool (reference §1.7): `namespace + name` if the namespace ends with `_`
- * or the name starts with `_`, else `namespace + "__" + name`; then normalized to a JS identifier
- * by {@link normalizeIdentifier}.
+ * The code-mode name of a tool: `namespace + name` if the namespace ends with `_` or the name
+ * starts with `_`, else `namespace + "__" + name` (see `joinNamespace`); then normalized to a JS
+ * identifier by {@link normalizeIdentifier}. Equals the display name whenever that is already an
+ * identifier (a hyphen in `read-file` becomes `_` here, never in the display name).
  */
 export function codeModeName(tool: ToolName): string {
-  const raw = !tool.namespace
-    ? tool.name
-    : tool.namespace.endsWith('_') || tool.name.startsWith('_')
-      ? tool.namespace + tool.name
-      : `${tool.namespace}__${tool.name}`;
-  return normalizeIdentifier(raw);
+  return normalizeIdentifier(tool.namespace ? joinNamespace(tool.namespace, tool.name) : tool.name);
 }
 
 /**

@@ -56,7 +56,7 @@ export interface HookStartEvent {
   readonly runId: string;
   /** The hook event the handler runs for. */
   readonly event: 'PreToolUse' | 'PostToolUse';
-  /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a flat name). */
+  /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a display name such as `clock__curr_time`). */
   readonly toolName: string;
 }
 

@@ -18,7 +18,7 @@ export type ToolExposure = 'direct' | 'direct-model-only' | 'deferred' | 'hidden
 
 /**
  * How a tool talks to PreToolUse / PostToolUse hooks (reference §4.3). Function tools get the
- * default `{tool_name: flat name, tool_input: parsed arguments}` without an adapter; freeform tools
+ * default `{tool_name: display name, tool_input: parsed arguments}` without an adapter; freeform tools
  * get no hooks unless they supply one. Each method returns `undefined` to skip hooks for that call.
  */
 export interface HookPayloadAdapter {

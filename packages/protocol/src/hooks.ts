@@ -25,7 +25,7 @@ export function hookCaller(source: ToolCallSource): HookCaller {
 
 /**
  * What a tool tells hooks about a call (reference §4.3): the canonical hook tool name (`Bash`,
- * `apply_patch`, a flat name), aliases matchers also try (`Write`, `Edit`; never written to stdin),
+ * `apply_patch`, a display name), aliases matchers also try (`Write`, `Edit`; never written to stdin),
  * and the input (`{command}` for shell and apply_patch, parsed arguments for function tools).
  */
 export interface HookToolInput {

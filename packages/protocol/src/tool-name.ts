@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
  * The identity of a tool: a `name` plus an optional `namespace` (reference/tools.md §1.1).
  *
  * Equality uses both fields (see {@link toolNameEquals}); lookups in the registry are exact, so a
- * namespaced tool never matches a plain one of the same name. Namespaces carry their own trailing
- * separator (`mcp__docs__` + `search`), so the flat display form is a plain concatenation.
+ * namespaced tool never matches a plain one of the same name. A tool has one display name (see
+ * {@link displayName}), the same one a Code Mode cell calls; the wire keeps the two fields apart.
  * Values are plain frozen objects: safe to share between steps, cheap to compare.
  */
 export interface ToolName {
@@ -27,14 +27,40 @@ export function toolName(name: string, namespace?: string | null): ToolName {
 }
 
 /**
- * The flat display name: `namespace + name` with no separator; the default `functions`
- * namespace and a plain tool display as the bare name (`clock` + `curr_time` → `clockcurr_time`,
- * `mcp__docs__` + `search` → `mcp__docs__search`, `functions` + `echo` → `echo`).
- * Used in model-visible messages ("unsupported call: X"), hook `tool_name`s and events.
+ * The one display name of a tool — the name hooks (`tool_name`, matchers), model-visible errors
+ * ("unsupported call: X"), events, logs and plan tables use. It is the Code Mode name before
+ * identifier normalization: namespace and name joined with `__`, or glued when the namespace
+ * already ends in `_` or the name starts with `_` (`clock` + `curr_time` → `clock__curr_time`,
+ * `mcp__fs__` + `read_file` → `mcp__fs__read_file`). A plain tool and the default `functions`
+ * namespace display as the bare name. Never throws.
  */
 export function displayName(tool: ToolName): string {
   if (!tool.namespace || tool.namespace === DEFAULT_NAMESPACE) return tool.name;
-  return tool.namespace + tool.name;
+  return joinNamespace(tool.namespace, tool.name);
+}
+
+/**
+ * Joins a namespace and a name the Code Mode way: glued when the namespace ends in `_` or the
+ * name starts with `_`, else with `__` between them. Shared by {@link displayName} and the
+ * code-mode identifier, so the two never drift apart.
+ */
+export function joinNamespace(namespace: string, name: string): string {
+  return namespace.endsWith('_') || name.startsWith('_') ? namespace + name : `${namespace}__${name}`;
+}
+
+/**
+ * Every spelling a host may use for a tool in a hook matcher: the display name, the bare name and
+ * `namespace.name` (with the namespace's trailing `_` separator dropped, so `mcp__fs__` + `read_file`
+ * is also `mcp__fs.read_file`). Deduplicated, display name first. Never throws.
+ */
+export function toolNameSpellings(tool: ToolName): string[] {
+  const names = [displayName(tool), tool.name];
+  if (tool.namespace) {
+    names.push(`${tool.namespace}.${tool.name}`);
+    const bare = tool.namespace.replace(/_+$/, '');
+    if (bare && bare !== tool.namespace) names.push(`${bare}.${tool.name}`);
+  }
+  return [...new Set(names)];
 }
 
 /** Exact equality on both fields (an absent namespace equals only an absent namespace). */
@@ -44,7 +70,7 @@ export function toolNameEquals(a: ToolName, b: ToolName): boolean {
 
 /**
  * A string key unique per {@link ToolName} (unlike {@link displayName}, which can collide:
- * `a__` + `b` and `a` + `__b` display alike). Use it for `Map` keys; never show it to a model.
+ * `a__` + `b`, `a` + `__b` and `a` + `b` all display as `a__b`). Use it for `Map` keys; never show it to a model.
  */
 export function toolNameKey(tool: ToolName): string {
   return tool.namespace ? `${tool.namespace}\u0000${tool.name}` : tool.name;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { specName, toWireTool, toWireTools, type ToolSpec } from './tool-spec';
-import { displayName, toolName, toolNameEquals, toolNameKey, compareToolNames } from './tool-name';
+import { displayName, toolName, toolNameEquals, toolNameKey, toolNameSpellings, compareToolNames } from './tool-name';
+import { codeModeName } from './code-mode';
 
 const params = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
@@ -56,9 +57,15 @@ describe('toWireTool', () => {
 });
 
 describe('ToolName', () => {
-  it('displays namespace + name with no separator, bare for the default namespace', () => {
+  it('displays the Code Mode join (namespace + "__" + name unless the namespace ends in "_"), bare for the default namespace', () => {
     expect(displayName(toolName('search', 'mcp__docs__'))).toBe('mcp__docs__search');
-    expect(displayName(toolName('curr_time', 'clock'))).toBe('clockcurr_time');
+    expect(displayName(toolName('curr_time', 'clock'))).toBe('clock__curr_time');
+    expect(displayName(toolName('check_stock', 'inventory'))).toBe('inventory__check_stock');
+    expect(displayName(toolName('_private', 'team'))).toBe('team_private');
+    // unlike the code-mode identifier, the display name keeps the tool's own characters
+    expect(displayName(toolName('read-file', 'fs'))).toBe('fs__read-file');
+    expect(codeModeName(toolName('read-file', 'fs'))).toBe('fs__read_file');
+    expect(codeModeName(toolName('curr_time', 'clock'))).toBe(displayName(toolName('curr_time', 'clock')));
     expect(displayName(toolName('echo', 'functions'))).toBe('echo');
     expect(displayName(toolName('exec'))).toBe('exec');
     expect(displayName(toolName('exec', ''))).toBe('exec');
@@ -70,7 +77,14 @@ describe('ToolName', () => {
     expect(toolNameEquals(toolName('a', ''), toolName('a'))).toBe(true);
     expect(toolNameKey(toolName('b', 'a__'))).not.toBe(toolNameKey(toolName('__b', 'a')));
     expect(displayName(toolName('b', 'a__'))).toBe(displayName(toolName('__b', 'a')));
+    expect(displayName(toolName('b', 'a'))).toBe('a__b');
     const sorted = [toolName('z'), toolName('b', 'a'), toolName('a', 'a'), toolName('m')].sort(compareToolNames);
-    expect(sorted.map(displayName)).toEqual(['aa', 'ab', 'm', 'z']);
+    expect(sorted.map(displayName)).toEqual(['a__a', 'a__b', 'm', 'z']);
+  });
+
+  it('spells a tool every way a hook matcher may name it', () => {
+    expect(toolNameSpellings(toolName('check_stock', 'inventory'))).toEqual(['inventory__check_stock', 'check_stock', 'inventory.check_stock']);
+    expect(toolNameSpellings(toolName('read_file', 'mcp__fs__'))).toEqual(['mcp__fs__read_file', 'read_file', 'mcp__fs__.read_file', 'mcp__fs.read_file']);
+    expect(toolNameSpellings(toolName('exec'))).toEqual(['exec']);
   });
 });

@@ -264,18 +264,18 @@ describe('dispatch: hooks', () => {
     expect(events.at(-1)).toMatchObject({ type: 'tool-call-end', success: false, handlerExecuted: true });
   });
 
-  it('matchers also get the tool\'s own name: aliases are the adapter\'s, then the display name', async () => {
+  it('matchers also get the tool\'s own name: aliases are the adapter\'s, then every spelling of the tool', async () => {
     const hooks = fakeHooks();
     const { runtime } = setup([weather, shell], { hooks: hooks.runner });
     await runtime.handleItem(weatherCall());
     await runtime.handleItem(functionCall('exec_command', { cmd: 'ls' }, 'x3'));
     expect(hooks.pre.map((request) => [request.toolName, request.aliases])).toEqual([
-      ['weather__get_weather', []],
+      ['weather__get_weather', ['get_weather', 'weather__.get_weather', 'weather.get_weather']],
       ['Bash', ['exec_command']],
     ]);
     // The fake shell has no post adapter: the default payload names the tool itself.
     expect(hooks.post.map((request) => [request.toolName, request.aliases])).toEqual([
-      ['weather__get_weather', []],
+      ['weather__get_weather', ['get_weather', 'weather__.get_weather', 'weather.get_weather']],
       ['exec_command', []],
     ]);
   });

@@ -1,6 +1,8 @@
 import {
   RespondToModelError,
+  codeModeName,
   displayName,
+  toolNameSpellings,
   isJsonObject,
   type HookPayloadAdapter,
   type HookToolInput,
@@ -37,17 +39,13 @@ export function postHookInput(
 
 /**
  * The names matchers try besides the hook name: the adapter's aliases, then every name the tool
- * itself answers to, so a matcher may name either the hook name (`Bash`) or the tool
- * (`exec_command`). Deduplicated; never includes the hook name itself (stdin never shows aliases).
+ * itself answers to, so a matcher may name the hook name (`Bash`), the tool's display name
+ * (`inventory__check_stock`), its bare name (`check_stock`), `inventory.check_stock`, or its
+ * Code Mode identifier. Deduplicated; never includes the hook name itself (stdin never shows aliases).
  */
 export function matcherAliases(input: HookToolInput, tool: ToolName): string[] {
-  const names = [...(input.aliases ?? []), ...toolNameForms(tool)];
+  const names = [...(input.aliases ?? []), ...toolNameSpellings(tool), codeModeName(tool)];
   return [...new Set(names)].filter((name) => name !== input.toolName);
-}
-
-/** The spellings of a tool's own name a matcher may use. Today: its display name. */
-function toolNameForms(tool: ToolName): string[] {
-  return [displayName(tool)];
 }
 
 /**
@@ -73,7 +71,7 @@ export function blockedMessage(input: HookToolInput, reason: string): string {
   return `Tool call blocked by PreToolUse hook: ${reason}. Tool: ${input.toolName}`;
 }
 
-/** Function payloads: `{tool_name: flat name, tool_input: parsed arguments}`; others: none. */
+/** Function payloads: `{tool_name: display name, tool_input: parsed arguments}`; others: none. */
 function defaultHookInput(invocation: ToolInvocation): HookToolInput | undefined {
   const payload = invocation.payload;
   if (payload.kind !== 'function') return undefined;

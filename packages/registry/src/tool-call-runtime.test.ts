@@ -143,7 +143,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
   it('lookup miss → "unsupported call: X" / "unsupported custom tool call: X", no events', async () => {
     const { runtime, events } = setup([echo]);
     const fn = await runtime.handleItem(functionCall('curr_time', {}, 'm1', 'clock'));
-    expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'm1', output: 'unsupported call: clockcurr_time' });
+    expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'm1', output: 'unsupported call: clock__curr_time' });
     expect(fn?.error?.code).toBe('TOOL_NOT_FOUND');
     const custom = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'm2', name: 'apply_patch', input: '' });
     expect(custom?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'm2', output: 'unsupported custom tool call: apply_patch' });

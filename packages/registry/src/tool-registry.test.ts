@@ -26,7 +26,7 @@ describe('ToolRegistry', () => {
       thrown = error;
     }
     expect(isSwitchyardError(thrown) && thrown.code).toBe('CONFIG');
-    expect((thrown as Error).message).toBe('tool registry: duplicate tool name clockcurr_time (namespace clock, name curr_time)');
+    expect((thrown as Error).message).toBe('tool registry: duplicate tool name clock__curr_time (namespace clock, name curr_time)');
     expect(() => ToolRegistry.from([tool('echo'), tool('echo')])).toThrow('tool registry: duplicate tool name echo');
   });
 

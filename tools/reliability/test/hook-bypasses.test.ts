@@ -181,3 +181,39 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     }
   });
 });
+
+describe('hook bypasses: a namespaced tool is matched by every spelling of its name', () => {
+  // Each matcher is written the way a host might name the tool; each route is a way the model may
+  // reach it. Every pair must be blocked before the handler runs.
+  const tools = [
+    { namespace: 'inventory', name: 'check_stock', matchers: ['inventory__check_stock', 'check_stock', 'inventory.check_stock', '^inventory__', 'inventory__.*', 'Bash|check_stock'] },
+    { namespace: 'mcp__fs__', name: 'read_file', matchers: ['mcp__fs__read_file', 'read_file', 'mcp__fs.read_file', 'mcp__fs__.*'] },
+    // a name that is not a JS identifier: the display name keeps the hyphen, the cell calls the identifier
+    { namespace: 'fs', name: 'read-file', matchers: ['fs__read-file', 'fs__read_file', 'read-file', 'fs.read-file'] },
+  ];
+  for (const tool of tools) {
+    for (const matcher of tool.matchers) {
+      it(`matcher ${JSON.stringify(matcher)} blocks ${tool.namespace} + ${tool.name} directly and from a cell`, async () => {
+        const ran: string[] = [];
+        const executor = defineFunctionTool({ name: tool.name, namespace: tool.namespace, description: 'Guarded.', parameters: { type: 'object' }, handle: () => {
+          ran.push('ran');
+          return 'ran';
+        } });
+        const hooks = createHookEngine({ shell: '/bin/sh', config: { hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command: 'echo guarded >&2; exit 2', timeout: 30 }] }] } } });
+        const harness = await openHarness({ toolMode: 'code-mode', tools: [executor], hooks });
+        try {
+          const direct = await harness.step.dispatch({ type: 'function_call', call_id: 'd', name: tool.name, namespace: tool.namespace, arguments: '{}' });
+          expect(text(direct)).toMatch(/^Tool call blocked by PreToolUse hook: guarded\. Tool: /);
+          const definition = harness.step.plan.codeModeSurface!.tools[0];
+          const cell = await harness.exec(`try { await tools[${JSON.stringify(definition.codeModeName)}]({}); text('ran'); } catch (e) { text(String(e)); }`);
+          expect(cell.output).toEqual([text(direct)]);
+          expect(ran).toEqual([]);
+          held.push(`matcher ${JSON.stringify(matcher)} → ${tool.namespace} + ${tool.name} blocked (direct and as tools.${definition.codeModeName})`);
+        } finally {
+          await harness.close();
+          await hooks.close();
+        }
+      });
+    }
+  }
+});
