@@ -45,8 +45,12 @@ function open(options: ExecToolsOptions) {
 }
 
 
+// The node that runs the tests may live under a directory the sandbox hides (the Node 24 pass of
+// `npm test` runs from ~/.cache); inside the sandbox the command finds `node` on PATH instead.
+const SANDBOX_NODE = /^\/(usr|opt|bin)\//.test(process.execPath) ? process.execPath : 'node';
+
 const connectScript = (target: number) =>
-  `${JSON.stringify(process.execPath)} -e "require('net').connect(${target}, '127.0.0.1').on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
+  `${JSON.stringify(SANDBOX_NODE)} -e "require('net').connect(${target}, '127.0.0.1').on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
 
 describe('bubblewrap sandbox', () => {
   test('bwrap is installed (CI installs bubblewrap)', () => {
@@ -111,7 +115,7 @@ describe('bubblewrap sandbox', () => {
     });
     await new Promise<void>((resolve) => unixServer.listen(socketPath, resolve));
     try {
-      const script = `${JSON.stringify(process.execPath)} -e "require('net').connect(${JSON.stringify(socketPath).replace(/"/g, "'")}).on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
+      const script = `${JSON.stringify(SANDBOX_NODE)} -e "require('net').connect(${JSON.stringify(socketPath).replace(/"/g, "'")}).on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
       const { exec: sandboxed } = open({ sandbox: 'workspace-write' });
       const refused = codeModeValue(await callTool(sandboxed, { cmd: script }));
       expect(refused).toMatchObject({ exit_code: 3, output: 'failed: EPERM\n' });
