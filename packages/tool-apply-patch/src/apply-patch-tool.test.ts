@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -308,5 +308,40 @@ describe('the helper process', () => {
       code: 'LIMIT_EXCEEDED',
       message: 'apply_patch verification failed: the patch is 251 bytes; apply_patch accepts patches of at most 100 bytes',
     });
+  });
+});
+
+describe('through the exec sandbox', () => {
+  it('under workspace-write the kernel keeps the writes in the workspace, whatever the path checks allow', async () => {
+    // Outside /tmp, which is private inside the sandbox (a write there would vanish, not fail).
+    const outside = await mkdtemp('/var/tmp/apply-patch-outside-');
+    // World-writable: file permissions would let the sandbox user in; only the read-only mount stops it.
+    await chmod(outside, 0o777);
+    // allowOutsideRoot turns the path check off: only the sandbox stands between the patch and `outside`.
+    const tool = applyPatchTool({ allowOutsideRoot: true });
+    const escaped = join(outside, 'escaped.txt');
+    const patch = wrap('*** Add File: inside.txt', '+in', `*** Add File: ${escaped}`, '+out');
+    try {
+    const events: SwitchyardEvent[] = [];
+    await expect(run(patch, createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), events, tool)).rejects.toThrow(
+      `Failed to write file ${escaped}: Read-only file system. No files were changed.`,
+    );
+    expect(await readdir(outside)).toEqual([]);
+    expect((await readdir(root)).filter((name) => name !== '.git')).toEqual([]);
+    expect(events.map((event) => (event as { name?: string }).name)).toEqual(['patch-apply-begin', 'patch-apply-end']);
+    // The same patch without a sandbox writes both (the host allowed outside paths).
+    await run(patch, createStepContext({ cwd: root, sandboxMode: 'danger-full-access' }), [], tool);
+    expect(await readFile(escaped, 'utf8')).toBe('out\n');
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('a sandbox that cannot start refuses the patch; it never falls back to writing unsandboxed', async () => {
+    const tool = applyPatchTool({ sandbox: { bwrapPath: '/no/such/bwrap' } });
+    await expect(run(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), [], tool)).rejects.toMatchObject({
+      code: 'SANDBOX_UNAVAILABLE',
+    });
+    expect(await readdir(root)).toEqual([]);
   });
 });

@@ -5,10 +5,12 @@ import {
   isJsonObject,
   type HookToolInput,
   type JsonValue,
+  type SandboxMode,
   type SwitchyardEvent,
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { assertSandbox, sandboxCommand, sandboxEnvironment, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
 import { applyPatchInHelper, type HelperCommand } from './run-helper';
@@ -53,8 +55,16 @@ export interface ApplyPatchToolOptions {
   /** Size and line caps (see `PatchLimits`): 64 MiB per file, 2,000,000 lines, 64 MiB patches, 256 MiB per patch in total. */
   limits?: Partial<PatchLimits>;
   /**
-   * Wraps the helper process's argv, e.g. to run it in a sandbox. Default: run it as is (the
-   * helper then resolves every path without following links, see the README).
+   * The sandbox the helper process writes in — the same bubblewrap sandbox `exec_command` uses
+   * (`@switchyard/sandbox`). `mode` defaults to the step's `sandboxMode`; without one (or with
+   * `danger-full-access`) the helper runs unsandboxed. Pass the exec tools' `writableRoots`,
+   * `bwrapPath` and `sandboxUser` here so both tools share one policy.
+   */
+  sandbox?: Partial<Omit<SandboxPolicy, 'root'>>;
+  /**
+   * Wraps the helper process's argv instead of the sandbox (a host's own launcher). Default: the
+   * sandbox of `sandbox` / the step, else run it as is (the helper still resolves every path
+   * without following links, see the README).
    */
   wrapHelper?: (command: HelperCommand, invocation: ToolInvocation) => HelperCommand;
   /** Heap of the helper process in MiB. Default 2048. */
@@ -94,9 +104,29 @@ function emitSafely(invocation: ToolInvocation, name: string, data: Record<strin
 const jsonChanges = (changes: FileChange[]) => changes as unknown as JsonValue;
 
 /**
- * The `apply_patch` freeform tool (reference §5.3), all-or-nothing: the patch is parsed and
- * verified against the workspace before anything is written, written atomically, and rolled back
- * if a write fails. Emits `patch-apply-begin` / `patch-apply-end` / `turn-diff` notifications,
+ * The helper's sandbox for this call: the exec sandbox of the configured (or the step's) mode, in
+ * which the kernel — not a path check — keeps every write inside the writable roots and off
+ * `.git`. `read-only` is refused before this (or, with `allowWritesInReadOnly`, patched under
+ * `workspace-write`). Throws `SANDBOX_UNAVAILABLE` when the sandbox cannot start; never falls
+ * back to writing unsandboxed.
+ */
+async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode | undefined, root: string): Promise<((command: HelperCommand) => HelperCommand) | undefined> {
+  const requested = options.sandbox?.mode ?? stepMode;
+  if (requested === undefined || requested === 'danger-full-access') return undefined;
+  const mode: SandboxMode = requested === 'read-only' ? 'workspace-write' : requested;
+  const policy: SandboxPolicy = { ...options.sandbox, mode, root };
+  await assertSandbox(policy);
+  return (command) => {
+    const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root });
+    return { file: wrapped.file, args: wrapped.args, env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }) };
+  };
+}
+
+/**
+ * The `apply_patch` freeform tool, all-or-nothing: the patch is parsed and verified against the
+ * workspace before anything is written, written atomically, and rolled back if a write fails —
+ * all in a helper process, inside the exec sandbox when a sandbox mode is set (the step's, or
+ * `sandbox.mode`), so the kernel keeps the writes in the workspace. Emits `patch-apply-begin` / `patch-apply-end` / `turn-diff` notifications,
  * keeps the turn's diff in `step.turnState` (see `getTurnDiff`) and talks to hooks as
  * `apply_patch` (aliases `Write`, `Edit`) with `{ command: patch }`. Refuses every call when the
  * step's sandbox is `read-only` (unless `allowWritesInReadOnly`).
@@ -130,18 +160,22 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
           { code: 'LIMIT_EXCEEDED' },
         );
       }
+      const root = options.root ?? invocation.step.cwd;
+      const wrap = options.wrapHelper
+        ? (command: HelperCommand) => options.wrapHelper!(command, invocation)
+        : await sandboxWrap(options, invocation.step.sandboxMode, root);
       const turnId = invocation.step.turnId;
       let changes: JsonValue | undefined;
       let result: ApplyPatchResult;
       try {
         result = await applyPatchInHelper(input, {
-          root: options.root ?? invocation.step.cwd,
+          root,
           allowOutsideRoot: options.allowOutsideRoot,
           protectedNames: options.protectedNames,
           limits: options.limits,
           signal,
           heapMb: options.helperHeapMb,
-          wrap: options.wrapHelper ? (command) => options.wrapHelper!(command, invocation) : undefined,
+          wrap,
           onVerified(verified) {
             changes = jsonChanges(verified.changes);
             emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });

@@ -1,5 +1,6 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
 import type { PatchLimits } from './limits';
+import { gitFileDiff } from './unified-diff';
 import type { ApplyPatchResult, FileChange, FileState } from './verify-patch';
 
 /** What the host asks the helper to verify (the patch text travels as blob 0). */
@@ -25,6 +26,7 @@ export interface WireFile {
   displayPath: string;
   before: BlobRef | null;
   after: BlobRef | null;
+  diff?: BlobRef;
 }
 
 /** The helper's answer once every hunk is verified (nothing written yet). */
@@ -46,7 +48,7 @@ export interface HelperError {
   unrestoredPaths?: readonly string[];
 }
 
-/** Packs a verified result as a header plus blobs. */
+/** Packs a verified result as a header plus blobs (each file's git diff computed here, off the host). */
 export function encodeVerified(result: ApplyPatchResult): { header: HelperVerified; blobs: Buffer[] } {
   const blobs: Buffer[] = [];
   const blob = (text: string) => blobs.push(Buffer.from(text, 'utf8')) - 1;
@@ -61,6 +63,7 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
     displayPath: file.displayPath,
     before: file.before === null ? null : blob(file.before),
     after: file.after === null ? null : blob(file.after),
+    diff: blob(file.diff ?? gitFileDiff(file.displayPath, file.before, file.after)),
   }));
   const { summary, added, modified, deleted } = result;
   return { header: { type: 'verified', summary, added, modified, deleted, changes, files }, blobs };
@@ -88,6 +91,7 @@ export function decodeVerified(header: Record<string, unknown>, blobs: readonly 
     displayPath: file.displayPath,
     before: file.before === null ? null : text(file.before),
     after: file.after === null ? null : text(file.after),
+    ...(file.diff !== undefined ? { diff: text(file.diff) } : {}),
   }));
   return { summary: header.summary, added: strings(header.added), modified: strings(header.modified), deleted: strings(header.deleted), changes, files };
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ApplyPatchError, isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
+import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { FrameReader, encodeFrame } from './helper-frames';
 import { decodeVerified, type HelperApplyRequest } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from './limits';
@@ -11,6 +11,8 @@ import type { ApplyPatchResult } from './verify-patch';
 export interface HelperCommand {
   file: string;
   args: string[];
+  /** The helper's environment. Default: the host's. */
+  env?: Record<string, string>;
 }
 
 /** Options of {@link applyPatchInHelper}. */
@@ -66,11 +68,11 @@ export function applyPatchInHelper(patch: string, options: HelperApplyOptions): 
     command = helperCommand(options.heapMb);
     if (options.wrap) command = options.wrap(command);
   } catch (error) {
-    return Promise.reject(isApplyPatchError(error) ? error : error);
+    return Promise.reject(error);
   }
   const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
   return new Promise<ApplyPatchResult>((resolve, reject) => {
-    const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(command.env ? { env: command.env } : {}) });
     let stage: 'verifying' | 'deciding' | 'committing' | 'settled' = 'verifying';
     let verified: ApplyPatchResult | undefined;
     let stderr = '';

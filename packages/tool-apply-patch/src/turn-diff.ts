@@ -51,7 +51,8 @@ export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): Tu
             delete known.diff;
           }
         } else {
-          files.set(state.path, { displayPath: state.displayPath, baseline: state.before, current: state.after });
+          // First touch: the baseline is this patch's `before`, so a diff computed with it is the turn's.
+          files.set(state.path, { displayPath: state.displayPath, baseline: state.before, current: state.after, ...(state.diff !== undefined ? { diff: state.diff } : {}) });
         }
       }
     },

@@ -22,6 +22,11 @@ export interface FileState {
   displayPath: string;
   before: string | null;
   after: string | null;
+  /**
+   * The git-style diff of `before` → `after` when already computed (the helper process does it, so
+   * a turn-diff tracker seeing this file first needs no diff on the host).
+   */
+  diff?: string;
 }
 
 /** Options of {@link verifyPatch} and {@link applyPatch}. */

@@ -75,18 +75,23 @@ describe('apply_patch attacks', () => {
         }
       }
       const harness = await openHarness({ toolMode: 'direct', tools: [applyPatchTool()], cwd: root });
+      // The second half goes through the exec sandbox (workspace-write), the first half without one.
+      const sandboxed = await openHarness({ toolMode: 'direct', tools: [applyPatchTool({ sandbox: { mode: 'workspace-write' } })], cwd: root });
       try {
         for (let attempt = 0; attempt < TOOL_ATTEMPTS; attempt++) {
-          const item = await harness.step.dispatch({
+          const through = attempt < TOOL_ATTEMPTS / 2 ? harness : sandboxed;
+          const item = await through.step.dispatch({
             type: 'custom_tool_call',
             call_id: `race-${attempt}`,
             name: 'apply_patch',
             input: `*** Begin Patch\n*** Add File: d/tool-${attempt % 2 === 0 ? 'victim.txt' : `${attempt}.txt`}\n+pwned\n*** End Patch`,
           });
-          count(texts(item).join('').startsWith('Success.') ? 'tool applied' : 'tool refused');
+          const kind = through === harness ? 'tool' : 'sandboxed tool';
+          count(texts(item).join('').startsWith('Success.') ? `${kind} applied` : `${kind} refused`);
         }
       } finally {
         await harness.close();
+        await sandboxed.close();
       }
     } finally {
       stop(loop);

@@ -162,6 +162,7 @@ const bench: Bench = {
       await check(root, edited, 'git apply');
 
       const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, createStepContext({ cwd: root })), () => git());
+      const [sandboxedMs, gitSandboxMs] = await timePair(root, originals, () => callTool(patch, createStepContext({ cwd: root, sandboxMode: 'workspace-write' })), () => git());
       const [applyMs, gitMs] = await timePair(root, originals, () => applyPatch(patch, { root }), () => git());
       const [verifyMs, checkMs] = await timePair(root, originals, () => verifyPatch(patch, { root }), () => git('--check'));
       await reset(root, originals);
@@ -171,6 +172,7 @@ const bench: Bench = {
       const note = `${FILES} files × ${HUNKS} hunks, median of ${RUNS} alternating runs; git includes its process start`;
       return [
         compare('tool, unsandboxed: helper process, events, turn diff (100 files × 20 hunks)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; the helper includes its Node start` }),
+        compare('tool, sandboxed (workspace-write): helper inside bubblewrap (100 × 20)', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxMs }, { note: `${note}; includes the sandbox start` }),
         compare('library applyPatch in the caller\'s process (100 × 20)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
         compare('verify only (parse, read, locate, no writes)', verifyMs, 'ms', { name: 'git apply --check', value: checkMs }, { note }),
         compare('longest host event-loop stall during the tool call (100 × 20)', toolDelay, 'ms', { name: 'applyPatch in-process', value: inProcessDelay }, { note: 'monitorEventLoopDelay max, one run each' }),
