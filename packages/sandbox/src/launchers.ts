@@ -28,13 +28,15 @@ export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): Laun
 
 /**
  * The root launcher, run as root right before bubblewrap:
- * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n -- bwrap …`
+ * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> <readable path>×m -- bwrap …`
  *
  * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
  * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
  *    (`mount_setattr`) — files owned by the host user appear owned by the sandbox user, and what
  *    the sandbox user creates is stored as the host user — and attached at `<stage>/<i>`
- *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents.
+ *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents;
+ *    each readable path (a file or folder the command needs) cloned as is to `<stage>/r<k>`, for
+ *    bubblewrap to bind read-only where it belongs.
  * 3. Empties the capability bounding set, drops every group, becomes the sandbox user (which
  *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
  *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
@@ -45,6 +47,8 @@ export const ROOT_LAUNCHER = String.raw`
 use strict; use warnings;
 my ($NR_UNSHARE, $NR_MOUNT, $NR_SETGROUPS, $NR_SETRESGID, $NR_SETRESUID, $NR_PRCTL, $uid, $gid, $stage, $n) = splice(@ARGV, 0, 10);
 my @roots; push @roots, [splice(@ARGV, 0, 3)] for 1 .. $n;
+my $m = shift @ARGV;
+my @readable = defined $m && $m =~ /^\d+$/ ? splice(@ARGV, 0, $m) : ();
 my $sep = shift @ARGV;
 sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
 defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
@@ -87,6 +91,15 @@ for my $r (@roots) {
   mkdir("$stage/$i") or fail("mkdir $stage/$i");
   syscall(429, $fd, my $none = '', -100, my $to = "$stage/$i", 4) == 0 or fail("move_mount $r->[0]");
   $i++;
+}
+my $k = 0;
+for my $p (@readable) {
+  my $fd = syscall(428, -100, my $path = $p, 0x80001);
+  $fd >= 0 or fail("open_tree $p");
+  my $to = "$stage/r$k";
+  if (-d $p) { mkdir($to) or fail("mkdir $to") } else { open(my $fh, '>', $to) or fail("create $to"); close $fh }
+  syscall(429, $fd, my $none = '', -100, my $where = $to, 4) == 0 or fail("move_mount $p");
+  $k++;
 }
 syscall(0 + $NR_PRCTL, 24, $_, 0, 0, 0) for 0 .. 63;
 syscall(0 + $NR_SETGROUPS, 0, 0) == 0 or fail('setgroups');

@@ -29,6 +29,15 @@ export interface SandboxCommandOptions {
    * the command left behind when it ends). Default true; without perl the command runs directly.
    */
   reaper?: boolean;
+  /**
+   * Files and folders the command itself needs to start (its interpreter, its script and modules),
+   * bound read-only at their real paths even where the sandbox hides them (`/root`, `/home`,
+   * `/tmp`, `/run`). As root the launcher stages them before dropping privileges, so a private
+   * parent (a `0700` `/root`) does not stop the unprivileged bubblewrap; the files' own
+   * permissions still apply to the sandbox user. Bound before the writable roots, so a writable
+   * root inside one stays writable. Each must exist.
+   */
+  readOnlyPaths?: readonly string[];
   /** @internal Leave out the protected paths (no placeholder created): used to probe the sandbox. */
   probe?: boolean;
 }
@@ -112,6 +121,10 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     // reported below
   }
   if (!rootIsDirectory) throw sandboxUnavailable(mode, `the workspace root ${root} is not a directory`, 'workspace');
+  const readable = [...new Set((options.readOnlyPaths ?? []).map((path) => {
+    if (!existsSync(path)) throw new TypeError(`sandboxCommand: readOnlyPaths entry ${path} does not exist`);
+    return resolveExisting(path);
+  }))];
   const asRoot = isRoot();
   const perl = asRoot ? findExecutable('perl') : undefined;
   if (asRoot && !perl) throw sandboxUnavailable(mode, 'perl (the launcher that drops root before bubblewrap) was not found', 'perl');
@@ -163,6 +176,8 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     const home = process.env.HOME ? resolveExisting(process.env.HOME) : undefined;
     if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
   }
+  // What the command needs to start, hidden above or not: as root from the launcher's staged copy.
+  readable.forEach((path, index) => args.push('--ro-bind', asRoot ? join(stage, `r${index}`) : path, path));
   roots.forEach((path, index) => {
     args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
   });
@@ -196,7 +211,7 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     });
     launcher.push(perl as string, '-e', ROOT_LAUNCHER);
     launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
-    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, '--');
+    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, String(readable.length), ...readable, '--');
   }
   return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
 }

@@ -108,6 +108,34 @@ describe('the workspace', () => {
   });
 });
 
+describe('what the command needs to start', () => {
+  test('readOnlyPaths shows a file and a folder the sandbox hides (private /tmp, a 0700 parent), read-only', async () => {
+    const root = makeWorkspace();
+    // A private folder under /tmp: hidden twice (private /tmp inside, and mode 0700 for the sandbox user).
+    const hidden = makeWorkspace('sandbox-hidden-');
+    mkdirSync(join(hidden, 'lib'));
+    writeFileSync(join(hidden, 'lib', 'module.txt'), 'module\n', { mode: 0o644 });
+    writeFileSync(join(hidden, 'tool.sh'), 'echo tool ran\n');
+    // World-writable: only the read-only mount stops the sandbox user.
+    chmodSync(join(hidden, 'tool.sh'), 0o777);
+    chmodSync(join(hidden, 'lib'), 0o777);
+    const script = `sh ${hidden}/tool.sh; cat ${hidden}/lib/module.txt; echo x > ${hidden}/lib/new.txt; echo x >> ${hidden}/tool.sh; ls ${hidden}`;
+    const shown = await runIn({ mode: 'workspace-write', root }, script, { readOnlyPaths: [join(hidden, 'tool.sh'), join(hidden, 'lib')] });
+    expect(shown.output).toMatch(new RegExp(`^tool ran\nmodule\n.*new\\.txt: Read-only file system\n.*tool\\.sh: Read-only file system\nlib\ntool\\.sh\n$`, 's'));
+    expect(readFileSync(join(hidden, 'tool.sh'), 'utf8')).toBe('echo tool ran\n');
+    expect(existsSync(join(hidden, 'lib', 'new.txt'))).toBe(false);
+    // Without them the same paths do not exist inside.
+    const plain = await runIn({ mode: 'workspace-write', root }, `cat ${hidden}/lib/module.txt || echo missing`);
+    expect(plain.output).toMatch(/No such file or directory\nmissing\n$/);
+    // The workspace stays writable when it lies inside a readable folder (one the sandbox user
+    // may enter: the files' own permissions still apply inside).
+    chmodSync(hidden, 0o755);
+    const inner = join(hidden, 'lib');
+    expect(await runIn({ mode: 'workspace-write', root: inner }, 'echo w > w.txt && cat w.txt', { readOnlyPaths: [hidden] })).toEqual({ code: 0, output: 'w\n' });
+    expect(() => sandboxCommand(['x'], { mode: 'workspace-write', root }, { cwd: root, readOnlyPaths: [join(hidden, 'missing')] })).toThrow(`sandboxCommand: readOnlyPaths entry ${join(hidden, 'missing')} does not exist`);
+  });
+});
+
 describe('environment and refusals', () => {
   test('planted secrets never reach a sandboxed env', async () => {
     const root = makeWorkspace();

@@ -17,6 +17,8 @@ export interface SpawnSandboxedOptions {
   extraEnv?: Record<string, string>;
   /** Default `['pipe', 'pipe', 'pipe']`. */
   stdio?: StdioOptions;
+  /** What the command needs to start, bound read-only where the sandbox would hide it (see `sandboxCommand`). */
+  readOnlyPaths?: readonly string[];
 }
 
 /**
@@ -29,7 +31,7 @@ export interface SpawnSandboxedOptions {
 export async function spawnSandboxed(argv: readonly string[], policy: SandboxPolicy, options: SpawnSandboxedOptions = {}): Promise<ChildProcess> {
   await assertSandbox(policy);
   const cwd = options.cwd ?? policy.root;
-  const command = sandboxCommand(argv, policy, { cwd });
+  const command = sandboxCommand(argv, policy, { cwd, readOnlyPaths: options.readOnlyPaths });
   const env =
     options.env ??
     sandboxEnvironment({ mode: policy.mode, inheritEnv: options.inheritEnv, env: options.extraEnv, writable: policy.mode === 'workspace-write' ? writableRoots(policy) : [] });

@@ -13,7 +13,10 @@ import {
   type SwitchyardEvent,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { applyPatchTool } from './apply-patch-tool';
+import { helperCommand } from './run-helper';
 import { getTurnDiff } from './turn-diff';
 
 let base: string;
@@ -335,6 +338,15 @@ describe('through the exec sandbox', () => {
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
+  });
+
+  it('the helper names what it reads to start — this Node and, from source, the checkout — for the sandbox to show read-only', () => {
+    const command = helperCommand();
+    const node = realpathSync(process.execPath);
+    const checkout = realpathSync(fileURLToPath(new URL('../../..', import.meta.url)));
+    expect(command.file).toBe(node);
+    expect(command.reads).toEqual([node, checkout]);
+    expect(command.args.at(-1)).toBe(join(checkout, 'packages', 'tool-apply-patch', 'src', 'apply-patch-helper.ts'));
   });
 
   it('a sandbox that cannot start refuses the patch; it never falls back to writing unsandboxed', async () => {

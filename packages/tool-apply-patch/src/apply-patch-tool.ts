@@ -117,7 +117,7 @@ async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode
   const policy: SandboxPolicy = { ...options.sandbox, mode, root };
   await assertSandbox(policy);
   return (command) => {
-    const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root });
+    const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads });
     return { file: wrapped.file, args: wrapped.args, env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }) };
   };
 }

@@ -49,15 +49,21 @@ async function restore(fs: WorkspaceFs, entry: FileEntry): Promise<void> {
   }
 }
 
-/** Removes the folders created for `parts`, deepest first, stopping at the first non-empty one. */
-async function removeCreatedFolders(fs: WorkspaceFs, parts: readonly string[], createdFolder: readonly string[]): Promise<void> {
-  for (let depth = parts.length - 1; depth >= createdFolder.length; depth--) {
-    try {
-      await fs.rmdir(parts.slice(0, depth));
-    } catch {
-      return;
+/**
+ * Removes the folders the patch created, deepest first. Every folder on an entry's path from its
+ * first created one down was made during the patch, by this write or a concurrent one — which
+ * write recorded which folder depends on timing, so they are gathered across all entries; `rmdir`
+ * leaves a folder that is not empty (or already gone) alone.
+ */
+async function removeCreatedFolders(fs: WorkspaceFs, created: readonly Done[]): Promise<void> {
+  const folders = new Map<string, readonly string[]>();
+  for (const { entry, createdFolder } of created) {
+    for (let depth = (createdFolder as readonly string[]).length; depth < entry.parts.length; depth++) {
+      const parts = entry.parts.slice(0, depth);
+      folders.set(parts.join('/'), parts);
     }
   }
+  for (const parts of [...folders.values()].sort((a, b) => b.length - a.length)) await fs.rmdir(parts).catch(() => undefined);
 }
 
 /** Undoes `done`: files first, then the folders created for them (deepest first). */
@@ -70,8 +76,7 @@ async function rollback(fs: WorkspaceFs, done: Done[]): Promise<string[]> {
       unrestored.push(entry.label);
     }
   }
-  const created = done.filter((record) => record.createdFolder).sort((a, b) => b.entry.parts.length - a.entry.parts.length);
-  for (const { entry, createdFolder } of created) await removeCreatedFolders(fs, entry.parts, createdFolder as readonly string[]);
+  await removeCreatedFolders(fs, done.filter((record) => record.createdFolder));
   return unrestored;
 }
 

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { FrameReader, encodeFrame } from './helper-frames';
@@ -13,6 +15,12 @@ export interface HelperCommand {
   args: string[];
   /** The helper's environment. Default: the host's. */
   env?: Record<string, string>;
+  /**
+   * What the helper reads to start — the Node binary and the helper's own package (from source:
+   * the repository checkout, which holds tsx) — for a sandbox to bind read-only: the Node of a
+   * test matrix or an install may live under `/root`, `/home` or `/tmp`, which the sandbox hides.
+   */
+  reads?: string[];
 }
 
 /** Options of {@link applyPatchInHelper}. */
@@ -36,17 +44,35 @@ export interface HelperApplyOptions {
   timeoutMs?: number;
 }
 
-/** The argv that runs the helper script with this Node binary (the TypeScript source via tsx when not built). */
+/**
+ * The argv that runs the helper script with this Node binary (the TypeScript source via tsx when
+ * not built), and what it reads. The built helper is one file with its dependencies bundled in,
+ * so its package folder (for `"type": "module"`) and Node are all it needs.
+ */
 export function helperCommand(heapMb = 2048): HelperCommand {
   const here = currentModuleUrl();
   const flags = [`--max-old-space-size=${heapMb}`];
+  const node = realpathSync(process.execPath);
+  const packageRoot = realpathSync(fileURLToPath(new URL('..', here)));
   if (here.endsWith('.ts')) {
     // Running from source (tests, development): the helper is TypeScript too.
     const tsx = createRequire(here).resolve('tsx');
     const script = fileURLToPath(new URL('./apply-patch-helper.ts', here));
-    return { file: process.execPath, args: [...flags, '--import', pathToFileURL(tsx).href, '--conditions=@switchyard/source', script] };
+    return {
+      file: node,
+      args: [...flags, '--import', pathToFileURL(tsx).href, '--conditions=@switchyard/source', script],
+      reads: [node, checkoutRoot(packageRoot) ?? packageRoot],
+    };
   }
-  return { file: process.execPath, args: [...flags, fileURLToPath(new URL('./apply-patch-helper.js', here))] };
+  return { file: node, args: [...flags, fileURLToPath(new URL('./apply-patch-helper.js', here))], reads: [node, packageRoot] };
+}
+
+/** The pnpm workspace holding `folder` (where tsx and the sources' modules are installed), if any. */
+function checkoutRoot(folder: string): string | undefined {
+  for (let dir = folder; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 function currentModuleUrl(): string {

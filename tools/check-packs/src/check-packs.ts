@@ -1,7 +1,8 @@
 /**
  * Packs every published package and proves each one works alone: install the tarball into an empty
  * temporary project with npm (plus the tarballs of the Switchyard packages it depends on, which are
- * not on the registry), then import it as ESM and as CJS and type-check a file that uses it.
+ * not on the registry), then import it as ESM and as CJS, type-check a file that uses it, and run
+ * the package's own `pack-smoke.mjs` there when it has one (a check of the built files in place).
  *
  * isolated-vm is a peer of @switchyard/code-mode-runtime and takes ~45 s to compile; instead of
  * compiling it once per project, the workspace's built copy (5.x on Node 20, 6.x in the Node 24
@@ -136,6 +137,14 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   );
   const types = await run('node', [tsc, '-p', 'tsconfig.json'], dir);
   if (types.code !== 0) return `type-check failed:\n${types.output}`;
+  // A package may ship a smoke test of its installed build (not published): run it in the project.
+  const smoke = join(pkg.dir, 'pack-smoke.mjs');
+  if (existsSync(smoke)) {
+    cpSync(smoke, join(dir, 'pack-smoke.mjs'));
+    const ran = await run('node', ['--no-node-snapshot', 'pack-smoke.mjs'], dir);
+    if (ran.code !== 0) return `pack-smoke.mjs failed:\n${ran.output}`;
+    console.log(`check-packs: ${pkg.name} ${ran.output.trim()}`);
+  }
   return undefined;
 }
 

@@ -1,28 +1,42 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sandboxCommand, sandboxEnvironment } from '@switchyard/sandbox';
 import { applyPatch, applyPatchTool } from '@switchyard/tool-apply-patch';
 import { byProfile, report } from '../src/profile';
 import { openHarness, texts } from './helpers';
 
 // Each attack tries to make apply_patch write outside its workspace, edit git metadata, or hurt
-// the host, through the library and through the tool (its helper process, unsandboxed here).
+// the host, through the library and through the tool (its helper process, with and without the
+// exec sandbox).
 const scratch = mkdtempSync(join(tmpdir(), 'reliability-patch-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const held: string[] = [];
 afterAll(() => report('patch attacks', `${held.length} attacks failed:\n  - ${held.join('\n  - ')}`));
 
 let counter = 0;
+const outsides: string[] = [];
+afterAll(() => outsides.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+
+/**
+ * A workspace with a folder `d`, and a folder outside it holding `victim.txt`. `outside` is under
+ * /var/tmp, not /tmp: the sandbox sees it (read-only), where a private /tmp would swallow a write
+ * instead of refusing it. Both are world-writable, so for the sandbox user only the read-only
+ * mount stands in the way, not file permissions.
+ */
 function workspace(): { root: string; outside: string } {
   const base = join(scratch, `case-${++counter}`);
   const root = join(base, 'workspace');
-  const outside = join(base, 'outside');
   mkdirSync(join(root, 'd'), { recursive: true });
-  mkdirSync(outside, { recursive: true });
+  const outside = mkdtempSync('/var/tmp/reliability-patch-outside-');
+  outsides.push(outside);
   writeFileSync(join(outside, 'victim.txt'), 'original\n');
+  chmodSync(outside, 0o777);
+  chmodSync(join(outside, 'victim.txt'), 0o666);
   return { root, outside };
 }
 
@@ -55,55 +69,107 @@ function stop(loop: ChildProcess): void {
   }
 }
 
+/** Nothing outside changed, and no temporary file was left, inside or out. */
+function expectNothingOutside(root: string, outside: string): void {
+  expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
+  expect(listing(outside)).toEqual(['victim.txt']);
+  expect(listing(join(root, '..')).filter((name) => name.includes('.apply-patch.tmp'))).toEqual([]);
+}
+
+type Counts = Map<string, number>;
+const count = (counts: Counts, key: string, by = 1) => counts.set(key, (counts.get(key) ?? 0) + by);
+const summary = (counts: Counts) => [...counts].map(([key, value]) => `${key} ${value}`).join(', ');
+
+/** `attempts` apply_patch tool calls (one helper process each) adding `d/…`; counts applied and refused. */
+async function toolAttempts(root: string, tools: ReturnType<typeof applyPatchTool>[], attempts: number, label: string, counts: Counts): Promise<void> {
+  const harnesses = await Promise.all(tools.map((tool) => openHarness({ toolMode: 'direct', tools: [tool], cwd: root })));
+  try {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const item = await harnesses[attempt % harnesses.length].step.dispatch({
+        type: 'custom_tool_call',
+        call_id: `race-${attempt}`,
+        name: 'apply_patch',
+        input: `*** Begin Patch\n*** Add File: d/tool-${attempt % 2 === 0 ? 'victim.txt' : `${attempt}.txt`}\n+pwned\n*** End Patch`,
+      });
+      const text = texts(item).join('');
+      count(counts, text.startsWith('Success.') ? `${label} applied` : /Read-only file system/.test(text) ? `${label} refused by the kernel` : `${label} refused`);
+    }
+  } finally {
+    await Promise.all(harnesses.map((harness) => harness.close()));
+  }
+}
+
+/** The repository checkout (tsx and the sources the fixture imports live there). */
+const checkout = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** Runs fixtures/patch-race-attempts.ts inside the exec sandbox apply_patch's helper gets; resolves with its outcome counts. */
+async function sandboxedAttempts(root: string, attempts: number): Promise<Record<string, number>> {
+  const node = realpathSync(process.execPath);
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const fixture = fileURLToPath(new URL('./fixtures/patch-race-attempts.ts', import.meta.url));
+  const policy = { mode: 'workspace-write', root } as const;
+  // Node and the checkout may be hidden inside (a Node 24 tree under ~/.cache, a clone under /tmp).
+  const command = sandboxCommand([node, '--conditions=@switchyard/source', '--import', tsx, fixture, root, String(attempts)], policy, { cwd: root, readOnlyPaths: [node, checkout] });
+  const child = spawn(command.file, command.args, { cwd: root, env: sandboxEnvironment({ mode: 'workspace-write', writable: [root] }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
+  return JSON.parse(stdout) as Record<string, number>;
+}
+
 const ATTEMPTS = byProfile(600, 5_000);
 const TOOL_ATTEMPTS = byProfile(10, 200);
 
 describe('apply_patch attacks', () => {
-  it(`the symlink swap race: ${ATTEMPTS} library attempts and ${TOOL_ATTEMPTS} tool attempts against a live swap loop write nothing outside`, async () => {
+  it(`the symlink swap race without a sandbox: ${ATTEMPTS} attempts of the helper's walk and ${TOOL_ATTEMPTS} tool calls against a live swap loop write nothing outside`, async () => {
     const { root, outside } = workspace();
     const loop = startSwapLoop(root, outside);
-    const outcomes = new Map<string, number>();
-    const count = (key: string) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    const counts: Counts = new Map();
     try {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const name = attempt % 2 === 0 ? 'victim.txt' : `new-${attempt}.txt`;
         try {
+          // In this process: the same verify-then-commit the unsandboxed helper runs.
           await applyPatch(`*** Begin Patch\n*** Add File: d/${name}\n+pwned ${attempt}\n*** End Patch`, { root });
-          count('applied');
+          count(counts, 'applied');
         } catch (error) {
-          count((error as { code?: string }).code ?? 'other');
+          count(counts, (error as { code?: string }).code ?? 'other');
         }
       }
-      const harness = await openHarness({ toolMode: 'direct', tools: [applyPatchTool()], cwd: root });
-      // The second half goes through the exec sandbox (workspace-write), the first half without one.
-      const sandboxed = await openHarness({ toolMode: 'direct', tools: [applyPatchTool({ sandbox: { mode: 'workspace-write' } })], cwd: root });
-      try {
-        for (let attempt = 0; attempt < TOOL_ATTEMPTS; attempt++) {
-          const through = attempt < TOOL_ATTEMPTS / 2 ? harness : sandboxed;
-          const item = await through.step.dispatch({
-            type: 'custom_tool_call',
-            call_id: `race-${attempt}`,
-            name: 'apply_patch',
-            input: `*** Begin Patch\n*** Add File: d/tool-${attempt % 2 === 0 ? 'victim.txt' : `${attempt}.txt`}\n+pwned\n*** End Patch`,
-          });
-          const kind = through === harness ? 'tool' : 'sandboxed tool';
-          count(texts(item).join('').startsWith('Success.') ? `${kind} applied` : `${kind} refused`);
-        }
-      } finally {
-        await harness.close();
-        await sandboxed.close();
-      }
+      await toolAttempts(root, [applyPatchTool(), applyPatchTool({ sandbox: { mode: 'danger-full-access' } })], TOOL_ATTEMPTS, 'tool', counts);
     } finally {
       stop(loop);
     }
-    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
-    expect(listing(outside)).toEqual(['victim.txt']);
-    // No temporary file was left anywhere, inside either.
-    expect(listing(join(root, '..')).filter((name) => name.includes('.apply-patch.tmp'))).toEqual([]);
-    // The race was live: some attempts landed inside, some were refused.
-    expect(outcomes.get('applied') ?? 0).toBeGreaterThan(0);
-    const summary = [...outcomes].map(([key, value]) => `${key} ${value}`).join(', ');
-    held.push(`symlink swap race, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary}): nothing written outside, no temporary files left`);
+    expectNothingOutside(root, outside);
+    // The race was live: some attempts landed inside, some were refused; the tool's helper ran.
+    expect(counts.get('applied') ?? 0).toBeGreaterThan(0);
+    expect(ATTEMPTS - (counts.get('applied') ?? 0)).toBeGreaterThan(0);
+    expect((counts.get('tool applied') ?? 0) + (counts.get('tool refused') ?? 0)).toBe(TOOL_ATTEMPTS);
+    held.push(`symlink swap race, unsandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
+  }, 240_000);
+
+  it(`the symlink swap race in the exec sandbox: ${ATTEMPTS} attempts inside it (half with the path check off) and ${TOOL_ATTEMPTS} sandboxed tool calls write nothing outside`, async () => {
+    const { root, outside } = workspace();
+    const loop = startSwapLoop(root, outside);
+    const counts: Counts = new Map();
+    try {
+      for (const [key, value] of Object.entries(await sandboxedAttempts(root, ATTEMPTS))) count(counts, key, value);
+      const sandboxed = { sandbox: { mode: 'workspace-write' } } as const;
+      await toolAttempts(root, [applyPatchTool(sandboxed), applyPatchTool({ ...sandboxed, allowOutsideRoot: true })], TOOL_ATTEMPTS, 'sandboxed tool', counts);
+    } finally {
+      stop(loop);
+    }
+    expectNothingOutside(root, outside);
+    // Live race, and the kernel refused writes that no path check stopped.
+    expect(counts.get('applied') ?? 0).toBeGreaterThan(0);
+    expect(counts.get('WRITE_FAILED read-only (no path check)') ?? 0).toBeGreaterThan(0);
+    expect([...counts.values()].reduce((sum, value) => sum + value, 0)).toBe(ATTEMPTS + TOOL_ATTEMPTS);
+    // The sandboxed helper starts (its Node and script are shown to it wherever they live) and writes.
+    expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
+    held.push(`symlink swap race, sandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
   }, 240_000);
 
   it('.git metadata at any depth is refused by the tool with a message naming the path', async () => {
