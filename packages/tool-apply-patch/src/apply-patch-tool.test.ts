@@ -47,7 +47,8 @@ function run(input: string, step: StepContext, events: SwitchyardEvent[] = [], t
   });
 }
 
-describe('applyPatchTool', () => {
+// Each call starts a helper process (from source through tsx: seconds on a loaded machine).
+describe('applyPatchTool', { timeout: 90_000 }, () => {
   it('is the freeform apply_patch tool with the reference description and Lark grammar', () => {
     const tool = applyPatchTool();
     expect(tool.name).toEqual({ name: 'apply_patch' });
@@ -187,7 +188,7 @@ describe('applyPatchTool', () => {
   });
 });
 
-describe('turn diff', () => {
+describe('turn diff', { timeout: 90_000 }, () => {
   it('aggregates every patch of the turn against each file at first touch, and git apply accepts it', async () => {
     await writeFile(join(root, 'keep.txt'), 'k1\nk2\nk3\n');
     await writeFile(join(root, 'gone.txt'), 'bye\n');
@@ -235,7 +236,7 @@ describe('turn diff', () => {
   });
 });
 
-describe('hook payload', () => {
+describe('hook payload', { timeout: 90_000 }, () => {
   const adapter = applyPatchTool().hookPayload as HookPayloadAdapter;
   const invocation = (input: string) => ({
     callId: 'c',
@@ -265,7 +266,7 @@ describe('hook payload', () => {
   });
 });
 
-describe('the helper process', () => {
+describe('the helper process', { timeout: 90_000 }, () => {
   it('an abort after verification writes nothing and answers ABORTED; a begin event came first', async () => {
     await writeFile(join(root, 'a.txt'), 'one\n');
     const controller = new AbortController();
@@ -314,7 +315,7 @@ describe('the helper process', () => {
   });
 });
 
-describe('through the exec sandbox', () => {
+describe('through the exec sandbox', { timeout: 90_000 }, () => {
   it('under workspace-write the kernel keeps the writes in the workspace, whatever the path checks allow', async () => {
     // Outside /tmp, which is private inside the sandbox (a write there would vanish, not fail).
     const outside = await mkdtemp('/var/tmp/apply-patch-outside-');
