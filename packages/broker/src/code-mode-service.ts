@@ -47,7 +47,7 @@ export class CodeModeService {
   session(sessionId: string): BrokerSession {
     let session = this.sessions.get(sessionId);
     if (!session) {
-      const broker = new DispatchBroker({ onCellStart: (cellId) => this.emitCellEvent({ type: 'cell-start', cellId }) });
+      const broker = new DispatchBroker({ onCellStart: (cellId, start) => this.emitCellEvent({ type: 'cell-start', cellId, ...start }) });
       const runtime = this.runtime.openSession({
         invokeTool: (request) => broker.invoke(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),

@@ -32,6 +32,8 @@ interface CellRecord {
   execCallId: string;
   /** `cell-start` was said (at the cell's first nested call or notify, or when its creation returned). */
   started: boolean;
+  /** When `createCell` began (ms since the epoch), for `cell-start`. */
+  startTime: number;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -81,7 +83,7 @@ export class DispatchBroker {
   }
 
   /** `onCellStart` is told each cell id once: at its first nested call or notify, or when its creation returned. */
-  constructor(private readonly options: { onCellStart?: (cellId: string) => void } = {}) {}
+  constructor(private readonly options: { onCellStart?: (cellId: string, start: { execCallId: string; startTime: number }) => void } = {}) {}
 
   /** Attaches the current step's worker; returns a detach function (a no-op if another worker replaced it). */
   attachWorker(worker: NestedWorker): () => void {
@@ -107,7 +109,8 @@ export class DispatchBroker {
     create: (cellId: string) => Promise<T>,
   ): Promise<T> {
     const cellId = this.nextCellId();
-    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false };
+    const startTime = performance.timeOrigin + performance.now();
+    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime };
     this.cells.set(cellId, record);
     let created: T;
     try {
@@ -138,7 +141,7 @@ export class DispatchBroker {
   private start(cellId: string, record: CellRecord): void {
     if (record.started) return;
     record.started = true;
-    this.options.onCellStart?.(cellId);
+    this.options.onCellStart?.(cellId, { execCallId: record.execCallId, startTime: record.startTime });
   }
 
   private waitForWorker(signal: AbortSignal): Promise<NestedWorker> {

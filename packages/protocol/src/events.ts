@@ -30,6 +30,12 @@ export interface ToolCallEndEvent extends ToolCallEventBase {
   readonly durationMs: number;
   /** True when the handler ran (false when a rewrite or validation step failed first). */
   readonly handlerExecuted: boolean;
+  /**
+   * Why the call failed, when it failed with an error (the handler threw, a rewrite or validation
+   * step failed, hooks could not see the output): its stable `code` and the model-visible message.
+   * Absent on success and when the tool itself returned a failed output.
+   */
+  readonly error?: { readonly code: string; readonly message: string };
 }
 
 /** A PreToolUse hook blocked the call. Terminal for the call. */
@@ -84,6 +90,14 @@ export interface CellStartEvent {
   readonly type: 'cell-start';
   /** The cell's id (what `wait` takes as `cell_id`). */
   readonly cellId: string;
+  /** The `call_id` of the `exec` call that created the cell. */
+  readonly execCallId?: string;
+  /**
+   * When the cell's creation began, in milliseconds since the Unix epoch (fractional). The event
+   * itself is said at the cell's first nested call or notify, or once its creation returned, so it
+   * can come after the cell already ran.
+   */
+  readonly startTime?: number;
 }
 
 /** A Code Mode cell ended. */

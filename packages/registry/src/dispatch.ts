@@ -109,9 +109,10 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
   const startedAt = performance.now();
   const base = { callId: call.callId, toolName: display, source: context.source };
   router.emit({ type: 'tool-call-start', ...base });
-  const end = (success: boolean, handlerExecuted: boolean) => {
+  const end = (success: boolean, handlerExecuted: boolean, failure?: unknown) => {
     if (context.claim()) {
-      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted });
+      const error = failure === undefined ? undefined : { code: isSwitchyardError(failure) ? failure.code : 'INTERNAL', message: errorMessage(failure) };
+      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted, ...(error ? { error } : {}) });
     }
   };
 
@@ -132,11 +133,11 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
           validatePayload(executor, display, payload);
         } catch (error) {
           if (isFatalError(error)) {
-            end(false, false);
+            end(false, false, error);
             throw error;
           }
           const failure = asModelError(error, display);
-          end(false, false);
+          end(false, false, failure);
           return { output: new FailureToolOutput(failure.message), payload, error: failure };
         }
         invocation = createInvocation(context, payload);
@@ -149,9 +150,12 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
   try {
     output = toToolOutput(await executor.handle(invocation));
   } catch (error) {
-    end(false, true);
-    if (isFatalError(error)) throw error;
+    if (isFatalError(error)) {
+      end(false, true, error);
+      throw error;
+    }
     const failure = asModelError(error, display);
+    end(false, true, failure);
     return { output: new FailureToolOutput(failure.message), payload, error: failure };
   }
 
@@ -163,7 +167,7 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
     } catch (error) {
       // The handler ran, but hooks cannot see its output: the model does not see it either.
       const failure = withheld(display, error);
-      end(false, true);
+      end(false, true, failure);
       return { output: new FailureToolOutput(failure.message), payload, error: failure };
     }
     const outcome: PostToolUseOutcome | undefined = post

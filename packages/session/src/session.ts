@@ -13,6 +13,7 @@ import {
   type MessageItem,
   type ModelClient,
   type ModelRequest,
+  type ModelUsage,
   type ProviderCapabilities,
   type ResponseItem,
   type SandboxMode,
@@ -29,6 +30,7 @@ import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/broker';
 import type { SessionEvent, SessionEventListener, SessionEventType } from './session-events';
+import { traceSession, type SessionTracer } from './tracing';
 
 export interface SessionOptions {
   /** `direct` (default), `code-mode` or `code-mode-only`. */
@@ -68,6 +70,12 @@ export interface SessionOptions {
    * replaces the built-in o200k estimate. An invalid budget is a `CONFIG` error at creation.
    */
   toolBudget?: ToolBudget;
+  /**
+   * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
+   * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
+   * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
+   */
+  tracer?: SessionTracer;
 }
 
 /** One sampling step: its context, plan and router, built once (retries reuse them). */
@@ -145,6 +153,13 @@ export function createSession(options: SessionOptions): Session {
   const sessionId = options.sessionId ?? randomUUID();
   const emitter = new EventEmitter();
   const emit = (event: SessionEvent) => emitter.emit(event.type, event);
+  const on = <T extends SessionEventType>(type: T, listener: SessionEventListener<T>) => {
+    emitter.on(type, listener as (...args: unknown[]) => void);
+    return () => {
+      emitter.off(type, listener as (...args: unknown[]) => void);
+    };
+  };
+  const tracing = options.tracer ? traceSession(options.tracer, { on, sessionId, hooks: options.hooks, model: options.model?.name }) : undefined;
   const history: ResponseItem[] = [];
   let usedTokens = 0;
   let closed = false;
@@ -277,7 +292,8 @@ export function createSession(options: SessionOptions): Session {
         for (const runtime of runtimes.splice(0)) runtime.dispose();
         turnOptions.signal?.removeEventListener('abort', forward);
         await callLifecycle((executor) => executor.onTurnEnd, id);
-        emit({ type: 'turn-end', turnId: id });
+        // a failed or aborted turn ends with its reason (runTurn aborts a failing turn with the error)
+        emit({ type: 'turn-end', turnId: id, ...(controller.signal.aborted ? { error: controller.signal.reason } : {}) });
       },
     };
     return turn;
@@ -309,9 +325,11 @@ export function createSession(options: SessionOptions): Session {
             instructions: options.instructions,
             signal: turn.signal,
           };
-          emit({ type: 'model-request', turnId: turn.id, stepIndex: step.context.stepIndex, attempt, plan: step.plan, request });
+          const stepIndex = step.context.stepIndex;
+          emit({ type: 'model-request', turnId: turn.id, stepIndex, attempt, plan: step.plan, request, model: options.model?.name ?? run.model.capabilities?.name });
           calls = [];
           items = [];
+          let completed: { usage?: ModelUsage; responseId?: string } | undefined;
           try {
             for await (const event of run.model.stream(request)) {
               if (event.type === 'output-item') {
@@ -323,12 +341,15 @@ export function createSession(options: SessionOptions): Session {
                   pending.catch(() => undefined);
                   calls.push(pending);
                 }
-              } else if (event.type === 'completed' && event.usage) {
-                usedTokens = event.usage.totalTokens;
+              } else if (event.type === 'completed') {
+                completed = event;
+                if (event.usage) usedTokens = event.usage.totalTokens;
               }
             }
+            emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, usage: completed?.usage, responseId: completed?.responseId });
             break;
           } catch (error) {
+            emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, error });
             // `retryable` is read structurally: a client may bundle its own copy of protocol
             const retryable = (error as { retryable?: unknown } | undefined)?.retryable === true;
             if (!retryable || attempt > maxRetries || turn.signal.aborted || calls.length > 0) throw error;
@@ -365,16 +386,14 @@ export function createSession(options: SessionOptions): Session {
     history,
     beginTurn,
     runTurn,
-    on(type, listener) {
-      emitter.on(type, listener as (...args: unknown[]) => void);
-      return () => emitter.off(type, listener as (...args: unknown[]) => void);
-    },
+    on,
     async shutdown() {
       if (closed) return;
       closed = true;
       await callLifecycle((executor) => executor.dispose);
       if (codeMode && ownsCodeMode) await codeMode.shutdown();
       else if (codeMode) await codeMode.service.closeSession(sessionId);
+      tracing?.close();
     },
   };
 }
