@@ -28,17 +28,26 @@ interface TraceSessionOptions {
   model?: string;
 }
 
-interface Traced {
-  readonly span: Span;
+/** A started span and, built when a child needs it (most spans have none), its context. */
+class Traced {
+  private built?: Context;
+  constructor(
+    readonly span: Span,
+    private readonly parent: Context,
+    private readonly setSpan: Api['trace']['setSpan'],
+  ) {}
+
   /** The span's context: the parent of its children. */
-  readonly context: Context;
+  get context(): Context {
+    return (this.built ??= this.setSpan(this.parent, this.span));
+  }
 }
 
-interface TurnTrace extends Traced {
+class TurnTrace extends Traced {
   chat?: Span;
-  inputTokens: number;
-  outputTokens: number;
-  hasUsage: boolean;
+  inputTokens = 0;
+  outputTokens = 0;
+  hasUsage = false;
   model?: string;
 }
 
@@ -105,10 +114,8 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
   const hookRuns = new Map<string, Span>();
   let lastTurn: TurnTrace | undefined;
 
-  const start = (name: string, parent: Context, options: SpanOptions): Traced => {
-    const span = tracer.startSpan(name, options, parent);
-    return { span, context: otel.trace.setSpan(parent, span) };
-  };
+  const setSpan = otel.trace.setSpan.bind(otel.trace);
+  const start = (name: string, parent: Context, options: SpanOptions): Traced => new Traced(tracer.startSpan(name, options, parent), parent, setSpan);
 
   const fail = (span: Span, error: unknown, type: string, time: number) => {
     const message = errorText(error);
@@ -184,8 +191,9 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
     if (session.model) attributes['gen_ai.request.model'] = session.model;
     const name = settings.agentName ? `invoke_agent ${settings.agentName}` : 'invoke_agent';
     // the host's active span (if any) is the turn's parent
-    const traced = start(name, otel.context.active(), { kind: otel.SpanKind.INTERNAL, attributes, startTime: time });
-    const turn: TurnTrace = { ...traced, inputTokens: 0, outputTokens: 0, hasUsage: false, model: session.model };
+    const parent = otel.context.active();
+    const turn = new TurnTrace(tracer.startSpan(name, { kind: otel.SpanKind.INTERNAL, attributes, startTime: time }, parent), parent, setSpan);
+    turn.model = session.model;
     turns.set(event.turnId, turn);
     lastTurn = turn;
   });

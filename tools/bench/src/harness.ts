@@ -53,3 +53,21 @@ export function compare(
   const ratio = options.higherIsBetter ? reference.value / value : value / reference.value;
   return { name, value, unit, reference, ratio, note: options.note };
 }
+
+/**
+ * Median duration (ms) of each function, sampled in alternation (a round runs every function once,
+ * in an order that rotates) so that load on a shared machine hits the subject and its reference alike.
+ */
+export async function alternatingMedians(fns: ReadonlyArray<() => Promise<unknown>>, runs: number, warmup: number): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const samples: number[][] = fns.map(() => []);
+  for (let round = 0; round < runs; round++) {
+    for (let k = 0; k < fns.length; k++) {
+      const index = (round + k) % fns.length;
+      const start = performance.now();
+      await fns[index]();
+      samples[index].push(performance.now() - start);
+    }
+  }
+  return samples.map(median);
+}

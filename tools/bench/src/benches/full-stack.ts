@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { compare, median, type Bench, type BenchFigure } from '../harness';
+import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun, rawEval } from '../raw-bridge';
 import { openBenchStack } from '../switchyard-stack';
 
@@ -19,24 +19,6 @@ const LIVE_CELLS = 50;
 const DIRECT_CALLS = 2_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Median duration (ms) of each function, sampled in alternation (a round runs every function once,
- * in an order that rotates) so that load on a shared machine hits the subject and its reference alike.
- */
-async function alternatingMedians(fns: ReadonlyArray<() => Promise<unknown>>, runs: number, warmup: number): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
-  const samples: number[][] = fns.map(() => []);
-  for (let round = 0; round < runs; round++) {
-    for (let k = 0; k < fns.length; k++) {
-      const index = (round + k) % fns.length;
-      const start = performance.now();
-      await fns[index]();
-      samples[index].push(performance.now() - start);
-    }
-  }
-  return samples.map(median);
-}
 
 /** RSS growth per live idle cell in a fresh process (freed malloc arenas would flatter a reused one). */
 function rssPerLiveCellKiB(kind: 'full-stack' | 'raw'): number {
