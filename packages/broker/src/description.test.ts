@@ -59,6 +59,7 @@ describe('exec description', () => {
     expect(plain).not.toContain('Shared MCP Types:');
     const only = execDescription({ ...surface, mode: 'code-mode-only' });
     expect(only.startsWith(plain)).toBe(true);
+    expect(only.slice(plain.length)).toMatch(/^\n\nTool catalog: 2 of 3 nested tools are described below\. Some nested tools are not described here to save space/);
     expect(only).toContain('Find them by filtering `ALL_TOOLS` by `name` and `description`.');
     expect(only.split(MCP_TYPES)).toHaveLength(2);
     expect(only.endsWith(nestedToolReference([echo, patch, hidden]))).toBe(true);
@@ -66,6 +67,19 @@ describe('exec description', () => {
     const noMcp = execDescription({ mode: 'code-mode-only', tools: [patch], hasDeferredTools: false });
     expect(noMcp).not.toContain('Shared MCP Types:');
     expect(noMcp).not.toContain('ALL_TOOLS` by `name`');
+    expect(noMcp).toBe(`${plain}\n\nTool catalog: complete (1 tool).\n\n${nestedToolReference([patch])}`);
+  });
+
+  it('says the catalog is complete when every nested tool is described, in a few tokens', () => {
+    const plain = execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false });
+    const complete = execDescription({ mode: 'code-mode-only', tools: [echo, patch, dashed], hasDeferredTools: false });
+    const line = 'Tool catalog: complete (3 tools).';
+    expect(complete).toBe([plain, line, MCP_TYPES, nestedToolReference([echo, patch, dashed])].join('\n\n'));
+    expect(estimateTokens(JSON.stringify(complete)) - estimateTokens(JSON.stringify(complete.replace(`\n\n${line}`, '')))).toBeLessThanOrEqual(12);
+    expect(execDescription({ mode: 'code-mode-only', tools: [], hasDeferredTools: false })).toBe(`${plain}\n\nTool catalog: complete (no nested tools).`);
+    // the same with the budget off, and byte-identical for fresh definitions of the same tools
+    expect(execDescription({ mode: 'code-mode-only', tools: [echo, patch, dashed], hasDeferredTools: false, budget: { tokens: Infinity } })).toBe(complete);
+    expect(execDescription({ mode: 'code-mode-only', tools: [{ ...echo }, { ...patch }, { ...dashed }], hasDeferredTools: false })).toBe(complete);
   });
 });
 
@@ -100,9 +114,10 @@ describe('the budgeted exec description', () => {
     const surface = surfaceOf(6, 2, { deferred: 1 });
     const full = execDescription({ ...surface, budget: { tokens: Infinity } });
     expect(execDescription(surface)).toBe(full);
-    expect(full).toContain('Some nested tools are not described here to save space');
-    expect(full).not.toContain('Tool catalog:');
+    expect(full).toContain('\n\nTool catalog: 5 of 6 nested tools are described below. Some nested tools are not described here to save space');
+    expect(full).not.toContain('left out to save space');
     expect(described(full)).toHaveLength(5);
+    expect(execDescription(surfaceOf(6, 2))).toContain('\n\nTool catalog: complete (6 tools).\n\n');
   });
 
   it('past the budget: N of M described round-robin over namespaces, the rest summarized with counts', () => {

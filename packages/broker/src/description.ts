@@ -132,6 +132,16 @@ export function nestedToolReference(tools: readonly NestedToolDefinition[]): str
   return renderReference(referenceOrder(tools.filter((tool) => !tool.deferred)));
 }
 
+/**
+ * The catalog line of an `exec` description that describes every tool it may: "complete (N tools)"
+ * when every nested tool is described (10 o200k tokens), else "N of M" (the others are deferred,
+ * and the deferred-tools note follows). The same tools always give the same line.
+ */
+function catalogLine(described: number, total: number): string {
+  if (described < total) return `Tool catalog: ${described} of ${total} nested tools are described below.`;
+  return `Tool catalog: complete (${total === 0 ? 'no nested tools' : total === 1 ? '1 tool' : `${total} tools`}).`;
+}
+
 /** The catalog note of a partial `exec` description (it replaces the deferred-tools note). */
 function partialNote(described: number, total: number): string {
   return (
@@ -221,11 +231,13 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
 
 /**
  * The `exec` description for a step's surface: the template; in `code-mode-only` also the
- * deferred-tools note, the shared MCP types (when an output schema is MCP-shaped) and the
- * nested-tool reference. Under the surface's token budget (default 2,000, counted on the text as
- * the request's JSON carries it) a reference that does not fit is cut: tools are described in
- * {@link describeOrder} while they fit, the rest are summarized by namespace with counts, and a
- * note says "N of M nested tools are described". The same surface always gives the same text.
+ * catalog line ("Tool catalog: complete (N tools).", or "N of M" followed by the
+ * deferred-tools note when some are deferred), the shared MCP types (when an output schema is
+ * MCP-shaped) and the nested-tool reference. Under the surface's token budget (default 2,000,
+ * counted on the text as the request's JSON carries it) a reference that does not fit is cut:
+ * tools are described in {@link describeOrder} while they fit, the rest are summarized by
+ * namespace with counts, and the note says "N of M nested tools are described below; the others
+ * are left out to save space". The same surface always gives the same text.
  */
 export function execDescription(surface: CodeModeSurface): string {
   if (surface.mode !== 'code-mode-only') return EXEC_TEMPLATE;
@@ -256,7 +268,9 @@ function budgetedDescription(surface: CodeModeSurface): string {
     [EXEC_TEMPLATE, note, mcp ? MCP_TYPES : undefined, renderReference(described), summary].filter((part) => part).join('\n\n');
 
   const eligible = referenceOrder(surface.tools.filter((tool) => !tool.deferred));
-  const fullNote = surface.hasDeferredTools ? DEFERRED_NOTE : undefined;
+  const all = referenceOrder(surface.tools);
+  const line = catalogLine(eligible.length, all.length);
+  const fullNote = surface.hasDeferredTools ? `${line} ${DEFERRED_NOTE}` : line;
   if (!(tokens < Infinity)) return assemble(fullNote, eligible, '');
   // Everything, if it fits: add up the sections first and stop as soon as they pass the budget.
   let total = costOf(assemble(fullNote, [], ''));
@@ -270,7 +284,6 @@ function budgetedDescription(surface: CodeModeSurface): string {
   }
 
   // Partial: the fixed parts and a reserved summary first, then tools while they fit.
-  const all = referenceOrder(surface.tools);
   const summaryTokens = Math.floor(tokens / 4);
   const fixed = costOf(assemble(partialNote(all.length, all.length), [], summaryBlock(all, summaryTokens, count)));
   const chosen = selectWithinBudget(describeOrder(eligible, surface.budget?.priority), tokens - fixed, (tool, opened) => {

@@ -321,7 +321,8 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
       toolSearchFor(hostPlanned.filter((executor) => isSearchable(executor) || hidden.has(executor)), hidden, catalog);
     const cost = (hidden: ReadonlySet<ToolExecutor>, search: ToolExecutor | undefined) =>
       budget.countTokens(JSON.stringify(toWireTools(mergeNamespaces(specsOf(hidden, search)))));
-    const unbudgeted = mergeNamespaces(specsOf(none, planSearch ? searchFor(none, false) : undefined));
+    // tool_search carries the short catalog line whenever the budget is in play, so it counts here too
+    const unbudgeted = mergeNamespaces(specsOf(none, planSearch ? searchFor(none, true) : undefined));
     const over = exceedsBudget(unbudgeted, budget);
     if (over === false) return none;
     if (!searchSupported || hostSearch || candidates.length === 0) {
@@ -365,17 +366,19 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     };
     if (catalog) {
       const reachable = hostPlanned.filter((executor) => shown.has(executor) || isSearchable(executor) || hidden.has(executor));
-      options.catalog = { visible: reachable.filter((executor) => shown.has(executor) && !hidden.has(executor)).length, total: reachable.length };
+      const visible = reachable.filter((executor) => shown.has(executor) && !hidden.has(executor)).length;
+      options.catalog = { visible, total: reachable.length, ...(hidden.size === 0 ? { complete: true } : {}) };
     }
     return cachedToolSearchExecutor(deferred, options);
   }
 
   let search: ToolExecutor | undefined;
   if (planSearch || deferredByBudget.size > 0) {
+    // the catalog line whenever the budget is in play: "V of T loaded upfront", and what to do when it cut
     search = toolSearchFor(
       hostPlanned.filter((executor) => isSearchable(executor) || deferredByBudget.has(executor)),
       deferredByBudget,
-      deferredByBudget.size > 0,
+      budget.tokens < Infinity && toolMode !== 'code-mode-only',
     );
     add(search);
   }

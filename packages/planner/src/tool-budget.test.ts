@@ -109,10 +109,11 @@ describe('the tool budget in direct mode', () => {
     expect(plan.warnings.map((warning) => warning.message)).toEqual([expect.stringContaining('a host tool named "tool_search" holds the name, so none is deferred')]);
   });
 
-  it('{ tokens: Infinity } turns the budget off; a small table is the same with and without it', () => {
+  it('{ tokens: Infinity } turns the budget off; a small table is the same with and without it but for the catalog line', () => {
     const off = planTools({ toolMode: 'direct', provider: searching }, { executors: many(100), budget: { tokens: Infinity } });
     expect(off.tools).toHaveLength(100);
     expect(off.deferredByBudget).toEqual([]);
+    const line = '\n\nTool catalog: 2 of 3 tools are loaded upfront.';
     for (const toolMode of ['direct', 'code-mode', 'code-mode-only'] as ToolMode[]) {
       const sources = (): ToolSources => ({
         executors: [fn('read_file'), fn('archive', { namespace: 'mail', exposure: 'deferred' }), fn('alpha', { namespace: 'docs', namespaceDescription: 'Docs.' })],
@@ -120,7 +121,16 @@ describe('the tool budget in direct mode', () => {
       });
       const budgeted = planTools({ toolMode, provider: searching }, sources());
       const unbudgeted = planTools({ toolMode, provider: searching }, { ...sources(), budget: { tokens: Infinity } });
-      expect(json(budgeted.tools)).toBe(json(unbudgeted.tools));
+      expect(budgeted.deferredByBudget).toEqual([]);
+      // tool_search (visible outside code-mode-only) says the budget kept every tool it could: a short line, nothing else changes
+      const withoutLine = json(budgeted.tools).replace(JSON.stringify(line).slice(1, -1), '');
+      expect(withoutLine).toBe(json(unbudgeted.tools));
+      if (toolMode === 'code-mode-only') expect(json(budgeted.tools)).toBe(json(unbudgeted.tools));
+      else {
+        expect(searchSpec(budgeted.tools)?.description.endsWith(line)).toBe(true);
+        expect(searchSpec(unbudgeted.tools)?.description).not.toContain('Tool catalog:');
+        expect(estimateTokens(json(budgeted.tools)) - estimateTokens(json(unbudgeted.tools))).toBeLessThanOrEqual(17);
+      }
     }
   });
 
@@ -142,8 +152,9 @@ describe('the tool budget in direct mode', () => {
     const listed = sources.length - 1;
     expect(Number(/and (\d+) more/.exec(sources.at(-1) as string)?.[1])).toBe(200 - listed);
     expect(estimateTokens(sources.join('\n'))).toBeLessThanOrEqual(500);
-    // only host-deferred tools: no catalog note
-    expect(description).not.toContain('Tool catalog:');
+    // only host-deferred tools: the budget cut nothing, so the line is the short one
+    expect(description.endsWith('\n\nTool catalog: 0 of 400 tools are loaded upfront.')).toBe(true);
+    expect(plan.deferredByBudget).toEqual([]);
   });
 
   it('in code-mode, deferred-by-budget tools stay callable from a cell', () => {

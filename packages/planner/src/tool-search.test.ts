@@ -284,4 +284,14 @@ describe('a budgeted description', () => {
     const description = createToolSearchExecutor([fn('a', { exposure: 'deferred' })], { catalog: { visible: 12, total: 340 } }).spec.description;
     expect(description.endsWith('\n\nTool catalog: 12 of 340 tools are loaded upfront; use `tool_search` to find and load the other 328.')).toBe(true);
   });
+
+  it('says so in a short line when the budget kept every tool upfront', () => {
+    const deferred = [fn('a', { exposure: 'deferred' })];
+    const line = (catalog: { visible: number; total: number; complete?: boolean }) =>
+      createToolSearchExecutor(deferred, { catalog }).spec.description.split('\n\n').at(-1);
+    expect(line({ visible: 12, total: 15, complete: true })).toBe('Tool catalog: 12 of 15 tools are loaded upfront.');
+    expect(line({ visible: 4, total: 4, complete: true })).toBe('Tool catalog: complete (4 tools).');
+    expect(line({ visible: 1, total: 1, complete: true })).toBe('Tool catalog: complete (1 tool).');
+    expect(line({ visible: 12, total: 15, complete: false })).toBe(line({ visible: 12, total: 15 }));
+  });
 });

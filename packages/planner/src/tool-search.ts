@@ -35,10 +35,13 @@ export interface ToolSearchOptions {
   /** Counts tokens for `sourcesBudgetTokens`. Default `estimateTokens` (calibrated against o200k). */
   countTokens?: (text: string) => number;
   /**
-   * Set when a tool budget kept some tools from the model's list: the description then says
-   * "`visible` of `total` tools are loaded upfront" and that this tool finds the others.
+   * Set when a tool budget is in play: the description then ends with a catalog line. By default
+   * the budget kept some tools from the model's list, and the line says "`visible` of `total` tools
+   * are loaded upfront" and that this tool finds the others. With `complete: true` the budget kept
+   * every tool the host shows upfront (the others are the host's deferred tools) and the line is
+   * short: "`visible` of `total` tools are loaded upfront." (or "complete (N tools)." when none is deferred).
    */
-  catalog?: { readonly visible: number; readonly total: number };
+  catalog?: { readonly visible: number; readonly total: number; readonly complete?: boolean };
 }
 
 /** One searchable deferred tool: what a hit returns and what it is found by. */
@@ -141,7 +144,7 @@ function coalesce(specs: readonly LoadableToolSpec[]): LoadableToolSpec[] {
  * The tool_search description (reference §1.8): sources are the namespaces of the deferred tools,
  * sorted by name, each with its first non-blank description; "None currently enabled." if none.
  * Under a sources budget the list stops where the budget ends and one line counts the rest; when a
- * tool budget deferred tools (`catalog`), a last paragraph says how many tools are loaded upfront.
+ * tool budget is in play (`catalog`), a last paragraph says how many tools are loaded upfront.
  */
 function toolSearchDescription(deferred: readonly ToolExecutor[], options: ToolSearchOptions): string {
   const sources = new Map<string, string | undefined>();
@@ -154,11 +157,7 @@ function toolSearchDescription(deferred: readonly ToolExecutor[], options: ToolS
   const names = [...sources.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = names.map((name) => (sources.get(name) ? `- ${name}: ${sources.get(name)}` : `- ${name}`));
   const listed = lines.length === 0 ? 'None currently enabled.' : boundedLines(lines, options).join('\n');
-  const catalog = options.catalog;
-  const note =
-    catalog === undefined
-      ? ''
-      : `\n\nTool catalog: ${catalog.visible} of ${catalog.total} tools are loaded upfront; use \`${TOOL_SEARCH_NAME}\` to find and load the other ${catalog.total - catalog.visible}.`;
+  const note = options.catalog === undefined ? '' : `\n\n${catalogLine(options.catalog)}`;
   return (
     '# Tool discovery\n\nSearches over deferred tool metadata with BM25 and exposes matching tools for the next model call.\n\n' +
     `You have access to tools from the following sources:\n${listed}\n` +
@@ -166,6 +165,14 @@ function toolSearchDescription(deferred: readonly ToolExecutor[], options: ToolS
     `For MCP tool discovery, always use \`${TOOL_SEARCH_NAME}\` instead of \`list_mcp_resources\` or \`list_mcp_resource_templates\`.` +
     note
   );
+}
+
+/** The catalog line of a budgeted tool_search description (see {@link ToolSearchOptions.catalog}). */
+function catalogLine({ visible, total, complete }: NonNullable<ToolSearchOptions['catalog']>): string {
+  if (!complete) {
+    return `Tool catalog: ${visible} of ${total} tools are loaded upfront; use \`${TOOL_SEARCH_NAME}\` to find and load the other ${total - visible}.`;
+  }
+  return visible < total ? `Tool catalog: ${visible} of ${total} tools are loaded upfront.` : `Tool catalog: complete (${total === 1 ? '1 tool' : `${total} tools`}).`;
 }
 
 /** The first source lines that fit the sources budget, then "- … and N more sources" for the rest. */
