@@ -8,10 +8,18 @@ import {
   type ToolPayload,
   type WireTool,
 } from '@switchyard/protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createBm25Index } from './bm25-index';
 import { fiftyDeferredTools } from '../test/fifty-tools';
 import { fn, freeform } from '../test/fixtures';
 import { createToolSearchExecutor, createToolSearchIndex, sharedToolSearchIndex, toolSearchText } from './tool-search';
+
+// The real BM25 index, counted: a shared index is observed by how many builds a lookup causes.
+vi.mock('./bm25-index', async (importOriginal) => {
+  const original = await importOriginal<typeof import('./bm25-index')>();
+  return { ...original, createBm25Index: vi.fn(original.createBm25Index) };
+});
+const builds = (): number => vi.mocked(createBm25Index).mock.calls.length;
 
 function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
   const invocation: ToolInvocation = {
@@ -221,48 +229,90 @@ describe('search text and index', () => {
 });
 
 describe('the shared index', () => {
-  const tools = (description = 'Archive a message.') => [
-    fn('archive', { namespace: 'mail__', exposure: 'deferred', description }),
+  const tools = (description = 'Archive a message.', type = 'string') => [
+    fn('archive', {
+      namespace: 'mail__',
+      exposure: 'deferred',
+      description,
+      parameters: { type: 'object', properties: { folder: { type, description: 'Where to.' } }, required: ['folder'] },
+    }),
     fn('lookup', { exposure: 'deferred', description: 'Look a word up.' }),
   ];
+  const archiveSpec = (index: { search(query: string, limit: number): WireTool[] }) =>
+    (index.search('archive', 1)[0] as { tools: Array<{ parameters: unknown }> }).tools[0].parameters;
 
-  it('is keyed by content: new executor objects for the same tools get the same index', () => {
+  it('is keyed by content: new executor objects for the same tools find the built index', () => {
     const first = sharedToolSearchIndex(tools());
-    expect(sharedToolSearchIndex(tools())).toBe(first);
-    expect(sharedToolSearchIndex(tools('Archive an email.'))).not.toBe(first);
-    expect(flatNames(sharedToolSearchIndex(tools('Archive an email.')).search('email', 8))).toEqual(['mail__archive']);
+    const before = builds();
+    const second = sharedToolSearchIndex(tools());
+    expect(builds()).toBe(before);
+    expect(flatNames(second.search('archive message', 8))).toEqual(flatNames(first.search('archive message', 8)));
+    // a different search text is another index
+    const email = sharedToolSearchIndex(tools('Archive an email.'));
+    expect(builds()).toBe(before + 1);
+    expect(flatNames(email.search('email', 8))).toEqual(['mail__archive']);
+    expect(flatNames(first.search('email', 8))).toEqual([]);
+  });
+
+  it('shares the postings, not the specs: a hit returns the caller\'s own parameters', () => {
+    const strings = sharedToolSearchIndex(tools('Archive a letter.'));
+    const before = builds();
+    // the same search text (types are not searched) with another parameter type: no build, its own spec
+    const integers = sharedToolSearchIndex(tools('Archive a letter.', 'integer'));
+    expect(builds()).toBe(before);
+    expect(archiveSpec(integers)).toEqual({ type: 'object', properties: { folder: { type: 'integer', description: 'Where to.' } }, required: ['folder'] });
+    expect(archiveSpec(strings)).toEqual({ type: 'object', properties: { folder: { type: 'string', description: 'Where to.' } }, required: ['folder'] });
   });
 
   it('sees a replaced spec on the same executor object', () => {
     const [archive] = tools();
-    const before = sharedToolSearchIndex([archive]);
+    sharedToolSearchIndex([archive]);
+    const before = builds();
     const mutable = archive as { spec: unknown };
     mutable.spec = { ...archive.spec, description: 'Shred a letter.' };
     const after = sharedToolSearchIndex([archive]);
-    expect(after).not.toBe(before);
+    expect(builds()).toBe(before + 1);
     expect(flatNames(after.search('shred', 8))).toEqual(['mail__archive']);
   });
 
+  it('keys are unambiguous: two sets whose texts concatenate to the same string are two indexes', () => {
+    const tool = (name: string, searchText: string) => fn(name, { exposure: 'deferred', description: ' ', searchText });
+    const one = () => [tool('k', 'q'), tool('n', 'zm m m m s')];
+    const other = () => [tool('k', 'qn n n n z'), tool('m', 's')];
+    expect(one().map(toolSearchText)).toEqual(['k k k k q', 'n n n n zm m m m s']);
+    expect(one().map(toolSearchText).join('')).toBe(other().map(toolSearchText).join(''));
+    const first = sharedToolSearchIndex(one());
+    const before = builds();
+    const second = sharedToolSearchIndex(other());
+    expect(builds()).toBe(before + 1);
+    expect(flatNames(second.search('qn', 8))).toEqual(['k']);
+    expect(flatNames(first.search('qn', 8))).toEqual([]);
+    sharedToolSearchIndex(one());
+    expect(builds()).toBe(before + 1);
+  });
+
   it('keeps at most 8 tool sets, dropping the least recently used', () => {
-    const sets = Array.from({ length: 10 }, (_, index) => [fn(`only_${index}`, { exposure: 'deferred' })]);
-    const indexes = sets.map((set) => sharedToolSearchIndex(set));
-    expect(sharedToolSearchIndex(sets[9])).toBe(indexes[9]);
-    expect(sharedToolSearchIndex(sets[2])).toBe(indexes[2]);
-    expect(sharedToolSearchIndex(sets[0])).not.toBe(indexes[0]);
+    const sets = () => Array.from({ length: 10 }, (_, index) => [fn(`only_${index}`, { exposure: 'deferred' })]);
+    for (const set of sets()) sharedToolSearchIndex(set);
+    const before = builds();
+    const fresh = sets();
+    sharedToolSearchIndex(fresh[9]);
+    sharedToolSearchIndex(fresh[2]);
+    expect(builds()).toBe(before);
+    sharedToolSearchIndex(fresh[0]);
+    expect(builds()).toBe(before + 1);
   });
 
   it('executors over the same tools share one index: a second session searches without rebuilding', async () => {
     const corpus = () => fiftyDeferredTools();
     const one = createToolSearchExecutor(corpus());
     const two = createToolSearchExecutor(corpus());
-    expect(flatNames((await search(one, 'send an email')).codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])[0]).toBe(
-      'mail__send_message',
-    );
-    // the index of `two` is the one `one` built
-    expect(sharedToolSearchIndex(corpus())).toBe(sharedToolSearchIndex(corpus()));
-    expect(flatNames((await search(two, 'send an email')).codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])[0]).toBe(
-      'mail__send_message',
-    );
+    const first = (output: ToolOutput) =>
+      flatNames(output.codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as WireTool[])[0];
+    expect(first(await search(one, 'send an email'))).toBe('mail__send_message');
+    const before = builds();
+    expect(first(await search(two, 'send an email'))).toBe('mail__send_message');
+    expect(builds()).toBe(before);
   });
 });
 

@@ -47,28 +47,15 @@ export interface ToolSearchOptions {
 /** One searchable deferred tool: what a hit returns and what it is found by. */
 interface SearchEntry {
   readonly executor: ToolExecutor;
-  readonly loadable: LoadableToolSpec;
-  /** The content key, computed when an index is shared (see {@link fingerprintOf}). */
-  key?: { readonly fingerprint: string; readonly hash: number };
-}
-
-/**
- * Everything the indexed text and the returned JSON are made of (names, namespace description,
- * search text, the loadable JSON): two tools with equal fingerprints are found and returned alike.
- */
-function fingerprintOf(entry: SearchEntry): { readonly fingerprint: string; readonly hash: number } {
-  if (entry.key === undefined) {
-    const { executor } = entry;
-    const fingerprint = JSON.stringify([
-      executor.name.namespace ?? null,
-      executor.name.name,
-      executor.namespaceDescription ?? null,
-      executor.searchText ?? null,
-      toWireTool(entry.loadable),
-    ]);
-    entry.key = { fingerprint, hash: hash53(fingerprint) };
-  }
-  return entry.key;
+  /** What the entry was made from: it is reused while the executor still holds the same values. */
+  readonly name: unknown;
+  readonly spec: unknown;
+  readonly namespaceDescription: unknown;
+  readonly searchText: unknown;
+  /** {@link toolSearchText} of the executor: the whole of what the BM25 index reads of it. */
+  readonly text: string;
+  /** The spec a hit returns, made on the first hit (most tools are never found). */
+  loadable?: LoadableToolSpec;
 }
 
 function pushPart(parts: string[], part: unknown): void {
@@ -81,14 +68,17 @@ function appendSchemaText(schema: unknown, parts: string[], seen: Set<object>): 
   if (!isJsonObject(schema) || seen.has(schema)) return;
   seen.add(schema);
   pushPart(parts, schema.description);
-  if (isJsonObject(schema.properties)) {
-    for (const [name, property] of Object.entries(schema.properties)) {
+  const properties = schema.properties;
+  if (isJsonObject(properties)) {
+    for (const name in properties) {
+      if (!Object.hasOwn(properties, name)) continue;
       pushPart(parts, name);
-      appendSchemaText(property, parts, seen);
+      appendSchemaText(properties[name], parts, seen);
     }
   }
   const items = (schema as JsonSchema).items;
-  for (const item of Array.isArray(items) ? items : [items]) appendSchemaText(item, parts, seen);
+  if (Array.isArray(items)) for (const item of items) appendSchemaText(item, parts, seen);
+  else appendSchemaText(items, parts, seen);
   if (Array.isArray(schema.anyOf)) for (const variant of schema.anyOf) appendSchemaText(variant, parts, seen);
 }
 
@@ -194,46 +184,53 @@ function boundedLines(lines: readonly string[], options: ToolSearchOptions): str
   return kept;
 }
 
-/** cyrb53: a fast 53-bit string hash (not cryptographic; equal hashes are confirmed by comparing fingerprints). */
-function hash53(text: string, seed = 0): number {
-  let h1 = 0xdeadbeef ^ seed;
-  let h2 = 0x41c6ce57 ^ seed;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
-
 /**
  * Search entries by executor object. Executors are treated as values: an entry is recomputed when
- * the executor's spec, namespace description or search text is replaced by another object or string.
+ * the executor's name, spec, namespace description or search text is replaced by another object or string.
  */
-const entryMemo = new WeakMap<ToolExecutor, { spec: unknown; namespaceDescription: unknown; searchText: unknown; entry: SearchEntry }>();
+const entryMemo = new WeakMap<ToolExecutor, SearchEntry>();
 
 function searchEntry(executor: ToolExecutor): SearchEntry | undefined {
   // Only function tools can be loaded by the Responses API (freeform tools are not searchable).
   if (executor.spec.type !== 'function') return undefined;
   const memo = entryMemo.get(executor);
-  if (memo && memo.spec === executor.spec && memo.namespaceDescription === executor.namespaceDescription && memo.searchText === executor.searchText) {
-    return memo.entry;
+  if (
+    memo &&
+    memo.name === executor.name &&
+    memo.spec === executor.spec &&
+    memo.namespaceDescription === executor.namespaceDescription &&
+    memo.searchText === executor.searchText
+  ) {
+    return memo;
   }
-  const member = loadableFunction(executor.spec);
-  const namespace = executor.name.namespace;
-  const loadable: LoadableToolSpec = namespace
-    ? {
-        type: 'namespace',
-        name: namespace,
-        description: executor.namespaceDescription?.trim() ? executor.namespaceDescription : defaultNamespaceDescription(namespace),
-        tools: [member],
-      }
-    : member;
-  const entry: SearchEntry = { executor, loadable };
-  entryMemo.set(executor, { spec: executor.spec, namespaceDescription: executor.namespaceDescription, searchText: executor.searchText, entry });
+  const entry: SearchEntry = {
+    executor,
+    name: executor.name,
+    spec: executor.spec,
+    namespaceDescription: executor.namespaceDescription,
+    searchText: executor.searchText,
+    text: toolSearchText(executor),
+  };
+  entryMemo.set(executor, entry);
   return entry;
+}
+
+/** The loadable spec of a found entry: the function without its output schema, in its namespace. */
+function loadableOf(entry: SearchEntry): LoadableToolSpec {
+  if (entry.loadable === undefined) {
+    const { executor } = entry;
+    const member = loadableFunction(executor.spec as FunctionToolSpec);
+    const namespace = executor.name.namespace;
+    entry.loadable = namespace
+      ? {
+          type: 'namespace',
+          name: namespace,
+          description: executor.namespaceDescription?.trim() ? executor.namespaceDescription : defaultNamespaceDescription(namespace),
+          tools: [member],
+        }
+      : member;
+  }
+  return entry.loadable;
 }
 
 function searchEntries(deferred: readonly ToolExecutor[]): SearchEntry[] {
@@ -256,67 +253,69 @@ export interface ToolSearchIndex {
   search(query: string, limit: number): WireTool[];
 }
 
-function indexOf(entries: readonly SearchEntry[]): ToolSearchIndex {
-  const index: Bm25Index = createBm25Index(entries.map((entry) => toolSearchText(entry.executor)));
+/** The entries' loadable specs ranked by a BM25 index built over their texts (in the same order). */
+function indexOf(entries: readonly SearchEntry[], index: Bm25Index): ToolSearchIndex {
   return {
     size: entries.length,
     search(query, limit) {
       const hits = index.search(query, limit);
-      return coalesce(hits.map((hit) => entries[hit.index].loadable)).map((spec) => toWireTool(spec));
+      return coalesce(hits.map((hit) => loadableOf(entries[hit.index]))).map((spec) => toWireTool(spec));
     },
   };
 }
 
 /** Indexes the deferred function tools of `deferred` with BM25 (built eagerly, never cached). */
 export function createToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
-  return indexOf(searchEntries(deferred));
+  const entries = searchEntries(deferred);
+  return indexOf(entries, createBm25Index(entries.map((entry) => entry.text)));
 }
 
 /** At most this many distinct tool sets keep an index, and at most this many tools over all of them. */
 const SHARED_INDEX_SETS = 8;
 const SHARED_INDEX_TOOLS = 100_000;
 
-/** Indexes by the content of their tool set, most recently used last (a bounded LRU). */
-const sharedIndexes = new Map<string, { fingerprints: readonly string[]; index: ToolSearchIndex }>();
+/**
+ * Shared BM25 indexes by the search texts they were built from, most recently used last (a bounded
+ * LRU). The key is every text with its length before it, concatenated (two lists have the same key
+ * only if they are equal); the map hashes and compares it natively. An entry keeps that key and the
+ * postings, nothing else: no executor, spec or handler of the session that built it stays
+ * reachable from here.
+ */
+const sharedIndexes = new Map<string, { size: number; index: Bm25Index }>();
 let sharedTools = 0;
 
 /**
- * The index of `deferred`, shared by every plan, step and session of this process that searches
- * the same tools: the key is the content (indexed text and returned JSON of every tool, in order),
- * not the executor objects, so sessions that build their own executors for the same tools share
- * one index. Bounded: the least recently used of more than 8 tool sets (or 100,000 tools) is dropped.
+ * The index of `deferred`, sharing its BM25 postings with every plan, step and session of this
+ * process that searches the same tools. The key is the content, not the executor objects: the
+ * search text of every tool, in order, which is everything the postings are built from, so
+ * sessions that build their own executors for the same tools share one build. A hit returns the
+ * caller's own loadable specs (parameters, types, namespace description), so what the search text
+ * leaves out (a parameter's type, `required`, `strict`) need not be in the key and no other
+ * session's spec is ever returned. A lookup costs the search texts (memoized per executor object,
+ * so the next step of a session reuses them) and one string comparison, not a build; on a miss the
+ * build reuses the texts. Bounded: the least recently used of more than 8 tool sets (or 100,000
+ * tools) is dropped.
  */
 export function sharedToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
   const entries = searchEntries(deferred);
-  const keys = entries.map(fingerprintOf);
-  let h1 = entries.length;
-  let h2 = 0x9e3779b9;
-  for (const { hash } of keys) {
-    h1 = (Math.imul(h1, 31) + (hash % 4294967296)) | 0;
-    h2 = (Math.imul(h2 ^ Math.floor(hash / 4294967296), 0x85ebca6b) + h1) | 0;
-  }
-  const key = `${entries.length}:${h1 >>> 0}:${h2 >>> 0}`;
+  const key = entries.map((entry) => `${entry.text.length}:${entry.text}`).join('');
   const cached = sharedIndexes.get(key);
-  if (cached && cached.fingerprints.length === keys.length && cached.fingerprints.every((fingerprint, i) => fingerprint === keys[i].fingerprint)) {
-    sharedIndexes.delete(key);
-    sharedIndexes.set(key, cached);
-    return cached.index;
-  }
-  const index = indexOf(entries);
   if (cached) {
     sharedIndexes.delete(key);
-    sharedTools -= cached.fingerprints.length;
+    sharedIndexes.set(key, cached);
+    return indexOf(entries, cached.index);
   }
+  const index = createBm25Index(entries.map((entry) => entry.text));
   if (entries.length <= SHARED_INDEX_TOOLS) {
-    sharedIndexes.set(key, { fingerprints: keys.map((entry) => entry.fingerprint), index });
+    sharedIndexes.set(key, { size: entries.length, index });
     sharedTools += entries.length;
     for (const [oldest, entry] of sharedIndexes) {
       if (sharedIndexes.size <= SHARED_INDEX_SETS && sharedTools <= SHARED_INDEX_TOOLS) break;
       sharedIndexes.delete(oldest);
-      sharedTools -= entry.fingerprints.length;
+      sharedTools -= entry.size;
     }
   }
-  return index;
+  return indexOf(entries, index);
 }
 
 const TOOL_SEARCH_PARAMETERS = (defaultLimit: number): JsonSchema => ({

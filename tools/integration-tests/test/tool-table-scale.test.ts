@@ -83,6 +83,24 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
     await turn.end();
   });
 
+  it('a table that fits says its catalog is complete (code-mode-only) or how much is upfront (direct with deferred tools)', async () => {
+    const only = session({ toolMode: 'code-mode-only', tools: catalog(3) });
+    const turn = only.beginTurn();
+    const description = ((await turn.step()).tools[0] as { description: string }).description;
+    expect(description).toContain('\n\nTool catalog: complete (3 tools).\n\n');
+    expect(description).not.toContain('left out to save space');
+    await turn.end();
+
+    const tools = catalog(3);
+    tools[2] = { ...tools[2], exposure: 'deferred' };
+    const direct = session({ toolMode: 'direct', tools, provider: { toolSearch: true } });
+    const directTurn = direct.beginTurn();
+    const step = await directTurn.step();
+    expect(step.plan.deferredByBudget).toEqual([]);
+    expect((step.tools.at(-1) as { description: string }).description.endsWith('\n\nTool catalog: 2 of 3 tools are loaded upfront.')).toBe(true);
+    await directTurn.end();
+  });
+
   it('plans are byte-identical across steps and turns, with the budget cutting and without', async () => {
     for (const [toolMode, count] of [
       ['code-mode-only', 2_000],
