@@ -9,6 +9,7 @@ import { mcpTools, type McpTools } from '@switchyard/mcp';
 import { chatCompletions } from '@switchyard/openai';
 import { createStepContext, toWireTools, type ModelStreamEvent, type ToolExecutor } from '@switchyard/protocol';
 import { byProfile, report } from '../src/profile';
+import { typecheckRequestBodies } from '../../../packages/openai/test/request-body-types';
 
 const HOSTILE = fileURLToPath(new URL('./fixtures/hostile-mcp-server.mjs', import.meta.url));
 const THIRD_PARTY = fileURLToPath(new URL('../../../packages/openai/test/fixtures/third-party/', import.meta.url));
@@ -62,9 +63,13 @@ describe('a hostile MCP server on stdio', () => {
   }, 60_000);
 });
 
-/** A fetch that answers with `body` cut at `cuts` (byte offsets). */
+/** The distinct request bodies the chunked fetch was sent (type-checked against the official types). */
+const sentBodies = new Set<string>();
+
+/** A fetch that answers with `body` cut at `cuts` (byte offsets), keeping the request body it was sent. */
 function chunkedFetch(body: Buffer, cuts: number[]): typeof fetch {
-  return (async () => {
+  return (async (_url: unknown, init?: { body?: unknown }) => {
+    if (typeof init?.body === 'string') sentBodies.add(init.body);
     const points = [...new Set(cuts.map((cut) => cut % (body.length + 1)))].sort((a, b) => a - b);
     const pieces: Buffer[] = [];
     let start = 0;
@@ -111,5 +116,9 @@ describe('recorded Chat Completions streams cut into random chunks', () => {
       );
     }
     report('chat streams', `${files.length} recorded streams × ${runs} random chunkings each: identical items and errors`);
+    // the bodies sent on the way match the official openai request types
+    expect(sentBodies.size).toBeGreaterThan(0);
+    const bodies = [...sentBodies].map((text) => ({ kind: 'chat' as const, label: 'chunked chat stream', body: JSON.parse(text) as unknown }));
+    expect(typecheckRequestBodies(bodies)).toEqual([]);
   }, 120_000);
 });
