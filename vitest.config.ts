@@ -14,7 +14,8 @@ const projects = ['packages', 'tools'].flatMap((group) =>
       if (range) console.log(`vitest: project ${dir} not loaded — needs Node ${range}, this is ${process.version}`);
       return !range;
     })
-    .map((dir) => join(dir, 'vitest.config.ts')),
+    // `vitest.<variant>.config.ts` beside it runs the package's tests a second time (e.g. code-mode-runtime in process)
+    .flatMap((dir) => readdirSync(dir).filter((file) => /^vitest(\.[\w-]+)?\.config\.ts$/.test(file)).map((file) => join(dir, file))),
 );
 
 export default defineConfig({

@@ -1,3 +1,5 @@
 import { packageBuild } from '../../tools/config/tsup.ts';
 
-export default packageBuild();
+// The worker entry ships beside the package entry (dist/worker.js); shims give the CJS build an
+// import.meta.url to find it.
+export default packageBuild({ entry: ['src/index.ts', 'src/worker.ts'], shims: true });

@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config';
 
 /** The one test config every package uses: source condition, forked workers with --no-node-snapshot. */
-export function packageTest(options: { name: string; testTimeout?: number; include?: string[] }) {
+export function packageTest(options: { name: string; testTimeout?: number; include?: string[]; env?: Record<string, string> }) {
   const conditions = ['@switchyard/source', 'node', 'import', 'module', 'default'];
   return defineProject({
     resolve: { conditions },
@@ -12,6 +12,7 @@ export function packageTest(options: { name: string; testTimeout?: number; inclu
       pool: 'forks',
       execArgv: ['--no-node-snapshot'],
       testTimeout: options.testTimeout ?? 20_000,
+      env: options.env,
       hookTimeout: 20_000,
     },
   });

@@ -2,10 +2,11 @@
  * The isolate side of a cell: installs the globals of reference/code-mode.md §2 and returns the
  * `control` function the host enters through (`resolve` a tool call, fire `timers`).
  *
- * Evaluated with `context.evalClosure(CELL_PRELUDE, [send, configJson, storedPairs], { result: { reference: true } })`:
+ * Evaluated with `context.evalClosure(CELL_PRELUDE, [post, configJson, storedPairs, flow], { result: { reference: true } })`:
  * `$0` is an `ivm.Callback({ ignored: true })` (a plain function inside the isolate), `$1` the
- * cell's config as JSON and `$2` the session's stored values as a copied `[[key, json], …]` array
- * (one string per value, never one string for all of them). None is reachable from user code:
+ * cell's config as JSON, `$2` the session's stored values as a copied `[[key, json], …]` array
+ * (one string per value, never one string for all of them) and `$3` a synchronous
+ * `ivm.Callback`. None is reachable from user code:
  * they live in this closure only, and user code is compiled separately as a module. Every
  * message sent to the host is made of primitives; every error a helper throws is a plain string (§2.6).
  *
@@ -14,9 +15,18 @@
  * flattens a string, before anything that does (`charCodeAt`, a RegExp, a property key, the copy
  * itself). Flattening allocates the whole string at once, and V8 cannot fail such an allocation
  * near the heap limit gracefully: it aborts the whole process (see `value-limit.ts`).
+ *
+ * Backpressure: messages go out through the ignored callback, which queues them on the host's
+ * event loop without waiting. After every FLOW_MESSAGES messages (or FLOW_CHARS characters), the
+ * cell calls the synchronous `flow` callback, which blocks the cell's thread until the host has
+ * run everything queued before it (isolated-vm runs a thread's tasks in order). So a cell that
+ * floods the bridge (`for (;;) yield_control()`, timers set and cleared in a loop) never queues
+ * more than one window on the host, and the host's event loop (its timers: the CPU and wall
+ * limits, its signals) keeps running.
  */
 export const CELL_PRELUDE = `'use strict';
-const send = $0;
+const post = $0;
+const flow = $3;
 const config = JSON.parse($1);
 const G = globalThis;
 const stringify = JSON.stringify;
@@ -30,6 +40,9 @@ const createNull = () => Object.create(null);
 const define = Object.defineProperty;
 const PromiseOf = Promise;
 const rejectWith = PromiseOf.reject.bind(PromiseOf);
+// Bound now: a cell that replaces Promise.prototype.then cannot stop its calls from being sent.
+const thenOf = Function.prototype.call.bind(PromiseOf.prototype.then);
+const settledPromise = PromiseOf.resolve();
 // Bound now, so a cell that later rewrites String/RegExp/Array prototypes cannot reach our checks.
 const testPattern = Function.prototype.call.bind(RegExp.prototype.test);
 const lowerCase = Function.prototype.call.bind(String.prototype.toLowerCase);
@@ -40,6 +53,24 @@ const maxValueChars = limits.maxValueChars;
 
 let finished = false;
 let outputBytes = 0;
+let outputItems = 0;
+
+const FLOW_MESSAGES = 512;
+const FLOW_CHARS = 4194304;
+let unsentWindow = 0;
+let unsentChars = 0;
+function send(kind, a, b, c) {
+  post(kind, a, b, c);
+  unsentWindow++;
+  if (typeof a === 'string') unsentChars += a.length;
+  if (typeof b === 'string') unsentChars += b.length;
+  if (typeof c === 'string') unsentChars += c.length;
+  if (unsentWindow >= FLOW_MESSAGES || unsentChars >= FLOW_CHARS) {
+    unsentWindow = 0;
+    unsentChars = 0;
+    flow();
+  }
+}
 
 for (const name of ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
 
@@ -73,6 +104,14 @@ function checkSize(text, what) {
   if (text.length > maxValueChars) throw tooLarge(what, text.length);
 }
 
+// Every text(), image() and notify() counts, empty ones included: a flood of empty items is bounded too.
+function countItem() {
+  if (outputItems >= limits.maxOutputItems) {
+    throw 'exec output limit exceeded: a cell may produce at most ' + limits.maxOutputItems + ' output items (text, image and notify calls)';
+  }
+  outputItems++;
+}
+
 function charge(text, what) {
   const remaining = limits.maxOutputBytes - outputBytes;
   if (text.length > remaining) throw 'exec output limit exceeded: a cell may produce at most ' + limits.maxOutputBytes + ' bytes of output';
@@ -98,6 +137,8 @@ function describeMessage(error) {
 
 function settle(failed, error) {
   if (finished) return;
+  // Calls started in the run that settles the cell still reach the host (which then cancels them).
+  flushCalls();
   finished = true;
   try {
     let errorText = '';
@@ -121,6 +162,7 @@ function settle(failed, error) {
 // ---- text / image / notify -------------------------------------------------------------
 function text(value) {
   const item = toText(value);
+  countItem();
   charge(item, 'a text() item');
   if (!finished) send('text', item);
 }
@@ -180,6 +222,7 @@ function image(imageUrlOrItem, detail) {
   }
   if (testPattern(/^https?:/i, url)) throw 'Tool call failed: remote image URLs are not supported in tool outputs. Pass a base64 data URI instead';
   if (!testPattern(/^data:/i, url)) throw 'image expects a base64 data: URL';
+  countItem();
   charge(url, 'an image URL');
   if (!finished) send('image', url, chosen === undefined ? 'high' : chosen);
 }
@@ -188,6 +231,7 @@ function notify(value) {
   const message = toText(value);
   checkSize(message, 'a notify() message');
   if (trimText(message) === '') throw 'notify expects non-empty text';
+  countItem();
   charge(message, 'a notify() message');
   if (!finished) send('notify', message);
 }
@@ -267,6 +311,7 @@ function clearTimeout(id) {
 // ---- tools -----------------------------------------------------------------------------
 const pending = createNull();
 let inFlight = 0;
+let inFlightChars = 0;
 let callSequence = 0;
 
 function makeTool(name, kind) {
@@ -289,13 +334,38 @@ function makeTool(name, kind) {
     if (inFlight >= limits.maxInFlightCalls) {
       return rejectWith('tool \\\`' + name + '\\\` was not called: this cell already has ' + limits.maxInFlightCalls + ' nested tool calls in flight (limit)');
     }
+    if (inFlightChars + json.length > limits.maxInFlightArgumentChars) {
+      return rejectWith('tool \\\`' + name + '\\\` was not called: its arguments (' + json.length + ' characters of JSON) would bring the nested-call arguments in flight in this cell over ' +
+        limits.maxInFlightArgumentChars + ' characters (limit)');
+    }
     const id = 'tool-' + ++callSequence;
+    const size = json.length;
     return new PromiseOf((resolve, reject) => {
-      pending[id] = { resolve, reject };
+      pending[id] = { resolve, reject, size };
       inFlight++;
-      send('call', id, name, json);
+      inFlightChars += size;
+      queueCall(id, name, json);
     });
   };
+}
+
+// Calls a cell starts in the same synchronous run leave together, as one message, once the run
+// reaches its next microtask checkpoint (so the host sees them in one tick and batches them).
+// Elements are defined, not assigned: a setter the cell put on Array.prototype never sees them.
+let queuedCalls = [];
+let queuedCount = 0;
+function queueCall(id, name, json) {
+  define(queuedCalls, queuedCount++, { value: id, writable: true, enumerable: true, configurable: true });
+  define(queuedCalls, queuedCount++, { value: name, writable: true, enumerable: true, configurable: true });
+  define(queuedCalls, queuedCount++, { value: json, writable: true, enumerable: true, configurable: true });
+  if (queuedCount === 3) thenOf(settledPromise, flushCalls);
+}
+function flushCalls() {
+  const batch = queuedCalls;
+  const count = queuedCount;
+  queuedCalls = [];
+  queuedCount = 0;
+  if (!finished && count > 0) send('calls', batch);
 }
 
 const toolFunctions = {};
@@ -331,6 +401,7 @@ return function control(kind, a, b, c) {
     if (entry === undefined) return;
     delete pending[a];
     inFlight--;
+    inFlightChars -= entry.size;
     if (b === 1) entry.resolve(c === undefined ? undefined : parse(c));
     else entry.reject(c);
   } else if (kind === 'timers') {

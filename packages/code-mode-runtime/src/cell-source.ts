@@ -1,26 +1,14 @@
 import type ivm from 'isolated-vm';
-import { transform } from 'sucrase';
+import { CELL_FILENAME } from './cell-names';
 import { MODULE_PREFIX, MODULE_SUFFIX } from './cell-prelude';
 import { nullPrototype } from './null-prototype';
+import type { StripOutcome } from './type-stripper';
 
-/** The module name every cell is compiled under (stack traces show it). */
-export const CELL_FILENAME = 'exec_main.mjs';
+export { CELL_FILENAME } from './cell-names';
+export { stripTypes } from './type-stripper';
 
-/**
- * Strips TypeScript types with sucrase (line numbers preserved, imports kept so the import
- * check still sees them). Throws sucrase's SyntaxError on input it cannot parse.
- */
-export function stripTypes(source: string): string {
-  return transform(source, {
-    transforms: ['typescript'],
-    disableESTransforms: true,
-    keepUnusedImports: true,
-    filePath: CELL_FILENAME,
-  }).code;
-}
-
-/** The compiled cell module, or the error text the cell fails with. */
-export type CompiledCell = { module: ivm.Module } | { error: string };
+/** The compiled cell module, the error text the cell fails with, or the limit stripping hit. */
+export type CompiledCell = { module: ivm.Module } | { error: string } | { limit: 'time' | 'heap' };
 
 const NULL_OPTIONS = (): ivm.CompileModuleOptions => nullPrototype({ filename: CELL_FILENAME });
 // The wrapper prefix shares line 1 with user code; a negative column offset keeps reported columns exact.
@@ -29,16 +17,21 @@ const WRAPPED_OPTIONS = (): ivm.CompileModuleOptions => nullPrototype({ filename
 /**
  * Compiles user source as the async module `exec_main.mjs`: wrapped so that its settlement
  * (including a top-level `await` rejection) reaches the prelude's settle function. Static
- * imports fail with "Unsupported import in exec: X"; `typescript` is as in `CreateCellOptions`.
+ * imports fail with "Unsupported import in exec: X"; `typescript` is as in `CreateCellOptions`;
+ * `strip` removes types (off this thread, bounded: see `type-stripper.ts`).
  */
-export async function compileCellModule(isolate: ivm.Isolate, source: string, typescript: boolean | undefined): Promise<CompiledCell> {
+export async function compileCellModule(
+  isolate: ivm.Isolate,
+  source: string,
+  typescript: boolean | undefined,
+  strip: (source: string) => Promise<StripOutcome>,
+): Promise<CompiledCell> {
   let code = source;
   if (typescript === true) {
-    try {
-      code = stripTypes(source);
-    } catch (error) {
-      return { error: `SyntaxError: ${(error as Error).message}` };
-    }
+    const outcome = await strip(source);
+    if ('limit' in outcome) return outcome;
+    if ('error' in outcome) return { error: `SyntaxError: ${outcome.error}` };
+    code = outcome.code;
   }
   let stripped = typescript === true;
   for (;;) {
@@ -53,12 +46,13 @@ export async function compileCellModule(isolate: ivm.Isolate, source: string, ty
       } catch (bareError) {
         if (typescript === undefined && !stripped) {
           stripped = true;
-          try {
-            code = stripTypes(source);
+          const outcome = await strip(source);
+          if ('limit' in outcome) return outcome;
+          if ('code' in outcome) {
+            code = outcome.code;
             continue;
-          } catch {
-            // not TypeScript either: report the JavaScript error
           }
+          // not TypeScript either: report the JavaScript error
         }
         return { error: syntaxErrorText(bareError) };
       }

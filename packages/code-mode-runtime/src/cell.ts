@@ -1,9 +1,12 @@
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
+import { loadIsolatedVm } from './isolated-vm';
 import type { ContentItem, InputImageItem } from '@switchyard/protocol';
 import { SwitchyardError, codeModeDeclaration, errorMessage } from '@switchyard/protocol';
 import type { CellHost, CellObservation, CellToolDescriptor } from '@switchyard/protocol';
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
+import { watchCpu } from './cpu-watch';
+import { stripTypesBounded } from './type-stripper';
 import { nullPrototype } from './null-prototype';
 import { maxValueChars, valueTooLarge } from './value-limit';
 
@@ -13,7 +16,11 @@ export interface CellLimits {
   cpuTimeMs?: number;
   wallTimeMs?: number;
   maxInFlightCalls: number;
+  /** Characters of nested-call argument JSON in flight per cell; a call beyond it rejects inside the cell. */
+  maxInFlightArgumentChars: number;
   maxOutputBytes: number;
+  /** text / image / notify calls per cell (empty ones included); more throw inside the cell. */
+  maxOutputItems: number;
   /** Pending timers per cell; `setTimeout` beyond it throws inside the cell. */
   maxTimers: number;
 }
@@ -23,8 +30,8 @@ export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** How long terminate waits for cancelled nested calls to settle before it answers. */
 const CANCEL_GRACE_MS = 100;
-/** How often the CPU-time limit is checked. */
-const CPU_POLL_MS = 10;
+/** The time a TypeScript strip may take when the cell has neither a CPU nor a wall limit (ms). */
+const STRIP_FALLBACK_MS = 60_000;
 
 export type CellState = 'running' | 'completed' | 'terminating' | 'closed';
 
@@ -78,7 +85,9 @@ export class Cell {
   private control: ivm.Reference<(kind: string, a?: unknown, b?: unknown, c?: unknown) => void> | undefined;
   private killedByHost = false;
   private wallTimer: NodeJS.Timeout | undefined;
-  private cpuMonitor: NodeJS.Timeout | undefined;
+  private stopCpuWatch: (() => void) | undefined;
+  /** Aborted when the cell ends: stops a TypeScript strip in progress. */
+  private readonly ended = new AbortController();
   private termination: Promise<void> | undefined;
 
   constructor(options: CellOptions) {
@@ -93,6 +102,8 @@ export class Cell {
       if (limits.wallTimeMs !== undefined) {
         this.wallTimer = setTimeout(() => this.kill(`exec cell exceeded its wall time limit of ${limits.wallTimeMs} ms`), limits.wallTimeMs);
       }
+      const ivm = await loadIsolatedVm();
+      if (this.state !== 'running') return;
       const isolate = new ivm.Isolate(nullPrototype({ memoryLimit: limits.heapMb }));
       this.isolate = isolate;
       if (this.state !== 'running') return this.dispose();
@@ -108,7 +119,9 @@ export class Cell {
         storeEnabled: this.options.storedValues,
         limits: {
           maxInFlightCalls: limits.maxInFlightCalls,
+          maxInFlightArgumentChars: limits.maxInFlightArgumentChars,
           maxOutputBytes: limits.maxOutputBytes,
+          maxOutputItems: limits.maxOutputItems,
           maxTimers: limits.maxTimers,
           maxValueChars: maxValueChars(limits.heapMb),
           heapMb: limits.heapMb,
@@ -117,14 +130,27 @@ export class Cell {
       // Copied as one string per value: a single string holding all stored values would be one
       // allocation of their total size inside the isolate (see value-limit.ts).
       const stored = new ivm.ExternalCopy(this.options.storedSnapshot).copyInto(nullPrototype({ release: true as const }));
-      const send = new ivm.Callback(
+      const post = new ivm.Callback(
         (kind: unknown, a: unknown, b: unknown, c: unknown) => this.onMessage(kind, a, b, c),
         nullPrototype({ ignored: true as const }),
       );
-      this.control = (await context.evalClosure(CELL_PRELUDE, [send, config, stored], nullPrototype({ result: nullPrototype({ reference: true as const }) }))) as never;
+      // Synchronous: the cell's thread waits until the host has run every message queued before (backpressure).
+      const flow = new ivm.Callback(() => undefined, nullPrototype({ sync: true as const }));
+      this.control = (await context.evalClosure(CELL_PRELUDE, [post, config, stored, flow], nullPrototype({ result: nullPrototype({ reference: true as const }) }))) as never;
       if (this.state !== 'running') return this.dispose();
-      const compiled = await compileCellModule(isolate, source, typescript);
+      const strip = (code: string) =>
+        stripTypesBounded(code, { timeMs: limits.cpuTimeMs ?? limits.wallTimeMs ?? STRIP_FALLBACK_MS, heapMb: limits.heapMb, signal: this.ended.signal });
+      const compiled = await compileCellModule(isolate, source, typescript, strip);
       if (this.state !== 'running') return this.dispose();
+      if ('limit' in compiled) {
+        return this.kill(
+          compiled.limit === 'heap'
+            ? `exec runtime ended unexpectedly: the cell exceeded its heap limit of ${limits.heapMb} MB while stripping TypeScript types`
+            : limits.cpuTimeMs !== undefined
+              ? `exec cell exceeded its CPU time limit of ${limits.cpuTimeMs} ms while stripping TypeScript types`
+              : `exec cell exceeded its time limit of ${limits.wallTimeMs ?? STRIP_FALLBACK_MS} ms for stripping TypeScript types`,
+        );
+      }
       if ('error' in compiled) return this.complete(compiled.error, undefined);
       await compiled.module.instantiate(context, (specifier) => {
         throw new Error(`Unsupported import in exec: ${specifier}`);
@@ -132,10 +158,10 @@ export class Cell {
       if (this.state !== 'running') return this.dispose();
       if (limits.cpuTimeMs !== undefined) {
         const budgetNs = BigInt(limits.cpuTimeMs) * 1_000_000n;
-        this.cpuMonitor = setInterval(() => {
+        this.stopCpuWatch = watchCpu(() => {
           if (this.state !== 'running' || !this.isolate || this.isolate.isDisposed) return;
           if (this.isolate.cpuTime > budgetNs) this.kill(`exec cell exceeded its CPU time limit of ${limits.cpuTimeMs} ms`);
-        }, CPU_POLL_MS);
+        });
       }
       compiled.module.evaluate(nullPrototype({})).then(
         () => compiled.module.release(),
@@ -249,8 +275,14 @@ export class Cell {
       case 'yield':
         if (this.observer) this.yieldNow();
         return;
-      case 'call':
-        if (typeof a === 'string' && typeof b === 'string' && typeof c === 'string') this.onCall(a, b, c);
+      case 'calls':
+        // [id, tool, inputJson, id, tool, inputJson, …]: the calls the cell started in one run
+        if (Array.isArray(a)) {
+          for (let i = 0; i + 2 < a.length; i += 3) {
+            const [id, tool, input] = [a[i], a[i + 1], a[i + 2]];
+            if (typeof id === 'string' && typeof tool === 'string' && typeof input === 'string' && !this.pendingCalls.has(id)) this.onCall(id, tool, input);
+          }
+        }
         return;
       case 'set-timer':
         if (typeof a === 'number' && typeof b === 'number') this.onSetTimer(a, b);
@@ -413,7 +445,8 @@ export class Cell {
     this.timers.clear();
     this.dueTimers = [];
     if (this.wallTimer) clearTimeout(this.wallTimer);
-    if (this.cpuMonitor) clearInterval(this.cpuMonitor);
+    this.stopCpuWatch?.();
+    this.ended.abort();
     this.dispose();
     const settled: Promise<void>[] = [];
     for (const call of this.pendingCalls.values()) {

@@ -1,17 +1,28 @@
 import { SwitchyardError, createCellIdGenerator } from '@switchyard/protocol';
 import type { CellHost, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
-
-import { Session } from './code-mode-session';
+import type { Session } from './code-mode-session';
+import { createStoredValues } from './code-mode-session';
+import { checkHost, createEngineSession, positiveInteger } from './engine-session';
 import { nodeSnapshotFlagProblem } from './node-snapshot-check';
+import { createProcessRuntime, type ProcessWorkerOptions } from './process-runtime';
+import type { EngineSessionOptions } from './runtime-protocol';
+import { maxValueChars } from './value-limit';
 
 /** Options of {@link createCodeModeRuntime}; every limit fails only the cell (or call) that hits it. */
 export interface CodeModeRuntimeOptions {
+  /**
+   * Where cells run. `process` (default): in worker processes (`node --no-node-snapshot` running
+   * the isolate engine), so a cell that crashes V8 or exhausts memory takes down a worker, never
+   * the host. `in-process`: isolates in the host's own process (lower latency; a hostile cell can
+   * abort the host, see the README).
+   */
+  isolation?: 'process' | 'in-process';
   /** V8 heap per cell in MB (isolated-vm `memoryLimit`, minimum 8). Default 128. */
   heapMb?: number;
-  /** CPU time per cell in ms (polled every 10 ms). Default: none. */
-  cpuTimeMs?: number;
-  /** Wall time per cell in ms, from its creation. Default: none (cells run until terminated). */
-  wallTimeMs?: number;
+  /** CPU time per cell in ms (polled every 10 ms); `false` for none. Default 60,000. */
+  cpuTimeMs?: number | false;
+  /** Wall time per cell in ms, from its creation; `false` (default) for none: cells run until terminated. */
+  wallTimeMs?: number | false;
   /**
    * Cells a session holds at once (running, terminating, or completed with results not yet
    * observed); more are refused with LIMIT_EXCEEDED. Default 32.
@@ -19,31 +30,64 @@ export interface CodeModeRuntimeOptions {
   maxCells?: number;
   /** Nested tool calls in flight per cell; more reject inside the cell. Default 256. */
   maxInFlightCalls?: number;
+  /**
+   * Characters of nested-call argument JSON in flight per cell; a call that would go over it
+   * rejects inside the cell. Default twice the value size limit: heapMb / 4 Mi (33,554,432 at 128 MB).
+   */
+  maxInFlightArgumentChars?: number;
   /** UTF-8 bytes of output (text, image URLs, notify) per cell; more throw inside the cell. Default 16 MiB. */
   maxOutputBytes?: number;
+  /** `text` / `image` / `notify` calls per cell, empty ones included; more throw inside the cell. Default 100,000. */
+  maxOutputItems?: number;
   /** Pending timers (`setTimeout`) per cell; more throw inside the cell. Default 100,000. */
   maxTimers?: number;
   /** Installs `store` / `load`. Default true. */
   storedValues?: boolean;
-  /** What to do when Node runs without `--no-node-snapshot`: warn once (default), throw, or ignore. */
+  /**
+   * In-process only: what to do when Node runs without `--no-node-snapshot` (isolated-vm needs it):
+   * warn once (default), throw, or ignore. Worker processes always get the flag.
+   */
   nodeSnapshotCheck?: 'warn' | 'throw' | 'ignore';
+  /** Process isolation: the worker pool (size, prewarming, idle reaping, memory cap). */
+  workers?: ProcessWorkerOptions;
 }
 
 let warnedAboutSnapshot = false;
 
 /**
- * Creates a Code Mode runtime: cells run JavaScript (or TypeScript) in isolated-vm isolates off
- * the host thread. Throws a `SwitchyardError` (`CONFIG`) for invalid options.
+ * Creates a Code Mode runtime: cells run JavaScript (or TypeScript) in isolated-vm isolates, in
+ * worker processes by default (`isolation: 'in-process'` keeps them in this process). Throws a
+ * `SwitchyardError` (`CONFIG`) naming the option for invalid options.
  */
 export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): CodeModeRuntime {
+  const isolation = options.isolation ?? 'process';
+  if (isolation !== 'process' && isolation !== 'in-process') {
+    throw new SwitchyardError('CONFIG', `code mode runtime option isolation must be 'process' or 'in-process' (got ${String(isolation)})`);
+  }
+  const engine = engineOptions(options);
+  if (isolation === 'process') return createProcessRuntime(engine, options.workers ?? {});
+  return createInProcessRuntime(engine, options.nodeSnapshotCheck ?? 'warn');
+}
+
+/** Reads and checks the per-cell limits (defaults filled in). */
+export function engineOptions(options: CodeModeRuntimeOptions): EngineSessionOptions {
   const heapMb = positiveInteger(options.heapMb, 128, 'heapMb', 8);
-  const cpuTimeMs = options.cpuTimeMs === undefined ? undefined : positiveInteger(options.cpuTimeMs, 0, 'cpuTimeMs', 1);
-  const wallTimeMs = options.wallTimeMs === undefined ? undefined : positiveInteger(options.wallTimeMs, 0, 'wallTimeMs', 1);
-  const maxCells = positiveInteger(options.maxCells, 32, 'maxCells', 1);
-  const maxInFlightCalls = positiveInteger(options.maxInFlightCalls, 256, 'maxInFlightCalls', 1);
-  const maxOutputBytes = positiveInteger(options.maxOutputBytes, 16 * 1024 * 1024, 'maxOutputBytes', 1);
-  const maxTimers = positiveInteger(options.maxTimers, 100_000, 'maxTimers', 1);
-  const check = options.nodeSnapshotCheck ?? 'warn';
+  return {
+    heapMb,
+    cpuTimeMs: optionalLimit(options.cpuTimeMs, 60_000, 'cpuTimeMs'),
+    wallTimeMs: optionalLimit(options.wallTimeMs, undefined, 'wallTimeMs'),
+    maxCells: positiveInteger(options.maxCells, 32, 'maxCells', 1),
+    maxInFlightCalls: positiveInteger(options.maxInFlightCalls, 256, 'maxInFlightCalls', 1),
+    maxInFlightArgumentChars: positiveInteger(options.maxInFlightArgumentChars, 2 * maxValueChars(heapMb), 'maxInFlightArgumentChars', 1),
+    maxOutputBytes: positiveInteger(options.maxOutputBytes, 16 * 1024 * 1024, 'maxOutputBytes', 1),
+    maxOutputItems: positiveInteger(options.maxOutputItems, 100_000, 'maxOutputItems', 1),
+    maxTimers: positiveInteger(options.maxTimers, 100_000, 'maxTimers', 1),
+    storedValues: options.storedValues ?? true,
+  };
+}
+
+/** Cells in isolates of this process (the engine itself; a worker process runs the same code). */
+function createInProcessRuntime(engine: EngineSessionOptions, check: 'warn' | 'throw' | 'ignore'): CodeModeRuntime {
   if (check !== 'ignore') {
     const problem = nodeSnapshotFlagProblem();
     if (problem && check === 'throw') throw new SwitchyardError('CONFIG', problem);
@@ -58,17 +102,8 @@ export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): Cod
   return {
     openSession(host: CellHost): CodeModeSession {
       if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
-      if (typeof host !== 'object' || host === null || typeof host.invokeTool !== 'function') {
-        throw new SwitchyardError('CONFIG', 'openSession expects a CellHost with invokeTool, notify and cellClosed');
-      }
-      const session = new Session({
-        host,
-        limits: { heapMb, cpuTimeMs, wallTimeMs, maxInFlightCalls, maxOutputBytes, maxTimers },
-        maxCells,
-        storedValues: options.storedValues ?? true,
-        nextCellId,
-        closed: (closedSession) => sessions.delete(closedSession),
-      });
+      checkHost(host);
+      const session = createEngineSession(engine, host, { store: createStoredValues(), nextCellId, closed: (closedSession) => sessions.delete(closedSession) });
       sessions.add(session);
       return session;
     },
@@ -79,10 +114,9 @@ export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): Cod
   };
 }
 
-function positiveInteger(value: number | undefined, fallback: number, name: string, minimum: number): number {
+function optionalLimit(value: number | false | undefined, fallback: number | undefined, name: string): number | undefined {
+  if (value === false) return undefined;
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum) {
-    throw new SwitchyardError('CONFIG', `code mode runtime option ${name} must be a number >= ${minimum} (got ${String(value)})`);
-  }
-  return Math.floor(value);
+  return positiveInteger(value, 0, name, 1);
 }
+

@@ -1,7 +1,7 @@
 import { isSwitchyardError } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
-import { createTestHost, fn, setup, sleep, until } from '../test/helpers';
+import { createTestHost, fn, isolation, setup, sleep, until } from '../test/helpers';
 
 /** A host-side gate a cell can await through `tools.gate({ name })`. */
 function createGates() {
@@ -292,7 +292,7 @@ describe('stored values (§5)', () => {
   });
 
   it('can be disabled: store and load are then absent', async () => {
-    const runtime = createCodeModeRuntime({ storedValues: false });
+    const runtime = createCodeModeRuntime({ isolation, storedValues: false });
     const session = runtime.openSession(createTestHost().host);
     const { observation } = await session.createCell({ source: `text(typeof store + ' ' + typeof load);`, tools: [], yieldTimeMs: 5_000 });
     expect(observation.items).toEqual([{ type: 'input_text', text: 'undefined undefined' }]);
@@ -353,7 +353,7 @@ describe('shutdown and bad input (§3.6)', () => {
   });
 
   it('survives a broken host: throwing notify/cellClosed, a synchronously throwing invokeTool', async () => {
-    const runtime = createCodeModeRuntime();
+    const runtime = createCodeModeRuntime({ isolation });
     const session = runtime.openSession({
       invokeTool: () => {
         throw new Error('host exploded');

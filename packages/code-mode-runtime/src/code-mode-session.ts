@@ -2,26 +2,69 @@ import { CELL_ID_PATTERN, SwitchyardError } from '@switchyard/protocol';
 import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, CreatedCell, ObserveOptions } from '@switchyard/protocol';
 import { Cell, type CellLimits } from './cell';
 
+/** `[key, JSON text]` of one stored value. */
+export type StoredPair = [string, string];
+
+/**
+ * Where a session's committed stored values live: each cell starts from `snapshot(cellId)` and,
+ * when it completes, its writes go to `commit(cellId, writes)` (atomically with its transition to
+ * completed; terminated cells commit nothing). In process the session holds them
+ * ({@link createStoredValues}); in a worker process they live with the host, which sends each
+ * cell's snapshot with its creation and receives the writes.
+ */
+export interface StoredValueStore {
+  snapshot(cellId: string): StoredPair[];
+  commit(cellId: string, writes: StoredPair[]): void;
+}
+
+/** A store that keeps the values itself (key → JSON text; the last writer of a key wins). */
+export function createStoredValues(): StoredValueStore & { readonly values: Map<string, string> } {
+  const values = new Map<string, string>();
+  return {
+    values,
+    snapshot: () => [...values],
+    commit(_cellId, writes) {
+      for (const [key, json] of writes) if (typeof key === 'string' && typeof json === 'string') values.set(key, json);
+    },
+  };
+}
+
 /** Everything a session needs from its runtime. */
 export interface SessionSettings {
   host: CellHost;
   limits: CellLimits;
   maxCells: number;
   storedValues: boolean;
+  /** Where committed stored values live. */
+  store: StoredValueStore;
   nextCellId(): string;
   /** Called once the session has shut down. */
   closed(session: Session): void;
 }
 
-const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec cell ${cellId} not found`);
-const shuttingDown = () => new SwitchyardError('SHUTTING_DOWN', 'code mode session is shutting down');
+/** The service failures of a session, shared by the engine and the process runtime (same texts). */
+export const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec cell ${cellId} not found`);
+export const shuttingDown = () => new SwitchyardError('SHUTTING_DOWN', 'code mode session is shutting down');
+export const tooManyCells = (running: number, limit: number) =>
+  new SwitchyardError(
+    'LIMIT_EXCEEDED',
+    `exec cell limit reached: this session already runs ${running} cells (limit ${limit}); wait for one to finish or terminate one`,
+  );
+export const creationCancelled = () => new SwitchyardError('ABORTED', 'exec cell creation was cancelled');
+export const cellIdInUse = (cellId: string) => new SwitchyardError('INVALID_INPUT', `createCell: cell id ${cellId} is already used by a cell of this session`);
+export const secondObserver = (cellId: string) => new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} already has an active observer`);
+
+/** Throws INVALID_INPUT unless `yieldTimeMs` is a non-negative number. */
+export function checkYieldTime(yieldTimeMs: unknown): void {
+  if (typeof yieldTimeMs !== 'number' || Number.isNaN(yieldTimeMs) || yieldTimeMs < 0) {
+    throw new SwitchyardError('INVALID_INPUT', 'observe expects a non-negative yieldTimeMs');
+  }
+}
 
 /** One session: its cells and its stored-values map (reference §3.6, §5). */
 export class Session implements CodeModeSession {
   private readonly settings: SessionSettings;
   private readonly cells = new Map<string, Cell>();
-  /** key → JSON text; shared by the session's cells, snapshotted at each cell's start. */
-  private readonly stored = new Map<string, string>();
   private shutdownPromise: Promise<void> | undefined;
 
   constructor(settings: SessionSettings) {
@@ -32,28 +75,21 @@ export class Session implements CodeModeSession {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     validateCreateOptions(options);
-    if (options.signal?.aborted) throw new SwitchyardError('ABORTED', 'exec cell creation was cancelled');
+    if (options.signal?.aborted) throw creationCancelled();
     // Every cell the session still holds counts: running, terminating, and completed but not yet
     // observed (those keep their output buffered until a wait or terminate takes it).
     const running = this.cells.size;
-    if (running >= this.settings.maxCells) {
-      throw new SwitchyardError(
-        'LIMIT_EXCEEDED',
-        `exec cell limit reached: this session already runs ${running} cells (limit ${this.settings.maxCells}); wait for one to finish or terminate one`,
-      );
-    }
-    if (options.cellId !== undefined && this.cells.has(options.cellId)) {
-      throw new SwitchyardError('INVALID_INPUT', `createCell: cell id ${options.cellId} is already used by a cell of this session`);
-    }
+    if (running >= this.settings.maxCells) throw tooManyCells(running, this.settings.maxCells);
+    if (options.cellId !== undefined && this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
+    const id = options.cellId ?? this.settings.nextCellId();
+    const { store } = this.settings;
     const cell = new Cell({
-      id: options.cellId ?? this.settings.nextCellId(),
+      id,
       host: this.settings.host,
       limits: this.settings.limits,
-      storedSnapshot: [...this.stored],
+      storedSnapshot: this.settings.storedValues ? store.snapshot(id) : [],
       storedValues: this.settings.storedValues,
-      commit: (writes) => {
-        for (const [key, json] of writes) if (typeof key === 'string' && typeof json === 'string') this.stored.set(key, json);
-      },
+      commit: (writes) => store.commit(id, writes),
       closed: (closedCell) => {
         this.cells.delete(closedCell.id);
         try {
@@ -83,14 +119,9 @@ export class Session implements CodeModeSession {
     if (this.shutdownPromise) throw shuttingDown();
     const cell = this.cells.get(cellId);
     if (!cell) throw notFound(cellId);
-    if (cell.hasObserver()) {
-      throw new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} already has an active observer`);
-    }
-    const yieldTimeMs = options?.yieldTimeMs;
-    if (typeof yieldTimeMs !== 'number' || Number.isNaN(yieldTimeMs) || yieldTimeMs < 0) {
-      throw new SwitchyardError('INVALID_INPUT', 'observe expects a non-negative yieldTimeMs');
-    }
-    return cell.observe(yieldTimeMs, startedAt, options.signal);
+    if (cell.hasObserver()) throw secondObserver(cellId);
+    checkYieldTime(options?.yieldTimeMs);
+    return cell.observe(options.yieldTimeMs, startedAt, options.signal);
   }
 
   async terminate(cellId: string): Promise<CellObservation> {
@@ -114,7 +145,8 @@ export class Session implements CodeModeSession {
   }
 }
 
-function validateCreateOptions(options: CreateCellOptions): void {
+/** Throws INVALID_INPUT for malformed `createCell` options (shared by the engine and the process runtime). */
+export function validateCreateOptions(options: CreateCellOptions): void {
   const invalid = (message: string) => new SwitchyardError('INVALID_INPUT', message);
   if (typeof options !== 'object' || options === null) throw invalid('createCell expects an options object');
   if (typeof options.source !== 'string') throw invalid('createCell expects `source` to be a string');

@@ -2,6 +2,9 @@ import type { JsonValue } from '@switchyard/protocol';
 import type { CellHost, CellToolDescriptor, CellToolRequest, CodeModeRuntimeOptions, CodeModeSession } from '../src/index';
 import { createCodeModeRuntime } from '../src/index';
 
+/** The isolation these tests run under: the default project uses worker processes, the `in-process` project isolates in the test process. */
+export const isolation = (process.env.SWITCHYARD_TEST_ISOLATION ?? 'process') as 'process' | 'in-process';
+
 /** A tool a test invents: the handler gets the request and returns (or throws) the result. */
 export type TestTool = (request: CellToolRequest) => Promise<JsonValue> | JsonValue;
 
@@ -43,7 +46,7 @@ export const freeform = (name: string, description = `${name} tool`): CellToolDe
 
 /** A runtime + session pair; `run` creates a cell and waits up to 10 s for it (most tests complete well before). */
 export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRuntimeOptions = {}) {
-  const runtime = createCodeModeRuntime(options);
+  const runtime = createCodeModeRuntime({ isolation, ...options });
   const recorder = createTestHost(tools);
   const session: CodeModeSession = runtime.openSession(recorder.host);
   const descriptors = Object.keys(tools).map((name) => fn(name));

@@ -1,0 +1,122 @@
+import { SwitchyardError, createCellIdGenerator, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { checkHost, positiveInteger } from './engine-session';
+import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
+import { RemoteSession, type RuntimePlacement } from './remote-session';
+import { DEFAULT_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES, type EngineSessionOptions } from './runtime-protocol';
+import { WorkerPool, type WorkerPoolSettings } from './worker-pool';
+
+/** The worker processes of `isolation: 'process'`. */
+export interface ProcessWorkerOptions {
+  /** Most worker processes alive at once. Default 2. */
+  max?: number;
+  /**
+   * `true`: a worker serves one session at a time (sessions never share a failure domain; more
+   * sessions with cells than `max` are refused with LIMIT_EXCEEDED). Default false: sessions share
+   * the least loaded worker once `max` are running.
+   */
+  perSession?: boolean;
+  /** A worker that served no session for this long ends (ms); the prewarmed spare stays. Default 30,000. */
+  idleMs?: number;
+  /** Keep one started worker ready, so an `exec` never waits for a process start. Default true. */
+  prewarm?: boolean;
+  /**
+   * Hard cap on a worker's resident memory in MB, polled every 100 ms from the host (the worker is
+   * killed over it; its cells fail with the limit named). Also the worker's own
+   * `--max-old-space-size`. Default max(1024, 8 × heapMb).
+   */
+  memoryMb?: number;
+  /** A worker that answers no heartbeat for this long is killed (ms). Default 15,000. */
+  heartbeatTimeoutMs?: number;
+  /** Biggest frame of the runtime protocol either side accepts (bytes). Default 64 MiB. */
+  maxFrameBytes?: number;
+  /** Start workers through `setpriv --pdeathsig SIGKILL` when it is available (Linux). Default true. */
+  deathSignal?: boolean;
+  /** Share workers with other runtimes of this process that have the same worker options. Default true. */
+  shared?: boolean;
+}
+
+/** The settings of a pool, checked and filled in. */
+export function workerSettings(options: ProcessWorkerOptions, engine: EngineSessionOptions): WorkerPoolSettings {
+  const flag = (value: unknown, fallback: boolean, name: string): boolean => {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') throw new SwitchyardError('CONFIG', `code mode runtime option workers.${name} must be a boolean (got ${String(value)})`);
+    return value;
+  };
+  const number = (value: number | undefined, fallback: number, name: string, minimum: number) => positiveInteger(value, fallback, `workers.${name}`, minimum);
+  return {
+    max: number(options.max, 2, 'max', 1),
+    perSession: flag(options.perSession, false, 'perSession'),
+    idleMs: number(options.idleMs, 30_000, 'idleMs', 1),
+    prewarm: flag(options.prewarm, true, 'prewarm'),
+    memoryMb: number(options.memoryMb, Math.max(1024, 8 * engine.heapMb), 'memoryMb', 64),
+    heartbeatTimeoutMs: number(options.heartbeatTimeoutMs, 15_000, 'heartbeatTimeoutMs', 100),
+    maxFrameBytes: number(options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 'maxFrameBytes', MIN_MAX_FRAME_BYTES),
+    deathSignal: flag(options.deathSignal, true, 'deathSignal'),
+  };
+}
+
+/** Pools shared by runtimes with the same worker settings; a pool ends with the last runtime using it. */
+const sharedPools = new Map<string, { pool: WorkerPool; users: number }>();
+
+/**
+ * Cells in worker processes: each session's cells run on a leased worker; stored values and cell
+ * ids stay with the host (see `RemoteSession`), so a worker's death fails only its cells.
+ */
+export function createProcessRuntime(engine: EngineSessionOptions, options: ProcessWorkerOptions): CodeModeRuntime {
+  const settings = workerSettings(options, engine);
+  const shared = options.shared ?? true;
+  const key = JSON.stringify(settings);
+  let entry = shared ? sharedPools.get(key) : undefined;
+  if (!entry) {
+    entry = { pool: new WorkerPool(settings), users: 0 };
+    if (shared) sharedPools.set(key, entry);
+  }
+  entry.users++;
+  const current = entry;
+  return runtimeOver(engine, current.pool, async () => {
+    current.users--;
+    if (current.users > 0) return;
+    if (sharedPools.get(key) === current) sharedPools.delete(key);
+    await current.pool.shutdown();
+  });
+}
+
+/** Options of {@link createRemoteRuntime}. */
+export interface RemoteRuntimeOptions extends Omit<CodeModeRuntimeOptions, 'isolation' | 'workers' | 'nodeSnapshotCheck'> {
+  /** Where cells go: leases of connections to runtimes (see `RuntimePlacement`). */
+  placement: RuntimePlacement;
+  /** Called once by `shutdown()` after every session has shut down (release what the placement holds). */
+  onShutdown?(): Promise<void> | void;
+}
+
+/**
+ * A runtime whose cells run wherever `placement` puts them, over the runtime protocol (the process
+ * runtime is this with a pool of worker processes). Stored values, cell ids and failure
+ * containment live here, with the host, whatever the transport.
+ */
+export function createRemoteRuntime(options: RemoteRuntimeOptions): CodeModeRuntime {
+  if (typeof options?.placement?.acquire !== 'function') throw new SwitchyardError('CONFIG', 'createRemoteRuntime expects a placement with acquire()');
+  return runtimeOver(engineOptions(options), options.placement, async () => options.onShutdown?.());
+}
+
+function runtimeOver(engine: EngineSessionOptions, placement: RuntimePlacement, finish: () => Promise<void>): CodeModeRuntime {
+  const nextCellId = createCellIdGenerator();
+  const sessions = new Set<RemoteSession>();
+  let shutdownPromise: Promise<void> | undefined;
+  return {
+    openSession(host: CellHost): CodeModeSession {
+      if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
+      checkHost(host);
+      const session: RemoteSession = new RemoteSession({ host, engine, placement, nextCellId, closed: () => sessions.delete(session) });
+      sessions.add(session);
+      return session;
+    },
+    shutdown(): Promise<void> {
+      shutdownPromise ??= (async () => {
+        await Promise.all([...sessions].map((session) => session.shutdown()));
+        await finish();
+      })();
+      return shutdownPromise;
+    },
+  };
+}

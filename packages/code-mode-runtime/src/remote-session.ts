@@ -1,0 +1,378 @@
+import {
+  SwitchyardError,
+  errorMessage,
+  hasErrorCode,
+  isSwitchyardError,
+  type CellHost,
+  type CellObservation,
+  type CodeModeSession,
+  type CreateCellOptions,
+  type CreatedCell,
+  type JsonValue,
+  type ObserveOptions,
+} from '@switchyard/protocol';
+import {
+  cellIdInUse,
+  checkYieldTime,
+  creationCancelled,
+  notFound,
+  shuttingDown,
+  tooManyCells,
+  validateCreateOptions,
+} from './code-mode-session';
+import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
+import { splitStoredPairs, type EngineSessionOptions, type StoredPair } from './runtime-protocol';
+
+/** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
+export interface RuntimeSink {
+  onEvent(message: RuntimeEventMessage): void;
+  onLost(cause: string): void;
+}
+
+/** One session's hold on a runtime connection, until `release()`. */
+export interface RuntimeLease {
+  readonly client: RuntimeClient;
+  /** The session's key on that connection. */
+  readonly key: string;
+  /** Keeps the Node event loop alive while the session waits on the runtime (counted). */
+  hold(): () => void;
+  /** Gives the connection back (the session has no cells on it any more). */
+  release(): void;
+}
+
+/**
+ * Where a session's cells go. The process runtime's worker pool is one; a remote placement (runtime
+ * hosts over a message bus) is another. `acquire` rejects with an Error whose message says why no
+ * runtime could be had ("exec runtime failed to start: …").
+ */
+export interface RuntimePlacement {
+  acquire(sink: RuntimeSink): Promise<RuntimeLease>;
+}
+
+/** Options of {@link RemoteSession}. */
+export interface RemoteSessionSettings {
+  host: CellHost;
+  engine: EngineSessionOptions;
+  placement: RuntimePlacement;
+  nextCellId(): string;
+  /** Called once the session has shut down. */
+  closed?(): void;
+}
+
+interface Binding {
+  lease: RuntimeLease;
+  /** Cells of this session living on this connection (ids), and creations still in flight. */
+  cells: Set<string>;
+  creating: number;
+  lost: boolean;
+  /** Stored writes of a cell staged by `commit` parts until the last one. */
+  commits: Map<string, StoredPair[]>;
+  /** Nested calls in flight: runtime call number → its cancel handle. */
+  calls: Map<number, AbortController>;
+}
+
+/** The most a yield time can be on the wire (and as a Node timer). */
+const MAX_YIELD_MS = 2 ** 31 - 1;
+
+/**
+ * A session whose cells run in a runtime reached over the runtime protocol (a worker process, a
+ * remote runtime host). It keeps with the host what must survive the runtime: the committed stored
+ * values (each cell gets a snapshot when it starts, its writes commit when it completes) and the
+ * cell ids. When the runtime ends, only its cells fail: each pending `createCell` / `observe` /
+ * `terminate` answers once with "exec runtime ended unexpectedly: <cause>", pending nested calls
+ * are aborted and their results dropped, a later observe of those cells is `CELL_NOT_FOUND`, and
+ * the next `createCell` gets a fresh runtime.
+ */
+export class RemoteSession implements CodeModeSession {
+  private readonly settings: RemoteSessionSettings;
+  /** Committed stored values: key → JSON text. */
+  private readonly stored = new Map<string, string>();
+  /** Every cell the session holds (and the cells being created), by id → the binding it lives on. */
+  private readonly cells = new Map<string, Binding>();
+  private pendingCreations = 0;
+  private binding: Binding | undefined;
+  private binding$: Promise<Binding> | undefined;
+  private shutdownPromise: Promise<void> | undefined;
+
+  constructor(settings: RemoteSessionSettings) {
+    this.settings = settings;
+  }
+
+  async createCell(options: CreateCellOptions): Promise<CreatedCell> {
+    const startedAt = performance.now();
+    if (this.shutdownPromise) throw shuttingDown();
+    validateCreateOptions(options);
+    if (options.signal?.aborted) throw creationCancelled();
+    const held = this.cells.size + this.pendingCreations;
+    if (held >= this.settings.engine.maxCells) throw tooManyCells(held, this.settings.engine.maxCells);
+    if (options.cellId !== undefined && this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
+    const cellId = options.cellId ?? this.settings.nextCellId();
+    this.pendingCreations++;
+    let binding: Binding;
+    try {
+      binding = await this.bind();
+    } catch (error) {
+      // No runtime could be had (it failed to start, or a worker limit): a service failure.
+      throw isSwitchyardError(error) ? error : new SwitchyardError('RESPOND_TO_MODEL', errorMessage(error), { cause: error });
+    } finally {
+      this.pendingCreations--;
+    }
+    if (this.shutdownPromise) {
+      this.unbindIfIdle(binding);
+      throw shuttingDown();
+    }
+    binding.creating++;
+    this.cells.set(cellId, binding);
+    binding.cells.add(cellId);
+    const release = binding.lease.hold();
+    try {
+      const { client, key } = binding.lease;
+      // The snapshot: values too many for one frame go ahead in `stored` parts.
+      const pairs = this.settings.engine.storedValues ? [...this.stored] : [];
+      const parts = splitStoredPairs(pairs, Math.floor(client.maxFrameBytes / 2));
+      const last = parts.pop() ?? [];
+      for (const part of parts) client.post({ t: 'stored', session: key, cellId, values: part });
+      const observation = await client.request(
+        {
+          t: 'create-cell',
+          session: key,
+          cellId,
+          source: options.source,
+          tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, kind: tool.kind })),
+          yieldTimeMs: clampYield(options.yieldTimeMs),
+          typescript: options.typescript,
+          stored: last,
+        },
+        options.signal,
+      );
+      return { cellId, observation: this.timed(observation, cellId, startedAt) };
+    } catch (error) {
+      if (error instanceof RuntimeLostError) return { cellId, observation: lostObservation(cellId, error.reason, startedAt) };
+      // Cancelled after creation: the cell runs on (the error names it); anything else created nothing.
+      if (!(hasErrorCode(error, 'ABORTED') && (error as { cellId?: unknown }).cellId === cellId)) this.forget(binding, cellId);
+      throw error;
+    } finally {
+      release();
+      binding.creating--;
+      this.unbindIfIdle(binding);
+    }
+  }
+
+  async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
+    const startedAt = performance.now();
+    if (options?.terminate) return this.terminate(cellId);
+    if (this.shutdownPromise) throw shuttingDown();
+    const binding = this.cells.get(cellId);
+    if (!binding) throw notFound(cellId);
+    checkYieldTime(options?.yieldTimeMs);
+    return this.ask(binding, cellId, startedAt, { t: 'observe', session: binding.lease.key, cellId, yieldTimeMs: clampYield(options.yieldTimeMs) }, options.signal);
+  }
+
+  async terminate(cellId: string): Promise<CellObservation> {
+    const startedAt = performance.now();
+    if (this.shutdownPromise) throw shuttingDown();
+    const binding = this.cells.get(cellId);
+    if (!binding) throw notFound(cellId);
+    return this.ask(binding, cellId, startedAt, { t: 'terminate', session: binding.lease.key, cellId });
+  }
+
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= this.closeAll();
+    return this.shutdownPromise;
+  }
+
+  private async closeAll(): Promise<void> {
+    const bindings = new Set(this.cells.values());
+    if (this.binding) bindings.add(this.binding);
+    await Promise.all(
+      [...bindings].map(async (binding) => {
+        if (!binding.lost) {
+          const release = binding.lease.hold();
+          // The runtime terminates the session's cells (observers answered `terminated`); bounded
+          // so that an unresponsive runtime cannot hold shutdown up.
+          const closing = binding.lease.client.request({ t: 'close-session', session: binding.lease.key }).catch(() => undefined);
+          await Promise.race([closing, delay(1_000)]);
+          release();
+        }
+        for (const cellId of [...binding.cells]) this.forget(binding, cellId, true);
+        this.drop(binding);
+      }),
+    );
+    this.settings.closed?.();
+  }
+
+  /** Sends an observe / terminate request; a lost runtime answers with the failure observation. */
+  private async ask(binding: Binding, cellId: string, startedAt: number, message: Parameters<RuntimeClient['request']>[0], signal?: AbortSignal): Promise<CellObservation> {
+    const release = binding.lease.hold();
+    try {
+      const observation = await binding.lease.client.request(message, signal);
+      return this.timed(observation, cellId, startedAt);
+    } catch (error) {
+      if (error instanceof RuntimeLostError) return lostObservation(cellId, error.reason, startedAt);
+      throw error;
+    } finally {
+      release();
+    }
+  }
+
+  private timed(observation: CellObservation | undefined, cellId: string, startedAt: number): CellObservation {
+    if (!observation || observation.cellId !== cellId) {
+      throw new SwitchyardError('INTERNAL', `exec runtime answered for cell ${observation?.cellId ?? 'none'} instead of ${cellId}`);
+    }
+    return { ...observation, wallTimeMs: performance.now() - startedAt };
+  }
+
+  /** The binding new cells go to: the current one, or a fresh lease (one acquisition at a time). */
+  private bind(): Promise<Binding> {
+    if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
+    if (this.binding$) return this.binding$;
+    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, commits: new Map(), calls: new Map() };
+    this.binding$ = this.settings.placement
+      .acquire({ onEvent: (message) => this.onEvent(binding, message), onLost: (cause) => this.onLost(binding, cause) })
+      .then((lease) => {
+        binding.lease = lease;
+        this.binding = binding;
+        // Pipelined: the runtime handles it before the create-cell that follows on the same connection.
+        lease.client.request({ t: 'open-session', session: lease.key, options: this.settings.engine }).catch(() => undefined);
+        return binding;
+      })
+      .finally(() => {
+        this.binding$ = undefined;
+      });
+    return this.binding$;
+  }
+
+  /** A binding without cells gives its connection back (closing its session there). */
+  private unbindIfIdle(binding: Binding): void {
+    if (binding.cells.size > 0 || binding.creating > 0 || binding.lost) return;
+    if (!binding.lease.client.ended) binding.lease.client.request({ t: 'close-session', session: binding.lease.key }).catch(() => undefined);
+    this.drop(binding);
+  }
+
+  private drop(binding: Binding): void {
+    if (this.binding === binding) this.binding = undefined;
+    for (const controller of binding.calls.values()) controller.abort('exec cell ended');
+    binding.calls.clear();
+    binding.lost = true;
+    binding.lease.release();
+  }
+
+  /** The cell left the session: tell the host once. */
+  private forget(binding: Binding, cellId: string, announce = false): void {
+    if (this.cells.get(cellId) !== binding) return;
+    this.cells.delete(cellId);
+    binding.cells.delete(cellId);
+    binding.commits.delete(cellId);
+    if (announce) this.safely(() => this.settings.host.cellClosed(cellId));
+  }
+
+  private onLost(binding: Binding, cause: string): void {
+    if (binding.lost) return;
+    const cellIds = [...binding.cells];
+    for (const cellId of cellIds) this.forget(binding, cellId, true);
+    this.drop(binding);
+    this.safely(() => this.settings.host.runtimeEvent?.({ type: 'runtime-lost', cause, cellIds }));
+  }
+
+  private onEvent(binding: Binding, message: RuntimeEventMessage): void {
+    if (binding.lost) {
+      // Results of a dropped binding are not wanted; calls must still be answered once.
+      if (message.t === 'call') binding.lease.client.post({ t: 'call-result', call: message.call, ok: false, error: 'exec cell ended' });
+      return;
+    }
+    const { host } = this.settings;
+    switch (message.t) {
+      case 'call':
+        return this.onCall(binding, message);
+      case 'call-abort':
+        binding.calls.get(message.call)?.abort('nested tool call cancelled');
+        return;
+      case 'notify':
+        if (this.cells.get(message.cellId) === binding) this.safely(() => host.notify({ cellId: message.cellId, text: message.text }));
+        return;
+      case 'commit': {
+        if (this.cells.get(message.cellId) !== binding || !this.settings.engine.storedValues) return;
+        const staged = binding.commits.get(message.cellId) ?? [];
+        for (const pair of message.writes) staged.push(pair);
+        if (message.more) {
+          binding.commits.set(message.cellId, staged);
+          return;
+        }
+        binding.commits.delete(message.cellId);
+        for (const [key, json] of staged) this.stored.set(key, json);
+        return;
+      }
+      case 'cell-closed':
+        if (this.cells.get(message.cellId) !== binding) return;
+        this.forget(binding, message.cellId, true);
+        this.unbindIfIdle(binding);
+        return;
+      case 'cell-event':
+        this.safely(() => host.runtimeEvent?.(message.event));
+        return;
+    }
+  }
+
+  private onCall(binding: Binding, message: Extract<RuntimeEventMessage, { t: 'call' }>): void {
+    const { client } = binding.lease;
+    const answer = (ok: boolean, value: unknown) => {
+      binding.calls.delete(message.call);
+      if (client.ended) return;
+      if (!ok) return client.post({ t: 'call-result', call: message.call, ok: false, error: String(value) });
+      let json: string | undefined;
+      try {
+        json = JSON.stringify(value);
+      } catch (error) {
+        return client.post({ t: 'call-result', call: message.call, ok: false, error: `tool result is not JSON-serializable: ${errorMessage(error)}` });
+      }
+      try {
+        client.post({ t: 'call-result', call: message.call, ok: true, value: json === undefined ? undefined : (JSON.parse(json) as JsonValue) });
+      } catch (error) {
+        client.post({ t: 'call-result', call: message.call, ok: false, error: `tool result could not be sent to the cell: ${errorMessage(error)}` });
+      }
+    };
+    if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);
+    const controller = new AbortController();
+    binding.calls.set(message.call, controller);
+    let result: Promise<unknown>;
+    try {
+      result = Promise.resolve(
+        this.settings.host.invokeTool({
+          cellId: message.cellId,
+          runtimeToolCallId: message.runtimeToolCallId,
+          tool: message.tool,
+          input: message.input,
+          signal: controller.signal,
+        }),
+      );
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(
+      (value) => answer(true, value),
+      (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
+    );
+  }
+
+  private safely(task: () => void): void {
+    try {
+      task();
+    } catch {
+      // a broken host never harms the session
+    }
+  }
+}
+
+function clampYield(yieldTimeMs: number): number {
+  return Math.min(MAX_YIELD_MS, Math.max(0, Math.floor(yieldTimeMs)));
+}
+
+function lostObservation(cellId: string, cause: string, startedAt: number): CellObservation {
+  return { kind: 'completed', cellId, items: [], error: `exec runtime ended unexpectedly: ${cause}`, wallTimeMs: performance.now() - startedAt };
+}
+
+const delay = (ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });

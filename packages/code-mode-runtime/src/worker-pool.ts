@@ -1,0 +1,406 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SwitchyardError } from '@switchyard/protocol';
+import { connectRuntime, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
+import { createStreamTransport } from './runtime-protocol';
+import type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
+
+/** Settings of a pool of runtime worker processes (see `ProcessWorkerOptions`, all filled in). */
+export interface WorkerPoolSettings {
+  max: number;
+  perSession: boolean;
+  idleMs: number;
+  prewarm: boolean;
+  memoryMb: number;
+  heartbeatTimeoutMs: number;
+  maxFrameBytes: number;
+  deathSignal: boolean;
+}
+
+/** How often a worker's resident memory is read while it serves sessions (ms). */
+const RSS_POLL_MS = 100;
+/** How often an idle worker's memory is read (ms). */
+const IDLE_RSS_POLL_MS = 1_000;
+/** How long a worker may take to exit after its pipes closed, before SIGKILL (ms). */
+const EXIT_GRACE_MS = 1_000;
+/** Bytes of a worker's stderr kept to name the cause of a crash. */
+const STDERR_TAIL_BYTES = 16 * 1024;
+
+interface Worker {
+  readonly id: number;
+  child: ChildProcess;
+  client?: RuntimeClient;
+  ready: Promise<RuntimeClient>;
+  readonly sinks: Map<string, RuntimeSink>;
+  holds: number;
+  /** Why the pool ended it (memory, heartbeat, shutdown); a crash leaves it unset. */
+  killCause?: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderrTail: string;
+  idleTimer?: NodeJS.Timeout;
+  monitor?: NodeJS.Timeout;
+  monitorEvery?: number;
+  dead: boolean;
+}
+
+let sessionSequence = 0;
+
+/**
+ * A small pool of worker processes, each running the isolate engine behind the runtime protocol
+ * over its stdio. Sessions lease a worker while they have cells; one worker is kept started ahead
+ * of need (prewarmed); workers without sessions for `idleMs` end (the prewarmed spare stays).
+ * Every worker dies with its host: its stdin closes when the host goes (the worker exits on EOF),
+ * it watches its parent pid, and where `setpriv` is available it is started with
+ * `PR_SET_PDEATHSIG = SIGKILL`, which the kernel delivers even if the worker's thread is stuck.
+ */
+export class WorkerPool implements RuntimePlacement {
+  private readonly settings: WorkerPoolSettings;
+  private readonly workers = new Set<Worker>();
+  private sequence = 0;
+  private closing: Promise<void> | undefined;
+  /** Starts that failed since the last one that succeeded: no spare is started while a start fails. */
+  private startFailures = 0;
+
+  constructor(settings: WorkerPoolSettings) {
+    this.settings = settings;
+    if (settings.prewarm) this.topUp();
+  }
+
+  /** Live worker processes (for tests and benches): their pids. */
+  pids(): number[] {
+    return [...this.workers].filter((worker) => !worker.dead && worker.child.pid !== undefined).map((worker) => worker.child.pid!);
+  }
+
+  async acquire(sink: RuntimeSink): Promise<RuntimeLease> {
+    if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
+    const worker = this.pick();
+    const key = `s${++sessionSequence}`;
+    worker.sinks.set(key, sink);
+    this.clearIdle(worker);
+    this.monitor(worker);
+    this.topUp();
+    let client: RuntimeClient;
+    // A host awaiting a worker's start must not exit for lack of anything else to do.
+    this.hold(worker, +1);
+    try {
+      client = await worker.ready;
+    } catch (error) {
+      worker.sinks.delete(key);
+      throw error;
+    } finally {
+      this.hold(worker, -1);
+    }
+    let released = false;
+    return {
+      client,
+      key,
+      hold: () => {
+        this.hold(worker, +1);
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          this.hold(worker, -1);
+        };
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        worker.sinks.delete(key);
+        if (worker.sinks.size === 0) this.idle(worker);
+      },
+    };
+  }
+
+  /** Ends every worker: pipes closed first (a worker exits on EOF), SIGKILL after 1 s. */
+  shutdown(): Promise<void> {
+    this.closing ??= Promise.all([...this.workers].map((worker) => this.stop(worker, 'the exec runtime was shut down'))).then(() => undefined);
+    return this.closing;
+  }
+
+  private pick(): Worker {
+    const live = [...this.workers].filter((worker) => !worker.dead);
+    const idle = live.find((worker) => worker.sinks.size === 0);
+    if (idle) return idle;
+    if (live.length < this.settings.max) return this.start();
+    if (this.settings.perSession) {
+      throw new SwitchyardError(
+        'LIMIT_EXCEEDED',
+        `exec runtime worker limit reached: all ${this.settings.max} worker processes serve other sessions (workers.max ${this.settings.max} with workers.perSession)`,
+      );
+    }
+    return live.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
+  }
+
+  /** Keeps one idle worker started when prewarming, within `max`. */
+  private topUp(): void {
+    if (!this.settings.prewarm || this.closing || this.startFailures > 0) return;
+    const live = [...this.workers].filter((worker) => !worker.dead);
+    if (live.length >= this.settings.max || live.some((worker) => worker.sinks.size === 0)) return;
+    const spare = this.start();
+    // A spare that fails to start is not replaced until the next acquisition (no spawn loop).
+    spare.ready.catch(() => undefined);
+    this.idle(spare);
+  }
+
+  private start(): Worker {
+    const entry = workerEntry();
+    const args = [
+      '--no-node-snapshot',
+      `--max-old-space-size=${this.settings.memoryMb}`,
+      ...entry.execArgv,
+      entry.file,
+      `--max-frame-bytes=${this.settings.maxFrameBytes}`,
+    ];
+    const setpriv = this.settings.deathSignal ? setprivPath() : undefined;
+    const command = setpriv ?? process.execPath;
+    const commandArgs = setpriv ? ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...args] : args;
+    // An empty environment: the worker runs untrusted code and needs none of the host's secrets.
+    const child = spawn(command, commandArgs, { cwd: entry.cwd, env: {}, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const worker: Worker = {
+      id: ++this.sequence,
+      child,
+      ready: undefined as never,
+      sinks: new Map(),
+      holds: 0,
+      exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+      stderrTail: '',
+      dead: false,
+    };
+    this.workers.add(worker);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (text: string) => {
+      worker.stderrTail = (worker.stderrTail + text).slice(-STDERR_TAIL_BYTES);
+    });
+    child.once('error', (error) => {
+      worker.killCause ??= `the runtime worker could not be started: ${error.message}`;
+    });
+    void worker.exited.then(() => this.died(worker));
+    const transport = createStreamTransport({ readable: child.stdout!, writable: child.stdin!, maxFrameBytes: this.settings.maxFrameBytes });
+    worker.ready = connectRuntime({
+      transport,
+      maxFrameBytes: this.settings.maxFrameBytes,
+      decideCause: (reason) => this.causeOf(worker, reason),
+      onEvent: (message) => this.route(worker, message),
+      onLost: (cause) => {
+        worker.killCause ??= cause;
+        this.kill(worker);
+        for (const sink of [...worker.sinks.values()]) sink.onLost(cause);
+        worker.sinks.clear();
+      },
+    }).then((client) => {
+      worker.client = client;
+      this.startFailures = 0;
+      this.setRef(worker);
+      return client;
+    });
+    worker.ready.catch(() => {
+      this.startFailures++;
+      this.kill(worker);
+    });
+    this.setRef(worker);
+    return worker;
+  }
+
+  /** Messages for sessions the worker no longer serves still get their exactly-once answer. */
+  private route(worker: Worker, message: RuntimeEventMessage): void {
+    const session = 'session' in message ? message.session : undefined;
+    const sink = session === undefined ? undefined : worker.sinks.get(session);
+    if (sink) return sink.onEvent(message);
+    if (message.t === 'call') worker.client?.post({ t: 'call-result', call: message.call, ok: false, error: `exec cell ${message.cellId} not found` });
+  }
+
+  /** Why a worker's connection ended: the pool's own reason, a protocol reason, or the exit status and V8's last words. */
+  private async causeOf(worker: Worker, reason: string | undefined): Promise<string> {
+    if (worker.killCause) return worker.killCause;
+    if (reason) {
+      worker.killCause = reason;
+      return reason;
+    }
+    // Pipes closed first: give the process a moment to report how it ended.
+    const status = await Promise.race([worker.exited, delay(EXIT_GRACE_MS).then(() => undefined)]);
+    if (worker.killCause) return worker.killCause;
+    if (!status) {
+      worker.killCause = 'the runtime worker closed its pipes and did not exit';
+      return worker.killCause;
+    }
+    await delay(20); // the rest of stderr
+    return describeExit(status, worker.stderrTail);
+  }
+
+  private died(worker: Worker): void {
+    if (worker.dead) return;
+    worker.dead = true;
+    this.workers.delete(worker);
+    this.clearIdle(worker);
+    if (worker.monitor) clearInterval(worker.monitor);
+    // The client reports the loss to the sessions (onLost) once the cause is known; a new spare is started meanwhile.
+    this.topUp();
+  }
+
+  private hold(worker: Worker, delta: number): void {
+    worker.holds += delta;
+    this.setRef(worker);
+  }
+
+  /** A worker keeps the host's event loop alive only while a session waits on it. */
+  private setRef(worker: Worker): void {
+    const keep = worker.holds > 0;
+    const child = worker.child as ChildProcess & { unref(): void; ref(): void };
+    if (keep) child.ref();
+    else child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) {
+      const handle = stream as unknown as { ref?: () => void; unref?: () => void } | null;
+      if (keep) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  private idle(worker: Worker): void {
+    this.clearIdle(worker);
+    this.monitor(worker);
+    if (this.closing || worker.dead) return;
+    worker.idleTimer = setTimeout(() => {
+      worker.idleTimer = undefined;
+      if (worker.sinks.size > 0 || worker.dead) return;
+      const idleOthers = [...this.workers].filter((other) => other !== worker && !other.dead && other.sinks.size === 0);
+      // The prewarmed spare stays; any other idle worker ends.
+      if (this.settings.prewarm && idleOthers.length === 0) return;
+      void this.stop(worker, 'the runtime worker was idle');
+    }, this.settings.idleMs);
+    worker.idleTimer.unref();
+  }
+
+  private clearIdle(worker: Worker): void {
+    if (worker.idleTimer) clearTimeout(worker.idleTimer);
+    worker.idleTimer = undefined;
+  }
+
+  /** Watches the worker's resident memory (and its heartbeat while it serves sessions). */
+  private monitor(worker: Worker): void {
+    const every = worker.sinks.size > 0 ? RSS_POLL_MS : IDLE_RSS_POLL_MS;
+    if (worker.monitor && worker.monitorEvery === every) return;
+    if (worker.monitor) clearInterval(worker.monitor);
+    worker.monitorEvery = every;
+    let lastPing = 0;
+    let pingSentAt: number | undefined;
+    worker.monitor = setInterval(() => {
+      if (worker.dead) return;
+      const rssMb = residentMb(worker.child.pid);
+      if (rssMb !== undefined && rssMb > this.settings.memoryMb) {
+        worker.killCause ??= `the runtime worker exceeded its memory limit of ${this.settings.memoryMb} MB (resident ${Math.round(rssMb)} MB)`;
+        return this.kill(worker);
+      }
+      const client = worker.client;
+      if (!client || client.ended) return;
+      const now = Date.now();
+      if (pingSentAt !== undefined && now - pingSentAt > this.settings.heartbeatTimeoutMs) {
+        worker.killCause ??= `the runtime worker stopped answering (no reply to a heartbeat for ${this.settings.heartbeatTimeoutMs} ms)`;
+        return this.kill(worker);
+      }
+      if (pingSentAt === undefined && now - lastPing > this.settings.heartbeatTimeoutMs / 3) {
+        lastPing = now;
+        pingSentAt = now;
+        client.request({ t: 'ping' }).then(
+          () => (pingSentAt = undefined),
+          () => undefined,
+        );
+      }
+    }, every);
+    worker.monitor.unref();
+  }
+
+  private kill(worker: Worker): void {
+    if (worker.dead) return;
+    try {
+      worker.child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  /** Ends one worker gracefully: its cells are lost with `cause` (sessions usually released it before). */
+  private async stop(worker: Worker, cause: string): Promise<void> {
+    if (worker.dead) return;
+    worker.killCause ??= cause;
+    this.clearIdle(worker);
+    // Whoever awaits shutdown waits for the exit: keep the event loop alive until then.
+    this.hold(worker, +1);
+    worker.client?.close(cause);
+    worker.child.stdin?.end();
+    const exited = await Promise.race([worker.exited.then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
+    if (!exited) {
+      this.kill(worker);
+      await worker.exited;
+    }
+    for (const sink of [...worker.sinks.values()]) sink.onLost(cause);
+    worker.sinks.clear();
+  }
+}
+
+/** The worker entry: `dist/worker.js` beside the built package, or `src/worker.ts` (through tsx) when running from source. */
+function workerEntry(): { file: string; execArgv: string[]; cwd: string } {
+  const here = fileURLToPath(import.meta.url);
+  const folder = dirname(here);
+  if (here.endsWith('.ts')) {
+    return { file: join(folder, 'worker.ts'), execArgv: ['--conditions=@switchyard/source', '--import', 'tsx'], cwd: dirname(folder) };
+  }
+  return { file: join(folder, 'worker.js'), execArgv: [], cwd: folder };
+}
+
+let setpriv: string | null | undefined;
+
+/** `setpriv` when it is on PATH and supports `--pdeathsig` (util-linux ≥ 2.33), else undefined. */
+function setprivPath(): string | undefined {
+  if (setpriv === undefined) {
+    setpriv = null;
+    if (process.platform === 'linux') {
+      for (const folder of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
+        const candidate = join(folder, 'setpriv');
+        if (!folder || !existsSync(candidate)) continue;
+        const probe = spawnSync(candidate, ['--pdeathsig', 'SIGKILL', '--', process.execPath, '-e', ''], { stdio: 'ignore', timeout: 10_000 });
+        if (probe.status === 0) setpriv = candidate;
+        break;
+      }
+    }
+  }
+  return setpriv ?? undefined;
+}
+
+/** Resident memory of a process in MB (`VmRSS` of /proc/<pid>/status, Linux); undefined where there is no /proc. */
+export function residentMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "the runtime worker crashed with SIGTRAP (V8: Fatal JavaScript invalid size error 169220804)". */
+export function describeExit(status: { code: number | null; signal: NodeJS.Signals | null }, stderr: string): string {
+  const last = fatalLine(stderr);
+  const detail = last ? ` (${last})` : '';
+  if (status.signal === 'SIGKILL' || status.signal === 'SIGTERM' || status.signal === 'SIGINT') return `the runtime worker was killed by ${status.signal}${detail}`;
+  if (status.signal) return `the runtime worker crashed with ${status.signal}${detail}`;
+  return `the runtime worker exited with code ${status.code}${detail}`;
+}
+
+/** The line of a worker's stderr that says what killed it (V8's fatal error, an uncaught exception), shortened. */
+function fatalLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
+  const fatal = lines.find((line) => /^(#\s*)?Fatal|FATAL ERROR|out of memory|invalid size error/i.test(line));
+  const chosen = fatal ?? lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.at(-1);
+  if (!chosen) return undefined;
+  const clean = chosen.replace(/^#\s*/, '');
+  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
+}
+
+const delay = (ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
