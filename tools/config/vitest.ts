@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config';
 
 /** The one test config every package uses: source condition, forked workers with --no-node-snapshot. */
-export function packageTest(options: { name: string; testTimeout?: number; include?: string[]; env?: Record<string, string> }) {
+export function packageTest(options: { name: string; testTimeout?: number; include?: string[]; exclude?: string[]; env?: Record<string, string> }) {
   const conditions = ['@switchyard/source', 'node', 'import', 'module', 'default'];
   return defineProject({
     resolve: { conditions },
@@ -9,6 +9,7 @@ export function packageTest(options: { name: string; testTimeout?: number; inclu
     test: {
       name: options.name,
       include: options.include ?? ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      exclude: options.exclude ?? ['**/node_modules/**'],
       pool: 'forks',
       execArgv: ['--no-node-snapshot'],
       testTimeout: options.testTimeout ?? 20_000,

@@ -1,7 +1,6 @@
-import { isSwitchyardError } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
-import { createTestHost, fn, isolation, setup, sleep, until } from '../test/helpers';
+import { createTestHost, fn, isolation, rejection, setup, sleep, until } from '../test/helpers';
 
 /** A host-side gate a cell can await through `tools.gate({ name })`. */
 function createGates() {
@@ -23,15 +22,6 @@ const gates = createGates();
 const env = setup({ gate: gates.tool, echo: (request) => request.input as never });
 afterAll(() => env.runtime.shutdown());
 
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    if (!isSwitchyardError(error)) throw error;
-    return { code: error.code, message: error.message };
-  }
-  throw new Error('expected a rejection');
-};
 const textsOf = (observation: { items: Array<{ type: string; text?: string }> }) => observation.items.map((item) => item.text);
 
 describe('observation (§3.3)', () => {

@@ -43,6 +43,8 @@ interface Worker {
   monitor?: NodeJS.Timeout;
   monitorEvery?: number;
   dead: boolean;
+  /** Being ended on purpose (idle, shutdown): never picked again. */
+  stopping: boolean;
 }
 
 let sessionSequence = 0;
@@ -70,7 +72,11 @@ export class WorkerPool implements RuntimePlacement {
 
   /** Live worker processes (for tests and benches): their pids. */
   pids(): number[] {
-    return [...this.workers].filter((worker) => !worker.dead && worker.child.pid !== undefined).map((worker) => worker.child.pid!);
+    return this.live().flatMap((worker) => (worker.child.pid === undefined ? [] : [worker.child.pid]));
+  }
+
+  private live(): Worker[] {
+    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended);
   }
 
   async acquire(sink: RuntimeSink): Promise<RuntimeLease> {
@@ -121,7 +127,7 @@ export class WorkerPool implements RuntimePlacement {
   }
 
   private pick(): Worker {
-    const live = [...this.workers].filter((worker) => !worker.dead);
+    const live = this.live();
     const idle = live.find((worker) => worker.sinks.size === 0);
     if (idle) return idle;
     if (live.length < this.settings.max) return this.start();
@@ -137,7 +143,7 @@ export class WorkerPool implements RuntimePlacement {
   /** Keeps one idle worker started when prewarming, within `max`. */
   private topUp(): void {
     if (!this.settings.prewarm || this.closing || this.startFailures > 0) return;
-    const live = [...this.workers].filter((worker) => !worker.dead);
+    const live = this.live();
     if (live.length >= this.settings.max || live.some((worker) => worker.sinks.size === 0)) return;
     const spare = this.start();
     // A spare that fails to start is not replaced until the next acquisition (no spawn loop).
@@ -168,6 +174,7 @@ export class WorkerPool implements RuntimePlacement {
       exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
       stderrTail: '',
       dead: false,
+      stopping: false,
     };
     this.workers.add(worker);
     child.stderr!.setEncoding('utf8');
@@ -264,8 +271,8 @@ export class WorkerPool implements RuntimePlacement {
     if (this.closing || worker.dead) return;
     worker.idleTimer = setTimeout(() => {
       worker.idleTimer = undefined;
-      if (worker.sinks.size > 0 || worker.dead) return;
-      const idleOthers = [...this.workers].filter((other) => other !== worker && !other.dead && other.sinks.size === 0);
+      if (worker.sinks.size > 0 || worker.dead || worker.stopping) return;
+      const idleOthers = this.live().filter((other) => other !== worker && other.sinks.size === 0);
       // The prewarmed spare stays; any other idle worker ends.
       if (this.settings.prewarm && idleOthers.length === 0) return;
       void this.stop(worker, 'the runtime worker was idle');
@@ -314,6 +321,7 @@ export class WorkerPool implements RuntimePlacement {
 
   private kill(worker: Worker): void {
     if (worker.dead) return;
+    worker.stopping = true;
     try {
       worker.child.kill('SIGKILL');
     } catch {
@@ -324,6 +332,7 @@ export class WorkerPool implements RuntimePlacement {
   /** Ends one worker gracefully: its cells are lost with `cause` (sessions usually released it before). */
   private async stop(worker: Worker, cause: string): Promise<void> {
     if (worker.dead) return;
+    worker.stopping = true;
     worker.killCause ??= cause;
     this.clearIdle(worker);
     // Whoever awaits shutdown waits for the exit: keep the event loop alive until then.

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@switchyard/protocol';
+import { isSwitchyardError, type JsonValue } from '@switchyard/protocol';
 import type { CellHost, CellToolDescriptor, CellToolRequest, CodeModeRuntimeOptions, CodeModeSession } from '../src/index';
 import { createCodeModeRuntime } from '../src/index';
 
@@ -68,4 +68,15 @@ export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRun
     return texts;
   };
   return { runtime, session, run, texts, ...recorder };
+}
+
+/** The code and message of a `SwitchyardError` the promise rejects with (anything else fails the test). */
+export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!isSwitchyardError(error)) throw error;
+    return { code: error.code, message: error.message };
+  }
+  throw new Error('expected a rejection');
 }

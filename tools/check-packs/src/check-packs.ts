@@ -129,6 +129,22 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
   const cjs = await run('node', ['--no-node-snapshot', '-e', `const m = require('${pkg.name}'); if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
   if (cjs.code !== 0) return `CJS require failed:\n${cjs.output}`;
+  if (pkg.name === '@switchyard/code-mode-runtime') {
+    // The worker entry ships in the package: a cell must run in a worker process of the installed
+    // copy, from the ESM and the CJS build (TypeScript stripping included: sucrase on its thread).
+    const cell = (load: string) => `${load}
+      const runtime = createCodeModeRuntime({ workers: { prewarm: false } });
+      const session = runtime.openSession({ invokeTool: async () => 41, notify() {}, cellClosed() {} });
+      session.createCell({ source: 'const n: number = await tools.t({}); text(n + 1)', tools: [{ name: 't', description: '', kind: 'function' }], yieldTimeMs: 60000 })
+        .then(async ({ observation }) => {
+          await runtime.shutdown();
+          if (JSON.stringify(observation.items) !== '[{"type":"input_text","text":"42"}]') { console.error(JSON.stringify(observation)); process.exit(1); }
+        }, (error) => { console.error(error); process.exit(1); });`;
+    const esmCell = await run('node', ['--input-type=module', '-e', cell(`import { createCodeModeRuntime } from '${pkg.name}';`)], dir);
+    if (esmCell.code !== 0) return `a cell in a worker process (ESM) failed:\n${esmCell.output}`;
+    const cjsCell = await run('node', ['-e', cell(`const { createCodeModeRuntime } = require('${pkg.name}');`)], dir);
+    if (cjsCell.code !== 0) return `a cell in a worker process (CJS) failed:\n${cjsCell.output}`;
+  }
   writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n`);
   writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n`);
   writeFileSync(

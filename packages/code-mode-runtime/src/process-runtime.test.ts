@@ -1,0 +1,199 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
+import { createTestHost, rejection, sleep, until } from '../test/helpers';
+import { processInfo, running, workerChildren } from '../test/proc';
+
+// The worker processes of `isolation: 'process'`, checked in /proc. Every runtime here has its own
+// pool (`shared: false`) and the tests of this file run one after another, so the workers a test
+// starts are the children of this process that were not there before it.
+const runtimes: Array<{ shutdown(): Promise<void> }> = [];
+afterAll(() => Promise.all(runtimes.map((runtime) => runtime.shutdown())));
+
+function start(options: CodeModeRuntimeOptions = {}) {
+  const before = new Set(workerChildren());
+  const runtime = createCodeModeRuntime({ ...options, workers: { shared: false, ...options.workers } });
+  runtimes.push(runtime);
+  const events: CellRuntimeEvent[] = [];
+  const recorder = createTestHost({ echo: (request) => request.input as never });
+  const session: CodeModeSession = runtime.openSession({ ...recorder.host, runtimeEvent: (event) => events.push(event) });
+  const mine = () => workerChildren().filter((pid) => !before.has(pid));
+  const cell = (source: string, yieldTimeMs = 10_000) => session.createCell({ source, tools: [{ name: 'echo', description: 'echo', kind: 'function' }], yieldTimeMs });
+  return { runtime, session, events, mine, cell, ...recorder };
+}
+
+
+describe('worker processes', () => {
+  it('cells run in a child process started with --no-node-snapshot, an empty environment, and a prewarmed spare beside it', async () => {
+    const env = start();
+    // prewarmed: a worker is there before any cell
+    await until(() => env.mine().length === 1, 60_000);
+    const { observation } = await env.cell(`text(typeof process); text(typeof require);`);
+    expect(observation.items).toEqual([
+      { type: 'input_text', text: 'undefined' },
+      { type: 'input_text', text: 'undefined' },
+    ]);
+    // the worker that ran the cell is busy for a moment; a new spare was started beside it
+    await until(() => env.mine().length === 2, 60_000);
+    for (const pid of env.mine()) {
+      const info = processInfo(pid)!;
+      expect(info.ppid).toBe(process.pid);
+      expect(info.cmdline).toContain('--no-node-snapshot');
+      expect(info.cmdline.some((part) => part.startsWith('--max-old-space-size='))).toBe(true);
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).toBe('');
+    }
+    await env.runtime.shutdown();
+  });
+
+  it('a worker killed mid-cell fails only its cells, once, naming the signal; committed values survive and the next cell runs', async () => {
+    const env = start({ workers: { prewarm: false } });
+    const stored = await env.cell(`store('kept', { n: 42 }); text('stored');`);
+    expect(stored.observation).toMatchObject({ kind: 'completed', items: [{ text: 'stored' }] });
+    const spinning = await env.cell(`text('spinning'); yield_control(); while (true) {}`);
+    expect(spinning.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'spinning' }] });
+    const [worker] = env.mine();
+    const waiting = env.session.observe(spinning.cellId, { yieldTimeMs: 60_000 });
+    process.kill(worker, 'SIGKILL');
+    const failed = await waiting;
+    const cause = 'the runtime worker was killed by SIGKILL';
+    expect(failed).toMatchObject({ kind: 'completed', cellId: spinning.cellId, items: [], error: `exec runtime ended unexpectedly: ${cause}` });
+    expect(env.events).toEqual([{ type: 'runtime-lost', cause, cellIds: [spinning.cellId] }]);
+    expect(env.closed.filter((id) => id === spinning.cellId)).toHaveLength(1);
+    // the dead cell is gone (its source is never re-run)
+    expect(await rejection(env.session.observe(spinning.cellId, { yieldTimeMs: 0 }))).toEqual({ code: 'CELL_NOT_FOUND', message: `exec cell ${spinning.cellId} not found` });
+    const next = await env.cell(`text(JSON.stringify(load('kept')));`);
+    expect(next.observation).toMatchObject({ kind: 'completed', items: [{ text: '{"n":42}' }] });
+    expect(new Set([stored.cellId, spinning.cellId, next.cellId]).size).toBe(3);
+    expect(env.mine()).not.toContain(worker);
+    await env.runtime.shutdown();
+  });
+
+  it('a worker over its memory cap is killed from the host, and the failure names the limit', async () => {
+    // a heap far above the cap, so the host's cap fires before V8's own heap limit
+    const env = start({ heapMb: 2048, workers: { memoryMb: 256, prewarm: false } });
+    const { observation } = await env.cell(`text('before'); const hoard = []; for (;;) hoard.push(new Array(1_000_000).fill(Math.random()));`, 60_000);
+    expect(observation.kind).toBe('completed');
+    const error = (observation as { error?: string }).error!;
+    expect(error).toMatch(/^exec runtime ended unexpectedly: the runtime worker exceeded its memory limit of 256 MB \(resident \d+ MB\)$/);
+    expect(env.events.map((event) => event.type)).toEqual(['runtime-lost']);
+    expect((await env.cell(`text('alive');`)).observation).toMatchObject({ kind: 'completed', items: [{ text: 'alive' }] });
+    await env.runtime.shutdown();
+  });
+
+  it('a worker that stops answering its heartbeat is killed (SIGSTOP), naming the silence', async () => {
+    const env = start({ workers: { prewarm: false, heartbeatTimeoutMs: 1_000 } });
+    const spinning = await env.cell(`yield_control(); await new Promise(() => {});`);
+    const [worker] = env.mine();
+    const waiting = env.session.observe(spinning.cellId, { yieldTimeMs: 60_000 });
+    process.kill(worker, 'SIGSTOP');
+    expect(await waiting).toMatchObject({ error: 'exec runtime ended unexpectedly: the runtime worker stopped answering (no reply to a heartbeat for 1000 ms)' });
+    await until(() => !running(worker), 10_000);
+    await env.runtime.shutdown();
+  });
+
+  it('shutdown() leaves no worker process behind', async () => {
+    const env = start();
+    await env.cell(`text(1)`);
+    void env.cell(`while (true) {}`, 60_000).catch(() => undefined);
+    await until(() => env.mine().length === 2, 60_000);
+    const workers = env.mine();
+    await env.runtime.shutdown();
+    for (const pid of workers) expect(running(pid)).toBe(false);
+  });
+
+  it('idle workers are reaped; the prewarmed spare stays until shutdown', async () => {
+    const env = start({ workers: { idleMs: 300, max: 3 } });
+    const cells = await Promise.all([env.cell(`await new Promise((r) => setTimeout(r, 300)); text(1)`), env.cell(`await new Promise((r) => setTimeout(r, 300)); text(2)`)]);
+    expect(cells.map((created) => created.observation.kind)).toEqual(['completed', 'completed']);
+    // the session's worker and the spare: once both are idle, one of them is reaped
+    await until(() => env.mine().length === 1, 30_000);
+    await sleep(600);
+    expect(env.mine()).toHaveLength(1);
+    await env.runtime.shutdown();
+    expect(env.mine()).toHaveLength(0);
+  });
+
+  it('workers.perSession with workers.max: a second session with cells is refused with LIMIT_EXCEEDED until the first lets go', async () => {
+    const runtime = createCodeModeRuntime({ workers: { shared: false, perSession: true, max: 1, prewarm: false } });
+    runtimes.push(runtime);
+    const first = runtime.openSession(createTestHost().host);
+    const second = runtime.openSession(createTestHost().host);
+    const held = await first.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
+    expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({
+      code: 'LIMIT_EXCEEDED',
+      message: 'exec runtime worker limit reached: all 1 worker processes serve other sessions (workers.max 1 with workers.perSession)',
+    });
+    await first.terminate(held.cellId);
+    expect((await second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 })).observation).toMatchObject({ kind: 'completed' });
+    await runtime.shutdown();
+  });
+
+  it('rejects bad worker options with a CONFIG error naming the option', () => {
+    for (const [workers, name] of [
+      [{ max: 0 }, 'workers.max'],
+      [{ memoryMb: 10 }, 'workers.memoryMb'],
+      [{ prewarm: 'yes' }, 'workers.prewarm'],
+      [{ maxFrameBytes: 10 }, 'workers.maxFrameBytes'],
+    ] as const) {
+      expect(() => createCodeModeRuntime({ workers: workers as never })).toThrow(name);
+    }
+    expect(() => createCodeModeRuntime({ isolation: 'thread' as never })).toThrow("code mode runtime option isolation must be 'process' or 'in-process'");
+  });
+});
+
+describe('workers die with their host', () => {
+  const fixture = fileURLToPath(new URL('../test/fixtures/host.ts', import.meta.url));
+  const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+
+  /** Starts the fixture host; resolves with its first line (its pid and its workers') and the child. */
+  function host(mode: 'wait' | 'exit', deathSignal: 'death-signal' | 'no-death-signal') {
+    const child = spawn(process.execPath, ['--conditions=@switchyard/source', '--import', 'tsx', fixture, mode, deathSignal], {
+      cwd: packageRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (data) => (stderr += data));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const first = new Promise<{ pid: number; workers: number[]; observation: string }>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.on('data', (data) => {
+        stdout += data;
+        if (stdout.includes('\n')) resolve(JSON.parse(stdout.split('\n')[0]));
+      });
+      child.once('exit', () => reject(new Error(`host exited early: ${stderr}`)));
+    });
+    return { child, first, exited };
+  }
+
+  for (const deathSignal of ['death-signal', 'no-death-signal'] as const) {
+    const how = deathSignal === 'death-signal' ? 'PR_SET_PDEATHSIG through setpriv, even with the workers stopped' : 'stdin EOF and the parent-pid watch only';
+    it(`after the host is SIGKILLed, its workers end (${how})`, async () => {
+      const { child, first } = host('wait', deathSignal);
+      const started = await first;
+      try {
+        expect(started.observation).toBe('yielded');
+        expect(started.workers).toHaveLength(2);
+        for (const pid of started.workers) expect(processInfo(pid)?.ppid).toBe(started.pid);
+        // A stopped worker cannot read its stdin's EOF nor watch its parent: only the kernel's
+        // parent-death signal can end it. (Without a death signal, the workers are left running.)
+        if (deathSignal === 'death-signal') for (const pid of started.workers) process.kill(pid, 'SIGSTOP');
+        child.kill('SIGKILL');
+        // one worker spins in a cell: it must end anyway
+        await until(() => started.workers.every((pid) => !running(pid)), 15_000);
+      } finally {
+        for (const pid of started.workers) if (running(pid)) process.kill(pid, 'SIGKILL');
+      }
+    }, 90_000);
+  }
+
+  it('a host that ends without calling shutdown() is not kept alive by its workers, and leaves none behind', async () => {
+    const { first, exited } = host('exit', 'death-signal');
+    const started = await first;
+    expect(started.observation).toBe('completed');
+    expect(await exited).toBe(0);
+    await until(() => started.workers.every((pid) => !running(pid)), 15_000);
+  }, 90_000);
+});
