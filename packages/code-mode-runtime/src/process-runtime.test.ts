@@ -197,3 +197,17 @@ describe('workers die with their host', () => {
     await until(() => started.workers.every((pid) => !running(pid)), 15_000);
   }, 90_000);
 });
+
+describe('the cause of a worker\'s death, as the model reads it', () => {
+  it('names the signal or the exit code, with what V8 or Node printed last', async () => {
+    const { describeExit } = await import('./worker-pool');
+    const invalidSize = '\n\n#\n# Fatal error in , line 0\n# Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626)\n#\n#\n#\n#FailureMessage Object: 0x7f1\n----- Native stack trace -----\n\n 1: 0xd32b41  [node]\n';
+    expect(describeExit({ code: null, signal: 'SIGTRAP' }, invalidSize)).toBe('the runtime worker crashed with SIGTRAP (Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626))');
+    const heapOom = '<--- JS stacktrace --->\n\nCALL_AND_RETRY_LAST\nis_heap_oom = 1\n\n<--- Heap statistics --->\nheap_size_limit = 137363456\nmalloced_memory = 49248\ndoes_zap_garbage = 0\n';
+    expect(describeExit({ code: null, signal: 'SIGABRT' }, heapOom)).toBe('the runtime worker crashed with SIGABRT (V8 ran out of heap memory at a heap limit of 131 MB)');
+    expect(describeExit({ code: null, signal: 'SIGKILL' }, '')).toBe('the runtime worker was killed by SIGKILL');
+    expect(describeExit({ code: 1, signal: null }, "node:internal/modules\nError: Cannot find module 'isolated-vm'\n    at Module._resolveFilename\n")).toBe(
+      "the runtime worker exited with code 1 (Error: Cannot find module 'isolated-vm')",
+    );
+  });
+});

@@ -226,14 +226,15 @@ export class WorkerPool implements RuntimePlacement {
       worker.killCause = reason;
       return reason;
     }
-    // Pipes closed first: give the process a moment to report how it ended.
-    const status = await Promise.race([worker.exited, delay(EXIT_GRACE_MS).then(() => undefined)]);
+    // Pipes closed first: give the process a moment to report how it ended. (These timers keep the
+    // event loop alive: whoever waits on the lost cells is answered before the host may exit.)
+    const status = await Promise.race([worker.exited, delay(EXIT_GRACE_MS, true).then(() => undefined)]);
     if (worker.killCause) return worker.killCause;
     if (!status) {
       worker.killCause = 'the runtime worker closed its pipes and did not exit';
       return worker.killCause;
     }
-    await delay(20); // the rest of stderr
+    await delay(20, true); // the rest of stderr
     return describeExit(status, worker.stderrTail);
   }
 
@@ -398,18 +399,26 @@ export function describeExit(status: { code: number | null; signal: NodeJS.Signa
   return `the runtime worker exited with code ${status.code}${detail}`;
 }
 
-/** The line of a worker's stderr that says what killed it (V8's fatal error, an uncaught exception), shortened. */
+/** What a worker's stderr says killed it (V8's fatal error, a heap out-of-memory abort, an uncaught exception), shortened. */
 function fatalLine(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
-  const fatal = lines.find((line) => /^(#\s*)?Fatal|FATAL ERROR|out of memory|invalid size error/i.test(line));
-  const chosen = fatal ?? lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.at(-1);
-  if (!chosen) return undefined;
-  const clean = chosen.replace(/^#\s*/, '');
-  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.replace(/^#\s*/, '').trim())
+    // V8's banner says where ("Fatal error in , line 0"); the next line says what
+    .filter((line) => line && !/^Fatal error in .*, line \d+$/.test(line));
+  const shorten = (line: string) => (line.length > 200 ? `${line.slice(0, 200)}…` : line);
+  const fatal = lines.find((line) => /^Fatal /.test(line)) ?? lines.find((line) => /FATAL ERROR/.test(line));
+  if (fatal) return shorten(fatal);
+  if (/is_heap_oom = 1|heap out of memory/.test(stderr)) {
+    const limit = /heap_size_limit = (\d+)/.exec(stderr);
+    return `V8 ran out of heap memory${limit ? ` at a heap limit of ${Math.round(Number(limit[1]) / (1024 * 1024))} MB` : ''}`;
+  }
+  const error = lines.find((line) => /^\w*Error\b/.test(line));
+  return error ? shorten(error) : undefined;
 }
 
-const delay = (ms: number) =>
+const delay = (ms: number, keepAlive = false) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    timer.unref?.();
+    if (!keepAlive) timer.unref?.();
   });

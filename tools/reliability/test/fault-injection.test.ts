@@ -7,7 +7,7 @@ import { defineFunctionTool, isSwitchyardError, type ResponseItem, type ToolExec
 import { createHookEngine } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, execItem, openHarness, outcome, sleep, testTools, texts, waitItem } from './helpers';
+import { callItem, execItem, openHarness, outcome, sleep, testTools, texts, waitItem, workerChildren } from './helpers';
 
 const scratch = mkdtempSync(join(tmpdir(), 'reliability-faults-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -182,6 +182,46 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       const after = await harness.exec(`text(JSON.stringify(load('committed'))); text(String(load('uncommitted')));`);
       expect(after.output).toEqual(['{"v":1,"list":[1,2,3]}', 'undefined']);
       held.push(`terminate with 10 nested calls + 2 store writes pending → 10 aborts, one end event each, committed value intact, pending writes dropped`);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('a worker SIGKILLed in the middle of 50 parallel nested calls: every call answered once, the cell fails naming the signal, the next exec works', async () => {
+    const log = { aborted: [] as string[], measured: [] as number[], started: [] as string[] };
+    const before = new Set(workerChildren());
+    // its own worker pool, so that the workers this test kills are its own
+    const harness = await openHarness({ tools: testTools(log), runtimeOptions: { workers: { shared: false } } });
+    try {
+      const nestedEnds = new Map<string, number>();
+      const lost: string[] = [];
+      harness.session.on('runtime-lost', (event) => lost.push(event.cause));
+      for (const type of ['tool-call-end', 'tool-call-aborted'] as const) {
+        harness.session.on(type, (event) => {
+          if (event.source.kind === 'code-mode') nestedEnds.set(event.callId, (nestedEnds.get(event.callId) ?? 0) + 1);
+        });
+      }
+      const committed = await harness.exec(`store('committed', 'before the crash'); text('stored');`);
+      expect(committed.status).toBe('completed');
+      const pending = harness.exec(`store('uncommitted', true); await Promise.all(Array.from({ length: 50 }, (_, i) => tools.hang({ id: 'k' + i }))); text('never');`, {
+        callId: 'exec-crash',
+      });
+      expect(await until(() => log.started.length === 50, 30_000)).toBe(true);
+      const workers = workerChildren().filter((pid) => !before.has(pid));
+      expect(workers.length).toBeGreaterThanOrEqual(1);
+      for (const pid of workers) process.kill(pid, 'SIGKILL');
+      const failed = await pending;
+      expect(failed.status).toBe('failed');
+      expect(failed.item.call_id).toBe('exec-crash');
+      expect(failed.error).toBe('exec runtime ended unexpectedly: the runtime worker was killed by SIGKILL');
+      expect(lost).toContain('the runtime worker was killed by SIGKILL');
+      // every nested call: aborted exactly once, one end event each
+      expect(await until(() => log.aborted.length === 50 && nestedEnds.size === 50, 10_000)).toBe(true);
+      expect(new Set(log.aborted).size).toBe(50);
+      expect([...nestedEnds.values()].every((count) => count === 1)).toBe(true);
+      const after = await harness.exec(`text(String(load('committed'))); text(String(load('uncommitted')));`);
+      expect(after.output).toEqual(['before the crash', 'undefined']);
+      held.push(`worker SIGKILLed during 50 parallel nested calls → "${failed.error}", 50 aborts with one end event each, committed value read back, the next exec ran on a fresh worker`);
     } finally {
       await harness.close();
     }

@@ -1,3 +1,4 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { defineFunctionTool, type HookRunner, type ResponseItem, type ToolExecutor, type ToolOutputItem } from '@switchyard/protocol';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
 
@@ -136,4 +137,20 @@ export async function openHarness(options: Partial<SessionOptions> & { runtimeOp
       await session.shutdown();
     },
   };
+}
+
+/** The live runtime worker processes that are children of this process (read from /proc). */
+export function workerChildren(parent = process.pid): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === parent && state !== 'Z' && /worker\.(ts|js)\0/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }

@@ -1,6 +1,7 @@
 /**
- * Code Mode through the whole stack (session → router → registry → broker → runtime, no hooks)
- * beside raw isolated-vm using the same bridge technique, measured in the same run. What the ratio
+ * Code Mode through the whole stack (session → router → registry → broker → runtime in its default
+ * worker process, no hooks) beside raw isolated-vm using the same bridge technique, measured in
+ * the same run. What the ratio
  * prices: the prelude and globals, cell ids and limits, the broker's ready gate, the registry's
  * lookup + ajv validation + events, and the wire formatting of the exec output.
  */

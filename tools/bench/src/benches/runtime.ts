@@ -1,27 +1,96 @@
 /**
- * @switchyard/code-mode-runtime against raw isolated-vm using the same technique (async entries
- * on isolated-vm's thread pool: an ignored Callback out, Reference.apply back), in the same run.
- * The runtime's figures add the prelude (globals), the module wrapper, the observation state
- * machine, cell ids and limits.
+ * @switchyard/code-mode-runtime in its two isolations — worker processes (the default) and
+ * in-process — beside raw isolated-vm using the same technique (async entries on isolated-vm's
+ * thread pool: an ignored Callback out, Reference.apply back), all three in one run, sampled in
+ * alternation. The in-process figures add the prelude (globals), the module wrapper, the
+ * observation state machine, cell ids and limits; the process figures add the runtime protocol:
+ * JSON frames over the worker's stdio pipes, both ways, for every call and observation.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createCodeModeRuntime, type CellToolDescriptor } from '@switchyard/code-mode-runtime';
-import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';
+import { createCodeModeRuntime, type CellToolDescriptor, type CodeModeRuntimeOptions } from '@switchyard/code-mode-runtime';
+import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
 
 const require = createRequire(import.meta.url);
 const SEQUENTIAL_CALLS = 500;
 const PARALLEL_CALLS = 100;
-const LIVE_CELLS = 100;
+const LIVE_CELLS = 50;
+const RAW = 'raw isolated-vm bridge, same technique';
 
 const noopTool: CellToolDescriptor[] = [{ name: 'noop', description: 'does nothing', kind: 'function' }];
 
 /** The raw technique: one isolate per run, a module, `noop()` calls bridged by Callback + Reference.apply. */
 const rawRun = (source: string) => rawBridgeRun(source, async () => null, 'noop');
 
-/** RSS per live idle cell, measured in a fresh process so freed malloc arenas do not flatter either side. */
-function rssPerLiveCellKiB(kind: 'runtime' | 'raw'): number {
+/** A runtime and a session whose `run(source)` resolves once the cell completed (throws otherwise). */
+function open(options: CodeModeRuntimeOptions) {
+  const runtime = createCodeModeRuntime({ maxInFlightCalls: 1024, maxCells: 1000, nodeSnapshotCheck: 'ignore', ...options });
+  const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
+  return {
+    runtime,
+    session,
+    async run(source: string) {
+      const { observation } = await session.createCell({ source, tools: noopTool, yieldTimeMs: 10_000 });
+      if (observation.kind !== 'completed' || observation.error !== undefined) throw new Error(`bench cell failed: ${JSON.stringify(observation)}`);
+    },
+  };
+}
+
+/** Resident memory of a process in KiB (VmRSS). */
+function rssKiB(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? Number.NaN);
+}
+
+/** The worker processes that are children of this process. */
+function workerPids(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && /worker\.(js|ts)\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      } catch {
+        return false;
+      }
+    });
+}
+
+const until = async (predicate: () => boolean) => {
+  const deadline = Date.now() + 60_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('bench: a worker did not start');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+/** An idle worker's RSS, and the growth of a worker's RSS per live idle cell (KiB). */
+async function workerMemory(): Promise<{ worker: number; perCell: number }> {
+  const before = new Set(workerPids());
+  const runtime = createCodeModeRuntime({ maxCells: 1000, workers: { shared: false, max: 1, prewarm: true } });
+  try {
+    await until(() => workerPids().some((pid) => !before.has(pid)));
+    const pid = workerPids().find((p) => !before.has(p))!;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const worker = rssKiB(pid);
+    const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
+    const live = () => session.createCell({ source: 'yield_control(); await new Promise(() => {});', tools: [], yieldTimeMs: 10_000 });
+    await live();
+    const start = rssKiB(pid);
+    for (let i = 0; i < LIVE_CELLS; i++) await live();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { worker, perCell: (rssKiB(pid) - start) / LIVE_CELLS };
+  } finally {
+    await runtime.shutdown();
+  }
+}
+
+/** RSS growth per live idle cell in a fresh process (freed malloc arenas would flatter a reused one): in-process runtime or raw. */
+function inProcessPerCellKiB(kind: 'runtime' | 'raw'): number {
   const runtimePath = require.resolve('@switchyard/code-mode-runtime');
   const ivmPath = require.resolve('isolated-vm');
   const script = `
@@ -29,14 +98,13 @@ function rssPerLiveCellKiB(kind: 'runtime' | 'raw'): number {
     const { createCodeModeRuntime } = require(${JSON.stringify(runtimePath)});
     (async () => {
       const keep = [];
-      const warm = async () => {
-        if (${JSON.stringify(kind)} === 'runtime') {
-          const runtime = createCodeModeRuntime({ maxCells: 1000 });
-          const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
-          keep.push(runtime);
-          return async () => { await session.createCell({ source: 'yield_control(); await new Promise(() => {});', tools: [], yieldTimeMs: 10000 }); };
-        }
-        return async () => {
+      let create;
+      if (${JSON.stringify(kind)} === 'runtime') {
+        const runtime = createCodeModeRuntime({ isolation: 'in-process', maxCells: 1000 });
+        const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
+        create = async () => { await session.createCell({ source: 'yield_control(); await new Promise(() => {});', tools: [], yieldTimeMs: 10000 }); };
+      } else {
+        create = async () => {
           const isolate = new ivm.Isolate({ memoryLimit: 128 });
           const context = await isolate.createContext();
           const module = await isolate.compileModule('await new Promise(() => {});');
@@ -44,62 +112,78 @@ function rssPerLiveCellKiB(kind: 'runtime' | 'raw'): number {
           void module.evaluate().catch(() => {});
           keep.push(isolate, context, module);
         };
-      };
-      const create = await warm();
+      }
       await create();
       global.gc(); global.gc();
       const before = process.memoryUsage().rss;
       for (let i = 0; i < ${LIVE_CELLS}; i++) await create();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 300));
       global.gc(); global.gc();
       process.stdout.write(String((process.memoryUsage().rss - before) / 1024 / ${LIVE_CELLS}));
       process.exit(0);
     })();`;
-  const out = execFileSync(process.execPath, ['--no-node-snapshot', '--expose-gc', '-e', script], { encoding: 'utf8' });
-  return Number(out);
+  return Number(execFileSync(process.execPath, ['--no-node-snapshot', '--expose-gc', '-e', script], { encoding: 'utf8' }));
 }
 
 const bench: Bench = {
   name: 'code-mode-runtime',
   async run(): Promise<BenchFigure[]> {
-    const runtime = createCodeModeRuntime({ maxInFlightCalls: 1024 });
-    const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
-    const cell = async (source: string) => {
-      const { observation } = await session.createCell({ source, tools: noopTool, yieldTimeMs: 10_000 });
-      if (observation.kind !== 'completed' || observation.error !== undefined) throw new Error(`bench cell failed: ${JSON.stringify(observation)}`);
-    };
+    const processSide = open({ workers: { shared: false } });
+    const inProcess = open({ isolation: 'in-process' });
     const figures: BenchFigure[] = [];
+    try {
+      // A warm worker: the session's worker and its prewarmed spare are started before anything is timed.
+      await processSide.run(`text('warm')`);
+      const both = (name: string, unit: string, [processValue, inProcessValue, rawValue]: number[], note: string) => {
+        figures.push(compare(`${name} — process`, processValue, unit, { name: RAW, value: rawValue }, { note }));
+        figures.push(compare(`${name} — in-process`, inProcessValue, unit, { name: RAW, value: rawValue }, { note }));
+      };
 
-    const start = await timeMedian(() => cell(`text('hi')`), 30, 5);
-    const rawStart = await timeMedian(() => rawRun(`text('hi')`), 30, 5);
-    figures.push(compare("start-to-result, cell running text('hi')", start, 'ms', { name: 'raw isolated-vm, same technique', value: rawStart }));
+      const [start, inStart, rawStart] = await alternatingMedians(
+        [() => processSide.run(`text('hi')`), () => inProcess.run(`text('hi')`), () => rawRun(`text('hi')`)],
+        31,
+        5,
+      );
+      both("exec start to result, cell running text('hi')", 'ms', [start, inStart, rawStart], 'warm worker; median of 31 alternating runs');
 
-    const loop = `for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await ${'$'}{CALL}; text('ok');`;
-    const sequential = (await timeMedian(() => cell(loop.replace('${CALL}', 'tools.noop()')), 7, 2)) * (1000 / SEQUENTIAL_CALLS);
-    const rawSequential = (await timeMedian(() => rawRun(loop.replace('${CALL}', 'noop()')), 7, 2)) * (1000 / SEQUENTIAL_CALLS);
-    figures.push(
-      compare('no-op nested call round trip (sequential)', sequential, 'µs', { name: 'raw isolated-vm, same technique', value: rawSequential }, {
-        note: `${SEQUENTIAL_CALLS} calls per cell, cell start included`,
-      }),
-    );
+      // Per call: (cell with N calls − the same cell with none) / N, so cell start is not counted.
+      const loop = (call: string) => `for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await ${call}; text('ok');`;
+      const [empty, full, inEmpty, inFull, rawEmpty, rawFull] = await alternatingMedians(
+        [
+          () => processSide.run(`text('ok')`),
+          () => processSide.run(loop('tools.noop()')),
+          () => inProcess.run(`text('ok')`),
+          () => inProcess.run(loop('tools.noop()')),
+          () => rawRun(`text('ok')`),
+          () => rawRun(loop('noop()')),
+        ],
+        9,
+        2,
+      );
+      const perCall = (a: number, b: number) => ((b - a) * 1000) / SEQUENTIAL_CALLS;
+      both('nested no-op call round trip (sequential)', 'µs', [perCall(empty, full), perCall(inEmpty, inFull), perCall(rawEmpty, rawFull)], `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs`);
 
-    const parallel = `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${'$'}{CALL})); text('ok');`;
-    const parallelTime = await timeMedian(() => cell(parallel.replace('${CALL}', 'tools.noop()')), 15, 3);
-    const rawParallel = await timeMedian(() => rawRun(parallel.replace('${CALL}', 'noop()')), 15, 3);
-    figures.push(
-      compare(`${PARALLEL_CALLS} parallel no-op calls`, parallelTime, 'ms', { name: 'raw isolated-vm, same technique', value: rawParallel }, {
-        note: 'cell start included on both sides',
-      }),
-    );
-    await runtime.shutdown();
+      const parallel = (call: string) => `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${call})); text('ok');`;
+      const parallelTimes = await alternatingMedians(
+        [() => processSide.run(parallel('tools.noop()')), () => inProcess.run(parallel('tools.noop()')), () => rawRun(parallel('noop()'))],
+        15,
+        3,
+      );
+      both(`${PARALLEL_CALLS} parallel nested no-op calls`, 'ms', parallelTimes, 'cell start included on both sides, median of 15 alternating runs');
+    } finally {
+      await processSide.runtime.shutdown();
+      await inProcess.runtime.shutdown();
+    }
 
-    const memory = rssPerLiveCellKiB('runtime');
-    const rawMemory = rssPerLiveCellKiB('raw');
-    figures.push(
-      compare('resident memory per live idle cell', memory, 'KiB', { name: 'raw isolate + context + pending module', value: rawMemory }, {
-        note: `${LIVE_CELLS} live cells, fresh process each`,
-      }),
-    );
+    const samples = [await workerMemory(), await workerMemory(), await workerMemory()];
+    const workerKiB = median(samples.map((sample) => sample.worker));
+    const perCellKiB = median(samples.map((sample) => sample.perCell));
+    const inProcessCell = median([inProcessPerCellKiB('runtime'), inProcessPerCellKiB('runtime'), inProcessPerCellKiB('runtime')]);
+    const rawCell = median([inProcessPerCellKiB('raw'), inProcessPerCellKiB('raw'), inProcessPerCellKiB('raw')]);
+    const rawRef = { name: 'raw isolate + context + pending module', value: rawCell };
+    figures.push({ name: 'resident memory of an idle worker process', value: workerKiB / 1024, unit: 'MB', note: 'a prewarmed worker before its first cell, median of 3 fresh workers' });
+    figures.push(compare('resident memory per live idle cell — process', perCellKiB, 'KiB', rawRef, { note: `${LIVE_CELLS} live cells, growth of the worker's RSS, median of 3` }));
+    figures.push(compare('resident memory per live idle cell — in-process', inProcessCell, 'KiB', rawRef, { note: `${LIVE_CELLS} live cells, fresh process each, median of 3` }));
     return figures;
   },
 };
