@@ -139,7 +139,7 @@ describe('switchyard (the built binary)', () => {
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stdin.end(cell);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 45_000;
     while (!stdout.includes('started') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(stdout).toContain('started');
     const pid = Number(readFileSync(join(workspace, 'child.pid'), 'utf8'));

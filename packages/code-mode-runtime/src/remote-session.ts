@@ -21,7 +21,7 @@ import {
   validateCreateOptions,
 } from './code-mode-session';
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
-import { splitStoredPairs, type EngineSessionOptions, type StoredPair } from './runtime-protocol';
+import { ProtocolError, splitStoredPairs, type EngineSessionOptions, type StoredPair } from './runtime-protocol';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
 export interface RuntimeSink {
@@ -138,7 +138,8 @@ export class RemoteSession implements CodeModeSession {
           session: key,
           cellId,
           source: options.source,
-          tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, kind: tool.kind })),
+          // every field of a descriptor travels: the engine reads the ones it knows
+          tools: options.tools.map((tool) => ({ ...tool })),
           yieldTimeMs: clampYield(options.yieldTimeMs),
           typescript: options.typescript,
           stored: last,
@@ -318,17 +319,21 @@ export class RemoteSession implements CodeModeSession {
     const answer = (ok: boolean, value: unknown) => {
       binding.calls.delete(message.call);
       if (client.ended) return;
-      if (!ok) return client.post({ t: 'call-result', call: message.call, ok: false, error: String(value) });
-      let json: string | undefined;
-      try {
-        json = JSON.stringify(value);
-      } catch (error) {
-        return client.post({ t: 'call-result', call: message.call, ok: false, error: `tool result is not JSON-serializable: ${errorMessage(error)}` });
+      if (!ok) {
+        const text = String(value);
+        try {
+          client.post({ t: 'call-result', call: message.call, ok: false, error: text });
+        } catch {
+          client.post({ t: 'call-result', call: message.call, ok: false, error: `${text.slice(0, 1_000)}… (the tool's error text was too long to send to the cell)` });
+        }
+        return;
       }
       try {
-        client.post({ t: 'call-result', call: message.call, ok: true, value: json === undefined ? undefined : (JSON.parse(json) as JsonValue) });
+        // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
+        client.post({ t: 'call-result', call: message.call, ok: true, value: value as JsonValue });
       } catch (error) {
-        client.post({ t: 'call-result', call: message.call, ok: false, error: `tool result could not be sent to the cell: ${errorMessage(error)}` });
+        const reason = error instanceof ProtocolError ? `tool result could not be sent to the cell: ${error.message}` : `tool result is not JSON-serializable: ${errorMessage(error)}`;
+        client.post({ t: 'call-result', call: message.call, ok: false, error: reason });
       }
     };
     if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);

@@ -80,6 +80,24 @@ describe('framing over a byte stream', () => {
     expect(frames.map((frame) => JSON.parse(frame))).toEqual([[{ n: 1 }], [{ text: 'é'.repeat(3000) }], []]);
   });
 
+  it('an empty frame or a frame that is not a JSON array ends the connection as a protocol violation, never a crash', async () => {
+    for (const [bytes, cause] of [
+      [Buffer.alloc(4), 'protocol violation: a frame that is not JSON'],
+      [frameOf({ t: 'hello' } as never), 'protocol violation: a frame that is not an array of messages'],
+      [frameOf([{ t: 'teleport' }]), 'protocol violation: unknown message type "teleport"'],
+    ] as const) {
+      const pair = pipePair();
+      let lost: string | undefined;
+      const connecting = connectRuntime({ transport: pair.host, onEvent: () => {}, onLost: (reason) => (lost = reason) });
+      pair.toHost.write(frameOf([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes: 65_536, capabilities: [] }]));
+      const client = await connecting;
+      const pending = client.request({ t: 'ping' });
+      pair.toHost.write(bytes);
+      await expect(pending).rejects.toThrow(`exec runtime ended unexpectedly: ${cause}`);
+      expect(lost).toBe(cause);
+    }
+  });
+
   it('a frame announced over the limit closes the transport with a protocol error, without buffering it', async () => {
     const stream = new PassThrough();
     const transport = createStreamTransport({ readable: stream, writable: new PassThrough(), maxFrameBytes: 65_536 });

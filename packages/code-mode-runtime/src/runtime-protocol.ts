@@ -161,6 +161,16 @@ export function createStreamTransport(options: StreamTransportOptions): RuntimeT
   let buffered = 0;
   let needed = -1;
   const take = (bytes: number): Buffer => {
+    if (bytes === 0) return Buffer.alloc(0);
+    // Fast path: the bytes are all in the first chunk (no copy).
+    const first = chunks[0];
+    if (first.length >= bytes) {
+      const out = first.subarray(0, bytes);
+      if (first.length === bytes) chunks.shift();
+      else chunks[0] = first.subarray(bytes);
+      buffered -= bytes;
+      return out;
+    }
     const out = Buffer.allocUnsafe(bytes);
     let offset = 0;
     while (offset < bytes) {
@@ -205,11 +215,12 @@ export function createStreamTransport(options: StreamTransportOptions): RuntimeT
   return {
     send(frame) {
       if (closed) return;
-      const body = Buffer.from(frame, 'utf8');
-      const header = Buffer.allocUnsafe(HEADER_BYTES);
-      header.writeUInt32BE(body.length, 0);
-      writable.write(header);
-      writable.write(body);
+      // One buffer, one write: the header and the body together.
+      const length = Buffer.byteLength(frame, 'utf8');
+      const buffer = Buffer.allocUnsafe(HEADER_BYTES + length);
+      buffer.writeUInt32BE(length, 0);
+      buffer.write(frame, HEADER_BYTES, 'utf8');
+      writable.write(buffer);
     },
     onFrame(listener) {
       onFrame = listener;
@@ -306,7 +317,13 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
         connection.fail(`protocol violation: ${(error as Error).message}`);
         return;
       }
-      options.onMessage(message);
+      try {
+        options.onMessage(message);
+      } catch (error) {
+        // A handler that throws must not take its process down: this connection ends instead.
+        connection.fail(`internal error while handling a ${(message as { t?: unknown }).t} message: ${(error as Error)?.message ?? String(error)}`);
+        return;
+      }
     }
   });
   transport.onClose((reason) => end(reason));

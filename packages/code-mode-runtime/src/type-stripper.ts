@@ -1,13 +1,18 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { transform, type Options } from 'sucrase';
+import type { Options, transform as Transform } from 'sucrase';
 import { CELL_FILENAME } from './cell-names';
 
 /** Sucrase's settings: types only, line numbers preserved, imports kept so the import check still sees them. */
 const STRIP_OPTIONS: Options = { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true, filePath: CELL_FILENAME };
 
+const requireHere = createRequire(import.meta.url);
+let transform: typeof Transform | undefined;
+
 /** Strips TypeScript types with sucrase on the calling thread. Throws sucrase's SyntaxError on input it cannot parse. */
 export function stripTypes(source: string): string {
+  // Loaded on first use: a worker process starts without it (its strips run on a helper thread).
+  transform ??= (requireHere('sucrase') as { transform: typeof Transform }).transform;
   return transform(source, STRIP_OPTIONS).code;
 }
 
@@ -85,7 +90,7 @@ export function stripTypesBounded(source: string, bounds: { timeMs: number; heap
 }
 
 function startHelper(heapMb: number): Helper {
-  sucrasePath ??= createRequire(import.meta.url).resolve('sucrase');
+  sucrasePath ??= requireHere.resolve('sucrase');
   const thread = new Worker(THREAD_SOURCE, {
     eval: true,
     workerData: { sucrase: sucrasePath, options: STRIP_OPTIONS },

@@ -25,6 +25,8 @@ const RSS_POLL_MS = 100;
 const IDLE_RSS_POLL_MS = 1_000;
 /** How long a worker may take to exit after its pipes closed, before SIGKILL (ms). */
 const EXIT_GRACE_MS = 1_000;
+/** How long after the spare was taken (or a worker died) a new spare is started (ms). */
+const SPARE_DELAY_MS = 250;
 /** Bytes of a worker's stderr kept to name the cause of a crash. */
 const STDERR_TAIL_BYTES = 16 * 1024;
 
@@ -86,7 +88,7 @@ export class WorkerPool implements RuntimePlacement {
     worker.sinks.set(key, sink);
     this.clearIdle(worker);
     this.monitor(worker);
-    this.topUp();
+    this.topUpSoon();
     let client: RuntimeClient;
     // A host awaiting a worker's start must not exit for lack of anything else to do.
     this.hold(worker, +1);
@@ -122,6 +124,7 @@ export class WorkerPool implements RuntimePlacement {
 
   /** Ends every worker: pipes closed first (a worker exits on EOF), SIGKILL after 1 s. */
   shutdown(): Promise<void> {
+    if (this.topUpTimer) clearTimeout(this.topUpTimer);
     this.closing ??= Promise.all([...this.workers].map((worker) => this.stop(worker, 'the exec runtime was shut down'))).then(() => undefined);
     return this.closing;
   }
@@ -138,6 +141,21 @@ export class WorkerPool implements RuntimePlacement {
       );
     }
     return live.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
+  }
+
+  private topUpTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * A replacement spare, a moment after the spare was taken: a short-lived host (one command, one
+   * cell) is done before it would start, a long-lived one has it ready for its next session or a crash.
+   */
+  private topUpSoon(): void {
+    if (!this.settings.prewarm || this.topUpTimer) return;
+    this.topUpTimer = setTimeout(() => {
+      this.topUpTimer = undefined;
+      this.topUp();
+    }, SPARE_DELAY_MS);
+    this.topUpTimer.unref();
   }
 
   /** Keeps one idle worker started when prewarming, within `max`. */
@@ -245,7 +263,7 @@ export class WorkerPool implements RuntimePlacement {
     this.clearIdle(worker);
     if (worker.monitor) clearInterval(worker.monitor);
     // The client reports the loss to the sessions (onLost) once the cause is known; a new spare is started meanwhile.
-    this.topUp();
+    this.topUpSoon();
   }
 
   private hold(worker: Worker, delta: number): void {

@@ -6,12 +6,16 @@
  * (the host died and the worker was re-parented), and, when the host started it through
  * `setpriv --pdeathsig SIGKILL`, by the kernel's signal even if this thread is stuck.
  */
+import { loadIsolatedVm } from './isolated-vm';
 import { DEFAULT_MAX_FRAME_BYTES, createStreamTransport } from './runtime-protocol';
 import { serveRuntime } from './runtime-server';
 
 const flag = process.argv.find((argument) => argument.startsWith('--max-frame-bytes='));
 const maxFrameBytes = flag ? Number(flag.slice('--max-frame-bytes='.length)) : DEFAULT_MAX_FRAME_BYTES;
 const parent = process.ppid;
+
+// Loaded now, while the worker waits as the prewarmed spare, not when its first cell starts.
+void loadIsolatedVm();
 
 const transport = createStreamTransport({ readable: process.stdin, writable: process.stdout, maxFrameBytes });
 serveRuntime({ transport, maxFrameBytes, onClosed: () => process.exit(0) });

@@ -1,3 +1,4 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   FatalToolError,
@@ -171,5 +172,36 @@ describe('session turn loop', () => {
     await session.shutdown();
     await session.shutdown();
     expect(disposed).toBe(1);
+  });
+});
+
+/** Live runtime worker processes that are children of this process (from /proc). */
+function workerChildren(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(ppid) === process.pid && state !== 'Z' && /worker\.(ts|js)\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      } catch {
+        return false;
+      }
+    });
+}
+
+describe('Code Mode cells run in worker processes by default', () => {
+  it('a spinning cell runs outside this process; session.shutdown() ends it and leaves no worker behind', async () => {
+    const before = new Set(workerChildren());
+    // its own pool (not shared with other sessions of this test process), so its workers are known
+    const session = createSession({ toolMode: 'code-mode-only', tools: [], codeMode: { runtimeOptions: { workers: { shared: false } } } });
+    const step = await session.beginTurn().step();
+    const spinning = await step.dispatch({ type: 'custom_tool_call', call_id: 'e1', name: 'exec', input: `text('spin'); yield_control(); while (true) {}` });
+    expect(JSON.stringify(spinning)).toMatch(/Script running with cell ID/);
+    const mine = workerChildren().filter((pid) => !before.has(pid));
+    expect(mine.length).toBeGreaterThanOrEqual(1);
+    await session.shutdown();
+    for (const pid of mine) expect(workerChildren()).not.toContain(pid);
   });
 });

@@ -8,6 +8,7 @@ import {
   type ApprovalPolicy,
   type ApprovalProvider,
   type CodeModeContributor,
+  type CodeModeRuntime,
   type HookRunner,
   type HostedToolSpec,
   type MessageItem,
@@ -165,19 +166,26 @@ export function createSession(options: SessionOptions): Session {
   let closed = false;
   let codeMode: CodeMode | undefined = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const ownsCodeMode = !codeMode;
+  /** The runtime this session created (its worker processes end with the session). */
+  let ownRuntime: CodeModeRuntime | undefined;
   const forwardCellEvents = (mode: CodeMode) => mode.onCellEvent?.((event) => emit(event));
   if (codeMode) forwardCellEvents(codeMode);
   const toolMode = options.toolMode ?? 'direct';
 
+  let creatingCodeMode: Promise<CodeMode> | undefined;
   async function codeModeFor(): Promise<CodeModeContributor | undefined> {
     if (toolMode === 'direct') return undefined;
-    if (!codeMode) {
-      const { createCodeModeRuntime } = await import('@switchyard/code-mode-runtime');
+    if (codeMode) return codeMode;
+    // Created once, even when two steps are planned at the same time.
+    creatingCodeMode ??= import('@switchyard/code-mode-runtime').then(({ createCodeModeRuntime }) => {
       const settings = (options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
-      codeMode = createCodeMode({ runtime: createCodeModeRuntime(settings.runtimeOptions as never), maxOutputTokensCap: settings.maxOutputTokensCap });
-      forwardCellEvents(codeMode);
-    }
-    return codeMode;
+      ownRuntime = createCodeModeRuntime(settings.runtimeOptions as never);
+      const created = createCodeMode({ runtime: ownRuntime, maxOutputTokensCap: settings.maxOutputTokensCap });
+      forwardCellEvents(created);
+      codeMode = created;
+      return created;
+    });
+    return creatingCodeMode;
   }
 
   const currentExecutors = () => (typeof options.tools === 'function' ? options.tools() : options.tools);
@@ -391,7 +399,11 @@ export function createSession(options: SessionOptions): Session {
       if (closed) return;
       closed = true;
       await callLifecycle((executor) => executor.dispose);
-      if (codeMode && ownsCodeMode) await codeMode.shutdown();
+      if (creatingCodeMode) await creatingCodeMode.catch(() => undefined);
+      if (codeMode && ownsCodeMode) {
+        await codeMode.shutdown();
+        await ownRuntime?.shutdown();
+      }
       else if (codeMode) await codeMode.service.closeSession(sessionId);
       tracing?.close();
     },

@@ -154,3 +154,12 @@ export function workerChildren(parent = process.pid): number[] {
   }
   return found;
 }
+
+/** A process's resident memory in MB (VmRSS), 0 once it is gone. */
+export function workerRssMb(pid: number): number {
+  try {
+    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}

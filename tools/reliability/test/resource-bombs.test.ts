@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byProfile, report } from '../src/profile';
-import { openHarness, outcome, testTools, waitItem, type Harness } from './helpers';
+import { openHarness, outcome, testTools, waitItem, workerChildren, workerRssMb, type Harness } from './helpers';
 
 // Each bomb runs as a real `exec` through the full stack; each must end bounded, with a clear
 // error where it fails, and leave the session able to run the next cell.
@@ -116,6 +116,37 @@ describe('resource bombs through the full stack: bounded, with a clear error', (
     expect(Number(fulfilled)).toBeGreaterThanOrEqual(256);
     if (Number(rejected) > 0) expect(reason).toMatch(/\S/);
     held.push(`2000 parallel nested calls → ${fulfilled} answered, ${rejected} refused${reason ? ` ("${reason}")` : ''}`);
+    await healthy();
+  });
+
+  it('bridge floods stay bounded and the CPU and wall limits fire during them', async () => {
+    // timers set and cleared in a loop: two messages per turn, never an output item
+    const peak = { rssMb: 0 };
+    const watch = setInterval(() => {
+      for (const pid of workerChildren()) peak.rssMb = Math.max(peak.rssMb, workerRssMb(pid));
+    }, 50);
+    try {
+      const timers = await harness.exec(`for(;;){const t=setTimeout(()=>{},1e9);clearTimeout(t)}`);
+      expect(timers.status).toBe('failed');
+      expect(timers.error).toBe(`exec cell exceeded its CPU time limit of ${CPU_MS} ms`);
+    } finally {
+      clearInterval(watch);
+    }
+    // backpressure: the flood never queued more than a window of messages in the worker
+    expect(peak.rssMb).toBeLessThan(512);
+    const limited = await openHarness({ runtimeOptions: { wallTimeMs: 2_000, cpuTimeMs: false } });
+    try {
+      const yields = await limited.exec(`text('flooding'); for(;;) yield_control()`);
+      let observed = yields;
+      for (let round = 0; observed.status === 'running' && round < 10_000; round++) {
+        observed = outcome(await limited.step.dispatch(waitItem(`flood-${round}`, { cell_id: yields.cellId, yield_time_ms: 1_000 })));
+      }
+      expect(observed.status).toBe('failed');
+      expect(observed.error).toBe('exec cell exceeded its wall time limit of 2000 ms');
+    } finally {
+      await limited.close();
+    }
+    held.push(`timer flood → "exec cell exceeded its CPU time limit of ${CPU_MS} ms", worker peak RSS ${Math.round(peak.rssMb)} MB; yield_control() flood → "exec cell exceeded its wall time limit of 2000 ms"`);
     await healthy();
   });
 
