@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { running, workerChildren } from '../../../tools/config/proc.ts';
 
 // `mcp serve` runs cells in worker processes (the default isolation); none may outlive it, whether
 // its client disconnects (stdin closes) or it is killed. Checked in /proc, scoped to the children
@@ -12,28 +13,6 @@ const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVE = fileURLToPath(new URL('../test/fixtures/serve.ts', import.meta.url));
 const workspace = mkdtempSync(join(tmpdir(), 'switchyard-serve-workers-'));
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
-
-function stat(pid: number): { ppid: number; state: string; cmdline: string } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: rest[0], ppid: Number(rest[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') };
-  } catch {
-    return undefined;
-  }
-}
-const running = (pid: number) => {
-  const info = stat(pid);
-  return info !== undefined && info.state !== 'Z';
-};
-const workersOf = (parent: number) =>
-  readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      const info = stat(pid);
-      return info?.ppid === parent && info.state !== 'Z' && /worker\.(ts|js)\0/.test(info.cmdline);
-    });
 
 async function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -72,8 +51,8 @@ async function serveWithSpinningCell() {
   const called = await request('tools/call', { name: 'exec', arguments: { code: `text('spinning'); yield_control(); while (true) {}` } });
   const first = (called.result as { content: Array<{ text: string }> }).content[0].text;
   expect(first).toMatch(/^Script running with cell ID \S+\n/);
-  await until(() => workersOf(child.pid!).length >= 1, 30_000);
-  return { child, exited, workers: workersOf(child.pid!) };
+  await until(() => workerChildren(child.pid!).length >= 1, 30_000);
+  return { child, exited, workers: workerChildren(child.pid!) };
 }
 
 describe('mcp serve leaves no worker process behind', () => {

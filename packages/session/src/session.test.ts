@@ -1,4 +1,3 @@
-import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   FatalToolError,
@@ -11,6 +10,7 @@ import {
 import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './scripted-model';
 import { createSession } from './session';
+import { workerChildren } from '../../../tools/config/proc.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -174,22 +174,6 @@ describe('session turn loop', () => {
     expect(disposed).toBe(1);
   });
 });
-
-/** Live runtime worker processes that are children of this process (from /proc). */
-function workerChildren(): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(ppid) === process.pid && state !== 'Z' && /worker\.(ts|js)\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
-}
 
 describe('Code Mode cells run in worker processes by default', () => {
   it('a spinning cell runs outside this process; session.shutdown() ends it and leaves no worker behind', async () => {

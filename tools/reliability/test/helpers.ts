@@ -1,4 +1,3 @@
-import { readFileSync, readdirSync } from 'node:fs';
 import { defineFunctionTool, type HookRunner, type ResponseItem, type ToolExecutor, type ToolOutputItem } from '@switchyard/protocol';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
 
@@ -139,27 +138,4 @@ export async function openHarness(options: Partial<SessionOptions> & { runtimeOp
   };
 }
 
-/** The live runtime worker processes that are children of this process (read from /proc). */
-export function workerChildren(parent = process.pid): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) === parent && state !== 'Z' && /worker\.(ts|js)\0/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-/** A process's resident memory in MB (VmRSS), 0 once it is gone. */
-export function workerRssMb(pid: number): number {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
+export { workerChildren, residentMb as workerRssMb } from '../../config/proc.ts';

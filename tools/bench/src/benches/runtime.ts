@@ -7,11 +7,13 @@
  * JSON frames over the worker's stdio pipes, both ways, for every call and observation.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createCodeModeRuntime, type CellToolDescriptor, type CodeModeRuntimeOptions } from '@switchyard/code-mode-runtime';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
+import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
+
+const rssKiB = (pid: number) => residentMb(pid) * 1024;
 
 const require = createRequire(import.meta.url);
 const SEQUENTIAL_CALLS = 500;
@@ -36,28 +38,6 @@ function open(options: CodeModeRuntimeOptions) {
       if (observation.kind !== 'completed' || observation.error !== undefined) throw new Error(`bench cell failed: ${JSON.stringify(observation)}`);
     },
   };
-}
-
-/** Resident memory of a process in KiB (VmRSS). */
-function rssKiB(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? Number.NaN);
-}
-
-/** The worker processes that are children of this process. */
-function workerPids(): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === process.pid && /worker\.(js|ts)\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
 }
 
 const until = async (predicate: () => boolean) => {

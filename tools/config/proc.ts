@@ -1,0 +1,55 @@
+import { readFileSync, readdirSync } from 'node:fs';
+
+/**
+ * Process checks for tests and benches, read from /proc (Linux). Tests that look at processes
+ * scope themselves to their own process tree (children of a pid they know) because other suites
+ * run on the same machine at the same time.
+ */
+
+/** A process as /proc shows it. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** One-letter state: R, S, D, Z (zombie), T, … */
+  state: string;
+  cmdline: string[];
+}
+
+/** Reads /proc/<pid>; undefined once the process is gone. */
+export function processInfo(pid: number): ProcessInfo | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name is in parentheses and may hold spaces: read what follows the last ')'
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return { pid, ppid: Number(rest[1]), state: rest[0], cmdline };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while the process runs (a zombie has ended: it only waits to be reaped). */
+export function running(pid: number): boolean {
+  const info = processInfo(pid);
+  return info !== undefined && info.state !== 'Z';
+}
+
+/** The live children of `parent` (default: this process) that are Code Mode runtime workers (`…/worker.js` or `…/worker.ts`). */
+export function workerChildren(parent = process.pid): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = processInfo(Number(entry));
+    if (info && info.ppid === parent && info.state !== 'Z' && info.cmdline.some((part) => /[/\\]worker\.(ts|js)$/.test(part))) found.push(info.pid);
+  }
+  return found;
+}
+
+/** A process's resident memory in MB (VmRSS), 0 once it is gone. */
+export function residentMb(pid: number): number {
+  try {
+    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
