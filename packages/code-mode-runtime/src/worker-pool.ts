@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SwitchyardError } from '@switchyard/protocol';
@@ -368,14 +368,28 @@ export class WorkerPool implements RuntimePlacement {
   }
 }
 
-/** The worker entry: `dist/worker.js` beside the built package, or `src/worker.ts` (through tsx) when running from source. */
+let entry: { file: string; execArgv: string[]; cwd: string } | undefined;
+
+/**
+ * The worker entry: `dist/worker.js` beside the built package. Running from source (this
+ * monorepo's tests), `src/worker.ts` through tsx, unless `dist/worker.js` is at least as new as
+ * every source file (a fresh build starts in a fraction of tsx's time).
+ */
 function workerEntry(): { file: string; execArgv: string[]; cwd: string } {
+  if (entry) return entry;
   const here = fileURLToPath(import.meta.url);
   const folder = dirname(here);
-  if (here.endsWith('.ts')) {
-    return { file: join(folder, 'worker.ts'), execArgv: ['--conditions=@switchyard/source', '--import', 'tsx'], cwd: dirname(folder) };
+  if (!here.endsWith('.ts')) return (entry = { file: join(folder, 'worker.js'), execArgv: [], cwd: folder });
+  const root = dirname(folder);
+  const built = join(root, 'dist', 'worker.js');
+  try {
+    const builtAt = statSync(built).mtimeMs;
+    const newest = Math.max(...readdirSync(folder).map((name) => statSync(join(folder, name)).mtimeMs));
+    if (builtAt >= newest) return (entry = { file: built, execArgv: [], cwd: join(root, 'dist') });
+  } catch {
+    // no build: run the sources
   }
-  return { file: join(folder, 'worker.js'), execArgv: [], cwd: folder };
+  return (entry = { file: join(folder, 'worker.ts'), execArgv: ['--conditions=@switchyard/source', '--import', 'tsx'], cwd: root });
 }
 
 let setpriv: string | null | undefined;
