@@ -72,11 +72,6 @@ export class WorkerPool implements RuntimePlacement {
     if (settings.prewarm) this.topUp();
   }
 
-  /** Live worker processes (for tests and benches): their pids. */
-  pids(): number[] {
-    return this.live().flatMap((worker) => (worker.child.pid === undefined ? [] : [worker.child.pid]));
-  }
-
   private live(): Worker[] {
     return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended);
   }
