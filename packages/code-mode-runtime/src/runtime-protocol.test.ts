@@ -269,6 +269,12 @@ describe('validation of messages', () => {
     expect(() => parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'magic' }], yieldTimeMs: 0, stored: [] })).toThrow(
       'create-cell.tools[].kind is not function or freeform',
     );
+    expect(() => parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'function', declaration: 7 }], yieldTimeMs: 0, stored: [] })).toThrow(
+      'create-cell.tools[].declaration is not a string',
+    );
+    const declaration = 'declare const tools: { x(args: { id: string; }): Promise<unknown>; };';
+    const created = parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'function', declaration }], yieldTimeMs: 0, stored: [] });
+    expect(created).toMatchObject({ tools: [{ name: 'x', declaration }] });
     expect(() => parseHostMessage({ t: 'open-session', id: 1, session: 's', options: { ...ENGINE, heapMb: 'big' } })).toThrow('open-session.options.heapMb is not a non-negative integer');
   });
 });

@@ -538,6 +538,8 @@ function tools(message: Checked): CellToolDescriptor[] {
     string(checked, 'name', 'create-cell.tools[]');
     string(checked, 'description', 'create-cell.tools[]');
     if (checked.kind !== 'function' && checked.kind !== 'freeform') fail('create-cell.tools[].kind is not function or freeform');
+    // the TypeScript declaration a cell reads as ALL_TOOLS[i].declaration (absent: the runtime renders an untyped one)
+    if (checked.declaration !== undefined) string(checked, 'declaration', 'create-cell.tools[]');
   }
   return value as CellToolDescriptor[];
 }
