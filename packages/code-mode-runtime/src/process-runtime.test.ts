@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,7 +45,16 @@ describe('worker processes', () => {
       expect(info.cmdline).toContain('--no-node-snapshot');
       expect(info.cmdline.some((part) => part.startsWith('--max-old-space-size='))).toBe(true);
       expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).toBe('');
+      // the host's own Node binary (the Node 24 pass runs its own tree)
+      expect(readlinkSync(`/proc/${pid}/exe`)).toBe(realpathSync(process.execPath));
     }
+    // the worker that ran the cell loaded this tree's isolated-vm build, the line that fits this
+    // Node (5 on Node 20, 6 on Node 22+)
+    const ivm = createRequire(import.meta.url).resolve('isolated-vm/package.json');
+    const { version } = JSON.parse(readFileSync(ivm, 'utf8')) as { version: string };
+    expect(Number(version.split('.')[0])).toBe(Number(process.versions.node.split('.')[0]) >= 22 ? 6 : 5);
+    const native = realpathSync(ivm.replace(/package\.json$/, 'out/isolated_vm.node'));
+    expect(env.mine().filter((pid) => readFileSync(`/proc/${pid}/maps`, 'utf8').includes(native)).length).toBeGreaterThanOrEqual(1);
     await env.runtime.shutdown();
   });
 

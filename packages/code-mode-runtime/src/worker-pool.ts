@@ -73,7 +73,7 @@ export class WorkerPool implements RuntimePlacement {
   }
 
   private live(): Worker[] {
-    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended);
+    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended && !processEnded(worker.child.pid));
   }
 
   async acquire(sink: RuntimeSink): Promise<RuntimeLease> {
@@ -235,16 +235,17 @@ export class WorkerPool implements RuntimePlacement {
   /** Why a worker's connection ended: the pool's own reason, a protocol reason, or the exit status and V8's last words. */
   private async causeOf(worker: Worker, reason: string | undefined): Promise<string> {
     if (worker.killCause) return worker.killCause;
-    if (reason) {
+    if (reason?.startsWith('protocol violation')) {
       worker.killCause = reason;
       return reason;
     }
-    // Pipes closed first: give the process a moment to report how it ended. (These timers keep the
-    // event loop alive: whoever waits on the lost cells is answered before the host may exit.)
+    // Pipes closed (or a write to them failed, EPIPE, which may come before the exit is seen): give
+    // the process a moment to report how it ended. (These timers keep the event loop alive: whoever
+    // waits on the lost cells is answered before the host may exit.)
     const status = await Promise.race([worker.exited, delay(EXIT_GRACE_MS, true).then(() => undefined)]);
     if (worker.killCause) return worker.killCause;
     if (!status) {
-      worker.killCause = 'the runtime worker closed its pipes and did not exit';
+      worker.killCause = reason ? `the runtime worker's pipes failed (${reason}) and it did not exit` : 'the runtime worker closed its pipes and did not exit';
       return worker.killCause;
     }
     await delay(20, true); // the rest of stderr
@@ -405,6 +406,26 @@ function setprivPath(): string | undefined {
   }
   return setpriv ?? undefined;
 }
+
+/**
+ * True when the process is known to be gone or a zombie (Linux /proc): killed a moment ago, its
+ * exit not yet seen by this event loop. Such a worker is not handed to a session. Elsewhere: false.
+ */
+function processEnded(pid: number | undefined): boolean {
+  if (pid === undefined || !hasProc()) return false;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return true;
+  }
+  // "pid (comm) S …": the state follows the last ')' (comm may hold parentheses)
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state === 'Z' || state === 'X';
+}
+
+let procMounted: boolean | undefined;
+const hasProc = () => (procMounted ??= process.platform === 'linux' && existsSync(`/proc/${process.pid}/stat`));
 
 /** Resident memory of a process in MB (`VmRSS` of /proc/<pid>/status, Linux); undefined where there is no /proc. */
 export function residentMb(pid: number | undefined): number | undefined {
