@@ -117,6 +117,26 @@ describe('worker processes', () => {
     for (const pid of workers) expect(running(pid)).toBe(false);
   });
 
+  it('a spare killed a moment ago (its exit not yet seen by the host) is not handed to the next cell', async () => {
+    const fresh = start();
+    await until(() => fresh.mine().length === 1, 60_000);
+    // the spare said hello: wait until it is idle and ready, then kill it
+    await sleep(500);
+    const [spare] = fresh.mine();
+    process.kill(spare, 'SIGKILL');
+    // no turn of the event loop until the kernel has made it a zombie: the pool cannot have seen the exit
+    const deadline = Date.now() + 5_000;
+    while (processInfo(spare)?.state !== 'Z' && Date.now() < deadline) {
+      // spin
+    }
+    expect(processInfo(spare)?.state).toBe('Z');
+    const { observation } = await fresh.cell(`text('on a live worker')`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'on a live worker' }] });
+    expect((observation as { error?: string }).error).toBeUndefined();
+    expect(fresh.events).toEqual([]);
+    await fresh.runtime.shutdown();
+  });
+
   it('idle workers are reaped; the prewarmed spare stays until shutdown', async () => {
     const env = start({ workers: { idleMs: 300, max: 3 } });
     const cells = await Promise.all([env.cell(`await new Promise((r) => setTimeout(r, 300)); text(1)`), env.cell(`await new Promise((r) => setTimeout(r, 300)); text(2)`)]);
