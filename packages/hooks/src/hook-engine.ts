@@ -183,7 +183,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     parentSignal.addEventListener('abort', forward, { once: true });
     if (parentSignal.aborted) controller.abort();
     const started = performance.now();
-    safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name }));
+    safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name, sessionId: input.session_id }));
     const failClosed = !handler.async && (handler.failClosed ?? options.failClosed ?? false);
     const work = (async () => {
       let decision: D;
@@ -205,6 +205,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
           runId,
           event: handler.event,
           toolName: input.tool_name,
+          sessionId: input.session_id,
           outcome: described.outcome,
           durationMs: performance.now() - started,
           ...(described.message !== undefined ? { message: described.message } : {}),

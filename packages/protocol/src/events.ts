@@ -64,6 +64,8 @@ export interface HookStartEvent {
   readonly event: 'PreToolUse' | 'PostToolUse';
   /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a display name such as `clock__curr_time`). */
   readonly toolName: string;
+  /** The session of the call (`session_id` on hook stdin): one engine may serve several sessions. */
+  readonly sessionId?: string;
 }
 
 /** A hook handler ended with an outcome. */
@@ -76,6 +78,8 @@ export interface HookEndEvent {
   readonly event: 'PreToolUse' | 'PostToolUse';
   /** The canonical hook tool name, as on `hook-start`. */
   readonly toolName: string;
+  /** The session of the call, as on `hook-start`. */
+  readonly sessionId?: string;
   /** `continue`, `block`, `rewrite`, `feedback`, `stop`, `failed` (fail-open). */
   readonly outcome: 'continue' | 'block' | 'rewrite' | 'feedback' | 'stop' | 'failed';
   /** Milliseconds the handler ran (wall clock). */

@@ -323,6 +323,7 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
     };
     const hookStart = guard<Parameters<SwitchyardEventListener<'hook-start'>>[0]>((event) => {
       // a hook engine shared by several sessions reports every session's runs: only ours become spans
+      if (event.sessionId !== undefined && event.sessionId !== session.sessionId) return;
       const owner = toolOfRun(event.runId);
       if (!owner) return;
       const attributes: Attributes = {
@@ -335,6 +336,7 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
       hookRuns.set(event.runId, start(`hook ${event.event}`, owner.traced.context, { kind: otel.SpanKind.INTERNAL, attributes, startTime: now() }).span);
     });
     const hookEnd = guard<Parameters<SwitchyardEventListener<'hook-end'>>[0]>((event) => {
+      if (event.sessionId !== undefined && event.sessionId !== session.sessionId) return;
       const span = hookRuns.get(event.runId);
       if (!span) return;
       hookRuns.delete(event.runId);
@@ -352,13 +354,16 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
     close() {
       for (const stop of unsubscribe.splice(0)) stop();
       const time = now();
-      for (const span of hookRuns.values()) span.end(time);
-      for (const { span } of tools.values()) span.end(time);
+      const safely = guard((run: () => void) => run());
+      for (const span of hookRuns.values()) safely(() => span.end(time));
+      for (const { span } of tools.values()) safely(() => span.end(time));
       for (const { span } of cells.values()) {
-        span.setAttribute('switchyard.cell.status', 'terminated');
-        span.end(time);
+        safely(() => {
+          span.setAttribute('switchyard.cell.status', 'terminated');
+          span.end(time);
+        });
       }
-      for (const turn of turns.values()) endTurn(turn, time);
+      for (const turn of turns.values()) safely(() => endTurn(turn, time));
       hookRuns.clear();
       tools.clear();
       cells.clear();
