@@ -142,14 +142,16 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     expect(texts(notified).slice(1)).toEqual(['42', 'heads up']);
   });
 
-  it('answers a 20 MiB request with a JSON-RPC error and keeps serving', async () => {
+  it('answers a 20 MiB request with a JSON-RPC error and keeps serving, its session and stored values intact', async () => {
+    const stored = await client.callTool({ name: 'exec', arguments: { code: 'store("kept", 42); text("stored")' } });
+    expect(texts(stored).slice(1)).toEqual(['stored']);
     const huge = `text(${JSON.stringify('x'.repeat(20 * 1024 * 1024))})`;
     await expect(client.callTool({ name: 'exec', arguments: { code: huge } })).rejects.toMatchObject({
       code: -32600,
       message: expect.stringMatching(/request of \d+ bytes exceeds this server's message limit of 4194304 bytes/),
     });
-    const after = await client.callTool({ name: 'exec', arguments: { code: 'text("still serving")' } });
-    expect(texts(after).slice(1)).toEqual(['still serving']);
+    const after = await client.callTool({ name: 'exec', arguments: { code: 'text("still serving: " + load("kept"))' } });
+    expect(texts(after).slice(1)).toEqual(['still serving: 42']);
   }, 60_000);
 
   it('caps a 12 MB reply so the official client stays connected', async () => {
