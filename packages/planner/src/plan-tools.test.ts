@@ -297,6 +297,9 @@ describe('namespaces in a plan', () => {
       ['docs__middle', false, true],
       ['docs__hidden_member', false, true],
     ]);
+    // hidden, but never silently: one warning per namespaced tool the model would have seen
+    expect(plan.warnings.map((warning) => warning.toolName)).toEqual(['docs__zeta', 'docs__alpha', 'clock__curr_time', 'docs__middle']);
+    expect(plan.warnings[0].message).toBe('tool "docs__zeta" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)');
   });
 
   it('namespaced tools stay callable from code without namespace support', () => {

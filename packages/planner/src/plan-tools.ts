@@ -1,4 +1,5 @@
 import {
+  TOOL_MODES,
   createStepContext,
   displayName,
   selectWithinBudget,
@@ -94,7 +95,6 @@ export interface ToolPlan {
   describe(): PlanRow[];
 }
 
-const TOOL_MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
 const CODE_MODE_RESERVED = ['exec', 'wait'];
 const TOOL_SEARCH_CACHE_SIZE = 4;
 
@@ -290,6 +290,8 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
         warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
         visible = false;
       } else if (!namespacesSupported) {
+        const label = displayName(executor.name);
+        warn(`tool "${label}" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)`, label);
         visible = false;
       }
     }

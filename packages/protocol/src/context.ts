@@ -2,6 +2,8 @@ import type { ApprovalPolicy, ApprovalProvider, SandboxMode, TimeProvider } from
 
 /** How a plan exposes tools to the model (DESIGN "two tables"). */
 export type ToolMode = 'direct' | 'code-mode' | 'code-mode-only';
+/** Every {@link ToolMode}, for option checks. */
+export const TOOL_MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
 
 /** What the model provider can take (reference §1.4). */
 export interface ProviderCapabilities {

@@ -25,4 +25,6 @@ export * from './code-mode-declaration';
 export * from './tool-budget';
 export * from './arguments';
 export * from './define';
+export * from './options';
+export * from './backoff';
 export { VERSION } from './version';

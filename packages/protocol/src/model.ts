@@ -79,7 +79,11 @@ export interface ModelClient {
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }
 
-/** A model request failed. `retryable` for 429 / 5xx / network errors; `status` is the HTTP status if any. */
+/**
+ * A model request failed. `retryable` for 429 / 5xx / network errors; `status` is the HTTP status
+ * if any; `attempts` how many requests the client made. An aborted request is not a model error:
+ * the session reports a turn its host aborted as `ABORTED`.
+ */
 export class ModelRequestError extends SwitchyardError {
   /**
    * True for transient failures; the session retries them (same plan) only while no tool call of the attempt has
@@ -88,11 +92,18 @@ export class ModelRequestError extends SwitchyardError {
   readonly retryable: boolean;
   /** HTTP status of the failed response; absent for network or stream errors. */
   readonly status?: number;
+  /**
+   * Requests the client made before giving up: 1 when it did not retry. A client that retries
+   * itself sets it (in the constructor or just before throwing); the session does not retry an
+   * error whose `attempts` is above 1 unless configured to, so attempts never multiply.
+   */
+  attempts: number;
 
-  constructor(message: string, options: { retryable: boolean; status?: number; cause?: unknown }) {
+  constructor(message: string, options: { retryable: boolean; status?: number; cause?: unknown; attempts?: number }) {
     super('MODEL_ERROR', message, { cause: options.cause });
     this.name = 'ModelRequestError';
     this.retryable = options.retryable;
     this.status = options.status;
+    this.attempts = options.attempts ?? 1;
   }
 }

@@ -1,3 +1,5 @@
+import type { JsonValue } from './json';
+
 /**
  * The session's clock. Injected so tests are deterministic. `now()` may throw or reject: the
  * clock tool turns that into the fatal "failed to read current time: …".
@@ -20,10 +22,12 @@ export function fixedTimeProvider(instant: Date | string | number): TimeProvider
 export interface ApprovalRequest {
   /** Why approval is needed: `exec` (a command, possibly escalated), `hook` (PreToolUse `ask`), `tool` (anything else). */
   readonly kind: 'exec' | 'hook' | 'tool';
-  /** Flat name of the tool being called. */
+  /** Display name of the tool being called (`inventory__check_stock`). */
   readonly toolName: string;
   /** The call id the approval belongs to. */
   readonly callId: string;
+  /** The call's arguments, for `tool` (a function tool's parsed arguments, a freeform tool's input text). */
+  readonly input?: JsonValue;
   /** The shell command, for `exec`. */
   readonly command?: string;
   /** The working directory of the command. */
@@ -53,6 +57,10 @@ export interface ApprovalProvider {
 
 /** Approval policies of exec tools (reference §5.4): when a command may or must ask. */
 export type ApprovalPolicy = 'never' | 'on-request' | 'on-failure' | 'untrusted';
+/** Every {@link ApprovalPolicy}, for option checks. */
+export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = ['never', 'on-request', 'on-failure', 'untrusted'];
 
 /** Sandbox modes for processes started by tools. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+/** Every {@link SandboxMode}, for option checks. */
+export const SANDBOX_MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
