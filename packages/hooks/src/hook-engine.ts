@@ -1,7 +1,10 @@
 import EventEmitter from 'eventemitter3';
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
+  checkOptions,
   errorMessage,
+  optionRules as rule,
+  type OptionsShape,
   jsonBoundsViolation,
   type ApprovalProvider,
   type JsonBounds,
@@ -120,12 +123,26 @@ export function unhookableFeedback(why: string): string {
 /** Selected handlers and the serialized input, or why the input cannot be given to them. */
 type Dispatched<D> = { runs: Array<RunRecord<D> & { runId: string }>; unhookable?: undefined } | { runs?: undefined; unhookable: string };
 
+const HOOK_ENGINE_OPTION_RULES: OptionsShape<HookEngineOptions> = {
+  configFiles: rule.listOf(rule.string()),
+  config: rule.anyOf(rule.object(), rule.listOf(rule.object())),
+  functionHooks: rule.listOf(rule.object()),
+  approvals: rule.object(),
+  shell: rule.string(),
+  defaultTimeoutSec: rule.number({ min: 0 }),
+  maxOutputBytes: rule.number({ min: 1, integer: true }),
+  env: rule.object(),
+  failClosed: rule.boolean(),
+  inputBounds: rule.shape<JsonBounds>({ maxDepth: rule.required(rule.number({ min: 1, integer: true })), maxChars: rule.required(rule.number({ min: 1, integer: true })) }),
+};
+
 /**
  * Creates a hook engine implementing the protocol `HookRunner` (reference/tools.md §4). Loading
  * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
  * `runPreToolUse` / `runPostToolUse` never reject; failed hooks fail open and appear in `warnings`.
  */
 export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
+  checkOptions('createHookEngine', options, HOOK_ENGINE_OPTION_RULES);
   const warnings: string[] = [];
   const layers: HooksConfigLayer[] = [];
   for (const path of options.configFiles ?? []) {

@@ -1,4 +1,4 @@
-import { SwitchyardError } from '@switchyard/protocol';
+import { SwitchyardError, closestName } from '@switchyard/protocol';
 import { z } from 'zod';
 import { mcpNamespace } from './tool-names';
 
@@ -97,9 +97,21 @@ export function resolveServerConfigs(servers: unknown): ResolvedServerConfig[] {
       problems.push(`${where}: set exactly one of \`command\` (stdio) or \`url\` (streamable HTTP)`);
       continue;
     }
-    const parsed = (hasCommand ? stdioServer : httpServer).safeParse(raw);
+    const schema = hasCommand ? stdioServer : httpServer;
+    const parsed = schema.safeParse(raw);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(`${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+      for (const issue of parsed.error.issues) {
+        if (issue.code === 'unrecognized_keys' && issue.path.length === 0) {
+          // a typo names the closest valid key, as every other options object does
+          const known = Object.keys(schema.shape);
+          for (const key of issue.keys) {
+            const suggestion = closestName(key, known);
+            problems.push(`${where}: unknown option \`${key}\`${suggestion !== undefined ? `; did you mean \`${suggestion}\`?` : ''}`);
+          }
+          continue;
+        }
+        problems.push(`${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+      }
       continue;
     }
     entries.push([name, parsed.data]);

@@ -1,4 +1,4 @@
-import type { ToolExecutor } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape, type ToolExecutor } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
@@ -61,6 +61,12 @@ export interface McpTools {
  * `CONFIG` for an invalid configuration; a server that fails to start only produces a warning.
  */
 export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
+  checkOptions('mcpTools', options, {
+    servers: rule.required(rule.object()),
+    maxOutputTokens: rule.number({ min: 1, integer: true }),
+    maxMessageBytes: rule.number({ min: 1, integer: true }),
+    onWarning: rule.function(),
+  } satisfies OptionsShape<McpToolsOptions>);
   const resolved = resolveServerConfigs(options.servers);
   const listeners = new Map<McpToolsEvent['type'], Set<(event: McpToolsEvent) => void>>();
   const warnings: McpWarning[] = [];

@@ -1,6 +1,9 @@
 import {
   ModelRequestError,
   SwitchyardError,
+  checkOptions,
+  optionRules as rule,
+  type OptionsShape,
   type JsonObject,
   type ModelClient,
   type ModelRequest,
@@ -10,7 +13,7 @@ import {
 } from '@switchyard/protocol';
 import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
 import { describeServerError, isRetryableServerError } from './http-error';
-import type { RetryOptions } from './retry';
+import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
@@ -43,6 +46,7 @@ export interface ChatCompletionsOptions extends RetryOptions {
  * call starts or the response ends.
  */
 export function chatCompletions(options: ChatCompletionsOptions): ModelClient {
+  checkOptions('chatCompletions', options, CHAT_OPTION_RULES);
   if (typeof options?.baseURL !== 'string' || !/^https?:\/\//.test(options.baseURL)) {
     throw new SwitchyardError('CONFIG', `chatCompletions: \`baseURL\` must be an http(s) URL, got ${JSON.stringify(options?.baseURL)}`);
   }
@@ -51,6 +55,19 @@ export function chatCompletions(options: ChatCompletionsOptions): ModelClient {
     return { body: JSON.stringify(body), parse: (stream) => parseChatStream(stream, targets) };
   });
 }
+
+const CHAT_OPTION_RULES: OptionsShape<ChatCompletionsOptions> = {
+  ...RETRY_OPTION_RULES,
+  baseURL: rule.required(rule.string()),
+  model: rule.required(rule.string()),
+  apiKey: rule.string(),
+  instructions: rule.string(),
+  parallelToolCalls: rule.boolean(),
+  contextWindow: rule.number({ min: 1 }),
+  extraBody: rule.object(),
+  headers: rule.object(),
+  fetch: rule.function(),
+};
 
 /** The JSON body of one Chat Completions request, and the flat tool names it defines. */
 export function chatRequestBody(

@@ -1,5 +1,8 @@
 import {
   ModelRequestError,
+  checkOptions,
+  optionRules as rule,
+  type OptionsShape,
   type JsonObject,
   type ModelClient,
   type ModelRequest,
@@ -8,7 +11,7 @@ import {
   type ResponseItem,
 } from '@switchyard/protocol';
 import { describeServerError, isRetryableErrorCode } from './http-error';
-import type { RetryOptions } from './retry';
+import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
@@ -50,11 +53,29 @@ export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * client's own retries (see {@link RetryOptions}).
  */
 export function openaiResponses(options: OpenAIResponsesOptions): ModelClient {
+  checkOptions('openaiResponses', options, RESPONSES_OPTION_RULES);
   return createStreamingClient('openaiResponses', options, endpoint(options?.baseURL ?? DEFAULT_OPENAI_BASE_URL, 'responses'), (request) => ({
     body: JSON.stringify(responsesRequestBody(options, request)),
     parse: parseResponsesStream,
   }));
 }
+
+const RESPONSES_OPTION_RULES: OptionsShape<OpenAIResponsesOptions> = {
+  ...RETRY_OPTION_RULES,
+  model: rule.required(rule.string()),
+  apiKey: rule.string(),
+  baseURL: rule.string(),
+  instructions: rule.string(),
+  parallelToolCalls: rule.boolean(),
+  contextWindow: rule.number({ min: 1 }),
+  reasoning: rule.object(),
+  store: rule.boolean(),
+  include: rule.listOf(rule.string()),
+  promptCacheKey: rule.string(),
+  extraBody: rule.object(),
+  headers: rule.object(),
+  fetch: rule.function(),
+};
 
 /** The JSON body of one Responses-API request. Same options and request give the same body, byte for byte. */
 export function responsesRequestBody(options: OpenAIResponsesOptions, request: ModelRequest): JsonObject {

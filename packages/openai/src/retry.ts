@@ -1,19 +1,27 @@
-import { ModelRequestError, errorMessage, type ModelStreamEvent } from '@switchyard/protocol';
+import {
+  BACKOFF_OPTION_RULES,
+  ModelRequestError,
+  abortableSleep,
+  backoffDelay as exponentialDelay,
+  errorMessage,
+  optionRules as rule,
+  type BackoffOptions,
+  type ModelStreamEvent,
+  type OptionsShape,
+} from '@switchyard/protocol';
 import { ModelHttpError, errorFromResponse } from './http-error';
 
-/** How a client retries 429 / 5xx / network failures. */
-export interface RetryOptions {
+/** How a client retries 429 / 5xx / network failures: attempts, and the backoff between them. */
+export interface RetryOptions extends BackoffOptions {
   /** Attempts in all, the first included. Default 5. */
   maxAttempts?: number;
-  /** Delay before the first retry, in milliseconds; doubles each retry. Default 500. */
-  initialDelayMs?: number;
-  /** Upper bound of a computed delay, in milliseconds. Default 10 000 (a server's `retry-after` may ask for up to 60 000). */
-  maxDelayMs?: number;
-  /** Waits between attempts; rejects when `signal` aborts. Injected by tests. */
-  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
-  /** A number in [0, 1) for jitter. Default `Math.random`. */
-  random?: () => number;
 }
+
+/** The option rules of {@link RetryOptions}, shared by every client's strict options check. */
+export const RETRY_OPTION_RULES: OptionsShape<RetryOptions> = {
+  ...BACKOFF_OPTION_RULES,
+  maxAttempts: rule.number({ min: 1, integer: true }),
+};
 
 const RETRY_AFTER_CAP_MS = 60_000;
 
@@ -23,27 +31,7 @@ const RETRY_AFTER_CAP_MS = 60_000;
  */
 export function backoffDelay(retry: number, options: RetryOptions = {}, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, RETRY_AFTER_CAP_MS);
-  const initial = options.initialDelayMs ?? 500;
-  const max = options.maxDelayMs ?? 10_000;
-  const base = Math.min(max, initial * 2 ** (retry - 1));
-  const random = options.random ?? Math.random;
-  return Math.round(base * (0.75 + 0.5 * random()));
-}
-
-/** Waits `milliseconds`, rejecting with the signal's reason if it aborts first. */
-export function abortableSleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, milliseconds);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  return exponentialDelay(retry, options);
 }
 
 /**
@@ -70,7 +58,11 @@ export async function* streamWithRetries(
     } catch (error) {
       signal.throwIfAborted();
       const failure = toModelRequestError(error);
-      if (!failure.retryable || yielded || number >= maxAttempts) throw failure;
+      if (!failure.retryable || yielded || number >= maxAttempts) {
+        // the session reads it and does not retry again what this client already retried
+        failure.attempts = number;
+        throw failure;
+      }
       const hint = failure instanceof ModelHttpError ? failure.retryAfterMs : undefined;
       await sleep(backoffDelay(number, options, hint), signal);
     }

@@ -1,7 +1,10 @@
 import {
   FunctionToolOutput,
   RespondToModelError,
+  checkOptions,
   defineFreeformTool,
+  optionRules as rule,
+  type OptionsShape,
   isJsonObject,
   type HookToolInput,
   type JsonValue,
@@ -103,6 +106,21 @@ function emitSafely(invocation: ToolInvocation, name: string, data: Record<strin
 
 const jsonChanges = (changes: FileChange[]) => changes as unknown as JsonValue;
 
+const APPLY_PATCH_OPTION_RULES: OptionsShape<ApplyPatchToolOptions> = {
+  root: rule.string(),
+  allowOutsideRoot: rule.boolean(),
+  allowWritesInReadOnly: rule.boolean(),
+  protectedNames: rule.listOf(rule.string()),
+  limits: rule.shape<Partial<PatchLimits>>({
+    maxFileBytes: rule.number({ min: 1, integer: true }),
+    maxFileLines: rule.number({ min: 1, integer: true }),
+    maxPatchBytes: rule.number({ min: 1, integer: true }),
+    maxTotalBytes: rule.number({ min: 1, integer: true }),
+  }),
+  wrapHelper: rule.function(),
+  helperHeapMb: rule.number({ min: 16, integer: true }),
+};
+
 /**
  * The helper's sandbox for this call: the exec sandbox of the configured (or the step's) mode, in
  * which the kernel — not a path check — keeps every write inside the writable roots and off
@@ -132,6 +150,7 @@ async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode
  * step's sandbox is `read-only` (unless `allowWritesInReadOnly`).
  */
 export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecutor {
+  checkOptions('applyPatchTool', options, APPLY_PATCH_OPTION_RULES);
   return defineFreeformTool({
     name: 'apply_patch',
     description: APPLY_PATCH_DESCRIPTION,

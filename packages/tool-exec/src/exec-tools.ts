@@ -2,8 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import {
+  APPROVAL_POLICIES,
   RespondToModelError,
+  SANDBOX_MODES,
   SwitchyardError,
+  checkOptions,
+  optionRules as rule,
+  type OptionsShape,
   abortedMessage,
   contentItemsToText,
   parseObjectArguments,
@@ -209,12 +214,31 @@ function textOf(output: ToolOutput, callId: string): string {
   return typeof item.output === 'string' ? item.output : contentItemsToText(item.output);
 }
 
+const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
+  root: rule.string(),
+  sandbox: rule.oneOf(...SANDBOX_MODES),
+  approvalPolicy: rule.oneOf(...APPROVAL_POLICIES),
+  approvals: rule.object(),
+  network: rule.boolean(),
+  writableRoots: rule.listOf(rule.string()),
+  bwrapPath: rule.string(),
+  sandboxUser: rule.shape<{ uid: number; gid: number }>({ uid: rule.required(rule.number({ min: 0, integer: true })), gid: rule.required(rule.number({ min: 0, integer: true })) }),
+  shell: rule.string(),
+  allowLoginShell: rule.boolean(),
+  env: rule.object(),
+  inheritEnv: rule.anyOf(rule.oneOf('core', 'filtered', 'all'), rule.listOf(rule.string())),
+  maxProcesses: rule.number({ min: 1, integer: true }),
+  maxRetainedBytes: rule.number({ min: 1, integer: true }),
+  processScope: rule.oneOf('turn', 'session'),
+};
+
 /**
  * Creates the `exec_command` and `write_stdin` executors (reference §5.4) sharing one process
  * table, plus `endTurn` / `shutdown` to kill process groups. Commands run through the sandbox and
  * approval policy of the options, else of the calling step (see {@link ExecToolsOptions}).
  */
 export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
+  checkOptions('execTools', options, EXEC_OPTION_RULES);
   const table = new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
   const memory = new ApprovalMemory();
   /** Processes started by a call that has not answered yet (not in the table until then). */
