@@ -8,6 +8,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
+import { assistantText } from './message-text';
 
 /** One scripted response: the items to emit, an error to throw (e.g. a retryable one), or a function of the request. */
 export type ScriptedResponse =
@@ -21,6 +22,11 @@ export interface ScriptedModelOptions {
   usage?: (request: ModelRequest, items: readonly ResponseItem[]) => ModelUsage;
   /** Delay between emitted items in ms (to show tools starting while the model still streams). Default 0. */
   itemDelayMs?: number;
+  /**
+   * Stream an assistant message's text as `text-delta` events (one per word) before its item, as a
+   * real client does. Default false.
+   */
+  textDeltas?: boolean;
 }
 
 /** A deterministic `ModelClient` for tests and demos; `requests` records every request it received. */
@@ -50,6 +56,10 @@ export function createScriptedModel(script: readonly ScriptedResponse[] | Script
       for (const item of resolved) {
         if (request.signal.aborted) throw new ModelRequestError('request aborted', { retryable: false, cause: request.signal.reason });
         if (options.itemDelayMs) await new Promise((resolve) => setTimeout(resolve, options.itemDelayMs));
+        const text = assistantText(item);
+        if (options.textDeltas && text !== undefined) {
+          for (const delta of text.match(/\S+\s*|\s+/g) ?? []) yield { type: 'text-delta', delta };
+        }
         yield { type: 'output-item', item };
       }
       const usage = options.usage?.(request, resolved) ?? {

@@ -1,20 +1,73 @@
-import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardEvent, SwitchyardEventType, ToolOutputItem } from '@switchyard/protocol';
+import EventEmitter from 'eventemitter3';
+import { errorMessage, type ModelRequest, type ModelUsage, type ResponseItem, type SwitchyardError, type SwitchyardEvent, type SwitchyardEventType, type ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
+import { warnOnce } from './warn-once';
 
-/** Events of the turn loop itself, beside the protocol's tool, hook and cell events. */
+/** What a turn run by `runTurn` / `streamTurn` produced. */
+export interface TurnResult {
+  /** Items this turn added to the history (input, model items, outputs, injections). */
+  readonly items: readonly ResponseItem[];
+  /** Text of the model's last assistant message, if any. */
+  readonly finalText?: string;
+  /** Sampling steps the turn took. */
+  readonly steps: number;
+}
+
+/** Events of the turn loop itself, beside the protocol's tool, cell and plan events. */
 export type SessionLoopEvent =
   | { type: 'turn-start'; turnId: string }
-  | { type: 'turn-end'; turnId: string; error?: unknown }
+  /** The turn ended: `result` when it succeeded (what `runTurn` returns), `error` when it failed. */
+  | { type: 'turn-end'; turnId: string; result?: TurnResult; error?: SwitchyardError }
   | { type: 'step-start'; turnId: string; stepIndex: number; plan: ToolPlan }
   /** One sampling attempt starts; `model` is the requested model's name when known (`model.name` or the client's `capabilities.name`). */
   | { type: 'model-request'; turnId: string; stepIndex: number; attempt: number; plan: ToolPlan; request: ModelRequest; model?: string }
   /** The attempt's stream ended: with `usage` / `responseId` as the model reported them, or with the `error` it threw. */
   | { type: 'model-response'; turnId: string; stepIndex: number; attempt: number; usage?: ModelUsage; responseId?: string; error?: unknown }
+  /** More assistant text as the model streams it (before the message's `model-item`). */
+  | { type: 'text-delta'; turnId: string; delta: string }
   | { type: 'model-item'; turnId: string; item: ResponseItem }
+  /** A retryable model error; the same step is sampled again after `delayMs`. Discard text shown since the last `model-request`. */
+  | { type: 'model-retry'; turnId: string; stepIndex: number; attempt: number; delayMs: number; error: SwitchyardError }
   | { type: 'tool-output'; turnId: string; item: ToolOutputItem };
 
 /** Everything a session emits. */
 export type SessionEvent = SwitchyardEvent | SessionLoopEvent;
 export type SessionEventType = SessionEvent['type'];
 export type SessionEventListener<T extends SessionEventType> = (event: Extract<SessionEvent, { type: T }>) => void;
+/** What `session.streamTurn()` yields: every event of the turn, ending with `turn-end`. */
+export type TurnEvent = SessionEvent;
 export type { SwitchyardEventType };
+
+/**
+ * The session's event hub. Listeners are guarded: one that throws is reported once through
+ * `process.emitWarning` and never reaches the turn, the tool or the other listeners.
+ */
+export class EventHub {
+  private readonly emitter = new EventEmitter();
+  private readonly taps = new Set<(event: SessionEvent) => void>();
+
+  emit(event: SessionEvent): void {
+    for (const tap of this.taps) tap(event);
+    this.emitter.emit(event.type, event);
+  }
+
+  on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void {
+    const guarded = (event: unknown) => {
+      try {
+        (listener as (event: unknown) => void)(event);
+      } catch (error) {
+        warnOnce(`a session listener for "${type}" threw: ${errorMessage(error)}`, 'SWITCHYARD_LISTENER');
+      }
+    };
+    this.emitter.on(type, guarded);
+    return () => {
+      this.emitter.off(type, guarded);
+    };
+  }
+
+  /** Receives every event (the turn stream's queue); `tap` must not throw. Returns the unsubscribe function. */
+  tap(tap: (event: SessionEvent) => void): () => void {
+    this.taps.add(tap);
+    return () => this.taps.delete(tap);
+  }
+}

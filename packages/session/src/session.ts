@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import EventEmitter from 'eventemitter3';
 import {
   SwitchyardError,
+  abortableSleep,
+  backoffDelay,
+  errorMessage,
   isSwitchyardError,
   isToolCallItem,
   systemTimeProvider,
   type ApprovalPolicy,
+  type BackoffOptions,
   type ApprovalProvider,
   type CodeModeContributor,
   type CodeModeRuntime,
@@ -30,7 +33,11 @@ import {
 import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/broker';
-import type { SessionEvent, SessionEventListener, SessionEventType } from './session-events';
+import { EventHub, type SessionEvent, type SessionEventListener, type SessionEventType, type TurnEvent, type TurnResult } from './session-events';
+import { SessionHistory, type TurnRecord } from './history';
+import { checkSessionOptions } from './session-options';
+import { assistantText } from './message-text';
+import { warnOnce } from './warn-once';
 import { traceSession, type SessionTracer } from './tracing';
 
 export interface SessionOptions {
@@ -60,8 +67,14 @@ export interface SessionOptions {
   instructions?: string;
   /** Follow-up steps per turn before the turn fails. Default 32. */
   maxSteps?: number;
-  /** Session-level retries of a retryable model error, reusing the step's plan. Default 2. */
+  /**
+   * Session-level retries of a retryable model error, reusing the step's plan. Default 2. An error
+   * whose client already retried it (`attempts` above 1, as `@switchyard/openai` sets) is not
+   * retried again unless `retry.afterClientRetries` is set, so attempts never multiply.
+   */
   maxModelRetries?: number;
+  /** Backoff of those retries: exponential from `initialDelayMs` (default 500) up to `maxDelayMs` (default 10 000), ±25 % jitter. */
+  retry?: SessionRetryOptions;
   /** Namespaces kept out of Code Mode. */
   excludedCodeModeNamespaces?: readonly string[];
   /**
@@ -72,11 +85,29 @@ export interface SessionOptions {
    */
   toolBudget?: ToolBudget;
   /**
+   * A saved conversation to continue (`JSON.parse(JSON.stringify(session.history))` of an earlier
+   * session). Checked at creation: a malformed item is a `CONFIG` error; a call saved without its
+   * output gets one saying the conversation was interrupted.
+   */
+  history?: readonly ResponseItem[];
+  /**
+   * Planner warnings (a broken tool definition skipped, namespaced tools hidden from a provider
+   * without namespaces) fail the step with a `CONFIG` error instead. Default false: they are
+   * `plan-warning` events and are reported once per process through `process.emitWarning`.
+   */
+  strict?: boolean;
+  /**
    * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
    * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
    * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
    */
   tracer?: SessionTracer;
+}
+
+/** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
+export interface SessionRetryOptions extends BackoffOptions {
+  /** Retry an error its client already retried (`attempts` > 1). Default false. */
+  afterClientRetries?: boolean;
 }
 
 /** One sampling step: its context, plan and router, built once (retries reuse them). */
@@ -123,20 +154,29 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
 }
 
-export interface TurnResult {
-  /** Items this turn added to the history (input, model items, outputs, injections). */
-  readonly items: readonly ResponseItem[];
-  /** Text of the model's last assistant message, if any. */
-  readonly finalText?: string;
-  readonly steps: number;
-}
 
 export interface Session {
   readonly id: string;
-  /** The conversation so far (every turn's items). */
+  /**
+   * The conversation so far (every turn's items), JSON-serializable; pass it to
+   * `createSession({ history })` to continue. Valid after any turn: every call item has exactly
+   * one output with its `call_id`.
+   */
   readonly history: readonly ResponseItem[];
   beginTurn(options?: TurnOptions): Turn;
+  /**
+   * Runs a turn to its end: samples, runs tool calls, follows up until the model answers without
+   * calls. Resolves with the turn's result; rejects with a `SwitchyardError` (`ABORTED` when
+   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, …). Built on {@link Session.streamTurn}.
+   */
   runTurn(options: RunTurnOptions): Promise<TurnResult>;
+  /**
+   * Runs a turn and yields its events as they happen: `turn-start`, `text-delta`, `model-item`,
+   * `tool-call-start`, `tool-call-end`, `tool-output`, `cell-start`, `cell-end`, … and last
+   * `turn-end` with the `result` (or the `error`, which the iteration then throws). The turn
+   * starts at the first `next()`; leaving the loop early aborts it.
+   */
+  streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
   /** Terminates every cell (within 1 s) and refuses new turns. */
   shutdown(): Promise<void>;
@@ -148,27 +188,53 @@ function hookContextMessage(text: string): MessageItem {
   return { type: 'message', role: 'developer', content: `<hook_context>${text}</hook_context>` };
 }
 
+/** The message closing a call a failed turn left open: what the model reads in its output. */
+function closingMessage(error: SwitchyardError): string {
+  return error.code === 'ABORTED' ? 'aborted by user' : `the turn failed before this call finished: ${error.message}`;
+}
+
+/** The error a failed turn rejects with: `ABORTED` once its signal aborted, a `SwitchyardError` as is, else `FATAL`. */
+function turnError(error: unknown, signal: AbortSignal): SwitchyardError {
+  if (signal.aborted) {
+    if (isSwitchyardError(error) && error.code === 'ABORTED') return error;
+    const reason = signal.reason;
+    const detail = reason === undefined || (reason as Error)?.name === 'AbortError' ? '' : `: ${errorMessage(reason)}`;
+    return new SwitchyardError('ABORTED', `turn aborted${detail}`, { cause: reason ?? error });
+  }
+  if (isSwitchyardError(error)) return error;
+  return new SwitchyardError('FATAL', `turn failed: ${errorMessage(error)}`, { cause: error });
+}
+
+/** A turn created by the session, with the internal end that reports the outcome. */
+interface OwnTurn extends Turn {
+  /** Emits to the session's listeners and the turn's stream. */
+  emit(event: SessionEvent): void;
+  finish(outcome: { result?: TurnResult; error?: SwitchyardError }): Promise<void>;
+}
+
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
+  checkSessionOptions(options);
   resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
-  const emitter = new EventEmitter();
-  const emit = (event: SessionEvent) => emitter.emit(event.type, event);
-  const on = <T extends SessionEventType>(type: T, listener: SessionEventListener<T>) => {
-    emitter.on(type, listener as (...args: unknown[]) => void);
-    return () => {
-      emitter.off(type, listener as (...args: unknown[]) => void);
-    };
+  const hub = new EventHub();
+  const tracing = options.tracer
+    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
+    : undefined;
+  const history = new SessionHistory(options.history);
+  /** Event sinks of the turns being streamed; cell events (not tied to a step) go to each. */
+  const turnSinks = new Set<(event: SessionEvent) => void>();
+  const emitGlobal = (event: SessionEvent) => {
+    hub.emit(event);
+    for (const sink of turnSinks) sink(event);
   };
-  const tracing = options.tracer ? traceSession(options.tracer, { on, sessionId, hooks: options.hooks, model: options.model?.name }) : undefined;
-  const history: ResponseItem[] = [];
   let usedTokens = 0;
   let closed = false;
   let codeMode: CodeMode | undefined = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const ownsCodeMode = !codeMode;
   /** The runtime this session created (its worker processes end with the session). */
   let ownRuntime: CodeModeRuntime | undefined;
-  const forwardCellEvents = (mode: CodeMode) => mode.onCellEvent?.((event) => emit(event));
+  const forwardCellEvents = (mode: CodeMode) => mode.onCellEvent?.((event) => emitGlobal(event));
   if (codeMode) forwardCellEvents(codeMode);
   const toolMode = options.toolMode ?? 'direct';
 
@@ -202,23 +268,30 @@ export function createSession(options: SessionOptions): Session {
     await Promise.all(calls);
   }
 
-  function beginTurn(turnOptions: TurnOptions = {}): Turn {
+  function beginOwnTurn(turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
     if (closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
     const id = randomUUID();
     const controller = new AbortController();
     const forward = () => controller.abort(turnOptions.signal?.reason);
     if (turnOptions.signal?.aborted) forward();
     else turnOptions.signal?.addEventListener('abort', forward, { once: true });
+    const emit = (event: SessionEvent) => {
+      hub.emit(event);
+      sink?.(event);
+    };
+    if (sink) turnSinks.add(sink);
     const turnState = new Map<string | symbol, unknown>();
     const pendingContexts: string[] = [];
     let stepIndex = 0;
     let detach: (() => void) | undefined;
+    let ended = false;
     const runtimes: ToolCallRuntime[] = [];
     emit({ type: 'turn-start', turnId: id });
 
-    const turn: Turn = {
+    const turn: OwnTurn = {
       id,
       signal: controller.signal,
+      emit,
       async step() {
         stepIndex++;
         const context: StepContext = {
@@ -244,7 +317,14 @@ export function createSession(options: SessionOptions): Session {
           excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
           budget: options.toolBudget,
         });
-        for (const warning of plan.warnings) emit(warning);
+        if (options.strict && plan.warnings.length > 0) {
+          throw new SwitchyardError('CONFIG', `strict session: ${plan.warnings.map((warning) => warning.message).join('; ')}`);
+        }
+        for (const warning of plan.warnings) {
+          emit(warning);
+          // events nobody listens to are easy to miss: the process hears of each problem once
+          warnOnce(warning.message, 'SWITCHYARD_PLAN');
+        }
         const registry = ToolRegistry.from(plan.executors);
         const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: options.hooks });
         for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
@@ -294,41 +374,61 @@ export function createSession(options: SessionOptions): Session {
       abort(reason?: unknown) {
         controller.abort(reason);
       },
-      async end() {
+      end() {
+        // a turn the host aborted ends with its reason
+        return turn.finish(controller.signal.aborted ? { error: turnError(controller.signal.reason, controller.signal) } : {});
+      },
+      async finish(outcome) {
+        if (ended) return;
+        ended = true;
         detach?.();
         detach = undefined;
         for (const runtime of runtimes.splice(0)) runtime.dispose();
         turnOptions.signal?.removeEventListener('abort', forward);
         await callLifecycle((executor) => executor.onTurnEnd, id);
-        // a failed or aborted turn ends with its reason (runTurn aborts a failing turn with the error)
-        emit({ type: 'turn-end', turnId: id, ...(controller.signal.aborted ? { error: controller.signal.reason } : {}) });
+        emit({ type: 'turn-end', turnId: id, ...outcome });
+        if (sink) turnSinks.delete(sink);
       },
     };
     return turn;
   }
 
-  async function runTurn(run: RunTurnOptions): Promise<TurnResult> {
-    const turn = beginTurn({ signal: run.signal });
-    const start = history.length;
+  /** True when the session retries `error` after `attempt` attempts of this step (no tool call started). */
+  function shouldRetry(error: unknown, attempt: number, signal: AbortSignal): boolean {
+    // read structurally: a client may bundle its own copy of protocol
+    const failure = error as { retryable?: unknown; attempts?: unknown } | undefined;
+    if (failure?.retryable !== true || signal.aborted) return false;
+    if (attempt > (options.maxModelRetries ?? 2)) return false;
+    const clientAttempts = typeof failure.attempts === 'number' ? failure.attempts : 1;
+    return clientAttempts <= 1 || options.retry?.afterClientRetries === true;
+  }
+
+  /** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
+  async function executeTurn(run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
+    const turn = beginOwnTurn({ signal: run.signal }, sink);
+    const emit = turn.emit;
     const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
-    history.push(...input);
+    const record: TurnRecord = history.begin(input);
     const maxSteps = options.maxSteps ?? 32;
-    const maxRetries = options.maxModelRetries ?? 2;
     const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
+    const sleep = options.retry?.sleep ?? abortableSleep;
     let finalText: string | undefined;
     let steps = 0;
+    /** Calls of the step being sampled, and what the model produced so far. */
+    let calls: Array<Promise<DispatchResult | undefined>> = [];
+    let items: ResponseItem[] = [];
+    let itemsRecorded = false;
     try {
       for (;;) {
         if (steps >= maxSteps) throw new SwitchyardError('FATAL', `turn exceeded ${maxSteps} steps`);
+        turn.signal.throwIfAborted();
         const step = await turn.step();
         steps++;
-        let calls: Array<Promise<DispatchResult | undefined>> = [];
-        let items: ResponseItem[] = [];
         for (let attempt = 1; ; attempt++) {
           history.push(...turn.takeInjected());
           const request: ModelRequest = {
             tools: step.tools,
-            input: [...history],
+            input: [...history.items],
             parallelToolCalls,
             instructions: options.instructions,
             signal: turn.signal,
@@ -349,6 +449,8 @@ export function createSession(options: SessionOptions): Session {
                   pending.catch(() => undefined);
                   calls.push(pending);
                 }
+              } else if (event.type === 'text-delta') {
+                emit({ type: 'text-delta', turnId: turn.id, delta: event.delta });
               } else if (event.type === 'completed') {
                 completed = event;
                 if (event.usage) usedTokens = event.usage.totalTokens;
@@ -358,43 +460,100 @@ export function createSession(options: SessionOptions): Session {
             break;
           } catch (error) {
             emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, error });
-            // `retryable` is read structurally: a client may bundle its own copy of protocol
-            const retryable = (error as { retryable?: unknown } | undefined)?.retryable === true;
-            if (!retryable || attempt > maxRetries || turn.signal.aborted || calls.length > 0) throw error;
+            if (calls.length > 0 || !shouldRetry(error, attempt, turn.signal)) throw error;
+            const delayMs = backoffDelay(attempt, options.retry);
+            emit({ type: 'model-retry', turnId: turn.id, stepIndex, attempt, delayMs, error: turnError(error, turn.signal) });
+            await sleep(delayMs, turn.signal);
           }
         }
-        history.push(...items);
-        for (const item of items) {
-          if (item.type === 'message' && (item as MessageItem).role === 'assistant') {
-            const content = (item as MessageItem).content;
-            finalText = typeof content === 'string' ? content : content.map((part) => ('text' in part ? part.text : '')).join('');
-          }
-        }
+        history.pushModelItems(record, items);
+        itemsRecorded = true;
+        for (const item of items) finalText = assistantText(item) ?? finalText;
         const results = await Promise.all(calls);
         // outputs in call order; hook contexts and notify() items follow with the next request
         for (const result of results) if (result) history.push(result.item);
+        calls = [];
+        itemsRecorded = false;
         const toolCalls = results.filter(Boolean).length;
         if (toolCalls === 0) {
           history.push(...turn.takeInjected());
           break;
         }
       }
-      await turn.end();
-      return { items: history.slice(start), finalText, steps };
-    } catch (error) {
+      const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
+      await turn.finish({ result });
+      return result;
+    } catch (caught) {
+      const error = turnError(caught, turn.signal);
       turn.abort(error);
-      await turn.end();
-      if (isSwitchyardError(error)) throw error;
-      throw new SwitchyardError('FATAL', `turn failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+      // Calls already started are part of the conversation: their items and outputs are kept
+      // (the aborted ones answer with the aborted output), every other call gets a closing output.
+      if (calls.length > 0) {
+        if (!itemsRecorded) history.pushModelItems(record, items);
+        const settled = await Promise.allSettled(calls);
+        for (const outcome of settled) if (outcome.status === 'fulfilled' && outcome.value) history.push(outcome.value.item);
+      }
+      history.fail(record, closingMessage(error));
+      await turn.finish({ error });
+      throw error;
     }
+  }
+
+  async function* streamTurn(run: RunTurnOptions): AsyncGenerator<TurnEvent> {
+    const queue: TurnEvent[] = [];
+    let wake: (() => void) | undefined;
+    let settled = false;
+    let failure: SwitchyardError | undefined;
+    const stop = new AbortController();
+    const forward = () => stop.abort(run.signal?.reason);
+    if (run.signal?.aborted) forward();
+    else run.signal?.addEventListener('abort', forward, { once: true });
+    const running = executeTurn({ ...run, signal: stop.signal }, (event) => {
+      queue.push(event);
+      wake?.();
+    }).then(
+      () => undefined,
+      (error: SwitchyardError) => {
+        failure = error;
+      },
+    );
+    void running.finally(() => {
+      settled = true;
+      run.signal?.removeEventListener('abort', forward);
+      wake?.();
+    });
+    try {
+      for (;;) {
+        while (queue.length > 0) yield queue.shift()!;
+        if (settled) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+      if (failure) throw failure;
+    } finally {
+      if (!settled) {
+        // the host left the loop early: the turn stops, its history stays valid
+        stop.abort(new SwitchyardError('ABORTED', 'the host stopped reading the turn'));
+        await running;
+      }
+    }
+  }
+
+  async function runTurn(run: RunTurnOptions): Promise<TurnResult> {
+    let result: TurnResult | undefined;
+    for await (const event of streamTurn(run)) if (event.type === 'turn-end' && event.result) result = event.result;
+    return result!;
   }
 
   return {
     id: sessionId,
-    history,
-    beginTurn,
+    history: history.items,
+    beginTurn: (turnOptions) => beginOwnTurn(turnOptions),
     runTurn,
-    on,
+    streamTurn,
+    on: (type, listener) => hub.on(type, listener),
     async shutdown() {
       if (closed) return;
       closed = true;
@@ -403,10 +562,8 @@ export function createSession(options: SessionOptions): Session {
       if (codeMode && ownsCodeMode) {
         await codeMode.shutdown();
         await ownRuntime?.shutdown();
-      }
-      else if (codeMode) await codeMode.service.closeSession(sessionId);
+      } else if (codeMode) await codeMode.service.closeSession(sessionId);
       tracing?.close();
     },
   };
 }
-

@@ -1,0 +1,63 @@
+import { APPROVAL_POLICIES, BACKOFF_OPTION_RULES, SANDBOX_MODES, TOOL_MODES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/protocol';
+import type { SessionOptions, SessionRetryOptions } from './session';
+
+/** A tool executor as far as the session can tell before planning: an object with a `name`, a `spec` and `handle`. */
+const executorRule: OptionRule = (value) => {
+  const executor = value as { name?: unknown; spec?: unknown; handle?: unknown } | null;
+  return typeof executor === 'object' && executor !== null && typeof executor.name === 'object' && typeof executor.spec === 'object' && typeof executor.handle === 'function'
+    ? undefined
+    : 'must be a tool executor (e.g. `clockTool()` or `defineFunctionTool({...})`)';
+};
+
+/** `codeMode` is either a `createCodeMode(...)` value (it has `executors`) or settings for the lazy one. */
+const codeModeRule: OptionRule = (value, path) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `must be an object; got ${value === null ? 'null' : typeof value}`;
+  if ('executors' in value) return undefined;
+  return rule.shape<{ runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number }>({
+    runtimeOptions: rule.object(),
+    maxOutputTokensCap: rule.number({ min: 1, integer: true }),
+  })(value, path);
+};
+
+const RETRY_RULES: OptionsShape<SessionRetryOptions> = { ...BACKOFF_OPTION_RULES, afterClientRetries: rule.boolean() };
+
+const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
+  toolMode: rule.oneOf(...TOOL_MODES),
+  tools: rule.required(rule.anyOf(rule.listOf(executorRule, 'a list of tool executors'), rule.function())),
+  hostedSpecs: rule.listOf(rule.object()),
+  provider: rule.shape<NonNullable<SessionOptions['provider']>>({
+    namespaceTools: rule.boolean(),
+    toolSearch: rule.boolean(),
+    parallelToolCalls: rule.boolean(),
+    originalImageDetail: rule.boolean(),
+  }),
+  hooks: rule.object(),
+  cwd: rule.string(),
+  model: rule.shape<NonNullable<SessionOptions['model']>>({
+    contextWindow: rule.number({ min: 1 }),
+    name: rule.string(),
+    autoCompactTokens: rule.number({ min: 0 }),
+  }),
+  codeMode: codeModeRule,
+  approvalPolicy: rule.oneOf(...APPROVAL_POLICIES),
+  sandboxMode: rule.oneOf(...SANDBOX_MODES),
+  approvals: rule.object(),
+  time: rule.object(),
+  sessionId: rule.string(),
+  instructions: rule.string(),
+  maxSteps: rule.number({ min: 1, integer: true }),
+  maxModelRetries: rule.number({ min: 0, integer: true }),
+  retry: rule.shape(RETRY_RULES),
+  excludedCodeModeNamespaces: rule.listOf(rule.string()),
+  // checked by the planner's own resolver, which names the field
+  toolBudget: rule.any(),
+  history: rule.listOf(rule.object(), 'a list of items'),
+  strict: rule.boolean(),
+  // a Tracer or { tracer, providerName?, agentName? }: checked by the tracing module
+  tracer: rule.object(),
+};
+
+/** Throws a `CONFIG` error naming the first unknown or invalid option of `createSession`. */
+export function checkSessionOptions(options: unknown): asserts options is SessionOptions {
+  checkOptions('createSession', options, SESSION_OPTION_RULES);
+}
