@@ -1,17 +1,30 @@
 import type { ToolInvocation } from './call';
 import { parseObjectArguments } from './arguments';
-import { RespondToModelError, isSwitchyardError, errorMessage } from './errors';
+import { RespondToModelError, SwitchyardError, isSwitchyardError, errorMessage } from './errors';
 import type { HookPayloadAdapter, ToolExecutor, ToolExposure } from './executor';
 import type { JsonObject, JsonSchema, JsonValue } from './json';
 import { FunctionToolOutput, JsonToolOutput, isToolOutput, type ToolOutput } from './output';
 import { displayName, toolName } from './tool-name';
 import type { ToolGrammar } from './tool-spec';
+import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
+
+/**
+ * A value `JSON.stringify` writes as the same JSON value it reads back, but for members that are
+ * `undefined`, which it drops (so typed arguments with optional members can be returned as is).
+ */
+export type JsonSerializable = null | boolean | number | string | readonly JsonSerializable[] | { readonly [key: string]: JsonSerializable | undefined };
 
 /** What a handler may return: a string (output text), a JSON value (JSON text / typed Code Mode value) or a {@link ToolOutput}. */
-export type ToolHandlerResult = string | JsonValue | ToolOutput;
+export type ToolHandlerResult = string | JsonValue | JsonSerializable | ToolOutput;
+
+/**
+ * Whether a call needs approval: a flag, or a function of the call's arguments (a freeform tool's
+ * input text). A function that throws counts as needing approval.
+ */
+export type NeedsApproval<Args> = boolean | ((args: Args, invocation: ToolInvocation) => boolean | Promise<boolean>);
 
 /** Options of {@link defineFunctionTool}. */
-export interface DefineFunctionToolOptions<Args extends JsonObject = JsonObject> {
+export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends ToolParameters = JsonSchema> {
   /** Function name (`get_weather`). */
   name: string;
   /** Namespace with its own separator (`weather__`, `mcp__docs__`) or a plain group (`clock`). */
@@ -20,8 +33,25 @@ export interface DefineFunctionToolOptions<Args extends JsonObject = JsonObject>
   namespaceDescription?: string;
   /** What the model reads to decide when to call the tool (the spec's `description`). */
   description: string;
-  /** JSON Schema of the arguments; the registry validates calls against it before `handle`. */
-  parameters: JsonSchema;
+  /**
+   * The arguments: a JSON Schema (the registry validates calls against it before `handle`; written
+   * inline or `as const`, it also types `args`) or a Standard Schema value (zod 4, valibot,
+   * arktype: `args` is its output type, the handler gets the validated, transformed value, and a
+   * failed check is a model-visible "invalid arguments for …").
+   */
+  parameters: Parameters;
+  /**
+   * The JSON Schema the model sees when `parameters` is a Standard Schema. Default: the schema's
+   * own JSON Schema export (`~standard.jsonSchema`, zod ≥ 4.2, arktype); required for libraries
+   * without one (valibot: `toJsonSchema(schema)` from `@valibot/to-json-schema`).
+   */
+  jsonSchema?: JsonSchema;
+  /**
+   * Ask the step's `ApprovalProvider` (kind `tool`, with the arguments as `input`) before the
+   * handler runs, for direct calls and calls from Code Mode alike. Denied, failed or without a
+   * provider, the model reads "<tool> rejected by user" (code `APPROVAL_DENIED`). Default false.
+   */
+  needsApproval?: NeedsApproval<Args>;
   /** JSON Schema of the Code Mode result (documentation only; never sent to the model). */
   outputSchema?: JsonSchema;
   /** Responses-API strict mode, sent as `strict`; `false` when omitted. */
@@ -58,6 +88,8 @@ export interface DefineFreeformToolOptions {
   supportsParallelToolCalls?: boolean;
   /** Hooks for a freeform tool are opt-in: supply an adapter. */
   hookPayload?: HookPayloadAdapter | false;
+  /** As for {@link DefineFunctionToolOptions.needsApproval}, with the input text. */
+  needsApproval?: NeedsApproval<string>;
   /** Extra words for the `tool_search` index (used for deferred tools only). */
   searchText?: string;
   /**
@@ -93,15 +125,72 @@ async function runHandler(display: string, body: () => Promise<ToolHandlerResult
   }
 }
 
+/** The refusal of a call that needed approval and did not get it. */
+export function approvalRefusal(display: string, reason = 'rejected by user'): RespondToModelError {
+  return new RespondToModelError(`${display} ${reason}`, { code: 'APPROVAL_DENIED' });
+}
+
+/** Asks the step's approval provider when `needsApproval` says so; throws the refusal otherwise. */
+async function requireToolApproval<Args>(display: string, needsApproval: NeedsApproval<Args> | undefined, args: Args, invocation: ToolInvocation): Promise<void> {
+  if (needsApproval === undefined || needsApproval === false) return;
+  let needed = true;
+  if (typeof needsApproval === 'function') {
+    try {
+      needed = await needsApproval(args, invocation);
+    } catch {
+      // an undecidable call is asked about, never waved through
+      needed = true;
+    }
+  }
+  if (!needed) return;
+  const approvals = invocation.step.approvals;
+  if (!approvals) throw approvalRefusal(display, 'needs approval, and no approval provider is configured');
+  let decision: string;
+  try {
+    decision = await approvals.requestApproval({ kind: 'tool', toolName: display, callId: invocation.callId, input: args as JsonValue, signal: invocation.signal });
+  } catch {
+    decision = 'denied';
+  }
+  invocation.signal.throwIfAborted();
+  if (decision !== 'approved' && decision !== 'approved-for-session') throw approvalRefusal(display);
+}
+
+/** The JSON Schema the model sees for `parameters`; a Standard Schema without one is a `CONFIG` error. */
+function parametersJsonSchema(display: string, parameters: ToolParameters, jsonSchema: JsonSchema | undefined): JsonSchema {
+  if (!isStandardSchema(parameters)) return parameters;
+  if (jsonSchema) return jsonSchema;
+  const standard = parameters['~standard'];
+  if (standard.jsonSchema) {
+    try {
+      const rendered = { ...standard.jsonSchema.input({ target: 'draft-07' }) };
+      delete rendered.$schema;
+      return rendered as JsonSchema;
+    } catch (error) {
+      throw new SwitchyardError('CONFIG', `defineFunctionTool(${display}): the ${standard.vendor} schema cannot be rendered as JSON Schema: ${errorMessage(error)}; pass \`jsonSchema\``, { cause: error });
+    }
+  }
+  throw new SwitchyardError(
+    'CONFIG',
+    `defineFunctionTool(${display}): the ${standard.vendor} schema has no JSON Schema export (~standard.jsonSchema); pass \`jsonSchema\` (the schema the model sees)`,
+  );
+}
+
 /**
  * Defines a function tool as a plain {@link ToolExecutor} — all a plugin author needs, with
- * `@switchyard/protocol` as the only dependency. The handler gets parsed arguments; it returns a
+ * `@switchyard/protocol` as the only dependency. `parameters` is a JSON Schema or a Standard
+ * Schema (zod 4, valibot, arktype), and `args` is typed from either. The handler returns a
  * string, a JSON value or a `ToolOutput`; an ordinary throw becomes a model-visible failure
- * ("tool X failed: …"), a `FatalToolError` ends the turn.
+ * ("tool X failed: …"), a `FatalToolError` ends the turn. Throws a `CONFIG` error for a Standard
+ * Schema without a JSON Schema (pass `jsonSchema`).
  */
-export function defineFunctionTool<Args extends JsonObject = JsonObject>(options: DefineFunctionToolOptions<Args>): ToolExecutor {
+export function defineFunctionTool<const Parameters extends ToolParameters>(options: DefineFunctionToolOptions<ToolArguments<Parameters>, Parameters>): ToolExecutor;
+/** With the argument type given explicitly: `defineFunctionTool<{ city: string }>({ ... })`. */
+export function defineFunctionTool<Args extends JsonObject = JsonObject>(options: DefineFunctionToolOptions<Args>): ToolExecutor;
+export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, ToolParameters>): ToolExecutor {
   const name = toolName(options.name, options.namespace);
   const display = displayName(name);
+  const standard: StandardSchema | undefined = isStandardSchema(options.parameters) ? options.parameters : undefined;
+  const parameters = parametersJsonSchema(display, options.parameters, options.jsonSchema);
   return {
     name,
     spec: {
@@ -109,7 +198,7 @@ export function defineFunctionTool<Args extends JsonObject = JsonObject>(options
       name: options.name,
       description: options.description,
       ...(options.strict !== undefined ? { strict: options.strict } : {}),
-      parameters: options.parameters,
+      parameters,
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
     },
     exposure: options.exposure,
@@ -119,10 +208,16 @@ export function defineFunctionTool<Args extends JsonObject = JsonObject>(options
     searchText: options.searchText,
     hookPayload: options.hookPayload,
     handle(invocation) {
-      return runHandler(display, () => {
+      return runHandler(display, async () => {
         const payload = invocation.payload;
         if (payload.kind !== 'function') throw new RespondToModelError(`${options.name} handler received unsupported payload`);
-        const args = parseObjectArguments(payload.arguments) as Args;
+        let args: unknown = parseObjectArguments(payload.arguments);
+        if (standard) {
+          const checked = await standard['~standard'].validate(args);
+          if (checked.issues) throw new RespondToModelError(`invalid arguments for ${display}: ${describeStandardIssues(checked.issues)}`, { code: 'INVALID_INPUT' });
+          args = checked.value;
+        }
+        await requireToolApproval(display, options.needsApproval, args, invocation);
         return options.handle({ args, signal: invocation.signal, invocation });
       });
     },
@@ -149,9 +244,10 @@ export function defineFreeformTool(options: DefineFreeformToolOptions): ToolExec
     searchText: options.searchText,
     hookPayload: options.hookPayload,
     handle(invocation) {
-      return runHandler(displayName(name), () => {
+      return runHandler(displayName(name), async () => {
         const payload = invocation.payload;
         if (payload.kind !== 'custom') throw new RespondToModelError(`${options.name} handler received unsupported payload`);
+        await requireToolApproval(displayName(name), options.needsApproval, payload.input, invocation);
         return options.handle({ input: payload.input, signal: invocation.signal, invocation });
       });
     },

@@ -25,6 +25,7 @@ export * from './code-mode-declaration';
 export * from './tool-budget';
 export * from './arguments';
 export * from './define';
+export * from './standard-schema';
 export * from './options';
 export * from './backoff';
 export { VERSION } from './version';

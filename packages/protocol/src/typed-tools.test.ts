@@ -1,0 +1,157 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import * as v from 'valibot';
+import { toJsonSchema, toStandardJsonSchema } from '@valibot/to-json-schema';
+import { z } from 'zod';
+import { DIRECT_SOURCE } from './call';
+import { createStepContext } from './context';
+import { defineFreeformTool, defineFunctionTool } from './define';
+import { isSwitchyardError } from './errors';
+import type { ToolExecutor } from './executor';
+import type { ToolPayload } from './payload';
+import type { ApprovalProvider, ApprovalRequest } from './providers';
+import type { InferJsonSchema, ToolArguments } from './standard-schema';
+
+function invoke(executor: ToolExecutor, payload: ToolPayload, approvals?: ApprovalProvider) {
+  return executor.handle({
+    callId: 'call-1',
+    toolName: executor.name,
+    source: DIRECT_SOURCE,
+    payload,
+    signal: new AbortController().signal,
+    step: createStepContext({ approvals }),
+  });
+}
+const fn = (args: unknown): ToolPayload => ({ kind: 'function', arguments: JSON.stringify(args) });
+
+async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isSwitchyardError(error)) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('typed tools', () => {
+  it('infers argument types from an inline JSON Schema', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        days: { type: 'integer' },
+        units: { enum: ['c', 'f'] },
+        tags: { type: 'array', items: { type: 'string' } },
+        maybe: { type: ['string', 'null'] },
+      },
+      required: ['city', 'units'],
+    } as const;
+    expectTypeOf<InferJsonSchema<typeof schema>>().toEqualTypeOf<{ city: string; units: 'c' | 'f'; days?: number; tags?: string[]; maybe?: string | null }>();
+    defineFunctionTool({
+      name: 'forecast',
+      description: 'Forecast.',
+      parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] },
+      handle: ({ args }) => {
+        expectTypeOf(args).toEqualTypeOf<{ city: string; days?: number }>();
+        return args.city;
+      },
+    });
+    // a schema the compiler cannot see into keeps the loose type
+    expectTypeOf<ToolArguments<{ type?: string }>>().toEqualTypeOf<{ [key: string]: import('./json').JsonValue }>();
+  });
+
+  it('takes a zod schema: the model sees its JSON Schema, the handler its parsed output', async () => {
+    const tool = defineFunctionTool({
+      name: 'check_stock',
+      namespace: 'inventory',
+      description: 'Units in stock.',
+      parameters: z.object({ sku: z.string().min(2), warehouse: z.string().default('main') }),
+      handle: ({ args }) => {
+        expectTypeOf(args).toEqualTypeOf<{ sku: string; warehouse: string }>();
+        return `${args.sku}@${args.warehouse}`;
+      },
+    });
+    expect(tool.spec).toMatchObject({ type: 'function', name: 'check_stock' });
+    expect((tool.spec as { parameters: unknown }).parameters).toEqual({
+      type: 'object',
+      properties: { sku: { type: 'string', minLength: 2 }, warehouse: { type: 'string', default: 'main' } },
+      required: ['sku'],
+    });
+    const output = await invoke(tool, fn({ sku: 'lamp' }));
+    expect(output.toResponseItem('c1', { kind: 'function', arguments: '' })).toEqual({ type: 'function_call_output', call_id: 'c1', output: 'lamp@main' });
+    expect(await failure(invoke(tool, fn({ sku: 'x' })))).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'invalid arguments for inventory__check_stock: arguments.sku: Too small: expected string to have >=2 characters',
+    });
+  });
+
+  it('takes a valibot schema with its JSON Schema, or through toStandardJsonSchema', async () => {
+    const schema = v.object({ city: v.pipe(v.string(), v.toUpperCase()) });
+    const explicit = defineFunctionTool({
+      name: 'weather',
+      description: 'Weather.',
+      parameters: schema,
+      jsonSchema: toJsonSchema(v.object({ city: v.string() })) as never,
+      handle: ({ args }) => {
+        expectTypeOf(args).toEqualTypeOf<{ city: string }>();
+        return args.city;
+      },
+    });
+    expect((await invoke(explicit, fn({ city: 'oslo' }))).toResponseItem('c', { kind: 'function', arguments: '' })).toMatchObject({ output: 'OSLO' });
+    expect(await failure(invoke(explicit, fn({ city: 7 })))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^invalid arguments for weather: arguments\.city: /) });
+
+    const standard = defineFunctionTool({ name: 'weather2', description: 'Weather.', parameters: toStandardJsonSchema(v.object({ city: v.string() })), handle: ({ args }) => args.city });
+    expect((standard.spec as { parameters: unknown }).parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+
+    let thrown: unknown;
+    try {
+      defineFunctionTool({ name: 'weather3', description: 'Weather.', parameters: schema, handle: () => 'x' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({
+      code: 'CONFIG',
+      message: 'defineFunctionTool(weather3): the valibot schema has no JSON Schema export (~standard.jsonSchema); pass `jsonSchema` (the schema the model sees)',
+    });
+  });
+
+  it('needsApproval asks the step’s approval provider with the arguments before the handler runs', async () => {
+    const asked: ApprovalRequest[] = [];
+    let ran = 0;
+    const answer = (decision: 'approved' | 'denied' | 'throw'): ApprovalProvider => ({
+      async requestApproval(request) {
+        asked.push(request);
+        if (decision === 'throw') throw new Error('ui crashed');
+        return decision;
+      },
+    });
+    const refund = defineFunctionTool({
+      name: 'refund',
+      namespace: 'billing',
+      description: 'Refunds an order.',
+      parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+      needsApproval: (args) => args.amount > 100,
+      handle: ({ args }) => {
+        ran++;
+        return `refunded ${args.amount}`;
+      },
+    });
+    await invoke(refund, fn({ amount: 5 }));
+    expect(asked).toEqual([]);
+    await invoke(refund, fn({ amount: 500 }), answer('approved'));
+    expect(asked).toMatchObject([{ kind: 'tool', toolName: 'billing__refund', callId: 'call-1', input: { amount: 500 } }]);
+    expect(ran).toBe(2);
+    const denied = { code: 'APPROVAL_DENIED', message: 'billing__refund rejected by user' };
+    expect(await failure(invoke(refund, fn({ amount: 500 }), answer('denied')))).toEqual(denied);
+    expect(await failure(invoke(refund, fn({ amount: 500 }), answer('throw')))).toEqual(denied);
+    expect(await failure(invoke(refund, fn({ amount: 500 })))).toEqual({
+      code: 'APPROVAL_DENIED',
+      message: 'billing__refund needs approval, and no approval provider is configured',
+    });
+    expect(ran).toBe(2);
+
+    const freeform = defineFreeformTool({ name: 'shell_note', description: 'Notes.', needsApproval: true, handle: ({ input }) => input });
+    expect(await failure(invoke(freeform, { kind: 'custom', input: 'rm -rf' }, answer('denied')))).toEqual({ code: 'APPROVAL_DENIED', message: 'shell_note rejected by user' });
+    expect(asked.at(-1)).toMatchObject({ kind: 'tool', toolName: 'shell_note', input: 'rm -rf' });
+  });
+});
