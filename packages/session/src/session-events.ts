@@ -16,8 +16,12 @@ export interface TurnResult {
 /** Events of the turn loop itself, beside the protocol's tool, cell and plan events. */
 export type SessionLoopEvent =
   | { type: 'turn-start'; turnId: string }
-  /** The turn ended: `result` when it succeeded (what `runTurn` returns), `error` when it failed. */
-  | { type: 'turn-end'; turnId: string; result?: TurnResult; error?: SwitchyardError }
+  /**
+   * The turn ended: `result` when it succeeded (what `runTurn` returns), `error` when it failed —
+   * the `SwitchyardError` `runTurn` / `streamTurn` reject with, or for a turn of `beginTurn()`
+   * the reason it was aborted with.
+   */
+  | { type: 'turn-end'; turnId: string; result?: TurnResult; error?: unknown }
   | { type: 'step-start'; turnId: string; stepIndex: number; plan: ToolPlan }
   /** One sampling attempt starts; `model` is the requested model's name when known (`model.name` or the client's `capabilities.name`). */
   | { type: 'model-request'; turnId: string; stepIndex: number; attempt: number; plan: ToolPlan; request: ModelRequest; model?: string }

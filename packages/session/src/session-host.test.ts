@@ -219,7 +219,7 @@ describe('streamTurn', () => {
     const seen: string[] = [];
     const error = await (async () => {
       for await (const event of session.streamTurn({ model: createScriptedModel([[call('b1', 'boom', {})]]), input: 'x' })) {
-        seen.push(event.type === 'turn-end' ? `turn-end:${event.error?.code}` : event.type);
+        seen.push(event.type === 'turn-end' ? `turn-end:${(event.error as { code?: string } | undefined)?.code}` : event.type);
       }
     })().catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'FATAL', message: 'disk on fire' });

@@ -209,7 +209,7 @@ function turnError(error: unknown, signal: AbortSignal): SwitchyardError {
 interface OwnTurn extends Turn {
   /** Emits to the session's listeners and the turn's stream. */
   emit(event: SessionEvent): void;
-  finish(outcome: { result?: TurnResult; error?: SwitchyardError }): Promise<void>;
+  finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
@@ -375,8 +375,8 @@ export function createSession(options: SessionOptions): Session {
         controller.abort(reason);
       },
       end() {
-        // a turn the host aborted ends with its reason
-        return turn.finish(controller.signal.aborted ? { error: turnError(controller.signal.reason, controller.signal) } : {});
+        // a turn the host aborted ends with its reason, as the host gave it
+        return turn.finish(controller.signal.aborted ? { error: controller.signal.reason } : {});
       },
       async finish(outcome) {
         if (ended) return;
