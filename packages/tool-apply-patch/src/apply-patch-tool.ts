@@ -119,6 +119,7 @@ const APPLY_PATCH_OPTION_RULES: OptionsShape<ApplyPatchToolOptions> = {
   }),
   wrapHelper: rule.function(),
   helperHeapMb: rule.number({ min: 16, integer: true }),
+  sandbox: rule.object(),
 };
 
 /**
