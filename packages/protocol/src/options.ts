@@ -80,7 +80,13 @@ function failure(where: string, message: string): SwitchyardError {
  */
 export function checkOptions<T>(where: string, options: unknown, shape: OptionsShape<T>, settings: { optional?: boolean } = {}): asserts options is T {
   if (options === undefined && settings.optional) return;
-  const problem = shapeProblem(options, shape as Record<string, OptionRule>, '');
+  let problem: string | undefined;
+  try {
+    problem = shapeProblem(options, shape as Record<string, OptionRule>, '');
+  } catch (error) {
+    // a getter or proxy that throws: still a configuration problem, never a crash of the caller
+    problem = `options could not be read: ${error instanceof Error ? error.message : String(error)}`;
+  }
   if (problem) throw failure(where, problem);
 }
 
