@@ -1,0 +1,355 @@
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  connectRuntime,
+  createRemoteRuntime,
+  type RemoteRuntimeOptions,
+  type RuntimeClient,
+  type RuntimeEventMessage,
+  type RuntimeLease,
+  type RuntimePlacement,
+  type RuntimeSink,
+} from '@switchyard/code-mode-runtime';
+import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { checkConnectOptions, checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
+import { createNatsTransport, type NatsTransport } from './nats-transport';
+import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+
+/** How sessions are placed on runtime hosts. */
+export interface NatsPlacementOptions {
+  /** How long one placement request waits for a runtime host's answer (ms). Default 5,000. */
+  timeoutMs?: number;
+  /** Placement requests per session before its cell fails (a full or silent host is skipped by asking again). Default 5. */
+  attempts?: number;
+}
+
+/** Liveness of runtime hosts, as seen from the agent host. */
+export interface NatsHeartbeatOptions {
+  /** A heartbeat request goes to each runtime host this agent host is connected to this often (ms). Default 1,000. */
+  intervalMs?: number;
+  /** A heartbeat not answered within this long loses the runtime host (ms). Default 10,000. */
+  timeoutMs?: number;
+}
+
+/** Options of {@link createNatsRuntime}: the runtime's cell limits plus where NATS is. */
+export interface NatsRuntimeOptions extends Omit<RemoteRuntimeOptions, 'placement' | 'onShutdown'>, NatsConnectOptions {
+  /**
+   * This agent host's subject token: its sessions' frames travel on subjects that name it, and
+   * NATS permissions scoped to it keep other agent hosts out. Default: 16 random characters.
+   */
+  agentId?: string;
+  placement?: NatsPlacementOptions;
+  heartbeat?: NatsHeartbeatOptions;
+  /** Biggest frame accepted from a runtime host (bytes, reassembled). Default 64 MiB. */
+  maxFrameBytes?: number;
+  /** Shown to the NATS server as the connection's name. Default `switchyard agent host <agentId>`. */
+  name?: string;
+}
+
+/** One connection to one runtime host, shared by this agent host's sessions placed there. */
+interface Link {
+  runtime: string;
+  name: string;
+  conn: string;
+  transport: NatsTransport;
+  ready: Promise<RuntimeClient>;
+  client?: RuntimeClient;
+  sinks: Map<string, RuntimeSink>;
+  lost: boolean;
+  heartbeat?: NodeJS.Timeout;
+}
+
+/** Where one session's cells go: the runtime host it was placed on, while it lives. */
+interface Stick {
+  runtime?: string;
+}
+
+let sessionSequence = 0;
+
+/**
+ * A `CodeModeRuntime` whose cells run on runtime hosts reached through NATS (see
+ * `serveRuntimeOverNats`). Each session is placed on one runtime host through the placement queue
+ * group and its later cells go to the same host while it lives (sticky); committed stored values
+ * and cell ids stay here, and every nested call comes back here to run through this host's own
+ * router. A runtime host that dies, stops answering heartbeats or loses frames fails only its
+ * in-flight cells ("exec runtime ended unexpectedly: runtime host <name> …"); the session's next
+ * cell is placed on a live host.
+ */
+export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime {
+  const prefix = checkConnectOptions(options, 'createNatsRuntime');
+  const agentId = options.agentId === undefined ? randomToken() : checkToken(options.agentId, 'createNatsRuntime option agentId');
+  const placement = options.placement ?? {};
+  const timeoutMs = placement.timeoutMs === undefined ? 5_000 : positive(placement.timeoutMs, 'createNatsRuntime option placement.timeoutMs', 1);
+  const attempts = placement.attempts === undefined ? 5 : positive(placement.attempts, 'createNatsRuntime option placement.attempts', 1);
+  const heartbeat = options.heartbeat ?? {};
+  const intervalMs = heartbeat.intervalMs === undefined ? 1_000 : positive(heartbeat.intervalMs, 'createNatsRuntime option heartbeat.intervalMs', 10);
+  const heartbeatTimeoutMs = heartbeat.timeoutMs === undefined ? 10_000 : positive(heartbeat.timeoutMs, 'createNatsRuntime option heartbeat.timeoutMs', 10);
+  const maxFrameBytes = options.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : positive(options.maxFrameBytes, 'createNatsRuntime option maxFrameBytes', 64 * 1024);
+  const { servers, auth, tls, subjectPrefix, connectTimeoutMs, agentId: _agent, placement: _placement, heartbeat: _heartbeat, maxFrameBytes: _frames, name, ...engine } = options;
+  // The engine limits are checked now (a CONFIG error names the option), not at the first cell.
+  void createRemoteRuntime({ ...engine, placement: { acquire: () => Promise.reject(new Error('unused')) } });
+  const agent = new Agent({ options, prefix, agentId, timeoutMs, attempts, intervalMs, heartbeatTimeoutMs, maxFrameBytes, name: name ?? `switchyard agent host ${agentId}` });
+
+  const runtimes = new Set<CodeModeRuntime>();
+  let shutdownPromise: Promise<void> | undefined;
+  return {
+    openSession(host: CellHost): CodeModeSession {
+      if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
+      // One remote runtime per session: its placement remembers the session's runtime host.
+      const stick: Stick = {};
+      const sessionPlacement: RuntimePlacement = { acquire: (sink) => agent.acquire(stick, sink) };
+      const runtime = createRemoteRuntime({ ...engine, placement: sessionPlacement });
+      runtimes.add(runtime);
+      const session = runtime.openSession(host);
+      return {
+        createCell: (cell) => session.createCell(cell),
+        observe: (cellId, observe) => session.observe(cellId, observe),
+        terminate: (cellId) => session.terminate(cellId),
+        shutdown: async () => {
+          await runtime.shutdown();
+          runtimes.delete(runtime);
+        },
+      };
+    },
+    shutdown(): Promise<void> {
+      shutdownPromise ??= (async () => {
+        await Promise.all([...runtimes].map((runtime) => runtime.shutdown()));
+        runtimes.clear();
+        await agent.close();
+      })();
+      return shutdownPromise;
+    },
+  };
+}
+
+interface AgentSettings {
+  options: NatsConnectOptions;
+  prefix: string;
+  agentId: string;
+  timeoutMs: number;
+  attempts: number;
+  intervalMs: number;
+  heartbeatTimeoutMs: number;
+  maxFrameBytes: number;
+  name: string;
+}
+
+/** The agent host's side of NATS: one connection to the server, one link per runtime host. */
+class Agent {
+  private readonly settings: AgentSettings;
+  private readonly names: Subjects;
+  private nc$: Promise<NatsConnection> | undefined;
+  private nc: NatsConnection | undefined;
+  private sub: Subscription | undefined;
+  /** Links by runtime host id, and by connection id (for routing). */
+  private readonly links = new Map<string, Link>();
+  private readonly byConn = new Map<string, Link>();
+  private closing = false;
+
+  constructor(settings: AgentSettings) {
+    this.settings = settings;
+    this.names = subjects(settings.prefix);
+  }
+
+  private connection(): Promise<NatsConnection> {
+    if (this.closing) return Promise.reject(new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down'));
+    this.nc$ ??= connectNats(this.settings.options, { name: this.settings.name, inboxPrefix: this.names.inbox(this.settings.agentId), who: 'createNatsRuntime' }).then(
+      (nc) => {
+        this.nc = nc;
+        const routed = `${this.names.agent(this.settings.agentId, '')}`;
+        this.sub = nc.subscribe(this.names.agentAll(this.settings.agentId), {
+          callback: (error, msg) => {
+            if (error) return;
+            const conn = msg.subject.slice(routed.length);
+            this.byConn.get(conn)?.transport.deliver(msg.data);
+          },
+        });
+        void nc.closed().then((error) => {
+          const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
+          for (const link of [...this.links.values()]) this.lose(link, cause);
+          if (this.nc === nc) {
+            this.nc = undefined;
+            this.nc$ = undefined;
+          }
+        });
+        return nc;
+      },
+      (error: unknown) => {
+        // Not kept: the next cell tries again (the server may be back, the credentials fixed).
+        this.nc$ = undefined;
+        throw error;
+      },
+    );
+    return this.nc$;
+  }
+
+  async acquire(stick: Stick, sink: RuntimeSink): Promise<RuntimeLease> {
+    let link = stick.runtime === undefined ? undefined : this.links.get(stick.runtime);
+    if (!link || link.lost) {
+      link = await this.place();
+      stick.runtime = link.runtime;
+    }
+    const key = `s${++sessionSequence}`;
+    link.sinks.set(key, sink);
+    let client: RuntimeClient;
+    try {
+      client = await link.ready;
+    } catch (error) {
+      link.sinks.delete(key);
+      throw error;
+    }
+    const chosen = link;
+    let released = false;
+    return {
+      client,
+      key,
+      // The NATS connection keeps the event loop alive until shutdown(); nothing to count.
+      hold: () => () => {},
+      release: () => {
+        if (released) return;
+        released = true;
+        chosen.sinks.delete(key);
+      },
+    };
+  }
+
+  /** Asks the queue group for a runtime host; reuses the link when the host is one we know. */
+  private async place(): Promise<Link> {
+    const nc = await this.connection();
+    const { agentId, attempts, timeoutMs } = this.settings;
+    const subject = this.names.place(agentId);
+    const reasons: string[] = [];
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
+      const conn = randomToken();
+      const request: PlacementRequest = { v: PLACEMENT_VERSION, conn, heartbeatMs: this.settings.intervalMs };
+      let reply: PlacementReply;
+      try {
+        const msg = await nc.request(subject, JSON.stringify(request), { timeout: timeoutMs });
+        reply = JSON.parse(msg.string()) as PlacementReply;
+      } catch (error) {
+        const text = describeRequestError(error, subject, timeoutMs);
+        reasons.push(text);
+        if (/permissions violation/i.test(text)) break;
+        // No runtime host subscribed yet (starting, or all gone): wait a little before asking again.
+        if (/no runtime host/.test(text)) await delay(Math.min(1_000, 100 * attempt));
+        continue;
+      }
+      if (!reply || reply.v !== PLACEMENT_VERSION || typeof reply.runtime !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.runtime)) {
+        reasons.push('a runtime host answered placement with a malformed reply');
+        continue;
+      }
+      if (!reply.ok) {
+        reasons.push(`runtime host ${reply.name} declined: ${reply.error}`);
+        continue;
+      }
+      const known = this.links.get(reply.runtime);
+      if (known && !known.lost) return known;
+      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), conn);
+    }
+    const distinct = [...new Set(reasons)];
+    throw new Error(`exec runtime failed to start: no runtime host accepted the session after ${attempts} placement request(s) on ${subject} (${distinct.join('; ')})`);
+  }
+
+  private link(nc: NatsConnection, runtime: string, name: string, conn: string): Link {
+    const { agentId, maxFrameBytes } = this.settings;
+    const transport = createNatsTransport({ nc, subject: this.names.runtime(runtime, agentId, conn), maxFrameBytes, peer: `runtime host ${name}` });
+    const link: Link = { runtime, name, conn, transport, ready: undefined as never, sinks: new Map(), lost: false };
+    this.links.set(runtime, link);
+    this.byConn.set(conn, link);
+    link.ready = connectRuntime({
+      transport,
+      maxFrameBytes,
+      handshakeTimeoutMs: this.settings.timeoutMs,
+      decideCause: (reason) => reason ?? `the connection to runtime host ${name} closed`,
+      onEvent: (message) => this.route(link, message),
+      onLost: (cause) => this.dropped(link, cause),
+    }).then((client) => {
+      link.client = client;
+      return client;
+    });
+    link.ready.catch((error: unknown) => this.dropped(link, (error as Error)?.message ?? String(error)));
+    this.beat(nc, link);
+    return link;
+  }
+
+  /** Messages for sessions that left still get their exactly-once answer. */
+  private route(link: Link, message: RuntimeEventMessage): void {
+    const sink = link.sinks.get(message.session);
+    if (sink) return sink.onEvent(message);
+    if (message.t === 'call') link.client?.post({ t: 'call-result', call: message.call, ok: false, error: `exec cell ${message.cellId} not found` });
+  }
+
+  /**
+   * Heartbeats: a request on the link's ping subject. A host whose process ended has no
+   * subscription left, so the server answers "no responders" at once; a host that is stopped or
+   * cut off does not answer, and the link is lost after `heartbeat.timeoutMs`. Either way the
+   * loss is detected within `intervalMs + timeoutMs` of the host going silent.
+   */
+  private beat(nc: NatsConnection, link: Link): void {
+    const subject = `${this.names.runtime(link.runtime, this.settings.agentId, link.conn)}.ping`;
+    let inFlight = false;
+    link.heartbeat = setInterval(() => {
+      if (inFlight || link.lost) return;
+      inFlight = true;
+      nc.request(subject, '', { timeout: this.settings.heartbeatTimeoutMs }).then(
+        (msg) => {
+          inFlight = false;
+          if (msg.string() !== 'ok' && link.client) this.lose(link, `runtime host ${link.name} no longer knows this connection`);
+        },
+        (error: unknown) => {
+          inFlight = false;
+          if (link.lost || this.closing) return;
+          const text = describeRequestError(error, subject, this.settings.heartbeatTimeoutMs);
+          if (/no runtime host/.test(text)) this.lose(link, `runtime host ${link.name} is gone (its NATS subscription ended)`);
+          else if (/did not answer/.test(text)) this.lose(link, `runtime host ${link.name} stopped answering (no reply to a heartbeat for ${this.settings.heartbeatTimeoutMs} ms)`);
+          else this.lose(link, `heartbeat to runtime host ${link.name} failed: ${text}`);
+        },
+      );
+    }, this.settings.intervalMs);
+    link.heartbeat.unref();
+  }
+
+  /** Ends a link from this side: pending requests answer with `cause`, the sessions on it hear it. */
+  private lose(link: Link, cause: string): void {
+    if (link.lost) return;
+    if (link.client) link.client.lose(cause);
+    else link.transport.end(cause);
+    this.dropped(link, cause);
+  }
+
+  private dropped(link: Link, cause: string): void {
+    if (link.heartbeat) clearInterval(link.heartbeat);
+    if (this.links.get(link.runtime) === link) this.links.delete(link.runtime);
+    this.byConn.delete(link.conn);
+    if (link.lost) return;
+    link.lost = true;
+    if (!link.transport.closed) link.transport.end(cause);
+    for (const sink of [...link.sinks.values()]) sink.onLost(cause);
+    link.sinks.clear();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const link of [...this.links.values()]) {
+      if (link.client) link.client.close('the exec runtime was shut down');
+      this.dropped(link, 'the exec runtime was shut down');
+    }
+    const nc = this.nc ?? (await this.nc$?.catch(() => undefined));
+    this.sub?.unsubscribe();
+    await nc?.drain().catch(() => undefined);
+  }
+}
+
+function describeRequestError(error: unknown, subject: string, timeoutMs: number): string {
+  const text = (error as Error)?.message ?? String(error);
+  const cause = (error as { cause?: unknown })?.cause;
+  const names = [error, cause].map((e) => (e as Error | undefined)?.name ?? '');
+  const noResponders = (error as { isNoResponders?: () => boolean })?.isNoResponders?.() || names.includes('NoRespondersError') || /no responders/i.test(text);
+  if (noResponders) return `no runtime host is subscribed to ${subject}`;
+  if (names.includes('TimeoutError') || /timeout/i.test(text)) return `a runtime host did not answer within ${timeoutMs} ms`;
+  return text;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
