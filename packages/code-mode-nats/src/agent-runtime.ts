@@ -66,6 +66,7 @@ interface Stick {
 
 let sessionSequence = 0;
 
+
 /**
  * A `CodeModeRuntime` whose cells run on runtime hosts reached through NATS (see
  * `serveRuntimeOverNats`). Each session is placed on one runtime host through the placement queue
@@ -288,25 +289,29 @@ class Agent {
    */
   private beat(nc: NatsConnection, link: Link): void {
     const subject = `${this.names.runtime(link.runtime, this.settings.agentId, link.conn)}.ping`;
-    let inFlight = false;
+    const { intervalMs, heartbeatTimeoutMs } = this.settings;
+    // Pings do not wait for each other: one sent to a host that died before answering must not
+    // hold back the next one, which the server answers at once with "no responders". Silence is
+    // judged by the last answer, not by any one request.
+    let answeredAt = Date.now();
     link.heartbeat = setInterval(() => {
-      if (inFlight || link.lost) return;
-      inFlight = true;
-      nc.request(subject, '', { timeout: this.settings.heartbeatTimeoutMs }).then(
+      if (link.lost) return;
+      if (Date.now() - answeredAt > heartbeatTimeoutMs) {
+        return this.lose(link, `runtime host ${link.name} stopped answering (no reply to a heartbeat for ${heartbeatTimeoutMs} ms)`);
+      }
+      nc.request(subject, '', { timeout: heartbeatTimeoutMs }).then(
         (msg) => {
-          inFlight = false;
+                    answeredAt = Math.max(answeredAt, Date.now());
           if (msg.string() !== 'ok' && link.client) this.lose(link, `runtime host ${link.name} no longer knows this connection`);
         },
         (error: unknown) => {
-          inFlight = false;
           if (link.lost || this.closing) return;
-          const text = describeRequestError(error, subject, this.settings.heartbeatTimeoutMs);
-          if (/no runtime host/.test(text)) this.lose(link, `runtime host ${link.name} is gone (its NATS subscription ended)`);
-          else if (/did not answer/.test(text)) this.lose(link, `runtime host ${link.name} stopped answering (no reply to a heartbeat for ${this.settings.heartbeatTimeoutMs} ms)`);
-          else this.lose(link, `heartbeat to runtime host ${link.name} failed: ${text}`);
+          const text = describeRequestError(error, subject, heartbeatTimeoutMs);
+                    if (/no runtime host/.test(text)) this.lose(link, `runtime host ${link.name} is gone (its NATS subscription ended)`);
+          else if (!/did not answer/.test(text)) this.lose(link, `heartbeat to runtime host ${link.name} failed: ${text}`);
         },
       );
-    }, this.settings.intervalMs);
+    }, intervalMs);
     link.heartbeat.unref();
   }
 

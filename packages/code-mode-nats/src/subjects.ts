@@ -6,8 +6,8 @@
  * | `<p>.place.<agent>` | agent host `<agent>` (a request) | every runtime host, in one queue group |
  * | `<p>.rt.<runtime>.<agent>.<conn>` | agent host `<agent>`: frames of connection `<conn>` | runtime host `<runtime>` |
  * | `<p>.rt.<runtime>.<agent>.<conn>.ping` | agent host `<agent>`: heartbeats (requests) | runtime host `<runtime>` |
- * | `<p>.agent.<agent>.<conn>` | the runtime host of `<conn>`: its frames | agent host `<agent>` |
- * | `<p>.agent.<agent>._INBOX.>` | replies to `<agent>`'s requests | agent host `<agent>` |
+ * | `<p>.agent.<agent>.c.<conn>` | the runtime host of `<conn>`: its frames | agent host `<agent>` |
+ * | `<p>.agent.<agent>.inbox.>` | replies to `<agent>`'s requests (placement, heartbeats) | agent host `<agent>` |
  *
  * A runtime host takes the agent's identity from the subject a message came on, never from its
  * body, so NATS permissions that let user `<agent>` publish only to `<p>.place.<agent>` and
@@ -31,9 +31,11 @@ export function subjects(prefix: string): Subjects {
     placeAll: () => `${prefix}.place.*`,
     runtime: (runtime, agent, conn) => `${prefix}.rt.${runtime}.${agent}.${conn}`,
     runtimeAll: (runtime) => `${prefix}.rt.${runtime}.>`,
-    agent: (agent, conn) => `${prefix}.agent.${agent}.${conn}`,
-    agentAll: (agent) => `${prefix}.agent.${agent}.>`,
-    inbox: (agent) => `${prefix}.agent.${agent}._INBOX`,
+    agent: (agent, conn) => `${prefix}.agent.${agent}.c.${conn}`,
+    // Frames and replies live in separate subtrees: a wildcard subscription that also matched the
+    // request inbox would swallow the server's "no responders" status that heartbeats rely on.
+    agentAll: (agent) => `${prefix}.agent.${agent}.c.*`,
+    inbox: (agent) => `${prefix}.agent.${agent}.inbox`,
   };
 }
 
