@@ -12,13 +12,15 @@ export interface Deployment {
   server: NatsServer;
   agentA: { user: string; pass: string };
   agentB: { user: string; pass: string };
+  spy: { user: string; pass: string };
   runtimeSeed: string;
 }
 
 /**
  * A nats-server whose permissions scope subjects per agent host: agent `a` may publish only to
  * its placement subject and its own connections' subjects and subscribe only to its own inbox
- * space; so may `b`; runtime hosts (one NKey) serve everyone.
+ * space; so may `b`; runtime hosts (one NKey) serve everyone. `spy` may do anything (the tests
+ * use it to learn another agent host's subjects, as an attacker might).
  */
 export async function startDeployment(): Promise<Deployment> {
   const runtime = nkeys.createUser();
@@ -29,11 +31,12 @@ export async function startDeployment(): Promise<Deployment> {
   users = [
     ${agent('a', 'secret-a')}
     ${agent('b', 'secret-b')}
+    { user: spy, password: secret-spy }
     { nkey: ${runtime.getPublicKey()}, permissions: { publish: { allow: ["switchyard.agent.>"] }, subscribe: { allow: ["switchyard.place.*", "switchyard.rt.*.>"] } } }
   ]
 }`;
   const server = await startNatsServer(config);
-  return { server, agentA: { user: 'agent-a', pass: 'secret-a' }, agentB: { user: 'agent-b', pass: 'secret-b' }, runtimeSeed };
+  return { server, agentA: { user: 'agent-a', pass: 'secret-a' }, agentB: { user: 'agent-b', pass: 'secret-b' }, spy: { user: 'spy', pass: 'secret-spy' }, runtimeSeed };
 }
 
 /** A runtime host in its own process (test/fixtures/runtime-host.ts through tsx). */
@@ -119,7 +122,7 @@ export function countingHost(run: (tool: string, input: unknown) => Promise<unkn
       },
       notify: () => {},
       cellClosed: (cellId: string) => closed.push(cellId),
-      runtimeEvent: (event: unknown) => events.push(event),
+      runtimeEvent: (event: unknown): void => void events.push(event),
     },
   };
 }
