@@ -8,6 +8,7 @@ import { sandboxRefusal } from './builtins';
 import { demoCommand } from './demo-command';
 import { mcpServeCommand } from './mcp-command';
 import { planCommand } from './plan-command';
+import { runtimeServeCommand } from './runtime-command';
 import { colorsFor } from './render';
 import { lineReader, runCommand } from './run-command';
 import { VERSION } from './version';
@@ -19,6 +20,8 @@ Commands:
   run [file|-]              run a JavaScript or TypeScript cell against the built-in tools in this folder
   plan                      print the plan table (what the model sees, what the host runs)
   mcp serve [--config file] serve Code Mode (exec, wait) as an MCP server over stdio
+  runtime serve --nats <url> serve Code Mode cells to agent hosts over NATS (credentials from
+                            NATS_USER/NATS_PASSWORD, NATS_NKEY_SEED_FILE, NATS_CREDS or NATS_TOKEN)
 
 Options:
   --mode <direct|code-mode|code-mode-only>   tool mode (run, plan; default code-mode-only)
@@ -28,6 +31,7 @@ Options:
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
   --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
+  --nats <url[,url]>        runtime serve: the NATS server(s); --name <name>: shown to agent hosts
   --sandbox <mode>          run, demo, mcp serve: read-only | workspace-write (default) |
                             danger-full-access (no sandbox) for exec_command
   --help, --version`;
@@ -61,6 +65,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         model: { type: 'string' },
         config: { type: 'string' },
         sandbox: { type: 'string' },
+        nats: { type: 'string' },
+        name: { type: 'string' },
       },
     });
   } catch (error) {
@@ -87,7 +93,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     err(`switchyard: --sandbox must be one of ${SANDBOXES.join(', ')}\n`);
     return 2;
   }
-  const needsIsolates = command === 'demo' || command === 'run';
+  const needsIsolates = command === 'demo' || command === 'run' || command === 'runtime';
   const problem = needsIsolates ? nodeSnapshotFlagProblem() : undefined;
   if (problem) {
     err(`switchyard: ${problem}\n`);
@@ -122,6 +128,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         return 2;
       }
       return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox });
+    case 'runtime':
+      if (rest[0] !== 'serve' || !values.nats) {
+        err(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
+        return 2;
+      }
+      return runtimeServeCommand({ nats: values.nats, name: values.name });
     case 'plan':
       return planCommand({ mode, json: values.json, cwd: process.cwd(), color }, out);
     case 'run': {

@@ -7,6 +7,8 @@ export { runCommand } from './run-command';
 export type { RunCommandOptions } from './run-command';
 export { mcpServeCommand, readMcpServeConfig } from './mcp-command';
 export type { McpServeCommandOptions } from './mcp-command';
+export { runtimeServeCommand, natsAuthFromEnv } from './runtime-command';
+export type { RuntimeServeCommandOptions } from './runtime-command';
 export { builtinTools, hasBubblewrap } from './builtins';
 export type { Builtins } from './builtins';
 export { VERSION } from './version';
