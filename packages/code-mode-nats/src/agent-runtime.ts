@@ -330,7 +330,8 @@ class Agent {
     if (link.lost) return;
     link.lost = true;
     if (!link.transport.closed) link.transport.end(cause);
-    for (const sink of [...link.sinks.values()]) sink.onLost(cause);
+    // Before the handshake, sessions are still waiting in acquire(), which rejects with the cause.
+    if (link.client) for (const sink of [...link.sinks.values()]) sink.onLost(cause);
     link.sinks.clear();
   }
 

@@ -9,7 +9,7 @@ import type { RuntimeTransport } from '@switchyard/code-mode-runtime';
  * server's `max_payload` travels in chunks.
  *
  * Envelope (the message payload, bytes): `F<seq> <body>` a whole frame or its last chunk,
- * `C<seq> <body>` a chunk with more to follow, `X <reason>` the sender closed the connection.
+ * `C<seq> <body>` a chunk with more to follow, `X <reason>` (or `X`) the sender closed the connection.
  */
 
 /** Bytes kept free in each message for the envelope header. */
@@ -67,7 +67,7 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
   };
   const sendClose = (reason: string) => {
     try {
-      nc.publish(subject, encoder.encode(`X ${reason.slice(0, 1_000)}`));
+      nc.publish(subject, encoder.encode(reason ? `X ${reason.slice(0, 1_000)}` : 'X'));
     } catch {
       // the peer will notice the silence
     }
@@ -100,7 +100,7 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
     },
     close() {
       if (closed) return;
-      sendClose('the other side closed the connection');
+      sendClose('');
       finish(undefined);
     },
     end(reason) {
@@ -112,8 +112,8 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
       if (closed) return;
       const kind = payload[0];
       if (kind === KIND_CLOSE) {
-        const reason = decoder.decode(payload.subarray(2));
-        finish(`${peer} closed the connection: ${reason}`);
+        const reason = decoder.decode(payload.subarray(2)).slice(0, 1_000);
+        finish(reason ? `${peer} closed the connection: ${reason}` : `${peer} closed the connection`);
         return;
       }
       const space = payload.indexOf(SPACE);

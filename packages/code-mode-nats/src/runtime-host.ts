@@ -68,7 +68,9 @@ interface Expected {
 }
 
 /** How long a placed connection may take to say hello (ms). */
-const EXPECT_MS = 30_000;
+const EXPECT_MS = 15_000;
+/** Placed connections of one agent host still waiting for their hello, at most. */
+const PENDING_PER_AGENT = 8;
 
 /**
  * Serves Code Mode cells to agent hosts over NATS: joins the placement queue group, accepts the
@@ -129,8 +131,15 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
     if (sessions >= limits.maxSessions) return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${sessions} of ${limits.maxSessions} sessions)` });
     const key = connectionKey(agent, request.conn);
     if (!served.has(key) && !expected.has(key)) {
-      if (served.size + expected.size >= limits.maxConnections) {
+      if (served.size >= limits.maxConnections) {
         return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${limits.maxConnections} connections)` });
+      }
+      // An agent host's placements that no hello followed are capped per agent host (the oldest is
+      // forgotten), so a placement flood costs only its sender, never another agent host's room.
+      const mine = [...expected].filter(([, entry]) => entry.agent === agent);
+      if (mine.length >= PENDING_PER_AGENT) {
+        clearTimeout(mine[0][1].timer);
+        expected.delete(mine[0][0]);
       }
       const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
       const timer = setTimeout(() => expected.delete(key), EXPECT_MS);
@@ -159,7 +168,7 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
     if (!connection) {
       const placed = expected.get(key);
       // Frames on connections no placement announced are dropped: a runtime host serves only what it accepted.
-      if (!placed || closing) return;
+      if (!placed || closing || served.size >= limits.maxConnections) return;
       clearTimeout(placed.timer);
       expected.delete(key);
       connection = open(agent, conn, placed.heartbeatMs);
