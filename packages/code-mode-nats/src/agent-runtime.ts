@@ -246,7 +246,11 @@ class Agent {
       }
       const known = this.links.get(reply.runtime);
       if (known && !known.lost) return known;
-      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), conn);
+      if (typeof reply.conn !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.conn)) {
+        reasons.push('a runtime host answered placement with a malformed reply');
+        continue;
+      }
+      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), reply.conn);
     }
     const distinct = [...new Set(reasons)];
     throw new Error(`exec runtime failed to start: no runtime host accepted the session after ${attempts} placement request(s) on ${subject} (${distinct.join('; ')})`);

@@ -62,15 +62,13 @@ interface Served {
 }
 
 interface Expected {
-  agent: string;
+  conn: string;
   heartbeatMs: number;
   timer: NodeJS.Timeout;
 }
 
 /** How long a placed connection may take to say hello (ms). */
 const EXPECT_MS = 15_000;
-/** Placed connections of one agent host still waiting for their hello, at most. */
-const PENDING_PER_AGENT = 8;
 
 /**
  * Serves Code Mode cells to agent hosts over NATS: joins the placement queue group, accepts the
@@ -129,24 +127,22 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
       return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: 'placement request names no valid connection' });
     }
     if (sessions >= limits.maxSessions) return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${sessions} of ${limits.maxSessions} sessions)` });
-    const key = connectionKey(agent, request.conn);
-    if (!served.has(key) && !expected.has(key)) {
+    let conn = request.conn;
+    const pending = expected.get(agent);
+    if (pending) {
+      // One placed connection per agent host may wait for its hello: every placement until then
+      // names that one, so concurrent placements share it and a flood costs nothing.
+      conn = pending.conn;
+    } else if (!served.has(connectionKey(agent, conn))) {
       if (served.size >= limits.maxConnections) {
         return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${limits.maxConnections} connections)` });
       }
-      // An agent host's placements that no hello followed are capped per agent host (the oldest is
-      // forgotten), so a placement flood costs only its sender, never another agent host's room.
-      const mine = [...expected].filter(([, entry]) => entry.agent === agent);
-      if (mine.length >= PENDING_PER_AGENT) {
-        clearTimeout(mine[0][1].timer);
-        expected.delete(mine[0][0]);
-      }
       const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
-      const timer = setTimeout(() => expected.delete(key), EXPECT_MS);
+      const timer = setTimeout(() => expected.get(agent)?.conn === conn && expected.delete(agent), EXPECT_MS);
       timer.unref();
-      expected.set(key, { agent, heartbeatMs, timer });
+      expected.set(agent, { conn, heartbeatMs, timer });
     }
-    answer({ v: PLACEMENT_VERSION, ok: true, runtime: id, name, sessions, maxSessions: limits.maxSessions });
+    answer({ v: PLACEMENT_VERSION, ok: true, runtime: id, name, conn, sessions, maxSessions: limits.maxSessions });
   }
 
   function frame(msg: Msg): void {
@@ -166,11 +162,11 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
     }
     if (kind !== undefined) return;
     if (!connection) {
-      const placed = expected.get(key);
+      const placed = expected.get(agent);
       // Frames on connections no placement announced are dropped: a runtime host serves only what it accepted.
-      if (!placed || closing || served.size >= limits.maxConnections) return;
+      if (!placed || placed.conn !== conn || closing || served.size >= limits.maxConnections) return;
       clearTimeout(placed.timer);
-      expected.delete(key);
+      expected.delete(agent);
       connection = open(agent, conn, placed.heartbeatMs);
     }
     connection.lastSeen = Date.now();

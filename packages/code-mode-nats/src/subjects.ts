@@ -50,7 +50,8 @@ export interface PlacementRequest {
 
 /** The placement reply's body (JSON). */
 export type PlacementReply =
-  | { v: 1; ok: true; runtime: string; name: string; sessions: number; maxSessions: number }
+  /** `conn`: the connection id to use if this runtime host is new to the agent host (the request's, or one placed before and not yet opened). */
+  | { v: 1; ok: true; runtime: string; name: string; conn: string; sessions: number; maxSessions: number }
   | { v: 1; ok: false; runtime: string; name: string; error: string };
 
 /** Version of the placement exchange (the runtime protocol inside connections has its own). */
