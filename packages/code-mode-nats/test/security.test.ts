@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { createCodeMode } from '@switchyard/broker';
+import { defineFunctionTool } from '@switchyard/protocol';
+import { createSession } from '@switchyard/session';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
 import { countingHost, startDeployment, startHost, type Deployment } from './helpers';
 
@@ -124,4 +127,49 @@ describe('one agent host cannot reach another agent host\'s cells', () => {
     expect([...a.calls.values()]).toEqual([1]);
     await Promise.all([runtimeA.shutdown(), runtimeB.shutdown(), b.close(), spy.close()]);
   }, 60_000);
+});
+
+describe('what a runtime host sees', () => {
+  it('the descriptors of the tools a cell may call and the calls it makes — never a handler, its secrets, or results it did not ask for', async () => {
+    const spy = await connect({ servers: deployment.server.url, user: deployment.spy.user, pass: deployment.spy.pass });
+    const toRuntime: string[] = [];
+    spy.subscribe('switchyard.rt.*.a.*', { callback: (_error, msg) => void toRuntime.push(msg.string()) });
+    await spy.flush();
+    const API_KEY = 'sk-agent-host-only-7f3a';
+    const vault = defineFunctionTool({
+      name: 'vault',
+      description: 'Reads the vault.',
+      parameters: { type: 'object', properties: {} },
+      async handle() {
+        return { secret: `VAULT-${API_KEY.length}` };
+      },
+    });
+    const echo = defineFunctionTool({
+      name: 'echo',
+      description: 'Echoes.',
+      parameters: { type: 'object', properties: { v: { type: 'string' } } },
+      async handle({ args }) {
+        void API_KEY;
+        return args;
+      },
+    });
+    const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
+    const codeMode = createCodeMode({ runtime });
+    const session = createSession({ toolMode: 'code-mode-only', tools: [vault, echo], codeMode });
+    const step = await session.beginTurn().step();
+    const out = await step.dispatch({ type: 'custom_tool_call', call_id: 'c1', name: 'exec', input: `text(JSON.stringify(await tools.echo({ v: 'hi' })))` });
+    expect(JSON.stringify(out)).toContain('{\\"v\\":\\"hi\\"}');
+    const seen = toRuntime.join('\n');
+    // The cell's view: tool names, descriptions, declarations; the one call's result.
+    expect(seen).toContain('"name":"vault"');
+    expect(seen).toContain('"value":{"v":"hi"}');
+    // Never the handler, what it closes over, or the result of a call the cell did not make.
+    expect(seen).not.toContain(API_KEY);
+    expect(seen).not.toContain('VAULT-');
+    expect(seen).not.toContain('async handle');
+    await session.shutdown();
+    await codeMode.shutdown();
+    await runtime.shutdown();
+    await spy.close();
+  });
 });
