@@ -7,6 +7,8 @@
  * as a close) or be dropped; afterwards the runtime host is alive and serves a well-behaved agent.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
@@ -23,7 +25,11 @@ beforeAll(async () => {
   server = await startNatsServer();
   const script = `import('@switchyard/code-mode-nats').then(({ serveRuntimeOverNats }) => serveRuntimeOverNats({ servers: ${JSON.stringify(server.url)}, name: 'target', limits: { maxFrameBytes: 65536, maxConnections: 8 } }))
     .then((h) => process.stdout.write(h.id + '\\n'), (e) => { console.error(e.message); process.exit(1); });`;
-  host = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  host = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', '--input-type=module', '-e', script], {
+    // From this package's folder, where the workspace links @switchyard/code-mode-nats (whatever folder vitest runs in).
+    cwd: join(dirname(fileURLToPath(import.meta.url)), '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   hostId = await new Promise<string>((resolve, reject) => {
     host.stdout!.once('data', (text: Buffer) => resolve(text.toString('utf8').trim()));
     host.once('exit', (code) => reject(new Error(`runtime host exited with ${code}`)));
