@@ -322,8 +322,9 @@ class Agent {
   /** Ends a link from this side: pending requests answer with `cause`, the sessions on it hear it. */
   private lose(link: Link, cause: string): void {
     if (link.lost) return;
-    if (link.client) link.client.lose(cause);
-    else link.transport.end(cause);
+    // The close tells the runtime host why (it stops the link's cells); the client then answers
+    // its pending requests with the cause.
+    link.transport.end(cause);
     this.dropped(link, cause);
   }
 
