@@ -156,7 +156,8 @@ describe('hostile agent host against a runtime host', () => {
 
 describe('hostile peers against an agent host', () => {
   it('a junk frame from a "runtime host" ends only that link; a fake placement answer is refused; the next cell runs', async () => {
-    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim' });
+    // Many placement attempts: the fake below shares the queue group, and NATS picks a member at random.
+    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim', placement: { attempts: 40 } });
     let calls = 0;
     const session = runtime.openSession({ invokeTool: () => (calls++, new Promise(() => {})), notify: () => {}, cellClosed: () => {} });
     const frames: string[] = [];
