@@ -23,8 +23,8 @@ describe('a silent runtime host (stopped, or cut off)', () => {
         servers: deployment.server.url,
         auth: deployment.agentA,
         agentId: 'a',
-        heartbeat: { intervalMs: 200, timeoutMs: 3_000 },
-        placement: { timeoutMs: 3_000, attempts: 10 },
+        heartbeat: { intervalMs: 200, timeoutMs: 5_000 },
+        placement: { timeoutMs: 5_000, attempts: 20 },
       });
       let lostAt = 0;
       const counting = countingHost(async () => {
@@ -48,11 +48,11 @@ describe('a silent runtime host (stopped, or cut off)', () => {
       const detectedMs = Date.now() - stoppedAt;
       expect(observation).toMatchObject({
         kind: 'completed',
-        error: 'exec runtime ended unexpectedly: runtime host quiet stopped answering (no reply to a heartbeat for 3000 ms)',
+        error: 'exec runtime ended unexpectedly: runtime host quiet stopped answering (no reply to a heartbeat for 5000 ms)',
       });
-      // The documented bound is interval + timeout (3.2 s); a loaded machine gets a generous margin.
+      // The documented bound is interval + timeout (5.2 s); a loaded machine gets a generous margin.
       expect(detectedMs).toBeLessThan(30_000);
-      expect(events).toMatchObject([{ type: 'runtime-lost', cause: 'runtime host quiet stopped answering (no reply to a heartbeat for 3000 ms)' }]);
+      expect(events).toMatchObject([{ type: 'runtime-lost', cause: 'runtime host quiet stopped answering (no reply to a heartbeat for 5000 ms)' }]);
       const callsAtLoss = counting.calls.size;
 
       // The stopped host still holds its queue-group subscription: placement asks again until a live host answers.
