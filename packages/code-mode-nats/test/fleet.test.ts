@@ -21,7 +21,7 @@ let hosts: HostProcess[] = [];
 beforeAll(async () => {
   deployment = await startDeployment();
   hosts = await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(deployment.server.url, { nkeySeed: deployment.runtimeSeed }, name)));
-}, 90_000);
+}, 180_000);
 afterAll(async () => {
   await Promise.all(hosts.map((host) => host.stop()));
   await deployment?.server.stop();

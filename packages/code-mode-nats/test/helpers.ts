@@ -50,7 +50,7 @@ export interface HostProcess {
 }
 
 /** Starts a runtime host process; rejects with its error line when it fails to start. */
-export async function startHost(url: string, auth: unknown, name: string, limits?: unknown, timeoutMs = 60_000): Promise<HostProcess> {
+export async function startHost(url: string, auth: unknown, name: string, limits?: unknown, timeoutMs = 120_000): Promise<HostProcess> {
   const child = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', join(here, 'fixtures', 'runtime-host.ts')], {
     cwd: packageRoot,
     env: { PATH: process.env.PATH ?? '', NATS_URL: url, NATS_AUTH: JSON.stringify(auth ?? null), HOST_NAME: name, HOST_LIMITS: limits ? JSON.stringify(limits) : '' },
