@@ -239,11 +239,23 @@ export function createSession(options: SessionOptions): Session {
   const toolMode = options.toolMode ?? 'direct';
 
   let creatingCodeMode: Promise<CodeMode> | undefined;
+  /** The optional peer: a direct-mode host installs no native module, a code-mode one is told what to install. */
+  async function loadRuntimeModule(): Promise<typeof import('@switchyard/code-mode-runtime')> {
+    try {
+      return await import('@switchyard/code-mode-runtime');
+    } catch (error) {
+      throw new SwitchyardError(
+        'CONFIG',
+        `toolMode "${toolMode}" needs the Code Mode runtime: npm install @switchyard/code-mode-runtime isolated-vm (or pass codeMode: createCodeMode({ runtime })); loading it failed: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+  }
   async function codeModeFor(): Promise<CodeModeContributor | undefined> {
     if (toolMode === 'direct') return undefined;
     if (codeMode) return codeMode;
     // Created once, even when two steps are planned at the same time.
-    creatingCodeMode ??= import('@switchyard/code-mode-runtime').then(({ createCodeModeRuntime }) => {
+    creatingCodeMode ??= loadRuntimeModule().then(({ createCodeModeRuntime }) => {
       const settings = (options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
       ownRuntime = createCodeModeRuntime(settings.runtimeOptions as never);
       const created = createCodeMode({ runtime: ownRuntime, maxOutputTokensCap: settings.maxOutputTokensCap });

@@ -30,6 +30,8 @@ interface Pkg {
   name: string;
   dir: string;
   internalDeps: string[];
+  /** Switchyard packages in `dependencies` alone (what npm installs without optional peers). */
+  requiredDeps: string[];
   /** The declared isolated-vm peer range, if any. */
   ivmRange?: string;
   /** `engines.node`, if any. */
@@ -48,6 +50,7 @@ const packages: Pkg[] = readdirSync(join(root, 'packages'))
       name: json.name as string,
       dir,
       internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')),
+      requiredDeps: Object.keys(json.dependencies ?? {}).filter((d) => d.startsWith('@switchyard/')),
       ivmRange: json.peerDependencies?.['isolated-vm'] as string | undefined,
       externalPeers: Object.entries((json.peerDependencies ?? {}) as Record<string, string>)
         .filter(([name]) => name !== 'isolated-vm' && !name.startsWith('@switchyard/'))
@@ -100,10 +103,11 @@ for (const pkg of packages) {
   tarballOf.set(pkg.name, file.startsWith('/') ? file : join(tarballs, file));
 }
 
-function closure(name: string, seen = new Set<string>()): Set<string> {
+function closure(name: string, seen = new Set<string>(), edges: (pkg: Pkg) => string[] = (pkg) => pkg.internalDeps): Set<string> {
   if (seen.has(name)) return seen;
   seen.add(name);
-  for (const dep of packages.find((p) => p.name === name)?.internalDeps ?? []) closure(dep, seen);
+  const pkg = packages.find((p) => p.name === name);
+  for (const dep of pkg ? edges(pkg) : []) closure(dep, seen, edges);
   return seen;
 }
 
@@ -179,7 +183,69 @@ async function worker() {
     }
   }
 }
+/** Files below `dir` whose name ends in `.node` (compiled native modules), as paths relative to it. */
+function nativeModules(dir: string, base = dir): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...nativeModules(path, base));
+    else if (entry.name.endsWith('.node')) found.push(path.slice(base.length + 1));
+  }
+  return found;
+}
+
+/**
+ * A direct-mode host's install, as a new host author runs it: `npm install @switchyard/session
+ * @switchyard/tool-clock` (the tarballs, and those of the Switchyard packages they depend on) in an
+ * empty project outside the shared isolated-vm folder, with install scripts on and peers resolved
+ * as npm does. No native module may be built or installed, and a direct-mode turn must run; a
+ * code-mode session must say which packages to install.
+ */
+async function checkDirectHost(): Promise<string | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-direct-host-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'direct-host', version: '0.0.0', private: true, type: 'module' }));
+    const members = new Set<string>();
+    for (const name of ['@switchyard/session', '@switchyard/tool-clock']) closure(name, members, (pkg) => pkg.requiredDeps);
+    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...[...members].map((name) => tarballOf.get(name)!)], dir);
+    if (install.code !== 0) return `npm install failed:\n${install.output}`;
+    const native = nativeModules(join(dir, 'node_modules'));
+    if (native.length > 0) return `native modules installed: ${native.join(', ')}`;
+    for (const absent of ['isolated-vm', '@switchyard/code-mode-runtime']) {
+      if (existsSync(join(dir, 'node_modules', absent))) return `${absent} was installed`;
+    }
+    writeFileSync(
+      join(dir, 'turn.mjs'),
+      [
+        `import { createScriptedModel, createSession } from '@switchyard/session';`,
+        `import { clockTool } from '@switchyard/tool-clock';`,
+        `import { fixedTimeProvider } from '@switchyard/protocol';`,
+        `const session = createSession({ toolMode: 'direct', tools: [clockTool()], time: fixedTimeProvider('2026-12-01T15:00:00Z') });`,
+        `const model = createScriptedModel([[{ type: 'function_call', call_id: 'c1', namespace: 'clock', name: 'curr_time', arguments: '{}' }], [{ type: 'message', role: 'assistant', content: 'done' }]]);`,
+        `const result = await session.runTurn({ model, input: 'What time is it?' });`,
+        `const output = result.items.find((item) => item.type === 'function_call_output');`,
+        `if (result.finalText !== 'done' || !output || !String(output.output).includes('2026')) { console.error(JSON.stringify(result.items)); process.exit(1); }`,
+        `const codeMode = createSession({ toolMode: 'code-mode-only', tools: [clockTool()] });`,
+        `const error = await codeMode.runTurn({ model: createScriptedModel([[]]), input: 'x' }).then(() => undefined, (caught) => caught);`,
+        `if (error?.code !== 'CONFIG' || !error.message.includes('npm install @switchyard/code-mode-runtime isolated-vm')) { console.error('code mode without the runtime:', error); process.exit(1); }`,
+        `console.log('direct turn ran:', output.output);`,
+      ].join('\n'),
+    );
+    // the project's own @switchyard/protocol: a host imports the helpers it needs from it
+    const ran = await run('node', ['turn.mjs'], dir);
+    if (ran.code !== 0) return `direct-mode turn failed:\n${ran.output}`;
+    console.log(`check-packs: direct host (session + tool-clock, npm install with scripts): no native module, ${ran.output.trim()}`);
+    return undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 await Promise.all([worker(), worker(), worker()]);
+if (selected.some((pkg) => pkg.name === '@switchyard/session')) {
+  const problem = await checkDirectHost();
+  if (problem) failures.push(`direct host: ${problem}`);
+}
 rmSync(work, { recursive: true, force: true });
 if (failures.length) {
   console.error(failures.join('\n\n'));
