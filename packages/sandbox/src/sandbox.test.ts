@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkSandbox } from './availability';
 import { sandboxCommand } from './sandbox-command';
-import { eventually, makeWorkspace, processesWith, runIn, uniqueSleepSeconds } from './test-support';
+import { commandLine, eventually, makeWorkspace, processesWith, runIn, uniqueSleepSeconds } from './test-support';
 import { killProcessTree } from './kill-tree';
 
 // These tests need bubblewrap (installed by `npm test` / scripts/setup.mjs on CI). They fail, not
@@ -36,8 +36,8 @@ describe('who a sandboxed command is', () => {
       { cwd: root, stdio: 'ignore', detached: true },
     );
     try {
-      expect(await eventually(() => processesWith(marker).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')))).toBe(true);
-      const pid = processesWith(marker).find((candidate) => readFileSync(`/proc/${candidate}/cmdline`, 'utf8').startsWith('sleep')) as number;
+      expect(await eventually(() => processesWith(marker).some((pid) => commandLine(pid).startsWith('sleep')))).toBe(true);
+      const pid = processesWith(marker).find((candidate) => commandLine(candidate).startsWith('sleep')) as number;
       expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([String(expectedUid), String(expectedUid), '1']);
       expect(readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(new RegExp(`\\nUid:\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\n`));
     } finally {
@@ -210,7 +210,7 @@ describe('process hygiene', () => {
         { cwd: root, stdio: 'ignore' },
       );
       try {
-        expect(await eventually(() => processesWith(marker).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')).length === 2, 10_000)).toBe(true);
+        expect(await eventually(() => processesWith(marker).filter((pid) => commandLine(pid).startsWith('sleep')).length === 2, 10_000)).toBe(true);
       } finally {
         host.kill('SIGKILL');
       }

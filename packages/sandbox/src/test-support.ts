@@ -35,6 +35,15 @@ export function processesWith(marker: string): number[] {
   return found;
 }
 
+/** The command line of `pid`, or `''` once it is gone (a listed process may exit before it is read). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** Polls `check` every 50 ms until it returns true or `timeoutMs` passes; returns the last answer. */
 export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -191,9 +191,23 @@ describe('apply_patch attacks', () => {
     } finally {
       await harness.close();
     }
+    // Sandboxed, with the name check turned off (`protectedNames: []`): the kernel refuses, since
+    // every .git is mounted read-only.
+    const unguarded = await openHarness({ toolMode: 'direct', tools: [applyPatchTool({ protectedNames: [], sandbox: { mode: 'workspace-write' } })], cwd: root });
+    try {
+      for (const [path, body] of [
+        ['.git/config', '*** Add File: .git/config\n+[core]\n+\tfsmonitor = "touch /tmp/pwned"'],
+        ['vendor/lib/.git/hooks/post-checkout', '*** Add File: vendor/lib/.git/hooks/post-checkout\n+#!/bin/sh'],
+      ]) {
+        const item = await unguarded.step.dispatch({ type: 'custom_tool_call', call_id: `kernel-${path}`, name: 'apply_patch', input: `*** Begin Patch\n${body}\n*** End Patch` });
+        expect(texts(item).join('')).toMatch(new RegExp(`^Failed to (write file|create parent directories for) ${path.replace(/[.]/g, '\\.')}: Read-only file system\\. No files were changed\\.$`));
+      }
+    } finally {
+      await unguarded.close();
+    }
     expect(readFileSync(join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
     expect(existsSync(join(root, 'vendor', 'lib', '.git', 'hooks'))).toBe(false);
-    held.push('.git/config, vendor/lib/.git/hooks/*, .Git/config: refused with PROTECTED_PATH naming the path');
+    held.push('.git/config, vendor/lib/.git/hooks/*, .Git/config: refused with PROTECTED_PATH naming the path; sandboxed with the name check off, refused by the kernel (read-only .git)');
   });
 
   it('an Update of a 140 MB file of newlines answers an error; the host (256 MB heap) lives and stays small', () => {
