@@ -119,7 +119,8 @@ describe('what the command needs to start', () => {
     // World-writable: only the read-only mount stops the sandbox user.
     chmodSync(join(hidden, 'tool.sh'), 0o777);
     chmodSync(join(hidden, 'lib'), 0o777);
-    const script = `sh ${hidden}/tool.sh; cat ${hidden}/lib/module.txt; echo x > ${hidden}/lib/new.txt; echo x >> ${hidden}/tool.sh; ls ${hidden}`;
+    // One stream (stderr into stdout), so the order of lines is the order of the commands.
+    const script = `exec 2>&1; sh ${hidden}/tool.sh; cat ${hidden}/lib/module.txt; echo x > ${hidden}/lib/new.txt; echo x >> ${hidden}/tool.sh; ls ${hidden}`;
     const shown = await runIn({ mode: 'workspace-write', root }, script, { readOnlyPaths: [join(hidden, 'tool.sh'), join(hidden, 'lib')] });
     expect(shown.output).toMatch(new RegExp(`^tool ran\nmodule\n.*new\\.txt: Read-only file system\n.*tool\\.sh: Read-only file system\nlib\ntool\\.sh\n$`, 's'));
     expect(readFileSync(join(hidden, 'tool.sh'), 'utf8')).toBe('echo tool ran\n');
