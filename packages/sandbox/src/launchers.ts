@@ -28,15 +28,17 @@ export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): Laun
 
 /**
  * The root launcher, run as root right before bubblewrap:
- * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> <readable path>×m -- bwrap …`
+ * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> (<readable path> <owner uid|-> <owner gid|->)×m -- bwrap …`
  *
  * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
  * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
  *    (`mount_setattr`) — files owned by the host user appear owned by the sandbox user, and what
  *    the sandbox user creates is stored as the host user — and attached at `<stage>/<i>`
  *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents;
- *    each readable path (a file or folder the command needs) cloned as is to `<stage>/r<k>`, for
- *    bubblewrap to bind read-only where it belongs.
+ *    each readable path (a file or folder the command needs) cloned to `<stage>/r<k>`, for
+ *    bubblewrap to bind read-only where it belongs — as is, or, when its owner is given (the path
+ *    itself is closed to other users, e.g. a `0700` checkout), idmapped like a root so the sandbox
+ *    user can enter it (bubblewrap's read-only bind still refuses every write).
  * 3. Empties the capability bounding set, drops every group, becomes the sandbox user (which
  *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
  *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
@@ -48,13 +50,13 @@ use strict; use warnings;
 my ($NR_UNSHARE, $NR_MOUNT, $NR_SETGROUPS, $NR_SETRESGID, $NR_SETRESUID, $NR_PRCTL, $uid, $gid, $stage, $n) = splice(@ARGV, 0, 10);
 my @roots; push @roots, [splice(@ARGV, 0, 3)] for 1 .. $n;
 my $m = shift @ARGV;
-my @readable = defined $m && $m =~ /^\d+$/ ? splice(@ARGV, 0, $m) : ();
+my @readable; push @readable, [splice(@ARGV, 0, 3)] for 1 .. (defined $m && $m =~ /^\d+$/ ? $m : 0);
 my $sep = shift @ARGV;
 sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
 defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
 my $ppid = getppid();
 my %ns;
-for my $r (@roots) {
+for my $r (@roots, grep { $_->[1] ne '-' } @readable) {
   my $key = "$r->[1]:$r->[2]";
   next if $ns{$key};
   pipe(my $ready_r, my $ready_w) or fail('pipe');
@@ -93,9 +95,14 @@ for my $r (@roots) {
   $i++;
 }
 my $k = 0;
-for my $p (@readable) {
+for my $r (@readable) {
+  my $p = $r->[0];
   my $fd = syscall(428, -100, my $path = $p, 0x80001);
   $fd >= 0 or fail("open_tree $p");
+  if ($r->[1] ne '-') {
+    my $attr = pack('QQQQ', 0x00100000, 0, 0, fileno($ns{"$r->[1]:$r->[2]"}));
+    syscall(442, $fd, my $empty = '', 0x1000, $attr, 32) == 0 or fail("idmapped mount of $p");
+  }
   my $to = "$stage/r$k";
   if (-d $p) { mkdir($to) or fail("mkdir $to") } else { open(my $fh, '>', $to) or fail("create $to"); close $fh }
   syscall(429, $fd, my $none = '', -100, my $where = $to, 4) == 0 or fail("move_mount $p");

@@ -211,7 +211,14 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     });
     launcher.push(perl as string, '-e', ROOT_LAUNCHER);
     launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
-    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, String(readable.length), ...readable, '--');
+    // A readable path other users cannot enter or read (a checkout in a 0700 temporary folder) is
+    // idmapped for the sandbox user; the rest is shown as is.
+    const readers = readable.flatMap((path) => {
+      const stat = statSync(path);
+      const need = stat.isDirectory() || (stat.mode & 0o111) !== 0 ? 0o005 : 0o004;
+      return (stat.mode & need) === need ? [path, '-', '-'] : [path, String(stat.uid), String(stat.gid)];
+    });
+    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, String(readable.length), ...readers, '--');
   }
   return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
 }

@@ -135,6 +135,19 @@ describe('what the command needs to start', () => {
     expect(await runIn({ mode: 'workspace-write', root: inner }, 'echo w > w.txt && cat w.txt', { readOnlyPaths: [hidden] })).toEqual({ code: 0, output: 'w\n' });
     expect(() => sandboxCommand(['x'], { mode: 'workspace-write', root }, { cwd: root, readOnlyPaths: [join(hidden, 'missing')] })).toThrow(`sandboxCommand: readOnlyPaths entry ${join(hidden, 'missing')} does not exist`);
   });
+
+  test('a readable folder that is itself closed to other users (a checkout in a 0700 temporary folder) can be entered, still read-only', async () => {
+    const root = makeWorkspace();
+    const closed = makeWorkspace('sandbox-closed-');
+    mkdirSync(join(closed, 'lib'));
+    writeFileSync(join(closed, 'lib', 'module.txt'), 'module\n', { mode: 0o644 });
+    chmodSync(closed, 0o700);
+    const script = `exec 2>&1; cat ${closed}/lib/module.txt; echo x > ${closed}/new.txt; ls ${closed}`;
+    const shown = await runIn({ mode: 'workspace-write', root }, script, { readOnlyPaths: [closed] });
+    expect(shown.output).toMatch(new RegExp(`^module\n.*new\\.txt: Read-only file system\nlib\n$`, 's'));
+    expect(existsSync(join(closed, 'new.txt'))).toBe(false);
+    expect(statSync(closed).mode & 0o777).toBe(0o700);
+  });
 });
 
 describe('environment and refusals', () => {
