@@ -34,7 +34,7 @@ const invocation = (payload: ToolInvocation['payload'], signal: AbortSignal, cal
   ({ callId, payload, signal, step: { sessionId: 'tools-test', provider: { originalImageDetail: false } } }) as unknown as ToolInvocation;
 const bodyText = (output: unknown) => JSON.stringify((output as { body: unknown }).body);
 
-describe('cancellation of wait and exec (reference §3.3 dropped observer)', () => {
+describe('cancellation of wait and exec (a dropped observer)', () => {
   it('a cancelled wait keeps the output and completion for the next wait', async () => {
     const session = service.session('tools-test');
     const { cellId, observation } = await session.runtime.createCell({

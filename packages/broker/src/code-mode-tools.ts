@@ -54,7 +54,7 @@ function respond(observation: CellObservation, started: number, maxTokens: numbe
   return new FunctionToolOutput(formatted.items, formatted.success);
 }
 
-/** Service-level failures are plain error texts with no header (reference/code-mode.md §4.3). */
+/** Service-level failures are plain error texts with no header. */
 function serviceFailure(error: unknown): never {
   if (isSwitchyardError(error) && error.fatal) throw error;
   throw new RespondToModelError(errorMessage(error), { cause: error });
@@ -175,7 +175,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
           ? await session.runtime.terminate(args.cell_id)
           : await session.runtime.observe(args.cell_id, {
               yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs,
-              // a cancelled wait detaches without taking the output: the next wait gets it (reference §3.3)
+              // a cancelled wait detaches without taking the output: the next wait gets it
               signal: invocation.signal,
             });
       } catch (error) {
@@ -186,7 +186,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
           serviceFailure(error);
         }
       }
-      // a missing cell has no lifecycle of its own (reference §3.2): no cell-end for it
+      // a missing cell has no lifecycle of its own: no cell-end for it
       if (!missing) reportEnd(service, observation);
       const fatal = session.broker.takeFatal();
       if (fatal) throw fatal;

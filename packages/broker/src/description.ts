@@ -302,7 +302,7 @@ function budgetedDescription(surface: CodeModeSurface): string {
   }
 }
 
-/** The `wait` description (reference/code-mode.md §1.5). */
+/** The `wait` description. */
 export const WAIT_DESCRIPTION = `Waits on a yielded \`exec\` cell and returns new output or completion.
 - Use \`wait\` only after \`exec\` returns "Script running with cell ID ...".
 - It returns only the new output since the last yield, or the final completion or termination result.

@@ -154,7 +154,7 @@ export class DispatchBroker {
 
   /**
    * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
-   * model-visible failure text, the abort message, or a rejection text of reference §1.7 / §2.3).
+   * model-visible failure text, the abort message, or the rejection text of a nested call).
    */
   async invoke(request: CellToolRequest): Promise<JsonValue> {
     const { cellId, tool, input, signal } = request;
@@ -181,7 +181,7 @@ export class DispatchBroker {
     try {
       result = await untilAborted(worker.handle(call, { source, signal }), signal);
     } catch (error) {
-      // A fatal error ends the turn (DESIGN): the script sees the text, and the next exec / wait
+      // A fatal error ends the turn: the script sees the text, and the next exec / wait
       // response of this session rethrows it (takeFatal), so the registry ends the turn.
       if (isFatalError(error) && !this.fatal) this.fatal = error;
       throw typeof error === 'string' ? error : errorMessage(error);

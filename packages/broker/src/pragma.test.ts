@@ -10,7 +10,7 @@ const err = (input: string) => {
   throw new Error('expected a pragma error');
 };
 
-describe('parseExecSource (reference/code-mode.md §1.4)', () => {
+describe('parseExecSource', () => {
   it('returns the whole input as code when there is no pragma', () => {
     expect(parseExecSource('text(1)\ntext(2)')).toEqual({ code: 'text(1)\ntext(2)' });
     expect(parseExecSource('// a comment\ntext(1)')).toEqual({ code: '// a comment\ntext(1)' });

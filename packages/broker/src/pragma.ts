@@ -26,7 +26,7 @@ function field(object: Record<string, unknown>, key: 'yield_time_ms' | 'max_outp
 }
 
 /**
- * Parses `exec` input (reference/code-mode.md §1.4): an optional first-line
+ * Parses `exec` input: an optional first-line
  * `// @exec: {"yield_time_ms": …, "max_output_tokens": …}` pragma, then JavaScript. Throws a
  * `RespondToModelError` with the reference text for every malformed input.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatObservation } from './response';
 
-describe('formatObservation (reference/code-mode.md §4)', () => {
+describe('formatObservation', () => {
   it('puts the completed header first, items after, success true', () => {
     const out = formatObservation({ kind: 'completed', cellId: 'c', items: [{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }] }, { maxTokens: 100, wallTimeMs: 1234 });
     expect(out.success).toBe(true);

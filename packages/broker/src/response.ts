@@ -12,7 +12,7 @@ export interface FormatOptions {
   originalImageDetail?: boolean;
 }
 
-/** The header status line of reference/code-mode.md §4.1. */
+/** The status line that heads every observation the model reads. */
 export function statusLine(observation: Observed): string {
   switch (observation.kind) {
     case 'yielded':
@@ -25,7 +25,7 @@ export function statusLine(observation: Observed): string {
 }
 
 /**
- * Formats an observation as the model sees it (reference/code-mode.md §4.1): default image detail
+ * Formats an observation as the model sees it: default image detail
  * `high`, `original` dropped unless supported, the error appended as `Script error:\n…` before
  * truncation, truncation to the budget, then the header item. `success` is false only for a failed script.
  */

@@ -2,7 +2,7 @@ import ivm from 'isolated-vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fn, freeform, setup, sleep, until } from '../test/helpers';
 
-// Reference/code-mode.md §2: the JS global surface inside a cell.
+// The JS global surface inside a cell.
 const env = setup({
   echo: (request) => request.input as never,
   patch: (request) => request.input as never,
@@ -24,7 +24,7 @@ const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const IMAGE_SHAPE =
   'image expects a non-empty image URL string, an object with image_url and optional detail, or a raw MCP image block';
 
-describe('tools and ALL_TOOLS (§2.2, §2.3)', () => {
+describe('tools and ALL_TOOLS', () => {
   it('calls a function tool with a JSON object, numbering calls tool-1, tool-2 per cell', async () => {
     const before = env.calls.length;
     const texts = await env.texts(`const a = await tools.echo({ city: 'Oslo', n: [1, null] }); const b = await tools.echo(); text(a); text(b);`);
@@ -100,7 +100,7 @@ describe('tools and ALL_TOOLS (§2.2, §2.3)', () => {
   });
 });
 
-describe('text, image, notify (§2.4, §2.5)', () => {
+describe('text, image, notify', () => {
   it('text() converts values like the reference and returns undefined', async () => {
     const texts = await env.texts(
       `text('a'); text(); text(null); text(true); text(1.5); text(10n); text({ json: true }); text([1, 'x']); text(Symbol('s')); text(function f() { return 1 }); text(String(text('z')));`,
@@ -185,7 +185,7 @@ describe('text, image, notify (§2.4, §2.5)', () => {
   });
 });
 
-describe('exit, timers, errors (§2.5, §2.6, §3.5)', () => {
+describe('exit, timers, errors', () => {
   it('exit() ends the script successfully, keeping output, before or after an await', async () => {
     expect(await env.run(`text('a'); exit(); text('b');`)).toMatchObject({ kind: 'completed', items: [{ text: 'a' }] });
     const later = await env.run(`text('a'); await tools.echo({}); exit(); text('b');`);
@@ -274,7 +274,7 @@ describe('exit, timers, errors (§2.5, §2.6, §3.5)', () => {
   });
 });
 
-describe('the environment (§2.1)', () => {
+describe('the environment', () => {
   it('runs as an async module: top-level await, module scope, this undefined', async () => {
     expect(await env.texts(`const v = await Promise.resolve(5); text(v); text(typeof this); var g = 1; text(typeof globalThis.g);`)).toEqual([
       '5',

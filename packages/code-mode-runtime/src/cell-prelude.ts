@@ -1,6 +1,6 @@
 /**
- * The isolate side of a cell: installs the globals of reference/code-mode.md §2 and returns the
- * `control` function the host enters through (`resolve` a tool call, fire `timers`).
+ * The isolate side of a cell: installs the Code Mode globals (`tools`, `text`, `store`, `load`,
+ * `notify`, `exit`, …) and returns the `control` function the host enters through (`resolve` a tool call, fire `timers`).
  *
  * Evaluated with `context.evalClosure(CELL_PRELUDE, [post, configJson, storedPairs, flow], { result: { reference: true } })`:
  * `$0` is an `ivm.Callback({ ignored: true })` (a plain function inside the isolate), `$1` the
@@ -8,7 +8,7 @@
  * (one string per value, never one string for all of them) and `$3` a synchronous
  * `ivm.Callback`. None is reachable from user code:
  * they live in this closure only, and user code is compiled separately as a module. Every
- * message sent to the host is made of primitives; every error a helper throws is a plain string (§2.6).
+ * message sent to the host is made of primitives; every error a helper throws is a plain string.
  *
  * Value size limit: a string the bridge copies out (nested-call arguments, text / notify / image
  * items, stored values and keys, the final error) is checked with `.length`, which never

@@ -66,8 +66,8 @@ const elapsed = (startedAt: number) => performance.now() - startedAt;
 
 /**
  * One cell: an isolate running the module off the host thread (async isolated-vm entries on its
- * thread pool), the host end of the message bridge, and the observation state machine of
- * reference §3 (running → completed → closed, or running → terminating → closed).
+ * thread pool), the host end of the message bridge, and the observation state machine
+ * (running → completed → closed, or running → terminating → closed).
  */
 export class Cell {
   readonly id: string;
@@ -175,7 +175,7 @@ export class Cell {
   }
 
   /**
-   * Attaches an observer (reference §3.3). The caller checked state and the single-observer rule.
+   * Attaches an observer. The caller checked state and the single-observer rule.
    * An aborted `signal` detaches it without taking the buffer or closing the cell (a dropped
    * observer loses nothing) and rejects with `ABORTED`.
    */
@@ -210,7 +210,7 @@ export class Cell {
   }
 
   /**
-   * Terminates (reference §3.4): a committed completion wins; otherwise the isolate is disposed,
+   * Terminates: a committed completion wins; otherwise the isolate is disposed,
    * nested calls are aborted (awaited up to a 100 ms grace) and the unobserved output returned.
    */
   async terminate(startedAt: number): Promise<CellObservation> {
@@ -399,7 +399,7 @@ export class Cell {
   }
 
   // ---- state transitions ---------------------------------------------------------------
-  /** Completion (reference §3.5, §5): commit writes atomically with the transition, then tear down. */
+  /** Completion: commit writes atomically with the transition, then tear down. */
   private complete(error: string | undefined, writes: Array<[string, string]> | undefined): void {
     if (this.state !== 'running') return;
     if (writes && writes.length > 0) this.options.commit(writes);

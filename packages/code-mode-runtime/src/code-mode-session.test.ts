@@ -24,7 +24,7 @@ afterAll(() => env.runtime.shutdown());
 
 const textsOf = (observation: { items: Array<{ type: string; text?: string }> }) => observation.items.map((item) => item.text);
 
-describe('observation (§3.3)', () => {
+describe('observation', () => {
   it('the yield timer hands over output since the previous observation, and each observe waits anew', async () => {
     const first = await env.run(`text('a'); await tools.gate({ name: 'yield-1' }); text('b'); await new Promise(() => {});`, { yieldTimeMs: 400 });
     expect(first).toMatchObject({ kind: 'yielded', items: [{ type: 'input_text', text: 'a' }] });
@@ -172,7 +172,7 @@ describe('observation (§3.3)', () => {
   });
 });
 
-describe('termination (§3.4)', () => {
+describe('termination', () => {
   it('returns the unobserved output, closes the cell and discards its stored writes', async () => {
     const first = await env.run(`store('t1', 'kept?'); text('seen'); yield_control(); text('unseen'); await new Promise(() => {});`);
     expect(textsOf(first)).toEqual(['seen']);
@@ -222,7 +222,7 @@ describe('termination (§3.4)', () => {
   });
 });
 
-describe('stored values (§5)', () => {
+describe('stored values', () => {
   it('store/load: read-your-writes, fresh copies, JSON round trip and key coercion', async () => {
     const texts = await env.texts(`
       store(1, { title: 'Notebook', items: [1, true, null] });
@@ -290,7 +290,7 @@ describe('stored values (§5)', () => {
   });
 });
 
-describe('shutdown and bad input (§3.6)', () => {
+describe('shutdown and bad input', () => {
   it('stops a busy loop within 1 s, answers observers, then refuses new cells with the reference text', async () => {
     const local = setup();
     const busy = await local.run(`text('x'); while (true) {}`, { yieldTimeMs: 30 });

@@ -61,7 +61,7 @@ export function checkYieldTime(yieldTimeMs: unknown): void {
   }
 }
 
-/** One session: its cells and its stored-values map (reference §3.6, §5). */
+/** One session: its cells and its stored-values map. */
 export class Session implements CodeModeSession {
   private readonly settings: SessionSettings;
   private readonly cells = new Map<string, Cell>();
@@ -101,7 +101,7 @@ export class Session implements CodeModeSession {
     });
     this.cells.set(cell.id, cell);
     // The first observer attaches before the cell's first instruction, so a yield_control()
-    // can never race with it (reference §3.3 "before the first observation").
+    // can never race with it (before the first observation).
     const observation = cell.observe(options.yieldTimeMs, startedAt, options.signal);
     void cell.start(options.source, options.tools, options.typescript);
     try {

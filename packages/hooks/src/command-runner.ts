@@ -15,7 +15,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The failure text of a hook stopped because its call was cancelled. */
 export const ABORTED_MESSAGE = 'hook aborted: the tool call was cancelled';
 
-/** The failure text of a hook killed at its timeout (reference §4.4). */
+/** The failure text of a hook killed at its timeout. */
 export function timeoutMessage(timeoutSec: number): string {
   return `hook timed out after ${timeoutSec}s`;
 }

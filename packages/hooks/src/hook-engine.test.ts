@@ -38,7 +38,7 @@ const RUN0 = 'hook pre-tool-use:0:<config:0>:call-1 failed: ';
 const POST0 = 'hook post-tool-use:0:<config:0>:call-1 failed: ';
 
 describe('hook stdin payload', () => {
-  it('writes the §4.4 PreToolUse payload plus caller to stdin and runs in the session cwd', async () => {
+  it('writes the PreToolUse payload plus caller to stdin and runs in the session cwd', async () => {
     const dir = tmp();
     const script = dir.script('capture.sh', `cat > "${dir.path('stdin.json')}"\npwd > "${dir.path('cwd.txt')}"`);
     const engine = engineFor('PreToolUse', [{ matcher: 'apply_patch', hooks: [command(script)] }]);
@@ -105,7 +105,7 @@ describe('hook stdin payload', () => {
   });
 });
 
-describe('matchers (§4.2) with real command hooks', () => {
+describe('matchers with real command hooks', () => {
   const table: Array<[label: string, matcher: string | undefined]> = [
     ['absent', undefined],
     ['empty', ''],
@@ -155,7 +155,7 @@ describe('matchers (§4.2) with real command hooks', () => {
   });
 });
 
-describe('PreToolUse decisions (§4.5), one command hook each', () => {
+describe('PreToolUse decisions, one command hook each', () => {
   type Row = {
     name: string;
     stdout?: string;
@@ -281,7 +281,7 @@ describe('PreToolUse decisions (§4.5), one command hook each', () => {
   });
 });
 
-describe('PostToolUse decisions (§4.5)', () => {
+describe('PostToolUse decisions', () => {
   type Row = { name: string; stdout?: string; stderr?: string; code?: number; feedback?: string; stop?: boolean; contexts?: string[]; failure?: string; warning?: string; outcome: HookEndEvent['outcome'] };
   const rows: Row[] = [
     { name: 'empty stdout → nothing', outcome: 'continue' },
@@ -387,7 +387,7 @@ describe('aggregation and concurrency', () => {
 });
 
 describe('events', () => {
-  it('emits hook-start and hook-end with the §4.4 run id and the outcome', async () => {
+  it('emits hook-start and hook-end with the run id and the outcome', async () => {
     const dir = tmp();
     const file = dir.path('hooks.json');
     writeFileSync(

@@ -137,7 +137,7 @@ const HOOK_ENGINE_OPTION_RULES: OptionsShape<HookEngineOptions> = {
 };
 
 /**
- * Creates a hook engine implementing the protocol `HookRunner` (reference/tools.md §4). Loading
+ * Creates a hook engine implementing the protocol `HookRunner`. Loading
  * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
  * `runPreToolUse` / `runPostToolUse` never reject; failed hooks fail open and appear in `warnings`.
  */

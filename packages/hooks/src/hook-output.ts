@@ -174,7 +174,7 @@ function readRun(result: HandlerRunResult, eventKey: 'pre-tool-use' | 'post-tool
   return looksLikeJson(result.stdout) ? { kind: 'failed', error: `hook returned invalid ${eventKey} JSON output` } : { kind: 'nothing' };
 }
 
-/** Turns a PreToolUse run into a decision (reference §4.5). Never throws. */
+/** Turns a PreToolUse run into a decision. Never throws. */
 export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
   const decision: PreHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
   const fail = (error: string): PreHandlerDecision => ({ ...decision, status: 'failed', error });
@@ -204,7 +204,7 @@ export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
   return decision;
 }
 
-/** Turns a PostToolUse run into a decision (reference §4.5). Never throws. */
+/** Turns a PostToolUse run into a decision. Never throws. */
 export function decidePostToolUse(result: HandlerRunResult): PostHandlerDecision {
   const decision: PostHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
   const fail = (error: string): PostHandlerDecision => ({ ...decision, status: 'failed', error });

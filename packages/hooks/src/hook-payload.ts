@@ -1,6 +1,6 @@
 import type { HookCaller, JsonValue, PostToolUseRequest, PreToolUseRequest } from '@switchyard/protocol';
 
-/** The JSON a PreToolUse hook reads on stdin (reference §4.4, plus `caller`). */
+/** The JSON a PreToolUse hook reads on stdin (plus `caller`). */
 export interface PreToolUseHookInput {
   session_id: string;
   turn_id: string;

@@ -4,7 +4,7 @@ export type Matcher = (names: readonly string[]) => boolean;
 const EXACT = /^[A-Za-z0-9_|]+$/;
 
 /**
- * Compiles a matcher as reference §4.2: absent, `""` or `"*"` match everything; a matcher made only
+ * Compiles a matcher: absent, `""` or `"*"` match everything; a matcher made only
  * of `[A-Za-z0-9_|]` is an exact match against its `|`-separated alternatives; anything else is an
  * unanchored JavaScript regular expression. Returns `{ error }` for an invalid regex; never throws.
  */

@@ -80,7 +80,7 @@ function sortByCodeModeName(definitions: NestedToolDefinition[]): NestedToolDefi
 }
 
 /**
- * The nested (JS-callable) surface of a code-mode plan (reference §1.7): `direct` and `deferred`
+ * The nested (JS-callable) surface of a code-mode plan: `direct` and `deferred`
  * executors with a function or freeform spec, except `direct-model-only`, `hidden`, tools in
  * excluded namespaces and `exec` / `wait`. Sorted by code-mode name; when two tools normalize to
  * the same identifier, the first in host order keeps it and the other is not callable (warning).

@@ -1,6 +1,6 @@
 import type { FunctionToolSpec, NamespaceToolSpec, ToolSpec } from '@switchyard/protocol';
 
-/** The description of a namespace whose own description is blank (reference §1.3). */
+/** The description of a namespace whose own description is blank. */
 export function defaultNamespaceDescription(name: string): string {
   return `Tools in the ${name} namespace.`;
 }
@@ -10,7 +10,7 @@ function byName(a: FunctionToolSpec, b: FunctionToolSpec): number {
 }
 
 /**
- * Merges same-named namespace specs into the position of the first one (reference §1.3): later
+ * Merges same-named namespace specs into the position of the first one: later
  * members are appended, the first non-blank description wins, members are sorted by name (byte
  * order, stable), and a blank description becomes "Tools in the {name} namespace.". Other specs
  * keep their relative order. Pure: returns new namespace objects, never mutates its input.

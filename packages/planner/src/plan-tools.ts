@@ -165,7 +165,7 @@ function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): 
 }
 
 /**
- * Plans one sampling step (reference tools.md §1): from the step's context and the host's tool
+ * Plans one sampling step: from the step's context and the host's tool
  * sources to the model-visible specs, every executor the registry must hold, the hosted specs and
  * the Code Mode surface. Pure and deterministic (same inputs → byte-identical `tools` JSON).
  * Never throws for input a plugin can produce: a bad, duplicate or reserved tool is skipped with a

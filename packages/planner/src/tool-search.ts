@@ -83,7 +83,7 @@ function appendSchemaText(schema: unknown, parts: string[], seen: Set<object>): 
 }
 
 /**
- * The text a deferred tool is found by (reference §1.8): flat name, name with `_` as spaces,
+ * The text a deferred tool is found by: flat name, name with `_` as spaces,
  * namespace and its description, function name, spaced name, description, every schema
  * description and property name (through `items` and `anyOf`), then the executor's `searchText`.
  */
@@ -131,7 +131,7 @@ function coalesce(specs: readonly LoadableToolSpec[]): LoadableToolSpec[] {
 }
 
 /**
- * The tool_search description (reference §1.8): sources are the namespaces of the deferred tools,
+ * The tool_search description: sources are the namespaces of the deferred tools,
  * sorted by name, each with its first non-blank description; "None currently enabled." if none.
  * Under a sources budget the list stops where the budget ends and one line counts the rest; when a
  * tool budget is in play (`catalog`), a last paragraph says how many tools are loaded upfront.
@@ -329,7 +329,7 @@ const TOOL_SEARCH_PARAMETERS = (defaultLimit: number): JsonSchema => ({
 });
 
 /**
- * The `tool_search` executor over `deferred` tools (reference §1.8). Parallel-safe. The BM25 index is
+ * The `tool_search` executor over `deferred` tools. Parallel-safe. The BM25 index is
  * found (or built) on the first call, not when the executor is created, so planning stays cheap; it
  * is shared with every executor over the same tools (`sharedToolSearchIndex`). A call answers
  * with a `ToolSearchOutput`; an empty query or a zero limit is a model-visible refusal

@@ -5,7 +5,7 @@ import type { ToolOutput } from './output';
 import type { SwitchyardEvent } from './events';
 
 /**
- * Who started a call (reference §3.2): the model directly, or a Code Mode cell through
+ * Who started a call: the model directly, or a Code Mode cell through
  * `await tools.x()`. Carried into hook payloads and events so a policy can tell them apart.
  */
 export type ToolCallSource =
@@ -47,7 +47,7 @@ export interface ToolAccess {
 }
 
 /**
- * Everything a handler receives for one call (reference §3.2). Built by the registry;
+ * Everything a handler receives for one call. Built by the registry;
  * `signal` aborts when the turn is cancelled or the session shuts down.
  */
 export interface ToolInvocation {

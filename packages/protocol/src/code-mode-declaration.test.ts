@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonSchema } from '@switchyard/protocol';
 import { schemaToTypeScript } from './code-mode-declaration';
 
-describe('schemaToTypeScript golden corpus (reference/code-mode.md §1.3)', () => {
+describe('schemaToTypeScript golden corpus', () => {
   const corpus: Array<[string, JsonSchema | boolean, string]> = [
     ['true', true, 'unknown'],
     ['false', false, 'never'],

@@ -4,7 +4,7 @@ import type { JsonSchema, JsonValue } from './json';
  * Code Mode declarations, shared by the planner (visible descriptions in `code-mode`) and the
  * broker (`exec` description, `ALL_TOOLS`) so both always render the same text.
  *
- * Renders a JSON Schema as a TypeScript type, by the rules of reference/code-mode.md §1.3:
+ * Renders a JSON Schema as a TypeScript type, by these rules:
  * `true` → unknown, `false` → never, const/enum → literals, anyOf/oneOf → `|`, allOf → `&`,
  * arrays → `Array<T>` (tuples from `prefixItems`), objects → `{ a: T; b?: U; }` with sorted
  * properties (multi-line with `// description` comments when any property has one), index
@@ -185,7 +185,7 @@ export interface CodeModeDeclarationInput {
   outputSchema?: JsonSchema;
 }
 
-/** `declare const tools: { name(args: T): Promise<O>; };` for one nested tool (reference/code-mode.md §1.3). */
+/** `declare const tools: { name(args: T): Promise<O>; };` for one nested tool. */
 export function codeModeDeclaration(tool: CodeModeDeclarationInput): string {
   const input = tool.kind === 'freeform' ? 'input: string' : `args: ${tool.inputSchema === undefined ? 'unknown' : schemaToTypeScript(tool.inputSchema)}`;
   return `declare const tools: { ${tool.codeModeName}(${input}): Promise<${outputType(tool.outputSchema)}>; };`;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { codeModeName, normalizeIdentifier } from './code-mode';
 import { toolName } from './tool-name';
 
-describe('code-mode names (reference code-mode.md §2.2)', () => {
+describe('code-mode names', () => {
   it('joins namespace and name with __ unless a side already has an underscore', () => {
     expect(codeModeName(toolName('curr_time', 'clock'))).toBe('clock__curr_time');
     expect(codeModeName(toolName('search', 'mcp__docs__'))).toBe('mcp__docs__search');

@@ -5,7 +5,7 @@ import type { ToolBudget } from './tool-budget';
 import { joinNamespace, type ToolName } from './tool-name';
 
 /**
- * One tool callable from a Code Mode cell (reference/tools.md §1.7), as computed by the planner.
+ * One tool callable from a Code Mode cell, as computed by the planner.
  */
 export interface NestedToolDefinition {
   /** The registered tool this definition calls. */
@@ -69,7 +69,7 @@ export function codeModeName(tool: ToolName): string {
 }
 
 /**
- * Normalizes any string to a JS identifier, character by character (reference code-mode.md §2.2):
+ * Normalizes any string to a JS identifier, character by character:
  * the first character is kept if it is `_`, `$` or an ASCII letter, later ones if `_`, `$` or ASCII
  * alphanumeric; every other character (a leading digit, `-`, `.`, a space, any non-ASCII code point)
  * becomes one `_`. `""` becomes `_`.

@@ -1,11 +1,11 @@
 import type { ApprovalPolicy, ApprovalProvider, SandboxMode, TimeProvider } from './providers';
 
-/** How a plan exposes tools to the model (DESIGN "two tables"). */
+/** How a plan exposes tools to the model. */
 export type ToolMode = 'direct' | 'code-mode' | 'code-mode-only';
 /** Every {@link ToolMode}, for option checks. */
 export const TOOL_MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
 
-/** What the model provider can take (reference §1.4). */
+/** What the model provider can take. */
 export interface ProviderCapabilities {
   /** Namespace specs are accepted; without it, namespaced tools are registered but invisible. Default true. */
   readonly namespaceTools?: boolean;
@@ -31,7 +31,7 @@ export interface ContextWindowStatus {
 }
 
 /**
- * Everything a step knows when it is planned, captured once per sampling step (DESIGN). Handlers
+ * Everything a step knows when it is planned, captured once per sampling step. Handlers
  * read it from their invocation; the planner reads it to decide exposure. Treat as immutable.
  */
 export interface StepContext {

@@ -54,7 +54,7 @@ export interface ToolCallAbortedEvent extends ToolCallEventBase {
   readonly durationMs: number;
 }
 
-/** A hook handler started (`runId` as reference §4.4: `event-key:index:source:tool_use_id`). */
+/** A hook handler started (`runId` is `event-key:index:source:tool_use_id`). */
 export interface HookStartEvent {
   /** Discriminant. */
   readonly type: 'hook-start';

@@ -7,7 +7,7 @@ import type { ExecutorToolSpec } from './tool-spec';
 import type { ToolName } from './tool-name';
 
 /**
- * Where a tool appears (reference §1.1):
+ * Where a tool appears:
  * - `direct` (default): in the model's `tools`, registered, callable from Code Mode, removed from
  *   the top level in `code-mode-only`.
  * - `direct-model-only`: visible and registered, never callable from Code Mode, stays top-level in `code-mode-only`.
@@ -17,7 +17,7 @@ import type { ToolName } from './tool-name';
 export type ToolExposure = 'direct' | 'direct-model-only' | 'deferred' | 'hidden';
 
 /**
- * How a tool talks to PreToolUse / PostToolUse hooks (reference §4.3). Function tools get the
+ * How a tool talks to PreToolUse / PostToolUse hooks. Function tools get the
  * default `{tool_name: display name, tool_input: parsed arguments}` without an adapter; freeform tools
  * get no hooks unless they supply one. Each method returns `undefined` to skip hooks for that call.
  */

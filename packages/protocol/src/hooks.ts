@@ -24,7 +24,7 @@ export function hookCaller(source: ToolCallSource): HookCaller {
 }
 
 /**
- * What a tool tells hooks about a call (reference §4.3): the canonical hook tool name (`Bash`,
+ * What a tool tells hooks about a call: the canonical hook tool name (`Bash`,
  * `apply_patch`, a display name), aliases matchers also try (`Write`, `Edit`; never written to stdin),
  * and the input (`{command}` for shell and apply_patch, parsed arguments for function tools).
  */
@@ -56,7 +56,7 @@ export interface PostToolUseRequest extends PreToolUseRequest {
 }
 
 /**
- * The aggregated PreToolUse result (reference §4.5). `blocked` wins over `updatedInput`;
+ * The aggregated PreToolUse result. `blocked` wins over `updatedInput`;
  * `additionalContexts` are recorded even when blocking; `warnings` are for the host's log.
  */
 export interface PreToolUseOutcome {

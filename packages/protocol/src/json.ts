@@ -5,7 +5,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
- * The JSON Schema subset Switchyard reads (reference/tools.md §2): enough to describe tool
+ * The JSON Schema subset Switchyard reads: enough to describe tool
  * parameters, render TypeScript declarations for Code Mode and validate arguments with ajv.
  * Unknown keywords are kept and passed through untouched (index signature), so a schema from an
  * MCP server or a plugin round-trips byte for byte.

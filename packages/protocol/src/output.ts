@@ -4,7 +4,7 @@ import type { WireTool } from './tool-spec';
 import type { ContentItem, ToolOutputBody, ToolOutputItem } from './wire';
 
 /**
- * What a handler produces (reference/tools.md §3.5). One output answers one call: the router turns
+ * What a handler produces. One output answers one call: the router turns
  * it into the wire item the model reads, and Code Mode into the typed value a cell's promise
  * resolves with. Implementations must be pure (calling a method twice gives the same answer).
  */
@@ -193,7 +193,7 @@ export class ToolSearchOutput implements ToolOutput {
 }
 
 /**
- * Formats the abort message of reference §3.3: `"aborted by user after {secs:.1}s"`, or for shell
+ * Formats the abort message of a cancelled call: `"aborted by user after {secs:.1}s"`, or for shell
  * tools `"Wall time: {secs:.1} seconds\naborted by user"`; seconds are at least 0.1.
  */
 export function abortedMessage(elapsedMs: number, shellStyle = false): string {
@@ -235,7 +235,7 @@ abstract class MessageToolOutput implements ToolOutput {
 }
 
 /**
- * The answer to a cancelled call (reference §3.3): the abort message (see {@link abortedMessage})
+ * The answer to a cancelled call: the abort message (see {@link abortedMessage})
  * with `success` unset; for tool_search an empty completed `tool_search_output`.
  */
 export class AbortedToolOutput extends MessageToolOutput {

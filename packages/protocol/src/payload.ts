@@ -1,5 +1,5 @@
 /**
- * What a tool call carries (reference/tools.md §3.1). The kind must match what the executor
+ * What a tool call carries. The kind must match what the executor
  * accepts ({@link ToolExecutor.payloadKinds}), else dispatch fails with the fatal
  * "tool X invoked with incompatible payload".
  */

@@ -55,7 +55,7 @@ export interface ApprovalProvider {
   requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
 }
 
-/** Approval policies of exec tools (reference §5.4): when a command may or must ask. */
+/** Approval policies of exec tools: when a command may or must ask. */
 export type ApprovalPolicy = 'never' | 'on-request' | 'on-failure' | 'untrusted';
 /** Every {@link ApprovalPolicy}, for option checks. */
 export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = ['never', 'on-request', 'on-failure', 'untrusted'];

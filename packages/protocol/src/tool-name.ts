@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The identity of a tool: a `name` plus an optional `namespace` (reference/tools.md §1.1).
+ * The identity of a tool: a `name` plus an optional `namespace`.
  *
  * Equality uses both fields (see {@link toolNameEquals}); lookups in the registry are exact, so a
  * namespaced tool never matches a plain one of the same name. A tool has one display name (see

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonSchema } from './json';
 
 /**
- * A function tool: the model sends JSON arguments (reference/tools.md §2).
+ * A function tool: the model sends JSON arguments.
  * Serialized as `{type:"function", name, description, strict, defer_loading?, parameters}`.
  */
 export interface FunctionToolSpec {
@@ -65,7 +65,7 @@ export interface NamespaceToolSpec {
 }
 
 /**
- * The client-executed deferred-tool search (reference/tools.md §1.8).
+ * The client-executed deferred-tool search.
  * Serialized as `{type:"tool_search", execution:"client", description, parameters}`.
  */
 export interface ToolSearchToolSpec {
@@ -193,7 +193,7 @@ function wireFunction(spec: FunctionToolSpec): WireFunctionTool {
 }
 
 /**
- * Serializes one spec to its exact Responses-API JSON (reference/tools.md §2): `output_schema` is
+ * Serializes one spec to its exact Responses-API JSON: `output_schema` is
  * never sent, `defer_loading` only when set, absent optional fields omitted, key order fixed so the
  * same plan gives byte-identical request JSON (provider prompt caches keep hitting). Pure; never throws.
  */

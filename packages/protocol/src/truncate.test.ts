@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { approxTokenCount, countLines, truncateContentItems, truncateMiddle, truncateTextOutput } from './truncate';
 import type { ContentItem } from './wire';
 
-describe('truncation (reference/code-mode.md §4.2)', () => {
+describe('truncation', () => {
   it('estimates tokens as ceil(bytes / 4) and counts lines like str::lines', () => {
     expect(approxTokenCount('')).toBe(0);
     expect(approxTokenCount('abcde')).toBe(2);

@@ -2,7 +2,7 @@ import type { ContentItem, InputTextItem } from './wire';
 
 /**
  * Output budgets shared by Code Mode responses (`exec` / `wait`) and exec_command output, so both
- * truncate the same way (reference/code-mode.md §4.2). Token counts are estimates:
+ * truncate the same way. Token counts are estimates:
  * `ceil(utf8 bytes / 4)`; a budget of N tokens is a byte budget of 4·N.
  */
 
@@ -67,7 +67,7 @@ export function truncateTextOutput(text: string, maxTokens: number): { text: str
 }
 
 /**
- * Truncates content items to `maxTokens` (reference/code-mode.md §4.2):
+ * Truncates content items to `maxTokens`:
  * - all text: joined with `\n`; unchanged (still separate items) when within budget, else one item
  *   from {@link truncateTextOutput};
  * - with images: texts kept while they fit, the first that does not is middle-cut to what is left,

@@ -29,7 +29,7 @@ export function malformedCallMessage(call: ToolCall): string | undefined {
 }
 
 /**
- * Turns a wire item into a {@link ToolCall} (reference §3.1): `function_call` → function payload,
+ * Turns a wire item into a {@link ToolCall}: `function_call` → function payload,
  * `custom_tool_call` → custom payload, `tool_search_call` with `execution:"client"` → tool-search
  * payload. Anything else (server-side searches, messages, reasoning) is not a tool call: `undefined`.
  * Malformed `tool_search` arguments still give a call, which answers the parse failure when dispatched.

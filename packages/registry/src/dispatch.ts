@@ -31,7 +31,7 @@ import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePay
 import { parseFunctionArguments, validateArguments } from './input-validation';
 import type { ToolRouter } from './tool-router';
 
-/** Text the model reads when a PostToolUse hook stops without a reason (reference §4.5). */
+/** Text the model reads when a PostToolUse hook stops without a reason. */
 export const POST_HOOK_STOPPED_MESSAGE = 'PostToolUse hook stopped execution';
 
 /** What one dispatch needs from the runtime that owns the call. */
@@ -62,7 +62,7 @@ export interface DispatchOutcome {
 }
 
 /**
- * The registry's dispatch order (reference §3.4, issue 4): malformed tool_search arguments →
+ * The registry's dispatch order: malformed tool_search arguments →
  * lookup → payload kind check → input validation → `tool-call-start` → PreToolUse hooks → handler
  * → PostToolUse hooks (successful calls only) → `tool-call-end`. Resolves with model-visible
  * failures; rejects only with fatal Switchyard errors.

@@ -1,7 +1,7 @@
 import type { JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switchyard/protocol';
 
 /**
- * What a call answers when PostToolUse hooks gave feedback (reference §4.5): the model reads the
+ * What a call answers when PostToolUse hooks gave feedback: the model reads the
  * feedback text (success unset), while Code Mode, post-hook responses and logs keep the original result.
  */
 export class HookFeedbackOutput implements ToolOutput {

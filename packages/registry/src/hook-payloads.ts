@@ -14,7 +14,7 @@ import {
   type ToolPayload,
 } from '@switchyard/protocol';
 
-/** Pre-hook input of a call, or `undefined` when the call gets no hooks (reference §4.3). */
+/** Pre-hook input of a call, or `undefined` when the call gets no hooks. */
 export function preHookInput(executor: ToolExecutor, invocation: ToolInvocation): HookToolInput | undefined {
   const adapter = executor.hookPayload;
   if (adapter === false) return undefined;
@@ -60,7 +60,7 @@ export function rewritePayload(executor: ToolExecutor, invocation: ToolInvocatio
 }
 
 /**
- * The model-visible text of a blocked call (reference §4.5): shell and apply_patch calls with a
+ * The model-visible text of a blocked call: shell and apply_patch calls with a
  * string command quote the command, every other call names the tool.
  */
 export function blockedMessage(input: HookToolInput, reason: string): string {

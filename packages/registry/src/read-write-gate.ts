@@ -12,7 +12,7 @@ interface Waiter {
 }
 
 /**
- * A fair (first-come, first-served) read/write gate: the turn-wide lock of reference §3.3.
+ * A fair (first-come, first-served) read/write gate: the turn-wide lock: parallel-safe calls share it, the others take it alone.
  * A shared request queued behind an exclusive one waits for it, so an exclusive call is never
  * starved by a stream of parallel-safe calls.
  */

@@ -65,7 +65,7 @@ export interface DispatchResult {
 }
 
 /**
- * Runs one step's calls (reference §3.3): a fair read/write gate per runtime (parallel-safe tools
+ * Runs one step's calls: a fair read/write gate per runtime (parallel-safe tools
  * share it, any other tool takes it alone), an `AbortSignal` per call, aborted outputs on
  * cancellation, and the error → output table. `handle` resolves with every model-visible outcome
  * and rejects only with a fatal `SwitchyardError` (`FATAL`, `INCOMPATIBLE_PAYLOAD`, `INTERNAL`).
@@ -233,7 +233,7 @@ export class ToolCallRuntime {
       );
 
       const onCancel = () => {
-        // Cancellation after completion keeps the real result (reference §3.3).
+        // Cancellation after completion keeps the real result.
         if (!claim('aborted')) return;
         const elapsedMs = performance.now() - startedAt;
         const output = new AbortedToolOutput(abortedMessage(elapsedMs, executor?.abortStyle === 'shell'));

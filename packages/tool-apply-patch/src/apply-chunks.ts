@@ -53,7 +53,7 @@ function computeReplacements(lines: readonly string[], chunks: readonly UpdateCh
 }
 
 /**
- * Applies an Update hunk's chunks to a file's text (reference §5.3) and returns the new text.
+ * Applies an Update hunk's chunks to a file's text and returns the new text.
  * Chunks are located in order, then replaced bottom-up; the result always ends with a newline
  * (an emptied file stays empty); a file whose every line ends in CRLF keeps CRLF. Throws an
  * `ApplyPatchError` (`VERIFICATION_FAILED`) naming `displayPath` when a chunk does not match. Pure.

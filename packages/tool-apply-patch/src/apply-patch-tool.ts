@@ -20,10 +20,10 @@ import { applyPatchInHelper, type HelperCommand } from './run-helper';
 import { turnDiffTracker } from './turn-diff';
 import type { ApplyPatchResult, FileChange } from './verify-patch';
 
-/** The description the model reads (reference §5.3). */
+/** The description the model reads. */
 export const APPLY_PATCH_DESCRIPTION = 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.';
 
-/** The Lark grammar constraining the model's input (reference §5.3). */
+/** The Lark grammar constraining the model's input. */
 export const APPLY_PATCH_GRAMMAR = `start: begin_patch hunk+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?

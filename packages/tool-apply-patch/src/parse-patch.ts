@@ -70,7 +70,7 @@ function checkBoundariesLenient(lines: string[]): { patchLines: string[]; hunkLi
 }
 
 /**
- * Parses apply_patch text (reference §5.3, lenient mode): the whole text is trimmed; the first
+ * Parses apply_patch text (lenient mode): the whole text is trimmed; the first
  * and last lines must be `*** Begin Patch` / `*** End Patch` (or wrapped in a heredoc); hunk
  * headers are trimmed before matching. Throws an {@link ApplyPatchError} (`INVALID_PATCH` or
  * `INVALID_HUNK` with the 1-based line number) with the reference's texts. Pure.

@@ -76,7 +76,7 @@ function describe(value: unknown): string {
 }
 
 /**
- * The `clock` / `curr_time` tool (reference §5.2): no parameters; the model reads
+ * The `clock` / `curr_time` tool: no parameters; the model reads
  * "It is YYYY-MM-DD HH:MM:SS UTC."; Code Mode receives {@link CurrentTimeResult}.
  */
 export function clockTool(options: ClockToolOptions = {}): ToolExecutor {

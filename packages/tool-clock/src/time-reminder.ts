@@ -8,7 +8,7 @@ export interface TimeReminderOptions {
 }
 
 /**
- * The reminder a host can insert before a model request (reference §5.2): a developer message
+ * The reminder a host can insert before a model request: a developer message
  * whose text is "It is YYYY-MM-DD HH:MM:SS UTC.". Throws a `FatalToolError` when the clock fails.
  */
 export async function timeReminder(options: TimeReminderOptions = {}): Promise<MessageItem> {

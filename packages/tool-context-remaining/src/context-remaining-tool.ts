@@ -49,7 +49,7 @@ export function effectiveContextWindow(windowTokens: number | null, percent = DE
 }
 
 /**
- * Tokens until compaction (reference §5.1): the auto-compact limit minus used tokens, capped by
+ * Tokens until compaction: the auto-compact limit minus used tokens, capped by
  * what is left of the effective window, floored at 0; `null` when neither limit is known.
  */
 export function tokensLeft(status: ContextWindowStatus | undefined, percent = DEFAULT_EFFECTIVE_PERCENT): number | null {
@@ -68,7 +68,7 @@ export function formatTokensLeft(tokens: number | null): string {
 }
 
 /**
- * The `get_context_remaining` tool (reference §5.1): no parameters; the model reads the
+ * The `get_context_remaining` tool: no parameters; the model reads the
  * `<token_budget>` sentence, Code Mode receives `{ tokens_left }`.
  */
 export function contextRemainingTool(options: ContextRemainingToolOptions = {}): ToolExecutor {

@@ -1,9 +1,9 @@
 import { RespondToModelError, type ApprovalPolicy, type ApprovalProvider, type ApprovalRequest } from '@switchyard/protocol';
 
-/** What a user's refusal answers (reference §5.4). */
+/** What a user's refusal answers. */
 export const EXEC_REJECTED_MESSAGE = 'exec command rejected by user';
 
-/** The refusal of an escalation under a policy that cannot ask (reference §5.4). */
+/** The refusal of an escalation under a policy that cannot ask. */
 export function escalationRefusedMessage(policy: ApprovalPolicy): string {
   return `approval policy is ${policy}; reject command — you cannot ask for escalated permissions if the approval policy is ${policy}`;
 }

@@ -8,7 +8,7 @@ import {
   type ToolPayload,
 } from '@switchyard/protocol';
 
-/** The default `max_output_tokens` of exec_command and write_stdin (reference §5.4). */
+/** The default `max_output_tokens` of exec_command and write_stdin. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
 
 /** What exec_command / write_stdin answered, before formatting. */
@@ -40,7 +40,7 @@ export interface ExecCodeModeResult {
 }
 
 /**
- * The output of exec_command and write_stdin (reference §5.4). The model reads
+ * The output of exec_command and write_stdin. The model reads
  * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
  * `Process running with session ID N`, `Original token count: N` (when truncated), `Output:` and
  * the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.

@@ -1,6 +1,6 @@
 import type { FunctionToolSpec, JsonSchema } from '@switchyard/protocol';
 
-/** The exec_command description the model reads (reference §5.4). */
+/** The exec_command description the model reads. */
 export const EXEC_COMMAND_DESCRIPTION = 'Runs a command in a PTY, returning output or a session ID for ongoing interaction.';
 /** The write_stdin description the model reads. */
 export const WRITE_STDIN_DESCRIPTION = 'Writes characters to an existing unified exec session and returns recent output.';

@@ -233,7 +233,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
 };
 
 /**
- * Creates the `exec_command` and `write_stdin` executors (reference §5.4) sharing one process
+ * Creates the `exec_command` and `write_stdin` executors sharing one process
  * table, plus `endTurn` / `shutdown` to kill process groups. Commands run through the sandbox and
  * approval policy of the options, else of the calling step (see {@link ExecToolsOptions}).
  */

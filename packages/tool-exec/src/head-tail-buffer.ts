@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 
-/** The retained-output cap of one process (reference §5.4): 1 MiB. */
+/** The retained-output cap of one process: 1 MiB. */
 export const DEFAULT_MAX_RETAINED_BYTES = 1024 * 1024;
 
 /**

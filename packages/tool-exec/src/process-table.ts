@@ -1,8 +1,8 @@
 import type { ExecProcess } from './exec-process';
 
-/** At most this many live processes per toolset (reference §5.4). */
+/** At most this many live processes per toolset. */
 export const DEFAULT_MAX_PROCESSES = 64;
-/** The most recently used processes are never evicted (reference §5.4). */
+/** The most recently used processes are never evicted. */
 const PROTECTED_RECENT = 8;
 /** The first session id handed out. */
 const FIRST_SESSION_ID = 1000;
