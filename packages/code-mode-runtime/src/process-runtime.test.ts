@@ -28,7 +28,9 @@ function start(options: CodeModeRuntimeOptions = {}) {
 }
 
 
-describe('worker processes', () => {
+// Every test here waits for worker processes to start (up to 60 s on a saturated machine, as when
+// the symlink-race corpus runs beside this file), so the runner's cut is above those waits.
+describe('worker processes', { timeout: 90_000 }, () => {
   it('cells run in a child process started with --no-node-snapshot, an empty environment, and a prewarmed spare beside it', async () => {
     const env = start();
     // prewarmed: a worker is there before any cell
