@@ -35,12 +35,15 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const env = start();
     // prewarmed: a worker is there before any cell
     await until(() => env.mine().length === 1, 60_000);
-    const { observation } = await env.cell(`text(typeof process); text(typeof require);`);
+    // The cell stays live (a finished cell gives its worker back, which is then the idle spare
+    // itself, and a late top-up timer on a loaded machine would start nothing).
+    const { observation } = await env.cell(`text(typeof process); text(typeof require); yield_control(); await new Promise(() => {});`);
+    expect(observation).toMatchObject({ kind: 'yielded' });
     expect(observation.items).toEqual([
       { type: 'input_text', text: 'undefined' },
       { type: 'input_text', text: 'undefined' },
     ]);
-    // the worker that ran the cell is busy for a moment; a new spare was started beside it
+    // the worker that runs the cell is busy; a new spare was started beside it
     await until(() => env.mine().length === 2, 60_000);
     for (const pid of env.mine()) {
       const info = processInfo(pid)!;
