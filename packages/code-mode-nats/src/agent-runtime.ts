@@ -56,6 +56,8 @@ interface Link {
   client?: RuntimeClient;
   sinks: Map<string, RuntimeSink>;
   lost: boolean;
+  /** Why the link was lost (set with `lost`). */
+  cause?: string;
   heartbeat?: NodeJS.Timeout;
 }
 
@@ -199,6 +201,12 @@ class Agent {
       link.sinks.delete(key);
       throw error;
     }
+    // The link may have been lost between its handshake and this continuation (its sinks, this
+    // one too, have then heard the cause already): no lease on a lost link.
+    if (link.lost) {
+      link.sinks.delete(key);
+      throw new Error(`exec runtime failed to start: ${link.cause ?? `the connection to runtime host ${link.name} closed`}`);
+    }
     const chosen = link;
     let released = false;
     return {
@@ -334,6 +342,7 @@ class Agent {
     this.byConn.delete(link.conn);
     if (link.lost) return;
     link.lost = true;
+    link.cause = cause;
     if (!link.transport.closed) link.transport.end(cause);
     // Before the handshake, sessions are still waiting in acquire(), which rejects with the cause.
     if (link.client) for (const sink of [...link.sinks.values()]) sink.onLost(cause);

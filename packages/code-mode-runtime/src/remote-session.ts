@@ -228,9 +228,25 @@ export class RemoteSession implements CodeModeSession {
     if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
     if (this.binding$) return this.binding$;
     const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, commits: new Map(), calls: new Map() };
+    // A placement may report the connection lost (or, in principle, an event) after its handshake
+    // but before `acquire` has resolved: the binding has no lease yet and no cells, so the loss is
+    // only remembered and the acquisition fails with its cause.
+    let lostEarly: string | undefined;
     this.binding$ = this.settings.placement
-      .acquire({ onEvent: (message) => this.onEvent(binding, message), onLost: (cause) => this.onLost(binding, cause) })
+      .acquire({
+        onEvent: (message) => {
+          if (binding.lease) this.onEvent(binding, message);
+        },
+        onLost: (cause) => {
+          if (binding.lease) this.onLost(binding, cause);
+          else lostEarly ??= cause;
+        },
+      })
       .then((lease) => {
+        if (lostEarly !== undefined) {
+          lease.release();
+          throw new Error(`exec runtime failed to start: ${lostEarly}`);
+        }
         binding.lease = lease;
         this.binding = binding;
         // Pipelined: the runtime handles it before the create-cell that follows on the same connection.

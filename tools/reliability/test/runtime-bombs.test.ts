@@ -79,14 +79,17 @@ const ITEMS = /^exec output limit exceeded: a cell may produce at most 100000 ou
 
 /**
  * How each bomb may end (beyond: host alive, its RSS, the 60 s answer, the value read back): the
- * failure text it must show when it failed, and whether a loaded machine may still see it running
- * at its 50 s yield (the memory bombs and the argument flood do heavy work before they fail).
+ * failure text it must show when it failed, whether a loaded machine may still see it running at
+ * its 50 s yield (the memory bombs and the argument flood do heavy work before they fail), and
+ * whether it may finish. The hash-table bombs sit at the edge of the 128 MB heap: on Node 24
+ * (isolated-vm 6) a loaded machine sees 2 in 12 runs complete, with their one text item, after
+ * seconds of garbage collection near the limit; that is an outcome within the limits too.
  */
-const EXPECTED: Record<string, { error: RegExp; mayRun: boolean }> = {
+const EXPECTED: Record<string, { error: RegExp; mayRun: boolean; mayComplete?: boolean }> = {
   'string-concat': { error: CRASH, mayRun: true },
   'array-4e7': { error: CRASH, mayRun: true },
-  'map-2^23': { error: CRASH, mayRun: true },
-  'set-2^23': { error: CRASH, mayRun: true },
+  'map-2^23': { error: CRASH, mayRun: true, mayComplete: true },
+  'set-2^23': { error: CRASH, mayRun: true, mayComplete: true },
   'object-8M-keys': { error: CRASH, mayRun: true },
   'empty-text-flood': { error: ITEMS, mayRun: false },
   'notify-flood': { error: ITEMS, mayRun: false },
@@ -109,8 +112,10 @@ describe('one line of model JavaScript never takes the host down (default option
       expect([result.after, result.loaded]).toEqual(['completed', '{"kept":"yes"}']);
       const expected = EXPECTED[name];
       if (expected) {
-        expect(expected.mayRun ? ['failed', 'running'] : ['failed']).toContain(result.status);
+        const allowed = ['failed', ...(expected.mayRun ? ['running'] : []), ...(expected.mayComplete ? ['completed'] : [])];
+        expect(allowed).toContain(result.status);
         if (result.status === 'failed') expect(result.error).toMatch(expected.error);
+        if (result.status === 'completed') expect(result.outputItems).toBe(1);
       } else {
         // still running at the yield (the CPU limit of 60 s would stop it later): terminated by wait
         expect(RUNNING_BOMBS.has(name)).toBe(true);
