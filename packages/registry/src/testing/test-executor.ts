@@ -1,0 +1,331 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  displayName,
+  executorPayloadKinds,
+  isFatalError,
+  isSwitchyardError,
+  type JsonValue,
+  type ToolExecutor,
+  type ToolInvocation,
+  type ToolOutput,
+  type ToolPayloadKind,
+} from '@switchyard/protocol';
+import { createToolHarness, invokeTool, payloadOf, type InvokeToolOptions, type InvokeToolResult, type ToolCallInput } from './invoke-tool';
+
+/**
+ * The checks {@link testExecutor} registers, one per promise of the `ToolExecutor` contract. The
+ * ids are what a `skip` entry names.
+ */
+export const EXECUTOR_CHECKS = {
+  spec: 'spec: the same JSON-serializable spec every time it is read',
+  'call-id': "handle: the answer carries the call's call_id, as the output item of the call's payload kind",
+  'payload-kinds': "payloadKinds: the spec's type decides the accepted kinds (function → function, custom → custom), and the sample is one of them",
+  'invalid-input': 'handle: malformed or invalid input is a model-visible failure with its call_id, never a throw',
+  'incompatible-payload': 'payloadKinds: a call of a kind the executor does not accept is the fatal INCOMPATIBLE_PAYLOAD',
+  abort: 'signal: a cancelled call answers aborted with its call_id and the handler settles (waitsForCancellation: the answer waits for it)',
+  hooks: 'hookPayload: hooks see a JSON input (and a JSON response after success), or nothing with hookPayload: false',
+  parallel: 'supportsParallelToolCalls: concurrent calls in one step each answer their own call_id, exactly once',
+  lifecycle: 'onTurnEnd / dispose: each may run twice without throwing, and a later call still gets an answer',
+} as const;
+
+/** The id of one check of {@link testExecutor}. */
+export type ExecutorCheck = keyof typeof EXECUTOR_CHECKS;
+
+/** Checks left out of a run, with the reason (it appears in the suite's name). */
+export interface ExecutorCheckSkip {
+  /** Why these checks do not apply (e.g. "the server answers faster than a cancel can arrive"). */
+  readonly reason: string;
+  readonly tests: readonly ExecutorCheck[];
+}
+
+/** What `additionalTests` receives to write checks of its own. */
+export interface ExecutorTestContext {
+  /** The executor under test (resolved once, before the first check). */
+  readonly executor: () => ToolExecutor;
+  /** {@link invokeTool} on it, with the suite's `options`. */
+  readonly invoke: (input?: ToolCallInput, options?: InvokeToolOptions) => Promise<InvokeToolResult>;
+}
+
+/** Options of {@link testExecutor}. */
+export interface TestExecutorOptions {
+  /** The executor, or a function making it (called once, before the first check; may be async). */
+  readonly executor: ToolExecutor | (() => ToolExecutor | Promise<ToolExecutor>);
+  /** A call that succeeds: the arguments object, a payload, or the text the model would write. */
+  readonly sample: ToolCallInput;
+  /** Calls that must be model-visible failures (function tools also get malformed JSON automatically). */
+  readonly invalid?: readonly ToolCallInput[];
+  /** Checks that do not apply, each with its reason. */
+  readonly skip?: readonly ExecutorCheckSkip[];
+  /** Registers more tests inside the suite (they run before the lifecycle check, which disposes the executor). */
+  readonly additionalTests?: (context: ExecutorTestContext) => void;
+  /** The suite's name; default the executor's display name (or `executor` for a factory). */
+  readonly name?: string;
+  /** Options of every call (step overrides, sibling tools). */
+  readonly options?: Omit<InvokeToolOptions, 'callId' | 'signal' | 'hooks'>;
+  /** How many concurrent calls the parallel check makes; default 4. */
+  readonly concurrency?: number;
+}
+
+/** The output item type that answers each payload kind. */
+const OUTPUT_TYPES: Record<ToolPayloadKind, string> = {
+  function: 'function_call_output',
+  custom: 'custom_tool_call_output',
+  'tool-search': 'tool_search_output',
+};
+
+/**
+ * Registers a vitest suite proving `executor` keeps the `ToolExecutor` contract, one test per
+ * promise (see {@link EXECUTOR_CHECKS}); every call goes through the registry's real dispatch
+ * ({@link invokeTool}). Call it at the top level of a test file. Skipped checks are not
+ * registered; their ids and reasons are written into the suite's name and printed once.
+ */
+export function testExecutor(config: TestExecutorOptions): void {
+  const skipped = skippedChecks(config.skip ?? []);
+  const title = config.name ?? (typeof config.executor === 'function' ? 'executor' : displayName(config.executor.name));
+  const skipNote = [...skipped].map(([check, reason]) => `${check} (${reason})`).join('; ');
+  if (skipNote) console.info(`testExecutor ${title}: skipped ${skipNote}`);
+
+  describe(`testExecutor: ${title}${skipNote ? ` — skipped: ${skipNote}` : ''}`, () => {
+    let executor: ToolExecutor | undefined;
+    beforeAll(async () => {
+      executor = typeof config.executor === 'function' ? await config.executor() : config.executor;
+    });
+    const current = () => {
+      if (!executor) throw new Error('testExecutor: the executor is not ready (its factory failed)');
+      return executor;
+    };
+    const options = config.options ?? {};
+    const invoke = (input: ToolCallInput = config.sample, extra: InvokeToolOptions = {}) => invokeTool(current(), input, { ...options, ...extra });
+    const check = (id: ExecutorCheck, body: () => Promise<void> | void) => {
+      if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], body);
+    };
+
+    check('spec', () => {
+      const target = current();
+      const first = jsonText(target.spec, 'spec');
+      expect(jsonText(target.spec, 'spec')).toBe(first);
+      expect(JSON.parse(first)).toEqual(target.spec);
+      expect(typeof target.name.name).toBe('string');
+      expect(target.spec.type === 'tool_search' || ('name' in target.spec && target.spec.name === target.name.name)).toBe(true);
+    });
+
+    check('call-id', async () => {
+      const target = current();
+      const result = await invoke(config.sample, { callId: 'conformance-call-id' });
+      expect(result.item.call_id).toBe('conformance-call-id');
+      expect(result.item.type).toBe(OUTPUT_TYPES[payloadOf(target, config.sample).kind]);
+      expect(result.success, `the sample call failed: ${describeResult(result)}`).not.toBe(false);
+    });
+
+    check('payload-kinds', () => {
+      const target = current();
+      const kinds = executorPayloadKinds(target);
+      const own: ToolPayloadKind = target.spec.type === 'custom' ? 'custom' : target.spec.type === 'tool_search' ? 'tool-search' : 'function';
+      expect(kinds).toContain(own);
+      expect(kinds).toContain(payloadOf(target, config.sample).kind);
+    });
+
+    check('invalid-input', async () => {
+      const target = current();
+      const inputs: ToolCallInput[] = [...(config.invalid ?? [])];
+      if (executorPayloadKinds(target).includes('function') && target.spec.type === 'function') inputs.push({ kind: 'function', arguments: '{"unterminated' });
+      expect(inputs.length, 'no invalid input to try: give `invalid`, or skip this check with a reason').toBeGreaterThan(0);
+      for (const [index, input] of inputs.entries()) {
+        const callId = `conformance-invalid-${index}`;
+        const result = await invoke(input, { callId });
+        expect(result.item.call_id).toBe(callId);
+        expect(result.success, `${JSON.stringify(input)} was accepted: ${describeResult(result)}`).toBe(false);
+        expect(modelText(result).length, 'a failure must say what went wrong').toBeGreaterThan(0);
+      }
+    });
+
+    check('incompatible-payload', async () => {
+      const target = current();
+      const kinds = executorPayloadKinds(target);
+      const other = kinds.includes('function') ? { kind: 'custom' as const, input: 'x' } : { kind: 'function' as const, arguments: '{}' };
+      expect(kinds.includes(other.kind), 'the executor accepts both function and custom payloads: skip this check with that reason').toBe(false);
+      const error = await invoke(other).then(
+        (result) => new Error(`answered instead: ${describeResult(result)}`),
+        (caught: unknown) => caught,
+      );
+      expect(isFatalError(error), String(error)).toBe(true);
+      expect(isSwitchyardError(error) ? error.code : undefined).toBe('INCOMPATIBLE_PAYLOAD');
+    });
+
+    check('abort', async () => {
+      const target = current();
+      // Cancelled before it starts: the handler never runs, the answer is aborted.
+      const early = new AbortController();
+      early.abort();
+      const before = await invoke(config.sample, { callId: 'conformance-abort-before', signal: early.signal });
+      expect(before.item.call_id).toBe('conformance-abort-before');
+      expect(before.error?.code).toBe('ABORTED');
+      expect(before.success).toBeUndefined();
+
+      // Cancelled while the handler runs: aborted (or the real answer, when it finished first), and
+      // the handler itself settles once its signal fired.
+      const controller = new AbortController();
+      let started!: () => void;
+      const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+      let handlerSettled = false;
+      let handlerDone: Promise<unknown> = Promise.resolve();
+      const observed: ToolExecutor = Object.create(target, {
+        handle: {
+          value(invocation: ToolInvocation): Promise<ToolOutput> {
+            const running = target.handle(invocation);
+            handlerDone = running.then(
+              () => (handlerSettled = true),
+              () => (handlerSettled = true),
+            );
+            started();
+            return running;
+          },
+        },
+      });
+      const harness = createToolHarness(observed, { ...options, signal: controller.signal });
+      try {
+        const pending = harness.call(config.sample, 'conformance-abort-during');
+        await Promise.race([handlerStarted, pending.then(() => undefined, () => undefined)]);
+        controller.abort();
+        const result = await pending;
+        expect(result.item.call_id).toBe('conformance-abort-during');
+        if (result.error?.code === 'ABORTED') {
+          expect(modelText(result)).toMatch(/aborted by user/);
+          if (target.waitsForCancellation) expect(handlerSettled, 'waitsForCancellation: the answer came before the handler settled').toBe(true);
+        }
+        const settled = await Promise.race([handlerDone.then(() => true), delay(10_000).then(() => false)]);
+        expect(settled, 'the handler did not settle within 10 s of its signal aborting').toBe(true);
+      } finally {
+        harness.dispose();
+      }
+    });
+
+    check('hooks', async () => {
+      const target = current();
+      const result = await invoke(config.sample, { callId: 'conformance-hooks' });
+      const { pre, post } = result.hookInputs;
+      const kind = payloadOf(target, config.sample).kind;
+      // A session may run hooks: the sample must not be refused or withheld because hooks cannot see it.
+      expect(result.success, `with hooks the sample failed: ${describeResult(result)}`).not.toBe(false);
+      const expectsHooks = target.hookPayload === false ? false : target.hookPayload?.pre ? undefined : kind === 'function';
+      if (expectsHooks === false) {
+        expect(pre).toEqual([]);
+        expect(post).toEqual([]);
+        return;
+      }
+      if (expectsHooks) expect(pre).toHaveLength(1);
+      expect(pre.length).toBeLessThanOrEqual(1);
+      for (const request of [...pre, ...post]) {
+        expect(typeof request.toolName === 'string' && request.toolName !== '').toBe(true);
+        expect(request.toolUseId).toBe('conformance-hooks');
+        expect(JSON.parse(jsonText(request.toolInput, 'hook toolInput'))).toEqual(request.toolInput);
+      }
+      expect(post.length).toBeLessThanOrEqual(1);
+      for (const request of post) expect(JSON.parse(jsonText(request.toolResponse, 'hook toolResponse'))).toEqual(request.toolResponse);
+
+      // A hook handing the same input back as updatedInput: the call still answers (a rewrite the
+      // executor cannot take is a model-visible failure, never a crash).
+      if (pre.length === 1) {
+        const same = pre[0].toolInput;
+        const rewritten = await invoke(config.sample, {
+          callId: 'conformance-hooks-rewrite',
+          hooks: {
+            runPreToolUse: async () => ({ blocked: false, updatedInput: same, additionalContexts: [] }),
+            runPostToolUse: async () => ({ additionalContexts: [] }),
+          },
+        });
+        expect(rewritten.item.call_id).toBe('conformance-hooks-rewrite');
+      }
+    });
+
+    check('parallel', async () => {
+      const target = current();
+      const count = config.concurrency ?? 4;
+      const harness = createToolHarness(target, options);
+      try {
+        const ids = Array.from({ length: count }, (_, index) => `conformance-parallel-${index}`);
+        const results = await Promise.all(ids.map((id) => harness.call(config.sample, id)));
+        expect(results.map((result) => result.item.call_id)).toEqual(ids);
+        for (const result of results) expect(result.success, describeResult(result)).not.toBe(false);
+        const terminal = harness.events.filter((event) => event.type === 'tool-call-end' || event.type === 'tool-call-aborted' || event.type === 'tool-call-blocked');
+        expect(terminal.map((event) => (event as { callId: string }).callId).sort()).toEqual([...ids].sort());
+      } finally {
+        harness.dispose();
+      }
+    });
+
+    config.additionalTests?.({ executor: current, invoke });
+
+    check('lifecycle', async () => {
+      const target = current();
+      await target.onTurnEnd?.('conformance-turn');
+      await target.onTurnEnd?.('conformance-turn');
+      await target.dispose?.();
+      await target.dispose?.();
+      const after = await invoke(config.sample, { callId: 'conformance-after-dispose' }).then(
+        (result) => result,
+        (error: unknown) => {
+          // Ending the turn is an answer too; anything else escaping the registry is a crash.
+          expect(isFatalError(error), `a call after dispose threw ${String(error)}`).toBe(true);
+          return undefined;
+        },
+      );
+      if (after) expect(after.item.call_id).toBe('conformance-after-dispose');
+    });
+  });
+}
+
+function skippedChecks(entries: readonly ExecutorCheckSkip[]): Map<ExecutorCheck, string> {
+  const skipped = new Map<ExecutorCheck, string>();
+  for (const entry of entries) {
+    if (typeof entry?.reason !== 'string' || entry.reason.trim() === '') throw new TypeError('testExecutor: every skip entry needs a reason');
+    if (!Array.isArray(entry.tests) || entry.tests.length === 0) throw new TypeError(`testExecutor: skip "${entry.reason}" names no tests`);
+    for (const id of entry.tests) {
+      if (!(id in EXECUTOR_CHECKS)) throw new TypeError(`testExecutor: unknown check "${String(id)}" in skip; checks are ${Object.keys(EXECUTOR_CHECKS).join(', ')}`);
+      skipped.set(id, entry.reason);
+    }
+  }
+  return skipped;
+}
+
+/** `value` as JSON text, failing with the path of the first value JSON cannot carry. */
+function jsonText(value: unknown, what: string): string {
+  const problem = nonJson(value, what);
+  if (problem) throw new Error(`${problem} is not JSON`);
+  return JSON.stringify(value);
+}
+
+function nonJson(value: unknown, path: string): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} (${value})`;
+  if (Array.isArray(value)) {
+    for (const [index, entry] of value.entries()) {
+      const problem = nonJson(entry, `${path}[${index}]`);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') {
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) return `${path} (a ${prototype?.constructor?.name ?? 'class'} instance)`;
+    for (const [key, entry] of Object.entries(value)) {
+      if (entry === undefined) continue;
+      const problem = nonJson(entry, `${path}.${key}`);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  return `${path} (${typeof value})`;
+}
+
+/** The text the model reads in a result (the output string, or the item as JSON). */
+function modelText(result: InvokeToolResult): string {
+  const output = (result.item as { output?: JsonValue }).output;
+  return typeof output === 'string' ? output : JSON.stringify(result.item);
+}
+
+function describeResult(result: InvokeToolResult): string {
+  return `${result.error?.code ?? (result.success === false ? 'failure' : 'answer')}: ${modelText(result).slice(0, 500)}`;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
