@@ -73,6 +73,26 @@ const OUTPUT_TYPES: Record<ToolPayloadKind, string> = {
   'tool-search': 'tool_search_output',
 };
 
+/** What every check reads: the resolved executor, the suite's config and its call options. */
+interface Suite {
+  readonly config: TestExecutorOptions;
+  readonly options: Omit<InvokeToolOptions, 'callId' | 'signal' | 'hooks'>;
+  readonly executor: () => ToolExecutor;
+  readonly invoke: (input?: ToolCallInput, options?: InvokeToolOptions) => Promise<InvokeToolResult>;
+}
+
+/** The check of each promise, in the order they are registered (lifecycle last: it disposes the executor). */
+const CHECKS: ReadonlyArray<[ExecutorCheck, (suite: Suite) => Promise<void> | void]> = [
+  ['spec', checkSpec],
+  ['call-id', checkCallId],
+  ['payload-kinds', checkPayloadKinds],
+  ['invalid-input', checkInvalidInput],
+  ['incompatible-payload', checkIncompatiblePayload],
+  ['abort', checkAbort],
+  ['hooks', checkHooks],
+  ['parallel', checkParallel],
+];
+
 /**
  * Registers a vitest suite proving `executor` keeps the `ToolExecutor` contract, one test per
  * promise (see {@link EXECUTOR_CHECKS}); every call goes through the registry's real dispatch
@@ -95,184 +115,199 @@ export function testExecutor(config: TestExecutorOptions): void {
       return executor;
     };
     const options = config.options ?? {};
-    const invoke = (input: ToolCallInput = config.sample, extra: InvokeToolOptions = {}) => invokeTool(current(), input, { ...options, ...extra });
-    const check = (id: ExecutorCheck, body: () => Promise<void> | void) => {
-      if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], body);
+    const suite: Suite = {
+      config,
+      options,
+      executor: current,
+      invoke: (input = config.sample, extra = {}) => invokeTool(current(), input, { ...options, ...extra }),
     };
-
-    check('spec', () => {
-      const target = current();
-      const first = jsonText(target.spec, 'spec');
-      expect(jsonText(target.spec, 'spec')).toBe(first);
-      expect(JSON.parse(first)).toEqual(target.spec);
-      expect(typeof target.name.name).toBe('string');
-      expect(target.spec.type === 'tool_search' || ('name' in target.spec && target.spec.name === target.name.name)).toBe(true);
-    });
-
-    check('call-id', async () => {
-      const target = current();
-      const result = await invoke(config.sample, { callId: 'conformance-call-id' });
-      expect(result.item.call_id).toBe('conformance-call-id');
-      expect(result.item.type).toBe(OUTPUT_TYPES[payloadOf(target, config.sample).kind]);
-      expect(result.success, `the sample call failed: ${describeResult(result)}`).not.toBe(false);
-    });
-
-    check('payload-kinds', () => {
-      const target = current();
-      const kinds = executorPayloadKinds(target);
-      const own: ToolPayloadKind = target.spec.type === 'custom' ? 'custom' : target.spec.type === 'tool_search' ? 'tool-search' : 'function';
-      expect(kinds).toContain(own);
-      expect(kinds).toContain(payloadOf(target, config.sample).kind);
-    });
-
-    check('invalid-input', async () => {
-      const target = current();
-      const inputs: ToolCallInput[] = [...(config.invalid ?? [])];
-      if (executorPayloadKinds(target).includes('function') && target.spec.type === 'function') inputs.push({ kind: 'function', arguments: '{"unterminated' });
-      expect(inputs.length, 'no invalid input to try: give `invalid`, or skip this check with a reason').toBeGreaterThan(0);
-      for (const [index, input] of inputs.entries()) {
-        const callId = `conformance-invalid-${index}`;
-        const result = await invoke(input, { callId });
-        expect(result.item.call_id).toBe(callId);
-        expect(result.success, `${JSON.stringify(input)} was accepted: ${describeResult(result)}`).toBe(false);
-        expect(modelText(result).length, 'a failure must say what went wrong').toBeGreaterThan(0);
-      }
-    });
-
-    check('incompatible-payload', async () => {
-      const target = current();
-      const kinds = executorPayloadKinds(target);
-      const other = kinds.includes('function') ? { kind: 'custom' as const, input: 'x' } : { kind: 'function' as const, arguments: '{}' };
-      expect(kinds.includes(other.kind), 'the executor accepts both function and custom payloads: skip this check with that reason').toBe(false);
-      const error = await invoke(other).then(
-        (result) => new Error(`answered instead: ${describeResult(result)}`),
-        (caught: unknown) => caught,
-      );
-      expect(isFatalError(error), String(error)).toBe(true);
-      expect(isSwitchyardError(error) ? error.code : undefined).toBe('INCOMPATIBLE_PAYLOAD');
-    });
-
-    check('abort', async () => {
-      const target = current();
-      // Cancelled before it starts: the handler never runs, the answer is aborted.
-      const early = new AbortController();
-      early.abort();
-      const before = await invoke(config.sample, { callId: 'conformance-abort-before', signal: early.signal });
-      expect(before.item.call_id).toBe('conformance-abort-before');
-      expect(before.error?.code).toBe('ABORTED');
-      expect(before.success).toBeUndefined();
-
-      // Cancelled while the handler runs: aborted (or the real answer, when it finished first), and
-      // the handler itself settles once its signal fired.
-      const controller = new AbortController();
-      let started!: () => void;
-      const handlerStarted = new Promise<void>((resolve) => (started = resolve));
-      let handlerSettled = false;
-      let handlerDone: Promise<unknown> = Promise.resolve();
-      const observed: ToolExecutor = Object.create(target, {
-        handle: {
-          value(invocation: ToolInvocation): Promise<ToolOutput> {
-            const running = target.handle(invocation);
-            handlerDone = running.then(
-              () => (handlerSettled = true),
-              () => (handlerSettled = true),
-            );
-            started();
-            return running;
-          },
-        },
-      });
-      const harness = createToolHarness(observed, { ...options, signal: controller.signal });
-      try {
-        const pending = harness.call(config.sample, 'conformance-abort-during');
-        await Promise.race([handlerStarted, pending.then(() => undefined, () => undefined)]);
-        controller.abort();
-        const result = await pending;
-        expect(result.item.call_id).toBe('conformance-abort-during');
-        if (result.error?.code === 'ABORTED') {
-          expect(modelText(result)).toMatch(/aborted by user/);
-          if (target.waitsForCancellation) expect(handlerSettled, 'waitsForCancellation: the answer came before the handler settled').toBe(true);
-        }
-        const settled = await Promise.race([handlerDone.then(() => true), delay(10_000).then(() => false)]);
-        expect(settled, 'the handler did not settle within 10 s of its signal aborting').toBe(true);
-      } finally {
-        harness.dispose();
-      }
-    });
-
-    check('hooks', async () => {
-      const target = current();
-      const result = await invoke(config.sample, { callId: 'conformance-hooks' });
-      const { pre, post } = result.hookInputs;
-      const kind = payloadOf(target, config.sample).kind;
-      // A session may run hooks: the sample must not be refused or withheld because hooks cannot see it.
-      expect(result.success, `with hooks the sample failed: ${describeResult(result)}`).not.toBe(false);
-      const expectsHooks = target.hookPayload === false ? false : target.hookPayload?.pre ? undefined : kind === 'function';
-      if (expectsHooks === false) {
-        expect(pre).toEqual([]);
-        expect(post).toEqual([]);
-        return;
-      }
-      if (expectsHooks) expect(pre).toHaveLength(1);
-      expect(pre.length).toBeLessThanOrEqual(1);
-      for (const request of [...pre, ...post]) {
-        expect(typeof request.toolName === 'string' && request.toolName !== '').toBe(true);
-        expect(request.toolUseId).toBe('conformance-hooks');
-        expect(JSON.parse(jsonText(request.toolInput, 'hook toolInput'))).toEqual(request.toolInput);
-      }
-      expect(post.length).toBeLessThanOrEqual(1);
-      for (const request of post) expect(JSON.parse(jsonText(request.toolResponse, 'hook toolResponse'))).toEqual(request.toolResponse);
-
-      // A hook handing the same input back as updatedInput: the call still answers (a rewrite the
-      // executor cannot take is a model-visible failure, never a crash).
-      if (pre.length === 1) {
-        const same = pre[0].toolInput;
-        const rewritten = await invoke(config.sample, {
-          callId: 'conformance-hooks-rewrite',
-          hooks: {
-            runPreToolUse: async () => ({ blocked: false, updatedInput: same, additionalContexts: [] }),
-            runPostToolUse: async () => ({ additionalContexts: [] }),
-          },
-        });
-        expect(rewritten.item.call_id).toBe('conformance-hooks-rewrite');
-      }
-    });
-
-    check('parallel', async () => {
-      const target = current();
-      const count = config.concurrency ?? 4;
-      const harness = createToolHarness(target, options);
-      try {
-        const ids = Array.from({ length: count }, (_, index) => `conformance-parallel-${index}`);
-        const results = await Promise.all(ids.map((id) => harness.call(config.sample, id)));
-        expect(results.map((result) => result.item.call_id)).toEqual(ids);
-        for (const result of results) expect(result.success, describeResult(result)).not.toBe(false);
-        const terminal = harness.events.filter((event) => event.type === 'tool-call-end' || event.type === 'tool-call-aborted' || event.type === 'tool-call-blocked');
-        expect(terminal.map((event) => (event as { callId: string }).callId).sort()).toEqual([...ids].sort());
-      } finally {
-        harness.dispose();
-      }
-    });
-
-    config.additionalTests?.({ executor: current, invoke });
-
-    check('lifecycle', async () => {
-      const target = current();
-      await target.onTurnEnd?.('conformance-turn');
-      await target.onTurnEnd?.('conformance-turn');
-      await target.dispose?.();
-      await target.dispose?.();
-      const after = await invoke(config.sample, { callId: 'conformance-after-dispose' }).then(
-        (result) => result,
-        (error: unknown) => {
-          // Ending the turn is an answer too; anything else escaping the registry is a crash.
-          expect(isFatalError(error), `a call after dispose threw ${String(error)}`).toBe(true);
-          return undefined;
-        },
-      );
-      if (after) expect(after.item.call_id).toBe('conformance-after-dispose');
-    });
+    const register = (id: ExecutorCheck, check: (suite: Suite) => Promise<void> | void) => {
+      if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], () => check(suite));
+    };
+    for (const [id, check] of CHECKS) register(id, check);
+    config.additionalTests?.({ executor: current, invoke: suite.invoke });
+    register('lifecycle', checkLifecycle);
   });
+}
+
+/** The `spec` check (its promise is in {@link EXECUTOR_CHECKS}). */
+function checkSpec(suite: Suite): void {
+  const target = suite.executor();
+  const first = jsonText(target.spec, 'spec');
+  expect(jsonText(target.spec, 'spec')).toBe(first);
+  expect(JSON.parse(first)).toEqual(target.spec);
+  expect(typeof target.name.name).toBe('string');
+  expect(target.spec.type === 'tool_search' || ('name' in target.spec && target.spec.name === target.name.name)).toBe(true);
+}
+
+/** The `call-id` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkCallId(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  const result = await suite.invoke(suite.config.sample, { callId: 'conformance-call-id' });
+  expect(result.item.call_id).toBe('conformance-call-id');
+  expect(result.item.type).toBe(OUTPUT_TYPES[payloadOf(target, suite.config.sample).kind]);
+  expect(result.success, `the sample call failed: ${describeResult(result)}`).not.toBe(false);
+}
+
+/** The `payload-kinds` check (its promise is in {@link EXECUTOR_CHECKS}). */
+function checkPayloadKinds(suite: Suite): void {
+  const target = suite.executor();
+  const kinds = executorPayloadKinds(target);
+  const own: ToolPayloadKind = target.spec.type === 'custom' ? 'custom' : target.spec.type === 'tool_search' ? 'tool-search' : 'function';
+  expect(kinds).toContain(own);
+  expect(kinds).toContain(payloadOf(target, suite.config.sample).kind);
+}
+
+/** The `invalid-input` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkInvalidInput(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  const inputs: ToolCallInput[] = [...(suite.config.invalid ?? [])];
+  if (executorPayloadKinds(target).includes('function') && target.spec.type === 'function') inputs.push({ kind: 'function', arguments: '{"unterminated' });
+  expect(inputs.length, 'no invalid input to try: give `invalid`, or skip this check with a reason').toBeGreaterThan(0);
+  for (const [index, input] of inputs.entries()) {
+    const callId = `conformance-invalid-${index}`;
+    const result = await suite.invoke(input, { callId });
+    expect(result.item.call_id).toBe(callId);
+    expect(result.success, `${JSON.stringify(input)} was accepted: ${describeResult(result)}`).toBe(false);
+    expect(modelText(result).length, 'a failure must say what went wrong').toBeGreaterThan(0);
+  }
+}
+
+/** The `incompatible-payload` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkIncompatiblePayload(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  const kinds = executorPayloadKinds(target);
+  const other = kinds.includes('function') ? { kind: 'custom' as const, input: 'x' } : { kind: 'function' as const, arguments: '{}' };
+  expect(kinds.includes(other.kind), 'the executor accepts both function and custom payloads: skip this check with that reason').toBe(false);
+  const error = await suite.invoke(other).then(
+    (result) => new Error(`answered instead: ${describeResult(result)}`),
+    (caught: unknown) => caught,
+  );
+  expect(isFatalError(error), String(error)).toBe(true);
+  expect(isSwitchyardError(error) ? error.code : undefined).toBe('INCOMPATIBLE_PAYLOAD');
+}
+
+/** The `abort` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkAbort(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  // Cancelled before it starts: the handler never runs, the answer is aborted.
+  const early = new AbortController();
+  early.abort();
+  const before = await suite.invoke(suite.config.sample, { callId: 'conformance-abort-before', signal: early.signal });
+  expect(before.item.call_id).toBe('conformance-abort-before');
+  expect(before.error?.code).toBe('ABORTED');
+  expect(before.success).toBeUndefined();
+
+  // Cancelled while the handler runs: aborted (or the real answer, when it finished first), and
+  // the handler itself settles once its signal fired.
+  const controller = new AbortController();
+  let started!: () => void;
+  const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+  let handlerSettled = false;
+  let handlerDone: Promise<unknown> = Promise.resolve();
+  const observed: ToolExecutor = Object.create(target, {
+    handle: {
+      value(invocation: ToolInvocation): Promise<ToolOutput> {
+        const running = target.handle(invocation);
+        handlerDone = running.then(
+          () => (handlerSettled = true),
+          () => (handlerSettled = true),
+        );
+        started();
+        return running;
+      },
+    },
+  });
+  const harness = createToolHarness(observed, { ...suite.options, signal: controller.signal });
+  try {
+    const pending = harness.call(suite.config.sample, 'conformance-abort-during');
+    await Promise.race([handlerStarted, pending.then(() => undefined, () => undefined)]);
+    controller.abort();
+    const result = await pending;
+    expect(result.item.call_id).toBe('conformance-abort-during');
+    if (result.error?.code === 'ABORTED') {
+      expect(modelText(result)).toMatch(/aborted by user/);
+      if (target.waitsForCancellation) expect(handlerSettled, 'waitsForCancellation: the answer came before the handler settled').toBe(true);
+    }
+    const settled = await Promise.race([handlerDone.then(() => true), delay(10_000).then(() => false)]);
+    expect(settled, 'the handler did not settle within 10 s of its signal aborting').toBe(true);
+  } finally {
+    harness.dispose();
+  }
+}
+
+/** The `hooks` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkHooks(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  const result = await suite.invoke(suite.config.sample, { callId: 'conformance-hooks' });
+  const { pre, post } = result.hookInputs;
+  const kind = payloadOf(target, suite.config.sample).kind;
+  // A session may run hooks: the sample must not be refused or withheld because hooks cannot see it.
+  expect(result.success, `with hooks the sample failed: ${describeResult(result)}`).not.toBe(false);
+  const expectsHooks = target.hookPayload === false ? false : target.hookPayload?.pre ? undefined : kind === 'function';
+  if (expectsHooks === false) {
+    expect(pre).toEqual([]);
+    expect(post).toEqual([]);
+    return;
+  }
+  if (expectsHooks) expect(pre).toHaveLength(1);
+  expect(pre.length).toBeLessThanOrEqual(1);
+  for (const request of [...pre, ...post]) {
+    expect(typeof request.toolName === 'string' && request.toolName !== '').toBe(true);
+    expect(request.toolUseId).toBe('conformance-hooks');
+    expect(JSON.parse(jsonText(request.toolInput, 'hook toolInput'))).toEqual(request.toolInput);
+  }
+  expect(post.length).toBeLessThanOrEqual(1);
+  for (const request of post) expect(JSON.parse(jsonText(request.toolResponse, 'hook toolResponse'))).toEqual(request.toolResponse);
+
+  // A hook handing the same input back as updatedInput: the call still answers (a rewrite the
+  // executor cannot take is a model-visible failure, never a crash).
+  if (pre.length === 1) {
+    const same = pre[0].toolInput;
+    const rewritten = await suite.invoke(suite.config.sample, {
+      callId: 'conformance-hooks-rewrite',
+      hooks: {
+        runPreToolUse: async () => ({ blocked: false, updatedInput: same, additionalContexts: [] }),
+        runPostToolUse: async () => ({ additionalContexts: [] }),
+      },
+    });
+    expect(rewritten.item.call_id).toBe('conformance-hooks-rewrite');
+  }
+}
+
+/** The `parallel` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkParallel(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  const count = suite.config.concurrency ?? 4;
+  const harness = createToolHarness(target, suite.options);
+  try {
+    const ids = Array.from({ length: count }, (_, index) => `conformance-parallel-${index}`);
+    const results = await Promise.all(ids.map((id) => harness.call(suite.config.sample, id)));
+    expect(results.map((result) => result.item.call_id)).toEqual(ids);
+    for (const result of results) expect(result.success, describeResult(result)).not.toBe(false);
+    const terminal = harness.events.filter((event) => event.type === 'tool-call-end' || event.type === 'tool-call-aborted' || event.type === 'tool-call-blocked');
+    expect(terminal.map((event) => (event as { callId: string }).callId).sort()).toEqual([...ids].sort());
+  } finally {
+    harness.dispose();
+  }
+}
+
+/** The `lifecycle` check (its promise is in {@link EXECUTOR_CHECKS}). */
+async function checkLifecycle(suite: Suite): Promise<void> {
+  const target = suite.executor();
+  await target.onTurnEnd?.('conformance-turn');
+  await target.onTurnEnd?.('conformance-turn');
+  await target.dispose?.();
+  await target.dispose?.();
+  const after = await suite.invoke(suite.config.sample, { callId: 'conformance-after-dispose' }).then(
+    (result) => result,
+    (error: unknown) => {
+      // Ending the turn is an answer too; anything else escaping the registry is a crash.
+      expect(isFatalError(error), `a call after dispose threw ${String(error)}`).toBe(true);
+      return undefined;
+    },
+  );
+  if (after) expect(after.item.call_id).toBe('conformance-after-dispose');
 }
 
 function skippedChecks(entries: readonly ExecutorCheckSkip[]): Map<ExecutorCheck, string> {
