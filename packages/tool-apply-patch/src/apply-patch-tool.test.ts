@@ -1,19 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DIRECT_SOURCE,
-  createStepContext,
-  toWireTool,
-  type HookPayloadAdapter,
-  type JsonValue,
-  type StepContext,
-  type SwitchyardEvent,
-  type ToolPayload,
-} from '@switchyard/protocol';
-import { realpathSync } from 'node:fs';
+import { createStepContext, toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
+import { createToolHarness, invokeTool, testExecutor } from '@switchyard/registry/testing';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { applyPatchTool } from './apply-patch-tool';
 import { helperCommand } from './run-helper';
@@ -35,17 +27,28 @@ afterEach(async () => {
 const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 const custom = (input: string): ToolPayload => ({ kind: 'custom', input });
 
-function run(input: string, step: StepContext, events: SwitchyardEvent[] = [], tool = applyPatchTool()) {
-  return tool.handle({
-    callId: 'call-9',
-    toolName: tool.name,
-    source: DIRECT_SOURCE,
-    payload: custom(input),
-    signal: new AbortController().signal,
-    step,
-    emit: (event) => events.push(event),
-  });
+/**
+ * One call through the registry. Resolves with the output; a failure rejects with the model-visible
+ * error (its message is the text the model reads), so a test can name the exact answer. The tool's
+ * own notifications are appended to `events`.
+ */
+async function run(input: string, step: Partial<StepContext>, events: SwitchyardEvent[] = [], tool = applyPatchTool()) {
+  const result = await invokeTool(tool, custom(input), { callId: 'call-9', step, hooks: false });
+  events.push(...result.events.filter((event) => event.type === 'tool-notification'));
+  if (result.error) throw result.error;
+  return result.output;
 }
+
+// Every conformance call writes into a folder of its own (an explicit root wins over the step cwd).
+const conformanceRoot = mkdtempSync(join(tmpdir(), 'apply-patch-conformance-'));
+afterAll(() => rmSync(conformanceRoot, { recursive: true, force: true }));
+testExecutor({
+  executor: applyPatchTool({ root: conformanceRoot }),
+  sample: wrap('*** Add File: conformance.txt', '+ok'),
+  invalid: ['not a patch', wrap('*** Delete File: missing.txt')],
+  // Each call starts a helper process (from source through tsx: seconds on a loaded machine).
+  timeout: 90_000,
+});
 
 // Each call starts a helper process (from source through tsx: seconds on a loaded machine).
 describe('applyPatchTool', { timeout: 90_000 }, () => {
@@ -171,19 +174,13 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
   });
 
   it('a throwing event listener does not fail the patch', async () => {
-    const tool = applyPatchTool();
-    const output = await tool.handle({
-      callId: 'c',
-      toolName: tool.name,
-      source: DIRECT_SOURCE,
-      payload: custom(wrap('*** Add File: ok.txt', '+ok')),
-      signal: new AbortController().signal,
-      step: createStepContext({ cwd: root }),
-      emit: () => {
-        throw new Error('listener broke');
-      },
+    const harness = createToolHarness(applyPatchTool(), { step: { cwd: root }, hooks: false });
+    harness.router.on('tool-notification', () => {
+      throw new Error('listener broke');
     });
-    expect(output.success).toBe(true);
+    const result = await harness.call(custom(wrap('*** Add File: ok.txt', '+ok')));
+    harness.dispose();
+    expect(result.success).toBe(true);
     expect(await readFile(join(root, 'ok.txt'), 'utf8')).toBe('ok\n');
   });
 });
@@ -237,56 +234,55 @@ describe('turn diff', { timeout: 90_000 }, () => {
 });
 
 describe('hook payload', { timeout: 90_000 }, () => {
-  const adapter = applyPatchTool().hookPayload as HookPayloadAdapter;
-  const invocation = (input: string) => ({
-    callId: 'c',
-    toolName: { name: 'apply_patch' },
-    source: DIRECT_SOURCE,
-    payload: custom(input),
-    signal: new AbortController().signal,
-    step: createStepContext(),
+  /** The PreToolUse hook answering `updatedInput`, through the registry. */
+  const rewriting = (updatedInput: JsonValue) => ({
+    runPreToolUse: async () => ({ blocked: false, updatedInput, additionalContexts: [] }),
+    runPostToolUse: async () => ({ additionalContexts: [] }),
   });
 
   it('pre and post carry apply_patch with the Write/Edit aliases and { command: patch }', async () => {
     const patch = wrap('*** Add File: h.txt', '+h');
-    expect(adapter.pre?.(invocation(patch))).toEqual({ toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: patch } });
-    const tool = applyPatchTool({ root });
-    const output = await tool.handle(invocation(patch));
-    expect(adapter.post?.(invocation(patch), output)).toEqual({
-      input: { toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: patch } },
-      response: { status: 'completed', added: ['h.txt'], modified: [], deleted: [] },
-    });
+    const result = await invokeTool(applyPatchTool({ root }), custom(patch));
+    const [pre] = result.hookInputs.pre;
+    expect([pre.toolName, pre.aliases, pre.toolInput]).toEqual(['apply_patch', ['Write', 'Edit'], { command: patch }]);
+    const [post] = result.hookInputs.post;
+    expect([post.toolName, post.aliases, post.toolInput, post.toolResponse]).toEqual([
+      'apply_patch',
+      ['Write', 'Edit'],
+      { command: patch },
+      { status: 'completed', added: ['h.txt'], modified: [], deleted: [] },
+    ]);
   });
 
-  it('a rewrite needs a string command', () => {
-    expect(adapter.rewrite?.(invocation('old'), { command: 'new patch' })).toEqual({ kind: 'custom', input: 'new patch' });
+  it('a rewrite needs a string command', async () => {
+    const rewritten = wrap('*** Add File: rewritten.txt', '+r');
+    const result = await invokeTool(applyPatchTool({ root }), custom('old'), { hooks: rewriting({ command: rewritten }) });
+    expect(result.payload).toEqual({ kind: 'custom', input: rewritten });
+    expect(await readdir(root)).toEqual(['rewritten.txt']);
     for (const bad of [{ command: 42 }, 'text', null, { cmd: 'x' }] as JsonValue[]) {
-      expect(() => adapter.rewrite?.(invocation('old'), bad)).toThrow('hook returned updatedInput without string field `command`');
+      const refused = await invokeTool(applyPatchTool({ root }), custom('old'), { hooks: rewriting(bad) });
+      expect(refused.item).toMatchObject({ type: 'custom_tool_call_output', output: 'hook returned updatedInput without string field `command`' });
     }
   });
 });
 
 describe('the helper process', { timeout: 90_000 }, () => {
-  it('an abort after verification writes nothing and answers ABORTED; a begin event came first', async () => {
+  it('an abort after verification writes nothing and answers aborted; a begin event came first', async () => {
     await writeFile(join(root, 'a.txt'), 'one\n');
     const controller = new AbortController();
-    const events: SwitchyardEvent[] = [];
-    const tool = applyPatchTool();
-    const pending = tool.handle({
-      callId: 'abort-1',
-      toolName: tool.name,
-      source: DIRECT_SOURCE,
-      payload: custom(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: b.txt', '+b')),
-      signal: controller.signal,
-      step: createStepContext({ cwd: root }),
-      emit: (event) => {
-        events.push(event);
-        // The host learns of the verified patch and is cancelled before it says "commit".
-        if (event.type === 'tool-notification' && event.name === 'patch-apply-begin') controller.abort();
-      },
+    const harness = createToolHarness(applyPatchTool(), { step: { cwd: root }, signal: controller.signal, hooks: false });
+    // The host learns of the verified patch and is cancelled before it says "commit".
+    harness.router.on('tool-notification', (event) => {
+      if (event.name === 'patch-apply-begin') controller.abort();
     });
-    await expect(pending).rejects.toMatchObject({ code: 'ABORTED', message: 'apply_patch was aborted before any file was written' });
-    expect(events.map((event) => (event as { name?: string }).name)).toEqual(['patch-apply-begin', 'patch-apply-end']);
+    const result = await harness.call(custom(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: b.txt', '+b')), 'abort-1');
+    expect(result.error?.code).toBe('ABORTED');
+    expect(result.item).toMatchObject({ type: 'custom_tool_call_output', call_id: 'abort-1', output: expect.stringMatching(/^aborted by user after \d+\.\ds$/) });
+    // The runtime answers at once; the helper is told to stop and reports its end.
+    await vi.waitFor(() => expect(harness.events.map((event) => (event as { name?: string }).name)).toContain('patch-apply-end'), { timeout: 30_000 });
+    harness.dispose();
+    const names = harness.events.filter((event) => event.type === 'tool-notification').map((event) => (event as { name?: string }).name);
+    expect(names).toEqual(['patch-apply-begin', 'patch-apply-end']);
     expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('one\n');
     expect(await readdir(root)).toEqual(['a.txt']);
   });

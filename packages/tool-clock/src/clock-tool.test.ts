@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DIRECT_SOURCE,
-  createStepContext,
   fixedTimeProvider,
   isFatalError,
   toWireTool,
@@ -10,20 +8,18 @@ import {
   type ToolExecutor,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { clockTool, formatCurrentTime } from './clock-tool';
 
 const noArgs: ToolPayload = { kind: 'function', arguments: '' };
 
-function call(executor: ToolExecutor, step: StepContext = createStepContext(), payload: ToolPayload = noArgs) {
-  return executor.handle({
-    callId: 'call-1',
-    toolName: executor.name,
-    source: DIRECT_SOURCE,
-    payload,
-    signal: new AbortController().signal,
-    step,
-  });
+/** One call through the registry; resolves with the output (a fatal error rejects, as it ends the turn). */
+async function call(executor: ToolExecutor, step?: Partial<StepContext>, payload: ToolPayload = noArgs) {
+  const result = await invokeTool(executor, payload, { callId: 'call-1', step });
+  return result.output;
 }
+
+testExecutor({ executor: clockTool({ timeProvider: fixedTimeProvider('2025-03-04T05:06:07.890Z') }), sample: {}, invalid: [{ zone: 'UTC' }] });
 
 describe('clockTool', () => {
   it('is clock / curr_time with the reference descriptions and no parameters', () => {
@@ -51,7 +47,7 @@ describe('clockTool', () => {
   });
 
   it('uses the step clock when no provider is injected, and the injected one over it', async () => {
-    const step = createStepContext({ time: fixedTimeProvider('2001-02-03T04:05:06Z') });
+    const step = { time: fixedTimeProvider('2001-02-03T04:05:06Z') };
     const fromStep = await call(clockTool(), step);
     expect(fromStep.codeModeResult(noArgs)).toEqual({ iso: '2001-02-03T04:05:06.000Z', unix_ms: 981173106000 });
     const injected = await call(clockTool({ timeProvider: fixedTimeProvider('1999-12-31T23:59:59Z') }), step);
@@ -87,9 +83,12 @@ describe('clockTool', () => {
   });
 
   it('refuses a non-function payload with the reference text', async () => {
-    await expect(call(clockTool(), createStepContext(), { kind: 'custom', input: 'x' })).rejects.toThrow(
-      'curr_time handler received unsupported payload',
-    );
+    // The registry stops a custom call before the handler (fatal INCOMPATIBLE_PAYLOAD, checked by
+    // testExecutor); an executor that also declares custom payloads reaches the handler's own guard.
+    const widened = { ...clockTool(), payloadKinds: ['function', 'custom'] } as const;
+    const output = await call(widened, undefined, { kind: 'custom', input: 'x' });
+    expect(output.success).toBe(false);
+    expect(output.toResponseItem('call-1', { kind: 'custom', input: 'x' })).toMatchObject({ output: 'curr_time handler received unsupported payload' });
   });
 });
 

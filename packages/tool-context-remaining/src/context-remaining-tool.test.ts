@@ -1,29 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DIRECT_SOURCE,
-  createStepContext,
   toWireTool,
   type ContextWindowStatus,
   type StepContext,
   type ToolExecutor,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { contextRemainingTool, effectiveContextWindow, tokensLeft } from './context-remaining-tool';
 
 const noArgs: ToolPayload = { kind: 'function', arguments: '{}' };
 
-function call(executor: ToolExecutor, step: StepContext, payload: ToolPayload = noArgs) {
-  return executor.handle({
-    callId: 'call-7',
-    toolName: executor.name,
-    source: DIRECT_SOURCE,
-    payload,
-    signal: new AbortController().signal,
-    step,
-  });
+/** One call through the registry, resolving with its output (failures are outputs, as the model sees them). */
+async function call(executor: ToolExecutor, step: Partial<StepContext>, payload: ToolPayload = noArgs) {
+  return (await invokeTool(executor, payload, { callId: 'call-7', step })).output;
 }
 
-const withWindow = (contextWindow?: ContextWindowStatus) => createStepContext({ contextWindow });
+/** The text the model reads for an output. */
+const modelText = (output: { toResponseItem: (id: string, payload: ToolPayload) => unknown }) => (output.toResponseItem('call-7', noArgs) as { output: string }).output;
+
+testExecutor({
+  executor: contextRemainingTool(),
+  sample: {},
+  invalid: [{ window: 1 }],
+  options: { step: { contextWindow: { windowTokens: 10_000, usedTokens: 2_500 } } },
+});
+
+const withWindow = (contextWindow?: ContextWindowStatus): Partial<StepContext> => ({ contextWindow });
 
 describe('contextRemainingTool', () => {
   it('has the exact reference spec and output schema', () => {
@@ -78,7 +81,7 @@ describe('contextRemainingTool', () => {
     const step = withWindow({ windowTokens: 10_000, usedTokens: 0 });
     const output = await call(tool, step);
     expect(output.codeModeResult(noArgs)).toEqual({ tokens_left: 100_000 });
-    expect(seen).toEqual([step]);
+    expect(seen).toEqual([expect.objectContaining(step)]);
   });
 
   it('honours another effective-window share', async () => {
@@ -89,16 +92,18 @@ describe('contextRemainingTool', () => {
 
   it('a failing provider becomes a model-visible failure naming the tool', async () => {
     const tool = contextRemainingTool({ statusProvider: { status: () => { throw new Error('usage unavailable'); } } });
-    await expect(call(tool, withWindow())).rejects.toMatchObject({
-      code: 'RESPOND_TO_MODEL',
-      message: 'tool get_context_remaining failed: usage unavailable',
-    });
+    const result = await invokeTool(tool, {}, { step: withWindow() });
+    expect(result.error).toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'tool get_context_remaining failed: usage unavailable' });
+    expect(result.item).toMatchObject({ output: 'tool get_context_remaining failed: usage unavailable' });
   });
 
   it('refuses a non-function payload with the reference text', async () => {
-    await expect(call(contextRemainingTool(), withWindow(), { kind: 'custom', input: '' })).rejects.toThrow(
-      'get_context_remaining handler received unsupported payload',
-    );
+    // The registry stops a custom call before the handler (fatal INCOMPATIBLE_PAYLOAD, checked by
+    // testExecutor); an executor that also declares custom payloads reaches the handler's own guard.
+    const widened = { ...contextRemainingTool(), payloadKinds: ['function', 'custom'] } as const;
+    const output = await call(widened, withWindow(), { kind: 'custom', input: '' });
+    expect(output.success).toBe(false);
+    expect(modelText(output)).toBe('get_context_remaining handler received unsupported payload');
   });
 });
 

@@ -64,6 +64,8 @@ export interface TestExecutorOptions {
   readonly options?: Omit<InvokeToolOptions, 'callId' | 'signal' | 'hooks'>;
   /** How many concurrent calls the parallel check makes; default 4. */
   readonly concurrency?: number;
+  /** The timeout of each check in milliseconds; default the runner's (`testTimeout`). */
+  readonly timeout?: number;
 }
 
 /** The output item type that answers each payload kind. */
@@ -122,7 +124,7 @@ export function testExecutor(config: TestExecutorOptions): void {
       invoke: (input = config.sample, extra = {}) => invokeTool(current(), input, { ...options, ...extra }),
     };
     const register = (id: ExecutorCheck, check: (suite: Suite) => Promise<void> | void) => {
-      if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], () => check(suite));
+      if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], () => check(suite), config.timeout);
     };
     for (const [id, check] of CHECKS) register(id, check);
     config.additionalTests?.({ executor: current, invoke: suite.invoke });
