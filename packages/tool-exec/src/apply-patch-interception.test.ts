@@ -1,15 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import {
-  FunctionToolOutput,
-  toolNameEquals,
-  type JsonObject,
-  type ToolAccess,
-  type ToolName,
-  type ToolOutput,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { FunctionToolOutput, defineFreeformTool, type JsonObject, type ToolExecutor, type ToolName, type ToolOutput, type ToolPayload } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 import { isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { createExecToolset, type ExecToolset } from './exec-tools';
 import { callTool, codeModeValue, failureOf, makeWorkspace, modelText } from './test-support';
@@ -54,17 +47,18 @@ describe('parseApplyPatchCommand', () => {
   });
 });
 
-/** A fake ToolAccess whose apply_patch executor records the patches it is given. */
-function fakeToolAccess(answer: (input: string) => ToolOutput) {
+/** A stand-in apply_patch tool, registered beside exec_command, that records the patches it is given. */
+function fakeApplyPatch(answer: (input: string) => ToolOutput) {
   const calls: Array<{ name: ToolName; payload: ToolPayload }> = [];
-  const access: ToolAccess = {
-    has: (name) => toolNameEquals(name, { name: 'apply_patch' }),
-    async call(name, payload) {
-      calls.push({ name, payload });
-      return answer(payload.kind === 'custom' ? payload.input : '');
+  const tool: ToolExecutor = defineFreeformTool({
+    name: 'apply_patch',
+    description: 'stand-in',
+    handle: ({ input, invocation }) => {
+      calls.push({ name: invocation.toolName, payload: invocation.payload });
+      return answer(input);
     },
-  };
-  return { access, calls };
+  });
+  return { tools: [tool], calls };
 }
 
 const toolsets: ExecToolset[] = [];
@@ -83,23 +77,26 @@ function open() {
 describe('exec_command intercepts apply_patch', () => {
   test('a heredoc runs the registered apply_patch tool, with the warning to the model', async () => {
     const { exec } = open();
-    const { access, calls } = fakeToolAccess(() => FunctionToolOutput.text('Success. Updated the following files:\nA hello.txt\n'));
-    const output = await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools: access });
+    const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('Success. Updated the following files:\nA hello.txt\n'));
+    const output = await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
     expect(calls).toEqual([{ name: { name: 'apply_patch' }, payload: { kind: 'custom', input: PATCH } }]);
     expect(modelText(output)).toMatch(
       /^Wall time: \d+\.\d{4} seconds\nOutput:\nWarning: apply_patch was requested via exec_command\. Use the apply_patch tool instead of exec_command\.\nSuccess\. Updated the following files:\nA hello\.txt\n$/,
     );
     expect((output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject).exit_code).toBeUndefined();
-    // Not a finished process: no Bash PostToolUse for the interception.
-    expect(exec.hookPayload && exec.hookPayload.post?.({} as never, output)).toBeUndefined();
+    // Not a finished process: PreToolUse sees the Bash call, no Bash PostToolUse follows the interception.
+    const hooked = await invokeTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
+    expect(hooked.success).toBe(true);
+    expect(hooked.hookInputs.pre.map((request) => request.toolName)).toContain('Bash');
+    expect(hooked.hookInputs.post.filter((request) => request.toolName === 'Bash')).toEqual([]);
   });
 
   test('a cd prefix or a workdir rebases the patch paths onto the workspace root', async () => {
     const { exec, root } = open();
     mkdirSync(join(root, 'pkg'));
-    const { access, calls } = fakeToolAccess(() => FunctionToolOutput.text('ok'));
-    await callTool(exec, { cmd: `cd pkg && apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools: access });
-    await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF`, workdir: 'pkg' }, { tools: access });
+    const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('ok'));
+    await callTool(exec, { cmd: `cd pkg && apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
+    await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF`, workdir: 'pkg' }, { tools });
     expect(calls.map((call) => (call.payload.kind === 'custom' ? call.payload.input : ''))).toEqual([
       PATCH.replace('hello.txt', 'pkg/hello.txt'),
       PATCH.replace('hello.txt', 'pkg/hello.txt'),
@@ -108,8 +105,8 @@ describe('exec_command intercepts apply_patch', () => {
 
   test('a failed patch is a model-visible failure carrying the warning and the error', async () => {
     const { exec } = open();
-    const { access } = fakeToolAccess(() => FunctionToolOutput.text('apply_patch verification failed: bad', false));
-    expect(await failureOf(callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools: access }))).toEqual({
+    const { tools } = fakeApplyPatch(() => FunctionToolOutput.text('apply_patch verification failed: bad', false));
+    expect(await failureOf(callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools }))).toEqual({
       message: 'Warning: apply_patch was requested via exec_command. Use the apply_patch tool instead of exec_command.\napply_patch verification failed: bad',
       code: 'RESPOND_TO_MODEL',
     });
@@ -117,8 +114,8 @@ describe('exec_command intercepts apply_patch', () => {
 
   test('a bare patch as the command gets the reference error', async () => {
     const { exec } = open();
-    const { access, calls } = fakeToolAccess(() => FunctionToolOutput.text('ok'));
-    expect((await failureOf(callTool(exec, { cmd: PATCH }, { tools: access }))).message).toBe(
+    const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('ok'));
+    expect((await failureOf(callTool(exec, { cmd: PATCH }, { tools }))).message).toBe(
       'patch detected without explicit call to apply_patch. Rerun as ["apply_patch", "<patch>"]',
     );
     expect(calls).toHaveLength(0);

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
-import { type JsonObject, type SwitchyardEvent, type ToolExecutor } from '@switchyard/protocol';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { type HookRunner, type JsonValue, type SwitchyardEvent } from '@switchyard/protocol';
+import { invokeTool, testExecutor, type InvokeToolResult } from '@switchyard/registry/testing';
 import { createExecToolset, execTools, type ExecToolset, type ExecToolsOptions } from './exec-tools';
 import { callTool, codeModeValue, eventually, failureOf, makeWorkspace, modelText, sleepProcesses, uniqueSleepSeconds } from './test-support';
 
@@ -20,6 +21,36 @@ afterEach(async () => {
 });
 
 
+
+// The conformance suites keep their own toolsets (the afterEach above shuts its list down after
+// every test); each suite's lifecycle check shuts its toolset down, afterAll covers a failed run.
+const conformanceToolsets: ExecToolset[] = [];
+afterAll(async () => {
+  await Promise.all(conformanceToolsets.map((toolset) => toolset.shutdown()));
+});
+function conformanceToolset(): ExecToolset {
+  const toolset = createExecToolset({ root: makeWorkspace(), sandbox: 'danger-full-access', approvalPolicy: 'never', shell: '/bin/sh' });
+  conformanceToolsets.push(toolset);
+  return toolset;
+}
+
+testExecutor({
+  executor: () => conformanceToolset().tools[0],
+  sample: { cmd: 'echo conformance', yield_time_ms: 5_000 },
+  invalid: [{ cmd: '  ' }, { cmd: 'true', tty: 'yes' }, { cmd: 'true', workdir: 'no/such/dir' }],
+});
+
+let writeToolset: ExecToolset | undefined;
+testExecutor({
+  executor: () => (writeToolset = conformanceToolset()).tools[1],
+  // Every write_stdin call needs a live process: each sample starts a `cat` of its own (after the
+  // lifecycle check's shutdown nothing starts, and the call names an unknown process instead).
+  sample: async () => {
+    const started = await callTool(writeToolset!.tools[0], { cmd: 'cat', tty: true, yield_time_ms: 250 }).catch(() => undefined);
+    return { session_id: started ? (codeModeValue(started).session_id as number) : 999_999, chars: 'conformance\n', yield_time_ms: 500 };
+  },
+  invalid: [{ session_id: 999_999 }, { session_id: 'one' }, { chars: 'x' }],
+});
 
 describe('exec_command output', () => {
   test('a finished command: the reference header, interleaved stdout and stderr, the exit code', async () => {
@@ -72,8 +103,14 @@ describe('exec_command output', () => {
   test('bad arguments and disabled login shells are answered to the model', async () => {
     const { exec } = open();
     expect((await failureOf(callTool(exec, { cmd: '  ' }))).message).toBe('exec_command: `cmd` must be a non-empty string');
-    expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
-    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
+    // A wrong type fails the registry's schema check before the handler: that is what the model reads.
+    expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('invalid arguments for exec_command: arguments.tty must be boolean');
+    // The handler's own check, for a host that turns schema validation off for it.
+    const unvalidated = { ...exec, skipInputValidation: true };
+    expect((await failureOf(callTool(unvalidated, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
+    // Without allowLoginShell the schema has no `login`: the registry refuses the extra field first.
+    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('invalid arguments for exec_command: arguments.login is not allowed');
+    expect((await failureOf(callTool(unvalidated, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
     expect((await failureOf(callTool(exec, { cmd: 'true', shell: '/no/such/shell' }))).message).toBe('exec_command failed for `true`: shell not found: /no/such/shell');
   });
 
@@ -228,66 +265,69 @@ describe('process hygiene', () => {
 });
 
 describe('hook payloads', () => {
-  function invocation(executor: ToolExecutor, args: JsonObject) {
-    return {
-      callId: 'c1',
-      toolName: executor.name,
-      source: { kind: 'direct' } as const,
-      payload: { kind: 'function', arguments: JSON.stringify(args) } as const,
-      signal: new AbortController().signal,
-      step: { sessionId: 's', turnId: 't', stepIndex: 1, cwd: '/', toolMode: 'direct', provider: {}, turnState: new Map() } as const,
-    };
-  }
+  /** A PreToolUse hook answering `updatedInput` (PostToolUse continues). */
+  const rewriting = (updatedInput: JsonValue): HookRunner => ({
+    runPreToolUse: async () => ({ blocked: false, updatedInput, additionalContexts: [] }),
+    runPostToolUse: async () => ({ additionalContexts: [] }),
+  });
+  const argumentsOf = (result: InvokeToolResult) => (result.payload.kind === 'function' ? JSON.parse(result.payload.arguments) : undefined);
 
   test('exec_command: pre is Bash + {command, shell, workdir}; a rewrite replaces cmd (and shell/workdir); post only for a finished process', async () => {
     const { exec, root } = open({ shell: '/bin/sh' });
-    const hooks = exec.hookPayload;
-    if (!hooks) throw new Error('exec_command must have hooks');
-    const call = invocation(exec, { cmd: 'echo one', yield_time_ms: 500 });
-    expect(hooks.pre?.(call)).toEqual({ toolName: 'Bash', toolInput: { command: 'echo one', shell: '/bin/sh', workdir: root } });
-    const elsewhere = invocation(exec, { cmd: 'ls', workdir: 'sub', shell: '/bin/bash' });
-    expect(hooks.pre?.(elsewhere)).toEqual({ toolName: 'Bash', toolInput: { command: 'ls', shell: '/bin/bash', workdir: join(root, 'sub') } });
-    expect(hooks.rewrite?.(call, { command: 'echo two' })).toEqual({ kind: 'function', arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500 }) });
-    expect(hooks.rewrite?.(call, { command: 'echo two', workdir: '/tmp', shell: '/bin/bash' })).toEqual({
-      kind: 'function',
-      arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500, shell: '/bin/bash', workdir: '/tmp' }),
-    });
-    expect(() => hooks.rewrite?.(call, { cmd: 'x' })).toThrow('hook returned updatedInput without string field `command`');
+    mkdirSync(join(root, 'sub'));
+    const one = await invokeTool(exec, { cmd: 'echo one', yield_time_ms: 500 });
+    expect(one.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'Bash', toolInput: { command: 'echo one', shell: '/bin/sh', workdir: root } }]);
+    const elsewhere = await invokeTool(exec, { cmd: 'ls', workdir: 'sub', shell: '/bin/bash' });
+    expect(elsewhere.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'Bash', toolInput: { command: 'ls', shell: '/bin/bash', workdir: join(root, 'sub') } }]);
 
-    const done = invocation(exec, { cmd: 'echo done' });
-    const finished = await callTool(exec, { cmd: 'echo done' });
-    expect(hooks.post?.(done, finished)).toEqual({ input: { toolName: 'Bash', toolInput: { command: 'echo done', shell: '/bin/sh', workdir: root } }, response: 'done\n' });
-    const running = await callTool(exec, { cmd: 'sleep 0.6; echo late', yield_time_ms: 250 });
-    expect(hooks.post?.(call, running)).toBeUndefined();
+    const two = await invokeTool(exec, { cmd: 'echo one', yield_time_ms: 500 }, { hooks: rewriting({ command: 'echo two' }) });
+    expect(two.payload).toEqual({ kind: 'function', arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500 }) });
+    expect(codeModeValue(two.output).output).toBe('two\n');
+    const moved = await invokeTool(exec, { cmd: 'echo one', yield_time_ms: 500 }, { hooks: rewriting({ command: 'echo two', workdir: '/tmp', shell: '/bin/bash' }) });
+    expect(moved.payload).toEqual({ kind: 'function', arguments: JSON.stringify({ cmd: 'echo two', yield_time_ms: 500, shell: '/bin/bash', workdir: '/tmp' }) });
+    const refused = await invokeTool(exec, { cmd: 'echo one', yield_time_ms: 500 }, { hooks: rewriting({ cmd: 'x' }) });
+    expect(refused.item).toMatchObject({ output: 'hook returned updatedInput without string field `command`' });
+
+    const finished = await invokeTool(exec, { cmd: 'echo done' });
+    expect(finished.hookInputs.post.map(hookView)).toEqual([{ toolName: 'Bash', toolInput: { command: 'echo done', shell: '/bin/sh', workdir: root }, toolResponse: 'done\n' }]);
+    const running = await invokeTool(exec, { cmd: 'sleep 0.6; echo late', yield_time_ms: 250 });
+    expect(running.hookInputs.pre).toHaveLength(1);
+    expect(running.hookInputs.post).toEqual([]);
   });
 
   test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars', async () => {
     const { exec, write } = open({ shell: '/bin/sh' });
-    const hooks = write.hookPayload;
-    if (!hooks) throw new Error('write_stdin must have hooks');
     const running = await callTool(exec, { cmd: 'read line; echo "got $line"', tty: true, yield_time_ms: 250 });
     const sessionId = codeModeValue(running).session_id as number;
-    const typed = invocation(write, { session_id: sessionId, chars: 'hello\n' });
-    expect(hooks.pre?.(typed)).toEqual({ toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: sessionId, chars: 'hello\n', command: 'read line; echo "got $line"' } });
-    expect(hooks.pre?.(invocation(write, { session_id: sessionId }))).toEqual({
-      toolName: 'write_stdin',
-      aliases: ['Bash'],
-      toolInput: { session_id: sessionId, chars: '', command: 'read line; echo "got $line"' },
-    });
-    expect(hooks.pre?.(invocation(write, { session_id: 999_999 }))).toEqual({ toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: 999_999, chars: '' } });
-    expect(hooks.rewrite?.(typed, { chars: 'bye\n' })).toEqual({ kind: 'function', arguments: JSON.stringify({ session_id: sessionId, chars: 'bye\n' }) });
-    expect(() => hooks.rewrite?.(typed, { command: 'x' })).toThrow('hook returned updatedInput without string field `chars`');
+    const command = 'read line; echo "got $line"';
+    const polled = await invokeTool(write, { session_id: sessionId, yield_time_ms: 100 });
+    expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command } }]);
+    expect(polled.hookInputs.pre[0].aliases).toContain('Bash');
+    const unknown = await invokeTool(write, { session_id: 999_999 });
+    expect(unknown.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: 999_999, chars: '' } }]);
+    const refused = await invokeTool(write, { session_id: sessionId, chars: 'bye\n' }, { hooks: rewriting({ command: 'x' }) });
+    expect(refused.item).toMatchObject({ output: 'hook returned updatedInput without string field `chars`' });
 
-    const answered = await callTool(write, { session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
+    const answered = await invokeTool(write, { session_id: sessionId, chars: 'bye\n', yield_time_ms: 2_000 }, { hooks: rewriting({ chars: 'hello\n' }) });
+    expect(answered.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: 'bye\n', command } }]);
+    expect(argumentsOf(answered)).toEqual({ session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
     // The session finished and left the table; the answer still names its command.
-    expect(codeModeValue(answered).exit_code).toBe(0);
-    expect(hooks.post?.(typed, answered)).toEqual({
-      input: { toolName: 'write_stdin', aliases: ['Bash'], toolInput: { session_id: sessionId, chars: 'hello\n', command: 'read line; echo "got $line"' } },
-      // What was read (the tty's echo and the answer; a pty may deliver the last bytes after the exit).
-      response: expect.stringContaining('hello'),
-    });
+    expect(codeModeValue(answered.output).exit_code).toBe(0);
+    expect(answered.hookInputs.post.map(hookView)).toEqual([
+      {
+        toolName: 'write_stdin',
+        toolInput: { session_id: sessionId, chars: 'hello\n', command },
+        // What was read (the tty's echo and the answer; a pty may deliver the last bytes after the exit).
+        toolResponse: expect.stringContaining('hello'),
+      },
+    ]);
   });
 });
+
+/** What a hook command reads of a recorded request: the name, the input and (PostToolUse) the response. */
+function hookView(request: { toolName: string; toolInput: JsonValue; toolResponse?: JsonValue }) {
+  return { toolName: request.toolName, toolInput: request.toolInput, ...(request.toolResponse !== undefined ? { toolResponse: request.toolResponse } : {}) };
+}
 
 describe('execTools()', () => {
   test('spreads into a tool list and carries shutdown', async () => {

@@ -2,41 +2,45 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  DIRECT_SOURCE,
   isSwitchyardError,
-  createStepContext,
+  type HookRunner,
   type JsonObject,
   type StepContext,
   type SwitchyardEvent,
-  type ToolAccess,
   type ToolExecutor,
   type ToolOutput,
 } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 
 /** A fresh workspace directory (real path, under the OS temp dir). */
 export function makeWorkspace(prefix = 'tool-exec-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
-let callCounter = 0;
+/** The lifecycle events the runtime emits itself (the tool's own notifications are the rest). */
+const RUNTIME_EVENTS = new Set(['tool-call-start', 'tool-call-end', 'tool-call-aborted', 'tool-call-blocked']);
 
-/** Calls an executor the way the registry would, with a function payload. */
+/**
+ * One function call through the registry's real dispatch (`invokeTool`). Resolves with the output;
+ * a failed call rejects with its model-visible error (the message is the text the model reads), so
+ * tests can name the exact answer. The tool's own notifications are appended to `context.events`;
+ * `context.tools` are registered beside it (`invocation.tools` reaches them). No hook runner unless
+ * `context.hooks` gives one.
+ */
 export async function callTool(
   executor: ToolExecutor,
   args: JsonObject,
-  context: { step?: Partial<StepContext>; signal?: AbortSignal; tools?: ToolAccess; events?: SwitchyardEvent[] } = {},
+  context: { step?: Partial<StepContext>; signal?: AbortSignal; tools?: readonly ToolExecutor[]; events?: SwitchyardEvent[]; hooks?: HookRunner } = {},
 ): Promise<ToolOutput> {
-  const callId = `call-${++callCounter}`;
-  return executor.handle({
-    callId,
-    toolName: executor.name,
-    source: DIRECT_SOURCE,
-    payload: { kind: 'function', arguments: JSON.stringify(args) },
-    signal: context.signal ?? new AbortController().signal,
-    step: createStepContext(context.step),
-    emit: (event) => context.events?.push(event),
+  const result = await invokeTool(executor, { kind: 'function', arguments: JSON.stringify(args) }, {
+    step: context.step,
+    signal: context.signal,
     tools: context.tools,
+    hooks: context.hooks ?? false,
   });
+  context.events?.push(...result.events.filter((event) => !RUNTIME_EVENTS.has(event.type)));
+  if (result.error) throw result.error;
+  return result.output;
 }
 
 /** The text the model reads for an output. */

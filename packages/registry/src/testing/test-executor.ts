@@ -50,8 +50,11 @@ export interface ExecutorTestContext {
 export interface TestExecutorOptions {
   /** The executor, or a function making it (called once, before the first check; may be async). */
   readonly executor: ToolExecutor | (() => ToolExecutor | Promise<ToolExecutor>);
-  /** A call that succeeds: the arguments object, a payload, or the text the model would write. */
-  readonly sample: ToolCallInput;
+  /**
+   * A call that succeeds: the arguments object, a payload, or the text the model would write; or a
+   * function making one for each call (a tool whose calls need state, e.g. write_stdin's live process).
+   */
+  readonly sample: ToolCallInput | (() => ToolCallInput | Promise<ToolCallInput>);
   /** Calls that must be model-visible failures (function tools also get malformed JSON automatically). */
   readonly invalid?: readonly ToolCallInput[];
   /** Checks that do not apply, each with its reason. */
@@ -80,7 +83,9 @@ interface Suite {
   readonly config: TestExecutorOptions;
   readonly options: Omit<InvokeToolOptions, 'callId' | 'signal' | 'hooks'>;
   readonly executor: () => ToolExecutor;
-  readonly invoke: (input?: ToolCallInput, options?: InvokeToolOptions) => Promise<InvokeToolResult>;
+  /** A fresh sample call (the `sample` option, or what its function makes). */
+  readonly sample: () => Promise<ToolCallInput>;
+  readonly invoke: (input: ToolCallInput, options?: InvokeToolOptions) => Promise<InvokeToolResult>;
 }
 
 /** The check of each promise, in the order they are registered (lifecycle last: it disposes the executor). */
@@ -121,13 +126,14 @@ export function testExecutor(config: TestExecutorOptions): void {
       config,
       options,
       executor: current,
-      invoke: (input = config.sample, extra = {}) => invokeTool(current(), input, { ...options, ...extra }),
+      sample: async () => (typeof config.sample === 'function' ? config.sample() : config.sample),
+      invoke: (input, extra = {}) => invokeTool(current(), input, { ...options, ...extra }),
     };
     const register = (id: ExecutorCheck, check: (suite: Suite) => Promise<void> | void) => {
       if (!skipped.has(id)) it(EXECUTOR_CHECKS[id], () => check(suite), config.timeout);
     };
     for (const [id, check] of CHECKS) register(id, check);
-    config.additionalTests?.({ executor: current, invoke: suite.invoke });
+    config.additionalTests?.({ executor: current, invoke: async (input, extra) => suite.invoke(input ?? (await suite.sample()), extra) });
     register('lifecycle', checkLifecycle);
   });
 }
@@ -145,19 +151,20 @@ function checkSpec(suite: Suite): void {
 /** The `call-id` check (its promise is in {@link EXECUTOR_CHECKS}). */
 async function checkCallId(suite: Suite): Promise<void> {
   const target = suite.executor();
-  const result = await suite.invoke(suite.config.sample, { callId: 'conformance-call-id' });
+  const sample = await suite.sample();
+  const result = await suite.invoke(sample, { callId: 'conformance-call-id' });
   expect(result.item.call_id).toBe('conformance-call-id');
-  expect(result.item.type).toBe(OUTPUT_TYPES[payloadOf(target, suite.config.sample).kind]);
+  expect(result.item.type).toBe(OUTPUT_TYPES[payloadOf(target, sample).kind]);
   expect(result.success, `the sample call failed: ${describeResult(result)}`).not.toBe(false);
 }
 
 /** The `payload-kinds` check (its promise is in {@link EXECUTOR_CHECKS}). */
-function checkPayloadKinds(suite: Suite): void {
+async function checkPayloadKinds(suite: Suite): Promise<void> {
   const target = suite.executor();
   const kinds = executorPayloadKinds(target);
   const own: ToolPayloadKind = target.spec.type === 'custom' ? 'custom' : target.spec.type === 'tool_search' ? 'tool-search' : 'function';
   expect(kinds).toContain(own);
-  expect(kinds).toContain(payloadOf(target, suite.config.sample).kind);
+  expect(kinds).toContain(payloadOf(target, await suite.sample()).kind);
 }
 
 /** The `invalid-input` check (its promise is in {@link EXECUTOR_CHECKS}). */
@@ -195,7 +202,7 @@ async function checkAbort(suite: Suite): Promise<void> {
   // Cancelled before it starts: the handler never runs, the answer is aborted.
   const early = new AbortController();
   early.abort();
-  const before = await suite.invoke(suite.config.sample, { callId: 'conformance-abort-before', signal: early.signal });
+  const before = await suite.invoke(await suite.sample(), { callId: 'conformance-abort-before', signal: early.signal });
   expect(before.item.call_id).toBe('conformance-abort-before');
   expect(before.error?.code).toBe('ABORTED');
   expect(before.success).toBeUndefined();
@@ -222,7 +229,7 @@ async function checkAbort(suite: Suite): Promise<void> {
   });
   const harness = createToolHarness(observed, { ...suite.options, signal: controller.signal });
   try {
-    const pending = harness.call(suite.config.sample, 'conformance-abort-during');
+    const pending = harness.call(await suite.sample(), 'conformance-abort-during');
     await Promise.race([handlerStarted, pending.then(() => undefined, () => undefined)]);
     controller.abort();
     const result = await pending;
@@ -241,9 +248,10 @@ async function checkAbort(suite: Suite): Promise<void> {
 /** The `hooks` check (its promise is in {@link EXECUTOR_CHECKS}). */
 async function checkHooks(suite: Suite): Promise<void> {
   const target = suite.executor();
-  const result = await suite.invoke(suite.config.sample, { callId: 'conformance-hooks' });
+  const sample = await suite.sample();
+  const result = await suite.invoke(sample, { callId: 'conformance-hooks' });
   const { pre, post } = result.hookInputs;
-  const kind = payloadOf(target, suite.config.sample).kind;
+  const kind = payloadOf(target, sample).kind;
   // A session may run hooks: the sample must not be refused or withheld because hooks cannot see it.
   expect(result.success, `with hooks the sample failed: ${describeResult(result)}`).not.toBe(false);
   const expectsHooks = target.hookPayload === false ? false : target.hookPayload?.pre ? undefined : kind === 'function';
@@ -266,7 +274,7 @@ async function checkHooks(suite: Suite): Promise<void> {
   // executor cannot take is a model-visible failure, never a crash).
   if (pre.length === 1) {
     const same = pre[0].toolInput;
-    const rewritten = await suite.invoke(suite.config.sample, {
+    const rewritten = await suite.invoke(await suite.sample(), {
       callId: 'conformance-hooks-rewrite',
       hooks: {
         runPreToolUse: async () => ({ blocked: false, updatedInput: same, additionalContexts: [] }),
@@ -284,7 +292,8 @@ async function checkParallel(suite: Suite): Promise<void> {
   const harness = createToolHarness(target, suite.options);
   try {
     const ids = Array.from({ length: count }, (_, index) => `conformance-parallel-${index}`);
-    const results = await Promise.all(ids.map((id) => harness.call(suite.config.sample, id)));
+    const samples = await Promise.all(ids.map(() => suite.sample()));
+    const results = await Promise.all(ids.map((id, index) => harness.call(samples[index], id)));
     expect(results.map((result) => result.item.call_id)).toEqual(ids);
     for (const result of results) expect(result.success, describeResult(result)).not.toBe(false);
     const terminal = harness.events.filter((event) => event.type === 'tool-call-end' || event.type === 'tool-call-aborted' || event.type === 'tool-call-blocked');
@@ -301,7 +310,7 @@ async function checkLifecycle(suite: Suite): Promise<void> {
   await target.onTurnEnd?.('conformance-turn');
   await target.dispose?.();
   await target.dispose?.();
-  const after = await suite.invoke(suite.config.sample, { callId: 'conformance-after-dispose' }).then(
+  const after = await suite.invoke(await suite.sample(), { callId: 'conformance-after-dispose' }).then(
     (result) => result,
     (error: unknown) => {
       // Ending the turn is an answer too; anything else escaping the registry is a crash.
