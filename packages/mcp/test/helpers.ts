@@ -1,13 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import {
-  createStepContext,
-  displayName,
-  type JsonObject,
-  type ToolExecutor,
-  type ToolOutput,
-  type ToolOutputItem,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { displayName, type JsonObject, type ToolExecutor, type ToolOutput, type ToolOutputItem, type ToolPayload } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 import type { McpStdioServerConfig } from '../src/config';
 import type { McpTools } from '../src/mcp-tools';
 
@@ -26,23 +19,20 @@ export function executor(mcp: McpTools, flatName: string): ToolExecutor {
   return found;
 }
 
-/** Runs one call the way the registry does, returning the output and the wire item. */
+/**
+ * Runs one call through the registry's real dispatch (`invokeTool`), returning the output, the wire
+ * item and the payload. A call refused or failed with an error (invalid input, aborted, a thrown
+ * refusal) rejects with that model-visible error; a failed MCP result resolves (`output.success` false).
+ */
 export async function call(
   target: ToolExecutor,
   args: JsonObject | string = {},
   options: { signal?: AbortSignal; callId?: string } = {},
 ): Promise<{ output: ToolOutput; item: ToolOutputItem; payload: ToolPayload }> {
   const payload: ToolPayload = { kind: 'function', arguments: typeof args === 'string' ? args : JSON.stringify(args) };
-  const callId = options.callId ?? 'call-1';
-  const output = await target.handle({
-    callId,
-    toolName: target.name,
-    source: { kind: 'direct' },
-    payload,
-    signal: options.signal ?? new AbortController().signal,
-    step: createStepContext(),
-  });
-  return { output, item: output.toResponseItem(callId, payload), payload };
+  const result = await invokeTool(target, payload, { callId: options.callId ?? 'call-1', signal: options.signal, hooks: false });
+  if (result.error) throw result.error;
+  return { output: result.output, item: result.item, payload: result.payload };
 }
 
 /** The text of a function_call_output whose output is a string. */
