@@ -1,4 +1,5 @@
-import { createStepContext, defineFunctionTool, estimateTokens, type ToolExecutor, type ToolMode, type WireTool } from '@switchyard/protocol';
+import { defineFunctionTool, estimateTokens, type ToolExecutor, type ToolMode, type WireTool } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';
 import { planTools, type ToolSources } from './plan-tools';
@@ -56,15 +57,9 @@ describe('the tool budget in direct mode', () => {
   it('tool_search finds and returns a tool the budget deferred', async () => {
     const plan = planTools({ toolMode: 'direct', provider: searching }, { executors: many(200) });
     const search = plan.executors.find((executor) => executor.spec.type === 'tool_search') as ToolExecutor;
-    const output = await search.handle({
-      callId: 'c1',
-      toolName: search.name,
-      source: { kind: 'direct' },
-      payload: { kind: 'tool-search', arguments: { query: 'record 187', limit: 1 } },
-      signal: new AbortController().signal,
-      step: createStepContext(),
-    });
-    const item = output.toResponseItem('c1', { kind: 'tool-search', arguments: { query: 'record 187' } }) as { tools: WireTool[] };
+    const { item: answer } = await invokeTool(search, { kind: 'tool-search', arguments: { query: 'record 187', limit: 1 } }, { callId: 'c1' });
+    const item = answer as unknown as { call_id: string; tools: WireTool[] };
+    expect(item.call_id).toBe('c1');
     expect(item.tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_record_187', defer_loading: true })]);
   });
 

@@ -1,13 +1,5 @@
-import {
-  createStepContext,
-  defineFunctionTool,
-  toolName,
-  type ToolExecutor,
-  type ToolInvocation,
-  type ToolOutput,
-  type ToolPayload,
-  type WireTool,
-} from '@switchyard/protocol';
+import { defineFunctionTool, toolName, type ToolExecutor, type ToolOutput, type ToolPayload, type WireTool } from '@switchyard/protocol';
+import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createBm25Index } from './bm25-index';
 import { fiftyDeferredTools } from '../test/fifty-tools';
@@ -21,17 +13,22 @@ vi.mock('./bm25-index', async (importOriginal) => {
 });
 const builds = (): number => vi.mocked(createBm25Index).mock.calls.length;
 
-function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
-  const invocation: ToolInvocation = {
-    callId: 'call-1',
-    toolName: executor.name,
-    source: { kind: 'direct' },
-    payload,
-    signal: new AbortController().signal,
-    step: createStepContext(),
-  };
-  return executor.handle(invocation);
+/**
+ * One call through the registry's real dispatch. Resolves with the output; a refused call rejects
+ * with its error (a tool_search failure reaches the model as an empty result, so the error is where
+ * its reason is visible).
+ */
+async function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
+  const result = await invokeTool(executor, payload, { callId: 'call-1' });
+  if (result.error) throw result.error;
+  return result.output;
 }
+
+testExecutor({
+  executor: createToolSearchExecutor([fn('archive', { exposure: 'deferred' }), fn('send_message', { exposure: 'deferred' })]),
+  sample: { kind: 'tool-search', arguments: { query: 'archive' } },
+  invalid: [{ kind: 'tool-search', arguments: { query: '  ' } }, { kind: 'tool-search', arguments: { query: 'archive', limit: 0 } }],
+});
 
 function search(executor: ToolExecutor, query: string, limit?: number) {
   return invoke(executor, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } });
@@ -139,13 +136,39 @@ describe('tool_search calls', () => {
     ['an empty query', { query: '   ' }, 'query must not be empty'],
     ['a zero limit', { query: 'archive', limit: 0 }, 'limit must be greater than zero'],
     ['a negative limit', { query: 'archive', limit: -1 }, 'failed to parse tool_search arguments: `limit` must be a non-negative integer'],
-    ['a missing query', {}, 'failed to parse tool_search arguments: `query` must be a string'],
   ])('refuses %s with a model-visible message', async (_label, args, message) => {
     await expect(invoke(executor, { kind: 'tool-search', arguments: args as { query: string } })).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message });
   });
 
+  it('refuses a missing query: the router for a model call, the handler for a nested one', async () => {
+    // A model's tool_search_call is read by the router, which checks the arguments' shape first.
+    await expect(invoke(executor, { kind: 'tool-search', arguments: {} as { query: string } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'failed to parse tool_search arguments: arguments.query is required',
+    });
+    // A call made through `invocation.tools` (Code Mode's nested calls) reaches the handler's own check.
+    const relay = defineFunctionTool({
+      name: 'relay',
+      description: 'Searches for its caller.',
+      parameters: { type: 'object', properties: {} },
+      handle: async ({ invocation }) => {
+        const output = await invocation.tools!.call(toolName('tool_search'), { kind: 'tool-search', arguments: {} as { query: string } });
+        return { success: output.success ?? null, seen: output.codeModeResult({ kind: 'tool-search', arguments: { query: '' } }) };
+      },
+    });
+    const result = await invokeTool(relay, {}, { tools: [executor] });
+    const failed = result.events.find((event) => event.type === 'tool-call-end' && event.toolName === 'tool_search');
+    expect(failed).toMatchObject({ success: false, error: { code: 'RESPOND_TO_MODEL', message: 'failed to parse tool_search arguments: `query` must be a string' } });
+  });
+
   it('a non-search payload is fatal', async () => {
     await expect(invoke(executor, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
+      code: 'INCOMPATIBLE_PAYLOAD',
+      message: 'tool tool_search invoked with incompatible payload',
+    });
+    // Past the registry's kind check (an executor declaring function payloads too), the handler's own guard.
+    const widened = { ...executor, payloadKinds: ['tool-search', 'function'] } as const;
+    await expect(invoke(widened, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
       code: 'FATAL',
       message: 'tool_search handler received unsupported payload',
     });
