@@ -1,6 +1,7 @@
 import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
-import type { CodeModeRuntime, CodeModeSurface, ToolInvocation } from '@switchyard/protocol';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { CodeModeRuntime, CodeModeSurface } from '@switchyard/protocol';
+import { invokeTool, type InvokeToolResult, type ToolCallInput } from '@switchyard/registry/testing';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CodeModeService } from './code-mode-service';
 import { createExecTool, createWaitTool } from './code-mode-tools';
 
@@ -30,9 +31,10 @@ const wait = createWaitTool(service, options);
 const exec = createExecTool(service, { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface, options);
 afterAll(() => runtime.shutdown());
 
-const invocation = (payload: ToolInvocation['payload'], signal: AbortSignal, callId = 'call-1') =>
-  ({ callId, payload, signal, step: { sessionId: 'tools-test', provider: { originalImageDetail: false } } }) as unknown as ToolInvocation;
-const bodyText = (output: unknown) => JSON.stringify((output as { body: unknown }).body);
+/** One call through the registry's real dispatch, in a step of the session `tools-test`. */
+const call = (tool: typeof exec, input: ToolCallInput, signal?: AbortSignal, callId = 'call-1'): Promise<InvokeToolResult> =>
+  invokeTool(tool, input, { callId, signal, step: { sessionId: 'tools-test', provider: { originalImageDetail: false } } });
+const bodyText = (result: InvokeToolResult) => JSON.stringify((result.output as unknown as { body: unknown }).body);
 
 describe('cancellation of wait and exec (a dropped observer)', () => {
   it('a cancelled wait keeps the output and completion for the next wait', async () => {
@@ -44,12 +46,13 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
     });
     expect(observation.kind).toBe('yielded');
     const controller = new AbortController();
-    const cancelled = wait.handle(invocation({ kind: 'function', arguments: JSON.stringify({ cell_id: cellId }) }, controller.signal));
+    const cancelled = call(wait, { cell_id: cellId }, controller.signal);
     await sleep(20);
     controller.abort();
-    await expect(cancelled).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL' });
+    // wait waits for its own teardown, then answers aborted.
+    expect((await cancelled).error?.code).toBe('ABORTED');
     await sleep(250); // the cell emits and completes while nobody observes
-    const next = await wait.handle(invocation({ kind: 'function', arguments: JSON.stringify({ cell_id: cellId }) }, new AbortController().signal));
+    const next = await call(wait, { cell_id: cellId });
     expect(bodyText(next)).toContain('Script completed');
     expect(bodyText(next)).toContain('second');
     expect(bodyText(next)).not.toContain('not found');
@@ -57,10 +60,13 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
 
   it('a cancelled exec terminates its cell (its id never reached the model)', async () => {
     const controller = new AbortController();
-    const cancelled = exec.handle(invocation({ kind: 'custom', input: `text('x'); await new Promise(() => {});` }, controller.signal, 'call-2'));
+    const cancelled = call(exec, `text('x'); await new Promise(() => {});`, controller.signal, 'call-2');
     await sleep(50);
     controller.abort();
-    await expect(cancelled).rejects.toThrow(/cancelled/);
-    expect(terminated).toHaveLength(1);
+    const answer = await cancelled;
+    expect(answer.error?.code).toBe('ABORTED');
+    expect(answer.item).toMatchObject({ type: 'custom_tool_call_output', call_id: 'call-2', output: expect.stringMatching(/^aborted by user after \d+\.\ds$/) });
+    // The runtime answers at once; the handler's teardown terminates the cell.
+    await vi.waitFor(() => expect(terminated).toHaveLength(1));
   });
 });
