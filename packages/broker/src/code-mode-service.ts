@@ -1,4 +1,4 @@
-import type { CellEndEvent, CellLimitExceededEvent, CellStartEvent, CodeModeRuntime, CodeModeSession, CustomToolCallOutputItem, RuntimeLostEvent } from '@switchyard/protocol';
+import { createEventHub, type CellEndEvent, type CellLimitExceededEvent, type CellStartEvent, type CodeModeRuntime, type CodeModeSession, type CustomToolCallOutputItem, type RuntimeLostEvent } from '@switchyard/protocol';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 
 /** One host session's Code Mode state: its runtime session (cells, stored values) and its broker. */
@@ -17,28 +17,23 @@ export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellL
 
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();
-  private readonly listeners = new Set<(event: CellEvent) => void>();
+  // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the cell or the call
+  private readonly events = createEventHub<CellEvent>({ name: 'code-mode' });
   private closing = false;
 
   /**
    * Subscribes to `cell-start` (a cell was created by `exec`), `cell-end` (its completion,
    * failure or termination was observed), and what the runtime reports: `runtime-lost` (a worker
-   * holding cells ended) and `cell-limit-exceeded`. Returns the unsubscribe function. Listener throws are ignored.
+   * holding cells ended) and `cell-limit-exceeded`. Returns the unsubscribe function. A throwing
+   * listener is reported as a `SWITCHYARD_LISTENER` process warning and never reaches the cell.
    */
   onCellEvent(listener: (event: CellEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.events.onAny(listener);
   }
 
   /** Emits a cell event to every listener. */
   emitCellEvent(event: CellEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // a listener's failure never reaches the cell or the call
-      }
-    }
+    this.events.emit(event);
   }
 
   constructor(private readonly runtime: CodeModeRuntime) {}

@@ -1,6 +1,6 @@
 import { errorMessage } from '@switchyard/protocol';
 import { ABORTED_MESSAGE, MAX_TIMER_MS, timeoutMessage } from './command-runner';
-import type { ConfiguredHandler } from './hooks-config';
+import type { ConfiguredFunctionHandler } from './hooks-config';
 import type { HandlerRunResult } from './hook-output';
 import type { HookInput } from './hook-payload';
 
@@ -12,7 +12,7 @@ import type { HookInput } from './hook-payload';
  * after its timer fires, so a handler whose I/O completed while the host thread was stalled past
  * the deadline still gets to answer. Never rejects.
  */
-export async function runFunctionHook(handler: Pick<ConfiguredHandler, 'run' | 'timeoutSec'>, inputJson: string, signal: AbortSignal): Promise<HandlerRunResult> {
+export async function runFunctionHook(handler: Pick<ConfiguredFunctionHandler, 'run' | 'timeoutSec'>, inputJson: string, signal: AbortSignal): Promise<HandlerRunResult> {
   const controller = new AbortController();
   let finished = false;
   let timer: NodeJS.Timeout | undefined;
@@ -31,7 +31,7 @@ export async function runFunctionHook(handler: Pick<ConfiguredHandler, 'run' | '
   });
   const ran = (async (): Promise<HandlerRunResult> => {
     try {
-      const output = await handler.run!(JSON.parse(inputJson) as HookInput, { signal: controller.signal });
+      const output = await handler.run(JSON.parse(inputJson) as HookInput, { signal: controller.signal });
       const stdout = output === undefined || output === null ? '' : JSON.stringify(output);
       return { exitCode: 0, stdout: stdout ?? '', stderr: '' };
     } catch (error) {

@@ -413,20 +413,30 @@ describe('events', () => {
     expect(ends.at(-1)).toMatchObject({ runId: `post-tool-use:2:${file}:tool-call-123`, event: 'PostToolUse', outcome: 'continue' });
   });
 
-  it('unsubscribes, and a throwing listener never breaks a run', async () => {
+  it('unsubscribes, and a throwing listener never breaks a run: it is reported as a SWITCHYARD_LISTENER warning', async () => {
     const dir = tmp();
     const engine = engineFor('PreToolUse', [{ hooks: [command('echo nope >&2; exit 2')] }]);
     let calls = 0;
     const off = engine.on('hook-end', () => {
       calls += 1;
     });
+    const marker = `listener bug ${Math.random()}`;
     engine.on('hook-start', () => {
-      throw new Error('listener bug');
+      throw new Error(marker);
     });
-    expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).blocked).toBe(true);
-    off();
-    await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
+    const warnings: Array<{ code?: string; message: string }> = [];
+    const onWarning = (warning: Error & { code?: string }) => warnings.push({ code: warning.code, message: warning.message });
+    process.on('warning', onWarning);
+    try {
+      expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).blocked).toBe(true);
+      off();
+      await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
     expect(calls).toBe(1);
+    expect(warnings).toContainEqual({ code: 'SWITCHYARD_LISTENER', message: `a hooks listener for "hook-start" threw: ${marker}` });
   });
 });
 

@@ -1,7 +1,7 @@
-import EventEmitter from 'eventemitter3';
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
   checkOptions,
+  createEventHub,
   errorMessage,
   optionRules as rule,
   type OptionsShape,
@@ -17,6 +17,7 @@ import {
   type PreToolUseOutcome,
   type PreToolUseRequest,
   type SwitchyardEventListener,
+  type EventHub,
 } from '@switchyard/protocol';
 import { DEFAULT_MAX_OUTPUT_BYTES, runHookCommand } from './command-runner';
 import {
@@ -68,7 +69,7 @@ export interface HookEngineOptions {
 
 /** The hook engine: a protocol `HookRunner` plus events, configuration warnings and cleanup. */
 export interface HookEngine extends HookRunner {
-  /** Subscribes to `hook-start` / `hook-end`; returns the unsubscribe function. Listener throws are swallowed. */
+  /** Subscribes to `hook-start` / `hook-end`; returns the unsubscribe function. A throwing listener is reported as a `SWITCHYARD_LISTENER` process warning and never breaks a hook run. */
   on<T extends 'hook-start' | 'hook-end'>(type: T, listener: SwitchyardEventListener<T>): () => void;
   /** Problems found while loading the configuration (each skipped something). */
   readonly warnings: readonly string[];
@@ -136,14 +137,33 @@ const HOOK_ENGINE_OPTION_RULES: OptionsShape<HookEngineOptions> = {
   inputBounds: rule.shape<JsonBounds>({ maxDepth: rule.required(rule.number({ min: 1, integer: true })), maxChars: rule.required(rule.number({ min: 1, integer: true })) }),
 };
 
-/**
- * Creates a hook engine implementing the protocol `HookRunner`. Loading
- * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
- * `runPreToolUse` / `runPostToolUse` never reject; failed hooks fail open and appear in `warnings`.
- */
-export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
-  checkOptions('createHookEngine', options, HOOK_ENGINE_OPTION_RULES);
-  const warnings: string[] = [];
+/** What the engine's runs share: how command hooks are started, the events, the runs to abort on close(). */
+interface EngineContext {
+  readonly handlers: readonly ConfiguredHandler[];
+  readonly shell: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly maxOutputBytes: number;
+  readonly inputBounds: JsonBounds;
+  /** The engine's `failClosed` option (a handler's own overrides it). */
+  readonly failClosed: boolean | undefined;
+  readonly approvals: ApprovalProvider | undefined;
+  readonly events: EventHub<HookStartEvent | HookEndEvent>;
+  /** Aborted by close(). */
+  readonly running: Set<{ controller: AbortController; done: Promise<unknown> }>;
+}
+
+/** How one hook event turns runs into decisions and events. */
+interface DecisionPolicy<D extends BaseDecision> {
+  /** The raw run → a decision. */
+  decide: Decide<D>;
+  /** The `hook-end` event's outcome and message. */
+  describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>;
+  /** The decision of a failed fail-closed handler. */
+  closed: (error: string, decision: D) => D;
+}
+
+/** The layers in precedence order: config files, config objects, then function hooks. */
+function collectLayers(options: HookEngineOptions, warnings: string[]): HooksConfigLayer[] {
   const layers: HooksConfigLayer[] = [];
   for (const path of options.configFiles ?? []) {
     const layer = readHooksConfigFile(path, warnings);
@@ -155,200 +175,194 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     const { event, matcher, ...handler } = registration;
     layers.push({ sourcePath: `<function${handler.name ? `:${handler.name}` : ''}>`, config: { hooks: { [event]: [{ matcher, hooks: [{ ...handler, type: 'function' }] }] } } });
   }
-  const defaultTimeoutSec = options.defaultTimeoutSec ?? 600;
-  const handlers = buildHandlers(layers, defaultTimeoutSec, warnings);
-  const shell = options.shell ?? (process.env.SHELL || '/bin/sh');
-  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const env = options.env ? { ...process.env, ...options.env } : process.env;
-  const inputBounds = options.inputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS;
-  const emitter = new EventEmitter();
-  /** Aborts every in-flight run on close(). */
-  const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+  return layers;
+}
 
-  const emit = (event: HookStartEvent | HookEndEvent) => emitter.emit(event.type, event);
+async function runHandler(context: EngineContext, run: { handler: ConfiguredHandler; input: HookInput; inputJson: string; signal: AbortSignal }): Promise<HandlerRunResult> {
+  const { handler } = run;
+  if (handler.kind === 'function') return runFunctionHook(handler, run.inputJson, run.signal);
+  const result = await runHookCommand({
+    command: handler.command,
+    cwd: run.input.cwd,
+    input: run.inputJson,
+    timeoutSec: handler.timeoutSec,
+    shell: context.shell,
+    env: context.env,
+    maxOutputBytes: context.maxOutputBytes,
+    signal: run.signal,
+  });
+  return { ...result, maxOutputBytes: context.maxOutputBytes };
+}
 
-  const runHandler = async (handler: ConfiguredHandler, input: HookInput, inputJson: string, signal: AbortSignal): Promise<HandlerRunResult> => {
-    if (handler.kind === 'command') {
-      const result = await runHookCommand({
-        command: handler.command!,
-        cwd: input.cwd,
-        input: inputJson,
-        timeoutSec: handler.timeoutSec,
-        shell,
-        env,
-        maxOutputBytes,
-        signal,
-      });
-      return { ...result, maxOutputBytes };
-    }
-    return runFunctionHook(handler, inputJson, signal);
-  };
-
-  /** Runs one handler with its events; `decide` turns the raw run into a decision. */
-  const execute = async <D extends BaseDecision>(
-    handler: ConfiguredHandler,
-    input: HookInput,
-    inputJson: string,
-    runId: string,
-    parentSignal: AbortSignal,
-    decide: Decide<D>,
-    describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
-    closed: (error: string, decision: D) => D,
-  ): Promise<D> => {
-    const controller = new AbortController();
-    const forward = () => controller.abort();
-    parentSignal.addEventListener('abort', forward, { once: true });
-    if (parentSignal.aborted) controller.abort();
-    const started = performance.now();
-    safely(() => emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name, sessionId: input.session_id }));
-    const failClosed = !handler.async && (handler.failClosed ?? options.failClosed ?? false);
-    const work = (async () => {
-      let decision: D;
-      try {
-        decision = await decide(await runHandler(handler, input, inputJson, controller.signal), handler);
-      } catch (error) {
-        decision = failed<D>(errorMessage(error));
-      }
-      return failClosed && decision.status === 'failed' ? closed(decision.error ?? 'unknown failure', decision) : decision;
-    })();
-    const entry = { controller, done: work };
-    running.add(entry);
+/** Runs one handler with its `hook-start` / `hook-end` events; the policy turns the raw run into a decision. */
+async function executeHandler<D extends BaseDecision>(
+  context: EngineContext,
+  run: { handler: ConfiguredHandler; input: HookInput; inputJson: string; runId: string; parentSignal: AbortSignal; policy: DecisionPolicy<D> },
+): Promise<D> {
+  const { handler, input, runId, parentSignal, policy } = run;
+  const controller = new AbortController();
+  const forward = () => controller.abort();
+  parentSignal.addEventListener('abort', forward, { once: true });
+  if (parentSignal.aborted) controller.abort();
+  const started = performance.now();
+  context.events.emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name, sessionId: input.session_id });
+  const failClosed = !handler.async && (handler.failClosed ?? context.failClosed ?? false);
+  const work = (async () => {
+    let decision: D;
     try {
-      const decision = await work;
-      const described = describe(decision);
-      safely(() =>
-        emit({
-          type: 'hook-end',
-          runId,
-          event: handler.event,
-          toolName: input.tool_name,
-          sessionId: input.session_id,
-          outcome: described.outcome,
-          durationMs: performance.now() - started,
-          ...(described.message !== undefined ? { message: described.message } : {}),
-        }),
-      );
-      return decision;
-    } finally {
-      running.delete(entry);
-      parentSignal.removeEventListener('abort', forward);
-    }
-  };
-
-  /**
-   * Selects handlers, serializes the input once (refusing one past the bounds), runs the handlers
-   * concurrently (async ones detached) and returns their results in configured order.
-   */
-  const dispatch = async <D extends BaseDecision>(
-    event: HookEventName,
-    request: PreToolUseRequest,
-    input: HookInput,
-    decide: Decide<D>,
-    describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>,
-    closed: (error: string, decision: D) => D,
-  ): Promise<Dispatched<D>> => {
-    const names = [request.toolName, ...(request.aliases ?? [])];
-    const selected = handlers.filter((handler) => handler.event === event && safeMatch(handler, names));
-    if (selected.length === 0) return { runs: [] };
-    const violation = jsonBoundsViolation(input, inputBounds);
-    if (violation) return { unhookable: violation };
-    let inputJson: string;
-    try {
-      inputJson = JSON.stringify(input);
+      decision = await policy.decide(await runHandler(context, { handler, input, inputJson: run.inputJson, signal: controller.signal }), handler);
     } catch (error) {
-      return { unhookable: `it cannot be serialized (${errorMessage(error)})` };
+      decision = failed<D>(errorMessage(error));
     }
-    let completed = 0;
-    const runs = selected.map((handler) => {
-      const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${request.toolUseId}`;
-      if (handler.async) {
-        // Fire and forget; still bounded by its timeout and killed by close().
-        void execute(handler, input, inputJson, runId, new AbortController().signal, decide, describe, closed);
-        return undefined;
-      }
-      return execute(handler, input, inputJson, runId, request.signal, decide, describe, closed).then((decision) => ({
-        decision,
-        completionOrder: completed++,
-        runId,
-      }));
+    return failClosed && decision.status === 'failed' ? policy.closed(decision.error ?? 'unknown failure', decision) : decision;
+  })();
+  const entry = { controller, done: work };
+  context.running.add(entry);
+  try {
+    const decision = await work;
+    const described = policy.describe(decision);
+    context.events.emit({
+      type: 'hook-end',
+      runId,
+      event: handler.event,
+      toolName: input.tool_name,
+      sessionId: input.session_id,
+      outcome: described.outcome,
+      durationMs: performance.now() - started,
+      ...(described.message !== undefined ? { message: described.message } : {}),
     });
-    return { runs: await Promise.all(runs.filter((run) => run !== undefined)) };
-  };
+    return decision;
+  } finally {
+    context.running.delete(entry);
+    parentSignal.removeEventListener('abort', forward);
+  }
+}
 
-  const engine: HookEngine = {
+/**
+ * Selects handlers, serializes the input once (refusing one past the bounds), runs the handlers
+ * concurrently (async ones detached) and returns their results in configured order.
+ */
+async function dispatchHandlers<D extends BaseDecision>(
+  context: EngineContext,
+  run: { event: HookEventName; request: PreToolUseRequest; input: HookInput; policy: DecisionPolicy<D> },
+): Promise<Dispatched<D>> {
+  const { event, request, input, policy } = run;
+  const names = [request.toolName, ...(request.aliases ?? [])];
+  const selected = context.handlers.filter((handler) => handler.event === event && safeMatch(handler, names));
+  if (selected.length === 0) return { runs: [] };
+  const violation = jsonBoundsViolation(input, context.inputBounds);
+  if (violation) return { unhookable: violation };
+  let inputJson: string;
+  try {
+    inputJson = JSON.stringify(input);
+  } catch (error) {
+    return { unhookable: `it cannot be serialized (${errorMessage(error)})` };
+  }
+  let completed = 0;
+  const runs = selected.map((handler) => {
+    const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${request.toolUseId}`;
+    if (handler.async) {
+      // Fire and forget; still bounded by its timeout and killed by close().
+      void executeHandler(context, { handler, input, inputJson, runId, parentSignal: new AbortController().signal, policy });
+      return undefined;
+    }
+    return executeHandler(context, { handler, input, inputJson, runId, parentSignal: request.signal, policy }).then((decision) => ({
+      decision,
+      completionOrder: completed++,
+      runId,
+    }));
+  });
+  return { runs: await Promise.all(runs.filter((run) => run !== undefined)) };
+}
+
+function preToolUsePolicy(request: PreToolUseRequest, approvals: ApprovalProvider | undefined): DecisionPolicy<PreHandlerDecision> {
+  return {
+    async decide(result, handler) {
+      const decision = decidePreToolUse(result);
+      // Nobody waits for an async hook, so its `ask` is not put to a person.
+      return decision.status === 'ask' && !handler.async ? resolveAsk(request, decision, approvals) : decision;
+    },
+    describe: (decision) => ({
+      outcome: decision.status === 'ask' ? 'continue' : decision.status,
+      message: decision.status === 'failed' ? decision.error : decision.reason,
+    }),
+    closed: (error, decision) => ({ ...decision, status: 'block', reason: failClosedReason(error) }),
+  };
+}
+
+const POST_TOOL_USE_POLICY: DecisionPolicy<PostHandlerDecision> = {
+  decide: decidePostToolUse,
+  describe: (decision) => ({
+    outcome: decision.status,
+    message: decision.status === 'failed' ? decision.error : decision.feedback,
+  }),
+  closed: (error, decision) => ({ ...decision, status: 'feedback', feedback: failClosedFeedback(error) }),
+};
+
+async function runPreToolUse(context: EngineContext, request: PreToolUseRequest): Promise<PreToolUseOutcome> {
+  try {
+    const input = preToolUseInput(request);
+    const dispatched = await dispatchHandlers(context, { event: 'PreToolUse', request, input, policy: preToolUsePolicy(request, context.approvals) });
+    if (dispatched.unhookable !== undefined) {
+      return { blocked: true, reason: unhookableReason(dispatched.unhookable), additionalContexts: [], warnings: [] };
+    }
+    return aggregatePre(dispatched.runs);
+  } catch (error) {
+    const warning = `PreToolUse hooks failed: ${errorMessage(error)}`;
+    if (context.failClosed) return { blocked: true, reason: failClosedReason(warning), additionalContexts: [], warnings: [warning] };
+    return { blocked: false, additionalContexts: [], warnings: [warning] };
+  }
+}
+
+async function runPostToolUse(context: EngineContext, request: PostToolUseRequest): Promise<PostToolUseOutcome> {
+  try {
+    const input = postToolUseInput(request);
+    const dispatched = await dispatchHandlers(context, { event: 'PostToolUse', request, input, policy: POST_TOOL_USE_POLICY });
+    if (dispatched.unhookable !== undefined) return { feedback: unhookableFeedback(dispatched.unhookable), additionalContexts: [], warnings: [] };
+    return aggregatePost(dispatched.runs);
+  } catch (error) {
+    const warning = `PostToolUse hooks failed: ${errorMessage(error)}`;
+    if (context.failClosed) return { feedback: failClosedFeedback(warning), additionalContexts: [], warnings: [warning] };
+    return { additionalContexts: [], warnings: [warning] };
+  }
+}
+
+/**
+ * Creates a hook engine implementing the protocol `HookRunner`. Loading
+ * never throws: invalid parts of the configuration are skipped and listed in `engine.warnings`.
+ * `runPreToolUse` / `runPostToolUse` never reject; failed hooks fail open and appear in `warnings`.
+ */
+export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
+  checkOptions('createHookEngine', options, HOOK_ENGINE_OPTION_RULES);
+  const warnings: string[] = [];
+  const handlers = buildHandlers(collectLayers(options, warnings), options.defaultTimeoutSec ?? 600, warnings);
+  const context: EngineContext = {
+    handlers,
+    shell: options.shell ?? (process.env.SHELL || '/bin/sh'),
+    env: options.env ? { ...process.env, ...options.env } : process.env,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    inputBounds: options.inputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS,
+    failClosed: options.failClosed,
+    approvals: options.approvals,
+    // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never breaks a hook run
+    events: createEventHub<HookStartEvent | HookEndEvent>({ name: 'hooks' }),
+    running: new Set(),
+  };
+  return {
     warnings,
     handlerCounts: {
       PreToolUse: handlers.filter((handler) => handler.event === 'PreToolUse').length,
       PostToolUse: handlers.filter((handler) => handler.event === 'PostToolUse').length,
     },
-
-    async runPreToolUse(request) {
-      try {
-        const input = preToolUseInput(request);
-        const dispatched = await dispatch<PreHandlerDecision>(
-          'PreToolUse',
-          request,
-          input,
-          async (result, handler) => {
-            const decision = decidePreToolUse(result);
-            // Nobody waits for an async hook, so its `ask` is not put to a person.
-            return decision.status === 'ask' && !handler.async ? resolveAsk(request, decision, options.approvals) : decision;
-          },
-          (decision) => ({
-            outcome: decision.status === 'ask' ? 'continue' : decision.status,
-            message: decision.status === 'failed' ? decision.error : decision.reason,
-          }),
-          (error, decision) => ({ ...decision, status: 'block', reason: failClosedReason(error) }),
-        );
-        if (dispatched.unhookable !== undefined) {
-          return { blocked: true, reason: unhookableReason(dispatched.unhookable), additionalContexts: [], warnings: [] };
-        }
-        return aggregatePre(dispatched.runs);
-      } catch (error) {
-        const warning = `PreToolUse hooks failed: ${errorMessage(error)}`;
-        if (options.failClosed) return { blocked: true, reason: failClosedReason(warning), additionalContexts: [], warnings: [warning] };
-        return { blocked: false, additionalContexts: [], warnings: [warning] };
-      }
-    },
-
-    async runPostToolUse(request) {
-      try {
-        const input = postToolUseInput(request);
-        const dispatched = await dispatch<PostHandlerDecision>(
-          'PostToolUse',
-          request,
-          input,
-          decidePostToolUse,
-          (decision) => ({
-            outcome: decision.status,
-            message: decision.status === 'failed' ? decision.error : decision.feedback,
-          }),
-          (error, decision) => ({ ...decision, status: 'feedback', feedback: failClosedFeedback(error) }),
-        );
-        if (dispatched.unhookable !== undefined) return { feedback: unhookableFeedback(dispatched.unhookable), additionalContexts: [], warnings: [] };
-        return aggregatePost(dispatched.runs);
-      } catch (error) {
-        const warning = `PostToolUse hooks failed: ${errorMessage(error)}`;
-        if (options.failClosed) return { feedback: failClosedFeedback(warning), additionalContexts: [], warnings: [warning] };
-        return { additionalContexts: [], warnings: [warning] };
-      }
-    },
-
-    on(type, listener) {
-      const guarded = (event: unknown) => safely(() => (listener as (event: unknown) => void)(event));
-      emitter.on(type, guarded);
-      return () => {
-        emitter.off(type, guarded);
-      };
-    },
-
+    runPreToolUse: (request) => runPreToolUse(context, request),
+    runPostToolUse: (request) => runPostToolUse(context, request),
+    on: (type, listener) => context.events.on(type, listener),
     async close() {
-      const pending = [...running];
+      const pending = [...context.running];
       for (const entry of pending) entry.controller.abort();
       await Promise.all(pending.map((entry) => entry.done));
     },
   };
-  return engine;
 }
 
 function aggregatePre(runs: Array<RunRecord<PreHandlerDecision> & { runId: string }>): PreToolUseOutcome {
@@ -389,13 +403,5 @@ function safeMatch(handler: ConfiguredHandler, names: readonly string[]): boolea
     return handler.matcher(names);
   } catch {
     return false;
-  }
-}
-
-function safely(action: () => void): void {
-  try {
-    action();
-  } catch {
-    // A listener must never break a hook run.
   }
 }

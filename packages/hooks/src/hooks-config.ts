@@ -65,8 +65,8 @@ export interface FunctionHookRegistration {
   run: FunctionHook;
 }
 
-/** A handler after validation, in configured order. */
-export interface ConfiguredHandler {
+/** What every handler carries after validation, in configured order. */
+interface ConfiguredHandlerBase {
   readonly event: HookEventName;
   readonly matcher: Matcher;
   /** Position among every configured handler (the `index` of run ids). */
@@ -78,11 +78,26 @@ export interface ConfiguredHandler {
   /** The handler's own `failClosed`; `undefined` means the engine's. */
   readonly failClosed?: boolean;
   readonly statusMessage?: string;
-  readonly kind: 'command' | 'function';
-  readonly command?: string;
-  readonly run?: FunctionHook;
+}
+
+/** A validated command handler: the command for this platform. */
+export interface ConfiguredCommandHandler extends ConfiguredHandlerBase {
+  readonly kind: 'command';
+  readonly command: string;
+}
+
+/** A validated in-process handler. */
+export interface ConfiguredFunctionHandler extends ConfiguredHandlerBase {
+  readonly kind: 'function';
+  readonly run: FunctionHook;
   readonly name?: string;
 }
+
+/** A handler after validation, discriminated by `kind`. */
+export type ConfiguredHandler = ConfiguredCommandHandler | ConfiguredFunctionHandler;
+
+/** A handler before it is given its place in the configured order. */
+type UnorderedHandler = Omit<ConfiguredCommandHandler, 'displayOrder'> | Omit<ConfiguredFunctionHandler, 'displayOrder'>;
 
 /** One configuration layer with where it came from. */
 export interface HooksConfigLayer {
@@ -173,7 +188,7 @@ function buildHandler(
   raw: unknown,
   base: { event: HookEventName; matcher: Matcher; sourcePath: string; defaultTimeoutSec: number },
   warnings: string[],
-): Omit<ConfiguredHandler, 'displayOrder'> | undefined {
+): UnorderedHandler | undefined {
   if (!isRecord(raw)) {
     warnings.push(`a ${base.event} handler in ${base.sourcePath} is not an object; skipped`);
     return undefined;
@@ -193,7 +208,7 @@ function buildHandler(
       warnings.push(`a ${base.event} function handler in ${base.sourcePath} has no run function; skipped`);
       return undefined;
     }
-    return { ...common, kind: 'function', run: raw.run as FunctionHook, name: typeof raw.name === 'string' ? raw.name : undefined };
+    return { ...common, kind: 'function' as const, run: raw.run as FunctionHook, name: typeof raw.name === 'string' ? raw.name : undefined };
   }
   if (raw.type !== 'command') {
     warnings.push(`skipping ${base.event} handler of unsupported type ${JSON.stringify(raw.type ?? null)} in ${base.sourcePath}`);
@@ -204,7 +219,7 @@ function buildHandler(
     warnings.push(`skipping empty hook command in ${base.sourcePath}`);
     return undefined;
   }
-  return { ...common, kind: 'command', command };
+  return { ...common, kind: 'command' as const, command };
 }
 
 /** `failClosed` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */

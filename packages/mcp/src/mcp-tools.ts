@@ -1,4 +1,4 @@
-import { checkOptions, optionRules as rule, type OptionsShape, type ToolExecutor } from '@switchyard/protocol';
+import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape, type ToolExecutor } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
@@ -68,18 +68,10 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
     onWarning: rule.function(),
   } satisfies OptionsShape<McpToolsOptions>);
   const resolved = resolveServerConfigs(options.servers);
-  const listeners = new Map<McpToolsEvent['type'], Set<(event: McpToolsEvent) => void>>();
   const warnings: McpWarning[] = [];
-
-  const emit = (event: McpToolsEvent): void => {
-    for (const listener of [...(listeners.get(event.type) ?? [])]) {
-      try {
-        listener(event);
-      } catch {
-        // A broken listener must not break the connection that reported the event.
-      }
-    }
-  };
+  // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never breaks the connection that reported the event
+  const events = createEventHub<McpToolsEvent>({ name: 'mcp' });
+  const emit = (event: McpToolsEvent): void => events.emit(event);
 
   const connections = resolved.map(
     (server) =>
@@ -90,8 +82,9 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
             warnings.push(warning);
             try {
               options.onWarning?.(warning);
-            } catch {
-              // Same rule as for `on` listeners.
+            } catch (error) {
+              // same rule as for `on` listeners: reported, never breaking the connection
+              warnListenerError({ hub: 'mcp', type: 'onWarning', error });
             }
             emit({ type: 'warning', ...warning });
           },
@@ -129,15 +122,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
         ...(connection.error ? { error: connection.error } : {}),
       })),
     warnings,
-    on(type, listener) {
-      const set = listeners.get(type) ?? new Set();
-      listeners.set(type, set);
-      const entry = listener as (event: McpToolsEvent) => void;
-      set.add(entry);
-      return () => {
-        set.delete(entry);
-      };
-    },
+    on: (type, listener) => events.on(type, listener),
     close: () => {
       closed ??= Promise.all(connections.map((connection) => connection.close())).then(() => undefined);
       return closed;

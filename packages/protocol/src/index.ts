@@ -28,4 +28,5 @@ export * from './define';
 export * from './standard-schema';
 export * from './options';
 export * from './backoff';
+export * from './event-hub';
 export { VERSION } from './version';

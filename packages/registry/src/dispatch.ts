@@ -68,129 +68,184 @@ export interface DispatchOutcome {
  * failures; rejects only with fatal Switchyard errors.
  */
 export async function dispatchToolCall(context: DispatchContext): Promise<DispatchOutcome> {
-  const { call, executor, router } = context;
-  const display = displayName(call.toolName);
-
-  const malformed = malformedCallMessage(call);
-  if (malformed !== undefined) return refuse(context, call.payload, new RespondToModelError(malformed, { code: 'INVALID_INPUT' }));
-
-  if (!executor) {
-    const message = call.payload.kind === 'custom' ? `unsupported custom tool call: ${display}` : `unsupported call: ${display}`;
-    return refuse(context, call.payload, new RespondToModelError(message, { code: 'TOOL_NOT_FOUND' }));
-  }
-
-  if (!executorPayloadKinds(executor).includes(call.payload.kind)) {
-    context.claim();
-    throw new FatalToolError(`tool ${display} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
-  }
-
-  try {
-    validatePayload(executor, display, call.payload);
-  } catch (error) {
-    return refuse(context, call.payload, asModelError(error, display));
-  }
-
-  let payload = call.payload;
-  let invocation = createInvocation(context, payload);
-  const hooks = router.hooks;
-
-  // The hook input is built and bounded before the call starts: an input hooks cannot be given
-  // is refused like an invalid one, never run without its hooks.
-  let input: HookToolInput | undefined;
-  if (hooks) {
-    try {
-      input = hookableInput(preHookInput(executor, invocation), router.hookInputBounds);
-    } catch (error) {
-      return refuse(context, call.payload, unhookable(display, error));
-    }
-  }
-
+  const checked = checkCall(context);
+  if ('output' in checked) return checked;
+  const { executor, display, hookInput } = checked;
   throwIfCancelled(context);
-  const startedAt = performance.now();
-  const base = { callId: call.callId, toolName: display, source: context.source };
-  router.emit({ type: 'tool-call-start', ...base });
-  const end = (success: boolean, handlerExecuted: boolean, failure?: unknown) => {
-    if (context.claim()) {
-      const error = failure === undefined ? undefined : { code: isSwitchyardError(failure) ? failure.code : 'INTERNAL', message: errorMessage(failure) };
-      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted, ...(error ? { error } : {}) });
-    }
-  };
-
-  if (hooks && input) {
-    const request = { ...input, aliases: matcherAliases(input, call.toolName), toolUseId: call.callId, caller: hookCaller(context.source), step: context.step, signal: context.signal };
-    const outcome: PreToolUseOutcome | undefined = await failOpenAsync(() => hooks.runPreToolUse(request));
-    if (outcome) {
-      context.addContexts(stringList(outcome.additionalContexts));
-      if (outcome.blocked) {
-        const reason = typeof outcome.reason === 'string' && outcome.reason !== '' ? outcome.reason : 'no reason given';
-        const error = new RespondToModelError(blockedMessage(input, reason), { code: 'HOOK_BLOCKED' });
-        if (context.claim()) router.emit({ type: 'tool-call-blocked', ...base, reason });
-        return { output: new FailureToolOutput(error.message), payload, error };
-      }
-      if (outcome.updatedInput !== undefined) {
-        try {
-          payload = rewritePayload(executor, invocation, outcome.updatedInput);
-          validatePayload(executor, display, payload);
-        } catch (error) {
-          if (isFatalError(error)) {
-            end(false, false, error);
-            throw error;
-          }
-          const failure = asModelError(error, display);
-          end(false, false, failure);
-          return { output: new FailureToolOutput(failure.message), payload, error: failure };
-        }
-        invocation = createInvocation(context, payload);
-      }
+  const lifecycle = startCall(context, display);
+  let payload = context.call.payload;
+  let invocation = createInvocation(context, payload);
+  if (hookInput) {
+    const pre = await runPreHooks({ context, executor, display, invocation, input: hookInput, lifecycle });
+    if ('answered' in pre) return pre.answered;
+    if (pre.payload !== payload) {
+      payload = pre.payload;
+      invocation = createInvocation(context, payload);
     }
   }
-
   throwIfCancelled(context);
   let output: ToolOutput;
   try {
     output = toToolOutput(await executor.handle(invocation));
   } catch (error) {
     if (isFatalError(error)) {
-      end(false, true, error);
+      lifecycle.end({ success: false, handlerExecuted: true, failure: error });
       throw error;
     }
-    const failure = asModelError(error, display);
-    end(false, true, failure);
-    return { output: new FailureToolOutput(failure.message), payload, error: failure };
+    return lifecycle.fail({ handlerExecuted: true, payload, failure: asModelError(error, display) });
   }
-
   const success = output.success !== false;
-  if (success && hooks) {
-    let post: { input: HookToolInput; response: JsonValue } | undefined;
-    try {
-      post = hookablePost(postHookInput(executor, invocation, output), router.hookInputBounds);
-    } catch (error) {
-      // The handler ran, but hooks cannot see its output: the model does not see it either.
-      const failure = withheld(display, error);
-      end(false, true, failure);
-      return { output: new FailureToolOutput(failure.message), payload, error: failure };
-    }
-    const outcome: PostToolUseOutcome | undefined = post
-      ? await failOpenAsync(() =>
-          hooks.runPostToolUse({
-            ...post.input,
-            aliases: matcherAliases(post.input, call.toolName),
-            toolUseId: call.callId,
-            caller: hookCaller(context.source),
-            step: context.step,
-            signal: context.signal,
-            toolResponse: post.response,
-          }),
-        )
-      : undefined;
-    if (outcome) {
-      context.addContexts(stringList(outcome.additionalContexts));
-      const feedback = outcome.stop ? nonEmpty(outcome.feedback) ?? POST_HOOK_STOPPED_MESSAGE : nonEmpty(outcome.feedback);
-      if (feedback !== undefined) output = new HookFeedbackOutput(feedback, output);
-    }
+  if (success && context.router.hooks) {
+    const post = await runPostHooks({ context, executor, display, invocation, output, lifecycle, payload });
+    if ('answered' in post) return post.answered;
+    output = post.output;
   }
-  end(success, true);
+  lifecycle.end({ success, handlerExecuted: true });
   return { output, payload };
+}
+
+/** A call that passed its checks: the executor, its display name and (with hooks) its bounded hook input. */
+interface CheckedCall {
+  readonly executor: ToolExecutor;
+  readonly display: string;
+  readonly hookInput: HookToolInput | undefined;
+}
+
+/**
+ * The checks before a call starts (no lifecycle events yet): arguments, lookup, payload kind (a
+ * mismatch is fatal), validation, and the hook input — one hooks cannot be given is refused like an
+ * invalid one, never run without its hooks.
+ */
+function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
+  const { call, executor, router } = context;
+  const display = displayName(call.toolName);
+  const malformed = malformedCallMessage(call);
+  if (malformed !== undefined) return refuse(context, call.payload, new RespondToModelError(malformed, { code: 'INVALID_INPUT' }));
+  if (!executor) {
+    const message = call.payload.kind === 'custom' ? `unsupported custom tool call: ${display}` : `unsupported call: ${display}`;
+    return refuse(context, call.payload, new RespondToModelError(message, { code: 'TOOL_NOT_FOUND' }));
+  }
+  if (!executorPayloadKinds(executor).includes(call.payload.kind)) {
+    context.claim();
+    throw new FatalToolError(`tool ${display} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
+  }
+  try {
+    validatePayload(executor, display, call.payload);
+  } catch (error) {
+    return refuse(context, call.payload, asModelError(error, display));
+  }
+  if (!router.hooks) return { executor, display, hookInput: undefined };
+  try {
+    return { executor, display, hookInput: hookableInput(preHookInput(executor, createInvocation(context, call.payload)), router.hookInputBounds) };
+  } catch (error) {
+    return refuse(context, call.payload, unhookable(display, error));
+  }
+}
+
+/** The events of a started call; each terminal one is emitted only if the call claims its outcome. */
+interface CallLifecycle {
+  end(outcome: { success: boolean; handlerExecuted: boolean; failure?: unknown }): void;
+  /** Ends the call as failed with the model-visible `failure` and answers with it. */
+  fail(outcome: { handlerExecuted: boolean; payload: ToolPayload; failure: SwitchyardError }): DispatchOutcome;
+  blocked(reason: string): void;
+}
+
+/** Emits `tool-call-start` and returns the call's terminal events. */
+function startCall(context: DispatchContext, display: string): CallLifecycle {
+  const { call, router } = context;
+  const startedAt = performance.now();
+  const base = { callId: call.callId, toolName: display, source: context.source };
+  router.emit({ type: 'tool-call-start', ...base });
+  const lifecycle: CallLifecycle = {
+    end({ success, handlerExecuted, failure }) {
+      if (!context.claim()) return;
+      const error = failure === undefined ? undefined : { code: isSwitchyardError(failure) ? failure.code : 'INTERNAL', message: errorMessage(failure) };
+      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted, ...(error ? { error } : {}) });
+    },
+    fail({ handlerExecuted, payload, failure }) {
+      lifecycle.end({ success: false, handlerExecuted, failure });
+      return { output: new FailureToolOutput(failure.message), payload, error: failure };
+    },
+    blocked(reason) {
+      if (context.claim()) router.emit({ type: 'tool-call-blocked', ...base, reason });
+    },
+  };
+  return lifecycle;
+}
+
+/** Runs PreToolUse hooks: the call is blocked, its rewrite fails (answered), or it goes on with the (maybe rewritten) payload. */
+async function runPreHooks(run: {
+  context: DispatchContext;
+  executor: ToolExecutor;
+  display: string;
+  invocation: ToolInvocation;
+  input: HookToolInput;
+  lifecycle: CallLifecycle;
+}): Promise<{ answered: DispatchOutcome } | { payload: ToolPayload }> {
+  const { context, executor, display, invocation, input, lifecycle } = run;
+  const { call } = context;
+  const hooks = context.router.hooks!;
+  const request = { ...input, aliases: matcherAliases(input, call.toolName), toolUseId: call.callId, caller: hookCaller(context.source), step: context.step, signal: context.signal };
+  const outcome: PreToolUseOutcome | undefined = await failOpenAsync(() => hooks.runPreToolUse(request));
+  if (!outcome) return { payload: invocation.payload };
+  context.addContexts(stringList(outcome.additionalContexts));
+  if (outcome.blocked) {
+    const reason = typeof outcome.reason === 'string' && outcome.reason !== '' ? outcome.reason : 'no reason given';
+    const error = new RespondToModelError(blockedMessage(input, reason), { code: 'HOOK_BLOCKED' });
+    lifecycle.blocked(reason);
+    return { answered: { output: new FailureToolOutput(error.message), payload: invocation.payload, error } };
+  }
+  if (outcome.updatedInput === undefined) return { payload: invocation.payload };
+  let payload = invocation.payload;
+  try {
+    payload = rewritePayload(executor, invocation, outcome.updatedInput);
+    validatePayload(executor, display, payload);
+  } catch (error) {
+    if (isFatalError(error)) {
+      lifecycle.end({ success: false, handlerExecuted: false, failure: error });
+      throw error;
+    }
+    return { answered: lifecycle.fail({ handlerExecuted: false, payload, failure: asModelError(error, display) }) };
+  }
+  return { payload };
+}
+
+/** Runs PostToolUse hooks on a successful output: its feedback wraps the output; an output hooks cannot see is withheld. */
+async function runPostHooks(run: {
+  context: DispatchContext;
+  executor: ToolExecutor;
+  display: string;
+  invocation: ToolInvocation;
+  output: ToolOutput;
+  lifecycle: CallLifecycle;
+  payload: ToolPayload;
+}): Promise<{ answered: DispatchOutcome } | { output: ToolOutput }> {
+  const { context, executor, display, invocation, output, lifecycle, payload } = run;
+  const { call } = context;
+  const hooks = context.router.hooks!;
+  let post: { input: HookToolInput; response: JsonValue } | undefined;
+  try {
+    post = hookablePost(postHookInput(executor, invocation, output), context.router.hookInputBounds);
+  } catch (error) {
+    // The handler ran, but hooks cannot see its output: the model does not see it either.
+    return { answered: lifecycle.fail({ handlerExecuted: true, payload, failure: withheld(display, error) }) };
+  }
+  if (!post) return { output };
+  const outcome: PostToolUseOutcome | undefined = await failOpenAsync(() =>
+    hooks.runPostToolUse({
+      ...post.input,
+      aliases: matcherAliases(post.input, call.toolName),
+      toolUseId: call.callId,
+      caller: hookCaller(context.source),
+      step: context.step,
+      signal: context.signal,
+      toolResponse: post.response,
+    }),
+  );
+  if (!outcome) return { output };
+  context.addContexts(stringList(outcome.additionalContexts));
+  const feedback = outcome.stop ? nonEmpty(outcome.feedback) ?? POST_HOOK_STOPPED_MESSAGE : nonEmpty(outcome.feedback);
+  return { output: feedback !== undefined ? new HookFeedbackOutput(feedback, output) : output };
 }
 
 function createInvocation(context: DispatchContext, payload: ToolPayload): ToolInvocation {

@@ -1,6 +1,6 @@
-import { EventEmitter } from 'eventemitter3';
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
+  createEventHub,
   toolName,
   toWireTools,
   type JsonBounds,
@@ -46,15 +46,16 @@ export interface ToolRouter {
   readonly hookInputBounds: JsonBounds;
   /** Wire item → tool call; `undefined` when the item is not a tool call (see {@link buildToolCall}). */
   buildToolCall(item: ResponseItem): ToolCall | undefined;
-  /** Subscribes to one event type; returns the unsubscribe function. A throwing listener is isolated. */
+  /** Subscribes to one event type; returns the unsubscribe function. A throwing listener is reported as a `SWITCHYARD_LISTENER` process warning and never reaches the call. */
   on<T extends SwitchyardEventType>(type: T, listener: SwitchyardEventListener<T>): () => void;
   /** Emits an event to this router's listeners (the runtime and executors' `invocation.emit` use it). */
   emit(event: SwitchyardEvent): void;
 }
 
-/** Creates the router of one step. Pure apart from the event emitter; never throws. */
+/** Creates the router of one step. Pure apart from its event hub; never throws. */
 export function createToolRouter(options: ToolRouterOptions): ToolRouter {
-  const emitter = new EventEmitter();
+  // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the call
+  const events = createEventHub<SwitchyardEvent>({ name: 'router' });
   const specs = Object.freeze([...options.specs]);
   const tools = Object.freeze(toWireTools(specs));
   return {
@@ -73,21 +74,7 @@ export function createToolRouter(options: ToolRouterOptions): ToolRouter {
       }
       return call;
     },
-    on(type, listener) {
-      const guarded = (event: SwitchyardEvent) => {
-        try {
-          (listener as (event: SwitchyardEvent) => void)(event);
-        } catch {
-          // A broken listener must not break the call or the other listeners.
-        }
-      };
-      emitter.on(type, guarded);
-      return () => {
-        emitter.off(type, guarded);
-      };
-    },
-    emit(event) {
-      emitter.emit(event.type, event);
-    },
+    on: (type, listener) => events.on(type, listener),
+    emit: (event) => events.emit(event),
   };
 }

@@ -1,7 +1,5 @@
-import EventEmitter from 'eventemitter3';
-import { errorMessage, type ModelRequest, type ModelUsage, type ResponseItem, type SwitchyardError, type SwitchyardEvent, type SwitchyardEventType, type ToolOutputItem } from '@switchyard/protocol';
+import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, SwitchyardEventType, ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
-import { warnOnce } from './warn-once';
 
 /** What a turn run by `runTurn` / `streamTurn` produced. */
 export interface TurnResult {
@@ -41,37 +39,3 @@ export type SessionEventListener<T extends SessionEventType> = (event: Extract<S
 /** What `session.streamTurn()` yields: every event of the turn, ending with `turn-end`. */
 export type TurnEvent = SessionEvent;
 export type { SwitchyardEventType };
-
-/**
- * The session's event hub. Listeners are guarded: one that throws is reported once through
- * `process.emitWarning` and never reaches the turn, the tool or the other listeners.
- */
-export class EventHub {
-  private readonly emitter = new EventEmitter();
-  private readonly taps = new Set<(event: SessionEvent) => void>();
-
-  emit(event: SessionEvent): void {
-    for (const tap of this.taps) tap(event);
-    this.emitter.emit(event.type, event);
-  }
-
-  on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void {
-    const guarded = (event: unknown) => {
-      try {
-        (listener as (event: unknown) => void)(event);
-      } catch (error) {
-        warnOnce(`a session listener for "${type}" threw: ${errorMessage(error)}`, 'SWITCHYARD_LISTENER');
-      }
-    };
-    this.emitter.on(type, guarded);
-    return () => {
-      this.emitter.off(type, guarded);
-    };
-  }
-
-  /** Receives every event (the turn stream's queue); `tap` must not throw. Returns the unsubscribe function. */
-  tap(tap: (event: SessionEvent) => void): () => void {
-    this.taps.add(tap);
-    return () => this.taps.delete(tap);
-  }
-}

@@ -5,6 +5,7 @@ import {
   backoffDelay,
   errorMessage,
   isSwitchyardError,
+  createEventHub,
   isToolCallItem,
   systemTimeProvider,
   type ApprovalPolicy,
@@ -33,7 +34,7 @@ import {
 import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/broker';
-import { EventHub, type SessionEvent, type SessionEventListener, type SessionEventType, type TurnEvent, type TurnResult } from './session-events';
+import { type SessionEvent, type SessionEventListener, type SessionEventType, type TurnEvent, type TurnResult } from './session-events';
 import { SessionHistory, type TurnRecord } from './history';
 import { checkSessionOptions } from './session-options';
 import { assistantText } from './message-text';
@@ -217,7 +218,7 @@ export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
   resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
-  const hub = new EventHub();
+  const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
     ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
     : undefined;

@@ -1,7 +1,10 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { killProcessTree as killTree } from '@switchyard/sandbox';
+import { createEventHub } from '@switchyard/protocol';
 import { HeadTailBuffer } from './head-tail-buffer';
+
+const OUTPUT_EVENT = { type: 'output' } as const;
 
 /** How to start one process. `file` + `args` is the final argv (already wrapped by the sandbox). */
 export interface ExecProcessSpec {
@@ -54,7 +57,8 @@ export class ExecProcess {
   private code: number | undefined;
   private done = false;
   private readonly writer: ((data: string) => void) | undefined;
-  private readonly outputListeners = new Set<() => void>();
+  // a throwing waker is reported (process warning SWITCHYARD_LISTENER) and never stops the output
+  private readonly events = createEventHub<{ type: 'output' }>({ name: 'exec-process' });
 
   /** Use {@link ExecProcess.start}; the constructor only wires a started process. */
   constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void }) {
@@ -104,14 +108,13 @@ export class ExecProcess {
 
   /** Called on each chunk of output (used to wake waiters). Returns an unsubscribe function. */
   onOutput(listener: () => void): () => void {
-    this.outputListeners.add(listener);
-    return () => this.outputListeners.delete(listener);
+    return this.events.on('output', listener);
   }
 
   /** @internal */
   pushOutput(chunk: Buffer | string): void {
     this.buffer.push(chunk);
-    for (const listener of this.outputListeners) listener();
+    this.events.emit(OUTPUT_EVENT);
   }
 
   /** @internal */
