@@ -13,7 +13,8 @@ import {
   type ResponseItem,
   type ToolCallSource,
 } from '@switchyard/protocol';
-import { createScriptedModel, createSession } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { clockTool } from '@switchyard/tool-clock';
 
 const POPULATION: Record<string, number> = { Oslo: 709_000, Lima: 10_151_000, Pune: 7_276_000 };

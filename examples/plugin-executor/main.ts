@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { CustomToolCallOutputItem, FunctionCallOutputItem, ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel, createSession } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { weather } from '@switchyard/example-weather-plugin';
 
 const isCallOutput = (item: ResponseItem): item is FunctionCallOutputItem | CustomToolCallOutputItem =>

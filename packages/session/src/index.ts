@@ -1,7 +1,5 @@
 export { createSession } from './session';
 export type { RunTurnOptions, Session, SessionOptions, SessionRetryOptions, Step, Turn, TurnOptions } from './session';
-export { createScriptedModel } from './scripted-model';
-export type { ScriptedModel, ScriptedModelOptions, ScriptedResponse } from './scripted-model';
 export type { SessionTracer, SessionTracingOptions } from './tracing';
 export type { SessionEvent, SessionEventListener, SessionEventType, SessionLoopEvent, TurnEvent, TurnResult } from './session-events';
 export { VERSION } from './version';

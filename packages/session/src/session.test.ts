@@ -8,7 +8,7 @@ import {
   type ToolExecutor,
 } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
-import { createScriptedModel } from './scripted-model';
+import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { workerChildren } from '../../../tools/config/proc.ts';
 

@@ -4,7 +4,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ModelRequestError, defineFunctionTool, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
 import { createHookEngine } from '@switchyard/hooks';
-import { createScriptedModel } from './scripted-model';
+import { createScriptedModel } from './testing';
 import { createSession, type Session } from './session';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -217,7 +217,8 @@ async function checkDirectHost(): Promise<string | undefined> {
     writeFileSync(
       join(dir, 'turn.mjs'),
       [
-        `import { createScriptedModel, createSession } from '@switchyard/session';`,
+        `import { createSession } from '@switchyard/session';`,
+        `import { createScriptedModel } from '@switchyard/session/testing';`,
         `import { clockTool } from '@switchyard/tool-clock';`,
         `import { fixedTimeProvider } from '@switchyard/protocol';`,
         `const session = createSession({ toolMode: 'direct', tools: [clockTool()], time: fixedTimeProvider('2026-12-01T15:00:00Z') });`,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FatalToolError, defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
-import { createSession, createScriptedModel, type Session } from '@switchyard/session';
+import { createSession, type Session } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { cellIdOf, exec, recordingHooks, say, sleep, sleepTool, texts, wait } from './helpers';
 
 const sessions: Session[] = [];

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpTools, type McpTools } from '@switchyard/mcp';
-import { createScriptedModel, createSession, type Session } from '@switchyard/session';
+import { createSession, type Session } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { exec, say, texts } from './helpers';
 
 // A real MCP server written with the SDK, started as a child process (packages/mcp test fixture).

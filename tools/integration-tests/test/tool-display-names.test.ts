@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createHookEngine } from '@switchyard/hooks';
 import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel, createSession, type Session } from '@switchyard/session';
+import { createSession, type Session } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { clockTool } from '@switchyard/tool-clock';
 import { exec, say, texts } from './helpers';
 

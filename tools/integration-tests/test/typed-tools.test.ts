@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineFunctionTool, type ApprovalRequest } from '@switchyard/protocol';
-import { createScriptedModel, createSession, type Session } from '@switchyard/session';
+import { createSession, type Session } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { exec, say, texts } from './helpers';
 
 // A typed tool (a zod schema) that asks before it runs, called directly and from a Code Mode cell.

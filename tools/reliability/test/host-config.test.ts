@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createHookEngine } from '@switchyard/hooks';
 import { openaiResponses } from '@switchyard/openai';
 import { FatalToolError, ModelRequestError, defineFunctionTool, isSwitchyardError, type ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel, createSession } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
 
 // Hostile options objects and saved histories: each is a CONFIG error (never another throw, never

@@ -3,7 +3,8 @@ import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createHookEngine } from '@switchyard/hooks';
 import type { ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel, createSession, type Session, type SessionOptions } from '@switchyard/session';
+import { createSession, type Session, type SessionOptions } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { callItem, execItem, outcome, testTools, texts, waitItem } from './helpers';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

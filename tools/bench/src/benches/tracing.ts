@@ -6,7 +6,8 @@
 import { trace, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel, createSession, type Session } from '@switchyard/session';
+import { createSession, type Session } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
 import { alternatingMedians, compare, median, type Bench } from '../harness';
 
 const DISPATCHES = 2_000;

@@ -8,7 +8,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
-import { assistantText } from './message-text';
+import { assistantText } from '../message-text';
 
 /** One scripted response: the items to emit, an error to throw (e.g. a retryable one), or a function of the request. */
 export type ScriptedResponse =
