@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
-import { createScriptedModel } from './scripted-model';
+import { createScriptedModel } from './testing';
 import { createSession } from './session';
 
 /** Collects the process warnings `action` causes (delivered asynchronously). */
