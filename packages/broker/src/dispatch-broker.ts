@@ -72,7 +72,6 @@ export class DispatchBroker {
   private worker: NestedWorker | undefined;
   private workerWaiters: Array<() => void> = [];
   private readonly injected: CustomToolCallOutputItem[] = [];
-  private readonly injectListeners = new Set<(item: CustomToolCallOutputItem) => void>();
   private fatal: unknown;
 
   /** The first fatal error a nested call raised since the last take (exec / wait rethrow it). */
@@ -200,23 +199,10 @@ export class DispatchBroker {
     if (!record) return;
     const item: CustomToolCallOutputItem = { type: 'custom_tool_call_output', call_id: record.execCallId, output: text };
     this.injected.push(item);
-    for (const listener of this.injectListeners) {
-      try {
-        listener(item);
-      } catch {
-        // a listener's failure never reaches the cell
-      }
-    }
   }
 
   /** Items injected by `notify()` since the last call. */
   takeInjected(): CustomToolCallOutputItem[] {
     return this.injected.splice(0, this.injected.length);
-  }
-
-  /** Subscribes to injections as they happen; returns an unsubscribe function. */
-  onInjected(listener: (item: CustomToolCallOutputItem) => void): () => void {
-    this.injectListeners.add(listener);
-    return () => this.injectListeners.delete(listener);
   }
 }

@@ -32,14 +32,6 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** Indents every line of `text`. */
-export function indent(text: string, prefix = '    '): string {
-  return text
-    .split('\n')
-    .map((line) => prefix + line)
-    .join('\n');
-}
-
 /** Shortens long text for a transcript line. */
 export function clip(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim();

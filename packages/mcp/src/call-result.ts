@@ -72,7 +72,7 @@ export function checkStructuredContent(result: McpCallToolResult, check: Structu
 }
 
 /** Marker keyword on {@link mcpCallToolResultOutputSchema} (the broker also detects the shape). */
-export const MCP_RESULT_SCHEMA_MARKER = 'x-switchyard-mcp';
+const MCP_RESULT_SCHEMA_MARKER = 'x-switchyard-mcp';
 
 /**
  * The Code Mode output schema of an MCP tool: the `CallToolResult` envelope with the server's

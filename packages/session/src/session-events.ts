@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, SwitchyardEventType, ToolOutputItem } from '@switchyard/protocol';
+import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
 
 /** What a turn run by `runTurn` / `streamTurn` produced. */
@@ -38,4 +38,3 @@ export type SessionEventType = SessionEvent['type'];
 export type SessionEventListener<T extends SessionEventType> = (event: Extract<SessionEvent, { type: T }>) => void;
 /** What `session.streamTurn()` yields: every event of the turn, ending with `turn-end`. */
 export type TurnEvent = SessionEvent;
-export type { SwitchyardEventType };

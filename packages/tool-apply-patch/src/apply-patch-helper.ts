@@ -10,7 +10,7 @@
  */
 import { isApplyPatchError } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
-import { encodeVerified, type HelperApplyRequest } from './helper-protocol';
+import { encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS } from './limits';
 import { verifyPatch, type PatchPlan } from './verify-patch';
 
@@ -25,7 +25,7 @@ function send(header: Record<string, unknown>, blobs: Buffer[] = []): Promise<vo
   });
 }
 
-function errorFrame(error: unknown): Record<string, unknown> {
+function errorFrame(error: unknown): HelperError {
   if (isApplyPatchError(error)) {
     return { type: 'error', code: error.code, message: error.message, ...(error.unrestoredPaths ? { unrestoredPaths: error.unrestoredPaths } : {}) };
   }

@@ -41,12 +41,12 @@ export interface HelperVerified {
 }
 
 /** A refusal or failure, as an `ApplyPatchError`. */
-export interface HelperError {
+export type HelperError = {
   type: 'error';
   code: ApplyPatchErrorCode;
   message: string;
   unrestoredPaths?: readonly string[];
-}
+};
 
 /** Packs a verified result as a header plus blobs (each file's git diff computed here, off the host). */
 export function encodeVerified(result: ApplyPatchResult): { header: HelperVerified; blobs: Buffer[] } {

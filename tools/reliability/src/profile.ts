@@ -2,7 +2,7 @@
 export type ReliabilityProfile = 'short' | 'long';
 
 /** The profile selected by `RELIABILITY_PROFILE` (anything but `long` is `short`). */
-export function currentProfile(environment: NodeJS.ProcessEnv = process.env): ReliabilityProfile {
+function currentProfile(environment: NodeJS.ProcessEnv = process.env): ReliabilityProfile {
   return environment.RELIABILITY_PROFILE === 'long' ? 'long' : 'short';
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createStepContext, isSwitchyardError, type JsonSchema, type JsonValue, type PreToolUseRequest } from '@switchyard/protocol';
-import { parseExecSource } from '@switchyard/broker';
+import { parseExecSource } from '../../../packages/broker/src/pragma';
 import { isApplyPatchError, parsePatch } from '@switchyard/tool-apply-patch';
 import { createHookEngine } from '@switchyard/hooks';
 import { parseFunctionArguments, validateArguments } from '@switchyard/registry';

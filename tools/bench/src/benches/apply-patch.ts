@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DIRECT_SOURCE, createStepContext, type StepContext } from '@switchyard/protocol';
-import { applyPatch, applyPatchTool, gitFileDiff, verifyPatch } from '@switchyard/tool-apply-patch';
+import { applyPatch, applyPatchTool, verifyPatch } from '@switchyard/tool-apply-patch';
+import { gitFileDiff } from '../../../../packages/tool-apply-patch/src/unified-diff';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 
 const tool = applyPatchTool();

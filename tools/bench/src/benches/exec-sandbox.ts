@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, createStepContext, type SandboxMode } from '@switchyard/protocol';
 import { protectedPaths } from '@switchyard/sandbox';
-import { createExecToolset } from '@switchyard/tool-exec';
+import { execTools } from '@switchyard/tool-exec';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 
 const RUNS = 15;
 
 /** One `exec_command {cmd: 'true'}` through the real executor, wire arguments in, output out. */
 function execTrue(mode: SandboxMode, root: string): () => Promise<void> {
-  const toolset = createExecToolset({ root, sandbox: mode, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
-  const [exec] = toolset.tools;
+  const toolset = execTools({ root, sandbox: mode, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+  const [exec] = toolset;
   let calls = 0;
   return async () => {
     const output = await exec.handle({

@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, createStepContext, isSwitchyardError, type JsonObject, type SandboxMode, type ToolOutput } from '@switchyard/protocol';
-import { createExecToolset } from '@switchyard/tool-exec';
+import { execTools } from '@switchyard/tool-exec';
 
 /** What every attempt can use. Paths under `outside` are this run's markers. */
 export interface Context {
@@ -343,7 +343,7 @@ function codeModeValue(output: ToolOutput): JsonObject {
   return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
 }
 
-/** Runs every attempt in a fresh workspace through a fresh exec toolset. */
+/** Runs every attempt in a fresh workspace through a fresh pair of exec tools. */
 export async function runCorpus(attempts: Attempt[] = ATTEMPTS): Promise<CorpusReport> {
   Object.assign(process.env, PLANTED);
   corePatternBefore = readFileSync('/proc/sys/kernel/core_pattern', 'utf8');
@@ -374,12 +374,12 @@ export async function runCorpus(attempts: Attempt[] = ATTEMPTS): Promise<CorpusR
       const mode = attempt.mode ?? 'workspace-write';
       const root = realpathSync(mkdtempSync(join(tmpdir(), 'exec-escapes-ws-')));
       const context: Context = { root, outside, hostFile, hostFd, hostPid: process.pid, victimPid: victim.pid as number, socketPath, unixConnections: () => connections, marker };
-      const toolset = createExecToolset({ root, sandbox: mode, approvalPolicy: 'never', network: attempt.network, shell: '/bin/sh', processScope: 'session' });
+      const toolset = execTools({ root, sandbox: mode, approvalPolicy: 'never', network: attempt.network, shell: '/bin/sh', processScope: 'session' });
       try {
         attempt.setup?.(context);
-        const output = await toolset.tools[0].handle({
+        const output = await toolset[0].handle({
           callId: `escape-${results.length}`,
-          toolName: toolset.tools[0].name,
+          toolName: toolset[0].name,
           source: DIRECT_SOURCE,
           payload: { kind: 'function', arguments: JSON.stringify({ cmd: attempt.cmd(context), yield_time_ms: 20_000 }) },
           signal: new AbortController().signal,

@@ -1,0 +1,98 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { documentedNames, entryPoints, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, README_END, README_START } from './export-surface';
+
+const root = mkdtempSync(join(tmpdir(), 'export-surface-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function file(path: string, text: string) {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+file('tsconfig.base.json', JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', strict: true, noEmit: true, lib: ['ES2022'], types: [], customConditions: ['@switchyard/source'] } }));
+file(
+  'packages/demo/package.json',
+  JSON.stringify({
+    name: '@switchyard/demo',
+    exports: { './package.json': './package.json', '.': { '@switchyard/source': './src/index.ts', import: './dist/index.js' }, './testing': { '@switchyard/source': './src/testing.ts' } },
+  }),
+);
+file('packages/demo/src/thing.ts', 'export class Thing {}\nexport interface ThingOptions { a?: number }\nexport type Kind = "a" | "b";\nexport const LIMIT = 3;\nexport function make(): Thing { return new Thing(); }\n');
+file('packages/demo/src/index.ts', "export { make, Thing } from './thing';\nexport type { ThingOptions } from './thing';\nexport { type Kind, LIMIT } from './thing';\n");
+file('packages/demo/src/testing.ts', "export type { Thing as TestThing } from './thing';\nexport * from './helpers';\n");
+file('packages/demo/src/helpers.ts', 'export function fake(): void {}\nexport enum Mode { On }\n');
+file('packages/hidden/package.json', JSON.stringify({ name: '@switchyard/hidden', private: true, exports: { '.': './src/index.ts' } }));
+
+describe('readSurface', () => {
+  it('lists each entry point of the exports map, values and types apart (a class re-exported as a type is a type)', () => {
+    const entries = entryPoints(root);
+    expect(entries.map((entry) => entry.specifier)).toEqual(['@switchyard/demo', '@switchyard/demo/testing']);
+    expect(readSurface(root, entries)).toEqual({
+      '@switchyard/demo': { values: ['LIMIT', 'Thing', 'make'], types: ['Kind', 'ThingOptions'] },
+      '@switchyard/demo/testing': { values: ['Mode', 'fake'], types: ['TestThing'] },
+    });
+  });
+});
+
+describe('surfaceDiff', () => {
+  it('names every added and removed export and entry point', () => {
+    const before = { '@switchyard/a': { values: ['x', 'gone'], types: ['T'] }, '@switchyard/a/old': { values: ['y'], types: [] } };
+    const after = { '@switchyard/a': { values: ['x', 'fresh'], types: [] }, '@switchyard/a/testing': { values: [], types: ['U'] } };
+    expect(surfaceDiff(before, after)).toEqual([
+      '+ @switchyard/a: value fresh',
+      '- @switchyard/a: value gone',
+      '- @switchyard/a: type T',
+      '- @switchyard/a/old (entry point removed)',
+      '- @switchyard/a/old: value y',
+      '+ @switchyard/a/testing (new entry point)',
+      '+ @switchyard/a/testing: type U',
+    ]);
+    expect(surfaceDiff(after, after)).toEqual([]);
+  });
+});
+
+describe('the root README table', () => {
+  const surface = { '@switchyard/a': { values: ['make'], types: [] } };
+  it('replaces what lies between the markers, and says when there are none', () => {
+    const readme = `# x\n\n${README_START}\nold\n${README_END}\n\nafter\n`;
+    const replaced = replaceSurfaceTable(readme, surface)!;
+    expect(replaced).toBe(`# x\n\n${renderSurfaceTable(surface)}\n\nafter\n`);
+    expect(replaced).toContain('| `@switchyard/a` | `make` | — |');
+    expect(replaceSurfaceTable('# no markers\n', surface)).toBeUndefined();
+  });
+});
+
+describe('package README API tables', () => {
+  const readme = [
+    '# @switchyard/a',
+    '| `notApi` | a table outside the API section |',
+    '## API',
+    '| export | what |',
+    '|---|---|',
+    '| `make(options?)` | makes |',
+    '| `new Thing()` | a class |',
+    '| `Stale` | no longer exported |',
+    '### `@switchyard/a/testing`',
+    '| `fake()` | a double |',
+    '## Decisions',
+    '| `alsoNotApi` | |',
+  ].join('\n');
+  it('reads the first backticked name of each row, per entry point', () => {
+    expect(documentedNames(readme, '@switchyard/a')).toEqual(
+      new Map([
+        ['@switchyard/a', new Set(['make', 'Thing', 'Stale'])],
+        ['@switchyard/a/testing', new Set(['fake'])],
+      ]),
+    );
+  });
+  it('reports a name exported but undocumented, and one documented but not exported', () => {
+    const surface = { '@switchyard/a': { values: ['make', 'Thing', 'VERSION'], types: [] }, '@switchyard/a/testing': { values: ['fake'], types: [] } };
+    expect(readmeProblems(readme, '@switchyard/a', surface)).toEqual([
+      '@switchyard/a: `VERSION` is exported but not in the README\'s API table',
+      '@switchyard/a: `Stale` is in the README\'s API table but not exported',
+    ]);
+  });
+});

@@ -1,3 +1,0 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
-
-export default packageBuild();
