@@ -3,7 +3,9 @@ import { defineFunctionTool, type ModelRequest, type ModelStreamEvent, type Resp
 import { createSession } from '@switchyard/session';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aiSdkModel, toAiSdkPrompt, toAiSdkTools } from './index';
+import { aiSdkModel } from './model';
+import { toAiSdkPrompt } from './prompt';
+import { toAiSdkTools } from './tool-table';
 
 const usage = { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 30, text: 30, reasoning: 0 } };
 const finish: LanguageModelV4StreamPart = { type: 'finish', usage, finishReason: { unified: 'stop', raw: 'stop' } };

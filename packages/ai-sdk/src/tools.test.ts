@@ -3,7 +3,7 @@ import type { ApprovalProvider, ApprovalRequest, ResponseItem } from '@switchyar
 import { jsonSchema, tool } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { aiSdkTools, APPROVAL_DENIED_MESSAGE, NO_APPROVER_MESSAGE } from './index';
+import { aiSdkTools, APPROVAL_DENIED_MESSAGE, NO_APPROVER_MESSAGE } from './tools';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -1,16 +1,9 @@
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { SandboxMode, ToolExecutor } from '@switchyard/protocol';
 import { clockTool } from '@switchyard/tool-clock';
 import { contextRemainingTool } from '@switchyard/tool-context-remaining';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { execTools, type ExecTools } from '@switchyard/tool-exec';
 import { checkSandbox } from '@switchyard/sandbox';
-
-/** True when bubblewrap is on PATH (the sandboxed modes need it). */
-export function hasBubblewrap(): boolean {
-  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, 'bwrap')));
-}
 
 export interface Builtins {
   tools: ToolExecutor[];

@@ -1,14 +1,4 @@
+// The `switchyard` command, callable in process: main(argv) resolves to the exit code.
 export { main } from './cli';
-export { demoCommand, DEMO_SCRIPT, DEMO_HOOK } from './demo-command';
-export type { DemoOptions } from './demo-command';
-export { planCommand, planTable } from './plan-command';
-export type { PlanCommandOptions } from './plan-command';
-export { runCommand } from './run-command';
-export type { RunCommandOptions } from './run-command';
-export { mcpServeCommand, readMcpServeConfig } from './mcp-command';
-export type { McpServeCommandOptions } from './mcp-command';
-export { runtimeServeCommand, natsAuthFromEnv } from './runtime-command';
-export type { RuntimeServeCommandOptions } from './runtime-command';
-export { builtinTools, hasBubblewrap } from './builtins';
-export type { Builtins } from './builtins';
+
 export { VERSION } from './version';

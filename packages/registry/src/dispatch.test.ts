@@ -167,14 +167,15 @@ describe('dispatch: hooks', () => {
     expect(hooks.post).toEqual([]);
   });
 
-  it('collects additional contexts for the session until taken', async () => {
+  it('hands each call its hook additional contexts (pre and post, in arrival order)', async () => {
     const hooks = fakeHooks({ pre: { blocked: false, additionalContexts: ['before'] }, post: { additionalContexts: ['after'] } });
     const { runtime } = setup([weather], { hooks: hooks.runner });
-    await runtime.dispatchAll([
+    const [a, b] = await runtime.dispatchAll([
       { toolName: toolName('get_weather', 'weather__'), callId: 'a', payload: { kind: 'function', arguments: '{"city":"A"}' } },
+      { toolName: toolName('get_weather', 'weather__'), callId: 'b', payload: { kind: 'function', arguments: '{"city":"B"}' } },
     ]);
-    expect(runtime.takeAdditionalContexts()).toEqual(['before', 'after']);
-    expect(runtime.takeAdditionalContexts()).toEqual([]);
+    expect(a?.additionalContexts).toEqual(['before', 'after']);
+    expect(b?.additionalContexts).toEqual(['before', 'after']);
   });
 
   it('custom tools get no hooks unless they opt in; hookPayload false means none', async () => {

@@ -79,7 +79,6 @@ export class ToolCallRuntime {
   private readonly nestedGate = new ReadWriteGate();
   /** The cancel function of every call still running. */
   private readonly active = new Set<(reason: unknown) => void>();
-  private contexts: string[] = [];
   private readonly onTurnAbort = () => this.abort(this.turnSignal?.reason);
 
   constructor(options: ToolCallRuntimeOptions) {
@@ -124,13 +123,6 @@ export class ToolCallRuntime {
     for (const cancel of [...this.active]) cancel(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
   }
 
-  /** Hook additional contexts collected since the last take (pre and post, in arrival order). */
-  takeAdditionalContexts(): string[] {
-    const taken = this.contexts;
-    this.contexts = [];
-    return taken;
-  }
-
   private run(call: ToolCall, source: ToolCallSource, signals: readonly AbortSignal[], gate: ReadWriteGate | undefined): Promise<DispatchResult> {
     const router = this.router;
     const executor = router.registry.get(call.toolName);
@@ -159,7 +151,6 @@ export class ToolCallRuntime {
       claim: () => claim('done'),
       addContexts: (list) => {
         contexts.push(...list);
-        this.contexts.push(...list);
       },
     };
 

@@ -1,29 +1,24 @@
 // Running a command in the sandbox
-export { sandboxCommand, DEFAULT_SANDBOX_USER, SECCOMP_LAUNCHER } from './sandbox-command';
+export { sandboxCommand } from './sandbox-command';
 export type { SandboxCommand, SandboxCommandOptions } from './sandbox-command';
 export { spawnSandboxed } from './spawn-sandboxed';
 export type { SpawnSandboxedOptions } from './spawn-sandboxed';
+export { checkWritePath } from './policy';
+export type { SandboxPolicy, WriteCheck } from './policy';
+export { writableRoots } from './protected-paths';
+export type { ProtectedPath } from './protected-paths';
+
+// Whether it can start, and the refusal when it cannot
 export { checkSandbox, assertSandbox } from './availability';
 export type { SandboxCheck } from './availability';
-export type { SandboxPolicy, WriteCheck } from './policy';
-export { sandboxUnavailable } from './errors';
 export type { SandboxMissing, SandboxUnavailableError } from './errors';
 
-// Protected paths
-export { protectedPaths, isProtectedPath, ensureGitPlaceholder, writableRoots, resolveExisting, isWithin, GIT_DIR_NAME, MAX_PROTECTED_SCAN_DIRECTORIES, SKIPPED_DIRECTORIES } from './protected-paths';
-export type { ProtectedPath } from './protected-paths';
-export { checkWritePath } from './policy';
-
 // Environment
-export { sandboxEnvironment, CORE_ENV_NAMES, SECRET_NAME } from './environment';
+export { sandboxEnvironment } from './environment';
 export type { InheritEnv, SandboxEnvironmentOptions } from './environment';
 
-// Process hygiene
+// Process hygiene and the pieces the built-in tools share
 export { killProcessTree } from './kill-tree';
-
-// Pieces
-export { buildSeccompFilter, seccompFilterPath, seccompSupported } from './seccomp';
-export type { SeccompOptions } from './seccomp';
 export { findExecutable } from './find-executable';
 export { isLikelySandboxDenial } from './denial';
 

@@ -1,6 +1,8 @@
-export { clockTool, formatCurrentTime, readCurrentTime, CLOCK_NAMESPACE_DESCRIPTION, CURR_TIME_DESCRIPTION } from './clock-tool';
+// The clock tool.
+export { clockTool } from './clock-tool';
 export type { ClockToolOptions, CurrentTimeResult } from './clock-tool';
 
+// The time reminder a host adds to its requests.
 export { timeReminder, createTimeReminderSchedule } from './time-reminder';
 export type { TimeReminderOptions, TimeReminderSchedule, TimeReminderScheduleOptions } from './time-reminder';
 

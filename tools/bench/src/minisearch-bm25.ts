@@ -5,7 +5,7 @@
  * divided out), over the same tokenizer. Kept here only to be measured beside the current index.
  */
 import MiniSearch from 'minisearch';
-import { toolSearchText } from '@switchyard/planner';
+import { toolSearchText } from '../../../packages/planner/src/tool-search';
 import type { ToolExecutor } from '@switchyard/protocol';
 
 const POSITION = '\u0001';

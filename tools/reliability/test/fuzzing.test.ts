@@ -7,7 +7,7 @@ import { createStepContext, isSwitchyardError, type JsonSchema, type JsonValue, 
 import { parseExecSource } from '../../../packages/broker/src/pragma';
 import { isApplyPatchError, parsePatch } from '@switchyard/tool-apply-patch';
 import { createHookEngine } from '@switchyard/hooks';
-import { parseFunctionArguments, validateArguments } from '@switchyard/registry';
+import { parseFunctionArguments, validateArguments } from '../../../packages/registry/src/input-validation';
 import { byProfile, report } from '../src/profile';
 
 // Property-based fuzzing: each parser either returns a well-formed value or throws one of its

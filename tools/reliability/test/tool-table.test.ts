@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineFreeformTool, defineFunctionTool, estimateTokens, isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
-import { createToolSearchExecutor } from '@switchyard/planner';
+import { createToolSearchExecutor } from '../../../packages/planner/src/tool-search';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { byProfile, report } from '../src/profile';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, createStepContext, type SandboxMode } from '@switchyard/protocol';
-import { protectedPaths } from '@switchyard/sandbox';
+import { protectedPaths } from '../../../../packages/sandbox/src/protected-paths';
 import { execTools } from '@switchyard/tool-exec';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 

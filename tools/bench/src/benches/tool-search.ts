@@ -5,7 +5,8 @@
  * (another session's executors for the same tools, or the same executors at the next step) beside
  * the build it saves, and of re-planning a step.
  */
-import { createToolSearchIndex, planTools, sharedToolSearchIndex, toolSearchText } from '@switchyard/planner';
+import { planTools } from '@switchyard/planner';
+import { createToolSearchIndex, sharedToolSearchIndex, toolSearchText } from '../../../../packages/planner/src/tool-search';
 import { toWireTool, type FunctionToolSpec, type ToolExecutor } from '@switchyard/protocol';
 import { compare, median, timeMedian, type Bench, type BenchFigure } from '../harness';
 import { buildMiniSearchIndex } from '../minisearch-bm25';
