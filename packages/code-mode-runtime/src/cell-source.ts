@@ -4,7 +4,6 @@ import { MODULE_PREFIX, MODULE_SUFFIX } from './cell-prelude';
 import { nullPrototype } from './null-prototype';
 import type { StripOutcome } from './type-stripper';
 
-export { CELL_FILENAME } from './cell-names';
 export { stripTypes } from './type-stripper';
 
 /** The compiled cell module, the error text the cell fails with, or the limit stripping hit. */

@@ -1,5 +1,5 @@
-import { isSwitchyardError, type JsonValue } from '@switchyard/protocol';
-import type { CellHost, CellToolDescriptor, CellToolRequest, CodeModeRuntimeOptions, CodeModeSession } from '../src/index';
+import { isSwitchyardError, type CellHost, type CellToolDescriptor, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
+import type { CodeModeRuntimeOptions } from '../src/index';
 import { createCodeModeRuntime } from '../src/index';
 
 /** The isolation these tests run under: the default project uses worker processes, the `in-process` project isolates in the test process. */

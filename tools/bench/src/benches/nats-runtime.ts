@@ -6,7 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createCodeModeRuntime, type CellToolDescriptor, type CodeModeSession } from '@switchyard/code-mode-runtime';
+import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
+import type { CellToolDescriptor, CodeModeSession } from '@switchyard/protocol';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
 import { alternatingMedians, compare, type Bench, type BenchFigure } from '../harness';
 import { residentMb } from '../../../config/proc.ts';

@@ -8,7 +8,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createCodeModeRuntime, type CellToolDescriptor, type CodeModeRuntimeOptions } from '@switchyard/code-mode-runtime';
+import { createCodeModeRuntime, type CodeModeRuntimeOptions } from '@switchyard/code-mode-runtime';
+import type { CellToolDescriptor } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
 import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
