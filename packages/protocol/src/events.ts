@@ -183,9 +183,3 @@ export type SwitchyardEventType = SwitchyardEvent['type'];
 
 /** A listener for one event type. */
 export type SwitchyardEventListener<T extends SwitchyardEventType> = (event: Extract<SwitchyardEvent, { type: T }>) => void;
-
-/** The public subscription surface: `on(type, listener)` returns an unsubscribe function. */
-export interface SwitchyardEventSource {
-  /** Subscribes `listener` to every event of `type`; returns a function that unsubscribes it. */
-  on<T extends SwitchyardEventType>(type: T, listener: SwitchyardEventListener<T>): () => void;
-}

@@ -146,8 +146,3 @@ export type ResponseItem =
 export function isToolCallItem(item: { type?: unknown }): item is ToolCallItem {
   return item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'tool_search_call';
 }
-
-/** Creates an `input_text` item. */
-export function inputText(text: string): InputTextItem {
-  return { type: 'input_text', text };
-}
