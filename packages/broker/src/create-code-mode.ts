@@ -1,4 +1,15 @@
-import type { CodeModeContributor, CodeModeRuntime, CodeModeSurface, CustomToolCallOutputItem, StepContext, ToolExecutor } from '@switchyard/protocol';
+import {
+  checkOptions,
+  optionRules as rule,
+  type CodeModeContributor,
+  type CodeModeRuntime,
+  type CodeModeSurface,
+  type CustomToolCallOutputItem,
+  type OptionRule,
+  type OptionsShape,
+  type StepContext,
+  type ToolExecutor,
+} from '@switchyard/protocol';
 import { CodeModeService, type CellEvent } from './code-mode-service';
 import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
@@ -29,11 +40,29 @@ export interface CodeMode extends CodeModeContributor {
   shutdown(): Promise<void>;
 }
 
+const runtimeRule: OptionRule = (value) => {
+  const runtime = value as { openSession?: unknown } | null;
+  return typeof runtime === 'object' && runtime !== null && typeof runtime.openSession === 'function'
+    ? undefined
+    : 'must be a CodeModeRuntime (e.g. `createCodeModeRuntime()` from @switchyard/code-mode-runtime)';
+};
+
+const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
+  runtime: rule.required(runtimeRule),
+  // the same range as the pragma's fields: non-negative safe integers
+  defaultYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
+  defaultMaxOutputTokens: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
+  maxOutputTokensCap: rule.number({ min: 1, integer: true }),
+  execHooks: rule.boolean(),
+};
+
 /**
  * Creates Code Mode for a host: `executors(surface, step)` gives the planner the `exec` and `wait`
  * executors for a step's nested surface; the service opens one code-mode session per host session.
+ * Unknown or invalid options are a `CONFIG` error naming the option (and the closest valid one).
  */
 export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
+  checkOptions('createCodeMode', options, CODE_MODE_OPTION_RULES);
   const service = new CodeModeService(options.runtime);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,

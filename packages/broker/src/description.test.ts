@@ -70,6 +70,17 @@ describe('exec description', () => {
     expect(noMcp).toBe(`${plain}\n\nTool catalog: complete (1 tool).\n\n${nestedToolReference([patch])}`);
   });
 
+  it('tells the model how failed calls and console behave in a cell', () => {
+    const plain = execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false });
+    expect(plain).toContain('as its description says. A failed call rejects with an `Error` whose `message` is the failure text.\n');
+    expect(plain).toContain('\n- The environment is raw JavaScript -- no Node, no file system, no network access.\n');
+    expect(plain).toContain(
+      '\n- `text(value)`: append text to the output (objects are JSON-encoded).\n- `console.log(...values)` (and `info`, `warn`, `error`, `debug`): like `text`, the values joined by spaces.\n- `image(',
+    );
+    expect(plain).not.toContain('no console');
+    expect(plain).not.toContain('rejects with a string');
+  });
+
   it('says the catalog is complete when every nested tool is described, in a few tokens', () => {
     const plain = execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false });
     const complete = execDescription({ mode: 'code-mode-only', tools: [echo, patch, dashed], hasDeferredTools: false });

@@ -23,13 +23,14 @@ export const EXEC_GRAMMAR = [
 
 const EXEC_TEMPLATE = `Run JavaScript to call tools. Your code is evaluated in a fresh V8 isolate as an async module, so top-level \`await\` works.
 - All nested tools are functions on the global \`tools\` object, for example \`await tools.exec_command({ cmd: "ls" })\`. Tool names are normalized to JavaScript identifiers, for example \`tools.mcp__ologs__get_profile(...)\`.
-- A nested tool takes an object (function tools) or a string (freeform tools) and returns an object or a string, as its description says. A failed call rejects with a string.
-- The environment is raw JavaScript -- no Node, no file system, no network access, no console.
+- A nested tool takes an object (function tools) or a string (freeform tools) and returns an object or a string, as its description says. A failed call rejects with an \`Error\` whose \`message\` is the failure text.
+- The environment is raw JavaScript -- no Node, no file system, no network access.
 - Send raw JavaScript source: not JSON, not a quoted string, not a markdown code fence.
 - Optional first line pragma: \`// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}\`. \`yield_time_ms\` makes exec return early with "Script running with cell ID …" while the script keeps running (defaults to 10000 ms); use \`wait\` with that cell ID to see more. \`max_output_tokens\` is the token budget for this result (default 10000).
 - When the module finishes, the isolate ends and unawaited promises are silently discarded.
 Globals:
 - \`text(value)\`: append text to the output (objects are JSON-encoded).
+- \`console.log(...values)\` (and \`info\`, \`warn\`, \`error\`, \`debug\`): like \`text\`, the values joined by spaces.
 - \`image(urlOrItem, detail?)\`: append an image (a data: URL, or an item with \`image_url\` and \`detail\`).
 - \`store(key, value)\` / \`load(key)\`: keep JSON values across exec calls of this session.
 - \`notify(text)\`: send a note to the model right away, while the script keeps running.

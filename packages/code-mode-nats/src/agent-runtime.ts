@@ -13,6 +13,7 @@ import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSess
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkConnectOptions, checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
+import { checkNatsRuntimeOptions } from './options';
 import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** How sessions are placed on runtime hosts. */
@@ -76,9 +77,10 @@ let sessionSequence = 0;
  * and cell ids stay here, and every nested call comes back here to run through this host's own
  * router. A runtime host that dies, stops answering heartbeats or loses frames fails only its
  * in-flight cells ("exec runtime ended unexpectedly: runtime host <name> …"); the session's next
- * cell is placed on a live host.
+ * cell is placed on a live host. Unknown or invalid options are a `CONFIG` error naming the option.
  */
 export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime {
+  checkNatsRuntimeOptions(options);
   const prefix = checkConnectOptions(options, 'createNatsRuntime');
   const agentId = options.agentId === undefined ? randomToken() : checkToken(options.agentId, 'createNatsRuntime option agentId');
   const placement = options.placement ?? {};

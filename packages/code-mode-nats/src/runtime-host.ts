@@ -3,6 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type En
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkConnectOptions, checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
+import { checkRuntimeHostOptions } from './options';
 import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
@@ -76,9 +77,11 @@ const EXPECT_MS = 15_000;
  * `@switchyard/code-mode-runtime` behind the runtime protocol) and sends every nested call back to
  * the agent host that owns the cell. It never has the agent hosts' tools: only the descriptors of
  * the tools a cell may call and the calls its cells make. Rejects with an Error when the server
- * refuses the credentials or cannot be reached.
+ * refuses the credentials or cannot be reached, and with a `CONFIG` error naming the option for
+ * unknown or invalid options.
  */
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
+  checkRuntimeHostOptions(options);
   const prefix = checkConnectOptions(options, 'serveRuntimeOverNats');
   const id = options.id === undefined ? randomToken() : checkToken(options.id, 'serveRuntimeOverNats option id');
   const name = options.name ?? `${hostname()}-${process.pid}`;

@@ -45,9 +45,9 @@ describe('tools and ALL_TOOLS', () => {
   it('rejects non-object input to a function tool with the reference text, without calling the host', async () => {
     const before = env.calls.length;
     const texts = await env.texts(
-      `for (const input of [[1], 5, 'str', null, true]) { try { await tools.echo(input); text('resolved'); } catch (e) { text(typeof e + ': ' + e); } }`,
+      `for (const input of [[1], 5, 'str', null, true]) { try { await tools.echo(input); text('resolved'); } catch (e) { text((e instanceof Error) + ': ' + e); } }`,
     );
-    expect(texts).toEqual(Array(5).fill('string: tool `echo` expects a JSON object for arguments'));
+    expect(texts).toEqual(Array(5).fill('true: tool `echo` expects a JSON object for arguments'));
     expect(env.calls.length).toBe(before);
   });
 
@@ -61,17 +61,38 @@ describe('tools and ALL_TOOLS', () => {
     expect(env.calls.at(-1)).toMatchObject({ tool: 'patch', input: '*** Begin Patch' });
   });
 
-  it('rejects with a plain string when the host fails (string or Error)', async () => {
+  it('a failed call rejects with an Error: message and String(e) are the failure text (host string or Error)', async () => {
     const texts = await env.texts(
-      `for (const call of [() => tools.fail_string(), () => tools.fail_error()]) { try { await call(); } catch (e) { text(typeof e + ': ' + (e?.message ?? String(e))); } }`,
+      `for (const call of [() => tools.fail_string(), () => tools.fail_error()]) {
+         try { await call(); } catch (e) { text([e instanceof Error, typeof e, e.name, e.message, String(e), \`\${e}\`, e + '', e.stack].join('|')); }
+       }`,
     );
-    expect(texts).toEqual(['string: disk on fire', 'string: quota exceeded']);
+    expect(texts).toEqual([
+      'true|object|ToolCallError|disk on fire|disk on fire|disk on fire|disk on fire|disk on fire',
+      'true|object|ToolCallError|quota exceeded|quota exceeded|quota exceeded|quota exceeded|quota exceeded',
+    ]);
   });
 
-  it('throws synchronously when the argument cannot be serialized', async () => {
-    const texts = await env.texts(`const a = {}; a.self = a; try { tools.echo(a); text('no throw'); } catch (e) { text(typeof e); text(e); }`);
-    expect(texts[0]).toBe('string');
-    expect(texts[1]).toContain('Converting circular structure to JSON');
+  it('a failed call reads as its text in text(), JSON and store(), as the bare string it used to be', async () => {
+    const texts = await env.texts(
+      `try { await tools.fail_string(); } catch (e) {
+         text(e); text({ error: e }); text(JSON.stringify([e])); store('e', e); text(typeof load('e') + ' ' + load('e'));
+         text(Object.keys(e).length + ' ' + Object.prototype.toString.call(e) + ' ' + (e.constructor !== Error));
+       }`,
+    );
+    expect(texts).toEqual(['disk on fire', '{"error":"disk on fire"}', '["disk on fire"]', 'string disk on fire', '0 [object Error] true']);
+  });
+
+  it('an uncaught failed call fails the cell with exactly the failure text, no stack', async () => {
+    for (const [source, error] of [
+      [`text('before'); await tools.fail_string();`, 'disk on fire'],
+      [`await tools.fail_error();`, 'quota exceeded'],
+      [`await tools.echo(5);`, 'tool `echo` expects a JSON object for arguments'],
+      [`try { await tools.fail_string(); } catch (e) { throw e; }`, 'disk on fire'],
+    ]) {
+      const observation = await env.run(source);
+      expect(observation).toMatchObject({ kind: 'completed', error });
+    }
   });
 
   it('exposes ALL_TOOLS as {name, description, declaration}; a later duplicate name wins in tools, both stay listed', async () => {
@@ -185,6 +206,51 @@ describe('text, image, notify', () => {
   });
 });
 
+describe('console', () => {
+  it('console.log / info / warn / error / debug append text items in order with text()', async () => {
+    const texts = await env.texts(
+      `console.log('log'); text('text'); console.info('info'); console.warn('warn'); console.error('error'); console.debug('debug');
+       text(Object.hasOwn(globalThis, 'console') + ' ' + Object.keys(console).join() + ' ' + String(console.log('x')));`,
+    );
+    expect(texts).toEqual(['log', 'text', 'info', 'warn', 'error', 'debug', 'x', 'true log,info,warn,error,debug undefined']);
+  });
+
+  it('formats each argument as text() does, Errors as String(e), joined by spaces; no format specifiers', async () => {
+    const texts = await env.texts(
+      `console.log('a', 1, { x: [1] }, [2, 'y'], null, undefined, true, 10n);
+       console.log();
+       console.log('%s and %d', 1);
+       console.log(new TypeError('bad'), 'then');
+       try { await tools.fail_string(); } catch (e) { console.error('caught:', e); }`,
+    );
+    expect(texts).toEqual(['a 1 {"x":[1]} [2,"y"] null undefined true 10', '', '%s and %d 1', 'TypeError: bad then', 'caught: disk on fire']);
+  });
+
+  it('a console call that cannot format its arguments throws as text() does (uncaught, the cell fails)', async () => {
+    const observation = await env.run(`console.log('before'); const a = {}; a.self = a; console.log('x', a);`);
+    expect(observation.items).toEqual([{ type: 'input_text', text: 'before' }]);
+    expect(observation).toMatchObject({ kind: 'completed', error: expect.stringContaining('Converting circular structure to JSON') });
+  });
+
+  it('console output counts against the output limits like text()', async () => {
+    const limited = setup({}, { maxOutputItems: 3, maxOutputBytes: 10 });
+    try {
+      expect(await limited.texts(`console.log('a'); text('b'); console.warn('c'); try { console.log('d'); } catch (e) { text(typeof e + ': ' + e); }`)).toEqual([
+        'a',
+        'b',
+        'c',
+        '[error exec output limit exceeded: a cell may produce at most 3 output items (text, image and notify calls)]',
+      ]);
+      expect(await limited.texts(`console.log('12345', '678'); console.log('abc');`)).toEqual([
+        '12345 678',
+        '[error exec output limit exceeded: a cell may produce at most 10 bytes of output]',
+      ]);
+    } finally {
+      await limited.runtime.shutdown();
+    }
+  });
+});
+
 describe('exit, timers, errors', () => {
   it('exit() ends the script successfully, keeping output, before or after an await', async () => {
     expect(await env.run(`text('a'); exit(); text('b');`)).toMatchObject({ kind: 'completed', items: [{ text: 'a' }] });
@@ -283,10 +349,10 @@ describe('the environment', () => {
     ]);
   });
 
-  it('has no console, WebAssembly, SharedArrayBuffer, Atomics, require, process, fetch and friends', async () => {
-    const names = ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'require', 'process', 'fetch', 'setInterval', 'queueMicrotask', 'structuredClone', 'module', 'Buffer'];
-    const texts = await env.texts(`text(${JSON.stringify(names)}.map((n) => n + '=' + typeof globalThis[n]).join(' ')); text(Object.hasOwn(globalThis, 'console'));`);
-    expect(texts).toEqual([names.map((name) => `${name}=undefined`).join(' '), 'false']);
+  it('has no WebAssembly, SharedArrayBuffer, Atomics, require, process, fetch and friends', async () => {
+    const names = ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'require', 'process', 'fetch', 'setInterval', 'queueMicrotask', 'structuredClone', 'module', 'Buffer'];
+    const texts = await env.texts(`text(${JSON.stringify(names)}.map((n) => n + '=' + typeof globalThis[n]).join(' '));`);
+    expect(texts).toEqual([names.map((name) => `${name}=undefined`).join(' ')]);
   });
 
   it('adds exactly the documented helpers to the standard global scope', async () => {
@@ -298,6 +364,7 @@ describe('the environment', () => {
     for (const removed of ['console', 'SharedArrayBuffer', 'Atomics', 'WebAssembly']) expect(standard.has(removed)).toBe(true);
     const added = (JSON.parse(texts[0]) as string[]).filter((name) => !standard.has(name)).sort();
     expect(added).toEqual(['ALL_TOOLS', 'clearTimeout', 'exit', 'image', 'load', 'notify', 'setTimeout', 'store', 'text', 'tools', 'yield_control'].sort());
+    // console is the cell's own (it writes to the output), in place of the standard one
     expect(standard.has('console') && !added.includes('console')).toBe(true);
   });
 

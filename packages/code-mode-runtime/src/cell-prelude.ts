@@ -8,7 +8,8 @@
  * (one string per value, never one string for all of them) and `$3` a synchronous
  * `ivm.Callback`. None is reachable from user code:
  * they live in this closure only, and user code is compiled separately as a module. Every
- * message sent to the host is made of primitives; every error a helper throws is a plain string.
+ * message sent to the host is made of primitives; every error a helper throws is a plain string,
+ * except a failed nested tool call, which rejects with a `ToolCallError` (below).
  *
  * Value size limit: a string the bridge copies out (nested-call arguments, text / notify / image
  * items, stored values and keys, the final error) is checked with `.length`, which never
@@ -48,6 +49,10 @@ const testPattern = Function.prototype.call.bind(RegExp.prototype.test);
 const lowerCase = Function.prototype.call.bind(String.prototype.toLowerCase);
 const trimText = Function.prototype.call.bind(String.prototype.trim);
 const EXIT = '__codex_code_mode_exit__';
+const ErrorOf = Error;
+const toolErrors = new WeakSet();
+const addToolError = Function.prototype.call.bind(WeakSet.prototype.add);
+const hasToolError = Function.prototype.call.bind(WeakSet.prototype.has);
 const limits = config.limits;
 const maxValueChars = limits.maxValueChars;
 
@@ -73,6 +78,33 @@ function send(kind, a, b, c) {
 }
 
 for (const name of ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
+
+// A failed nested tool call rejects with this Error: its message is the failure text, and the
+// failure reads exactly as the bare text it used to be everywhere else: String(e) and template
+// strings (toString), text(e) and console.log(e), JSON (toJSON, so text({ e }) and store() keep
+// the text) and, uncaught, the cell's error (its stack is the text alone, no frames).
+class ToolCallError extends ErrorOf {
+  constructor(message) {
+    super(message);
+    define(this, 'stack', { value: message, writable: true, configurable: true });
+    addToolError(toolErrors, this);
+  }
+  toString() {
+    return StringOf(this.message);
+  }
+  toJSON() {
+    return StringOf(this.message);
+  }
+}
+define(ToolCallError.prototype, 'name', { value: 'ToolCallError', writable: true, configurable: true });
+
+function isToolError(value) {
+  return hasToolError(toolErrors, value);
+}
+
+function toolError(message) {
+  return new ToolCallError(typeof message === 'string' ? message : describeMessage(message));
+}
 
 function describe(error) {
   try {
@@ -125,6 +157,7 @@ function toText(value) {
   if (typeof value === 'string') return value;
   const type = typeof value;
   if (value === undefined || value === null || type === 'boolean' || type === 'number' || type === 'bigint') return StringOf(value);
+  if (isToolError(value)) return describeMessage(value);
   let json;
   try { json = stringify(value); } catch (error) { throw describeMessage(error); }
   if (json === undefined) return StringOf(value);
@@ -236,6 +269,40 @@ function notify(value) {
   if (!finished) send('notify', message);
 }
 
+// ---- console ---------------------------------------------------------------------------
+// console.log / info / warn / error / debug append one text item, like text(): the arguments
+// formatted as text() formats a value (strings as they are, objects as JSON), an Error as
+// String(e) ("TypeError: …"; a failed tool call's is its text), joined by single spaces.
+// No format specifiers (%s, %d): they stay as written.
+function isErrorObject(value) {
+  if (value === null || typeof value !== 'object') return false;
+  try { return value instanceof ErrorOf; } catch (_) { return false; }
+}
+
+function consoleText(values) {
+  let line = '';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    const part = isErrorObject(value) ? describeMessage(value) : toText(value);
+    if (i > 0) line += ' ';
+    line += part;
+    // Checked as the line grows (.length only): a huge argument list never builds a huge line.
+    checkSize(line, 'a console line');
+  }
+  return line;
+}
+
+function consoleMethod() {
+  return function (...values) {
+    text(consoleText(values));
+  };
+}
+
+const consoleObject = {};
+for (const method of ['log', 'info', 'warn', 'error', 'debug']) {
+  define(consoleObject, method, { value: consoleMethod(), writable: true, enumerable: true, configurable: true });
+}
+
 function yield_control() {
   if (!finished) send('yield');
 }
@@ -318,25 +385,25 @@ function makeTool(name, kind) {
   return function (args) {
     let json;
     if (args !== undefined) {
-      try { json = stringify(args); } catch (error) { throw describeMessage(error); }
+      try { json = stringify(args); } catch (error) { throw toolError(describeMessage(error)); }
     }
     if (json !== undefined && json.length > maxValueChars) {
-      return rejectWith(tooLarge('the JSON of the arguments of tool \\\`' + name + '\\\`', json.length));
+      return rejectWith(toolError(tooLarge('the JSON of the arguments of tool \\\`' + name + '\\\`', json.length)));
     }
     if (kind === 'freeform') {
-      if (json === undefined || json.charCodeAt(0) !== 34) return rejectWith('tool \\\`' + name + '\\\` expects a string input');
+      if (json === undefined || json.charCodeAt(0) !== 34) return rejectWith(toolError('tool \\\`' + name + '\\\` expects a string input'));
     } else if (json === undefined) {
       json = '{}';
     } else if (json.charCodeAt(0) !== 123) {
-      return rejectWith('tool \\\`' + name + '\\\` expects a JSON object for arguments');
+      return rejectWith(toolError('tool \\\`' + name + '\\\` expects a JSON object for arguments'));
     }
     if (finished) return new PromiseOf(() => {});
     if (inFlight >= limits.maxInFlightCalls) {
-      return rejectWith('tool \\\`' + name + '\\\` was not called: this cell already has ' + limits.maxInFlightCalls + ' nested tool calls in flight (limit)');
+      return rejectWith(toolError('tool \\\`' + name + '\\\` was not called: this cell already has ' + limits.maxInFlightCalls + ' nested tool calls in flight (limit)'));
     }
     if (inFlightChars + json.length > limits.maxInFlightArgumentChars) {
-      return rejectWith('tool \\\`' + name + '\\\` was not called: its arguments (' + json.length + ' characters of JSON) would bring the nested-call arguments in flight in this cell over ' +
-        limits.maxInFlightArgumentChars + ' characters (limit)');
+      return rejectWith(toolError('tool \\\`' + name + '\\\` was not called: its arguments (' + json.length + ' characters of JSON) would bring the nested-call arguments in flight in this cell over ' +
+        limits.maxInFlightArgumentChars + ' characters (limit)'));
     }
     const id = 'tool-' + ++callSequence;
     const size = json.length;
@@ -385,6 +452,8 @@ G.yield_control = yield_control;
 G.exit = exit;
 G.setTimeout = setTimeout;
 G.clearTimeout = clearTimeout;
+// Not enumerable, as the standard console it replaces.
+define(G, 'console', { value: consoleObject, writable: true, enumerable: false, configurable: true });
 if (config.storeEnabled) {
   G.store = store;
   G.load = load;
@@ -403,7 +472,7 @@ return function control(kind, a, b, c) {
     inFlight--;
     inFlightChars -= entry.size;
     if (b === 1) entry.resolve(c === undefined ? undefined : parse(c));
-    else entry.reject(c);
+    else entry.reject(toolError(c));
   } else if (kind === 'timers') {
     const ids = parse(a);
     for (let i = 0; i < ids.length && !finished; i++) {

@@ -309,7 +309,7 @@ describe('value size limit: a value crossing the bridge is at most heapMb / 8 Mi
     const texts = await small.texts(`
       text((await tools.big({ n: ${LIMIT - 8} })).s.length);
       try { await tools.big({ n: ${LIMIT} }); } catch (e) { text(e); }
-      try { await tools.fail_big({ n: ${LIMIT + 1} }); } catch (e) { text(e.length < 2000); text(e.slice(0, 3) + e.slice(1000)); }`);
+      try { await tools.fail_big({ n: ${LIMIT + 1} }); } catch (e) { text(e.message.length < 2000); text(e.message.slice(0, 3) + e.message.slice(1000)); }`);
     expect(texts).toEqual([
       String(LIMIT - 8),
       tooLarge('the JSON of the result of tool `big`', LIMIT + 8),

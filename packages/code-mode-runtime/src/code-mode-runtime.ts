@@ -1,4 +1,4 @@
-import { SwitchyardError, createCellIdGenerator } from '@switchyard/protocol';
+import { SwitchyardError, checkOptions, createCellIdGenerator } from '@switchyard/protocol';
 import type { CellHost, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
 import type { Session } from './code-mode-session';
 import { createStoredValues } from './code-mode-session';
@@ -6,6 +6,7 @@ import { checkHost, createEngineSession, positiveInteger } from './engine-sessio
 import { nodeSnapshotFlagProblem } from './node-snapshot-check';
 import { createProcessRuntime, type ProcessWorkerOptions } from './process-runtime';
 import type { EngineSessionOptions } from './runtime-protocol';
+import { CODE_MODE_RUNTIME_OPTION_RULES, DEFAULT_CPU_TIME_MS } from './runtime-options';
 import { maxValueChars } from './value-limit';
 
 /** Options of {@link createCodeModeRuntime}; every limit fails only the cell (or call) that hits it. */
@@ -19,7 +20,7 @@ export interface CodeModeRuntimeOptions {
   isolation?: 'process' | 'in-process';
   /** V8 heap per cell in MB (isolated-vm `memoryLimit`, minimum 8). Default 128. */
   heapMb?: number;
-  /** CPU time per cell in ms (polled every 10 ms); `false` for none. Default 60,000. */
+  /** CPU time per cell in ms (polled every 10 ms); `false` for none. Default 60,000 (`DEFAULT_CPU_TIME_MS`). */
   cpuTimeMs?: number | false;
   /** Wall time per cell in ms, from its creation; `false` (default) for none: cells run until terminated. */
   wallTimeMs?: number | false;
@@ -57,13 +58,12 @@ let warnedAboutSnapshot = false;
 /**
  * Creates a Code Mode runtime: cells run JavaScript (or TypeScript) in isolated-vm isolates, in
  * worker processes by default (`isolation: 'in-process'` keeps them in this process). Throws a
- * `SwitchyardError` (`CONFIG`) naming the option for invalid options.
+ * `SwitchyardError` (`CONFIG`) naming the option (and the closest valid one for an unknown key)
+ * for unknown or invalid options, `workers.*` included.
  */
 export function createCodeModeRuntime(options: CodeModeRuntimeOptions = {}): CodeModeRuntime {
+  checkOptions('createCodeModeRuntime', options, CODE_MODE_RUNTIME_OPTION_RULES);
   const isolation = options.isolation ?? 'process';
-  if (isolation !== 'process' && isolation !== 'in-process') {
-    throw new SwitchyardError('CONFIG', `code mode runtime option isolation must be 'process' or 'in-process' (got ${String(isolation)})`);
-  }
   const engine = engineOptions(options);
   if (isolation === 'process') return createProcessRuntime(engine, options.workers ?? {});
   return createInProcessRuntime(engine, options.nodeSnapshotCheck ?? 'warn');
@@ -74,7 +74,7 @@ export function engineOptions(options: CodeModeRuntimeOptions): EngineSessionOpt
   const heapMb = positiveInteger(options.heapMb, 128, 'heapMb', 8);
   return {
     heapMb,
-    cpuTimeMs: optionalLimit(options.cpuTimeMs, 60_000, 'cpuTimeMs'),
+    cpuTimeMs: optionalLimit(options.cpuTimeMs, DEFAULT_CPU_TIME_MS, 'cpuTimeMs'),
     wallTimeMs: optionalLimit(options.wallTimeMs, undefined, 'wallTimeMs'),
     maxCells: positiveInteger(options.maxCells, 32, 'maxCells', 1),
     maxInFlightCalls: positiveInteger(options.maxInFlightCalls, 256, 'maxInFlightCalls', 1),

@@ -1,6 +1,8 @@
 // The runtime: cells in isolates, in worker processes by default.
 export { createCodeModeRuntime } from './code-mode-runtime';
 export type { CodeModeRuntimeOptions } from './code-mode-runtime';
+export { DEFAULT_CPU_TIME_MS, RUNTIME_LIMIT_OPTION_RULES } from './runtime-options';
+export type { RuntimeLimitOptions } from './runtime-options';
 export { nodeSnapshotFlagProblem } from './node-snapshot-check';
 export type { NodeSnapshotCheckOptions } from './node-snapshot-check';
 

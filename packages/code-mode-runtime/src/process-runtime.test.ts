@@ -178,7 +178,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
     ] as const) {
       expect(() => createCodeModeRuntime({ workers: workers as never })).toThrow(name);
     }
-    expect(() => createCodeModeRuntime({ isolation: 'thread' as never })).toThrow("code mode runtime option isolation must be 'process' or 'in-process'");
+    expect(() => createCodeModeRuntime({ isolation: 'thread' as never })).toThrow('createCodeModeRuntime: option `isolation` must be one of "process", "in-process"; got "thread"');
   });
 });
 

@@ -1,7 +1,8 @@
-import { SwitchyardError, createCellIdGenerator, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { SwitchyardError, checkOptions, createCellIdGenerator, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
 import { checkHost, positiveInteger } from './engine-session';
 import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { RemoteSession, type RuntimePlacement } from './remote-session';
+import { REMOTE_RUNTIME_OPTION_RULES } from './runtime-options';
 import { DEFAULT_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES, type EngineSessionOptions } from './runtime-protocol';
 import { WorkerPool, type WorkerPoolSettings } from './worker-pool';
 
@@ -92,10 +93,11 @@ export interface RemoteRuntimeOptions extends Omit<CodeModeRuntimeOptions, 'isol
 /**
  * A runtime whose cells run wherever `placement` puts them, over the runtime protocol (the process
  * runtime is this with a pool of worker processes). Stored values, cell ids and failure
- * containment live here, with the host, whatever the transport.
+ * containment live here, with the host, whatever the transport. Unknown or invalid options are a
+ * `CONFIG` error naming the option.
  */
 export function createRemoteRuntime(options: RemoteRuntimeOptions): CodeModeRuntime {
-  if (typeof options?.placement?.acquire !== 'function') throw new SwitchyardError('CONFIG', 'createRemoteRuntime expects a placement with acquire()');
+  checkOptions('createRemoteRuntime', options, REMOTE_RUNTIME_OPTION_RULES);
   return runtimeOver(engineOptions(options), options.placement, async () => options.onShutdown?.());
 }
 

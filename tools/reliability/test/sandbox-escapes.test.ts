@@ -93,6 +93,17 @@ const ATTEMPTS: Array<{ name: string; code: string }> = [
   { name: 'image() with javascript: and file: URLs', code: `for (const u of ['javascript:alert(1)', 'file:///etc/passwd']) { try { image(u); } catch (e) { text('image refused'); } }` },
   { name: 'exit() from inside a tool-argument getter', code: `await tools.echo({ get x() { exit(); return 1; } }); text('after exit');` },
   { name: 'write a file with fs through any reachable require', code: `for (const f of [() => require, () => process.mainModule.require, () => module.require]) { try { f()('fs').writeFileSync(${JSON.stringify(MARKER)}, 'x'); text('ESCAPED'); } catch {} } text('fs unreachable');` },
+  {
+    name: 'a failed call\'s Error with its prototype rewritten, rethrown',
+    code: `try { await tools.fail({}); } catch (e) { const p = Object.getPrototypeOf(e); report(p.constructor); p.toString = () => { throw new Error('no'); }; p.toJSON = function () { report(this); return {}; };
+           Object.defineProperty(e, 'stack', { get() { report(this); throw new Error('no'); } }); throw e; }`,
+  },
+  {
+    name: 'console with hostile arguments and a hostile Error[Symbol.hasInstance]',
+    code: `Object.defineProperty(Error, Symbol.hasInstance, { value(v) { report(v); throw new Error('trap'); } });
+           try { console.log(new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('trap'); } })); } catch (e) { text('proxy refused'); }
+           console.log({ toJSON() { report(this); return 'json'; } }, { toString() { report(this); return 'str'; } }); console.error(...Array(1000).fill('x')); text('console survived');`,
+  },
   { name: 'mutate the host canary', code: `globalThis.__switchyardCanary = 'pwned'; try { Function('return this')().__switchyardCanary = 'pwned'; } catch {} text('canary touched');` },
 ];
 

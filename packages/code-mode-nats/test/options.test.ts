@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { createNatsRuntime, serveRuntimeOverNats } from '../src/index';
+import { configError } from '../../../tools/config/config-error.ts';
+
+// Nothing here connects: every option is checked before the first connection.
+const servers = 'nats://127.0.0.1:1';
+
+describe('createNatsRuntime options are strict', () => {
+  it('names an unknown option and the closest valid one, nested ones and the engine limits included', async () => {
+    expect(await configError(() => createNatsRuntime({ servers, server: servers } as never))).toBe('createNatsRuntime: unknown option `server`; did you mean `servers`?');
+    expect(await configError(() => createNatsRuntime({ servers, heartbeat: { interval: 5 } } as never))).toBe(
+      'createNatsRuntime: unknown option `heartbeat.interval`; did you mean `heartbeat.intervalMs`?',
+    );
+    expect(await configError(() => createNatsRuntime({ servers, placement: { attempt: 2 } } as never))).toBe(
+      'createNatsRuntime: unknown option `placement.attempt`; did you mean `placement.attempts`?',
+    );
+    expect(await configError(() => createNatsRuntime({ servers, cpuTimeMS: 5 } as never))).toBe('createNatsRuntime: unknown option `cpuTimeMS`; did you mean `cpuTimeMs`?');
+    expect(await configError(() => createNatsRuntime({ servers, workers: { max: 2 } } as never))).toMatch(/^createNatsRuntime: unknown option `workers`; /);
+  });
+
+  it('names an invalid value', async () => {
+    expect(await configError(() => createNatsRuntime({ servers, heapMb: 4 }))).toBe('createNatsRuntime: option `heapMb` must be a number ≥ 8; got 4');
+    expect(await configError(() => createNatsRuntime({ servers, cpuTimeMs: 'none' as never }))).toBe('createNatsRuntime: option `cpuTimeMs` must be a number ≥ 1 or false; got "none"');
+    expect(await configError(() => createNatsRuntime({ servers, name: 7 as never }))).toBe('createNatsRuntime: option `name` must be a string; got 7');
+    expect(await configError(() => createNatsRuntime({ servers, tls: 'yes' as never }))).toBe('createNatsRuntime: option `tls` must be an object; got "yes"');
+    expect(await configError(() => createNatsRuntime({ servers, placement: { timeoutMs: 0 } }))).toBe('createNatsRuntime option placement.timeoutMs must be a number >= 1 (got 0)');
+    expect(await configError(() => createNatsRuntime({} as never))).toBe('createNatsRuntime: option `servers` is required');
+  });
+});
+
+describe('serveRuntimeOverNats options are strict', () => {
+  it('names an unknown option and the closest valid one, limits.* included', async () => {
+    expect(await configError(() => serveRuntimeOverNats({ servers, queueGroup: 'q' } as never))).toBe('serveRuntimeOverNats: unknown option `queueGroup`; did you mean `queue`?');
+    expect(await configError(() => serveRuntimeOverNats({ servers, limits: { maxSession: 3 } } as never))).toBe(
+      'serveRuntimeOverNats: unknown option `limits.maxSession`; did you mean `limits.maxSessions`?',
+    );
+    expect(await configError(() => serveRuntimeOverNats({ servers, onClose: () => {} } as never))).toBe('serveRuntimeOverNats: unknown option `onClose`; did you mean `onClosed`?');
+  });
+
+  it('names an invalid value', async () => {
+    expect(await configError(() => serveRuntimeOverNats({ servers, onClosed: 'log' as never }))).toBe('serveRuntimeOverNats: option `onClosed` must be a function; got "log"');
+    expect(await configError(() => serveRuntimeOverNats({ servers, limits: { heapMb: 2 } }))).toBe('serveRuntimeOverNats option limits.heapMb must be a number >= 8 (got 2)');
+  });
+});
