@@ -11,7 +11,7 @@ import {
 } from '@switchyard/code-mode-runtime';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { checkConnectOptions, checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
+import { checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkNatsRuntimeOptions } from './options';
 import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
@@ -80,8 +80,7 @@ let sessionSequence = 0;
  * cell is placed on a live host. Unknown or invalid options are a `CONFIG` error naming the option.
  */
 export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime {
-  checkNatsRuntimeOptions(options);
-  const prefix = checkConnectOptions(options, 'createNatsRuntime');
+  const prefix = checkNatsRuntimeOptions(options);
   const agentId = options.agentId === undefined ? randomToken() : checkToken(options.agentId, 'createNatsRuntime option agentId');
   const placement = options.placement ?? {};
   const timeoutMs = placement.timeoutMs === undefined ? 5_000 : positive(placement.timeoutMs, 'createNatsRuntime option placement.timeoutMs', 1);

@@ -1,7 +1,7 @@
 import { RUNTIME_LIMIT_OPTION_RULES } from '@switchyard/code-mode-runtime';
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/protocol';
 import type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntimeOptions } from './agent-runtime';
-import type { NatsConnectOptions } from './connection';
+import { checkConnectOptions, type NatsConnectOptions } from './connection';
 import type { RuntimeHostLimits, ServeRuntimeOverNatsOptions } from './runtime-host';
 
 // Unknown keys (and values no later check looks at) are refused here, naming the option and the
@@ -47,12 +47,17 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   onClosed: rule.function(),
 };
 
-/** Throws `CONFIG` for an unknown or mistyped option of `createNatsRuntime` (the engine limits included). */
-export function checkNatsRuntimeOptions(options: unknown): asserts options is NatsRuntimeOptions {
+/**
+ * Throws `CONFIG` for an unknown or mistyped option of `createNatsRuntime` (the engine limits
+ * included) and for bad connection options; returns the subject prefix.
+ */
+export function checkNatsRuntimeOptions(options: NatsRuntimeOptions): string {
   checkOptions('createNatsRuntime', options, NATS_RUNTIME_RULES);
+  return checkConnectOptions(options, 'createNatsRuntime');
 }
 
-/** Throws `CONFIG` for an unknown or mistyped option of `serveRuntimeOverNats`. */
-export function checkRuntimeHostOptions(options: unknown): asserts options is ServeRuntimeOverNatsOptions {
+/** Throws `CONFIG` for an unknown or mistyped option of `serveRuntimeOverNats` and for bad connection options; returns the subject prefix. */
+export function checkRuntimeHostOptions(options: ServeRuntimeOverNatsOptions): string {
   checkOptions('serveRuntimeOverNats', options, RUNTIME_HOST_RULES);
+  return checkConnectOptions(options, 'serveRuntimeOverNats');
 }

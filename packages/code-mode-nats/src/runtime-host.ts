@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { checkConnectOptions, checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
+import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
 import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest } from './subjects';
@@ -81,8 +81,7 @@ const EXPECT_MS = 15_000;
  * unknown or invalid options.
  */
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
-  checkRuntimeHostOptions(options);
-  const prefix = checkConnectOptions(options, 'serveRuntimeOverNats');
+  const prefix = checkRuntimeHostOptions(options);
   const id = options.id === undefined ? randomToken() : checkToken(options.id, 'serveRuntimeOverNats option id');
   const name = options.name ?? `${hostname()}-${process.pid}`;
   if (typeof name !== 'string' || name.length === 0 || name.length > 128) throw config('serveRuntimeOverNats option name must be a string of 1-128 characters');
