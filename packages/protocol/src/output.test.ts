@@ -71,7 +71,7 @@ describe('tool outputs', () => {
     expect(aborted.toResponseItem('a', fn)).toEqual({ type: 'function_call_output', call_id: 'a', output: 'aborted by user after 2.3s' });
     expect(aborted.toResponseItem('a', search)).toEqual({ type: 'tool_search_output', call_id: 'a', status: 'completed', execution: 'client', tools: [] });
     expect(abortedMessage(10)).toBe('aborted by user after 0.1s');
-    expect(abortedMessage(1500, true)).toBe('Wall time: 1.5 seconds\naborted by user');
+    expect(abortedMessage(1500, { style: 'shell' })).toBe('Wall time: 1.5 seconds\naborted by user');
     const failed = new FailureToolOutput('unsupported call: nope');
     expect(failed.success).toBe(false);
     expect(failed.toResponseItem('f', custom)).toEqual({ type: 'custom_tool_call_output', call_id: 'f', output: 'unsupported call: nope' });

@@ -194,11 +194,12 @@ export class ToolSearchOutput implements ToolOutput {
 
 /**
  * Formats the abort message of a cancelled call: `"aborted by user after {secs:.1}s"`, or for shell
- * tools `"Wall time: {secs:.1} seconds\naborted by user"`; seconds are at least 0.1.
+ * tools (`style: 'shell'`, an executor's `abortStyle`) `"Wall time: {secs:.1} seconds\naborted by user"`;
+ * seconds are at least 0.1.
  */
-export function abortedMessage(elapsedMs: number, shellStyle = false): string {
+export function abortedMessage(elapsedMs: number, options: { style?: 'default' | 'shell' } = {}): string {
   const secs = Math.max(0.1, elapsedMs / 1000).toFixed(1);
-  return shellStyle ? `Wall time: ${secs} seconds\naborted by user` : `aborted by user after ${secs}s`;
+  return options.style === 'shell' ? `Wall time: ${secs} seconds\naborted by user` : `aborted by user after ${secs}s`;
 }
 
 /**

@@ -159,7 +159,7 @@ export class ToolCallRuntime {
     const preAborted = this.turnSignal?.aborted ? this.turnSignal : signals.find((caller) => caller.aborted);
     if (preAborted) {
       claim('aborted');
-      const output = new AbortedToolOutput(abortedMessage(0, executor?.abortStyle === 'shell'));
+      const output = new AbortedToolOutput(abortedMessage(0, { style: executor?.abortStyle }));
       router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: 0 });
       return Promise.resolve(this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message)));
     }
@@ -227,7 +227,7 @@ export class ToolCallRuntime {
         // Cancellation after completion keeps the real result.
         if (!claim('aborted')) return;
         const elapsedMs = performance.now() - startedAt;
-        const output = new AbortedToolOutput(abortedMessage(elapsedMs, executor?.abortStyle === 'shell'));
+        const output = new AbortedToolOutput(abortedMessage(elapsedMs, { style: executor?.abortStyle }));
         router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
         const result = this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message));
         if (executor?.waitsForCancellation) {

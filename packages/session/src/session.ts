@@ -17,6 +17,7 @@ import {
   type HostedToolSpec,
   type MessageItem,
   type ModelClient,
+  type EventHub,
   type ModelRequest,
   type ModelUsage,
   type ProviderCapabilities,
@@ -213,369 +214,443 @@ interface OwnTurn extends Turn {
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
+/** What one session's turns share. */
+interface SessionState {
+  readonly options: SessionOptions;
+  readonly sessionId: string;
+  readonly toolMode: ToolMode;
+  readonly hub: EventHub<SessionEvent>;
+  readonly history: SessionHistory;
+  /** Event sinks of the turns being streamed; cell events (not tied to a step) go to each. */
+  readonly turnSinks: Set<(event: SessionEvent) => void>;
+  usedTokens: number;
+  closed: boolean;
+  codeMode: CodeMode | undefined;
+  readonly ownsCodeMode: boolean;
+  /** The runtime this session created (its worker processes end with the session). */
+  ownRuntime: CodeModeRuntime | undefined;
+  creatingCodeMode: Promise<CodeMode> | undefined;
+}
+
+/** To the session's listeners and every streamed turn: cell events are not tied to a step. */
+function emitGlobal(state: SessionState, event: SessionEvent): void {
+  state.hub.emit(event);
+  for (const sink of state.turnSinks) sink(event);
+}
+
+function forwardCellEvents(state: SessionState, mode: CodeMode): void {
+  mode.onCellEvent?.((event) => emitGlobal(state, event));
+}
+
+/** The optional peer: a direct-mode host installs no native module, a code-mode one is told what to install. */
+async function loadRuntimeModule(toolMode: ToolMode): Promise<typeof import('@switchyard/code-mode-runtime')> {
+  try {
+    return await import('@switchyard/code-mode-runtime');
+  } catch (error) {
+    throw new SwitchyardError(
+      'CONFIG',
+      `toolMode "${toolMode}" needs the Code Mode runtime: npm install @switchyard/code-mode-runtime isolated-vm (or pass codeMode: createCodeMode({ runtime })); loading it failed: ${errorMessage(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+async function codeModeFor(state: SessionState): Promise<CodeModeContributor | undefined> {
+  if (state.toolMode === 'direct') return undefined;
+  if (state.codeMode) return state.codeMode;
+  // Created once, even when two steps are planned at the same time.
+  state.creatingCodeMode ??= loadRuntimeModule(state.toolMode).then(({ createCodeModeRuntime }) => {
+    const settings = (state.options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
+    state.ownRuntime = createCodeModeRuntime(settings.runtimeOptions as never);
+    const created = createCodeMode({ runtime: state.ownRuntime, maxOutputTokensCap: settings.maxOutputTokensCap });
+    forwardCellEvents(state, created);
+    state.codeMode = created;
+    return created;
+  });
+  return state.creatingCodeMode;
+}
+
+function currentExecutors(options: SessionOptions): readonly ToolExecutor[] {
+  return typeof options.tools === 'function' ? options.tools() : options.tools;
+}
+
+/** Calls each distinct lifecycle function of the executors once; a failing one never breaks the session. */
+async function callLifecycle(state: SessionState, pick: (executor: ToolExecutor) => ((...args: never[]) => unknown) | undefined, ...args: unknown[]) {
+  const seen = new Set<unknown>();
+  const calls: Promise<unknown>[] = [];
+  for (const executor of currentExecutors(state.options)) {
+    const fn = pick(executor) as ((...a: unknown[]) => unknown) | undefined;
+    if (typeof fn !== 'function' || seen.has(fn)) continue;
+    seen.add(fn);
+    calls.push(Promise.resolve().then(() => fn(...args)).catch(() => undefined));
+  }
+  await Promise.all(calls);
+}
+
+/** What a turn's steps share. */
+interface TurnScope {
+  readonly state: SessionState;
+  readonly id: string;
+  readonly controller: AbortController;
+  readonly emit: (event: SessionEvent) => void;
+  readonly turnState: Map<string | symbol, unknown>;
+  readonly pendingContexts: string[];
+  readonly runtimes: ToolCallRuntime[];
+  stepIndex: number;
+  detach: (() => void) | undefined;
+}
+
+function stepContextOf(scope: TurnScope): StepContext {
+  const { options, sessionId, toolMode, usedTokens } = scope.state;
+  return {
+    sessionId,
+    turnId: scope.id,
+    stepIndex: scope.stepIndex,
+    cwd: options.cwd ?? process.cwd(),
+    toolMode,
+    provider: { namespaceTools: true, ...options.provider },
+    model: options.model?.name,
+    contextWindow: { windowTokens: options.model?.contextWindow ?? null, usedTokens, autoCompactTokens: options.model?.autoCompactTokens },
+    time: options.time ?? systemTimeProvider,
+    approvalPolicy: options.approvalPolicy,
+    sandboxMode: options.sandboxMode,
+    approvals: options.approvals,
+    turnState: scope.turnState,
+  };
+}
+
+/** Plans the step's tools; warnings are events (and once-per-process warnings), or a CONFIG error when strict. */
+async function planStep(scope: TurnScope, context: StepContext): Promise<ToolPlan> {
+  const { options } = scope.state;
+  const plan = planTools(context, {
+    executors: currentExecutors(options),
+    hostedSpecs: options.hostedSpecs,
+    codeMode: await codeModeFor(scope.state),
+    excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
+    budget: options.toolBudget,
+  });
+  if (options.strict && plan.warnings.length > 0) {
+    throw new SwitchyardError('CONFIG', `strict session: ${plan.warnings.map((warning) => warning.message).join('; ')}`);
+  }
+  for (const warning of plan.warnings) {
+    scope.emit(warning);
+    // events nobody listens to are easy to miss: the process hears of each problem once
+    warnOnce(warning.message, 'SWITCHYARD_PLAN');
+  }
+  return plan;
+}
+
+/**
+ * Earlier steps' runtimes with nothing running are released: a long turn with many steps
+ * (`mcp serve` makes one per MCP call) would otherwise keep every router and plan, and one
+ * turn-signal listener per step.
+ */
+function releaseIdleRuntimes(runtimes: ToolCallRuntime[]): void {
+  for (let index = runtimes.length - 1; index >= 0; index--) {
+    if (runtimes[index].activeCalls > 0) continue;
+    runtimes[index].dispose();
+    runtimes.splice(index, 1);
+  }
+}
+
+/** Captures a step context and builds its plan, router and runtime (the current worker of Code Mode). */
+async function buildStep(scope: TurnScope): Promise<Step> {
+  const { state, emit, id } = scope;
+  scope.stepIndex++;
+  const context = stepContextOf(scope);
+  const plan = await planStep(scope, context);
+  const registry = ToolRegistry.from(plan.executors);
+  const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: state.options.hooks });
+  for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
+  releaseIdleRuntimes(scope.runtimes);
+  const runtime = new ToolCallRuntime({ router, step: context, signal: scope.controller.signal });
+  scope.runtimes.push(runtime);
+  const handleItem = async (item: ResponseItem) => {
+    const result = await runtime.handleItem(item);
+    if (result) {
+      scope.pendingContexts.push(...result.additionalContexts);
+      emit({ type: 'tool-output', turnId: id, item: result.item });
+    }
+    return result;
+  };
+  const dispatch = async (item: ResponseItem) => {
+    const result = await handleItem(item);
+    if (!result) throw new SwitchyardError('CONFIG', `not a tool call: ${String((item as { type?: unknown }).type)}`);
+    return result.item;
+  };
+  scope.detach?.();
+  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime) : undefined;
+  const step: Step = { context, plan, tools: plan.tools, router, runtime, dispatch, dispatchAll: (items) => Promise.all(items.map(dispatch)), handleItem };
+  emit({ type: 'step-start', turnId: id, stepIndex: scope.stepIndex, plan });
+  return step;
+}
+
+function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
+  if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+  const controller = new AbortController();
+  const forward = () => controller.abort(turnOptions.signal?.reason);
+  if (turnOptions.signal?.aborted) forward();
+  else turnOptions.signal?.addEventListener('abort', forward, { once: true });
+  const emit = (event: SessionEvent) => {
+    state.hub.emit(event);
+    sink?.(event);
+  };
+  if (sink) state.turnSinks.add(sink);
+  const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
+  const { id } = scope;
+  let ended = false;
+  emit({ type: 'turn-start', turnId: id });
+  const turn: OwnTurn = {
+    id,
+    signal: controller.signal,
+    emit,
+    step: () => buildStep(scope),
+    takeInjected() {
+      const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
+      const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
+      return [...injected, ...contexts.map(hookContextMessage)];
+    },
+    abort(reason?: unknown) {
+      controller.abort(reason);
+    },
+    end() {
+      // a turn the host aborted ends with its reason, as the host gave it
+      return turn.finish(controller.signal.aborted ? { error: controller.signal.reason } : {});
+    },
+    async finish(outcome) {
+      if (ended) return;
+      ended = true;
+      scope.detach?.();
+      scope.detach = undefined;
+      for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
+      turnOptions.signal?.removeEventListener('abort', forward);
+      await callLifecycle(state, (executor) => executor.onTurnEnd, id);
+      emit({ type: 'turn-end', turnId: id, ...outcome });
+      if (sink) state.turnSinks.delete(sink);
+    },
+  };
+  return turn;
+}
+
+/** True when the session retries `error` after `attempt` attempts of this step (no tool call started). */
+function shouldRetry(options: SessionOptions, error: unknown, attempt: number, signal: AbortSignal): boolean {
+  // read structurally: a client may bundle its own copy of protocol
+  const failure = error as { retryable?: unknown; attempts?: unknown } | undefined;
+  if (failure?.retryable !== true || signal.aborted) return false;
+  if (attempt > (options.maxModelRetries ?? 2)) return false;
+  const clientAttempts = typeof failure.attempts === 'number' ? failure.attempts : 1;
+  return clientAttempts <= 1 || options.retry?.afterClientRetries === true;
+}
+
+/** Calls of the step being sampled and what the model produced so far (kept for a failed turn's history). */
+interface StepProgress {
+  calls: Array<Promise<DispatchResult | undefined>>;
+  items: ResponseItem[];
+  itemsRecorded: boolean;
+}
+
+/** One sampling attempt: streams the model's events; each call starts as soon as its item arrives. */
+async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: OwnTurn; step: Step; request: ModelRequest; attempt: number; progress: StepProgress }): Promise<void> {
+  const { state, model, turn, step, request, attempt, progress } = run;
+  const { emit } = turn;
+  const stepIndex = step.context.stepIndex;
+  emit({ type: 'model-request', turnId: turn.id, stepIndex, attempt, plan: step.plan, request, model: state.options.model?.name ?? model.capabilities?.name });
+  progress.calls = [];
+  progress.items = [];
+  let completed: { usage?: ModelUsage; responseId?: string } | undefined;
+  for await (const event of model.stream(request)) {
+    if (event.type === 'output-item') {
+      progress.items.push(event.item);
+      emit({ type: 'model-item', turnId: turn.id, item: event.item });
+      // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
+      if (isToolCallItem(event.item)) {
+        const pending = step.handleItem(event.item);
+        pending.catch(() => undefined);
+        progress.calls.push(pending);
+      }
+    } else if (event.type === 'text-delta') {
+      emit({ type: 'text-delta', turnId: turn.id, delta: event.delta });
+    } else if (event.type === 'completed') {
+      completed = event;
+      if (event.usage) state.usedTokens = event.usage.totalTokens;
+    }
+  }
+  emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, usage: completed?.usage, responseId: completed?.responseId });
+}
+
+/** Samples the step, retrying a retryable model error (with backoff) while no tool call has started. */
+async function sampleStep(run: { state: SessionState; model: ModelClient; turn: OwnTurn; step: Step; parallelToolCalls: boolean; progress: StepProgress }): Promise<void> {
+  const { state, turn, step } = run;
+  const { options, history } = state;
+  const sleep = options.retry?.sleep ?? abortableSleep;
+  for (let attempt = 1; ; attempt++) {
+    history.push(...turn.takeInjected());
+    const request: ModelRequest = { tools: step.tools, input: [...history.items], parallelToolCalls: run.parallelToolCalls, instructions: options.instructions, signal: turn.signal };
+    try {
+      await sampleOnce({ ...run, request, attempt });
+      return;
+    } catch (error) {
+      const stepIndex = step.context.stepIndex;
+      turn.emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, error });
+      if (run.progress.calls.length > 0 || !shouldRetry(options, error, attempt, turn.signal)) throw error;
+      const delayMs = backoffDelay(attempt, options.retry);
+      turn.emit({ type: 'model-retry', turnId: turn.id, stepIndex, attempt, delayMs, error: turnError(error, turn.signal) });
+      await sleep(delayMs, turn.signal);
+    }
+  }
+}
+
+/** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
+async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
+  const { options, history } = state;
+  const turn = beginOwnTurn(state, { signal: run.signal }, sink);
+  const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
+  const record: TurnRecord = history.begin(input);
+  const maxSteps = options.maxSteps ?? 32;
+  const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
+  let finalText: string | undefined;
+  let steps = 0;
+  const progress: StepProgress = { calls: [], items: [], itemsRecorded: false };
+  try {
+    for (;;) {
+      if (steps >= maxSteps) throw new SwitchyardError('FATAL', `turn exceeded ${maxSteps} steps`);
+      turn.signal.throwIfAborted();
+      const step = await turn.step();
+      steps++;
+      await sampleStep({ state, model: run.model, turn, step, parallelToolCalls, progress });
+      history.pushModelItems(record, progress.items);
+      progress.itemsRecorded = true;
+      for (const item of progress.items) finalText = assistantText(item) ?? finalText;
+      const results = await Promise.all(progress.calls);
+      // outputs in call order; hook contexts and notify() items follow with the next request
+      for (const result of results) if (result) history.push(result.item);
+      progress.calls = [];
+      progress.itemsRecorded = false;
+      if (results.filter(Boolean).length === 0) {
+        history.push(...turn.takeInjected());
+        break;
+      }
+    }
+    const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
+    await turn.finish({ result });
+    return result;
+  } catch (caught) {
+    const error = turnError(caught, turn.signal);
+    await closeFailedTurn({ state, turn, record, progress, error });
+    throw error;
+  }
+}
+
+/**
+ * Ends a failed turn. Calls already started are part of the conversation: their items and outputs
+ * are kept (the aborted ones answer with the aborted output), every other call gets a closing output.
+ */
+async function closeFailedTurn(run: { state: SessionState; turn: OwnTurn; record: TurnRecord; progress: StepProgress; error: SwitchyardError }): Promise<void> {
+  const { state, turn, record, progress, error } = run;
+  turn.abort(error);
+  if (progress.calls.length > 0) {
+    if (!progress.itemsRecorded) state.history.pushModelItems(record, progress.items);
+    const settled = await Promise.allSettled(progress.calls);
+    for (const outcome of settled) if (outcome.status === 'fulfilled' && outcome.value) state.history.push(outcome.value.item);
+  }
+  state.history.fail(record, closingMessage(error));
+  await turn.finish({ error });
+}
+
+async function* streamTurn(state: SessionState, run: RunTurnOptions): AsyncGenerator<TurnEvent> {
+  const queue: TurnEvent[] = [];
+  let wake: (() => void) | undefined;
+  let settled = false;
+  let failure: SwitchyardError | undefined;
+  const stop = new AbortController();
+  const forward = () => stop.abort(run.signal?.reason);
+  if (run.signal?.aborted) forward();
+  else run.signal?.addEventListener('abort', forward, { once: true });
+  const running = executeTurn(state, { ...run, signal: stop.signal }, (event) => {
+    queue.push(event);
+    wake?.();
+  }).then(
+    () => undefined,
+    (error: SwitchyardError) => {
+      failure = error;
+    },
+  );
+  void running.finally(() => {
+    settled = true;
+    run.signal?.removeEventListener('abort', forward);
+    wake?.();
+  });
+  try {
+    for (;;) {
+      while (queue.length > 0) yield queue.shift()!;
+      if (settled) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+    if (failure) throw failure;
+  } finally {
+    if (!settled) {
+      // the host left the loop early: the turn stops, its history stays valid
+      stop.abort(new SwitchyardError('ABORTED', 'the host stopped reading the turn'));
+      await running;
+    }
+  }
+}
+
+async function shutdownSession(state: SessionState): Promise<void> {
+  if (state.closed) return;
+  state.closed = true;
+  await callLifecycle(state, (executor) => executor.dispose);
+  if (state.creatingCodeMode) await state.creatingCodeMode.catch(() => undefined);
+  if (state.codeMode && state.ownsCodeMode) {
+    await state.codeMode.shutdown();
+    await state.ownRuntime?.shutdown();
+  } else if (state.codeMode) await state.codeMode.service.closeSession(state.sessionId);
+}
+
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
   resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
+  // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
     ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
     : undefined;
-  const history = new SessionHistory(options.history);
-  /** Event sinks of the turns being streamed; cell events (not tied to a step) go to each. */
-  const turnSinks = new Set<(event: SessionEvent) => void>();
-  const emitGlobal = (event: SessionEvent) => {
-    hub.emit(event);
-    for (const sink of turnSinks) sink(event);
+  const codeMode = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
+  const state: SessionState = {
+    options,
+    sessionId,
+    toolMode: options.toolMode ?? 'direct',
+    hub,
+    history: new SessionHistory(options.history),
+    turnSinks: new Set(),
+    usedTokens: 0,
+    closed: false,
+    codeMode,
+    ownsCodeMode: !codeMode,
+    ownRuntime: undefined,
+    creatingCodeMode: undefined,
   };
-  let usedTokens = 0;
-  let closed = false;
-  let codeMode: CodeMode | undefined = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
-  const ownsCodeMode = !codeMode;
-  /** The runtime this session created (its worker processes end with the session). */
-  let ownRuntime: CodeModeRuntime | undefined;
-  const forwardCellEvents = (mode: CodeMode) => mode.onCellEvent?.((event) => emitGlobal(event));
-  if (codeMode) forwardCellEvents(codeMode);
-  const toolMode = options.toolMode ?? 'direct';
-
-  let creatingCodeMode: Promise<CodeMode> | undefined;
-  /** The optional peer: a direct-mode host installs no native module, a code-mode one is told what to install. */
-  async function loadRuntimeModule(): Promise<typeof import('@switchyard/code-mode-runtime')> {
-    try {
-      return await import('@switchyard/code-mode-runtime');
-    } catch (error) {
-      throw new SwitchyardError(
-        'CONFIG',
-        `toolMode "${toolMode}" needs the Code Mode runtime: npm install @switchyard/code-mode-runtime isolated-vm (or pass codeMode: createCodeMode({ runtime })); loading it failed: ${errorMessage(error)}`,
-        { cause: error },
-      );
-    }
-  }
-  async function codeModeFor(): Promise<CodeModeContributor | undefined> {
-    if (toolMode === 'direct') return undefined;
-    if (codeMode) return codeMode;
-    // Created once, even when two steps are planned at the same time.
-    creatingCodeMode ??= loadRuntimeModule().then(({ createCodeModeRuntime }) => {
-      const settings = (options.codeMode ?? {}) as { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
-      ownRuntime = createCodeModeRuntime(settings.runtimeOptions as never);
-      const created = createCodeMode({ runtime: ownRuntime, maxOutputTokensCap: settings.maxOutputTokensCap });
-      forwardCellEvents(created);
-      codeMode = created;
-      return created;
-    });
-    return creatingCodeMode;
-  }
-
-  const currentExecutors = () => (typeof options.tools === 'function' ? options.tools() : options.tools);
-  /** Calls each distinct lifecycle function of the executors once; a failing one never breaks the session. */
-  async function callLifecycle(pick: (executor: ToolExecutor) => ((...args: never[]) => unknown) | undefined, ...args: unknown[]) {
-    const seen = new Set<unknown>();
-    const calls: Promise<unknown>[] = [];
-    for (const executor of currentExecutors()) {
-      const fn = pick(executor) as ((...a: unknown[]) => unknown) | undefined;
-      if (typeof fn !== 'function' || seen.has(fn)) continue;
-      seen.add(fn);
-      calls.push(Promise.resolve().then(() => fn(...args)).catch(() => undefined));
-    }
-    await Promise.all(calls);
-  }
-
-  function beginOwnTurn(turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
-    if (closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
-    const id = randomUUID();
-    const controller = new AbortController();
-    const forward = () => controller.abort(turnOptions.signal?.reason);
-    if (turnOptions.signal?.aborted) forward();
-    else turnOptions.signal?.addEventListener('abort', forward, { once: true });
-    const emit = (event: SessionEvent) => {
-      hub.emit(event);
-      sink?.(event);
-    };
-    if (sink) turnSinks.add(sink);
-    const turnState = new Map<string | symbol, unknown>();
-    const pendingContexts: string[] = [];
-    let stepIndex = 0;
-    let detach: (() => void) | undefined;
-    let ended = false;
-    const runtimes: ToolCallRuntime[] = [];
-    emit({ type: 'turn-start', turnId: id });
-
-    const turn: OwnTurn = {
-      id,
-      signal: controller.signal,
-      emit,
-      async step() {
-        stepIndex++;
-        const context: StepContext = {
-          sessionId,
-          turnId: id,
-          stepIndex,
-          cwd: options.cwd ?? process.cwd(),
-          toolMode,
-          provider: { namespaceTools: true, ...options.provider },
-          model: options.model?.name,
-          contextWindow: { windowTokens: options.model?.contextWindow ?? null, usedTokens, autoCompactTokens: options.model?.autoCompactTokens },
-          time: options.time ?? systemTimeProvider,
-          approvalPolicy: options.approvalPolicy,
-          sandboxMode: options.sandboxMode,
-          approvals: options.approvals,
-          turnState,
-        };
-        const executors = currentExecutors();
-        const plan = planTools(context, {
-          executors,
-          hostedSpecs: options.hostedSpecs,
-          codeMode: await codeModeFor(),
-          excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
-          budget: options.toolBudget,
-        });
-        if (options.strict && plan.warnings.length > 0) {
-          throw new SwitchyardError('CONFIG', `strict session: ${plan.warnings.map((warning) => warning.message).join('; ')}`);
-        }
-        for (const warning of plan.warnings) {
-          emit(warning);
-          // events nobody listens to are easy to miss: the process hears of each problem once
-          warnOnce(warning.message, 'SWITCHYARD_PLAN');
-        }
-        const registry = ToolRegistry.from(plan.executors);
-        const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: options.hooks });
-        for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
-        // Earlier steps' runtimes with nothing running are released here: a long turn with many
-        // steps (`mcp serve` makes one per MCP call) would otherwise keep every router and plan,
-        // and one turn-signal listener per step.
-        for (let index = runtimes.length - 1; index >= 0; index--) {
-          if (runtimes[index].activeCalls > 0) continue;
-          runtimes[index].dispose();
-          runtimes.splice(index, 1);
-        }
-        const runtime = new ToolCallRuntime({ router, step: context, signal: controller.signal });
-        runtimes.push(runtime);
-        const handleItem = async (item: ResponseItem) => {
-          const result = await runtime.handleItem(item);
-          if (result) {
-            pendingContexts.push(...result.additionalContexts);
-            emit({ type: 'tool-output', turnId: id, item: result.item });
-          }
-          return result;
-        };
-        const dispatch = async (item: ResponseItem) => {
-          const result = await handleItem(item);
-          if (!result) throw new SwitchyardError('CONFIG', `not a tool call: ${String((item as { type?: unknown }).type)}`);
-          return result.item;
-        };
-        detach?.();
-        detach = codeMode ? codeMode.attachWorker(sessionId, runtime) : undefined;
-        const step: Step = {
-          context,
-          plan,
-          tools: plan.tools,
-          router,
-          runtime,
-          dispatch,
-          dispatchAll: (items) => Promise.all(items.map(dispatch)),
-          handleItem,
-        };
-        emit({ type: 'step-start', turnId: id, stepIndex, plan });
-        return step;
-      },
-      takeInjected() {
-        const injected: ResponseItem[] = codeMode ? codeMode.takeInjected(sessionId) : [];
-        const contexts = pendingContexts.splice(0, pendingContexts.length);
-        return [...injected, ...contexts.map(hookContextMessage)];
-      },
-      abort(reason?: unknown) {
-        controller.abort(reason);
-      },
-      end() {
-        // a turn the host aborted ends with its reason, as the host gave it
-        return turn.finish(controller.signal.aborted ? { error: controller.signal.reason } : {});
-      },
-      async finish(outcome) {
-        if (ended) return;
-        ended = true;
-        detach?.();
-        detach = undefined;
-        for (const runtime of runtimes.splice(0)) runtime.dispose();
-        turnOptions.signal?.removeEventListener('abort', forward);
-        await callLifecycle((executor) => executor.onTurnEnd, id);
-        emit({ type: 'turn-end', turnId: id, ...outcome });
-        if (sink) turnSinks.delete(sink);
-      },
-    };
-    return turn;
-  }
-
-  /** True when the session retries `error` after `attempt` attempts of this step (no tool call started). */
-  function shouldRetry(error: unknown, attempt: number, signal: AbortSignal): boolean {
-    // read structurally: a client may bundle its own copy of protocol
-    const failure = error as { retryable?: unknown; attempts?: unknown } | undefined;
-    if (failure?.retryable !== true || signal.aborted) return false;
-    if (attempt > (options.maxModelRetries ?? 2)) return false;
-    const clientAttempts = typeof failure.attempts === 'number' ? failure.attempts : 1;
-    return clientAttempts <= 1 || options.retry?.afterClientRetries === true;
-  }
-
-  /** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
-  async function executeTurn(run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
-    const turn = beginOwnTurn({ signal: run.signal }, sink);
-    const emit = turn.emit;
-    const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
-    const record: TurnRecord = history.begin(input);
-    const maxSteps = options.maxSteps ?? 32;
-    const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
-    const sleep = options.retry?.sleep ?? abortableSleep;
-    let finalText: string | undefined;
-    let steps = 0;
-    /** Calls of the step being sampled, and what the model produced so far. */
-    let calls: Array<Promise<DispatchResult | undefined>> = [];
-    let items: ResponseItem[] = [];
-    let itemsRecorded = false;
-    try {
-      for (;;) {
-        if (steps >= maxSteps) throw new SwitchyardError('FATAL', `turn exceeded ${maxSteps} steps`);
-        turn.signal.throwIfAborted();
-        const step = await turn.step();
-        steps++;
-        for (let attempt = 1; ; attempt++) {
-          history.push(...turn.takeInjected());
-          const request: ModelRequest = {
-            tools: step.tools,
-            input: [...history.items],
-            parallelToolCalls,
-            instructions: options.instructions,
-            signal: turn.signal,
-          };
-          const stepIndex = step.context.stepIndex;
-          emit({ type: 'model-request', turnId: turn.id, stepIndex, attempt, plan: step.plan, request, model: options.model?.name ?? run.model.capabilities?.name });
-          calls = [];
-          items = [];
-          let completed: { usage?: ModelUsage; responseId?: string } | undefined;
-          try {
-            for await (const event of run.model.stream(request)) {
-              if (event.type === 'output-item') {
-                items.push(event.item);
-                emit({ type: 'model-item', turnId: turn.id, item: event.item });
-                // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
-                if (isToolCallItem(event.item)) {
-                  const pending = step.handleItem(event.item);
-                  pending.catch(() => undefined);
-                  calls.push(pending);
-                }
-              } else if (event.type === 'text-delta') {
-                emit({ type: 'text-delta', turnId: turn.id, delta: event.delta });
-              } else if (event.type === 'completed') {
-                completed = event;
-                if (event.usage) usedTokens = event.usage.totalTokens;
-              }
-            }
-            emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, usage: completed?.usage, responseId: completed?.responseId });
-            break;
-          } catch (error) {
-            emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, error });
-            if (calls.length > 0 || !shouldRetry(error, attempt, turn.signal)) throw error;
-            const delayMs = backoffDelay(attempt, options.retry);
-            emit({ type: 'model-retry', turnId: turn.id, stepIndex, attempt, delayMs, error: turnError(error, turn.signal) });
-            await sleep(delayMs, turn.signal);
-          }
-        }
-        history.pushModelItems(record, items);
-        itemsRecorded = true;
-        for (const item of items) finalText = assistantText(item) ?? finalText;
-        const results = await Promise.all(calls);
-        // outputs in call order; hook contexts and notify() items follow with the next request
-        for (const result of results) if (result) history.push(result.item);
-        calls = [];
-        itemsRecorded = false;
-        const toolCalls = results.filter(Boolean).length;
-        if (toolCalls === 0) {
-          history.push(...turn.takeInjected());
-          break;
-        }
-      }
-      const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
-      await turn.finish({ result });
-      return result;
-    } catch (caught) {
-      const error = turnError(caught, turn.signal);
-      turn.abort(error);
-      // Calls already started are part of the conversation: their items and outputs are kept
-      // (the aborted ones answer with the aborted output), every other call gets a closing output.
-      if (calls.length > 0) {
-        if (!itemsRecorded) history.pushModelItems(record, items);
-        const settled = await Promise.allSettled(calls);
-        for (const outcome of settled) if (outcome.status === 'fulfilled' && outcome.value) history.push(outcome.value.item);
-      }
-      history.fail(record, closingMessage(error));
-      await turn.finish({ error });
-      throw error;
-    }
-  }
-
-  async function* streamTurn(run: RunTurnOptions): AsyncGenerator<TurnEvent> {
-    const queue: TurnEvent[] = [];
-    let wake: (() => void) | undefined;
-    let settled = false;
-    let failure: SwitchyardError | undefined;
-    const stop = new AbortController();
-    const forward = () => stop.abort(run.signal?.reason);
-    if (run.signal?.aborted) forward();
-    else run.signal?.addEventListener('abort', forward, { once: true });
-    const running = executeTurn({ ...run, signal: stop.signal }, (event) => {
-      queue.push(event);
-      wake?.();
-    }).then(
-      () => undefined,
-      (error: SwitchyardError) => {
-        failure = error;
-      },
-    );
-    void running.finally(() => {
-      settled = true;
-      run.signal?.removeEventListener('abort', forward);
-      wake?.();
-    });
-    try {
-      for (;;) {
-        while (queue.length > 0) yield queue.shift()!;
-        if (settled) break;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = undefined;
-      }
-      if (failure) throw failure;
-    } finally {
-      if (!settled) {
-        // the host left the loop early: the turn stops, its history stays valid
-        stop.abort(new SwitchyardError('ABORTED', 'the host stopped reading the turn'));
-        await running;
-      }
-    }
-  }
-
-  async function runTurn(run: RunTurnOptions): Promise<TurnResult> {
-    let result: TurnResult | undefined;
-    for await (const event of streamTurn(run)) if (event.type === 'turn-end' && event.result) result = event.result;
-    return result!;
-  }
-
+  if (codeMode) forwardCellEvents(state, codeMode);
+  const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {
     id: sessionId,
-    history: history.items,
-    beginTurn: (turnOptions) => beginOwnTurn(turnOptions),
-    runTurn,
-    streamTurn,
+    history: state.history.items,
+    beginTurn: (turnOptions) => beginOwnTurn(state, turnOptions),
+    async runTurn(run) {
+      let result: TurnResult | undefined;
+      for await (const event of runStream(run)) if (event.type === 'turn-end' && event.result) result = event.result;
+      return result!;
+    },
+    streamTurn: runStream,
     on: (type, listener) => hub.on(type, listener),
     async shutdown() {
-      if (closed) return;
-      closed = true;
-      await callLifecycle((executor) => executor.dispose);
-      if (creatingCodeMode) await creatingCodeMode.catch(() => undefined);
-      if (codeMode && ownsCodeMode) {
-        await codeMode.shutdown();
-        await ownRuntime?.shutdown();
-      } else if (codeMode) await codeMode.service.closeSession(sessionId);
+      if (state.closed) return;
+      await shutdownSession(state);
       tracing?.close();
     },
   };

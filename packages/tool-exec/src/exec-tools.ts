@@ -171,7 +171,7 @@ function emit(invocation: ToolInvocation, name: string, data: JsonValue): void {
 }
 
 function abortError(started: number): SwitchyardError {
-  return new SwitchyardError('ABORTED', abortedMessage(Date.now() - started, true));
+  return new SwitchyardError('ABORTED', abortedMessage(Date.now() - started, { style: 'shell' }));
 }
 
 /** Waits until the process finished, `ms` passed, or the call was aborted (then throws ABORTED). */
@@ -232,6 +232,319 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   processScope: rule.oneOf('turn', 'session'),
 };
 
+/** What the two executors of one toolset share. */
+interface ToolsetState {
+  readonly options: ExecToolsOptions;
+  readonly table: ProcessTable;
+  readonly memory: ApprovalMemory;
+  /** Processes started by a call that has not answered yet (not in the table until then). */
+  readonly inFlight: Set<ExecProcess>;
+  readonly scope: 'turn' | 'session';
+  readonly allowLoginShell: boolean;
+  shuttingDown: boolean;
+}
+
+/** The policies of one call: the options', else the step's, else the defaults. */
+interface CallSettings {
+  readonly root: string;
+  readonly sandbox: SandboxMode;
+  readonly policy: ApprovalPolicy;
+  readonly approvals: ApprovalProvider | undefined;
+}
+
+function ensureOpen(state: ToolsetState): void {
+  if (state.shuttingDown) throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
+}
+
+/** Kills the processes of earlier turns of the same session (the fallback when nobody calls endTurn). */
+function sweepEarlierTurns(state: ToolsetState, step: StepContext): void {
+  if (state.scope !== 'turn') return;
+  state.table.killWhere((entry) => entry.sessionId === step.sessionId && entry.turnId !== step.turnId);
+}
+
+/** The working directory of a call: `workdir` (relative to the root) or the root. */
+function resolveWorkdir(root: string, workdir: string | undefined): string {
+  return workdir ? (isAbsolute(workdir) ? workdir : resolve(root, workdir)) : root;
+}
+
+function resolveShell(options: ExecToolsOptions, shell: string | undefined): string {
+  return shell ?? options.shell ?? defaultShell();
+}
+
+function resolveSettings(options: ExecToolsOptions, step: StepContext): CallSettings {
+  return {
+    root: resolve(options.root ?? step.cwd),
+    sandbox: options.sandbox ?? step.sandboxMode ?? 'workspace-write',
+    policy: options.approvalPolicy ?? step.approvalPolicy ?? 'on-request',
+    approvals: options.approvals ?? step.approvals,
+  };
+}
+
+function hookContextOf(state: ToolsetState): ExecHookContext {
+  return {
+    resolve: (invocation, args) => ({
+      workdir: resolveWorkdir(resolve(state.options.root ?? invocation.step.cwd), typeof args.workdir === 'string' ? args.workdir : undefined),
+      shell: resolveShell(state.options, typeof args.shell === 'string' ? args.shell : undefined),
+    }),
+    sessionCommand: (id) => state.table.get(id)?.command,
+  };
+}
+
+function sandboxPolicy(options: ExecToolsOptions, root: string, mode: SandboxMode): SandboxPolicy {
+  return {
+    mode,
+    root,
+    network: options.network,
+    writableRoots: options.writableRoots,
+    bwrapPath: options.bwrapPath,
+    sandboxUser: options.sandboxUser,
+  };
+}
+
+/** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
+async function runOnce(run: {
+  state: ToolsetState;
+  invocation: ToolInvocation;
+  args: ExecCommandArgs;
+  cwd: string;
+  sandbox: SandboxPolicy;
+  started: number;
+}): Promise<{ execProcess: ExecProcess; output: string }> {
+  const { state, invocation, args, cwd, sandbox, started } = run;
+  const shell = resolveShell(state.options, args.shell);
+  if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
+  const login = args.login ?? state.allowLoginShell;
+  // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
+  await assertSandbox(sandbox);
+  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+  let execProcess: ExecProcess;
+  try {
+    execProcess = await ExecProcess.start({
+      file: wrapped.file,
+      args: wrapped.args,
+      cwd,
+      env: commandEnvironment(sandbox, args.tty, state.options),
+      tty: args.tty,
+      maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
+    });
+  } catch (error) {
+    throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
+  }
+  state.inFlight.add(execProcess);
+  try {
+    await waitForProcess(execProcess, args.yieldTimeMs, invocation.signal, started);
+  } catch (error) {
+    execProcess.kill();
+    throw error;
+  } finally {
+    state.inFlight.delete(execProcess);
+  }
+  return { execProcess, output: execProcess.takeOutput() };
+}
+
+/** An `apply_patch` heredoc run through exec_command goes to the apply_patch tool (when the step has it). */
+async function interceptApplyPatch(run: { invocation: ToolInvocation; args: ExecCommandArgs; cwd: string; root: string; started: number }): Promise<ExecCommandOutput | undefined> {
+  const { invocation, args, cwd, root, started } = run;
+  const parsed = parseApplyPatchCommand(args.cmd);
+  const applyPatch = toolName('apply_patch');
+  if (!parsed || !invocation.tools?.has(applyPatch)) return undefined;
+  const directory = parsed.cd ? resolve(cwd, parsed.cd) : cwd;
+  const patch = rebasePatchPaths(parsed.patch, directory, root);
+  const output = await invocation.tools.call(applyPatch, { kind: 'custom', input: patch }, { signal: invocation.signal });
+  const text = `Warning: ${APPLY_PATCH_WARNING}\n${textOf(output, invocation.callId)}`;
+  if (output.success === false) throw new RespondToModelError(text);
+  return new ExecCommandOutput({ chunkId: '', wallTimeMs: Date.now() - started, output: text, maxOutputTokens: args.maxOutputTokens });
+}
+
+/** The checks before anything runs: login shells allowed, the workdir a directory, escalation allowed, no bare patch. */
+function checkCommand(run: { state: ToolsetState; args: ExecCommandArgs; settings: CallSettings; cwd: string }): void {
+  const { state, args, settings, cwd } = run;
+  if (args.login === true && !state.allowLoginShell) {
+    throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
+  }
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: workdir ${cwd} is not a directory`);
+  if (args.escalate && settings.policy !== 'on-request') {
+    throw new RespondToModelError(escalationRefusedMessage(settings.policy), { code: 'APPROVAL_DENIED' });
+  }
+  if (isBarePatch(args.cmd)) throw new RespondToModelError(BARE_PATCH_MESSAGE);
+}
+
+/** The approval request of this command; `escalated` asks to run it outside the sandbox. */
+function approvalRequest(run: { invocation: ToolInvocation; args: ExecCommandArgs; cwd: string }, request: { escalated: boolean; reason: string | undefined }) {
+  return {
+    kind: 'exec' as const,
+    toolName: 'exec_command',
+    callId: run.invocation.callId,
+    command: run.args.cmd,
+    cwd: run.cwd,
+    reason: request.reason,
+    escalated: request.escalated,
+    signal: run.invocation.signal,
+  };
+}
+
+/** Asks for approval where the policy wants it; returns the sandbox mode the command runs in. */
+async function approveCommand(run: { state: ToolsetState; invocation: ToolInvocation; args: ExecCommandArgs; cwd: string; settings: CallSettings }): Promise<SandboxMode> {
+  const { state, args, settings } = run;
+  if (args.escalate) {
+    await requireApproval(settings.approvals, approvalRequest(run, { escalated: true, reason: args.justification }), state.memory, args.prefixRule);
+    return 'danger-full-access';
+  }
+  if (settings.policy === 'untrusted' && !isKnownSafeCommand(args.cmd)) {
+    await requireApproval(settings.approvals, approvalRequest(run, { escalated: false, reason: args.justification }), state.memory, args.prefixRule);
+  }
+  return settings.sandbox;
+}
+
+/** Runs the command in `mode`; under `on-failure`, a likely sandbox denial is retried outside the sandbox once approved. */
+async function runWithDenialRetry(run: {
+  state: ToolsetState;
+  invocation: ToolInvocation;
+  args: ExecCommandArgs;
+  cwd: string;
+  settings: CallSettings;
+  mode: SandboxMode;
+  started: number;
+}): Promise<{ execProcess: ExecProcess; output: string }> {
+  const { state, settings, mode } = run;
+  const first = await runOnce({ ...run, sandbox: sandboxPolicy(state.options, settings.root, mode) });
+  const denied =
+    settings.policy === 'on-failure' &&
+    mode !== 'danger-full-access' &&
+    first.execProcess.exited &&
+    isLikelySandboxDenial(first.execProcess.exitCode as number, first.output);
+  if (!denied) return first;
+  await requireApproval(settings.approvals, approvalRequest(run, { escalated: true, reason: 'The command failed in the sandbox; run it again without the sandbox?' }), state.memory);
+  return runOnce({ ...run, sandbox: sandboxPolicy(state.options, settings.root, 'danger-full-access') });
+}
+
+/** The answer of a run: the exit code when it finished, else a session id for write_stdin. */
+function answerExec(run: {
+  state: ToolsetState;
+  invocation: ToolInvocation;
+  args: ExecCommandArgs;
+  result: { execProcess: ExecProcess; output: string };
+  started: number;
+}): ExecCommandOutput {
+  const { state, invocation, args, started } = run;
+  const { execProcess, output } = run.result;
+  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output, maxOutputTokens: args.maxOutputTokens };
+  if (execProcess.exited) {
+    emit(invocation, 'exec-command-end', { command: args.cmd, exit_code: execProcess.exitCode as number });
+    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: args.cmd });
+  }
+  if (state.shuttingDown) {
+    execProcess.kill();
+    throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
+  }
+  const step = invocation.step;
+  const entry = state.table.add({ process: execProcess, command: args.cmd, sessionId: step.sessionId, turnId: step.turnId });
+  return new ExecCommandOutput({ ...result, sessionId: entry.id });
+}
+
+/** exec_command: checks, apply_patch interception, approval, the sandboxed run, the answer. */
+async function handleExecCommand(state: ToolsetState, invocation: ToolInvocation): Promise<ExecCommandOutput> {
+  const started = Date.now();
+  ensureOpen(state);
+  const args = parseExecArgs(invocation);
+  sweepEarlierTurns(state, invocation.step);
+  const settings = resolveSettings(state.options, invocation.step);
+  const cwd = resolveWorkdir(settings.root, args.workdir);
+  checkCommand({ state, args, settings, cwd });
+  const intercepted = await interceptApplyPatch({ invocation, args, cwd, root: settings.root, started });
+  if (intercepted) return intercepted;
+  const mode = await approveCommand({ state, invocation, args, cwd, settings });
+  if (invocation.signal.aborted) throw abortError(started);
+  emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
+  const result = await runWithDenialRetry({ state, invocation, args, cwd, settings, mode, started });
+  return answerExec({ state, invocation, args, result, started });
+}
+
+interface WriteStdinArgs {
+  id: number;
+  chars: string;
+  requestedYield: number;
+  maxOutputTokens?: number;
+}
+
+function parseWriteArgs(invocation: ToolInvocation): WriteStdinArgs {
+  const args = parseObject(invocation, 'write_stdin');
+  const id = optional<number>(args, 'session_id', 'number', 'write_stdin');
+  if (id === undefined) throw new RespondToModelError('write_stdin: `session_id` is required', { code: 'INVALID_INPUT' });
+  return {
+    id,
+    chars: optional<string>(args, 'chars', 'string', 'write_stdin') ?? '',
+    requestedYield: optional<number>(args, 'yield_time_ms', 'number', 'write_stdin') ?? DEFAULT_WRITE_YIELD_MS,
+    maxOutputTokens: optional<number>(args, 'max_output_tokens', 'number', 'write_stdin'),
+  };
+}
+
+/** write_stdin: writes `chars` (an empty write is a poll), waits, answers with the output so far. */
+async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation): Promise<ExecCommandOutput> {
+  const started = Date.now();
+  ensureOpen(state);
+  const { id, chars, requestedYield, maxOutputTokens } = parseWriteArgs(invocation);
+  sweepEarlierTurns(state, invocation.step);
+  const entry: ProcessEntry | undefined = state.table.get(id);
+  if (!entry) throw new RespondToModelError(`write_stdin failed: Unknown process id ${id}`);
+  state.table.touch(entry);
+  const execProcess = entry.process;
+  if (chars !== '') {
+    try {
+      execProcess.write(chars);
+    } catch (error) {
+      throw new RespondToModelError(`write_stdin failed: ${(error as Error).message}`);
+    }
+    emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
+  }
+  const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);
+  try {
+    await waitForProcess(execProcess, yieldMs, invocation.signal, started);
+  } catch (error) {
+    state.table.remove(id);
+    execProcess.kill();
+    throw error;
+  }
+  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: execProcess.takeOutput(), maxOutputTokens };
+  if (execProcess.exited) {
+    state.table.remove(id);
+    emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
+    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
+  }
+  return new ExecCommandOutput({ ...result, sessionId: id, hookCommand: entry.command });
+}
+
+/** Waits until each process finished, at most 1 s each (they were already killed). */
+async function waitForExit(processes: ExecProcess[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise((done) => (timer = setTimeout(done, 1_000)));
+  try {
+    await Promise.all(processes.map((execProcess) => Promise.race([execProcess.finished, deadline])));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const killAndWait = (entries: ProcessEntry[]) => waitForExit(entries.map((entry) => entry.process));
+
+async function endTurnOf(state: ToolsetState, turnId: string): Promise<void> {
+  if (state.scope !== 'turn') return;
+  await killAndWait(state.table.killWhere((entry) => entry.turnId === turnId));
+}
+
+async function shutdownToolset(state: ToolsetState): Promise<void> {
+  state.shuttingDown = true;
+  const running = [...state.inFlight];
+  for (const execProcess of running) execProcess.kill();
+  await Promise.all([killAndWait(state.table.killWhere(() => true)), waitForExit(running)]);
+}
+
 /**
  * Creates the `exec_command` and `write_stdin` executors sharing one process
  * table, plus `endTurn` / `shutdown` to kill process groups. Commands run through the sandbox and
@@ -239,256 +552,42 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
  */
 export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   checkOptions('execTools', options, EXEC_OPTION_RULES);
-  const table = new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
-  const memory = new ApprovalMemory();
-  /** Processes started by a call that has not answered yet (not in the table until then). */
-  const inFlight = new Set<ExecProcess>();
-  const scope = options.processScope ?? 'turn';
-  const allowLoginShell = options.allowLoginShell ?? false;
-  let shuttingDown = false;
-
-  const ensureOpen = () => {
-    if (shuttingDown) throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
+  const state: ToolsetState = {
+    options,
+    table: new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
+    memory: new ApprovalMemory(),
+    inFlight: new Set(),
+    scope: options.processScope ?? 'turn',
+    allowLoginShell: options.allowLoginShell ?? false,
+    shuttingDown: false,
   };
-
-  /** Kills the processes of earlier turns of the same session (the fallback when nobody calls endTurn). */
-  const sweepEarlierTurns = (step: StepContext) => {
-    if (scope !== 'turn') return;
-    table.killWhere((entry) => entry.sessionId === step.sessionId && entry.turnId !== step.turnId);
-  };
-
-  /** The working directory of a call: `workdir` (relative to the root) or the root. */
-  const resolveWorkdir = (root: string, workdir: string | undefined) =>
-    workdir ? (isAbsolute(workdir) ? workdir : resolve(root, workdir)) : root;
-  const resolveShell = (shell: string | undefined) => shell ?? options.shell ?? defaultShell();
-  const hookContext: ExecHookContext = {
-    resolve: (invocation, args) => ({
-      workdir: resolveWorkdir(resolve(options.root ?? invocation.step.cwd), typeof args.workdir === 'string' ? args.workdir : undefined),
-      shell: resolveShell(typeof args.shell === 'string' ? args.shell : undefined),
-    }),
-    sessionCommand: (id) => table.get(id)?.command,
-  };
-
-  const resolveSettings = (step: StepContext) => ({
-    root: resolve(options.root ?? step.cwd),
-    sandbox: options.sandbox ?? step.sandboxMode ?? 'workspace-write',
-    policy: options.approvalPolicy ?? step.approvalPolicy ?? 'on-request',
-    approvals: options.approvals ?? step.approvals,
-  });
-
-  /** Runs one process for at most `yieldMs`; returns it with its output so far. */
-  const runOnce = async (
-    invocation: ToolInvocation,
-    args: ExecCommandArgs,
-    cwd: string,
-    sandbox: SandboxPolicy,
-    started: number,
-  ): Promise<{ execProcess: ExecProcess; output: string }> => {
-    const shell = resolveShell(args.shell);
-    if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
-    const login = args.login ?? allowLoginShell;
-    // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
-    await assertSandbox(sandbox);
-    const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
-    let execProcess: ExecProcess;
-    try {
-      execProcess = await ExecProcess.start({
-        file: wrapped.file,
-        args: wrapped.args,
-        cwd,
-        env: commandEnvironment(sandbox, args.tty, options),
-        tty: args.tty,
-        maxRetainedBytes: options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
-      });
-    } catch (error) {
-      throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
-    }
-    inFlight.add(execProcess);
-    try {
-      await waitForProcess(execProcess, args.yieldTimeMs, invocation.signal, started);
-    } catch (error) {
-      execProcess.kill();
-      throw error;
-    } finally {
-      inFlight.delete(execProcess);
-    }
-    return { execProcess, output: execProcess.takeOutput() };
-  };
-
-  const interceptApplyPatch = async (invocation: ToolInvocation, args: ExecCommandArgs, cwd: string, root: string, started: number) => {
-    const parsed = parseApplyPatchCommand(args.cmd);
-    const applyPatch = toolName('apply_patch');
-    if (!parsed || !invocation.tools?.has(applyPatch)) return undefined;
-    const directory = parsed.cd ? resolve(cwd, parsed.cd) : cwd;
-    const patch = rebasePatchPaths(parsed.patch, directory, root);
-    const output = await invocation.tools.call(applyPatch, { kind: 'custom', input: patch }, { signal: invocation.signal });
-    const text = `Warning: ${APPLY_PATCH_WARNING}\n${textOf(output, invocation.callId)}`;
-    if (output.success === false) throw new RespondToModelError(text);
-    return new ExecCommandOutput({ chunkId: '', wallTimeMs: Date.now() - started, output: text, maxOutputTokens: args.maxOutputTokens });
-  };
-
+  const hookContext = hookContextOf(state);
   const execCommand: ToolExecutor = {
     name: toolName('exec_command'),
-    spec: execCommandSpec({ allowLoginShell }),
+    spec: execCommandSpec({ allowLoginShell: state.allowLoginShell }),
     supportsParallelToolCalls: true,
     abortStyle: 'shell',
     hookPayload: execCommandHookAdapter(hookContext),
-    async handle(invocation) {
-      const started = Date.now();
-      ensureOpen();
-      const args = parseExecArgs(invocation);
-      const step = invocation.step;
-      sweepEarlierTurns(step);
-      const settings = resolveSettings(step);
-      if (args.login === true && !allowLoginShell) {
-        throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
-      }
-      const cwd = resolveWorkdir(settings.root, args.workdir);
-      let isDirectory = false;
-      try {
-        isDirectory = statSync(cwd).isDirectory();
-      } catch {
-        // reported below
-      }
-      if (!isDirectory) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: workdir ${cwd} is not a directory`);
-      if (args.escalate && settings.policy !== 'on-request') {
-        throw new RespondToModelError(escalationRefusedMessage(settings.policy), { code: 'APPROVAL_DENIED' });
-      }
-      if (isBarePatch(args.cmd)) throw new RespondToModelError(BARE_PATCH_MESSAGE);
-      const intercepted = await interceptApplyPatch(invocation, args, cwd, settings.root, started);
-      if (intercepted) return intercepted;
-
-      const approvalRequest = (escalated: boolean, reason: string | undefined) => ({
-        kind: 'exec' as const,
-        toolName: 'exec_command',
-        callId: invocation.callId,
-        command: args.cmd,
-        cwd,
-        reason,
-        escalated,
-        signal: invocation.signal,
-      });
-      let mode = settings.sandbox;
-      if (args.escalate) {
-        await requireApproval(settings.approvals, approvalRequest(true, args.justification), memory, args.prefixRule);
-        mode = 'danger-full-access';
-      } else if (settings.policy === 'untrusted' && !isKnownSafeCommand(args.cmd)) {
-        await requireApproval(settings.approvals, approvalRequest(false, args.justification), memory, args.prefixRule);
-      }
-      if (invocation.signal.aborted) throw abortError(started);
-
-      const sandbox = (sandboxMode: SandboxMode): SandboxPolicy => ({
-        mode: sandboxMode,
-        root: settings.root,
-        network: options.network,
-        writableRoots: options.writableRoots,
-        bwrapPath: options.bwrapPath,
-        sandboxUser: options.sandboxUser,
-      });
-      emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
-      let run = await runOnce(invocation, args, cwd, sandbox(mode), started);
-      if (
-        settings.policy === 'on-failure' &&
-        mode !== 'danger-full-access' &&
-        run.execProcess.exited &&
-        isLikelySandboxDenial(run.execProcess.exitCode as number, run.output)
-      ) {
-        await requireApproval(settings.approvals, approvalRequest(true, 'The command failed in the sandbox; run it again without the sandbox?'), memory);
-        run = await runOnce(invocation, args, cwd, sandbox('danger-full-access'), started);
-      }
-
-      const { execProcess, output } = run;
-      const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output, maxOutputTokens: args.maxOutputTokens };
-      if (execProcess.exited) {
-        emit(invocation, 'exec-command-end', { command: args.cmd, exit_code: execProcess.exitCode as number });
-        return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: args.cmd });
-      }
-      if (shuttingDown) {
-        execProcess.kill();
-        throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
-      }
-      const entry = table.add({ process: execProcess, command: args.cmd, sessionId: step.sessionId, turnId: step.turnId });
-      return new ExecCommandOutput({ ...result, sessionId: entry.id });
-    },
+    handle: (invocation) => handleExecCommand(state, invocation),
   };
-
   const writeStdin: ToolExecutor = {
     name: toolName('write_stdin'),
     spec: writeStdinSpec(),
     supportsParallelToolCalls: false,
     abortStyle: 'shell',
     hookPayload: writeStdinHookAdapter(hookContext),
-    async handle(invocation) {
-      const started = Date.now();
-      ensureOpen();
-      const args = parseObject(invocation, 'write_stdin');
-      const id = optional<number>(args, 'session_id', 'number', 'write_stdin');
-      if (id === undefined) throw new RespondToModelError('write_stdin: `session_id` is required', { code: 'INVALID_INPUT' });
-      const chars = optional<string>(args, 'chars', 'string', 'write_stdin') ?? '';
-      const requestedYield = optional<number>(args, 'yield_time_ms', 'number', 'write_stdin') ?? DEFAULT_WRITE_YIELD_MS;
-      const maxOutputTokens = optional<number>(args, 'max_output_tokens', 'number', 'write_stdin');
-      sweepEarlierTurns(invocation.step);
-      const entry: ProcessEntry | undefined = table.get(id);
-      if (!entry) throw new RespondToModelError(`write_stdin failed: Unknown process id ${id}`);
-      table.touch(entry);
-      const execProcess = entry.process;
-      if (chars !== '') {
-        try {
-          execProcess.write(chars);
-        } catch (error) {
-          throw new RespondToModelError(`write_stdin failed: ${(error as Error).message}`);
-        }
-        emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
-      }
-      const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);
-      try {
-        await waitForProcess(execProcess, yieldMs, invocation.signal, started);
-      } catch (error) {
-        table.remove(id);
-        execProcess.kill();
-        throw error;
-      }
-      const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: execProcess.takeOutput(), maxOutputTokens };
-      if (execProcess.exited) {
-        table.remove(id);
-        emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
-        return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
-      }
-      return new ExecCommandOutput({ ...result, sessionId: id, hookCommand: entry.command });
-    },
+    handle: (invocation) => handleWriteStdin(state, invocation),
   };
-
-  /** Waits until each process finished, at most 1 s each (they were already killed). */
-  const waitForExit = async (processes: ExecProcess[]) => {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise((done) => (timer = setTimeout(done, 1_000)));
-    try {
-      await Promise.all(processes.map((execProcess) => Promise.race([execProcess.finished, deadline])));
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-  const killAndWait = (entries: ProcessEntry[]) => waitForExit(entries.map((entry) => entry.process));
-
-  const endTurn = async (turnId: string) => {
-    if (scope !== 'turn') return;
-    await killAndWait(table.killWhere((entry) => entry.turnId === turnId));
-  };
+  const endTurn = (turnId: string) => endTurnOf(state, turnId);
+  const shutdown = () => shutdownToolset(state);
   const lifecycle = { onTurnEnd: endTurn, dispose: () => shutdown() };
   return {
     // The session calls onTurnEnd / dispose (each shared function once), so hosts need no wiring.
     tools: [{ ...execCommand, ...lifecycle }, { ...writeStdin, ...lifecycle }],
     endTurn,
     shutdown,
-    liveSessionIds: () => table.ids(),
+    liveSessionIds: () => state.table.ids(),
   };
-
-  async function shutdown(): Promise<void> {
-    shuttingDown = true;
-    const running = [...inFlight];
-    for (const execProcess of running) execProcess.kill();
-    await Promise.all([killAndWait(table.killWhere(() => true)), waitForExit(running)]);
-  }
 }
 
 /**
