@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpTools, type McpTools } from '@switchyard/mcp';
 import { chatCompletions } from '@switchyard/openai';
-import { createStepContext, toWireTools, type ModelStreamEvent, type ToolExecutor } from '@switchyard/protocol';
+import { toWireTools, type JsonObject, type ModelStreamEvent, type ToolExecutor } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 import { byProfile, report } from '../src/profile';
 import { typecheckRequestBodies } from '../../../packages/openai/test/request-body-types';
 
@@ -27,14 +28,9 @@ describe('a hostile MCP server on stdio', () => {
   afterAll(() => mcp?.close());
 
   const run = async (target: ToolExecutor, args: object) => {
-    const output = await target.handle({
-      callId: 'c',
-      toolName: target.name,
-      source: { kind: 'direct' },
-      payload: { kind: 'function', arguments: JSON.stringify(args) },
-      signal: new AbortController().signal,
-      step: createStepContext(),
-    });
+    const answer = await invokeTool(target, args as JsonObject, { callId: 'c', hooks: false });
+    if (answer.error) throw answer.error;
+    const output = answer.output;
     const result = output.codeModeResult({ kind: 'function', arguments: '{}' }) as { content: Array<{ text?: string }>; isError: boolean };
     return { isError: result.isError, texts: result.content.map((block) => block.text ?? '') };
   };

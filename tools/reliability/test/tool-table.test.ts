@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineFreeformTool, defineFunctionTool, estimateTokens, isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
 import { createToolSearchExecutor } from '../../../packages/planner/src/tool-search';
+import { invokeTool } from '@switchyard/registry/testing';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { byProfile, report } from '../src/profile';
 
@@ -90,14 +91,9 @@ describe('hostile catalogs', () => {
 describe('hostile tool_search queries', () => {
   const search = createToolSearchExecutor(Array.from({ length: 2_000 }, (_, i) => ({ ...tool(`tool_${i}`, { namespace: `srv${i % 20}__`, description: `Does thing ${i} with records.` }), exposure: 'deferred' as const })));
   const call = async (query: unknown, limit?: unknown) => {
-    const output = await search.handle({
-      callId: 'q',
-      toolName: search.name,
-      source: { kind: 'direct' },
-      payload: { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } } as never,
-      signal: new AbortController().signal,
-      step: { sessionId: 's', turnId: 't', stepIndex: 1, cwd: '/', toolMode: 'direct', provider: {}, turnState: new Map() },
-    });
+    const answer = await invokeTool(search, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } } as never, { callId: 'q', hooks: false });
+    if (answer.error) throw answer.error;
+    const output = answer.output;
     return output.codeModeResult({ kind: 'tool-search', arguments: { query: 'x' } }) as unknown as Array<{ tools?: unknown[] }>;
   };
 

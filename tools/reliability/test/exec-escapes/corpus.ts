@@ -12,7 +12,8 @@ import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rea
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIRECT_SOURCE, createStepContext, isSwitchyardError, type JsonObject, type SandboxMode, type ToolOutput } from '@switchyard/protocol';
+import { isSwitchyardError, type JsonObject, type SandboxMode, type ToolOutput } from '@switchyard/protocol';
+import { invokeTool } from '@switchyard/registry/testing';
 import { execTools } from '@switchyard/tool-exec';
 
 /** What every attempt can use. Paths under `outside` are this run's markers. */
@@ -377,14 +378,9 @@ export async function runCorpus(attempts: Attempt[] = ATTEMPTS): Promise<CorpusR
       const toolset = execTools({ root, sandbox: mode, approvalPolicy: 'never', network: attempt.network, shell: '/bin/sh', processScope: 'session' });
       try {
         attempt.setup?.(context);
-        const output = await toolset[0].handle({
-          callId: `escape-${results.length}`,
-          toolName: toolset[0].name,
-          source: DIRECT_SOURCE,
-          payload: { kind: 'function', arguments: JSON.stringify({ cmd: attempt.cmd(context), yield_time_ms: 20_000 }) },
-          signal: new AbortController().signal,
-          step: createStepContext({ cwd: root }),
-        });
+        const answer = await invokeTool(toolset[0], { cmd: attempt.cmd(context), yield_time_ms: 20_000 }, { callId: `escape-${results.length}`, step: { cwd: root }, hooks: false });
+        if (answer.error) throw answer.error;
+        const output = answer.output;
         const value = codeModeValue(output);
         const result = { output: String(value.output ?? ''), exitCode: typeof value.exit_code === 'number' ? value.exit_code : undefined };
         await toolset.shutdown();
