@@ -1,22 +1,23 @@
+// The define helpers' executors, exercised through the registry's real dispatch (invokeTool):
+// the contract package cannot depend on the registry, so these tests live here.
 import { describe, expect, it } from 'vitest';
-import { createStepContext } from './context';
-import { defineFreeformTool, defineFunctionTool } from './define';
-import { FatalToolError, isSwitchyardError } from './errors';
-import { FunctionToolOutput } from './output';
-import type { ToolPayload } from './payload';
-import { toolName } from './tool-name';
-import type { ToolExecutor } from './executor';
-import { DIRECT_SOURCE } from './call';
+import {
+  FatalToolError,
+  FunctionToolOutput,
+  defineFreeformTool,
+  defineFunctionTool,
+  isSwitchyardError,
+  toolName,
+  type ToolExecutor,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import { invokeTool } from '../src/testing/index';
 
-function invoke(executor: ToolExecutor, payload: ToolPayload) {
-  return executor.handle({
-    callId: 'call-1',
-    toolName: executor.name,
-    source: DIRECT_SOURCE,
-    payload,
-    signal: new AbortController().signal,
-    step: createStepContext(),
-  });
+/** One call through the registry; a failed call rejects with its model-visible error (a fatal one with itself). */
+async function invoke(executor: ToolExecutor, payload: ToolPayload) {
+  const result = await invokeTool(executor, payload, { callId: 'call-1', hooks: false });
+  if (result.error) throw result.error;
+  return result.output;
 }
 
 const fn = (args: string): ToolPayload => ({ kind: 'function', arguments: args });
@@ -76,7 +77,9 @@ describe('defineFunctionTool', () => {
     const echo = defineFunctionTool({ name: 'echo', description: 'e', parameters: { type: 'object' }, handle: ({ args }) => args });
     expect((await invoke(echo, fn('  '))).codeModeResult(fn(''))).toEqual({});
     await expect(invoke(echo, fn('{nope'))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^failed to parse function arguments: /) });
-    await expect(invoke(echo, { kind: 'custom', input: 'x' })).rejects.toMatchObject({ message: 'echo handler received unsupported payload' });
+    // The registry refuses a custom call to a function tool (fatal INCOMPATIBLE_PAYLOAD); past that check the handler's own guard answers.
+    await expect(invoke(echo, { kind: 'custom', input: 'x' })).rejects.toMatchObject({ code: 'INCOMPATIBLE_PAYLOAD' });
+    await expect(invoke({ ...echo, payloadKinds: ['function', 'custom'] }, { kind: 'custom', input: 'x' })).rejects.toMatchObject({ message: 'echo handler received unsupported payload' });
   });
 });
 

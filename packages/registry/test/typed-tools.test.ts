@@ -1,25 +1,27 @@
+// The define helpers' executors, exercised through the registry's real dispatch (invokeTool):
+// the contract package cannot depend on the registry, so these tests live here.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as v from 'valibot';
 import { toJsonSchema, toStandardJsonSchema } from '@valibot/to-json-schema';
 import { z } from 'zod';
-import { DIRECT_SOURCE } from './call';
-import { createStepContext } from './context';
-import { defineFreeformTool, defineFunctionTool } from './define';
-import { isSwitchyardError } from './errors';
-import type { ToolExecutor } from './executor';
-import type { ToolPayload } from './payload';
-import type { ApprovalProvider, ApprovalRequest } from './providers';
-import type { InferJsonSchema, ToolArguments } from './standard-schema';
+import {
+  defineFreeformTool,
+  defineFunctionTool,
+  isSwitchyardError,
+  type ApprovalProvider,
+  type ApprovalRequest,
+  type InferJsonSchema,
+  type ToolArguments,
+  type ToolExecutor,
+  type ToolPayload,
+} from '@switchyard/protocol';
+import { invokeTool } from '../src/testing/index';
 
-function invoke(executor: ToolExecutor, payload: ToolPayload, approvals?: ApprovalProvider) {
-  return executor.handle({
-    callId: 'call-1',
-    toolName: executor.name,
-    source: DIRECT_SOURCE,
-    payload,
-    signal: new AbortController().signal,
-    step: createStepContext({ approvals }),
-  });
+/** One call through the registry (with the step's approval provider); a failed call rejects with its model-visible error. */
+async function invoke(executor: ToolExecutor, payload: ToolPayload, approvals?: ApprovalProvider) {
+  const result = await invokeTool(executor, payload, { callId: 'call-1', step: { approvals }, hooks: false });
+  if (result.error) throw result.error;
+  return result.output;
 }
 const fn = (args: unknown): ToolPayload => ({ kind: 'function', arguments: JSON.stringify(args) });
 
@@ -57,7 +59,7 @@ describe('typed tools', () => {
       },
     });
     // a schema the compiler cannot see into keeps the loose type
-    expectTypeOf<ToolArguments<{ type?: string }>>().toEqualTypeOf<{ [key: string]: import('./json').JsonValue }>();
+    expectTypeOf<ToolArguments<{ type?: string }>>().toEqualTypeOf<{ [key: string]: import('@switchyard/protocol').JsonValue }>();
   });
 
   it('takes a zod schema: the model sees its JSON Schema, the handler its parsed output', async () => {
@@ -79,7 +81,13 @@ describe('typed tools', () => {
     });
     const output = await invoke(tool, fn({ sku: 'lamp' }));
     expect(output.toResponseItem('c1', { kind: 'function', arguments: '' })).toEqual({ type: 'function_call_output', call_id: 'c1', output: 'lamp@main' });
+    // The model's call meets the registry's check of the JSON Schema first: that is the answer it reads.
     expect(await failure(invoke(tool, fn({ sku: 'x' })))).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'invalid arguments for inventory__check_stock: arguments.sku must NOT have fewer than 2 characters',
+    });
+    // The Standard Schema's own check, for a host that turns schema validation off for the tool.
+    expect(await failure(invoke({ ...tool, skipInputValidation: true }, fn({ sku: 'x' })))).toEqual({
       code: 'INVALID_INPUT',
       message: 'invalid arguments for inventory__check_stock: arguments.sku: Too small: expected string to have >=2 characters',
     });
@@ -98,7 +106,11 @@ describe('typed tools', () => {
       },
     });
     expect((await invoke(explicit, fn({ city: 'oslo' }))).toResponseItem('c', { kind: 'function', arguments: '' })).toMatchObject({ output: 'OSLO' });
-    expect(await failure(invoke(explicit, fn({ city: 7 })))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^invalid arguments for weather: arguments\.city: /) });
+    expect(await failure(invoke(explicit, fn({ city: 7 })))).toEqual({ code: 'INVALID_INPUT', message: 'invalid arguments for weather: arguments.city must be string' });
+    expect(await failure(invoke({ ...explicit, skipInputValidation: true }, fn({ city: 7 })))).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringMatching(/^invalid arguments for weather: arguments\.city: /),
+    });
 
     const standard = defineFunctionTool({ name: 'weather2', description: 'Weather.', parameters: toStandardJsonSchema(v.object({ city: v.string() })), handle: ({ args }) => args.city });
     expect((standard.spec as { parameters: unknown }).parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
