@@ -15,24 +15,19 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * The four built-ins for a workspace; exec_command sandboxed (`workspace-write` unless told). Until
- * `exec.shutdown()`, SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
+ * the exec tools shut down (`exec.shutdown()` or the session's dispose), SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
  * unsandboxed command is in its own process group and would outlive the CLI), then end the CLI
  * with the same signal.
  */
 export function builtinTools(root: string, sandbox?: SandboxMode): Builtins {
   const mode: SandboxMode = sandbox ?? 'workspace-write';
-  const exec = execTools({ root, sandbox: mode, approvalPolicy: 'never', processScope: 'session' });
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
+  // shutting the tools down (directly or through the session's dispose) stops the signal handling
+  const exec = execTools({ root, sandbox: mode, approvalPolicy: 'never', processScope: 'session', onShutdown: stopListening });
   function onSignal(signal: NodeJS.Signals) {
-    stopListening();
     void exec.shutdown().finally(() => process.kill(process.pid, signal));
   }
   SIGNALS.forEach((signal) => process.on(signal, onSignal));
-  const shutdown = exec.shutdown;
-  exec.shutdown = async () => {
-    stopListening();
-    await shutdown();
-  };
   return { tools: [clockTool(), contextRemainingTool(), applyPatchTool({ root }), ...exec], exec, sandbox: mode };
 }
 

@@ -17,15 +17,18 @@ const TOOL_SEARCH_ARGUMENTS: JsonSchema = {
   required: ['query'],
 };
 
-/** Calls whose `tool_search` arguments could not be read, with the model-visible reason. */
-const malformedCalls = new WeakMap<ToolCall, string>();
-
 /**
- * The model-visible failure recorded for a call built from malformed `tool_search` arguments
- * ("failed to parse tool_search arguments: …"), or `undefined` for a well-formed call.
+ * A call as {@link buildToolCall} builds it: `malformed` carries the model-visible failure of a call
+ * whose `tool_search` arguments could not be read ("failed to parse tool_search arguments: …"); the
+ * dispatch answers it instead of running the tool.
  */
+export interface BuiltToolCall extends ToolCall {
+  readonly malformed?: string;
+}
+
+/** The model-visible failure a built call carries (see {@link BuiltToolCall}), or `undefined` for a well-formed call. */
 export function malformedCallMessage(call: ToolCall): string | undefined {
-  return malformedCalls.get(call);
+  return (call as BuiltToolCall).malformed;
 }
 
 /**
@@ -35,7 +38,7 @@ export function malformedCallMessage(call: ToolCall): string | undefined {
  * Malformed `tool_search` arguments still give a call, which answers the parse failure when dispatched.
  * Throws a `FATAL` error only for a call item with neither `call_id` nor `id` (it cannot be answered).
  */
-export function buildToolCall(item: ResponseItem): ToolCall | undefined {
+export function buildToolCall(item: ResponseItem): BuiltToolCall | undefined {
   if (typeof item !== 'object' || item === null) return undefined;
   const record = item as Record<string, unknown>;
   switch (record.type) {
@@ -58,9 +61,8 @@ export function buildToolCall(item: ResponseItem): ToolCall | undefined {
       if (record.execution !== 'client') return undefined;
       const parsed = parseToolSearchArguments(record.arguments);
       const payload: ToolSearchPayload = { kind: 'tool-search', arguments: parsed.ok ? parsed.arguments : { query: '' } };
-      const call: ToolCall = { toolName: toolName('tool_search'), callId: callIdOf(record), payload };
-      if (!parsed.ok) malformedCalls.set(call, `failed to parse tool_search arguments: ${parsed.reason}`);
-      return call;
+      const call: BuiltToolCall = { toolName: toolName('tool_search'), callId: callIdOf(record), payload };
+      return parsed.ok ? call : { ...call, malformed: `failed to parse tool_search arguments: ${parsed.reason}` };
     }
     default:
       return undefined;

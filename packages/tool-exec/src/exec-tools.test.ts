@@ -341,6 +341,19 @@ describe('execTools()', () => {
     await tools.shutdown();
     expect((await failureOf(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
   });
+
+  test('onShutdown runs once, whether shutdown() or the session-facing dispose ends the toolset (a throwing hook is ignored)', async () => {
+    let calls = 0;
+    const viaDispose = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => calls++ });
+    await (viaDispose[0] as { dispose?: () => Promise<void> }).dispose?.();
+    await viaDispose.shutdown();
+    expect(calls).toBe(1);
+    const throwing = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => {
+      throw new Error('host hook broke');
+    } });
+    await throwing.shutdown();
+    expect((await failureOf(callTool(throwing[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
+  });
 });
 
 describe('environment', () => {

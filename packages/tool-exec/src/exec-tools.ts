@@ -77,6 +77,12 @@ export interface ExecToolsOptions {
    * {@link ExecToolset.shutdown} (the reference's behaviour).
    */
   processScope?: 'turn' | 'session';
+  /**
+   * Called once when the toolset starts shutting down (its `shutdown()`, or the session's `dispose`
+   * of the tools), before its processes are killed — e.g. to remove the host's signal handlers. A
+   * throw is ignored.
+   */
+  onShutdown?: () => void;
 }
 
 /** The two executors plus process hygiene. */
@@ -230,6 +236,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   maxProcesses: rule.number({ min: 1, integer: true }),
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
   processScope: rule.oneOf('turn', 'session'),
+  onShutdown: rule.function(),
 };
 
 /** What the two executors of one toolset share. */
@@ -539,6 +546,13 @@ async function endTurnOf(state: ToolsetState, turnId: string): Promise<void> {
 }
 
 async function shutdownToolset(state: ToolsetState): Promise<void> {
+  if (!state.shuttingDown) {
+    try {
+      state.options.onShutdown?.();
+    } catch {
+      // the host's hook must not stop the processes from being killed
+    }
+  }
   state.shuttingDown = true;
   const running = [...state.inFlight];
   for (const execProcess of running) execProcess.kill();
