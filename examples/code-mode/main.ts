@@ -5,14 +5,8 @@
  * Every nested call goes through the session's one router. Asserts the outputs and exits 0.
  */
 import assert from 'node:assert/strict';
-import {
-  defineFreeformTool,
-  defineFunctionTool,
-  fixedTimeProvider,
-  type ModelRequest,
-  type ResponseItem,
-  type ToolCallSource,
-} from '@switchyard/protocol';
+import { fixedTimeProvider, type ModelRequest, type ResponseItem, type ToolCallSource } from '@switchyard/protocol';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { clockTool } from '@switchyard/tool-clock';

@@ -1,6 +1,6 @@
 /**
- * plugin-executor: a tool from another package (`weather-plugin/`, which depends on
- * `@switchyard/protocol` alone) loaded into a session twice — called directly by the model, where
+ * plugin-executor: a tool from another package (`weather-plugin/`, which depends on the contract
+ * `@switchyard/protocol` as a peer and on the leaf `@switchyard/kit` alone) loaded into a session twice — called directly by the model, where
  * the result is JSON text, and from a Code Mode cell, where the same result is a typed value.
  * Asserts both and exits 0.
  */
@@ -17,10 +17,10 @@ const isCallOutput = (item: ResponseItem): item is FunctionCallOutputItem | Cust
 const texts = (item: FunctionCallOutputItem | CustomToolCallOutputItem) =>
   typeof item.output === 'string' ? [item.output] : item.output.map((part) => ('text' in part ? part.text : part.image_url));
 
-// 0. The plugin package depends on the contract alone, as a peer.
+// 0. The plugin package shares the contract with its host as a peer and depends on the kit alone.
 const plugin = JSON.parse(readFileSync(new URL('./weather-plugin/package.json', import.meta.url), 'utf8'));
 assert.deepEqual(Object.keys(plugin.peerDependencies ?? {}), ['@switchyard/protocol']);
-assert.deepEqual(Object.keys(plugin.dependencies ?? {}), []);
+assert.deepEqual(Object.keys(plugin.dependencies ?? {}), ['@switchyard/kit']);
 
 // 1. Direct: the model sees the plugin's namespace and calls it; outputs are JSON text.
 const direct = createSession({ toolMode: 'direct', tools: [weather] });

@@ -6,7 +6,8 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIRECT_SOURCE, createStepContext } from '@switchyard/protocol';
+import { DIRECT_SOURCE } from '@switchyard/protocol';
+import { createStepContext } from '@switchyard/kit';
 
 const builds = { esm: await import('@switchyard/tool-apply-patch'), cjs: createRequire(import.meta.url)('@switchyard/tool-apply-patch') };
 // Outside /tmp, so the sandbox sees it read-only; world-writable, so only the mount stops the write.

@@ -1,6 +1,6 @@
 import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { createHookEngine } from '@switchyard/hooks';
-import { defineFunctionTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';

@@ -1,5 +1,6 @@
 import { APICallError, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
-import { defineFunctionTool, type ModelRequest, type ModelStreamEvent, type ResponseItem, type WireTool } from '@switchyard/protocol';
+import type { ModelRequest, ModelStreamEvent, ResponseItem, WireTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 import type { JSONSchema7, LanguageModelV4FunctionTool, LanguageModelV4ProviderTool } from '@ai-sdk/provider';
-import { flattenWireTools, type JsonObject, type WireTool } from '@switchyard/protocol';
+import type { JsonObject, WireTool } from '@switchyard/protocol';
+import { flattenWireTools } from '@switchyard/kit';
 
 /**
  * How the step's custom (freeform) tools reach an AI SDK model:

@@ -1,13 +1,9 @@
 import { asSchema, executeTool, safeValidateTypes, type Tool, type ToolResultOutput, type ToolSet } from '@ai-sdk/provider-utils';
 import {
-  FunctionToolOutput,
-  JsonToolOutput,
   RespondToModelError,
   SwitchyardError,
-  defineFunctionTool,
   displayName,
   errorMessage,
-  toToolOutput,
   toolName,
   type ContentItem,
   type JsonSchema,
@@ -17,6 +13,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
+import { FunctionToolOutput, JsonToolOutput, defineFunctionTool, toToolOutput } from '@switchyard/kit';
 
 /** Options of {@link aiSdkTools}. */
 export interface AiSdkToolsOptions {

@@ -1,6 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createHookEngine } from '@switchyard/hooks';
-import { defineFunctionTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tool } from 'ai';

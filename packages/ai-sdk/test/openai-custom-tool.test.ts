@@ -1,5 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { defineFreeformTool, isSwitchyardError } from '@switchyard/protocol';
+import { isSwitchyardError } from '@switchyard/protocol';
+import { defineFreeformTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aiSdkModel } from '../src/index';

@@ -1,4 +1,13 @@
-import { createEventHub, type CellEndEvent, type CellLimitExceededEvent, type CellStartEvent, type CodeModeRuntime, type CodeModeSession, type CustomToolCallOutputItem, type RuntimeLostEvent } from '@switchyard/protocol';
+import type {
+  CellEndEvent,
+  CellLimitExceededEvent,
+  CellStartEvent,
+  CodeModeRuntime,
+  CodeModeSession,
+  CustomToolCallOutputItem,
+  RuntimeLostEvent,
+} from '@switchyard/protocol';
+import { createEventHub } from '@switchyard/kit';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 
 /** One host session's Code Mode state: its runtime session (cells, stored values) and its broker. */

@@ -1,11 +1,9 @@
 import {
-  FunctionToolOutput,
   RespondToModelError,
   errorMessage,
   hasErrorCode,
   isJsonObject,
   isSwitchyardError,
-  parseFunctionArguments,
   toolName,
   type CellObservation,
   type CodeModeSurface,
@@ -13,6 +11,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { FunctionToolOutput, parseFunctionArguments } from '@switchyard/kit';
 import type { CodeModeService } from './code-mode-service';
 import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription, toolDeclaration } from './description';
 import { parseExecSource } from './pragma';

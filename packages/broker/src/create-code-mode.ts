@@ -1,15 +1,12 @@
-import {
-  checkOptions,
-  optionRules as rule,
-  type CodeModeContributor,
-  type CodeModeRuntime,
-  type CodeModeSurface,
-  type CustomToolCallOutputItem,
-  type OptionRule,
-  type OptionsShape,
-  type StepContext,
-  type ToolExecutor,
+import type {
+  CodeModeContributor,
+  CodeModeRuntime,
+  CodeModeSurface,
+  CustomToolCallOutputItem,
+  StepContext,
+  ToolExecutor,
 } from '@switchyard/protocol';
+import { DEFAULT_OUTPUT_TOKENS, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
 import { CodeModeService, type CellEvent } from './code-mode-service';
 import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
@@ -66,7 +63,7 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   const service = new CodeModeService(options.runtime);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
-    defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? 10_000,
+    defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
     maxOutputTokensCap: options.maxOutputTokensCap,
     execHooks: options.execHooks ?? true,
   };

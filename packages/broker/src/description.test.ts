@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { estimateTokens, toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
+import { toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
+import { estimateTokens } from '@switchyard/kit';
 import { MCP_TYPES, augmentedDescription, execDescription, nestedToolReference, toolDeclaration } from './description';
 
 const echo: NestedToolDefinition = {

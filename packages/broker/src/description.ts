@@ -1,3 +1,4 @@
+import type { CodeModeSurface, JsonSchema, NestedToolDefinition } from '@switchyard/protocol';
 import {
   DEFAULT_TOOL_BUDGET_TOKENS,
   augmentCodeModeDescription,
@@ -6,10 +7,7 @@ import {
   estimateTokens,
   isMcpOutputSchema,
   selectWithinBudget,
-  type CodeModeSurface,
-  type JsonSchema,
-  type NestedToolDefinition,
-} from '@switchyard/protocol';
+} from '@switchyard/kit';
 
 /** The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source. */
 export const EXEC_GRAMMAR = [

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AbortedToolOutput, JsonToolOutput, toolName, type NestedToolDefinition, type ToolCall, type ToolOutput } from '@switchyard/protocol';
+import { toolName, type NestedToolDefinition, type ToolCall, type ToolOutput } from '@switchyard/protocol';
+import { AbortedToolOutput, JsonToolOutput } from '@switchyard/kit';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 
 const noop: NestedToolDefinition = { toolName: toolName('noop'), codeModeName: 'noop', description: 'd', kind: 'function', deferred: false };

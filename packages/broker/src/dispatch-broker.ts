@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  AbortedToolOutput,
-  createCellIdGenerator,
   errorMessage,
   isFatalError,
   isJsonObject,
@@ -14,6 +12,7 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { AbortedToolOutput, createCellIdGenerator } from '@switchyard/kit';
 
 /**
  * What runs a nested call: the current step's `ToolCallRuntime` from `@switchyard/registry`

@@ -1,4 +1,5 @@
-import { truncateContentItems, type CellObservation, type ContentItem } from '@switchyard/protocol';
+import type { CellObservation, ContentItem } from '@switchyard/protocol';
+import { truncateContentItems } from '@switchyard/kit';
 
 /** The parts of an observation formatting reads (`wallTimeMs` comes from the exec / wait call instead). */
 type Observed = Pick<CellObservation, 'kind' | 'cellId' | 'items'> & { error?: string };

@@ -1,5 +1,5 @@
 import { RUNTIME_LIMIT_OPTION_RULES } from '@switchyard/code-mode-runtime';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntimeOptions } from './agent-runtime';
 import { checkConnectOptions, type NatsConnectOptions } from './connection';
 import type { RuntimeHostLimits, ServeRuntimeOverNatsOptions } from './runtime-host';

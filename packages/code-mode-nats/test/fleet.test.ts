@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeMode } from '@switchyard/broker';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import type { ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createNatsRuntime } from '../src/index';
 import { startDeployment, startHost, type Deployment, type HostProcess } from './helpers';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
 import { createCodeMode } from '@switchyard/broker';
-import { defineFunctionTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
 import { countingHost, startDeployment, startHost, type Deployment } from './helpers';

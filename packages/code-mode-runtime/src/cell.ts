@@ -1,8 +1,15 @@
 import type ivm from 'isolated-vm';
 import { loadIsolatedVm } from './isolated-vm';
-import type { ContentItem, InputImageItem } from '@switchyard/protocol';
-import { SwitchyardError, codeModeDeclaration, errorMessage } from '@switchyard/protocol';
-import type { CellHost, CellObservation, CellToolDescriptor } from '@switchyard/protocol';
+import {
+  type ContentItem,
+  type InputImageItem,
+  SwitchyardError,
+  errorMessage,
+  type CellHost,
+  type CellObservation,
+  type CellToolDescriptor,
+} from '@switchyard/protocol';
+import { codeModeDeclaration } from '@switchyard/kit';
 import { CELL_PRELUDE } from './cell-prelude';
 import { compileCellModule } from './cell-source';
 import { watchCpu } from './cpu-watch';

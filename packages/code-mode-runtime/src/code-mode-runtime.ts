@@ -1,5 +1,5 @@
-import { SwitchyardError, checkOptions, createCellIdGenerator } from '@switchyard/protocol';
-import type { CellHost, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
+import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
 import type { Session } from './code-mode-session';
 import { createStoredValues } from './code-mode-session';
 import { checkHost, createEngineSession, positiveInteger } from './engine-session';

@@ -1,4 +1,5 @@
-import { SwitchyardError, checkOptions, createCellIdGenerator, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
 import { checkHost, positiveInteger } from './engine-session';
 import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { RemoteSession, type RuntimePlacement } from './remote-session';

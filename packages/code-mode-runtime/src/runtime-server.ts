@@ -1,4 +1,5 @@
-import { createCellIdGenerator, errorMessage, isSwitchyardError, type CellHost, type CellToolRequest, type JsonValue } from '@switchyard/protocol';
+import { errorMessage, isSwitchyardError, type CellHost, type CellToolRequest, type JsonValue } from '@switchyard/protocol';
+import { createCellIdGenerator } from '@switchyard/kit';
 import { createEngineSession } from './engine-session';
 import type { Session } from './code-mode-session';
 import {

@@ -1,10 +1,6 @@
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
-  checkOptions,
-  createEventHub,
   errorMessage,
-  optionRules as rule,
-  type OptionsShape,
   jsonBoundsViolation,
   type ApprovalProvider,
   type JsonBounds,
@@ -17,8 +13,8 @@ import {
   type PreToolUseOutcome,
   type PreToolUseRequest,
   type SwitchyardEventListener,
-  type EventHub,
 } from '@switchyard/protocol';
+import { checkOptions, createEventHub, optionRules as rule, type OptionsShape, type EventHub } from '@switchyard/kit';
 import { DEFAULT_MAX_OUTPUT_BYTES, runHookCommand } from './command-runner';
 import {
   buildHandlers,

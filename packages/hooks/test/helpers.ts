@@ -2,7 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { createStepContext, type PostToolUseRequest, type PreToolUseRequest, type JsonValue } from '@switchyard/protocol';
+import type { PostToolUseRequest, PreToolUseRequest, JsonValue } from '@switchyard/protocol';
+import { createStepContext } from '@switchyard/kit';
 
 /** A scratch directory with executable shell scripts; `cleanup()` removes it. */
 export function scratch() {

@@ -1,9 +1,6 @@
 import {
-  contentItemsToText,
+  MCP_RESULT_SCHEMA_MARKER,
   isJsonObject,
-  previewText,
-  truncateContentItems,
-  truncateMiddle,
   type ContentItem,
   type JsonObject,
   type JsonSchema,
@@ -13,6 +10,7 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { DEFAULT_OUTPUT_TOKENS, contentItemsToText, previewText, truncateContentItems, truncateMiddle } from '@switchyard/kit';
 
 /**
  * An MCP `CallToolResult` as a Code Mode cell receives it: `content` blocks as the server sent
@@ -25,9 +23,6 @@ export interface McpCallToolResult {
   structuredContent?: JsonObject;
   isError: boolean;
 }
-
-/** Default token budget of a direct MCP output before the reference's ×1.2 serialization margin. */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
 
 /**
  * Normalizes a raw `tools/call` result: keeps `content` (an array, `[]` when absent),
@@ -71,12 +66,9 @@ export function checkStructuredContent(result: McpCallToolResult, check: Structu
   return { content: [{ type: 'text', text: `tool call error: ${problem}` }, ...result.content], isError: true };
 }
 
-/** Marker keyword on {@link mcpCallToolResultOutputSchema} (the broker also detects the shape). */
-const MCP_RESULT_SCHEMA_MARKER = 'x-switchyard-mcp';
-
 /**
  * The Code Mode output schema of an MCP tool: the `CallToolResult` envelope with the server's
- * `outputSchema` (or `{}`) as `structuredContent`, marked with `x-switchyard-mcp: true`. The broker
+ * `outputSchema` (or `{}`) as `structuredContent`, marked with `MCP_RESULT_SCHEMA_MARKER: true`. The broker
  * renders it as `CallToolResult<T>` with the shared MCP types block.
  */
 export function mcpCallToolResultOutputSchema(structuredContentSchema: JsonSchema = {}): JsonSchema {
@@ -167,7 +159,7 @@ export class McpToolOutput implements ToolOutput {
     this.result = result;
     this.success = !result.isError;
     this.wallTimeMs = options.wallTimeMs;
-    const budget = Math.floor((options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * 1.2);
+    const budget = Math.floor((options.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS) * 1.2);
     const header = `Wall time: ${formatWallTime(options.wallTimeMs)} seconds\nOutput:`;
     const body = callToolResultBody(result, options.resourceServer);
     if (typeof body === 'string') {

@@ -1,4 +1,5 @@
-import { SwitchyardError, closestName } from '@switchyard/protocol';
+import { SwitchyardError } from '@switchyard/protocol';
+import { closestName } from '@switchyard/kit';
 import { z } from 'zod';
 import { mcpNamespace } from './tool-names';
 

@@ -1,4 +1,5 @@
-import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape, type ToolExecutor } from '@switchyard/protocol';
+import type { ToolExecutor } from '@switchyard/protocol';
+import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape } from '@switchyard/kit';
 import { resolveServerConfigs, type McpServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';

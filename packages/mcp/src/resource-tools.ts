@@ -1,7 +1,6 @@
 import {
   RespondToModelError,
   isJsonObject,
-  parseObjectArguments,
   toolName,
   type JsonObject,
   type JsonSchema,
@@ -9,6 +8,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { parseObjectArguments } from '@switchyard/kit';
 import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, type McpCallToolResult } from './call-result';
 import type { McpServerConnection } from './server-connection';
 

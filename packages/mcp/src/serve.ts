@@ -1,7 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, truncateMiddle, type ContentItem, type JsonObject, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { errorMessage, type ContentItem, type JsonObject, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { truncateMiddle } from '@switchyard/kit';
 import { z } from 'zod';
 import { BoundedStdioServerTransport } from './stdio-transports';
 import { VERSION } from './version';

@@ -16,7 +16,6 @@ import {
   displayName,
   errorMessage,
   isJsonObject,
-  parseObjectArguments,
   toolName,
   type JsonObject,
   type JsonSchema,
@@ -24,6 +23,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
+import { parseObjectArguments } from '@switchyard/kit';
 import { z } from 'zod';
 import {
   McpToolOutput,

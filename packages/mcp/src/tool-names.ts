@@ -1,4 +1,5 @@
-import { MAX_WIRE_NAME_LENGTH, nameHash } from '@switchyard/protocol';
+import { MAX_WIRE_NAME_LENGTH } from '@switchyard/protocol';
+import { nameHash } from '@switchyard/kit';
 
 /** The Responses API's longest function (and namespace) name. */
 export const MAX_TOOL_NAME_LENGTH = MAX_WIRE_NAME_LENGTH;

@@ -1,9 +1,6 @@
 import {
   ModelRequestError,
   SwitchyardError,
-  checkOptions,
-  optionRules as rule,
-  type OptionsShape,
   type JsonObject,
   type ModelClient,
   type ModelRequest,
@@ -11,6 +8,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
 import { describeServerError, isRetryableServerError } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';

@@ -1,6 +1,5 @@
 import {
   codeModeName,
-  shortenName,
   toolName,
   toolNameKey,
   MAX_WIRE_NAME_LENGTH,
@@ -11,6 +10,7 @@ import {
   type ToolOutputBody,
   type WireTool,
 } from '@switchyard/protocol';
+import { shortenName } from '@switchyard/kit';
 
 /** A Chat Completions function tool. */
 export interface ChatTool {

@@ -1,8 +1,5 @@
 import {
   ModelRequestError,
-  checkOptions,
-  optionRules as rule,
-  type OptionsShape,
   type JsonObject,
   type ModelClient,
   type ModelRequest,
@@ -10,6 +7,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { createStreamingClient, endpoint } from './streaming-client';

@@ -1,14 +1,12 @@
+import { ModelRequestError, errorMessage, type ModelStreamEvent } from '@switchyard/protocol';
 import {
   BACKOFF_OPTION_RULES,
-  ModelRequestError,
   abortableSleep,
   backoffDelay as exponentialDelay,
-  errorMessage,
   optionRules as rule,
   type BackoffOptions,
-  type ModelStreamEvent,
   type OptionsShape,
-} from '@switchyard/protocol';
+} from '@switchyard/kit';
 import { ModelHttpError, errorFromResponse } from './http-error';
 
 /** How a client retries 429 / 5xx / network failures: attempts, and the backoff between them. */

@@ -1,12 +1,5 @@
-import {
-  createStepContext,
-  toolName,
-  toWireTools,
-  type HostedToolSpec,
-  type ToolExecutor,
-  type ToolExposure,
-  type ToolMode,
-} from '@switchyard/protocol';
+import { toolName, toWireTools, type HostedToolSpec, type ToolExecutor, type ToolExposure, type ToolMode } from '@switchyard/protocol';
+import { createStepContext } from '@switchyard/kit';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';
 import { planTools } from './plan-tools';

@@ -1,8 +1,6 @@
 import {
   TOOL_MODES,
-  createStepContext,
   displayName,
-  selectWithinBudget,
   errorMessage,
   executorExposure,
   specName,
@@ -21,12 +19,12 @@ import {
   type ToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
+import { augmentCodeModeDescription, createStepContext, selectWithinBudget } from '@switchyard/kit';
 import { buildCodeModeSurface } from './code-mode-surface';
 import { mergeNamespaces } from './namespaces';
 import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';
 import { TOOL_SEARCH_NAME, createToolSearchExecutor, type ToolSearchOptions } from './tool-search';
 import { resolveToolBudget, type ResolvedToolBudget } from './tool-budget';
-import { codeModeUsageSample } from './typescript-declaration';
 
 /**
  * What the planner reads from a step: the tool mode and the provider's capabilities. A full
@@ -152,7 +150,7 @@ function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): 
   if (codeModeName === undefined || spec.type === 'tool_search') return spec;
   const memo = visibleMemo.get(executor);
   if (memo && memo.spec === spec && memo.codeModeName === codeModeName) return memo.shown;
-  const description = codeModeUsageSample({
+  const description = augmentCodeModeDescription({
     description: spec.description,
     codeModeName,
     kind: spec.type === 'function' ? 'function' : 'freeform',

@@ -1,4 +1,5 @@
-import { defineFunctionTool, estimateTokens, type ToolExecutor, type ToolMode, type WireTool } from '@switchyard/protocol';
+import type { ToolExecutor, ToolMode, WireTool } from '@switchyard/protocol';
+import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
 import { invokeTool } from '@switchyard/registry/testing';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';

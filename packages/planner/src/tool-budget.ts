@@ -1,11 +1,5 @@
-import {
-  DEFAULT_TOOL_BUDGET_TOKENS,
-  SwitchyardError,
-  createPriorityRanker,
-  estimateTokens,
-  type ToolBudget,
-  type ToolName,
-} from '@switchyard/protocol';
+import { SwitchyardError, type ToolBudget, type ToolName } from '@switchyard/protocol';
+import { DEFAULT_TOOL_BUDGET_TOKENS, createPriorityRanker, estimateTokens } from '@switchyard/kit';
 
 /** A tool budget with its defaults filled in. */
 export interface ResolvedToolBudget {

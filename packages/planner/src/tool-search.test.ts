@@ -1,4 +1,5 @@
-import { defineFunctionTool, toolName, type ToolExecutor, type ToolOutput, type ToolPayload, type WireTool } from '@switchyard/protocol';
+import { toolName, type ToolExecutor, type ToolOutput, type ToolPayload, type WireTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createBm25Index } from './bm25-index';

@@ -1,9 +1,7 @@
 import {
   FatalToolError,
   RespondToModelError,
-  ToolSearchOutput,
   displayName,
-  estimateTokens,
   isJsonObject,
   toolName,
   toWireTool,
@@ -14,6 +12,7 @@ import {
   type ToolSearchToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
+import { ToolSearchOutput, estimateTokens } from '@switchyard/kit';
 import { createBm25Index, type Bm25Index } from './bm25-index';
 import { defaultNamespaceDescription } from './namespaces';
 

@@ -1,13 +1,5 @@
-import {
-  defineFreeformTool,
-  defineFunctionTool,
-  type CodeModeContributor,
-  type CodeModeSurface,
-  type JsonSchema,
-  type StepContext,
-  type ToolExecutor,
-  type ToolExposure,
-} from '@switchyard/protocol';
+import type { CodeModeContributor, CodeModeSurface, JsonSchema, StepContext, ToolExecutor, ToolExposure } from '@switchyard/protocol';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 
 /** Options of {@link fn}: a test-invented function tool. */
 export interface FnOptions {

@@ -94,7 +94,7 @@ export interface CreateCellOptions {
   /** How long the first observation waits (ms) before it yields "still running". */
   yieldTimeMs: number;
   /**
-   * The cell's id, chosen by the host (see {@link createCellIdGenerator}), so the host knows it
+   * The cell's id, chosen by the host (`createCellIdGenerator` of `@switchyard/kit` makes such ids), so the host knows it
    * before the first observation: nested calls and notifications that arrive while `createCell`
    * is pending already name it. 1–64 characters of `[0-9A-Za-z_-]`, unused by the session's other
    * cells, else `INVALID_INPUT`. Omitted: the runtime allocates one (16 characters of
@@ -164,29 +164,3 @@ export const CELL_ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /** What a host-chosen cell id must look like (see {@link CreateCellOptions.cellId}). */
 export const CELL_ID_PATTERN = /^[0-9A-Za-z_-]{1,64}$/;
-
-/**
- * Creates a generator of 16-character cell ids from {@link CELL_ID_ALPHABET}, each drawn from 80
- * random bits (`crypto.getRandomValues`), so ids are unique across generators, runtimes, worker
- * restarts and host restarts, and never guessable from one another.
- */
-export function createCellIdGenerator(): () => string {
-  return () => {
-    const bytes = new Uint8Array(10);
-    globalThis.crypto.getRandomValues(bytes);
-    let id = '';
-    // 16 characters × 5 bits = the 80 bits drawn.
-    let buffer = 0;
-    let bits = 0;
-    for (const byte of bytes) {
-      buffer = (buffer << 8) | byte;
-      bits += 8;
-      while (bits >= 5) {
-        bits -= 5;
-        id += CELL_ID_ALPHABET[(buffer >> bits) & 31];
-      }
-      buffer &= (1 << bits) - 1;
-    }
-    return id;
-  };
-}

@@ -36,7 +36,7 @@ export interface HookPayloadAdapter {
 /**
  * The contract every tool implements — built-ins, MCP tools, plugins and `exec`/`wait`.
  * Three members are required; the rest are optional capabilities with documented defaults.
- * Executors are plain objects (use `defineFunctionTool` / `defineFreeformTool`).
+ * Executors are plain objects (use `defineFunctionTool` / `defineFreeformTool` of `@switchyard/kit`).
  */
 export interface ToolExecutor {
   /** Exact identity; the registry looks calls up by it. */

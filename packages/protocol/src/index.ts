@@ -1,6 +1,8 @@
 /**
- * @switchyard/protocol — the vocabulary and contracts every Switchyard package speaks.
- * Zero runtime dependencies. The contract package is the one place `export *` is used.
+ * @switchyard/protocol — the contract every Switchyard package speaks: types, error codes and
+ * `SwitchyardError`, guards, the wire types. Zero runtime dependencies and platform-neutral (no
+ * Node built-ins); the helpers that implement it live in `@switchyard/kit`. The contract package is
+ * the one place `export *` is used.
  */
 export * from './json';
 export * from './json-bounds';
@@ -18,15 +20,7 @@ export * from './executor';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';
-export * from './flat-tools';
 export * from './model';
-export * from './truncate';
-export * from './code-mode-declaration';
 export * from './tool-budget';
-export * from './arguments';
-export * from './define';
-export * from './standard-schema';
-export * from './options';
-export * from './backoff';
-export * from './event-hub';
+export * from './mcp-marker';
 export { VERSION } from './version';

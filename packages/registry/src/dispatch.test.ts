@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  FunctionToolOutput,
   RespondToModelError,
-  defineFreeformTool,
-  defineFunctionTool,
   isJsonObject,
   toolName,
   type HookRunner,
@@ -13,6 +10,7 @@ import {
   type PreToolUseRequest,
   type ToolExecutor,
 } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { functionCall, setup } from '../test/support';
 
 /** A fake HookRunner answering with the given outcomes and recording every request. */

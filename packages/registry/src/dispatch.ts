@@ -1,5 +1,4 @@
 import {
-  FailureToolOutput,
   FatalToolError,
   RespondToModelError,
   SwitchyardError,
@@ -9,7 +8,6 @@ import {
   hookCaller,
   isFatalError,
   isSwitchyardError,
-  toToolOutput,
   jsonBoundsViolation,
   type HookToolInput,
   type JsonBounds,
@@ -25,6 +23,7 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { FailureToolOutput, toToolOutput } from '@switchyard/kit';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
 import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePayload } from './hook-payloads';

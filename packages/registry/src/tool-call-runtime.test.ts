@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FatalToolError,
-  FunctionToolOutput,
-  RespondToModelError,
-  ToolSearchOutput,
-  createStepContext,
-  defineFreeformTool,
-  defineFunctionTool,
-  toolName,
-  type ToolCall,
-  type ToolExecutor,
-  type ToolOutput,
-} from '@switchyard/protocol';
+import { FatalToolError, RespondToModelError, toolName, type ToolCall, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
+import { FunctionToolOutput, ToolSearchOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { ToolCallRuntime } from './tool-call-runtime';
 import { functionCall, overlaps, setup, sleep, timedTool, type Interval } from '../test/support';
 

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import {
-  AbortedToolOutput,
   DIRECT_SOURCE,
-  FailureToolOutput,
   SwitchyardError,
-  abortedMessage,
   displayName,
   errorMessage,
   isFatalError,
@@ -20,6 +17,7 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
+import { AbortedToolOutput, FailureToolOutput, abortedMessage } from '@switchyard/kit';
 import { dispatchToolCall, type DispatchContext, type DispatchOutcome } from './dispatch';
 import { ReadWriteGate, type GateRelease } from './read-write-gate';
 import type { ToolRouter } from './tool-router';

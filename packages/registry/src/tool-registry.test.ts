@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defineFunctionTool, isSwitchyardError, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { isSwitchyardError, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { ToolRegistry } from './tool-registry';
 
 const tool = (name: string, namespace?: string): ToolExecutor =>

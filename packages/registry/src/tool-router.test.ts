@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defineFreeformTool, defineFunctionTool, hasErrorCode, toolName, ToolSearchOutput, type ToolExecutor } from '@switchyard/protocol';
+import { hasErrorCode, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { defineFreeformTool, defineFunctionTool, ToolSearchOutput } from '@switchyard/kit';
 import { ToolRegistry } from './tool-registry';
 import { createToolRouter } from './tool-router';
 import { setup } from '../test/support';

@@ -1,6 +1,5 @@
 import {
   DEFAULT_HOOK_INPUT_BOUNDS,
-  createEventHub,
   toolName,
   toWireTools,
   type JsonBounds,
@@ -13,6 +12,7 @@ import {
   type ToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
+import { createEventHub } from '@switchyard/kit';
 import { buildToolCall } from './build-tool-call';
 import type { ToolRegistry } from './tool-registry';
 

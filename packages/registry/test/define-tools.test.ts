@@ -1,16 +1,8 @@
 // The define helpers' executors, exercised through the registry's real dispatch (invokeTool):
 // the contract package cannot depend on the registry, so these tests live here.
 import { describe, expect, it } from 'vitest';
-import {
-  FatalToolError,
-  FunctionToolOutput,
-  defineFreeformTool,
-  defineFunctionTool,
-  isSwitchyardError,
-  toolName,
-  type ToolExecutor,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { FatalToolError, isSwitchyardError, toolName, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { invokeTool } from '../src/testing/index';
 
 /** One call through the registry; a failed call rejects with its model-visible error (a fatal one with itself). */

@@ -1,11 +1,5 @@
-import {
-  createStepContext,
-  defineFunctionTool,
-  type HookRunner,
-  type JsonBounds,
-  type SwitchyardEvent,
-  type ToolExecutor,
-} from '@switchyard/protocol';
+import type { HookRunner, JsonBounds, SwitchyardEvent, ToolExecutor } from '@switchyard/protocol';
+import { createStepContext, defineFunctionTool } from '@switchyard/kit';
 import { ToolRegistry } from '../src/tool-registry';
 import { createToolRouter } from '../src/tool-router';
 import { ToolCallRuntime } from '../src/tool-call-runtime';

@@ -4,17 +4,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as v from 'valibot';
 import { toJsonSchema, toStandardJsonSchema } from '@valibot/to-json-schema';
 import { z } from 'zod';
-import {
-  defineFreeformTool,
-  defineFunctionTool,
-  isSwitchyardError,
-  type ApprovalProvider,
-  type ApprovalRequest,
-  type InferJsonSchema,
-  type ToolArguments,
-  type ToolExecutor,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { isSwitchyardError, type ApprovalProvider, type ApprovalRequest, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
+import { defineFreeformTool, defineFunctionTool, type InferJsonSchema, type ToolArguments } from '@switchyard/kit';
 import { invokeTool } from '../src/testing/index';
 
 /** One call through the registry (with the step's approval provider); a failed call rejects with its model-visible error. */

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import type { ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from './session';
 import { configError } from '../../../tools/config/config-error.ts';
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FatalToolError, ModelRequestError, defineFunctionTool, isSwitchyardError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import { FatalToolError, ModelRequestError, isSwitchyardError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import type { ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 

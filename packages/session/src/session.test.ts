@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FatalToolError,
-  ModelRequestError,
-  defineFunctionTool,
-  type HookRunner,
-  type ResponseItem,
-  type ToolExecutor,
-} from '@switchyard/protocol';
+import { FatalToolError, ModelRequestError, type HookRunner, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';

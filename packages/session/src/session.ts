@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   SwitchyardError,
-  abortableSleep,
-  backoffDelay,
   errorMessage,
   isSwitchyardError,
-  createEventHub,
   isToolCallItem,
   systemTimeProvider,
   type ApprovalPolicy,
-  type BackoffOptions,
   type ApprovalProvider,
   type CodeModeContributor,
   type CodeModeRuntime,
@@ -17,7 +13,6 @@ import {
   type HostedToolSpec,
   type MessageItem,
   type ModelClient,
-  type EventHub,
   type ModelRequest,
   type ModelUsage,
   type ProviderCapabilities,
@@ -32,6 +27,7 @@ import {
   type ToolOutputItem,
   type WireTool,
 } from '@switchyard/protocol';
+import { type EventHub, createEventHub, abortableSleep, backoffDelay, type BackoffOptions } from '@switchyard/kit';
 import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/broker';

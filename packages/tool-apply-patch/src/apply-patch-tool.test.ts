@@ -3,7 +3,8 @@ import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'nod
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createStepContext, toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
+import { toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
+import { createStepContext } from '@switchyard/kit';
 import { createToolHarness, invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,10 +1,5 @@
 import {
-  FunctionToolOutput,
   RespondToModelError,
-  checkOptions,
-  defineFreeformTool,
-  optionRules as rule,
-  type OptionsShape,
   isJsonObject,
   type HookToolInput,
   type JsonValue,
@@ -13,6 +8,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { FunctionToolOutput, checkOptions, defineFreeformTool, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { assertSandbox, sandboxCommand, sandboxEnvironment, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';

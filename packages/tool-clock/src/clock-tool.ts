@@ -1,13 +1,5 @@
-import {
-  FatalToolError,
-  FunctionToolOutput,
-  defineFunctionTool,
-  errorMessage,
-  systemTimeProvider,
-  type JsonSchema,
-  type TimeProvider,
-  type ToolExecutor,
-} from '@switchyard/protocol';
+import { FatalToolError, errorMessage, systemTimeProvider, type JsonSchema, type TimeProvider, type ToolExecutor } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFunctionTool } from '@switchyard/kit';
 
 /** Options of {@link clockTool}. */
 export interface ClockToolOptions {

@@ -1,11 +1,5 @@
-import {
-  FunctionToolOutput,
-  defineFunctionTool,
-  type ContextWindowStatus,
-  type JsonSchema,
-  type StepContext,
-  type ToolExecutor,
-} from '@switchyard/protocol';
+import type { ContextWindowStatus, JsonSchema, StepContext, ToolExecutor } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFunctionTool } from '@switchyard/kit';
 
 /**
  * Supplies the context-window status for a call. Return `undefined` when nothing is known (the

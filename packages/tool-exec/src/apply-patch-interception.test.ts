@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { FunctionToolOutput, defineFreeformTool, type JsonObject, type ToolExecutor, type ToolName, type ToolOutput, type ToolPayload } from '@switchyard/protocol';
+import type { JsonObject, ToolExecutor, ToolName, ToolOutput, ToolPayload } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFreeformTool } from '@switchyard/kit';
 import { invokeTool } from '@switchyard/registry/testing';
 import { isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { createExecToolset, type ExecToolset } from './exec-tools';

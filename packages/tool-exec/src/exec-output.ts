@@ -1,15 +1,5 @@
-import {
-  previewText,
-  truncateTextOutput,
-  type JsonObject,
-  type JsonValue,
-  type ToolOutput,
-  type ToolOutputItem,
-  type ToolPayload,
-} from '@switchyard/protocol';
-
-/** The default `max_output_tokens` of exec_command and write_stdin. */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
+import type { JsonObject, JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switchyard/protocol';
+import { DEFAULT_OUTPUT_TOKENS, previewText, truncateTextOutput } from '@switchyard/kit';
 
 /** What exec_command / write_stdin answered, before formatting. */
 export interface ExecResult {
@@ -53,7 +43,7 @@ export class ExecCommandOutput implements ToolOutput {
 
   constructor(result: ExecResult) {
     this.result = result;
-    const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+    const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS);
     this.truncated = cut.text;
     this.originalTokenCount = cut.truncated ? cut.originalTokens : undefined;
   }

@@ -1,7 +1,7 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { killProcessTree as killTree } from '@switchyard/sandbox';
-import { createEventHub } from '@switchyard/protocol';
+import { createEventHub } from '@switchyard/kit';
 import { HeadTailBuffer } from './head-tail-buffer';
 
 const OUTPUT_EVENT = { type: 'output' } as const;

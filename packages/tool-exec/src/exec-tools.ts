@@ -6,12 +6,6 @@ import {
   RespondToModelError,
   SANDBOX_MODES,
   SwitchyardError,
-  checkOptions,
-  optionRules as rule,
-  type OptionsShape,
-  abortedMessage,
-  contentItemsToText,
-  parseObjectArguments,
   toolName,
   type ApprovalPolicy,
   type ApprovalProvider,
@@ -24,6 +18,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, parseObjectArguments } from '@switchyard/kit';
 import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';

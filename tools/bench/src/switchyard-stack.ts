@@ -2,7 +2,8 @@
  * The full Switchyard stack for benches: a session in `code-mode-only` mode (runtime + broker +
  * router + registry, no hooks) with two tools, `noop` and `nap` (sleeps `ms`).
  */
-import { defineFunctionTool, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import type { ResponseItem, ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type Step, type Turn } from '@switchyard/session';
 
 export const noopTool: ToolExecutor = defineFunctionTool({

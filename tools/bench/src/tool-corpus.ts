@@ -1,5 +1,6 @@
 /** Deterministic tool corpora shared by the benches. */
-import { defineFunctionTool, type ToolExecutor } from '@switchyard/protocol';
+import type { ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 
 const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'send', 'read', 'archive', 'export', 'import', 'sync'];
 const NOUNS = [

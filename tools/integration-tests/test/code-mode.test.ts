@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FatalToolError, defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import { FatalToolError, type ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { cellIdOf, exec, recordingHooks, say, sleep, sleepTool, texts, wait } from './helpers';

@@ -1,4 +1,5 @@
-import { defineFunctionTool, type HookRunner, type PreToolUseRequest, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import type { HookRunner, PreToolUseRequest, ResponseItem, ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,7 +8,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { mcpTools } from '@switchyard/mcp';
 import { chatCompletions, openaiResponses } from '@switchyard/openai';
 import { toChatTools } from '../../../packages/openai/src/chat-conversion';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import type { ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { closeReplayServers, startReplayServer } from '../../../packages/openai/test/replay-server';
 

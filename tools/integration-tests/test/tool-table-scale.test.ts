@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { defineFunctionTool, estimateTokens, type ToolExecutor } from '@switchyard/protocol';
+import type { ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { exec, texts } from './helpers';
 

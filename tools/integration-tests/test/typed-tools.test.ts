@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineFunctionTool, type ApprovalRequest } from '@switchyard/protocol';
+import type { ApprovalRequest } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { exec, say, texts } from './helpers';

@@ -1,4 +1,5 @@
-import { defineFunctionTool, type HookRunner, type ResponseItem, type ToolExecutor, type ToolOutputItem } from '@switchyard/protocol';
+import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

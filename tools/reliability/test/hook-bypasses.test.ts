@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineFunctionTool, type JsonObject } from '@switchyard/protocol';
+import type { JsonObject } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HookEngine, type HookEngineOptions } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineFunctionTool } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { byProfile, report } from '../src/profile';
 import { execItem, openHarness, outcome, type Harness } from './helpers';
 

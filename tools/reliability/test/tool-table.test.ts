@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineFreeformTool, defineFunctionTool, estimateTokens, isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
+import { isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
+import { defineFreeformTool, defineFunctionTool, estimateTokens } from '@switchyard/kit';
 import { createToolSearchExecutor } from '../../../packages/planner/src/tool-search';
 import { invokeTool } from '@switchyard/registry/testing';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';

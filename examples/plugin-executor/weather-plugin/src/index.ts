@@ -1,8 +1,10 @@
 /**
  * A third-party executor package: one tool, `weather__get_weather`, written with
- * `defineFunctionTool` and depending on `@switchyard/protocol` alone (as a peer).
+ * `defineFunctionTool` of `@switchyard/kit`, with `@switchyard/protocol` (the contract it shares with
+ * the host) as a peer.
  */
-import { defineFunctionTool, type ToolExecutor } from '@switchyard/protocol';
+import type { ToolExecutor } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 
 /** One weather reading, as the model (JSON text) and a Code Mode cell (a typed value) receive it. */
 export interface WeatherReading {

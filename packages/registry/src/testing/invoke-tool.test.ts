@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionToolOutput, defineFreeformTool, defineFunctionTool, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { toolName, type ToolExecutor } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { invokeTool, testExecutor } from './index';
 
 const weather = defineFunctionTool({

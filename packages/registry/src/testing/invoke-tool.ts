@@ -1,5 +1,4 @@
 import {
-  createStepContext,
   executorPayloadKinds,
   type HookRunner,
   type JsonObject,
@@ -15,6 +14,7 @@ import {
   type ToolPayload,
   type ToolPayloadKind,
 } from '@switchyard/protocol';
+import { createStepContext } from '@switchyard/kit';
 import { ToolCallRuntime, type DispatchResult } from '../tool-call-runtime';
 import { ToolRegistry } from '../tool-registry';
 import { createToolRouter, type ToolRouter } from '../tool-router';

@@ -1,6 +1,7 @@
 // Executors that each break one promise of the contract. Run only by conformance-kit.test.ts in a
 // child vitest (its own config), which asserts that exactly the matching check fails.
-import { FunctionToolOutput, defineFunctionTool, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
+import type { ToolExecutor, ToolOutput } from '@switchyard/protocol';
+import { FunctionToolOutput, defineFunctionTool } from '@switchyard/kit';
 import { testExecutor } from '../../src/testing/index';
 
 const base = () =>

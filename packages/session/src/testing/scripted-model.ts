@@ -1,6 +1,5 @@
 import {
   ModelRequestError,
-  approxTokenCount,
   type ModelCapabilities,
   type ModelClient,
   type ModelRequest,
@@ -8,6 +7,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
+import { approxTokenCount } from '@switchyard/kit';
 import { assistantText } from '../message-text';
 
 /** One scripted response: the items to emit, an error to throw (e.g. a retryable one), or a function of the request. */

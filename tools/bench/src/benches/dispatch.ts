@@ -1,4 +1,5 @@
-import { createStepContext, defineFunctionTool, toolName, type ToolCall } from '@switchyard/protocol';
+import { toolName, type ToolCall } from '@switchyard/protocol';
+import { createStepContext, defineFunctionTool } from '@switchyard/kit';
 import { ToolCallRuntime, ToolRegistry, createToolRouter } from '@switchyard/registry';
 import { compare, timeMedian, type Bench } from '../harness';
 

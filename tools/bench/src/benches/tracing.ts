@@ -5,7 +5,8 @@
  */
 import { trace, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { defineFunctionTool, type ResponseItem } from '@switchyard/protocol';
+import type { ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { alternatingMedians, compare, median, type Bench } from '../harness';

@@ -1,7 +1,4 @@
-import { codeModeName } from './code-mode';
-import type { JsonObject } from './json';
-import type { WireTool } from './tool-spec';
-import { toolName } from './tool-name';
+import { codeModeName, type JsonObject, type WireTool, toolName } from '@switchyard/protocol';
 
 /**
  * One callable entry of a request's tool table under a flat name, for model APIs that have no

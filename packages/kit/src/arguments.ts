@@ -1,5 +1,4 @@
-import { RespondToModelError, errorMessage } from './errors';
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { RespondToModelError, errorMessage, isJsonObject, type JsonObject, type JsonValue } from '@switchyard/protocol';
 
 /**
  * Parses function-tool arguments as the model sent them (the raw `arguments` string). Blank text

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approxTokenCount, countLines, truncateContentItems, truncateMiddle, truncateTextOutput } from './truncate';
-import type { ContentItem } from './wire';
+import type { ContentItem } from '@switchyard/protocol';
 
 describe('truncation', () => {
   it('estimates tokens as ceil(bytes / 4) and counts lines like str::lines', () => {

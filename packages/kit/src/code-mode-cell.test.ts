@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { CELL_ID_ALPHABET, CELL_ID_PATTERN, createCellIdGenerator } from './code-mode-cell';
+import { CELL_ID_ALPHABET, CELL_ID_PATTERN } from '@switchyard/protocol';
+import { createCellIdGenerator } from './cell-id';
 
 it('makes 16-character ids from the reference alphabet, unique within and across generators', () => {
   expect(CELL_ID_ALPHABET).toBe('0123456789abcdefghjkmnpqrstvwxyz');

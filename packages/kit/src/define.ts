@@ -1,11 +1,23 @@
-import type { ToolInvocation } from './call';
+import {
+  type ToolInvocation,
+  RespondToModelError,
+  SwitchyardError,
+  isSwitchyardError,
+  errorMessage,
+  type HookPayloadAdapter,
+  type ToolExecutor,
+  type ToolExposure,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+  isToolOutput,
+  type ToolOutput,
+  displayName,
+  toolName,
+  type ToolGrammar,
+} from '@switchyard/protocol';
 import { parseObjectArguments } from './arguments';
-import { RespondToModelError, SwitchyardError, isSwitchyardError, errorMessage } from './errors';
-import type { HookPayloadAdapter, ToolExecutor, ToolExposure } from './executor';
-import type { JsonObject, JsonSchema, JsonValue } from './json';
-import { FunctionToolOutput, JsonToolOutput, isToolOutput, type ToolOutput } from './output';
-import { displayName, toolName } from './tool-name';
-import type { ToolGrammar } from './tool-spec';
+import { FunctionToolOutput, JsonToolOutput } from './output';
 import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
 
 /**
@@ -177,7 +189,7 @@ function parametersJsonSchema(display: string, parameters: ToolParameters, jsonS
 
 /**
  * Defines a function tool as a plain {@link ToolExecutor} — all a plugin author needs, with
- * `@switchyard/protocol` as the only dependency. `parameters` is a JSON Schema or a Standard
+ * `@switchyard/kit` and `@switchyard/protocol` as the only dependencies. `parameters` is a JSON Schema or a Standard
  * Schema (zod 4, valibot, arktype), and `args` is typed from either. The handler returns a
  * string, a JSON value or a `ToolOutput`; an ordinary throw becomes a model-visible failure
  * ("tool X failed: …"), a `FatalToolError` ends the turn. Throws a `CONFIG` error for a Standard

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSwitchyardError } from './errors';
+import { isSwitchyardError } from '@switchyard/protocol';
 import { checkOptions, closestName, optionRules as rule, type OptionsShape } from './options';
 
 interface Example {

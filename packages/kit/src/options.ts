@@ -1,4 +1,4 @@
-import { SwitchyardError } from './errors';
+import { SwitchyardError } from '@switchyard/protocol';
 
 /**
  * Checks one option value. Returns `undefined` when the value is acceptable, else what it must be

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { flattenWireTools } from './flat-tools';
-import type { WireTool } from './tool-spec';
+import type { WireTool } from '@switchyard/protocol';
 
 describe('flattenWireTools', () => {
   it('keeps functions and custom tools, flattens namespace members, drops tool_search and hosted, first flat name wins', () => {

@@ -1,4 +1,4 @@
-import type { JsonSchema, JsonValue } from './json';
+import type { JsonSchema, JsonValue } from '@switchyard/protocol';
 
 /**
  * A value implementing the Standard Schema interface (`~standard`, version 1), which zod 4,

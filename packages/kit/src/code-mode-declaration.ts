@@ -1,4 +1,4 @@
-import type { JsonSchema, JsonValue } from './json';
+import { MCP_RESULT_SCHEMA_MARKER, type JsonSchema, type JsonValue } from '@switchyard/protocol';
 
 /**
  * Code Mode declarations, shared by the planner (visible descriptions in `code-mode`) and the
@@ -146,10 +146,13 @@ function renderObject(schema: JsonSchema, state: RenderState): string {
   return lines.join('\n');
 }
 
-/** True when an output schema describes an MCP `CallToolResult`: marked `x-switchyard-mcp`, or with an array `content` property. */
+/**
+ * True when an output schema describes an MCP `CallToolResult`: marked with `MCP_RESULT_SCHEMA_MARKER`,
+ * or with an array `content` property and an `isError` property.
+ */
 export function isMcpOutputSchema(schema: JsonSchema | undefined): boolean {
   if (!schema || typeof schema !== 'object') return false;
-  if (schema['x-switchyard-mcp'] === true) return true;
+  if (schema[MCP_RESULT_SCHEMA_MARKER] === true) return true;
   const content = schema.properties?.content as JsonSchema | undefined;
   return !!content && content.type === 'array' && !!schema.properties && 'isError' in schema.properties;
 }

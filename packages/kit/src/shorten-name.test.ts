@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_WIRE_NAME_LENGTH, nameHash, shortenName } from './tool-name';
+import { MAX_WIRE_NAME_LENGTH } from '@switchyard/protocol';
+import { nameHash, shortenName } from './shorten-name';
 
 describe('shortenName', () => {
   const long = `mcp__${'support_team_'.repeat(6)}__create_entities`;

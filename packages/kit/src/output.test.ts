@@ -8,7 +8,7 @@ import {
   ToolSearchOutput,
   abortedMessage,
 } from './output';
-import type { ToolPayload } from './payload';
+import type { ToolPayload } from '@switchyard/protocol';
 
 const fn: ToolPayload = { kind: 'function', arguments: '{}' };
 const custom: ToolPayload = { kind: 'custom', input: 'x' };

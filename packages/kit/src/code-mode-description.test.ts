@@ -1,42 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { codeModeUsageSample, renderJsonSchemaToTypeScript as render } from './typescript-declaration';
+import { augmentCodeModeDescription, schemaToTypeScript } from './code-mode-declaration';
+import type { JsonSchema } from '@switchyard/protocol';
 
-describe('renderJsonSchemaToTypeScript', () => {
+describe('schemaToTypeScript', () => {
   it('renders objects with sorted members and ? for optional ones', () => {
-    expect(render({ type: 'object', properties: { message: { type: 'string' }, env_var: { type: 'string' } }, required: ['message'] })).toBe(
+    expect(schemaToTypeScript({ type: 'object', properties: { message: { type: 'string' }, env_var: { type: 'string' } }, required: ['message'] })).toBe(
       '{ env_var?: string; message: string; }',
     );
   });
 
   it('renders scalars, arrays, tuples, unions, intersections and literals', () => {
-    expect(render(true)).toBe('unknown');
-    expect(render(false)).toBe('never');
-    expect(render({ type: 'integer' })).toBe('number');
-    expect(render({ type: ['string', 'null'] })).toBe('string | null');
-    expect(render({ type: 'array', items: { type: 'boolean' } })).toBe('Array<boolean>');
-    expect(render({ type: 'array' })).toBe('unknown[]');
-    expect(render({ prefixItems: [{ type: 'string' }, { type: 'number' }] })).toBe('[string, number]');
-    expect(render({ enum: ['a', 1, null] })).toBe('"a" | 1 | null');
-    expect(render({ const: 'fixed' })).toBe('"fixed"');
-    expect(render({ anyOf: [{ type: 'string' }, { type: 'number' }] })).toBe('string | number');
-    expect(render({ allOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'object', properties: { b: { type: 'number' } } }] })).toBe(
+    expect(schemaToTypeScript(true)).toBe('unknown');
+    expect(schemaToTypeScript(false)).toBe('never');
+    expect(schemaToTypeScript({ type: 'integer' })).toBe('number');
+    expect(schemaToTypeScript({ type: ['string', 'null'] })).toBe('string | null');
+    expect(schemaToTypeScript({ type: 'array', items: { type: 'boolean' } })).toBe('Array<boolean>');
+    expect(schemaToTypeScript({ type: 'array' })).toBe('unknown[]');
+    expect(schemaToTypeScript({ prefixItems: [{ type: 'string' }, { type: 'number' }] })).toBe('[string, number]');
+    expect(schemaToTypeScript({ enum: ['a', 1, null] })).toBe('"a" | 1 | null');
+    expect(schemaToTypeScript({ const: 'fixed' })).toBe('"fixed"');
+    expect(schemaToTypeScript({ anyOf: [{ type: 'string' }, { type: 'number' }] })).toBe('string | number');
+    expect(schemaToTypeScript({ allOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'object', properties: { b: { type: 'number' } } }] })).toBe(
       '{ a?: string; } & { b?: number; }',
     );
-    expect(render({ description: 'nothing typed' })).toBe('unknown');
+    expect(schemaToTypeScript({ description: 'nothing typed' })).toBe('unknown');
   });
 
   it('adds index signatures and quotes names that are not identifiers', () => {
-    expect(render({ type: 'object' })).toBe('{ [key: string]: unknown; }');
-    expect(render({ type: 'object', additionalProperties: false })).toBe('{}');
-    expect(render({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'number' } })).toBe(
+    expect(schemaToTypeScript({ type: 'object' })).toBe('{ [key: string]: unknown; }');
+    expect(schemaToTypeScript({ type: 'object', additionalProperties: false })).toBe('{}');
+    expect(schemaToTypeScript({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'number' } })).toBe(
       '{ a?: string; [key: string]: number; }',
     );
-    expect(render({ type: 'object', properties: { 'content-type': { type: 'string' } }, required: ['content-type'] })).toBe('{ "content-type": string; }');
+    expect(schemaToTypeScript({ type: 'object', properties: { 'content-type': { type: 'string' } }, required: ['content-type'] })).toBe('{ "content-type": string; }');
   });
 
   it('renders described members on their own lines with // comments', () => {
     expect(
-      render({
+      schemaToTypeScript({
         type: 'object',
         properties: { path: { type: 'string', description: 'File path.\nRelative to the workspace.' }, lines: { type: 'number' } },
         required: ['path'],
@@ -49,19 +50,19 @@ describe('renderJsonSchemaToTypeScript', () => {
       $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } },
       $ref: '#/$defs/node',
     };
-    expect(render(schema)).toBe('{ next?: { next?: unknown; }; }');
-    expect(render({ $ref: '#/$defs/missing' })).toBe('unknown');
-    expect(render({ $defs: { id: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/$defs/id', description: '' } } })).toBe('{ a?: string; }');
-    expect(render({ $defs: { base: { type: 'object', properties: { a: { type: 'string' } } } }, $ref: '#/$defs/base', properties: { b: { type: 'number' } } })).toBe(
+    expect(schemaToTypeScript(schema)).toBe('{ next?: { next?: unknown; }; }');
+    expect(schemaToTypeScript({ $ref: '#/$defs/missing' })).toBe('unknown');
+    expect(schemaToTypeScript({ $defs: { id: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/$defs/id', description: '' } } })).toBe('{ a?: string; }');
+    expect(schemaToTypeScript({ $defs: { base: { type: 'object', properties: { a: { type: 'string' } } } }, $ref: '#/$defs/base', properties: { b: { type: 'number' } } })).toBe(
       '({ a?: string; }) & ({ b?: number; })',
     );
   });
 });
 
-describe('codeModeUsageSample', () => {
+describe('augmentCodeModeDescription', () => {
   it('appends the exec tool declaration (reference augment_tool_definition)', () => {
     expect(
-      codeModeUsageSample({
+      augmentCodeModeDescription({
         description: 'Test tool',
         codeModeName: 'hidden_dynamic_tool',
         kind: 'function',
@@ -74,13 +75,13 @@ describe('codeModeUsageSample', () => {
   });
 
   it('types freeform tools as input: string and unknown outputs as unknown', () => {
-    expect(codeModeUsageSample({ description: 'Patch files.', codeModeName: 'apply_patch', kind: 'freeform' })).toBe(
+    expect(augmentCodeModeDescription({ description: 'Patch files.', codeModeName: 'apply_patch', kind: 'freeform' })).toBe(
       'Patch files.\n\nexec tool declaration:\n```ts\ndeclare const tools: { apply_patch(input: string): Promise<unknown>; };\n```',
     );
   });
 
   it('renders MCP-shaped output schemas as CallToolResult<structured>', () => {
-    const mcpOutput = (structuredContent?: unknown) => ({
+    const mcpOutput = (structuredContent?: JsonSchema): JsonSchema => ({
       type: 'object',
       properties: {
         content: { type: 'array', items: { type: 'object' } },
@@ -90,7 +91,7 @@ describe('codeModeUsageSample', () => {
       },
       required: ['content'],
     });
-    const sample = codeModeUsageSample({
+    const sample = augmentCodeModeDescription({
       description: 'Echo.',
       codeModeName: 'mcp__rmcp__echo',
       kind: 'function',
@@ -104,6 +105,6 @@ describe('codeModeUsageSample', () => {
     expect(sample.endsWith(
       'declare const tools: { mcp__rmcp__echo(args: { env_var?: string; message: string; }): Promise<CallToolResult<{ echo: string; env: string | null; }>>; };\n```',
     )).toBe(true);
-    expect(codeModeUsageSample({ description: 'x', codeModeName: 'a', kind: 'function', outputSchema: mcpOutput() })).toContain('Promise<CallToolResult>;');
+    expect(augmentCodeModeDescription({ description: 'x', codeModeName: 'a', kind: 'function', outputSchema: mcpOutput() })).toContain('Promise<CallToolResult>;');
   });
 });

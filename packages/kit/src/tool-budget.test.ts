@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPriorityRanker, estimateTokens, selectWithinBudget } from './tool-budget';
-import { toolName } from './tool-name';
+import { toolName } from '@switchyard/protocol';
 
 describe('estimateTokens', () => {
   it('costs words, numbers, punctuation and whitespace as o200k splits them', () => {

@@ -1,10 +1,17 @@
-import type { ContentItem, InputTextItem } from './wire';
+import type { ContentItem, InputTextItem } from '@switchyard/protocol';
 
 /**
  * Output budgets shared by Code Mode responses (`exec` / `wait`) and exec_command output, so both
  * truncate the same way. Token counts are estimates:
  * `ceil(utf8 bytes / 4)`; a budget of N tokens is a byte budget of 4·N.
  */
+
+/**
+ * The output budget, in tokens, of a tool result when the call and the host name none: Code Mode's
+ * `exec` / `wait` responses, exec_command output and MCP results. The model-visible descriptions
+ * of those tools say "default 10000"; they must change together with this value.
+ */
+export const DEFAULT_OUTPUT_TOKENS = 10_000;
 
 /** Estimated tokens of a string: `ceil(utf8 bytes / 4)`. */
 export function approxTokenCount(text: string): number {

@@ -1,0 +1,40 @@
+/**
+ * @switchyard/kit — the helpers a tool author builds on the `@switchyard/protocol` contract:
+ * `defineFunctionTool` / `defineFreeformTool`, the output classes, output truncation and the
+ * default output budget, the JSON Schema → TypeScript declaration renderer, the tool-table budget,
+ * strict option checks and a few small utilities. Depends on `@switchyard/protocol` only.
+ */
+export { defineFunctionTool, defineFreeformTool, toToolOutput, approvalRefusal } from './define';
+export type { DefineFunctionToolOptions, DefineFreeformToolOptions, JsonSerializable, ToolHandlerResult, NeedsApproval } from './define';
+export { isStandardSchema, describeStandardIssues } from './standard-schema';
+export type { StandardSchema, StandardSchemaResult, StandardSchemaOutput, InferJsonSchema, ToolParameters, ToolArguments } from './standard-schema';
+export { parseFunctionArguments, parseObjectArguments } from './arguments';
+export {
+  FunctionToolOutput,
+  JsonToolOutput,
+  ToolSearchOutput,
+  AbortedToolOutput,
+  FailureToolOutput,
+  abortedMessage,
+  contentItemsToText,
+  previewText,
+  PREVIEW_TRUNCATED_SUFFIX,
+} from './output';
+export { DEFAULT_OUTPUT_TOKENS, approxTokenCount, countLines, truncateMiddle, truncateTextOutput, truncateContentItems } from './truncate';
+export { schemaToTypeScript, codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
+export type { CodeModeDeclarationInput } from './code-mode-declaration';
+export { DEFAULT_TOOL_BUDGET_TOKENS, estimateTokens, createPriorityRanker, selectWithinBudget } from './tool-budget';
+export type { BudgetCost } from './tool-budget';
+export { flattenWireTools } from './flat-tools';
+export type { FlatWireTool } from './flat-tools';
+export { checkOptions, optionRules, closestName } from './options';
+export type { OptionRule, OptionsShape } from './options';
+export { backoffDelay, abortableSleep, BACKOFF_OPTION_RULES } from './backoff';
+export type { BackoffOptions } from './backoff';
+export { createStepContext } from './step-context';
+export { nameHash, shortenName } from './shorten-name';
+export type { ShortenNameOptions } from './shorten-name';
+export { createCellIdGenerator } from './cell-id';
+export { createEventHub, warnListenerError } from './event-hub';
+export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
+export { VERSION } from './version';

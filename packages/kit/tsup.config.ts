@@ -1,0 +1,3 @@
+import { packageBuild } from '../../tools/config/tsup.ts';
+
+export default packageBuild();

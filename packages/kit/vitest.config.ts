@@ -1,0 +1,3 @@
+import { packageTest } from '../../tools/config/vitest.ts';
+
+export default packageTest({ name: 'kit' });
