@@ -3,8 +3,8 @@
  *
  * A package may depend on packages of lower layers only — never on its own layer, never on a higher
  * one — through its package.json (`dependencies`, `peerDependencies`, `optionalDependencies`) and
- * through the imports of its shipped source (`src/**`, test files aside). Test files and
- * `devDependencies` are exempt: a test may drive a package from above (a broker test runs a real
+ * through the imports of its shipped source (`src/**`; tests, `test-support.*` helpers and
+ * fixtures aside). Those and `devDependencies` are exempt: a test may drive a package from above (a broker test runs a real
  * code-mode runtime), and nothing of it ships. Two more rules ride along:
  * - the built-in tools (`tool-*`) depend on protocol, kit and (for the process tools) sandbox only;
  * - the contract, `@switchyard/protocol`, has no dependencies and is platform-neutral: its source
@@ -42,7 +42,7 @@ function layerOf(name: string): number {
   return LAYERS.findIndex((layer) => layer.includes(name));
 }
 
-/** Source files a package ships (everything under src/ but tests and test fixtures). */
+/** Source files a package ships: everything under src/ but tests, `test-support` helpers and fixtures. */
 function shippedSources(dir: string): string[] {
   const out: string[] = [];
   const walk = (folder: string) => {
@@ -50,7 +50,7 @@ function shippedSources(dir: string): string[] {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) {
         if (entry.name !== 'node_modules' && entry.name !== '__fixtures__') walk(path);
-      } else if (/\.(m|c)?[jt]sx?$/.test(entry.name) && !/\.test\.[cm]?[jt]sx?$/.test(entry.name) && !/\.d\.ts$/.test(entry.name)) {
+      } else if (/\.(m|c)?[jt]sx?$/.test(entry.name) && !/\.(test|fixture)\.[cm]?[jt]sx?$/.test(entry.name) && !/^test-support\./.test(entry.name) && !/\.d\.ts$/.test(entry.name)) {
         out.push(path);
       }
     }
