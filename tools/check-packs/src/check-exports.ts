@@ -51,11 +51,8 @@ if (diff.length) {
 } else if (regenerated !== rootReadme) {
   problems.push(`the table of public names in README.md is stale: run \`${UPDATE}\``);
 }
-// Packages whose README `## API` table is not written yet (this list only shrinks, to empty).
-const API_TABLE_PENDING = new Set(['protocol', 'kit']);
 const seen = new Set<string>();
 for (const entry of entries) {
-  if (API_TABLE_PENDING.has(entry.dir.split('/').pop()!)) continue;
   if (seen.has(entry.dir)) continue;
   seen.add(entry.dir);
   const name = JSON.parse(readFileSync(join(entry.dir, 'package.json'), 'utf8')).name as string;
