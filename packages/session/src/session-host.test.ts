@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FatalToolError, ModelRequestError, isSwitchyardError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import { FatalToolError, ModelRequestError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';
+import { configError } from '../../../tools/config/config-error.ts';
 
 const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
   type: 'function_call',
@@ -30,16 +31,6 @@ function waiter(started: string[]): ToolExecutor {
         signal.addEventListener('abort', () => reject(new Error('aborted')));
       }),
   });
-}
-
-async function configError(run: () => unknown): Promise<string> {
-  try {
-    await run();
-  } catch (error) {
-    expect(isSwitchyardError(error) && error.code).toBe('CONFIG');
-    return (error as Error).message;
-  }
-  throw new Error('expected a CONFIG error');
 }
 
 /** Every call item has exactly one output with its call_id, and every output answers an earlier call. */

@@ -1,25 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isSwitchyardError } from '@switchyard/protocol';
 import { createHookEngine } from '@switchyard/hooks';
 import { mcpTools } from '@switchyard/mcp';
 import { chatCompletions, openaiResponses } from '@switchyard/openai';
 import { createSession } from '@switchyard/session';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { execTools } from '@switchyard/tool-exec';
+import { configError } from '../../config/config-error.ts';
 
 // A host's first day in plain JavaScript: a typo in any options object is a CONFIG error naming it.
-
-async function configError(run: () => unknown): Promise<string> {
-  try {
-    await run();
-  } catch (error) {
-    expect(isSwitchyardError(error) && error.code).toBe('CONFIG');
-    return (error as Error).message;
-  }
-  throw new Error('expected a CONFIG error');
-}
 
 describe('every options object a host passes is strict', () => {
   it('names the unknown option and the closest valid one', async () => {
