@@ -12,6 +12,7 @@ import {
   type ToolAccess,
   type ToolCall,
   type ToolCallSource,
+  type ToolExecutor,
   type ToolName,
   type ToolOutput,
   type ToolOutputItem,
@@ -75,8 +76,8 @@ export class ToolCallRuntime {
   private readonly gate = new ReadWriteGate();
   /** The gate of Code Mode calls: `exec` holds the turn gate while its cell's calls run. */
   private readonly nestedGate = new ReadWriteGate();
-  /** The cancel function of every call still running. */
-  private readonly active = new Set<(reason: unknown) => void>();
+  /** Every call still running. */
+  private readonly active = new Set<CallRun>();
   private readonly onTurnAbort = () => this.abort(this.turnSignal?.reason);
 
   constructor(options: ToolCallRuntimeOptions) {
@@ -118,138 +119,30 @@ export class ToolCallRuntime {
 
   /** Cancels every call of this runtime that is still running; later calls run normally. */
   abort(reason?: unknown): void {
-    for (const cancel of [...this.active]) cancel(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
+    for (const run of [...this.active]) run.cancel(reason ?? new SwitchyardError('ABORTED', 'tool calls cancelled'));
   }
 
   private run(call: ToolCall, source: ToolCallSource, signals: readonly AbortSignal[], gate: ReadWriteGate | undefined): Promise<DispatchResult> {
-    const router = this.router;
-    const executor = router.registry.get(call.toolName);
-    const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
-    const controller = new AbortController();
-    const signal = controller.signal;
-    const startedAt = performance.now();
-    const contexts: string[] = [];
-    let terminal: 'done' | 'aborted' | undefined;
-    let release: GateRelease | undefined;
-    let cancelled = false;
-    const claim = (kind: 'done' | 'aborted') => {
-      if (terminal) return false;
-      terminal = kind;
-      return true;
-    };
-    const context: DispatchContext = {
+    const executor = this.router.registry.get(call.toolName);
+    const run = new CallRun({
       call,
       source,
       executor,
-      router,
+      router: this.router,
       step: this.step,
-      signal,
-      cancelled: () => cancelled,
-      tools: this.toolAccess(source, signal),
-      claim: () => claim('done'),
-      addContexts: (list) => {
-        contexts.push(...list);
-      },
-    };
-
+      signals,
+      turnSignal: this.turnSignal,
+      active: this.active,
+      tools: (signal) => this.toolAccess(source, signal),
+    });
     // Already cancelled: answer aborted without running anything (an ungated call would otherwise
     // start its handler before the checks below).
     const preAborted = this.turnSignal?.aborted ? this.turnSignal : signals.find((caller) => caller.aborted);
     if (preAborted) {
-      claim('aborted');
-      const output = new AbortedToolOutput(abortedMessage(0, { style: executor?.abortStyle }));
-      router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: 0 });
-      return Promise.resolve(this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message)));
+      run.claim('aborted');
+      return Promise.resolve(run.abortedResult(0));
     }
-
-    return new Promise<DispatchResult>((resolve, reject) => {
-      // Every cancellation goes through here (runtime.abort(), a caller's signal, an already-aborted
-      // signal), so the call's own signal needs no listener of ours (the first listener on a fresh
-      // AbortSignal costs microseconds in Node 20). The runtime settles the call first (claim, the
-      // aborted event, the gate), then the signal tells the handler: the order a gated call always
-      // had, since its handler could only listen after the runtime did.
-      const cancel = (reason: unknown) => {
-        if (cancelled) return;
-        cancelled = true;
-        try {
-          onCancel();
-        } finally {
-          controller.abort(reason);
-        }
-      };
-      const forward = (event: Event) => cancel((event.target as AbortSignal).reason);
-      const cleanup = () => {
-        this.active.delete(cancel);
-        for (const caller of signals) caller.removeEventListener('abort', forward);
-      };
-
-      // A free slot is taken at once with no wrapper (the usual nested call: a parallel-safe tool
-      // and nobody waiting); otherwise the call waits its turn at the gate. Handlers' own sibling
-      // calls (`invocation.tools`) take no gate: their caller holds one.
-      const mode = parallel ? 'shared' : 'exclusive';
-      const immediate = gate?.tryAcquire(mode);
-      let task: Promise<DispatchOutcome>;
-      if (!gate) task = dispatchToolCall(context);
-      else if (immediate) {
-        release = immediate;
-        task = dispatchToolCall(context);
-        task.then(immediate, immediate);
-      } else {
-        task = (async () => {
-          const granted = await gate.acquire(mode, signal);
-          release = granted;
-          try {
-            return await dispatchToolCall(context);
-          } finally {
-            granted();
-          }
-        })();
-      }
-
-      task.then(
-        (outcome) => {
-          if (terminal === 'aborted') return;
-          cleanup();
-          resolve(this.result(call, outcome.payload, outcome.output, contexts, outcome.error));
-        },
-        (error: unknown) => {
-          if (terminal === 'aborted') return;
-          cleanup();
-          if (isFatalError(error)) return reject(error);
-          if (isSwitchyardError(error)) return resolve(this.result(call, call.payload, new FailureToolOutput(error.message), contexts, error));
-          reject(new SwitchyardError('INTERNAL', `tool task failed to receive: ${errorMessage(error)}`, { cause: error }));
-        },
-      );
-
-      const onCancel = () => {
-        // Cancellation after completion keeps the real result.
-        if (!claim('aborted')) return;
-        const elapsedMs = performance.now() - startedAt;
-        const output = new AbortedToolOutput(abortedMessage(elapsedMs, { style: executor?.abortStyle }));
-        router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
-        const result = this.result(call, call.payload, output, contexts, new SwitchyardError('ABORTED', output.message));
-        if (executor?.waitsForCancellation) {
-          // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
-          const settle = () => {
-            cleanup();
-            resolve(result);
-          };
-          task.then(settle, settle);
-        } else {
-          release?.();
-          cleanup();
-          resolve(result);
-        }
-      };
-
-      this.active.add(cancel);
-      for (const caller of signals) caller.addEventListener('abort', forward, { once: true });
-      const turnSignal = this.turnSignal;
-      if (turnSignal?.aborted) return cancel(turnSignal.reason);
-      for (const caller of signals) {
-        if (caller.aborted) return cancel(caller.reason);
-      }
-    });
+    return new Promise<DispatchResult>((resolve, reject) => run.start(gate, resolve, reject));
   }
 
   /** Lets a handler call sibling tools through this runtime (hooks and all), outside the gate its own call holds. */
@@ -269,27 +162,202 @@ export class ToolCallRuntime {
       },
     };
   }
+}
 
-  private result(call: ToolCall, payload: ToolPayload, output: ToolOutput, contexts: readonly string[], error?: SwitchyardError): DispatchResult {
-    let item: ToolOutputItem;
-    try {
-      item = output.toResponseItem(call.callId, payload);
-    } catch (cause) {
-      // A broken output object is the tool's bug: answer the model instead of crashing the turn.
-      const message = `tool ${displayName(call.toolName)} returned an output that cannot be sent: ${errorMessage(cause)}`;
-      error = new SwitchyardError('RESPOND_TO_MODEL', message, { cause });
-      output = new FailureToolOutput(message);
-      item = output.toResponseItem(call.callId, payload);
-    }
-    return {
-      callId: call.callId,
-      toolName: call.toolName,
-      payload,
-      item,
-      output,
-      success: output.success,
-      additionalContexts: [...contexts],
-      ...(error ? { error } : {}),
+
+/** What one call's run needs from the runtime that owns it. */
+interface CallRunOptions {
+  readonly call: ToolCall;
+  readonly source: ToolCallSource;
+  readonly executor: ToolExecutor | undefined;
+  readonly router: ToolRouter;
+  readonly step: StepContext;
+  /** The callers' signals (a Code Mode cell's, a parent call's); aborting any cancels the call. */
+  readonly signals: readonly AbortSignal[];
+  readonly turnSignal: AbortSignal | undefined;
+  /** The runtime's running calls: the run is in it from its start until it settles. */
+  readonly active: Set<CallRun>;
+  /** The sibling-tool access of a handler whose call has `signal`. */
+  readonly tools: (signal: AbortSignal) => ToolAccess;
+}
+
+/**
+ * One call from start to its single answer: its gate slot, its `AbortSignal`, and the race between
+ * the handler finishing and a cancellation (whichever claims the call first decides its answer).
+ */
+class CallRun {
+  private readonly options: CallRunOptions;
+  private readonly controller = new AbortController();
+  private readonly startedAt = performance.now();
+  private readonly contexts: string[] = [];
+  private readonly context: DispatchContext;
+  private terminal: 'done' | 'aborted' | undefined;
+  private release: GateRelease | undefined;
+  private cancelled = false;
+  // Set by start(), before anything can cancel or settle the run.
+  private task!: Promise<DispatchOutcome>;
+  private resolve!: (result: DispatchResult) => void;
+  private reject!: (error: unknown) => void;
+  private readonly forward = (event: Event) => this.cancel((event.target as AbortSignal).reason);
+
+  constructor(options: CallRunOptions) {
+    this.options = options;
+    const signal = this.controller.signal;
+    this.context = {
+      call: options.call,
+      source: options.source,
+      executor: options.executor,
+      router: options.router,
+      step: options.step,
+      signal,
+      cancelled: () => this.cancelled,
+      tools: options.tools(signal),
+      claim: () => this.claim('done'),
+      addContexts: (list) => {
+        this.contexts.push(...list);
+      },
     };
   }
+
+  /** Takes the call's terminal outcome; `false` when the other side took it first. */
+  claim(kind: 'done' | 'aborted'): boolean {
+    if (this.terminal) return false;
+    this.terminal = kind;
+    return true;
+  }
+
+  /** The aborted answer (and its `tool-call-aborted` event) of a call cancelled after `elapsedMs`. */
+  abortedResult(elapsedMs: number): DispatchResult {
+    const { call, executor, router, source } = this.options;
+    const output = new AbortedToolOutput(abortedMessage(elapsedMs, { style: executor?.abortStyle }));
+    router.emit({ type: 'tool-call-aborted', callId: call.callId, toolName: displayName(call.toolName), source, durationMs: elapsedMs });
+    return callResult(call, call.payload, output, this.contexts, new SwitchyardError('ABORTED', output.message));
+  }
+
+  /** Dispatches the call (under `gate` when given) and listens for its cancellation. */
+  start(gate: ReadWriteGate | undefined, resolve: (result: DispatchResult) => void, reject: (error: unknown) => void): void {
+    this.resolve = resolve;
+    this.reject = reject;
+    const task = this.dispatch(gate);
+    this.task = task;
+    task.then(
+      (outcome) => this.finished(outcome),
+      (error: unknown) => this.failed(error),
+    );
+    const { signals, turnSignal, active } = this.options;
+    active.add(this);
+    for (const caller of signals) caller.addEventListener('abort', this.forward, { once: true });
+    if (turnSignal?.aborted) return this.cancel(turnSignal.reason);
+    for (const caller of signals) {
+      if (caller.aborted) return this.cancel(caller.reason);
+    }
+  }
+
+  /**
+   * Every cancellation goes through here (runtime.abort(), a caller's signal, an already-aborted
+   * signal), so the call's own signal needs no listener of ours (the first listener on a fresh
+   * AbortSignal costs microseconds in Node 20). The runtime settles the call first (claim, the
+   * aborted event, the gate), then the signal tells the handler: the order a gated call always
+   * had, since its handler could only listen after the runtime did.
+   */
+  cancel(reason: unknown): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    try {
+      this.onCancel();
+    } finally {
+      this.controller.abort(reason);
+    }
+  }
+
+  /**
+   * A free slot is taken at once with no wrapper (the usual nested call: a parallel-safe tool and
+   * nobody waiting); otherwise the call waits its turn at the gate. Handlers' own sibling calls
+   * (`invocation.tools`) take no gate: their caller holds one.
+   */
+  private dispatch(gate: ReadWriteGate | undefined): Promise<DispatchOutcome> {
+    const executor = this.options.executor;
+    const parallel = executor?.supportsParallelToolCalls === true && executor.exposure !== 'hidden';
+    const mode = parallel ? 'shared' : 'exclusive';
+    const immediate = gate?.tryAcquire(mode);
+    if (!gate) return dispatchToolCall(this.context);
+    if (!immediate) return this.dispatchWhenGranted(gate, mode);
+    this.release = immediate;
+    const task = dispatchToolCall(this.context);
+    task.then(immediate, immediate);
+    return task;
+  }
+
+  private async dispatchWhenGranted(gate: ReadWriteGate, mode: 'shared' | 'exclusive'): Promise<DispatchOutcome> {
+    const granted = await gate.acquire(mode, this.controller.signal);
+    this.release = granted;
+    try {
+      return await dispatchToolCall(this.context);
+    } finally {
+      granted();
+    }
+  }
+
+  private finished(outcome: DispatchOutcome): void {
+    if (this.terminal === 'aborted') return;
+    this.cleanup();
+    this.resolve(callResult(this.options.call, outcome.payload, outcome.output, this.contexts, outcome.error));
+  }
+
+  private failed(error: unknown): void {
+    if (this.terminal === 'aborted') return;
+    this.cleanup();
+    if (isFatalError(error)) return this.reject(error);
+    const call = this.options.call;
+    if (isSwitchyardError(error)) return this.resolve(callResult(call, call.payload, new FailureToolOutput(error.message), this.contexts, error));
+    this.reject(new SwitchyardError('INTERNAL', `tool task failed to receive: ${errorMessage(error)}`, { cause: error }));
+  }
+
+  private onCancel(): void {
+    // Cancellation after completion keeps the real result.
+    if (!this.claim('aborted')) return;
+    const result = this.abortedResult(performance.now() - this.startedAt);
+    if (this.options.executor?.waitsForCancellation) {
+      // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
+      const settle = () => this.settleAborted(result);
+      this.task.then(settle, settle);
+    } else {
+      this.release?.();
+      this.settleAborted(result);
+    }
+  }
+
+  private settleAborted(result: DispatchResult): void {
+    this.cleanup();
+    this.resolve(result);
+  }
+
+  private cleanup(): void {
+    this.options.active.delete(this);
+    for (const caller of this.options.signals) caller.removeEventListener('abort', this.forward);
+  }
+}
+
+/** The answer of a call; an output that cannot become a wire item becomes a model-visible failure. */
+function callResult(call: ToolCall, payload: ToolPayload, output: ToolOutput, contexts: readonly string[], error?: SwitchyardError): DispatchResult {
+  let item: ToolOutputItem;
+  try {
+    item = output.toResponseItem(call.callId, payload);
+  } catch (cause) {
+    // A broken output object is the tool's bug: answer the model instead of crashing the turn.
+    const message = `tool ${displayName(call.toolName)} returned an output that cannot be sent: ${errorMessage(cause)}`;
+    error = new SwitchyardError('RESPOND_TO_MODEL', message, { cause });
+    output = new FailureToolOutput(message);
+    item = output.toResponseItem(call.callId, payload);
+  }
+  return {
+    callId: call.callId,
+    toolName: call.toolName,
+    payload,
+    item,
+    output,
+    success: output.success,
+    additionalContexts: [...contexts],
+    ...(error ? { error } : {}),
+  };
 }
