@@ -114,111 +114,141 @@ function killTree(child: ChildProcess): void {
  * before the result is settled.
  */
 export function runHookCommand(options: RunHookCommandOptions): Promise<HookCommandResult> {
-  const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const stdout = new CappedBuffer(limit);
-  const stderr = new CappedBuffer(limit);
-  return new Promise((resolve) => {
-    let settled = false;
-    let timedOut = false;
-    let killedAtTimeout = false;
-    let aborted = false;
-    let spawnError: string | undefined;
-    let exitCode: number | null = null;
-    let exited = false;
-    let child: ChildProcess;
-    let timer: NodeJS.Timeout | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
+  return new Promise((resolve) => new HookRun(options, resolve).start());
+}
 
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(graceTimer);
-      options.signal?.removeEventListener('abort', onAbort);
-      child?.stdout?.destroy();
-      child?.stderr?.destroy();
-      const error =
-        spawnError ??
-        (timedOut ? timeoutMessage(options.timeoutSec) : aborted ? ABORTED_MESSAGE : undefined);
-      resolve({
-        exitCode: error ? null : exitCode,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-        stdoutTruncated: stdout.truncated,
-        stderrTruncated: stderr.truncated,
-        error,
-        timedOut,
-        aborted,
-        pid: child?.pid,
-      });
-    };
-    /** After CLOSE_GRACE_MS, and then one more loop turn (pending I/O first), runs `then` and settles. */
-    const grace = (then?: () => void) => {
-      clearTimeout(graceTimer);
-      graceTimer = setTimeout(() => {
-        setImmediate(() => {
-          then?.();
-          finish();
-        });
-      }, CLOSE_GRACE_MS);
-    };
-    const onAbort = () => {
-      if (exited) return;
-      aborted = true;
-      killTree(child);
-      grace();
-    };
+/** One hook process from spawn to its single result (see {@link runHookCommand}). */
+class HookRun {
+  private readonly stdout: CappedBuffer;
+  private readonly stderr: CappedBuffer;
+  private settled = false;
+  private timedOut = false;
+  private killedAtTimeout = false;
+  private aborted = false;
+  private spawnError: string | undefined;
+  private exitCode: number | null = null;
+  private exited = false;
+  private child: ChildProcess | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
 
-    if (options.signal?.aborted) {
-      aborted = true;
-      finish();
+  constructor(
+    private readonly options: RunHookCommandOptions,
+    private readonly resolve: (result: HookCommandResult) => void,
+  ) {
+    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.stdout = new CappedBuffer(limit);
+    this.stderr = new CappedBuffer(limit);
+  }
+
+  start(): void {
+    if (this.options.signal?.aborted) {
+      this.aborted = true;
+      this.finish();
       return;
     }
+    const child = this.spawn();
+    if (child) this.watch(child);
+  }
+
+  /** Starts the hook with its stdin file; on failure settles with the spawn error and returns undefined. */
+  private spawn(): ChildProcess | undefined {
+    const options = this.options;
     let stdinFd: number | undefined;
     try {
       stdinFd = stdinFile(options.input);
       const windows = process.platform === 'win32';
-      child = spawn(windows ? (process.env.COMSPEC ?? 'cmd.exe') : options.shell, windows ? ['/C', options.command] : ['-lc', options.command], {
+      this.child = spawn(windows ? (process.env.COMSPEC ?? 'cmd.exe') : options.shell, windows ? ['/C', options.command] : ['-lc', options.command], {
         cwd: options.cwd,
         env: options.env ?? process.env,
         detached: !windows,
         stdio: [stdinFd, 'pipe', 'pipe'],
         windowsHide: true,
       });
+      return this.child;
     } catch (error) {
-      spawnError = `failed to spawn hook: ${errorMessage(error)}`;
-      finish();
-      return;
+      this.spawnError = `failed to spawn hook: ${errorMessage(error)}`;
+      this.finish();
+      return undefined;
     } finally {
       // The child holds its own copy of the descriptor.
       if (stdinFd !== undefined) closeSync(stdinFd);
     }
+  }
+
+  private watch(child: ChildProcess): void {
     child.on('error', (error) => {
-      spawnError ??= `failed to spawn hook: ${errorMessage(error)}`;
-      finish();
+      this.spawnError ??= `failed to spawn hook: ${errorMessage(error)}`;
+      this.finish();
     });
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('exit', (code) => {
-      exited = true;
-      exitCode = code;
-      // Killed by the timeout's SIGKILL (no status of its own): that is the timeout. A status
-      // means the hook exited by itself, possibly before the (late) timer fired.
-      if (killedAtTimeout && code === null) timedOut = true;
-      // Leave nothing behind: whatever the hook started in its group dies with it.
-      killTree(child);
-      grace();
+    child.stdout?.on('data', (chunk: Buffer) => this.stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+    child.on('exit', (code) => this.onExit(child, code));
+    child.on('close', this.finish);
+    this.timer = setTimeout(() => this.onTimeout(child), Math.min(this.options.timeoutSec * 1000, MAX_TIMER_MS));
+    this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  private onExit(child: ChildProcess, code: number | null): void {
+    this.exited = true;
+    this.exitCode = code;
+    // Killed by the timeout's SIGKILL (no status of its own): that is the timeout. A status
+    // means the hook exited by itself, possibly before the (late) timer fired.
+    if (this.killedAtTimeout && code === null) this.timedOut = true;
+    // Leave nothing behind: whatever the hook started in its group dies with it.
+    killTree(child);
+    this.grace();
+  }
+
+  private onTimeout(child: ChildProcess): void {
+    if (this.exited) return;
+    this.killedAtTimeout = true;
+    killTree(child);
+    // A hook stuck where SIGKILL cannot reach it yet (uninterruptible I/O) still times out.
+    this.grace(() => {
+      if (!this.exited) this.timedOut = true;
     });
-    child.on('close', finish);
-    timer = setTimeout(() => {
-      if (exited) return;
-      killedAtTimeout = true;
-      killTree(child);
-      // A hook stuck where SIGKILL cannot reach it yet (uninterruptible I/O) still times out.
-      grace(() => {
-        if (!exited) timedOut = true;
+  }
+
+  private readonly onAbort = () => {
+    if (this.exited) return;
+    this.aborted = true;
+    killTree(this.child as ChildProcess);
+    this.grace();
+  };
+
+  /** After CLOSE_GRACE_MS, and then one more loop turn (pending I/O first), runs `then` and settles. */
+  private grace(then?: () => void): void {
+    clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => {
+      setImmediate(() => {
+        then?.();
+        this.finish();
       });
-    }, Math.min(options.timeoutSec * 1000, MAX_TIMER_MS));
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-  });
+    }, CLOSE_GRACE_MS);
+  }
+
+  private readonly finish = () => {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.graceTimer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
+    const error =
+      this.spawnError ??
+      (this.timedOut ? timeoutMessage(this.options.timeoutSec) : this.aborted ? ABORTED_MESSAGE : undefined);
+    this.resolve({
+      exitCode: error ? null : this.exitCode,
+      stdout: this.stdout.text(),
+      stderr: this.stderr.text(),
+      stdoutTruncated: this.stdout.truncated,
+      stderrTruncated: this.stderr.truncated,
+      error,
+      timedOut: this.timedOut,
+      aborted: this.aborted,
+      pid: this.child?.pid,
+    });
+  };
 }
