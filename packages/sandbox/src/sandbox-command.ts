@@ -3,7 +3,7 @@ import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
-import { REAPER, ROOT_LAUNCHER, launcherSyscalls } from './launchers';
+import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
 import { ensureGitPlaceholder, isWithin, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
@@ -100,12 +100,53 @@ function isRoot(): boolean {
  */
 export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, options: SandboxCommandOptions): SandboxCommand {
   if (argv.length === 0) throw new TypeError('sandboxCommand: argv must not be empty');
-  if (policy.mode === 'danger-full-access') {
-    const perl = options.reaper === false ? undefined : findExecutable('perl');
-    const syscalls = launcherSyscalls();
-    if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [] };
-    return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [] };
-  }
+  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options);
+  const setup = sandboxSetup(policy, options);
+  const { bwrap, asRoot, readable } = setup;
+  const writable = policy.mode === 'workspace-write';
+  // The roots bound into the sandbox: every writable root, or the workspace alone (read-only).
+  const roots = writable ? writableRoots(policy) : [setup.root];
+  const stage = join(sandboxPrivateDir(), 'stage');
+  const source = bindSource({ roots, stage, asRoot });
+
+  const args = [...namespaceArgs(bwrap, policy, options), ...hiddenPathArgs(policy, asRoot)];
+  // What the command needs to start, hidden above or not: as root from the launcher's staged copy.
+  readable.forEach((path, index) => args.push('--ro-bind', asRoot ? join(stage, `r${index}`) : path, path));
+  roots.forEach((path, index) => {
+    args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
+  });
+  const guarded = writable && !options.probe ? protectPaths(policy, source, args) : [];
+  args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
+
+  const launcher = asRoot ? rootLauncher({ ...setup, policy, roots, stage }) : [];
+  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
+}
+
+/** `danger-full-access`: the command itself, under the reaper when perl is there. */
+function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
+  const perl = options.reaper === false ? undefined : findExecutable('perl');
+  const syscalls = launcherSyscalls();
+  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [] };
+  return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [] };
+}
+
+/** What a bubblewrap sandbox needs, every piece checked (in this order) before any argument is built. */
+interface SandboxSetup {
+  readonly syscalls: LauncherSyscalls;
+  readonly bwrap: string;
+  /** The workspace root, resolved. */
+  readonly root: string;
+  /** `readOnlyPaths`, resolved, without duplicates. */
+  readonly readable: readonly string[];
+  readonly asRoot: boolean;
+  /** The root launcher's interpreter (as root only). */
+  readonly perl: string | undefined;
+  /** The seccomp filter file. */
+  readonly filter: string;
+}
+
+/** Finds or refuses each piece of the sandbox: a `SANDBOX_UNAVAILABLE` error naming the first one missing. */
+function sandboxSetup(policy: SandboxPolicy, options: SandboxCommandOptions): SandboxSetup {
   const mode = policy.mode;
   if (process.platform !== 'linux') throw sandboxUnavailable(mode, `bubblewrap sandboxing needs Linux (this is ${process.platform})`, 'linux');
   const syscalls = launcherSyscalls();
@@ -134,13 +175,15 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   } catch (error) {
     throw sandboxUnavailable(mode, `the seccomp filter could not be written (${(error as Error).message})`, 'seccomp');
   }
+  return { syscalls, bwrap, root, readable, asRoot, perl, filter };
+}
 
-  const writable = mode === 'workspace-write';
-  // The roots bound into the sandbox: every writable root, or the workspace alone (read-only).
-  const roots = writable ? writableRoots(policy) : [root];
-  const stage = join(sandboxPrivateDir(), 'stage');
-  /** Where bubblewrap finds `path` (as root: inside the idmapped copy of its root). */
-  const source = (path: string): string | undefined => {
+/**
+ * Where bubblewrap finds a path (as root: inside the idmapped copy of its root, staged by the
+ * launcher under `stage`); `undefined` for a path outside every root.
+ */
+function bindSource({ roots, stage, asRoot }: { roots: readonly string[]; stage: string; asRoot: boolean }): (path: string) => string | undefined {
+  return (path) => {
     if (!asRoot) return path;
     let best = -1;
     roots.forEach((candidate, index) => {
@@ -150,14 +193,22 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     const rest = relative(roots[best], path);
     return rest ? join(stage, String(best), rest) : join(stage, String(best));
   };
+}
 
+/** The namespaces and process flags: no user namespaces inside, a new session (unless a tty), no network unless allowed. */
+function namespaceArgs(bwrap: string, policy: SandboxPolicy, options: SandboxCommandOptions): string[] {
   const args = ['--unshare-user', ...(supportsDisableUserns(bwrap) ? ['--disable-userns'] : []), '--die-with-parent'];
   // A new session stops a sandboxed command from injecting input into the host's terminal
   // (TIOCSTI); a tty process already owns a private terminal and needs its session for job control.
   if (!options.tty) args.push('--new-session');
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (!policy.network) args.push('--unshare-net');
-  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  return args;
+}
+
+/** `/` read-only, a new `/proc` with its kernel knobs read-only, and the host's private places hidden. */
+function hiddenPathArgs(policy: SandboxPolicy, asRoot: boolean): string[] {
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const entry of ['sys', 'sysrq-trigger', 'irq', 'bus']) {
     if (existsSync(`/proc/${entry}`)) args.push('--ro-bind', `/proc/${entry}`, `/proc/${entry}`);
   }
@@ -176,49 +227,49 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     const home = process.env.HOME ? resolveExisting(process.env.HOME) : undefined;
     if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
   }
-  // What the command needs to start, hidden above or not: as root from the launcher's staged copy.
-  readable.forEach((path, index) => args.push('--ro-bind', asRoot ? join(stage, `r${index}`) : path, path));
-  roots.forEach((path, index) => {
-    args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
-  });
-  const guarded: ProtectedPath[] = [];
-  if (writable && !options.probe) {
-    // After the writable binds: a planted .git/hooks/* or .git/config would run unsandboxed at the
-    // user's next git command.
-    const entries = protectedPaths(policy).filter((entry) => source(entry.path) !== undefined); // a .git linking outside every root is read-only already
-    // Every directory between a writable root and a nested .git becomes a mount point of itself
-    // (still writable), so it cannot be renamed away: `mv sub x && mkdir -p sub/.git` would
-    // otherwise put a fresh, writable sub/.git/config where git expects the nested repository.
-    const ancestors = new Set<string>();
-    for (const entry of entries) {
-      for (let dir = dirname(entry.path); dir !== entry.root && isWithin(entry.root, dir); dir = dirname(dir)) ancestors.add(dir);
-    }
-    for (const dir of [...ancestors].sort((a, b) => a.length - b.length)) args.push('--bind', source(dir) as string, dir);
-    for (const entry of entries) {
-      ensureGitPlaceholder(entry);
-      args.push('--ro-bind', source(entry.path) as string, entry.path);
-      guarded.push(entry);
-    }
-  }
-  args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
+  return args;
+}
 
-  const launcher: string[] = [];
-  if (asRoot) {
-    const user = policy.sandboxUser ?? DEFAULT_SANDBOX_USER;
-    const owners = roots.flatMap((path) => {
-      const stat = statSync(path);
-      return [path, String(stat.uid), String(stat.gid)];
-    });
-    launcher.push(perl as string, '-e', ROOT_LAUNCHER);
-    launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
-    // A readable path other users cannot enter or read (a checkout in a 0700 temporary folder) is
-    // idmapped for the sandbox user; the rest is shown as is.
-    const readers = readable.flatMap((path) => {
-      const stat = statSync(path);
-      const need = stat.isDirectory() || (stat.mode & 0o111) !== 0 ? 0o005 : 0o004;
-      return (stat.mode & need) === need ? [path, '-', '-'] : [path, String(stat.uid), String(stat.gid)];
-    });
-    launcher.push(String(user.uid), String(user.gid), stage, String(roots.length), ...owners, String(readable.length), ...readers, '--');
+/**
+ * Binds the protected paths read-only into `args`, after the writable binds: a planted
+ * .git/hooks/* or .git/config would run unsandboxed at the user's next git command. Returns them.
+ */
+function protectPaths(policy: SandboxPolicy, source: (path: string) => string | undefined, args: string[]): ProtectedPath[] {
+  const entries = protectedPaths(policy).filter((entry) => source(entry.path) !== undefined); // a .git linking outside every root is read-only already
+  // Every directory between a writable root and a nested .git becomes a mount point of itself
+  // (still writable), so it cannot be renamed away: `mv sub x && mkdir -p sub/.git` would
+  // otherwise put a fresh, writable sub/.git/config where git expects the nested repository.
+  const ancestors = new Set<string>();
+  for (const entry of entries) {
+    for (let dir = dirname(entry.path); dir !== entry.root && isWithin(entry.root, dir); dir = dirname(dir)) ancestors.add(dir);
   }
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
+  for (const dir of [...ancestors].sort((a, b) => a.length - b.length)) args.push('--bind', source(dir) as string, dir);
+  const guarded: ProtectedPath[] = [];
+  for (const entry of entries) {
+    ensureGitPlaceholder(entry);
+    args.push('--ro-bind', source(entry.path) as string, entry.path);
+    guarded.push(entry);
+  }
+  return guarded;
+}
+
+/** The root launcher's argv: it stages the roots (idmapped to their owners) and drops root before bubblewrap. */
+function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string }): string[] {
+  const { policy, roots, readable, syscalls } = options;
+  const user = policy.sandboxUser ?? DEFAULT_SANDBOX_USER;
+  const owners = roots.flatMap((path) => {
+    const stat = statSync(path);
+    return [path, String(stat.uid), String(stat.gid)];
+  });
+  const launcher = [options.perl as string, '-e', ROOT_LAUNCHER];
+  launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
+  // A readable path other users cannot enter or read (a checkout in a 0700 temporary folder) is
+  // idmapped for the sandbox user; the rest is shown as is.
+  const readers = readable.flatMap((path) => {
+    const stat = statSync(path);
+    const need = stat.isDirectory() || (stat.mode & 0o111) !== 0 ? 0o005 : 0o004;
+    return (stat.mode & need) === need ? [path, '-', '-'] : [path, String(stat.uid), String(stat.gid)];
+  });
+  launcher.push(String(user.uid), String(user.gid), options.stage, String(roots.length), ...owners, String(readable.length), ...readers, '--');
+  return launcher;
 }
