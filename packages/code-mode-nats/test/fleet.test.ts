@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCodeMode } from '@switchyard/broker';
+import { createCodeMode } from '@switchyard/code-mode';
 import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
-import { createCodeMode } from '@switchyard/broker';
+import { createCodeMode } from '@switchyard/code-mode';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';

@@ -6,7 +6,7 @@ import type { ContentItem } from './wire';
  * The cell contract: what a Code Mode runtime (cells of model JavaScript) and its host say to
  * each other. A runtime implements {@link CodeModeRuntime} → {@link CodeModeSession}; the host
  * implements {@link CellHost}. The in-process engine, the process runtime (cells in worker
- * processes) and any remote runtime implement the same contract, so `@switchyard/broker` works
+ * processes) and any remote runtime implement the same contract, so `@switchyard/code-mode` works
  * with all of them without knowing which one it has.
  */
 
@@ -37,7 +37,7 @@ export interface CellToolRequest {
 export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent;
 
 /**
- * The one delegate a runtime session talks to, implemented by the host (`@switchyard/broker`).
+ * The one delegate a runtime session talks to, implemented by the host (`@switchyard/code-mode`).
  * Every member may be called from any point of a cell's life; a delegate that throws (or rejects
  * from `notify`, `cellClosed`, `runtimeEvent`) never harms the runtime or the cell.
  */

@@ -43,7 +43,7 @@ export interface CodeModeSurface {
 
 /**
  * What the planner asks for in `code-mode` / `code-mode-only`: the `exec` and `wait` executors
- * for a step's nested surface. Implemented by `@switchyard/broker` (`createCodeMode`), so the
+ * for a step's nested surface. Implemented by `@switchyard/code-mode` (`createCodeMode`), so the
  * planner never depends on it. Called once per planned step; must not throw (return `[]` to
  * contribute nothing). The planner prepends the result, in order, to the visible list.
  */

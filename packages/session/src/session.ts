@@ -30,7 +30,7 @@ import {
 import { type EventHub, createEventHub, abortableSleep, backoffDelay, type BackoffOptions } from '@switchyard/kit';
 import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
-import { createCodeMode, type CodeMode } from '@switchyard/broker';
+import { createCodeMode, type CodeMode } from '@switchyard/code-mode';
 import { type SessionEvent, type SessionEventListener, type SessionEventType, type TurnEvent, type TurnResult } from './session-events';
 import { SessionHistory, type TurnRecord } from './history';
 import { checkSessionOptions } from './session-options';

@@ -4,7 +4,7 @@
  * A package may depend on packages of lower layers only — never on its own layer, never on a higher
  * one — through its package.json (`dependencies`, `peerDependencies`, `optionalDependencies`) and
  * through the imports of its shipped source (`src/**`; tests, `test-support.*` helpers and
- * fixtures aside). Those and `devDependencies` are exempt: a test may drive a package from above (a broker test runs a real
+ * fixtures aside). Those and `devDependencies` are exempt: a test may drive a package from above (a code-mode test runs a real
  * code-mode runtime), and nothing of it ships. Two more rules ride along:
  * - the built-in tools (`tool-*`) depend on protocol, kit and (for the process tools) sandbox only;
  * - the contract, `@switchyard/protocol`, has no dependencies and is platform-neutral: its source
@@ -22,7 +22,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['kit'],
   ['planner', 'registry', 'hooks', 'sandbox'],
   ['code-mode-runtime', 'mcp', 'openai', 'ai-sdk', 'tool-clock', 'tool-context-remaining', 'tool-apply-patch', 'tool-exec'],
-  ['broker', 'code-mode-nats'],
+  ['code-mode', 'code-mode-nats'],
   ['session'],
   ['cli'],
 ];

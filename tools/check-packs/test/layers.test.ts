@@ -38,7 +38,7 @@ describe('the dependency layering', () => {
     });
     pkg('tool-clock', { name: '@switchyard/tool-clock', dependencies: { '@switchyard/registry': 'workspace:^' } });
     pkg('registry', { name: '@switchyard/registry', peerDependencies: { '@switchyard/hooks': 'workspace:^' } }, {
-      'src/lazy.ts': `export const load = () => import('@switchyard/broker');\n`,
+      'src/lazy.ts': `export const load = () => import('@switchyard/code-mode');\n`,
     });
     pkg('extra', { name: '@switchyard/extra' });
     pkg('private-tool', { name: '@switchyard/private-tool', private: true, dependencies: { '@switchyard/cli': 'workspace:^' } });
@@ -51,7 +51,7 @@ describe('the dependency layering', () => {
         '@switchyard/protocol: packages/protocol/src/index.ts uses Buffer — the contract is platform-neutral',
         '@switchyard/protocol: package.json dependencies lists zod — the contract has no dependencies',
         '@switchyard/registry (layer 2): package.json peerDependencies imports @switchyard/hooks (layer 2, its own layer) — a package may depend on lower layers only',
-        '@switchyard/registry (layer 2): packages/registry/src/lazy.ts imports @switchyard/broker (layer 4, a higher layer) — a package may depend on lower layers only',
+        '@switchyard/registry (layer 2): packages/registry/src/lazy.ts imports @switchyard/code-mode (layer 4, a higher layer) — a package may depend on lower layers only',
         '@switchyard/tool-clock: package.json dependencies imports @switchyard/registry — a built-in tool depends on protocol, kit and sandbox only',
       ]);
     });

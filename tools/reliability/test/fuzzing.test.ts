@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSwitchyardError, type JsonSchema, type JsonValue, type PreToolUseRequest } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
-import { parseExecSource } from '../../../packages/broker/src/pragma';
+import { parseExecSource } from '../../../packages/code-mode/src/pragma';
 import { isApplyPatchError, parsePatch } from '@switchyard/tool-apply-patch';
 import { createHookEngine } from '@switchyard/hooks';
 import { parseFunctionArguments, validateArguments } from '../../../packages/registry/src/input-validation';

@@ -7,7 +7,7 @@
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolMode } from '@switchyard/protocol';
-import { createCodeMode } from '@switchyard/broker';
+import { createCodeMode } from '@switchyard/code-mode';
 import { planTools } from '@switchyard/planner';
 import { createSession } from '@switchyard/session';
 import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';

@@ -1,3 +1,3 @@
 import { packageTest } from '../../tools/config/vitest.ts';
 
-export default packageTest({ name: 'broker' });
+export default packageTest({ name: 'code-mode' });
