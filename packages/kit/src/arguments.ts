@@ -1,4 +1,4 @@
-import { RespondToModelError, errorMessage, isJsonObject, type JsonObject, type JsonValue } from '@switchyard/protocol';
+import { RespondToModelError, errorMessage, isJsonObject, type JsonObject, type JsonValue, type ToolInvocation } from '@switchyard/protocol';
 
 /**
  * Parses function-tool arguments as the model sent them (the raw `arguments` string). Blank text
@@ -19,7 +19,23 @@ export function parseFunctionArguments(raw: string): JsonValue {
  * "failed to parse function arguments: expected a JSON object" (code `INVALID_INPUT`).
  */
 export function parseObjectArguments(raw: string): JsonObject {
-  const value = parseFunctionArguments(raw);
+  return requireObject(parseFunctionArguments(raw));
+}
+
+function requireObject(value: JsonValue): JsonObject {
   if (!isJsonObject(value)) throw new RespondToModelError('failed to parse function arguments: expected a JSON object', { code: 'INVALID_INPUT' });
   return value;
+}
+
+/**
+ * A function call's arguments object, parsed once: the registry's `invocation.args` when it parsed
+ * them while validating, else {@link parseObjectArguments} of the payload's text (an executor
+ * that skips validation, or an invocation built outside the registry). Same errors as
+ * {@link parseObjectArguments}; a payload that is not a function call throws
+ * "<tool> handler received unsupported payload".
+ */
+export function invocationArguments(invocation: ToolInvocation, tool: string): JsonObject {
+  const payload = invocation.payload;
+  if (payload.kind !== 'function') throw new RespondToModelError(`${tool} handler received unsupported payload`);
+  return invocation.args === undefined ? parseObjectArguments(payload.arguments) : requireObject(invocation.args);
 }

@@ -16,7 +16,7 @@ import {
   toolName,
   type ToolGrammar,
 } from '@switchyard/protocol';
-import { parseObjectArguments } from './arguments';
+import { invocationArguments } from './arguments';
 import { FunctionToolOutput, JsonToolOutput } from './output';
 import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
 
@@ -221,9 +221,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
     hookPayload: options.hookPayload,
     handle(invocation) {
       return runHandler(display, async () => {
-        const payload = invocation.payload;
-        if (payload.kind !== 'function') throw new RespondToModelError(`${options.name} handler received unsupported payload`);
-        let args: unknown = parseObjectArguments(payload.arguments);
+        let args: unknown = invocationArguments(invocation, options.name);
         if (standard) {
           const checked = await standard['~standard'].validate(args);
           if (checked.issues) throw new RespondToModelError(`invalid arguments for ${display}: ${describeStandardIssues(checked.issues)}`, { code: 'INVALID_INPUT' });

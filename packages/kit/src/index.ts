@@ -8,7 +8,7 @@ export { defineFunctionTool, defineFreeformTool, toToolOutput, approvalRefusal }
 export type { DefineFunctionToolOptions, DefineFreeformToolOptions, JsonSerializable, ToolHandlerResult, NeedsApproval } from './define';
 export { isStandardSchema, describeStandardIssues } from './standard-schema';
 export type { StandardSchema, StandardSchemaResult, StandardSchemaOutput, InferJsonSchema, ToolParameters, ToolArguments } from './standard-schema';
-export { parseFunctionArguments, parseObjectArguments } from './arguments';
+export { invocationArguments, parseFunctionArguments, parseObjectArguments } from './arguments';
 export {
   FunctionToolOutput,
   JsonToolOutput,

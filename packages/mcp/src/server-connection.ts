@@ -23,7 +23,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { parseObjectArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit';
 import { z } from 'zod';
 import {
   McpToolOutput,
@@ -355,7 +355,7 @@ export class McpServerConnection {
     if (payload.kind !== 'function') {
       throw new FatalToolError(`tool ${displayName(invocation.toolName)} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
     }
-    const args: JsonObject = parseObjectArguments(payload.arguments);
+    const args: JsonObject = invocationArguments(invocation, rawName);
     let result: McpCallToolResult;
     try {
       result = await this.callTool(rawName, args, invocation.signal, (progress) => {

@@ -3,6 +3,7 @@ import type { ToolPayload } from './payload';
 import type { ToolName } from './tool-name';
 import type { ToolOutput } from './output';
 import type { SwitchyardEvent } from './events';
+import type { JsonValue } from './json';
 
 /**
  * Who started a call: the model directly, or a Code Mode cell through
@@ -59,6 +60,17 @@ export interface ToolInvocation {
   readonly source: ToolCallSource;
   /** The payload, after any PreToolUse rewrite. */
   readonly payload: ToolPayload;
+  /**
+   * A function payload's arguments as the registry parsed them — once, when it validated them
+   * against the spec's schema (after any PreToolUse rewrite). Absent for other payload kinds, for
+   * an executor that skips input validation, and for an invocation not built by the registry:
+   * read it through kit's `invocationArguments(invocation)`, which falls back to parsing. The
+   * handler owns the value: the default hook inputs are parsed from the payload on their own, so
+   * a hook runner that keeps or changes its input and a handler that changes its arguments never
+   * see each other's changes (a hook changes a call only through `updatedInput`, which is
+   * validated again).
+   */
+  readonly args?: JsonValue;
   /** Aborted on cancellation; handlers must stop and clean up (kill processes, stop timers). */
   readonly signal: AbortSignal;
   /** The step the call runs in. */

@@ -73,13 +73,13 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
   throwIfCancelled(context);
   const lifecycle = startCall(context, display);
   let payload = context.call.payload;
-  let invocation = createInvocation(context, payload);
+  let invocation = checked.invocation;
   if (hookInput) {
     const pre = await runPreHooks({ context, executor, display, invocation, input: hookInput, lifecycle });
     if ('answered' in pre) return pre.answered;
     if (pre.payload !== payload) {
       payload = pre.payload;
-      invocation = createInvocation(context, payload);
+      invocation = createInvocation(context, payload, pre.args);
     }
   }
   throwIfCancelled(context);
@@ -103,10 +103,11 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
   return { output, payload };
 }
 
-/** A call that passed its checks: the executor, its display name and (with hooks) its bounded hook input. */
+/** A call that passed its checks: the executor, its display name, its invocation and (with hooks) its bounded hook input. */
 interface CheckedCall {
   readonly executor: ToolExecutor;
   readonly display: string;
+  readonly invocation: ToolInvocation;
   readonly hookInput: HookToolInput | undefined;
 }
 
@@ -128,14 +129,15 @@ function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
     context.claim();
     throw new FatalToolError(`tool ${display} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
   }
+  let invocation: ToolInvocation;
   try {
-    validatePayload(executor, display, call.payload);
+    invocation = createInvocation(context, call.payload, validatePayload(executor, display, call.payload));
   } catch (error) {
     return refuse(context, call.payload, asModelError(error, display));
   }
-  if (!router.hooks) return { executor, display, hookInput: undefined };
+  if (!router.hooks) return { executor, display, invocation, hookInput: undefined };
   try {
-    return { executor, display, hookInput: hookableInput(preHookInput(executor, createInvocation(context, call.payload)), router.hookInputBounds) };
+    return { executor, display, invocation, hookInput: hookableInput(preHookInput(executor, invocation), router.hookInputBounds) };
   } catch (error) {
     return refuse(context, call.payload, unhookable(display, error));
   }
@@ -180,7 +182,7 @@ async function runPreHooks(run: {
   invocation: ToolInvocation;
   input: HookToolInput;
   lifecycle: CallLifecycle;
-}): Promise<{ answered: DispatchOutcome } | { payload: ToolPayload }> {
+}): Promise<{ answered: DispatchOutcome } | { payload: ToolPayload; args?: JsonValue }> {
   const { context, executor, display, invocation, input, lifecycle } = run;
   const { call } = context;
   const hooks = context.router.hooks!;
@@ -196,9 +198,10 @@ async function runPreHooks(run: {
   }
   if (outcome.updatedInput === undefined) return { payload: invocation.payload };
   let payload = invocation.payload;
+  let args: JsonValue | undefined;
   try {
     payload = rewritePayload(executor, invocation, outcome.updatedInput);
-    validatePayload(executor, display, payload);
+    args = validatePayload(executor, display, payload);
   } catch (error) {
     if (isFatalError(error)) {
       lifecycle.end({ success: false, handlerExecuted: false, failure: error });
@@ -206,7 +209,7 @@ async function runPreHooks(run: {
     }
     return { answered: lifecycle.fail({ handlerExecuted: false, payload, failure: asModelError(error, display) }) };
   }
-  return { payload };
+  return { payload, args };
 }
 
 /** Runs PostToolUse hooks on a successful output: its feedback wraps the output; an output hooks cannot see is withheld. */
@@ -247,12 +250,13 @@ async function runPostHooks(run: {
   return { output: feedback !== undefined ? new HookFeedbackOutput(feedback, output) : output };
 }
 
-function createInvocation(context: DispatchContext, payload: ToolPayload): ToolInvocation {
+function createInvocation(context: DispatchContext, payload: ToolPayload, args: JsonValue | undefined): ToolInvocation {
   return {
     callId: context.call.callId,
     toolName: context.call.toolName,
     source: context.source,
     payload,
+    ...(args === undefined ? {} : { args }),
     signal: context.signal,
     step: context.step,
     emit: (event) => context.router.emit(event),
@@ -266,11 +270,16 @@ function refuse(context: DispatchContext, payload: ToolPayload, error: Switchyar
   return { output: new FailureToolOutput(error.message), payload, error };
 }
 
-/** Parses and validates function arguments against a function spec's schema (unless the executor opts out). */
-function validatePayload(executor: ToolExecutor, display: string, payload: ToolPayload): void {
-  if (payload.kind !== 'function' || executor.spec.type !== 'function' || executor.skipInputValidation) return;
+/**
+ * Parses and validates function arguments against a function spec's schema (unless the executor
+ * opts out) and returns the parsed value: the one parse of a call's arguments, handed to the
+ * handler as `invocation.args`. `undefined` when nothing was parsed.
+ */
+function validatePayload(executor: ToolExecutor, display: string, payload: ToolPayload): JsonValue | undefined {
+  if (payload.kind !== 'function' || executor.spec.type !== 'function' || executor.skipInputValidation) return undefined;
   const value = parseFunctionArguments(payload.arguments);
   validateArguments(display, executor.spec.parameters, value);
+  return value;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { type HookRunner, type JsonValue, type SwitchyardEvent } from '@switchyard/protocol';
 import { invokeTool, testExecutor, type InvokeToolResult } from '@switchyard/registry/testing';
 import { createExecToolset, execTools, type ExecToolset, type ExecToolsOptions } from './exec-tools';
@@ -293,6 +293,27 @@ describe('hook payloads', () => {
     const running = await invokeTool(exec, { cmd: 'sleep 0.6; echo late', yield_time_ms: 250 });
     expect(running.hookInputs.pre).toHaveLength(1);
     expect(running.hookInputs.post).toEqual([]);
+  });
+
+  test('exec_command parses its arguments once: the registry validates, hooks and the handler reuse that value', async () => {
+    const { exec } = open({ shell: '/bin/sh' });
+    const text = JSON.stringify({ cmd: 'echo once' });
+    const parse = JSON.parse;
+    let parses = 0;
+    const spy = vi.spyOn(JSON, 'parse').mockImplementation((source: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+      if (source === text) parses++;
+      return parse(source, reviver);
+    });
+    try {
+      const result = await invokeTool(exec, { kind: 'function', arguments: text });
+      expect(codeModeValue(result.output).output).toBe('once\n');
+      expect(result.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'Bash', toolInput: { command: 'echo once', shell: '/bin/sh', workdir: expect.any(String) } }]);
+      expect(result.hookInputs.post).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+    // Before the registry handed its parse on, validation, both hook adapters and the handler each parsed: 4.
+    expect(parses).toBe(1);
   });
 
   test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars', async () => {

@@ -18,7 +18,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, parseObjectArguments } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments } from '@switchyard/kit';
 import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
@@ -119,10 +119,6 @@ interface ExecCommandArgs {
   prefixRule?: string[];
 }
 
-function parseObject(invocation: ToolInvocation, tool: string): JsonObject {
-  if (invocation.payload.kind !== 'function') throw new RespondToModelError(`${tool} handler received unsupported payload`);
-  return parseObjectArguments(invocation.payload.arguments);
-}
 
 function optional<T>(args: JsonObject, key: string, type: 'string' | 'number' | 'boolean', tool: string): T | undefined {
   const value = args[key];
@@ -134,7 +130,7 @@ function optional<T>(args: JsonObject, key: string, type: 'string' | 'number' | 
 }
 
 function parseExecArgs(invocation: ToolInvocation): ExecCommandArgs {
-  const args = parseObject(invocation, 'exec_command');
+  const args = invocationArguments(invocation, 'exec_command');
   const cmd = optional<string>(args, 'cmd', 'string', 'exec_command');
   if (cmd === undefined || cmd.trim() === '') throw new RespondToModelError('exec_command: `cmd` must be a non-empty string', { code: 'INVALID_INPUT' });
   const permissions = optional<string>(args, 'sandbox_permissions', 'string', 'exec_command') ?? 'use_default';
@@ -476,7 +472,7 @@ interface WriteStdinArgs {
 }
 
 function parseWriteArgs(invocation: ToolInvocation): WriteStdinArgs {
-  const args = parseObject(invocation, 'write_stdin');
+  const args = invocationArguments(invocation, 'write_stdin');
   const id = optional<number>(args, 'session_id', 'number', 'write_stdin');
   if (id === undefined) throw new RespondToModelError('write_stdin: `session_id` is required', { code: 'INVALID_INPUT' });
   return {

@@ -18,9 +18,13 @@ export interface ExecHookContext {
   sessionCommand(sessionId: number): string | undefined;
 }
 
-/** The arguments as hooks see them: the parsed object, or `undefined` when they are not one. */
+/**
+ * The arguments as hooks see them: the parsed object, or `undefined` when they are not one. The
+ * registry's parse (`invocation.args`) is reused: the exec tools' handlers only read their arguments.
+ */
 function argumentsOf(invocation: ToolInvocation): JsonObject | undefined {
   if (invocation.payload.kind !== 'function') return undefined;
+  if (invocation.args !== undefined) return isJsonObject(invocation.args) ? invocation.args : undefined;
   const raw = invocation.payload.arguments;
   if (raw.trim() === '') return {};
   try {
