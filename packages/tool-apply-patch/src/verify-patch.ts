@@ -3,7 +3,7 @@ import { ApplyPatchError } from './apply-patch-error';
 import { applyChunksWithDiff } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
-import { parsePatch, type ParsedPatch } from './parse-patch';
+import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { unifiedDiff } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
@@ -112,53 +112,173 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   const allowOutside = options.allowOutsideRoot ?? false;
   const root = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
   try {
-    return await verifyWithRoot(parsed, root, allowOutside, limits, options);
+    return await verifyWithRoot(parsed, { root, allowOutside, limits, options });
   } finally {
     await root.fs.close();
   }
 }
 
-async function verifyWithRoot(parsed: ParsedPatch, root: WorkspaceRoot, allowOutside: boolean, limits: PatchLimits, options: VerifyPatchOptions): Promise<PatchPlan> {
-  const entries = new Map<string, FileEntry>();
-  const fs = root.fs;
-  let totalBytes = 0;
-  const account = (bytes: number) => {
-    totalBytes += bytes;
-    if (totalBytes > limits.maxTotalBytes) {
+/** What a verification works with: the opened root, and the options as {@link verifyPatch} resolved them. */
+interface VerificationScope {
+  readonly root: WorkspaceRoot;
+  readonly allowOutside: boolean;
+  readonly limits: PatchLimits;
+  readonly options: VerifyPatchOptions;
+}
+
+async function verifyWithRoot(parsed: ParsedPatch, scope: VerificationScope): Promise<PatchPlan> {
+  const verification = new PatchVerification(scope);
+  // Resolve every path and start every read at once; the walk then runs in patch order.
+  const prepared = verification.prepare(parsed.hunks);
+  for (const [index, hunk] of parsed.hunks.entries()) {
+    const { primary, move } = await prepared[index];
+    if (hunk.type === 'add') await verification.add(hunk, primary);
+    else if (hunk.type === 'delete') await verification.delete(hunk, primary);
+    else await verification.update(hunk, primary, move);
+  }
+  return patchPlan(verification.result(), verification.entries(), scope);
+}
+
+/** A hunk's paths, resolved: the file, and the destination of a move. */
+interface PreparedHunk {
+  readonly primary: ResolvedPath;
+  readonly move: ResolvedPath | undefined;
+}
+
+/**
+ * The in-memory view a patch is verified against: one entry per directory entry the patch
+ * touches (its content on disk, then as the hunks so far leave it), the byte budget, and the
+ * changes in patch order.
+ */
+class PatchVerification {
+  private readonly entryMap = new Map<string, FileEntry>();
+  private readonly reads = new Map<string, Promise<Snapshot>>();
+  private totalBytes = 0;
+  private readonly added: string[] = [];
+  private readonly modified: string[] = [];
+  private readonly deleted: string[] = [];
+  private readonly changes: FileChange[] = [];
+
+  constructor(private readonly scope: VerificationScope) {}
+
+  /** Resolves every hunk's paths and starts their reads, all at once. */
+  prepare(hunks: readonly PatchHunk[]): Promise<PreparedHunk>[] {
+    const { root, allowOutside } = this.scope;
+    const prepared = hunks.map(async (hunk) => {
+      const primary = await resolveWorkspacePath(hunk.path, root, { allowOutsideRoot: allowOutside });
+      if (hunk.type === 'delete') this.read(primary.location, primary.locationParts, primary.targetParts);
+      else this.read(primary.target, primary.targetParts, primary.targetParts);
+      const move = hunk.type === 'update' && hunk.movePath !== undefined ? await resolveWorkspacePath(hunk.movePath, root, { allowOutsideRoot: allowOutside }) : undefined;
+      if (move) this.read(move.target, move.targetParts, move.targetParts);
+      return { primary, move };
+    });
+    for (const pending of prepared) pending.catch(() => undefined);
+    return prepared;
+  }
+
+  async add(hunk: Extract<PatchHunk, { type: 'add' }>, resolved: ResolvedPath): Promise<void> {
+    const entry = await this.entryFor(resolved, this.contentKey(resolved));
+    if (entry.original.kind === 'directory' && entry.current === null) {
+      throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
+    }
+    this.setContent(entry, hunk.contents, hunk.path);
+    this.changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
+    this.added.push(hunk.path);
+  }
+
+  async delete(hunk: Extract<PatchHunk, { type: 'delete' }>, resolved: ResolvedPath): Promise<void> {
+    const entry = await this.entryFor(resolved, resolved.location);
+    if (entry.current === null) {
+      const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
+      throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
+    }
+    const content = lossy.decode(entry.current);
+    entry.current = null;
+    this.changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
+    this.deleted.push(hunk.path);
+  }
+
+  async update(hunk: Extract<PatchHunk, { type: 'update' }>, resolved: ResolvedPath, move: ResolvedPath | undefined): Promise<void> {
+    const sourceKey = this.contentKey(resolved);
+    const source = await this.entryFor(resolved, sourceKey);
+    const { content: after, unifiedDiff: diff } = applyChunksWithDiff(this.textToUpdate(source, hunk.path), hunk.chunks, hunk.path);
+    const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
+    if (hunk.movePath === undefined || move === undefined) {
+      this.setContent(source, after, hunk.path);
+      this.modified.push(hunk.path);
+    } else {
+      const destination = await this.entryFor(move, this.contentKey(move));
+      if (destination.original.kind === 'directory' && destination.current === null) {
+        throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
+      }
+      // A move removes the source's directory entry: a link itself, not the file it points to.
+      const removed = sourceKey === resolved.location ? source : await this.entryFor(resolved, resolved.location);
+      if (destination !== removed) removed.current = null;
+      this.setContent(destination, after, hunk.movePath);
+      change.movePath = hunk.movePath;
+      this.modified.push(hunk.movePath);
+    }
+    this.changes.push(change);
+  }
+
+  /** Every entry the patch touched, in first-touch order. */
+  entries(): FileEntry[] {
+    return [...this.entryMap.values()];
+  }
+
+  /** The summary, the changes and the before/after of every file. */
+  result(): ApplyPatchResult {
+    const { added, modified, deleted, changes } = this;
+    const files = this.entries().map((entry) => fileState(entry, this.scope.root));
+    const summary = ['Success. Updated the following files:', ...added.map((p) => `A ${p}`), ...modified.map((p) => `M ${p}`), ...deleted.map((p) => `D ${p}`)]
+      .map((line) => `${line}\n`)
+      .join('');
+    return { summary, added, modified, deleted, changes, files };
+  }
+
+  /** The current text of a file an Update edits: it must exist, stay under the line cap and be UTF-8. */
+  private textToUpdate(source: FileEntry, path: string): string {
+    const limits = this.scope.limits;
+    if (source.current === null) {
+      const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
+      throw verificationError(`Failed to read file to update ${path}: ${reason}`);
+    }
+    if (exceedsLines(source.current, limits.maxFileLines)) {
+      throw limitError(`${path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
+    }
+    try {
+      return utf8.decode(source.current);
+    } catch (error) {
+      throw verificationError(`Failed to read file to update ${path}: stream did not contain valid UTF-8`, error);
+    }
+  }
+
+  private account(bytes: number): void {
+    const limits = this.scope.limits;
+    this.totalBytes += bytes;
+    if (this.totalBytes > limits.maxTotalBytes) {
       throw limitError(`the patch reads and writes more than ${formatBytes(limits.maxTotalBytes)} in total; split it into smaller patches`);
     }
-  };
+  }
 
-  // Resolve every path and start every read at once; the walk below then runs in patch order.
-  const reads = new Map<string, Promise<Snapshot>>();
-  const partsOf = new Map<string, readonly string[]>();
-  const read = (key: string, parts: readonly string[], targetParts: readonly string[]) => {
-    partsOf.set(key, parts);
-    let pending = reads.get(key);
+  /** The snapshot of `key`, read once however many hunks name it. */
+  private read(key: string, parts: readonly string[], targetParts: readonly string[]): Promise<Snapshot> {
+    let pending = this.reads.get(key);
     if (!pending) {
-      pending = snapshot(fs, parts, targetParts, limits.maxFileBytes);
+      pending = snapshot(this.scope.root.fs, parts, targetParts, this.scope.limits.maxFileBytes);
       pending.catch(() => undefined);
-      reads.set(key, pending);
+      this.reads.set(key, pending);
     }
     return pending;
-  };
-  const prepared = parsed.hunks.map(async (hunk) => {
-    const primary = await resolveWorkspacePath(hunk.path, root, allowOutside);
-    if (hunk.type === 'delete') read(primary.location, primary.locationParts, primary.targetParts);
-    else read(primary.target, primary.targetParts, primary.targetParts);
-    const move = hunk.type === 'update' && hunk.movePath !== undefined ? await resolveWorkspacePath(hunk.movePath, root, allowOutside) : undefined;
-    if (move) read(move.target, move.targetParts, move.targetParts);
-    return { primary, move };
-  });
-  for (const pending of prepared) pending.catch(() => undefined);
+  }
 
-  const entryFor = async (resolved: ResolvedPath, key: string): Promise<FileEntry> => {
-    let entry = entries.get(key);
+  private async entryFor(resolved: ResolvedPath, key: string): Promise<FileEntry> {
+    let entry = this.entryMap.get(key);
     if (!entry) {
       const parts = key === resolved.location ? resolved.locationParts : resolved.targetParts;
       let original: Snapshot;
       try {
-        original = await read(key, parts, resolved.targetParts);
+        original = await this.read(key, parts, resolved.targetParts);
       } catch (error) {
         if (error instanceof FileTooLargeError) {
           throw limitError(`${resolved.raw} is ${formatBytes(error.size)}; apply_patch edits files of at most ${formatBytes(error.limit)}`);
@@ -166,93 +286,36 @@ async function verifyWithRoot(parsed: ParsedPatch, root: WorkspaceRoot, allowOut
         throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
       }
       const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
-      if (current) account(current.length);
+      if (current) this.account(current.length);
       entry = { path: key, parts, label: resolved.raw, original, current };
-      entries.set(key, entry);
+      this.entryMap.set(key, entry);
     }
     return entry;
-  };
-  const setContent = (entry: FileEntry, content: string, raw: string) => {
-    const bytes = Buffer.from(content, 'utf8');
-    if (bytes.length > limits.maxFileBytes) {
-      throw limitError(`${raw} would be ${formatBytes(bytes.length)}; apply_patch writes files of at most ${formatBytes(limits.maxFileBytes)}`);
-    }
-    account(bytes.length);
-    entry.current = bytes;
-  };
-
-  // Entries are keyed by directory entry (`location`: resolved parent folder + base name), so
-  // every spelling of a path (e.g. through a symlinked root) lands on one entry. Content goes
-  // through a symbolic link (`target`) while the link exists in the patch's view; once a Delete
-  // removed the link, later hunks on that path name the plain path again.
-  const contentKey = (resolved: ResolvedPath) => (entries.has(resolved.location) ? resolved.location : resolved.target);
-
-  const added: string[] = [];
-  const modified: string[] = [];
-  const deleted: string[] = [];
-  const changes: FileChange[] = [];
-  for (const [index, hunk] of parsed.hunks.entries()) {
-    const { primary: resolved, move } = await prepared[index];
-    if (hunk.type === 'add') {
-      const entry = await entryFor(resolved, contentKey(resolved));
-      if (entry.original.kind === 'directory' && entry.current === null) {
-        throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
-      }
-      setContent(entry, hunk.contents, hunk.path);
-      changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
-      added.push(hunk.path);
-    } else if (hunk.type === 'delete') {
-      const entry = await entryFor(resolved, resolved.location);
-      if (entry.current === null) {
-        const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-        throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
-      }
-      const content = lossy.decode(entry.current);
-      entry.current = null;
-      changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
-      deleted.push(hunk.path);
-    } else {
-      const sourceKey = contentKey(resolved);
-      const source = await entryFor(resolved, sourceKey);
-      if (source.current === null) {
-        const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-        throw verificationError(`Failed to read file to update ${hunk.path}: ${reason}`);
-      }
-      if (exceedsLines(source.current, limits.maxFileLines)) {
-        throw limitError(`${hunk.path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
-      }
-      let before: string;
-      try {
-        before = utf8.decode(source.current);
-      } catch (error) {
-        throw verificationError(`Failed to read file to update ${hunk.path}: stream did not contain valid UTF-8`, error);
-      }
-      const { content: after, unifiedDiff: diff } = applyChunksWithDiff(before, hunk.chunks, hunk.path);
-      const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
-      if (hunk.movePath === undefined || move === undefined) {
-        setContent(source, after, hunk.path);
-        modified.push(hunk.path);
-      } else {
-        const destination = await entryFor(move, contentKey(move));
-        if (destination.original.kind === 'directory' && destination.current === null) {
-          throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
-        }
-        // A move removes the source's directory entry: a link itself, not the file it points to.
-        const removed = sourceKey === resolved.location ? source : await entryFor(resolved, resolved.location);
-        if (destination !== removed) removed.current = null;
-        setContent(destination, after, hunk.movePath);
-        change.movePath = hunk.movePath;
-        modified.push(hunk.movePath);
-      }
-      changes.push(change);
-    }
   }
 
-  const files = [...entries.values()].map((entry) => fileState(entry, root));
-  const summary = ['Success. Updated the following files:', ...added.map((p) => `A ${p}`), ...modified.map((p) => `M ${p}`), ...deleted.map((p) => `D ${p}`)]
-    .map((line) => `${line}\n`)
-    .join('');
-  const result: ApplyPatchResult = { summary, added, modified, deleted, changes, files };
+  private setContent(entry: FileEntry, content: string, raw: string): void {
+    const bytes = Buffer.from(content, 'utf8');
+    const maxFileBytes = this.scope.limits.maxFileBytes;
+    if (bytes.length > maxFileBytes) {
+      throw limitError(`${raw} would be ${formatBytes(bytes.length)}; apply_patch writes files of at most ${formatBytes(maxFileBytes)}`);
+    }
+    this.account(bytes.length);
+    entry.current = bytes;
+  }
+
+  /**
+   * Entries are keyed by directory entry (`location`: resolved parent folder + base name), so
+   * every spelling of a path (e.g. through a symlinked root) lands on one entry. Content goes
+   * through a symbolic link (`target`) while the link exists in the patch's view; once a Delete
+   * removed the link, later hunks on that path name the plain path again.
+   */
+  private contentKey(resolved: ResolvedPath): string {
+    return this.entryMap.has(resolved.location) ? resolved.location : resolved.target;
+  }
+}
+
+/** The verified plan: `result`, and a commit that writes `entries` under a freshly opened root. */
+function patchPlan(result: ApplyPatchResult, entries: readonly FileEntry[], { allowOutside, options }: VerificationScope): PatchPlan {
   let committed = false;
   return {
     ...result,
@@ -263,7 +326,7 @@ async function verifyWithRoot(parsed: ParsedPatch, root: WorkspaceRoot, allowOut
       // The root is opened again: the plan holds physical paths, not descriptors.
       const commitRoot = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
       try {
-        await commitFiles(commitRoot.fs, [...entries.values()], commitOptions.signal);
+        await commitFiles(commitRoot.fs, [...entries], commitOptions.signal);
       } finally {
         await commitRoot.fs.close();
       }

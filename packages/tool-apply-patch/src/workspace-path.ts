@@ -86,7 +86,7 @@ const HOW: Record<OutsideRootError['how'], string> = {
  * (`PATH_OUTSIDE_ROOT`); a dangling link cannot be checked and is refused too. A path in or
  * through a protected folder (`.git` at any depth) is refused with `PROTECTED_PATH`.
  */
-export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, allowOutsideRoot: boolean): Promise<ResolvedPath> {
+export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, { allowOutsideRoot }: { allowOutsideRoot: boolean }): Promise<ResolvedPath> {
   const absolute = resolve(root.path, raw);
   let components: string[];
   if (allowOutsideRoot) {
