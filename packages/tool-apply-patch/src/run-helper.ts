@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
-import { FrameReader, encodeFrame } from './helper-frames';
+import { FrameReader, encodeFrame, type Frame } from './helper-frames';
 import { decodeVerified, type HelperApplyRequest } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from './limits';
 import type { ApplyPatchResult } from './verify-patch';
@@ -96,105 +96,53 @@ export function applyPatchInHelper(patch: string, options: HelperApplyOptions): 
   } catch (error) {
     return Promise.reject(error);
   }
-  const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
-  return new Promise<ApplyPatchResult>((resolve, reject) => {
+  return new Promise<ApplyPatchResult>((resolve, reject) => new HelperRun({ options, resolve, reject }).start(command, patch));
+}
+
+/** Where a helper run is: verifying, waiting for `onVerified`, writing, or answered. */
+type HelperStage = 'verifying' | 'deciding' | 'committing' | 'settled';
+
+/**
+ * One helper process from spawn to its single answer: the request, the verified frame, the
+ * host's decision, the commit — and the timeout, the abort, a malformed or unexpected frame and
+ * an early exit, each of which ends the run once.
+ */
+class HelperRun {
+  private readonly options: HelperApplyOptions;
+  private readonly resolve: (result: ApplyPatchResult) => void;
+  private readonly reject: (error: unknown) => void;
+  private readonly reader: FrameReader;
+  // Set by start(), before anything can settle the run.
+  private child!: ChildProcessWithoutNullStreams;
+  private stage: HelperStage = 'verifying';
+  private verified: ApplyPatchResult | undefined;
+  private stderr = '';
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor({ options, resolve, reject }: { options: HelperApplyOptions; resolve: (result: ApplyPatchResult) => void; reject: (error: unknown) => void }) {
+    this.options = options;
+    this.resolve = resolve;
+    this.reject = reject;
+    const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
+    this.reader = new FrameReader(limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024);
+  }
+
+  /** Spawns the helper, watches it and sends it the patch. */
+  start(command: HelperCommand, patch: string): void {
+    const options = this.options;
     const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(command.env ? { env: command.env } : {}) });
-    let stage: 'verifying' | 'deciding' | 'committing' | 'settled' = 'verifying';
-    let verified: ApplyPatchResult | undefined;
-    let stderr = '';
-    let timer: NodeJS.Timeout | undefined;
-    const reader = new FrameReader(limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024);
-
-    const settle = (outcome: { result: ApplyPatchResult } | { error: unknown }) => {
-      if (stage === 'settled') return;
-      stage = 'settled';
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if ('result' in outcome) resolve(outcome.result);
-      else reject(outcome.error);
-    };
-    const fail = (code: ApplyPatchErrorCode, message: string) => settle({ error: new ApplyPatchError(code, message) });
-    const onAbort = () => {
-      // Only before the commit: a commit in progress finishes (all-or-nothing).
-      if (stage === 'verifying' || stage === 'deciding') fail('ABORTED', 'apply_patch was aborted before any file was written');
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    timer = setTimeout(() => {
-      const written = stage === 'committing' ? 'files may have been partly written' : 'no file was changed';
-      fail('HELPER_FAILED', `apply_patch helper did not finish within ${options.timeoutMs ?? 120_000} ms and was stopped; ${written}`);
-    }, options.timeoutMs ?? 120_000);
-
-    child.on('error', (error) => fail('HELPER_FAILED', `apply_patch helper could not start: ${error.message}; no file was changed`));
+    this.child = child;
+    options.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.timer = setTimeout(() => this.onTimeout(), options.timeoutMs ?? 120_000);
+    child.on('error', (error) => this.fail('HELPER_FAILED', `apply_patch helper could not start: ${error.message}; no file was changed`));
     child.stdin.on('error', () => {
       // The helper exited early; its exit is reported below.
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < MAX_STDERR) stderr += chunk.toString('utf8').slice(0, MAX_STDERR - stderr.length);
+      if (this.stderr.length < MAX_STDERR) this.stderr += chunk.toString('utf8').slice(0, MAX_STDERR - this.stderr.length);
     });
-    child.stdout.on('data', (chunk: Buffer) => {
-      let frames;
-      try {
-        frames = reader.push(chunk);
-      } catch (error) {
-        fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
-        return;
-      }
-      for (const frame of frames) {
-        const header = frame.header;
-        if (header.type === 'error') {
-          const error = new ApplyPatchError(header.code as ApplyPatchErrorCode, String(header.message), {
-            ...(Array.isArray(header.unrestoredPaths) ? { unrestoredPaths: header.unrestoredPaths as string[] } : {}),
-          });
-          settle({ error });
-          return;
-        }
-        if (header.type === 'verified' && stage === 'verifying') {
-          try {
-            verified = decodeVerified(header, frame.blobs);
-          } catch (error) {
-            fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
-            return;
-          }
-          stage = 'deciding';
-          void decide(verified);
-          continue;
-        }
-        if (header.type === 'committed' && stage === 'committing' && verified) {
-          settle({ result: verified });
-          return;
-        }
-        fail('HELPER_FAILED', `apply_patch helper sent an unexpected ${String(header.type)} message`);
-        return;
-      }
-    });
-    child.on('exit', (code, signal) => {
-      if (stage === 'settled') return;
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const detail = stderr.trim() ? `: ${lastLine(stderr)}` : '';
-      const written = stage === 'committing' ? 'files may have been partly written' : 'no file was changed';
-      fail('HELPER_FAILED', `apply_patch helper ${how}${detail}; ${written}`);
-    });
-
-    const decide = async (result: ApplyPatchResult) => {
-      let go: boolean;
-      try {
-        go = options.onVerified ? await options.onVerified(result) : true;
-      } catch (error) {
-        settle({ error });
-        return;
-      }
-      if (stage !== 'deciding') return;
-      if (!go || options.signal?.aborted) {
-        child.stdin.end();
-        fail('ABORTED', 'apply_patch was aborted before any file was written');
-        return;
-      }
-      stage = 'committing';
-      for (const part of encodeFrame({ type: 'commit' })) child.stdin.write(part);
-      child.stdin.end();
-    };
-
+    child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    child.on('exit', (code, signal) => this.onExit(code, signal));
     const request: HelperApplyRequest = {
       type: 'apply',
       root: options.root,
@@ -203,7 +151,106 @@ export function applyPatchInHelper(patch: string, options: HelperApplyOptions): 
       ...(options.limits ? { limits: options.limits } : {}),
     };
     for (const part of encodeFrame(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8')])) child.stdin.write(part);
-  });
+  }
+
+  private settle(outcome: { result: ApplyPatchResult } | { error: unknown }): void {
+    if (this.stage === 'settled') return;
+    this.stage = 'settled';
+    clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    const child = this.child;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if ('result' in outcome) this.resolve(outcome.result);
+    else this.reject(outcome.error);
+  }
+
+  private fail(code: ApplyPatchErrorCode, message: string): void {
+    this.settle({ error: new ApplyPatchError(code, message) });
+  }
+
+  private readonly onAbort = () => {
+    // Only before the commit: a commit in progress finishes (all-or-nothing).
+    if (this.stage === 'verifying' || this.stage === 'deciding') this.fail('ABORTED', 'apply_patch was aborted before any file was written');
+  };
+
+  private onStdout(chunk: Buffer): void {
+    let frames;
+    try {
+      frames = this.reader.push(chunk);
+    } catch (error) {
+      this.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
+      return;
+    }
+    for (const frame of frames) {
+      if (!this.onFrame(frame)) return;
+    }
+  }
+
+  /** Handles one frame of the helper's answer; `false` once the run is answered. */
+  private onFrame(frame: Frame): boolean {
+    const header = frame.header;
+    if (header.type === 'error') {
+      const error = new ApplyPatchError(header.code as ApplyPatchErrorCode, String(header.message), {
+        ...(Array.isArray(header.unrestoredPaths) ? { unrestoredPaths: header.unrestoredPaths as string[] } : {}),
+      });
+      this.settle({ error });
+      return false;
+    }
+    if (header.type === 'verified' && this.stage === 'verifying') {
+      try {
+        this.verified = decodeVerified(header, frame.blobs);
+      } catch (error) {
+        this.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
+        return false;
+      }
+      this.stage = 'deciding';
+      void this.decide(this.verified);
+      return true;
+    }
+    if (header.type === 'committed' && this.stage === 'committing' && this.verified) {
+      this.settle({ result: this.verified });
+      return false;
+    }
+    this.fail('HELPER_FAILED', `apply_patch helper sent an unexpected ${String(header.type)} message`);
+    return false;
+  }
+
+  private onTimeout(): void {
+    this.fail('HELPER_FAILED', `apply_patch helper did not finish within ${this.options.timeoutMs ?? 120_000} ms and was stopped; ${this.writtenSoFar()}`);
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.stage === 'settled') return;
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const detail = this.stderr.trim() ? `: ${lastLine(this.stderr)}` : '';
+    this.fail('HELPER_FAILED', `apply_patch helper ${how}${detail}; ${this.writtenSoFar()}`);
+  }
+
+  /** What a failure tells about the workspace: a helper stopped while committing may have written part of the patch. */
+  private writtenSoFar(): string {
+    return this.stage === 'committing' ? 'files may have been partly written' : 'no file was changed';
+  }
+
+  /** Asks the host (`onVerified`) and then tells the helper to commit, or ends the run. */
+  private async decide(result: ApplyPatchResult): Promise<void> {
+    let go: boolean;
+    try {
+      go = this.options.onVerified ? await this.options.onVerified(result) : true;
+    } catch (error) {
+      this.settle({ error });
+      return;
+    }
+    if (this.stage !== 'deciding') return;
+    const stdin = this.child.stdin;
+    if (!go || this.options.signal?.aborted) {
+      stdin.end();
+      this.fail('ABORTED', 'apply_patch was aborted before any file was written');
+      return;
+    }
+    this.stage = 'committing';
+    for (const part of encodeFrame({ type: 'commit' })) stdin.write(part);
+    stdin.end();
+  }
 }
 
 /** The last non-empty line of a text (a crash's most telling line). */
