@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyPatchInHelper, type HelperCommand } from './run-helper';
+import type { ApplyPatchResult } from './verify-patch';
 
 // A stand-in for the helper process, speaking the frame protocol badly on purpose: each mode is
 // one way a broken or hostile helper can answer. It writes its pid first, so a test can check it
@@ -42,7 +43,7 @@ let runs = 0;
 async function withFake(mode: string, options: { timeoutMs?: number; signal?: AbortSignal; onVerified?: () => boolean | Promise<boolean> } = {}) {
   const pidFile = join(scratch, `pid-${++runs}`);
   const wrap = (): HelperCommand => ({ file: process.execPath, args: ['-e', FAKE_HELPER, mode, pidFile] });
-  const outcome = await applyPatchInHelper('*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch', { root: scratch, wrap, ...options }).then(
+  const outcome: { result?: ApplyPatchResult; error?: ApplyPatchError } = await applyPatchInHelper('*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch', { root: scratch, wrap, ...options }).then(
     (result) => ({ result }),
     (error: unknown) => ({ error: error as ApplyPatchError }),
   );
