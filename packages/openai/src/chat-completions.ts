@@ -117,95 +117,121 @@ function isCompleteJson(text: string): boolean {
  * `reasoning` item with the text as `reasoning_text` content, yielded before the message and calls.
  */
 async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>): AsyncGenerator<ModelStreamEvent> {
-  const calls: PendingCall[] = [];
-  const byIndex = new Map<number, PendingCall>();
-  let text = '';
-  let textEmitted = false;
-  let reasoning = '';
-  let reasoningEmitted = false;
-  let usage: ModelUsage | undefined;
-  let responseId: string | undefined;
-  let finished = false;
-
-  function* emitText(): Generator<ModelStreamEvent> {
-    if (!reasoningEmitted && reasoning !== '') {
-      reasoningEmitted = true;
-      yield { type: 'output-item', item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: reasoning }] } };
-    }
-    if (textEmitted || text === '') return;
-    textEmitted = true;
-    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] } };
-  }
-  function* emitCalls(all: boolean): Generator<ModelStreamEvent> {
-    for (const [position, call] of calls.entries()) {
-      if (call.emitted) continue;
-      // Only a call followed by another and holding whole arguments is known to be complete.
-      if (!all && (position === calls.length - 1 || !isCompleteJson(call.arguments))) return;
-      call.emitted = true;
-      yield { type: 'output-item', item: toResponseItem(call, position, targets, responseId) };
-    }
-  }
-  function* finish(): Generator<ModelStreamEvent> {
-    yield* emitText();
-    yield* emitCalls(true);
-    yield { type: 'completed', usage, responseId };
-  }
-
+  const assembly = new ChatStreamAssembly(targets);
   for await (const message of readServerSentEvents(body)) {
     if (message.data.trim() === '[DONE]') {
-      yield* finish();
+      yield* assembly.finish();
       return;
     }
-    const chunk = parseEventData(message.data);
-    if (chunk.error !== undefined && chunk.error !== null) {
-      const described = describeServerError(chunk);
-      const label = described.code ? `model stream error (${described.code})` : 'model stream error';
-      throw new ModelRequestError(`${label}: ${described.message ?? 'no message'}`, { retryable: isRetryableServerError(described) });
-    }
-    if (typeof chunk.id === 'string') responseId ??= chunk.id;
-    if (chunk.usage && typeof chunk.usage === 'object') usage = readChatUsage(chunk.usage as Record<string, unknown>);
+    yield* assembly.readChunk(parseEventData(message.data));
+  }
+  // Some servers end the stream without `[DONE]`; a finish reason is enough to call it complete.
+  if (assembly.finished) {
+    yield* assembly.finish();
+    return;
+  }
+  throw new ModelRequestError('model stream closed before the response finished', { retryable: true });
+}
+
+/** The state of one Chat Completions response while its chunks arrive: text, reasoning, calls, usage. */
+class ChatStreamAssembly {
+  private readonly calls: PendingCall[] = [];
+  private readonly byIndex = new Map<number, PendingCall>();
+  private text = '';
+  private textEmitted = false;
+  private reasoning = '';
+  private reasoningEmitted = false;
+  private usage: ModelUsage | undefined;
+  private responseId: string | undefined;
+  /** A choice has reported a `finish_reason`. */
+  finished = false;
+
+  constructor(private readonly targets: Map<string, ChatToolTarget>) {}
+
+  /** Folds one parsed chunk in; yields text deltas and the calls it completes. Throws on an error chunk. */
+  *readChunk(chunk: Record<string, unknown>): Generator<ModelStreamEvent> {
+    throwIfStreamError(chunk);
+    if (typeof chunk.id === 'string') this.responseId ??= chunk.id;
+    if (chunk.usage && typeof chunk.usage === 'object') this.usage = readChatUsage(chunk.usage as Record<string, unknown>);
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
     const choice = choices.find((entry) => (entry.index ?? 0) === 0);
-    if (!choice) continue;
+    if (!choice) return;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
     const thought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
-    if (thought !== '') reasoning += thought;
+    if (thought !== '') this.reasoning += thought;
     if (typeof delta.content === 'string' && delta.content !== '') {
-      text += delta.content;
+      this.text += delta.content;
       yield { type: 'text-delta', delta: delta.content };
     }
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
         if (typeof raw !== 'object' || raw === null) continue; // a broken server's null entry
-        const index = typeof raw.index === 'number' ? raw.index : position;
-        const id = typeof raw.id === 'string' ? raw.id : '';
-        let call = byIndex.get(index);
-        if (call && id !== '' && call.id !== '' && id !== call.id && isCompleteJson(call.arguments)) call = undefined;
-        if (!call) {
-          // A new call starts: the text before it is complete.
-          yield* emitText();
-          call = { id: '', name: '', arguments: '', emitted: false };
-          calls.push(call);
-          byIndex.set(index, call);
-        }
-        const fn = (raw.function ?? {}) as Record<string, unknown>;
-        if (id !== '' && call.id === '') call.id = id;
-        if (typeof fn.name === 'string') call.name += fn.name;
-        if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
-        if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
-          call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
-        }
+        yield* this.readCallDelta(raw, position);
       }
-      yield* emitCalls(false);
+      yield* this.emitCalls({ all: false });
     }
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finished = true;
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') this.finished = true;
   }
-  // Some servers end the stream without `[DONE]`; a finish reason is enough to call it complete.
-  if (finished) {
-    yield* finish();
-    return;
+
+  /** Yields what is still held (reasoning, text, every call) and the `completed` event. */
+  *finish(): Generator<ModelStreamEvent> {
+    yield* this.emitText();
+    yield* this.emitCalls({ all: true });
+    yield { type: 'completed', usage: this.usage, responseId: this.responseId };
   }
-  throw new ModelRequestError('model stream closed before the response finished', { retryable: true });
+
+  /** Joins one `tool_calls` delta into its call, starting a new call when the delta begins one. */
+  private *readCallDelta(raw: Record<string, unknown>, position: number): Generator<ModelStreamEvent> {
+    const index = typeof raw.index === 'number' ? raw.index : position;
+    const id = typeof raw.id === 'string' ? raw.id : '';
+    let call = this.byIndex.get(index);
+    if (call && id !== '' && call.id !== '' && id !== call.id && isCompleteJson(call.arguments)) call = undefined;
+    if (!call) {
+      // A new call starts: the text before it is complete.
+      yield* this.emitText();
+      call = { id: '', name: '', arguments: '', emitted: false };
+      this.calls.push(call);
+      this.byIndex.set(index, call);
+    }
+    const fn = (raw.function ?? {}) as Record<string, unknown>;
+    if (id !== '' && call.id === '') call.id = id;
+    if (typeof fn.name === 'string') call.name += fn.name;
+    if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+    if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
+      call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
+    }
+  }
+
+  private *emitText(): Generator<ModelStreamEvent> {
+    if (!this.reasoningEmitted && this.reasoning !== '') {
+      this.reasoningEmitted = true;
+      yield { type: 'output-item', item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: this.reasoning }] } };
+    }
+    if (this.textEmitted || this.text === '') return;
+    this.textEmitted = true;
+    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: this.text }] } };
+  }
+
+  /**
+   * Yields the calls not yet yielded, in order: with `all` every one (the response has ended),
+   * otherwise only those known to be complete — followed by another call and holding whole arguments.
+   */
+  private *emitCalls(options: { all: boolean }): Generator<ModelStreamEvent> {
+    for (const [position, call] of this.calls.entries()) {
+      if (call.emitted) continue;
+      if (!options.all && (position === this.calls.length - 1 || !isCompleteJson(call.arguments))) return;
+      call.emitted = true;
+      yield { type: 'output-item', item: toResponseItem(call, position, this.targets, this.responseId) };
+    }
+  }
+}
+
+/** Throws the error a server streamed in place of a chunk (`{"error": …}`), retryable when the server says so. */
+function throwIfStreamError(chunk: Record<string, unknown>): void {
+  if (chunk.error === undefined || chunk.error === null) return;
+  const described = describeServerError(chunk);
+  const label = described.code ? `model stream error (${described.code})` : 'model stream error';
+  throw new ModelRequestError(`${label}: ${described.message ?? 'no message'}`, { retryable: isRetryableServerError(described) });
 }
 
 function toResponseItem(call: PendingCall, position: number, targets: Map<string, ChatToolTarget>, responseId: string | undefined): ResponseItem {
