@@ -1,4 +1,4 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions, SharedV4ProviderMetadata } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, SharedV4ProviderMetadata } from '@ai-sdk/provider';
 import {
   ModelRequestError,
   SwitchyardError,
@@ -74,9 +74,7 @@ async function* streamResponse(
     throw requestError(error, request.signal);
   }
   const reader = result.stream.getReader();
-  const blocks = new OpenBlocks();
-  let responseId: string | undefined;
-  let finished = false;
+  const response = new StreamedResponse(targets, request.signal);
   let drained = false;
   try {
     for (;;) {
@@ -90,51 +88,68 @@ async function* streamResponse(
         drained = true;
         break;
       }
-      const part = next.value;
-      switch (part.type) {
-        case 'text-start':
-        case 'reasoning-start':
-          blocks.start(part.type, part.id, part.providerMetadata);
-          break;
-        case 'text-delta':
-        case 'reasoning-delta':
-          blocks.append(part.type, part.id, part.delta);
-          if (part.type === 'text-delta' && part.delta) yield { type: 'text-delta', delta: part.delta };
-          break;
-        case 'text-end':
-        case 'reasoning-end': {
-          const entry = blocks.end(part.type, part.id);
-          const metadata = part.providerMetadata ?? entry?.metadata;
-          if (entry) yield { type: 'output-item', item: part.type === 'text-end' ? messageItem(entry.text, metadata) : reasoningItem(entry.text, metadata) };
-          break;
-        }
-        case 'tool-call':
-          if (part.providerExecuted) break; // the provider ran it; nothing for the router
-          yield { type: 'output-item', item: callItem(part.toolCallId, part.toolName, part.input, targets, part.providerMetadata) };
-          break;
-        case 'response-metadata':
-          if (part.id) responseId = part.id;
-          break;
-        case 'error':
-          throw requestError(part.error, request.signal);
-        case 'finish':
-          // Text blocks some providers never close still belong to the response.
-          for (const entry of blocks.unclosedTexts()) yield { type: 'output-item', item: messageItem(entry.text, entry.metadata) };
-          finished = true;
-          yield { type: 'completed', usage: usageOf(part.usage), ...(responseId ? { responseId } : {}) };
-          return; // nothing follows `completed`; the finally block closes the stream
-        default:
-          break;
-      }
+      yield* response.read(next.value);
+      if (response.finished) return; // nothing follows `completed`; the finally block closes the stream
     }
   } finally {
     // The consumer stopped early or a part failed: close the provider's connection.
     if (!drained) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
-  if (!finished) {
-    if (request.signal.aborted) throw request.signal.reason;
-    throw new ModelRequestError('model stream ended before the response finished', { retryable: true });
+  // The stream ran dry before its `finish` part.
+  if (request.signal.aborted) throw request.signal.reason;
+  throw new ModelRequestError('model stream ended before the response finished', { retryable: true });
+}
+
+/** One response while its stream parts arrive: the open blocks, the response id, whether it finished. */
+class StreamedResponse {
+  private readonly blocks = new OpenBlocks();
+  private responseId: string | undefined;
+  /** The `finish` part came and `completed` was yielded. */
+  finished = false;
+
+  constructor(
+    private readonly targets: Map<string, ToolTarget>,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The events one stream part yields. Throws the request's error for an `error` part. */
+  *read(part: LanguageModelV4StreamPart): Generator<ModelStreamEvent> {
+    switch (part.type) {
+      case 'text-start':
+      case 'reasoning-start':
+        this.blocks.start(part.type, part.id, part.providerMetadata);
+        break;
+      case 'text-delta':
+      case 'reasoning-delta':
+        this.blocks.append(part.type, part.id, part.delta);
+        if (part.type === 'text-delta' && part.delta) yield { type: 'text-delta', delta: part.delta };
+        break;
+      case 'text-end':
+      case 'reasoning-end': {
+        const entry = this.blocks.end(part.type, part.id);
+        const metadata = part.providerMetadata ?? entry?.metadata;
+        if (entry) yield { type: 'output-item', item: part.type === 'text-end' ? messageItem(entry.text, metadata) : reasoningItem(entry.text, metadata) };
+        break;
+      }
+      case 'tool-call':
+        if (part.providerExecuted) break; // the provider ran it; nothing for the router
+        yield { type: 'output-item', item: callItem(part.toolCallId, part.toolName, part.input, this.targets, part.providerMetadata) };
+        break;
+      case 'response-metadata':
+        if (part.id) this.responseId = part.id;
+        break;
+      case 'error':
+        throw requestError(part.error, this.signal);
+      case 'finish':
+        // Text blocks some providers never close still belong to the response.
+        for (const entry of this.blocks.unclosedTexts()) yield { type: 'output-item', item: messageItem(entry.text, entry.metadata) };
+        this.finished = true;
+        yield { type: 'completed', usage: usageOf(part.usage), ...(this.responseId ? { responseId: this.responseId } : {}) };
+        break;
+      default:
+        break;
+    }
   }
 }
 
