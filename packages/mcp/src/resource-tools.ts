@@ -42,109 +42,147 @@ function resultOf(structured: JsonObject, content: JsonValue[]): McpCallToolResu
   return { content, structuredContent: structured, isError: false };
 }
 
+/** What the resource tools read on every call: the servers that are ready now, and the output budget. */
+interface ResourceScope {
+  servers: () => readonly McpServerConnection[];
+  maxOutputTokens: number | undefined;
+}
+
 /**
  * The two resource tools over the ready servers that offer resources: `list_mcp_resources`
  * (`{ server?, cursor? }`) and `read_mcp_resource` (`{ server, uri }`). Failures are error results,
  * like every MCP call. `servers` is read on every call, so a server that failed since is refused.
  */
 export function createResourceTools(servers: () => readonly McpServerConnection[], maxOutputTokens: number | undefined): ToolExecutor[] {
-  const byName = (name: unknown): McpServerConnection => {
-    const offering = servers().filter((server) => server.offersResources);
-    const found = offering.find((server) => server.name === name);
-    if (found) return found;
-    const names = offering.map((server) => `\`${server.name}\``).join(', ');
-    throw new RespondToModelError(`unknown MCP server ${JSON.stringify(name)}; servers with resources: ${names || 'none'}`);
-  };
-  const run = async (invocation: ToolInvocation, body: (args: JsonObject) => Promise<McpCallToolResult>) => {
-    const started = performance.now();
-    const args = invocation.payload.kind === 'function' ? parseObjectArguments(invocation.payload.arguments) : {};
-    let result: McpCallToolResult;
-    try {
-      result = await body(args);
-    } catch (error) {
-      if (error instanceof RespondToModelError) throw error;
-      if (invocation.signal.aborted) throw error;
-      result = errorCallToolResult(`resource request error: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    return new McpToolOutput(result, { wallTimeMs: performance.now() - started, maxOutputTokens });
-  };
+  const scope: ResourceScope = { servers, maxOutputTokens };
+  return [listResourcesTool(scope), readResourceTool(scope)];
+}
 
-  const readParameters: JsonSchema = {
-    type: 'object',
-    properties: {
-      server: { type: 'string', description: 'The MCP server name (as in a resource link or `list_mcp_resources`).' },
-      uri: { type: 'string', description: 'The resource URI.' },
-    },
-    required: ['server', 'uri'],
-    additionalProperties: false,
-  };
-  const listParameters: JsonSchema = {
-    type: 'object',
-    properties: {
-      server: { type: 'string', description: 'Only this MCP server; default every server with resources.' },
-      cursor: { type: 'string', description: 'The `nextCursor` of a previous answer (needs `server`).' },
-    },
-    additionalProperties: false,
-  };
+const READ_PARAMETERS: JsonSchema = {
+  type: 'object',
+  properties: {
+    server: { type: 'string', description: 'The MCP server name (as in a resource link or `list_mcp_resources`).' },
+    uri: { type: 'string', description: 'The resource URI.' },
+  },
+  required: ['server', 'uri'],
+  additionalProperties: false,
+};
 
-  const read: ToolExecutor = {
+const LIST_PARAMETERS: JsonSchema = {
+  type: 'object',
+  properties: {
+    server: { type: 'string', description: 'Only this MCP server; default every server with resources.' },
+    cursor: { type: 'string', description: 'The `nextCursor` of a previous answer (needs `server`).' },
+  },
+  additionalProperties: false,
+};
+
+function readResourceTool(scope: ResourceScope): ToolExecutor {
+  return {
     name: toolName(READ_MCP_RESOURCE),
     spec: {
       type: 'function',
       name: READ_MCP_RESOURCE,
       description: 'Reads a resource of an MCP server by URI, for example one a tool result linked to.',
       strict: false,
-      parameters: readParameters,
+      parameters: READ_PARAMETERS,
       outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { server: { type: 'string' }, uri: { type: 'string' }, contents: { type: 'array' } } }),
     },
     exposure: 'direct',
     supportsParallelToolCalls: true,
     searchText: 'mcp resource read uri link',
-    handle: (invocation) =>
-      run(invocation, async (args) => {
-        const server = byName(args.server);
-        if (typeof args.uri !== 'string' || args.uri === '') throw new RespondToModelError('read_mcp_resource needs a string `uri`');
-        const answer = await server.readResource(args.uri, invocation.signal);
-        const contents = Array.isArray(answer.contents) ? answer.contents : [];
-        return resultOf({ server: server.name, uri: args.uri, contents }, contentsToBlocks(contents));
-      }),
+    handle: (invocation) => runResourceRequest(invocation, scope, (args) => readResource(scope, args, invocation.signal)),
   };
+}
 
-  const list: ToolExecutor = {
+function listResourcesTool(scope: ResourceScope): ToolExecutor {
+  return {
     name: toolName(LIST_MCP_RESOURCES),
     spec: {
       type: 'function',
       name: LIST_MCP_RESOURCES,
       description: 'Lists the resources MCP servers offer (URI, name, type); read one with `read_mcp_resource`.',
       strict: false,
-      parameters: listParameters,
+      parameters: LIST_PARAMETERS,
       outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { resources: { type: 'array' }, nextCursor: { type: 'string' } } }),
     },
     exposure: 'direct',
     supportsParallelToolCalls: true,
     searchText: 'mcp resources list',
-    handle: (invocation) =>
-      run(invocation, async (args) => {
-        if (args.cursor !== undefined && args.server === undefined) throw new RespondToModelError('list_mcp_resources: `cursor` needs `server`');
-        const targets = args.server === undefined ? servers().filter((server) => server.offersResources) : [byName(args.server)];
-        const resources: JsonValue[] = [];
-        let nextCursor: string | undefined;
-        for (const server of targets) {
-          let cursor = typeof args.cursor === 'string' ? args.cursor : undefined;
-          // One server: one page (the caller pages on); all servers: every page, bounded.
-          for (let page = 0; page < MAX_LIST_PAGES; page++) {
-            const answer = await server.listResources(cursor, invocation.signal);
-            for (const resource of Array.isArray(answer.resources) ? answer.resources : []) {
-              if (isJsonObject(resource)) resources.push({ server: server.name, ...resource });
-            }
-            cursor = typeof answer.nextCursor === 'string' ? answer.nextCursor : undefined;
-            if (cursor === undefined || args.server !== undefined) break;
-          }
-          if (args.server !== undefined) nextCursor = cursor;
-        }
-        const structured: JsonObject = nextCursor === undefined ? { resources } : { resources, nextCursor };
-        return resultOf(structured, [{ type: 'text', text: JSON.stringify(structured) }]);
-      }),
+    handle: (invocation) => runResourceRequest(invocation, scope, (args) => listResources(scope, args, invocation.signal)),
   };
-  return [list, read];
+}
+
+/**
+ * Runs one resource request: a {@link RespondToModelError} (bad arguments) and an abort propagate,
+ * any other failure becomes an error result.
+ */
+async function runResourceRequest(
+  invocation: ToolInvocation,
+  scope: ResourceScope,
+  body: (args: JsonObject) => Promise<McpCallToolResult>,
+): Promise<McpToolOutput> {
+  const started = performance.now();
+  const args = invocation.payload.kind === 'function' ? parseObjectArguments(invocation.payload.arguments) : {};
+  let result: McpCallToolResult;
+  try {
+    result = await body(args);
+  } catch (error) {
+    if (error instanceof RespondToModelError) throw error;
+    if (invocation.signal.aborted) throw error;
+    result = errorCallToolResult(`resource request error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return new McpToolOutput(result, { wallTimeMs: performance.now() - started, maxOutputTokens: scope.maxOutputTokens });
+}
+
+/** The ready server named `name` that offers resources; the model is told the names otherwise. */
+function serverNamed(scope: ResourceScope, name: unknown): McpServerConnection {
+  const offering = scope.servers().filter((server) => server.offersResources);
+  const found = offering.find((server) => server.name === name);
+  if (found) return found;
+  const names = offering.map((server) => `\`${server.name}\``).join(', ');
+  throw new RespondToModelError(`unknown MCP server ${JSON.stringify(name)}; servers with resources: ${names || 'none'}`);
+}
+
+async function readResource(scope: ResourceScope, args: JsonObject, signal: AbortSignal): Promise<McpCallToolResult> {
+  const server = serverNamed(scope, args.server);
+  if (typeof args.uri !== 'string' || args.uri === '') throw new RespondToModelError('read_mcp_resource needs a string `uri`');
+  const answer = await server.readResource(args.uri, signal);
+  const contents = Array.isArray(answer.contents) ? answer.contents : [];
+  return resultOf({ server: server.name, uri: args.uri, contents }, contentsToBlocks(contents));
+}
+
+async function listResources(scope: ResourceScope, args: JsonObject, signal: AbortSignal): Promise<McpCallToolResult> {
+  if (args.cursor !== undefined && args.server === undefined) throw new RespondToModelError('list_mcp_resources: `cursor` needs `server`');
+  const targets = args.server === undefined ? scope.servers().filter((server) => server.offersResources) : [serverNamed(scope, args.server)];
+  const resources: JsonValue[] = [];
+  let nextCursor: string | undefined;
+  for (const server of targets) {
+    const cursor = await listServerResources(server, { cursor: typeof args.cursor === 'string' ? args.cursor : undefined, onePage: args.server !== undefined, signal }, resources);
+    if (args.server !== undefined) nextCursor = cursor;
+  }
+  const structured: JsonObject = nextCursor === undefined ? { resources } : { resources, nextCursor };
+  return resultOf(structured, [{ type: 'text', text: JSON.stringify(structured) }]);
+}
+
+/**
+ * Appends one server's resources to `into`, each tagged with the server name, and returns the cursor
+ * of the page after the last one read. One server asked for by name: one page (the caller pages on);
+ * every server: every page, bounded.
+ */
+async function listServerResources(
+  server: McpServerConnection,
+  options: { cursor: string | undefined; onePage: boolean; signal: AbortSignal },
+  into: JsonValue[],
+): Promise<string | undefined> {
+  let cursor = options.cursor;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const answer = await server.listResources(cursor, options.signal);
+    for (const resource of Array.isArray(answer.resources) ? answer.resources : []) {
+      if (isJsonObject(resource)) into.push({ server: server.name, ...resource });
+    }
+    cursor = typeof answer.nextCursor === 'string' ? answer.nextCursor : undefined;
+    if (cursor === undefined || options.onePage) break;
+  }
+  return cursor;
 }

@@ -119,11 +119,13 @@ export function isFailedCodeModeOutput(item: ToolOutputItem): boolean {
 }
 
 /**
- * Converts an `exec` / `wait` output item into an MCP `CallToolResult`: text becomes text content,
- * `input_image` data URLs become image content (other URLs a `resource_link`). `isError` is set
- * when `success` is false, or, when `success` is not given, when {@link isFailedCodeModeOutput}.
+ * Converts an `exec` / `wait` answer (an output item, or `{ item, success }`) into an MCP
+ * `CallToolResult`: text becomes text content, `input_image` data URLs become image content (other
+ * URLs a `resource_link`). `isError` is set when `success` is false, or, when `success` is not
+ * given, when {@link isFailedCodeModeOutput}.
  */
-export function toolOutputToCallToolResult(item: ToolOutputItem, success?: boolean): CallToolResult {
+export function toolOutputToCallToolResult(answer: ToolOutputItem | CodeModeDispatchResult): CallToolResult {
+  const { item, success } = 'item' in answer ? answer : { item: answer, success: undefined };
   const failed = success === undefined ? isFailedCodeModeOutput(item) : !success;
   let content: ContentBlock[];
   if (item.type === 'tool_search_output') content = [{ type: 'text', text: JSON.stringify(item.tools) }];
@@ -211,7 +213,6 @@ export function capCallToolResult(result: CallToolResult, maxBytes: number): Cal
  */
 export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions): Promise<CodeModeMcpServer> {
   const { host } = options;
-  const maxResultBytes = options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES;
   const server = new Server(
     { name: options.name ?? 'switchyard-code-mode', version: VERSION },
     { capabilities: { tools: { listChanged: true } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
@@ -226,79 +227,90 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
       // A broken error listener must not take the server down.
     }
   };
-
-  // Requests are registered with loose schemas and checked here: the SDK's own parse failure
-  // would answer -32603 (internal error) for what is the client's mistake (-32602).
-  const requireInitialized = (method: string) => {
-    if (server.getClientVersion() === undefined) {
-      throw new McpError(ErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
-    }
-  };
-  server.setRequestHandler(looseRequestSchema('tools/list'), async (request) => {
-    requireInitialized('tools/list');
-    const parsed = ListToolsRequestSchema.safeParse(request);
-    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
-    return { tools: codeModeMcpToolDefinitions(await host.describe()) };
-  });
-
-  let sequence = 0;
-  // The SDK wraps a tools/call handler: it checks the request (-32602 when invalid) and the result.
-  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
-    requireInitialized('tools/call');
-    const params = request.params as { name: string; arguments?: Record<string, unknown> };
-    const { name } = params;
-    const args = params.arguments ?? {};
-    const callId = `mcp-${String(extra.requestId)}-${++sequence}`;
-    let item: ToolCallItem;
-    if (name === 'exec') {
-      // A wrong argument is the model's to fix: a tool error it can read, not a protocol error.
-      if (typeof args.code !== 'string') return errorResult('exec expects a `code` argument holding the JavaScript source as a string');
-      item = { type: 'custom_tool_call', call_id: callId, name: 'exec', input: args.code };
-    } else if (name === 'wait') {
-      item = { type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) };
-    } else {
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name} (this server has exec and wait)`);
-    }
-    let result: CallToolResult;
-    try {
-      const answer = await host.dispatch(item, { signal: extra.signal });
-      result = 'item' in answer ? toolOutputToCallToolResult(answer.item, answer.success) : toolOutputToCallToolResult(answer);
-    } catch (error) {
-      result = errorResult(`${name} failed: ${errorMessage(error)}`);
-    }
-    return capCallToolResult(result, maxResultBytes);
-  });
-
+  handleToolsList(server, host);
+  handleToolsCall(server, host, options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES);
   const stopWatching = host.onToolsChanged?.(() => {
     server.sendToolListChanged().catch(() => undefined);
   });
 
-  let transport = options.transport;
-  let detachStdin: (() => void) | undefined;
-  if (!transport) {
-    const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream;
-    const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream;
-    transport = new BoundedStdioServerTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? DEFAULT_SERVE_MAX_MESSAGE_BYTES });
-    const onEnd = () => void close();
-    stdin.once('end', onEnd);
-    stdin.once('close', onEnd);
-    detachStdin = () => {
-      stdin.off('end', onEnd);
-      stdin.off('close', onEnd);
-    };
-  }
-
   let closing: Promise<void> | undefined;
+  const stdio = options.transport ? undefined : stdioTransport(options, () => void close());
   function close(): Promise<void> {
     closing ??= (async () => {
       stopWatching?.();
-      detachStdin?.();
+      stdio?.detach();
       await server.close().catch(() => undefined);
       resolveClosed();
     })();
     return closing;
   }
 
-  await server.connect(transport);
+  await server.connect(options.transport ?? stdio!.transport);
   return { server, closed, close };
+}
+
+// Requests are registered with loose schemas and checked by their handlers: the SDK's own parse
+// failure would answer -32603 (internal error) for what is the client's mistake (-32602).
+
+function requireInitialized(server: Server, method: string): void {
+  if (server.getClientVersion() === undefined) {
+    throw new McpError(ErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
+  }
+}
+
+function handleToolsList(server: Server, host: CodeModeMcpHost): void {
+  server.setRequestHandler(looseRequestSchema('tools/list'), async (request) => {
+    requireInitialized(server, 'tools/list');
+    const parsed = ListToolsRequestSchema.safeParse(request);
+    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
+    return { tools: codeModeMcpToolDefinitions(await host.describe()) };
+  });
+}
+
+function handleToolsCall(server: Server, host: CodeModeMcpHost, maxResultBytes: number): void {
+  let sequence = 0;
+  // The SDK wraps a tools/call handler: it checks the request (-32602 when invalid) and the result.
+  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
+    requireInitialized(server, 'tools/call');
+    const params = request.params as { name: string; arguments?: Record<string, unknown> };
+    const call = toCallItem(params.name, params.arguments ?? {}, `mcp-${String(extra.requestId)}-${++sequence}`);
+    if ('content' in call) return call; // a wrong argument's error result
+    let result: CallToolResult;
+    try {
+      result = toolOutputToCallToolResult(await host.dispatch(call, { signal: extra.signal }));
+    } catch (error) {
+      result = errorResult(`${params.name} failed: ${errorMessage(error)}`);
+    }
+    return capCallToolResult(result, maxResultBytes);
+  });
+}
+
+/**
+ * The wire call item of an MCP `tools/call`, or the error result a wrong `exec` argument gets (the
+ * model's to fix: a tool error it can read, not a protocol error). Throws `InvalidParams` for a
+ * tool this server does not have.
+ */
+function toCallItem(name: string, args: Record<string, unknown>, callId: string): ToolCallItem | CallToolResult {
+  if (name === 'exec') {
+    if (typeof args.code !== 'string') return errorResult('exec expects a `code` argument holding the JavaScript source as a string');
+    return { type: 'custom_tool_call', call_id: callId, name: 'exec', input: args.code };
+  }
+  if (name === 'wait') return { type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) };
+  throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name} (this server has exec and wait)`);
+}
+
+/** The default stdio transport; `onEnd` runs when stdin ends or closes, until `detach()`. */
+function stdioTransport(options: ServeCodeModeOverMcpOptions, onEnd: () => void): { transport: Transport; detach(): void } {
+  const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream;
+  const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream;
+  const transport = new BoundedStdioServerTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? DEFAULT_SERVE_MAX_MESSAGE_BYTES });
+  stdin.once('end', onEnd);
+  stdin.once('close', onEnd);
+  return {
+    transport,
+    detach: () => {
+      stdin.off('end', onEnd);
+      stdin.off('close', onEnd);
+    },
+  };
 }
