@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
-import type { SandboxMode, ToolMode } from '@switchyard/protocol';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ModelClient, SandboxMode, ToolMode } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { modelFromSpec } from '@switchyard/openai';
 import { sandboxRefusal } from './builtins';
@@ -39,41 +39,54 @@ Options:
 const MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
 const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+const OPTIONS = {
+  mode: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'yield-time-ms': { type: 'string' },
+  interactive: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+  version: { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false },
+  model: { type: 'string' },
+  config: { type: 'string' },
+  sandbox: { type: 'string' },
+  nats: { type: 'string' },
+  name: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+type CliValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+/** What every command reads of the command line, checked. */
+interface CommandContext {
+  values: CliValues;
+  mode: ToolMode;
+  sandbox: SandboxMode | undefined;
+  color: boolean;
 }
+
+/** A command line the CLI refuses: `message` goes to stderr as is and the CLI exits 2. */
+class CommandLineRefusal extends Error {}
+
+function refuse(message: string): never {
+  throw new CommandLineRefusal(message);
+}
+
+const out = (text: string) => process.stdout.write(text);
+const err = (text: string) => process.stderr.write(text);
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const out = (text: string) => process.stdout.write(text);
-  const err = (text: string) => process.stderr.write(text);
-  let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        mode: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'yield-time-ms': { type: 'string' },
-        interactive: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-        version: { type: 'boolean', default: false },
-        keep: { type: 'boolean', default: false },
-        model: { type: 'string' },
-        config: { type: 'string' },
-        sandbox: { type: 'string' },
-        nats: { type: 'string' },
-        name: { type: 'string' },
-      },
-    });
+    return await runCommandLine(argv);
   } catch (error) {
-    err(`switchyard: ${(error as Error).message}\n\n${USAGE}\n`);
+    if (!(error instanceof CommandLineRefusal)) throw error;
+    err(error.message);
     return 2;
   }
-  const { values, positionals } = parsed;
+}
+
+async function runCommandLine(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv);
   if (values.version) {
     out(`${VERSION}\n`);
     return 0;
@@ -84,92 +97,95 @@ export async function main(argv: readonly string[]): Promise<number> {
     return command || values.help ? 0 : 2;
   }
   const mode = (values.mode ?? 'code-mode-only') as ToolMode;
-  if (!MODES.includes(mode)) {
-    err(`switchyard: --mode must be one of ${MODES.join(', ')}\n`);
-    return 2;
-  }
+  if (!MODES.includes(mode)) refuse(`switchyard: --mode must be one of ${MODES.join(', ')}\n`);
   const sandbox = values.sandbox as SandboxMode | undefined;
-  if (sandbox !== undefined && !SANDBOXES.includes(sandbox)) {
-    err(`switchyard: --sandbox must be one of ${SANDBOXES.join(', ')}\n`);
-    return 2;
-  }
-  const needsIsolates = command === 'demo' || command === 'run' || command === 'runtime';
-  const problem = needsIsolates ? nodeSnapshotFlagProblem() : undefined;
-  if (problem) {
-    err(`switchyard: ${problem}\n`);
-    return 2;
-  }
-  if (command === 'demo' || command === 'run' || (command === 'mcp' && rest[0] === 'serve')) {
-    // Refuse rather than run model commands unsandboxed: a missing bubblewrap is named, not skipped.
-    const refusal = await sandboxRefusal(sandbox ?? 'workspace-write', command === 'demo' ? tmpdir() : process.cwd());
-    if (refusal) {
-      err(refusal);
-      return 2;
-    }
-  }
-  const color = !values.json && colorsFor(process.stdout);
+  if (sandbox !== undefined && !SANDBOXES.includes(sandbox)) refuse(`switchyard: --sandbox must be one of ${SANDBOXES.join(', ')}\n`);
+  await checkPrerequisites(command, rest, sandbox);
+  const context: CommandContext = { values, mode, sandbox, color: !values.json && colorsFor(process.stdout) };
   switch (command) {
-    case 'demo': {
-      let model;
-      if (values.model) {
-        try {
-          model = modelFromSpec(values.model, process.env);
-        } catch (error) {
-          err(`switchyard: ${(error as Error).message}\n`);
-          return 2;
-        }
-        if (!model) err(`switchyard: no credentials for ${values.model}; running the scripted model\n`);
-      }
-      return demoCommand({ color, keep: values.keep, model, sandbox }, out);
-    }
+    case 'demo':
+      return demoCommand({ color: context.color, keep: values.keep, model: demoModel(values.model), sandbox }, out);
     case 'mcp':
-      if (rest[0] !== 'serve') {
-        err(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
-        return 2;
-      }
+      if (rest[0] !== 'serve') refuse(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
       return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox });
     case 'runtime':
-      if (rest[0] !== 'serve' || !values.nats) {
-        err(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
-        return 2;
-      }
+      if (rest[0] !== 'serve' || !values.nats) refuse(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
       return runtimeServeCommand({ nats: values.nats, name: values.name });
     case 'plan':
-      return planCommand({ mode, json: values.json, cwd: process.cwd(), color }, out);
-    case 'run': {
-      const target = rest[0] ?? '-';
-      let source: string;
-      try {
-        source = target === '-' ? await readStdin() : readFileSync(target, 'utf8');
-      } catch (error) {
-        err(`switchyard: cannot read ${target}: ${(error as Error).message}\n`);
-        return 2;
-      }
-      const yieldText = values['yield-time-ms'];
-      const yieldTimeMs = yieldText === undefined ? undefined : Number(yieldText);
-      if (yieldTimeMs !== undefined && !(Number.isInteger(yieldTimeMs) && yieldTimeMs >= 0)) {
-        err('switchyard: --yield-time-ms must be a non-negative integer\n');
-        return 2;
-      }
-      const interactive = values.interactive || (target !== '-' && Boolean(process.stdin.isTTY));
-      return runCommand(
-        {
-          source,
-          mode,
-          cwd: process.cwd(),
-          json: values.json,
-          color,
-          yieldTimeMs,
-          interactive,
-          answers: interactive && target !== '-' ? lineReader(process.stdin) : undefined,
-          progress: process.stderr,
-          sandbox,
-        },
-        out,
-      );
-    }
+      return planCommand({ mode, json: values.json, cwd: process.cwd(), color: context.color }, out);
+    case 'run':
+      return runCellCommand(rest[0] ?? '-', context);
     default:
-      err(`switchyard: unknown command "${command}"\n\n${USAGE}\n`);
-      return 2;
+      refuse(`switchyard: unknown command "${command}"\n\n${USAGE}\n`);
   }
+}
+
+function parseCommandLine(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    refuse(`switchyard: ${(error as Error).message}\n\n${USAGE}\n`);
+  }
+}
+
+/**
+ * Refuses a command whose environment is missing: isolates need `--no-node-snapshot`, and model
+ * commands are refused rather than run unsandboxed (a missing bubblewrap is named, not skipped).
+ */
+async function checkPrerequisites(command: string, rest: readonly string[], sandbox: SandboxMode | undefined): Promise<void> {
+  const needsIsolates = command === 'demo' || command === 'run' || command === 'runtime';
+  const problem = needsIsolates ? nodeSnapshotFlagProblem() : undefined;
+  if (problem) refuse(`switchyard: ${problem}\n`);
+  if (command === 'demo' || command === 'run' || (command === 'mcp' && rest[0] === 'serve')) {
+    const refusal = await sandboxRefusal(sandbox ?? 'workspace-write', command === 'demo' ? tmpdir() : process.cwd());
+    if (refusal) refuse(refusal);
+  }
+}
+
+/** The demo's model from `--model`; `undefined` (the scripted model) when absent or without credentials. */
+function demoModel(spec: string | undefined): ModelClient | undefined {
+  if (!spec) return undefined;
+  let model;
+  try {
+    model = modelFromSpec(spec, process.env);
+  } catch (error) {
+    refuse(`switchyard: ${(error as Error).message}\n`);
+  }
+  if (!model) err(`switchyard: no credentials for ${spec}; running the scripted model\n`);
+  return model;
+}
+
+/** `switchyard run [file|-]`: reads the cell's source and runs it. */
+async function runCellCommand(target: string, { values, mode, sandbox, color }: CommandContext): Promise<number> {
+  let source: string;
+  try {
+    source = target === '-' ? await readStdin() : readFileSync(target, 'utf8');
+  } catch (error) {
+    refuse(`switchyard: cannot read ${target}: ${(error as Error).message}\n`);
+  }
+  const yieldText = values['yield-time-ms'];
+  const yieldTimeMs = yieldText === undefined ? undefined : Number(yieldText);
+  if (yieldTimeMs !== undefined && !(Number.isInteger(yieldTimeMs) && yieldTimeMs >= 0)) refuse('switchyard: --yield-time-ms must be a non-negative integer\n');
+  const interactive = values.interactive || (target !== '-' && Boolean(process.stdin.isTTY));
+  return runCommand(
+    {
+      source,
+      mode,
+      cwd: process.cwd(),
+      json: values.json,
+      color,
+      yieldTimeMs,
+      interactive,
+      answers: interactive && target !== '-' ? lineReader(process.stdin) : undefined,
+      progress: process.stderr,
+      sandbox,
+    },
+    out,
+  );
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
-import { mcpTools, serveCodeModeOverMcp, type CodeModeMcpHost, type McpServerConfig, type McpTools } from '@switchyard/mcp';
-import { createSession } from '@switchyard/session';
+import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeModeMcpHost, type McpServerConfig, type McpTools } from '@switchyard/mcp';
+import { createSession, type Turn } from '@switchyard/session';
 import { builtinTools } from './builtins';
 
 /** The largest output budget a script may ask for under `mcp serve` (about 400 KB of text). */
@@ -79,22 +79,8 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     log(`switchyard: ${problem}\n`);
     return 2;
   }
-  let servers: Record<string, McpServerConfig> = {};
-  if (options.configPath !== undefined) {
-    try {
-      servers = readMcpServeConfig(options.configPath);
-    } catch (error) {
-      log(`switchyard: ${errorMessage(error)}\n`);
-      return 2;
-    }
-  }
-  let downstream: McpTools;
-  try {
-    downstream = await mcpTools({ servers, onWarning: (warning) => log(`switchyard mcp serve: ${warning.message}\n`) });
-  } catch (error) {
-    log(`switchyard: ${errorMessage(error)}\n`);
-    return 2;
-  }
+  const downstream = await startDownstream(options.configPath, log);
+  if (!downstream) return 2;
 
   const builtins = builtinTools(options.cwd, options.sandbox);
   const session = createSession({
@@ -108,43 +94,11 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   });
   // One turn for the whole connection and one step per MCP call: every call plans afresh (so
   // downstream list changes show) and some step's worker is always attached, so a yielded cell's
-  // nested calls keep being served between MCP calls. `exec` and `wait` are not parallel-safe (a
-  // step's gate runs them one at a time); steps do not share a gate, so calls are queued here.
+  // nested calls keep being served between MCP calls.
   const turn = session.beginTurn();
-  let queue: Promise<unknown> = Promise.resolve();
-  const oneAtATime = <T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> => {
-    const run = queue.then(() => {
-      if (signal.aborted) throw new Error('cancelled before it started');
-      return task();
-    });
-    queue = run.catch(() => undefined);
-    return run;
-  };
-
-  const host: CodeModeMcpHost = {
-    async describe() {
-      const step = await turn.step();
-      return { exec: toolNamed(step.tools, 'exec'), wait: toolNamed(step.tools, 'wait') };
-    },
-    dispatch: (item, { signal }) =>
-      oneAtATime(signal, async () => {
-        const step = await turn.step();
-        const call = step.router.buildToolCall(item);
-        if (!call) throw new Error(`not a tool call: ${item.type}`);
-        const result = await step.runtime.handle(call, { signal });
-        const notes = turn.takeInjected().flatMap((injected) => {
-          if (injected.type !== 'custom_tool_call_output') return [];
-          const output = (injected as CustomToolCallOutputItem).output;
-          return typeof output === 'string' ? [output] : output.map((part) => (part.type === 'input_text' ? part.text : part.image_url));
-        });
-        return { item: withNotes(result.item, notes), success: result.success };
-      }),
-    onToolsChanged: (listener) => downstream.on('tools-changed', () => listener()),
-  };
-
   try {
     const served = await serveCodeModeOverMcp({
-      host,
+      host: turnHost(turn, downstream),
       stdin: options.stdin,
       stdout: options.stdout,
       name: 'switchyard',
@@ -159,4 +113,61 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     await builtins.exec.shutdown();
     await downstream.close();
   }
+}
+
+/** The downstream MCP servers of the `--config` file, started; `undefined` once a bad configuration is logged. */
+async function startDownstream(configPath: string | undefined, log: (text: string) => void): Promise<McpTools | undefined> {
+  try {
+    const servers = configPath === undefined ? {} : readMcpServeConfig(configPath);
+    return await mcpTools({ servers, onWarning: (warning) => log(`switchyard mcp serve: ${warning.message}\n`) });
+  } catch (error) {
+    log(`switchyard: ${errorMessage(error)}\n`);
+    return undefined;
+  }
+}
+
+/**
+ * The MCP server's host over one turn: each call runs in a fresh step. `exec` and `wait` are not
+ * parallel-safe (a step's gate runs them one at a time); steps do not share a gate, so calls are
+ * queued here.
+ */
+function turnHost(turn: Turn, downstream: McpTools): CodeModeMcpHost {
+  const queue = createCallQueue();
+  return {
+    async describe() {
+      const step = await turn.step();
+      return { exec: toolNamed(step.tools, 'exec'), wait: toolNamed(step.tools, 'wait') };
+    },
+    dispatch: (item, { signal }) => queue.run(signal, () => dispatchInStep(turn, item, signal)),
+    onToolsChanged: (listener) => downstream.on('tools-changed', () => listener()),
+  };
+}
+
+/** Runs tasks one at a time in call order; a task whose signal aborted while it waited is refused. */
+function createCallQueue() {
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    run<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+      const run = queue.then(() => {
+        if (signal.aborted) throw new Error('cancelled before it started');
+        return task();
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+  };
+}
+
+/** One MCP call in a new step of `turn`, its output carrying the `notify()` texts injected meanwhile. */
+async function dispatchInStep(turn: Turn, item: ToolCallItem, signal: AbortSignal): Promise<CodeModeDispatchResult> {
+  const step = await turn.step();
+  const call = step.router.buildToolCall(item);
+  if (!call) throw new Error(`not a tool call: ${item.type}`);
+  const result = await step.runtime.handle(call, { signal });
+  const notes = turn.takeInjected().flatMap((injected) => {
+    if (injected.type !== 'custom_tool_call_output') return [];
+    const output = (injected as CustomToolCallOutputItem).output;
+    return typeof output === 'string' ? [output] : output.map((part) => (part.type === 'input_text' ? part.text : part.image_url));
+  });
+  return { item: withNotes(result.item, notes), success: result.success };
 }
