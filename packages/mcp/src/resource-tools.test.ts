@@ -9,18 +9,22 @@ const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8D
 
 const item = (server: string, index: number) => ({ server, uri: `fixture://item/${index}`, name: `item ${index}`, mimeType: 'text/plain' });
 
+/** Generous: four servers start at once on a busy two-core machine. */
+const STARTUP = { startupTimeoutMs: 60_000 };
+
 let mcp: McpTools;
 
 beforeAll(async () => {
   mcp = await mcpTools({
     servers: {
-      paged: fixtureServer({ FIXTURE_RESOURCES: '5', FIXTURE_RESOURCE_PAGE_SIZE: '2' }),
-      single: fixtureServer({ FIXTURE_RESOURCES: '1' }),
-      endless: fixtureServer({ FIXTURE_RESOURCES: '25', FIXTURE_RESOURCE_PAGE_SIZE: '1' }),
-      plain: fixtureServer(),
+      paged: fixtureServer({ FIXTURE_RESOURCES: '5', FIXTURE_RESOURCE_PAGE_SIZE: '2' }, STARTUP),
+      single: fixtureServer({ FIXTURE_RESOURCES: '1' }, STARTUP),
+      endless: fixtureServer({ FIXTURE_RESOURCES: '25', FIXTURE_RESOURCE_PAGE_SIZE: '1' }, STARTUP),
+      plain: fixtureServer({}, STARTUP),
     },
   });
-});
+  expect(mcp.servers().map((server) => server.state)).toEqual(['ready', 'ready', 'ready', 'ready']);
+}, 90_000);
 afterAll(() => mcp.close());
 
 async function list(args: object) {
