@@ -88,126 +88,170 @@ function isTracer(value: SessionTracer): value is Tracer {
   return typeof (value as Tracer).startSpan === 'function';
 }
 
-/**
- * Subscribes a tracer to a session's events and turns them into spans (see the README's Tracing
- * section for the tree and the attributes). Every span gets an explicit parent context and explicit
- * start and end times taken when its events are said. A listener never throws: a failing tracer
- * or exporter costs spans, never a turn. Returns `close`, which ends what is still open (cells
- * alive at shutdown) and unsubscribes.
- */
-export function traceSession(option: SessionTracer, session: TraceSessionOptions): { close(): void } {
-  const settings: SessionTracingOptions = isTracer(option) ? { tracer: option } : option;
-  if (!settings || typeof settings.tracer?.startSpan !== 'function') {
-    throw new SwitchyardError('CONFIG', 'tracer: expected an OpenTelemetry Tracer or { tracer, providerName?, agentName? }');
-  }
-  const otel = loadApi();
-  const { tracer } = settings;
-  const ERROR = otel.SpanStatusCode.ERROR;
-  const conversation: Attributes = { 'gen_ai.conversation.id': session.sessionId };
-  if (settings.providerName) conversation['gen_ai.provider.name'] = settings.providerName;
-
-  const turns = new Map<string, TurnTrace>();
+/** The open spans of one traced session, and how a span is started, failed and parented. */
+class SessionSpans {
+  readonly turns = new Map<string, TurnTrace>();
   /** The turn of each direct call the model made (its `call_id`), until the call starts. */
-  const callTurns = new Map<string, TurnTrace>();
-  const tools = new Map<string, Traced>();
-  const cells = new Map<string, Traced>();
-  const hookRuns = new Map<string, Span>();
-  let lastTurn: TurnTrace | undefined;
+  readonly callTurns = new Map<string, TurnTrace>();
+  readonly tools = new Map<string, Traced>();
+  readonly cells = new Map<string, Traced>();
+  readonly hookRuns = new Map<string, Span>();
+  lastTurn: TurnTrace | undefined;
+  /** The attributes every span carries. */
+  readonly conversation: Attributes;
+  private readonly setSpan: Api['trace']['setSpan'];
 
-  const setSpan = otel.trace.setSpan.bind(otel.trace);
-  const start = (name: string, parent: Context, options: SpanOptions): Traced => new Traced(tracer.startSpan(name, options, parent), parent, setSpan);
+  constructor(
+    readonly otel: Api,
+    readonly settings: SessionTracingOptions,
+    readonly session: TraceSessionOptions,
+  ) {
+    this.conversation = { 'gen_ai.conversation.id': session.sessionId };
+    if (settings.providerName) this.conversation['gen_ai.provider.name'] = settings.providerName;
+    this.setSpan = otel.trace.setSpan.bind(otel.trace);
+  }
 
-  const fail = (span: Span, error: unknown, type: string, time: number) => {
+  start(name: string, parent: Context, options: SpanOptions): Traced {
+    return new Traced(this.settings.tracer.startSpan(name, options, parent), parent, this.setSpan);
+  }
+
+  startTurn(name: string, parent: Context, options: SpanOptions): TurnTrace {
+    return new TurnTrace(this.settings.tracer.startSpan(name, options, parent), parent, this.setSpan);
+  }
+
+  fail(span: Span, error: unknown, type: string, time: number): void {
     const message = errorText(error);
     const exception: Exception = error instanceof Error ? error : { name: type, message };
     span.recordException(exception, time);
-    span.setStatus({ code: ERROR, message });
+    span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message });
     span.setAttribute('error.type', type);
-  };
+  }
 
-  const turnOf = (turnId: string): TurnTrace | undefined => turns.get(turnId);
+  /** The latest turn still running, else the host's active context. */
+  fallbackParent(): Context {
+    return this.lastTurn?.context ?? this.otel.context.active();
+  }
+
   /** A direct call's parent: the turn whose model made it, else the latest turn still running. */
-  const directParent = (callId: string): Context => {
-    const turn = callTurns.get(callId);
-    if (turn) callTurns.delete(callId);
-    return (turn ?? lastTurn)?.context ?? otel.context.active();
-  };
-  const callParent = (callId: string, source: ToolCallSource): Context => {
-    if (source.kind === 'code-mode') return cells.get(source.cellId)?.context ?? lastTurn?.context ?? otel.context.active();
-    return directParent(callId);
-  };
+  private directParent(callId: string): Context {
+    const turn = this.callTurns.get(callId);
+    if (turn) this.callTurns.delete(callId);
+    return (turn ?? this.lastTurn)?.context ?? this.otel.context.active();
+  }
 
-  const startTool = (callId: string, toolName: string, source: ToolCallSource, time: number): Traced => {
+  private callParent(callId: string, source: ToolCallSource): Context {
+    if (source.kind === 'code-mode') return this.cells.get(source.cellId)?.context ?? this.fallbackParent();
+    return this.directParent(callId);
+  }
+
+  startTool(callId: string, toolName: string, source: ToolCallSource, time: number): Traced {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': toolName,
       'gen_ai.tool.call.id': callId,
-      ...conversation,
+      ...this.conversation,
       'switchyard.tool.caller': source.kind,
     };
     if (source.kind === 'code-mode') {
       attributes['switchyard.cell.id'] = source.cellId;
       attributes['switchyard.cell.tool_call_id'] = source.runtimeToolCallId;
     }
-    const traced = start(`execute_tool ${toolName}`, callParent(callId, source), { kind: otel.SpanKind.INTERNAL, attributes, startTime: time });
-    tools.set(callId, traced);
+    const traced = this.start(`execute_tool ${toolName}`, this.callParent(callId, source), { kind: this.otel.SpanKind.INTERNAL, attributes, startTime: time });
+    this.tools.set(callId, traced);
     return traced;
-  };
+  }
 
   /** The open span of a call, or one started now for a call that ended without starting (answered aborted at once). */
-  const endingTool = (event: { callId: string; toolName: string; source: ToolCallSource }, startTime: number): Span => {
-    const traced = tools.get(event.callId) ?? startTool(event.callId, event.toolName, event.source, startTime);
-    tools.delete(event.callId);
+  endingTool(event: { callId: string; toolName: string; source: ToolCallSource }, startTime: number): Span {
+    const traced = this.tools.get(event.callId) ?? this.startTool(event.callId, event.toolName, event.source, startTime);
+    this.tools.delete(event.callId);
     return traced.span;
-  };
+  }
 
-  const endTurn = (turn: TurnTrace, time: number, error?: unknown) => {
+  endTurn(turn: TurnTrace, time: number, error?: unknown): void {
     if (turn.chat) turn.chat.end(time);
     if (turn.hasUsage) {
       turn.span.setAttributes({ 'gen_ai.usage.input_tokens': turn.inputTokens, 'gen_ai.usage.output_tokens': turn.outputTokens });
     }
-    if (error !== undefined) fail(turn.span, error, errorType(error), time);
+    if (error !== undefined) this.fail(turn.span, error, errorType(error), time);
     turn.span.end(time);
-    for (const [callId, owner] of callTurns) if (owner === turn) callTurns.delete(callId);
+    for (const [callId, owner] of this.callTurns) if (owner === turn) this.callTurns.delete(callId);
+  }
+
+  endCell(cellId: string, status: string, error?: { type: string; message: string }): void {
+    const cell = this.cells.get(cellId);
+    if (!cell) return;
+    this.cells.delete(cellId);
+    const time = now();
+    cell.span.setAttribute('switchyard.cell.status', status);
+    if (error) this.fail(cell.span, { name: error.type, message: error.message }, error.type, time);
+    cell.span.end(time);
+  }
+
+  /** Ends every span still open (hook runs, calls, cells as `terminated`, turns) and forgets them. */
+  endAll(): void {
+    const time = now();
+    const safely = guard((run: () => void) => run());
+    for (const span of this.hookRuns.values()) safely(() => span.end(time));
+    for (const { span } of this.tools.values()) safely(() => span.end(time));
+    for (const { span } of this.cells.values()) {
+      safely(() => {
+        span.setAttribute('switchyard.cell.status', 'terminated');
+        span.end(time);
+      });
+    }
+    for (const turn of this.turns.values()) safely(() => this.endTurn(turn, time));
+    this.hookRuns.clear();
+    this.tools.clear();
+    this.cells.clear();
+    this.turns.clear();
+    this.callTurns.clear();
+    this.lastTurn = undefined;
+  }
+}
+
+/** The listener, made one that never throws. */
+function guard<E>(listener: (event: E) => void): (event: E) => void {
+  return (event: E) => {
+    try {
+      listener(event);
+    } catch {
+      // a broken tracer or exporter costs its spans, never the turn
+    }
   };
+}
 
-  const guard =
-    <E>(listener: (event: E) => void) =>
-    (event: E) => {
-      try {
-        listener(event);
-      } catch {
-        // a broken tracer or exporter costs its spans, never the turn
-      }
-    };
+type Subscribe = <T extends SessionEventType>(type: T, listener: SessionEventListener<T>) => void;
 
-  const unsubscribe: Array<() => void> = [];
-  const on = <T extends SessionEventType>(type: T, listener: SessionEventListener<T>) => unsubscribe.push(session.on(type, guard(listener)));
-
+/** `invoke_agent` spans: one per turn, with the usage of its model requests summed. */
+function traceTurns(spans: SessionSpans, on: Subscribe): void {
+  const { otel, settings, session } = spans;
   on('turn-start', (event) => {
     const time = now();
-    const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent', ...conversation, 'switchyard.turn.id': event.turnId };
+    const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent', ...spans.conversation, 'switchyard.turn.id': event.turnId };
     if (settings.agentName) attributes['gen_ai.agent.name'] = settings.agentName;
     if (session.model) attributes['gen_ai.request.model'] = session.model;
     const name = settings.agentName ? `invoke_agent ${settings.agentName}` : 'invoke_agent';
     // the host's active span (if any) is the turn's parent
-    const parent = otel.context.active();
-    const turn = new TurnTrace(tracer.startSpan(name, { kind: otel.SpanKind.INTERNAL, attributes, startTime: time }, parent), parent, setSpan);
+    const turn = spans.startTurn(name, otel.context.active(), { kind: otel.SpanKind.INTERNAL, attributes, startTime: time });
     turn.model = session.model;
-    turns.set(event.turnId, turn);
-    lastTurn = turn;
+    spans.turns.set(event.turnId, turn);
+    spans.lastTurn = turn;
   });
 
   on('turn-end', (event) => {
-    const turn = turnOf(event.turnId);
+    const turn = spans.turns.get(event.turnId);
     if (!turn) return;
-    turns.delete(event.turnId);
-    if (lastTurn === turn) lastTurn = [...turns.values()].pop();
-    endTurn(turn, now(), event.error);
+    spans.turns.delete(event.turnId);
+    if (spans.lastTurn === turn) spans.lastTurn = [...spans.turns.values()].pop();
+    spans.endTurn(turn, now(), event.error);
   });
+}
 
+/** `chat` spans: one per sampling attempt, children of the turn; and which turn each model-made call belongs to. */
+function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
   on('model-request', (event) => {
-    const turn = turnOf(event.turnId);
+    const turn = spans.turns.get(event.turnId);
     if (!turn) return;
     const time = now();
     if (turn.chat) turn.chat.end(time);
@@ -218,23 +262,23 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
     }
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
-      ...conversation,
+      ...spans.conversation,
       'switchyard.step.index': event.stepIndex,
       'switchyard.model.attempt': event.attempt,
     };
     if (model) attributes['gen_ai.request.model'] = model;
-    turn.chat = start(model ? `chat ${model}` : 'chat', turn.context, { kind: otel.SpanKind.CLIENT, attributes, startTime: time }).span;
+    turn.chat = spans.start(model ? `chat ${model}` : 'chat', turn.context, { kind: spans.otel.SpanKind.CLIENT, attributes, startTime: time }).span;
   });
 
   on('model-item', (event) => {
-    const turn = turnOf(event.turnId);
+    const turn = spans.turns.get(event.turnId);
     if (!turn || !isToolCallItem(event.item)) return;
     const callId = (event.item as { call_id?: unknown }).call_id;
-    if (typeof callId === 'string') callTurns.set(callId, turn);
+    if (typeof callId === 'string') spans.callTurns.set(callId, turn);
   });
 
   on('model-response', (event) => {
-    const turn = turnOf(event.turnId);
+    const turn = spans.turns.get(event.turnId);
     const chat = turn?.chat;
     if (!turn || !chat) return;
     turn.chat = undefined;
@@ -246,130 +290,151 @@ export function traceSession(option: SessionTracer, session: TraceSessionOptions
       turn.hasUsage = true;
     }
     if (event.responseId) chat.setAttribute('gen_ai.response.id', event.responseId);
-    if (event.error !== undefined) fail(chat, event.error, errorType(event.error), time);
+    if (event.error !== undefined) spans.fail(chat, event.error, errorType(event.error), time);
     chat.end(time);
   });
+}
 
+/** `execute_tool` spans: one per call, ended as it succeeded, failed, was blocked or aborted. */
+function traceToolCalls(spans: SessionSpans, on: Subscribe): void {
   on('tool-call-start', (event) => {
-    startTool(event.callId, event.toolName, event.source, now());
+    spans.startTool(event.callId, event.toolName, event.source, now());
   });
 
   on('tool-call-end', (event) => {
     const time = now();
-    const span = endingTool(event, time - event.durationMs);
-    if (event.error) fail(span, { name: event.error.code, message: event.error.message }, event.error.code, time);
-    else if (!event.success) fail(span, 'the tool returned a failed output', '_OTHER', time);
+    const span = spans.endingTool(event, time - event.durationMs);
+    if (event.error) spans.fail(span, { name: event.error.code, message: event.error.message }, event.error.code, time);
+    else if (!event.success) spans.fail(span, 'the tool returned a failed output', '_OTHER', time);
     span.end(time);
   });
 
   on('tool-call-blocked', (event) => {
     const time = now();
-    const span = endingTool(event, time);
+    const span = spans.endingTool(event, time);
     span.setAttribute('switchyard.tool.blocked_reason', event.reason);
-    fail(span, { name: 'HOOK_BLOCKED', message: event.reason }, 'HOOK_BLOCKED', time);
+    spans.fail(span, { name: 'HOOK_BLOCKED', message: event.reason }, 'HOOK_BLOCKED', time);
     span.end(time);
   });
 
   on('tool-call-aborted', (event) => {
     const time = now();
-    const span = endingTool(event, time - event.durationMs);
-    fail(span, { name: 'ABORTED', message: 'tool call aborted' }, 'ABORTED', time);
+    const span = spans.endingTool(event, time - event.durationMs);
+    spans.fail(span, { name: 'ABORTED', message: 'tool call aborted' }, 'ABORTED', time);
     span.end(time);
   });
+}
 
+/** `code_mode.cell` spans: children of their `exec` call, ended with the cell's status. */
+function traceCells(spans: SessionSpans, on: Subscribe): void {
   on('cell-start', (event) => {
-    if (cells.has(event.cellId)) return;
+    if (spans.cells.has(event.cellId)) return;
     const time = now();
-    const exec = event.execCallId ? tools.get(event.execCallId) : undefined;
+    const exec = event.execCallId ? spans.tools.get(event.execCallId) : undefined;
     // a cell of another session sharing this Code Mode has no exec call here: not ours to trace
     if (event.execCallId && !exec) return;
-    const attributes: Attributes = { ...conversation, 'switchyard.cell.id': event.cellId };
+    const attributes: Attributes = { ...spans.conversation, 'switchyard.cell.id': event.cellId };
     if (event.execCallId) attributes['switchyard.cell.exec_call_id'] = event.execCallId;
-    const parent = exec?.context ?? lastTurn?.context ?? otel.context.active();
-    cells.set(event.cellId, start('code_mode.cell', parent, { kind: otel.SpanKind.INTERNAL, attributes, startTime: Math.min(event.startTime ?? time, time) }));
+    const parent = exec?.context ?? spans.fallbackParent();
+    const startTime = Math.min(event.startTime ?? time, time);
+    spans.cells.set(event.cellId, spans.start('code_mode.cell', parent, { kind: spans.otel.SpanKind.INTERNAL, attributes, startTime }));
   });
 
-  const endCell = (cellId: string, status: string, error?: { type: string; message: string }) => {
-    const cell = cells.get(cellId);
-    if (!cell) return;
-    cells.delete(cellId);
-    const time = now();
-    cell.span.setAttribute('switchyard.cell.status', status);
-    if (error) fail(cell.span, { name: error.type, message: error.message }, error.type, time);
-    cell.span.end(time);
-  };
-
   on('cell-end', (event) => {
-    endCell(event.cellId, event.status, event.status === 'failed' ? { type: 'SCRIPT_ERROR', message: event.error ?? 'script failed' } : undefined);
+    spans.endCell(event.cellId, event.status, event.status === 'failed' ? { type: 'SCRIPT_ERROR', message: event.error ?? 'script failed' } : undefined);
   });
 
   on('cell-limit-exceeded', (event) => {
-    cells.get(event.cellId)?.span.addEvent('switchyard.cell.limit_exceeded', { 'switchyard.cell.limit': event.message }, now());
+    spans.cells.get(event.cellId)?.span.addEvent('switchyard.cell.limit_exceeded', { 'switchyard.cell.limit': event.message }, now());
   });
 
   on('runtime-lost', (event) => {
-    for (const cellId of event.cellIds) endCell(cellId, 'failed', { type: 'RUNTIME_LOST', message: `exec runtime ended unexpectedly: ${event.cause}` });
+    for (const cellId of event.cellIds) spans.endCell(cellId, 'failed', { type: 'RUNTIME_LOST', message: `exec runtime ended unexpectedly: ${event.cause}` });
   });
+}
 
-  const hookSource = session.hooks as (HookRunner & { on?: (type: 'hook-start' | 'hook-end', listener: SwitchyardEventListener<'hook-start' | 'hook-end'>) => () => void }) | undefined;
-  if (typeof hookSource?.on === 'function') {
-    /** The call a hook run belongs to: its run id ends in the call's `tool_use_id`. */
-    const toolOfRun = (runId: string): { callId: string; traced: Traced } | undefined => {
-      const last = runId.slice(runId.lastIndexOf(':') + 1);
-      const direct = tools.get(last);
-      if (direct) return { callId: last, traced: direct };
-      for (const [callId, traced] of tools) if (runId.endsWith(`:${callId}`)) return { callId, traced };
-      return undefined;
-    };
-    const hookStart = guard<Parameters<SwitchyardEventListener<'hook-start'>>[0]>((event) => {
-      // a hook engine shared by several sessions reports every session's runs: only ours become spans
-      if (event.sessionId !== undefined && event.sessionId !== session.sessionId) return;
-      const owner = toolOfRun(event.runId);
-      if (!owner) return;
-      const attributes: Attributes = {
-        ...conversation,
-        'switchyard.hook.event': event.event,
-        'switchyard.hook.run_id': event.runId,
-        'gen_ai.tool.name': event.toolName,
-        'gen_ai.tool.call.id': owner.callId,
-      };
-      hookRuns.set(event.runId, start(`hook ${event.event}`, owner.traced.context, { kind: otel.SpanKind.INTERNAL, attributes, startTime: now() }).span);
-    });
-    const hookEnd = guard<Parameters<SwitchyardEventListener<'hook-end'>>[0]>((event) => {
-      if (event.sessionId !== undefined && event.sessionId !== session.sessionId) return;
-      const span = hookRuns.get(event.runId);
-      if (!span) return;
-      hookRuns.delete(event.runId);
-      const time = now();
-      span.setAttribute('switchyard.hook.outcome', event.outcome);
-      if (event.message !== undefined) span.setAttribute('switchyard.hook.message', event.message);
-      // the hook failed (it fails open: the call went on); a block is the hook's decision, recorded on the call
-      if (event.outcome === 'failed') fail(span, { name: 'HOOK_FAILED', message: event.message ?? 'hook failed' }, 'HOOK_FAILED', time);
-      span.end(time);
-    });
-    unsubscribe.push(hookSource.on('hook-start', hookStart as never), hookSource.on('hook-end', hookEnd as never));
+type HookEventType = 'hook-start' | 'hook-end';
+type HookEvent<T extends HookEventType> = Parameters<SwitchyardEventListener<T>>[0];
+type HookSource = HookRunner & { on?: (type: HookEventType, listener: SwitchyardEventListener<HookEventType>) => () => void };
+
+/** The call a hook run belongs to: its run id ends in the call's `tool_use_id`. */
+function toolOfRun(spans: SessionSpans, runId: string): { callId: string; traced: Traced } | undefined {
+  const last = runId.slice(runId.lastIndexOf(':') + 1);
+  const direct = spans.tools.get(last);
+  if (direct) return { callId: last, traced: direct };
+  for (const [callId, traced] of spans.tools) if (runId.endsWith(`:${callId}`)) return { callId, traced };
+  return undefined;
+}
+
+function hookStarted(spans: SessionSpans, event: HookEvent<'hook-start'>): void {
+  // a hook engine shared by several sessions reports every session's runs: only ours become spans
+  if (event.sessionId !== undefined && event.sessionId !== spans.session.sessionId) return;
+  const owner = toolOfRun(spans, event.runId);
+  if (!owner) return;
+  const attributes: Attributes = {
+    ...spans.conversation,
+    'switchyard.hook.event': event.event,
+    'switchyard.hook.run_id': event.runId,
+    'gen_ai.tool.name': event.toolName,
+    'gen_ai.tool.call.id': owner.callId,
+  };
+  const options: SpanOptions = { kind: spans.otel.SpanKind.INTERNAL, attributes, startTime: now() };
+  spans.hookRuns.set(event.runId, spans.start(`hook ${event.event}`, owner.traced.context, options).span);
+}
+
+function hookEnded(spans: SessionSpans, event: HookEvent<'hook-end'>): void {
+  if (event.sessionId !== undefined && event.sessionId !== spans.session.sessionId) return;
+  const span = spans.hookRuns.get(event.runId);
+  if (!span) return;
+  spans.hookRuns.delete(event.runId);
+  const time = now();
+  span.setAttribute('switchyard.hook.outcome', event.outcome);
+  if (event.message !== undefined) span.setAttribute('switchyard.hook.message', event.message);
+  // the hook failed (it fails open: the call went on); a block is the hook's decision, recorded on the call
+  if (event.outcome === 'failed') spans.fail(span, { name: 'HOOK_FAILED', message: event.message ?? 'hook failed' }, 'HOOK_FAILED', time);
+  span.end(time);
+}
+
+/** `hook` spans, children of the call they ran for, when the session's hook runner reports its runs (a `HookEngine` does). */
+function traceHooks(spans: SessionSpans, unsubscribe: Array<() => void>): void {
+  const hookSource = spans.session.hooks as HookSource | undefined;
+  if (typeof hookSource?.on !== 'function') return;
+  const hookStart = guard<HookEvent<'hook-start'>>((event) => hookStarted(spans, event));
+  const hookEnd = guard<HookEvent<'hook-end'>>((event) => hookEnded(spans, event));
+  unsubscribe.push(hookSource.on('hook-start', hookStart as never), hookSource.on('hook-end', hookEnd as never));
+}
+
+function tracingSettings(option: SessionTracer): SessionTracingOptions {
+  const settings: SessionTracingOptions = isTracer(option) ? { tracer: option } : option;
+  if (!settings || typeof settings.tracer?.startSpan !== 'function') {
+    throw new SwitchyardError('CONFIG', 'tracer: expected an OpenTelemetry Tracer or { tracer, providerName?, agentName? }');
   }
+  return settings;
+}
 
+/**
+ * Subscribes a tracer to a session's events and turns them into spans (see the README's Tracing
+ * section for the tree and the attributes). Every span gets an explicit parent context and explicit
+ * start and end times taken when its events are said. A listener never throws: a failing tracer
+ * or exporter costs spans, never a turn. Returns `close`, which ends what is still open (cells
+ * alive at shutdown) and unsubscribes.
+ */
+export function traceSession(option: SessionTracer, session: TraceSessionOptions): { close(): void } {
+  const settings = tracingSettings(option);
+  const spans = new SessionSpans(loadApi(), settings, session);
+  const unsubscribe: Array<() => void> = [];
+  const on: Subscribe = (type, listener) => {
+    unsubscribe.push(session.on(type, guard(listener)));
+  };
+  traceTurns(spans, on);
+  traceModelRequests(spans, on);
+  traceToolCalls(spans, on);
+  traceCells(spans, on);
+  traceHooks(spans, unsubscribe);
   return {
     close() {
       for (const stop of unsubscribe.splice(0)) stop();
-      const time = now();
-      const safely = guard((run: () => void) => run());
-      for (const span of hookRuns.values()) safely(() => span.end(time));
-      for (const { span } of tools.values()) safely(() => span.end(time));
-      for (const { span } of cells.values()) {
-        safely(() => {
-          span.setAttribute('switchyard.cell.status', 'terminated');
-          span.end(time);
-        });
-      }
-      for (const turn of turns.values()) safely(() => endTurn(turn, time));
-      hookRuns.clear();
-      tools.clear();
-      cells.clear();
-      turns.clear();
-      callTurns.clear();
-      lastTurn = undefined;
+      spans.endAll();
     },
   };
 }
