@@ -8,6 +8,7 @@ import {
   type PlanWarningEvent,
   type ToolExecutor,
 } from '@switchyard/protocol';
+import { PlanMemo } from './plan-cache';
 
 /** What {@link buildCodeModeSurface} found: the surface plus each callable executor's code-mode name. */
 export interface CodeModeSurfaceResult {
@@ -24,7 +25,14 @@ export interface CodeModeSurfaceResult {
  */
 const definitionMemo = new WeakMap<ToolExecutor, NestedToolDefinition>();
 
-function definitionOf(executor: ToolExecutor, name: string, deferred: boolean, namespaceDescription: string | undefined): NestedToolDefinition {
+/** What a nested definition says beside its executor's spec. */
+interface DefinitionTraits {
+  readonly name: string;
+  readonly deferred: boolean;
+  readonly namespaceDescription: string | undefined;
+}
+
+function definitionOf(executor: ToolExecutor, { name, deferred, namespaceDescription }: DefinitionTraits): NestedToolDefinition {
   const spec = executor.spec;
   const memo = definitionMemo.get(executor);
   if (
@@ -66,16 +74,14 @@ function memoCodeModeName(tool: ToolExecutor['name']): string {
   return name;
 }
 
-/** The last sort: the same definitions in the same host order sort the same (a step re-planning unchanged tools). */
-let lastSort: { input: readonly NestedToolDefinition[]; sorted: readonly NestedToolDefinition[] } | undefined;
-
-function sortByCodeModeName(definitions: NestedToolDefinition[]): NestedToolDefinition[] {
-  const last = lastSort;
+/** Sorted by code-mode name; the same definitions in the same host order as the cache's last sort reuse it. */
+function sortByCodeModeName(definitions: NestedToolDefinition[], memo: PlanMemo): NestedToolDefinition[] {
+  const last = memo.lastSort;
   if (last && last.input.length === definitions.length && last.input.every((definition, index) => definition === definitions[index])) {
     return [...last.sorted];
   }
   const sorted = [...definitions].sort((a, b) => (a.codeModeName < b.codeModeName ? -1 : a.codeModeName > b.codeModeName ? 1 : 0));
-  lastSort = { input: definitions, sorted };
+  memo.lastSort = { input: definitions, sorted };
   return [...sorted];
 }
 
@@ -89,6 +95,7 @@ export function buildCodeModeSurface(
   mode: CodeModeSurface['mode'],
   executors: readonly ToolExecutor[],
   excludedNamespaces: readonly string[] = [],
+  memo: PlanMemo = new PlanMemo(),
 ): CodeModeSurfaceResult {
   const excluded = new Set(excludedNamespaces);
   const namespaceDescriptions = new Map<string, string>();
@@ -123,9 +130,9 @@ export function buildCodeModeSurface(
     owners.set(name, executor);
     callable.set(executor, name);
     const namespaceDescription = executor.name.namespace ? namespaceDescriptions.get(executor.name.namespace) : undefined;
-    definitions.push(definitionOf(executor, name, exposure === 'deferred', namespaceDescription));
+    definitions.push(definitionOf(executor, { name, deferred: exposure === 'deferred', namespaceDescription }));
   }
-  const sorted = sortByCodeModeName(definitions);
+  const sorted = sortByCodeModeName(definitions, memo);
   const surface: CodeModeSurface = {
     mode,
     tools: sorted,

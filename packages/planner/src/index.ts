@@ -1,6 +1,10 @@
 // Planning: the two tables of one sampling step.
 export { planTools } from './plan-tools';
-export type { PlanContext, PlanRow, ToolPlan, ToolSources } from './plan-tools';
+export type { PlanContext, PlanOptions, PlanRow, ToolPlan, ToolSources } from './plan-tools';
+
+// What one caller's plans reuse from its earlier plans (a session owns one).
+export { createPlanCache } from './plan-cache';
+export type { PlanCache } from './plan-cache';
 
 // The tool budget, checked and defaulted as planTools reads it.
 export { resolveToolBudget } from './tool-budget';

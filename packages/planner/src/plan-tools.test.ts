@@ -3,6 +3,7 @@ import { createStepContext } from '@switchyard/kit';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';
 import { planTools } from './plan-tools';
+import { createPlanCache } from './plan-cache';
 
 const provider = { namespaceTools: true, toolSearch: false };
 const webSearch: HostedToolSpec = { type: 'hosted', json: { type: 'web_search', external_web_access: true } };
@@ -351,13 +352,59 @@ describe('tool_search planning', () => {
     expect(plan.codeModeSurface).toMatchObject({ hasDeferredTools: true, tools: [{ codeModeName: 'mail__archive_mail', deferred: true }] });
   });
 
-  it('reuses the same tool_search executor while the deferred tools are the same objects', () => {
+});
+
+describe('the caller-owned plan cache', () => {
+  const context = { toolMode: 'direct', provider: { toolSearch: true } } as const;
+  const deferred = () => fn('archive_mail', { namespace: 'mail', exposure: 'deferred' });
+  const searchOf = (plan: ReturnType<typeof planTools>) => {
+    const search = plan.executors.at(-1);
+    expect(search?.spec.type).toBe('tool_search');
+    return search;
+  };
+
+  it('one cache reused gives the same tool_search executor while the deferred tools are the same objects', () => {
     const executors = [fn('read_file'), deferred()];
-    const first = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors });
-    const second = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors: [...executors] });
-    const third = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors: [executors[0], deferred()] });
-    expect(second.executors.at(-1)).toBe(first.executors.at(-1));
-    expect(third.executors.at(-1)).not.toBe(first.executors.at(-1));
+    const cache = createPlanCache();
+    expect(cache.size).toBe(0);
+    const first = searchOf(planTools(context, { executors }, { cache }));
+    expect(cache.size).toBe(1);
+    expect(searchOf(planTools(context, { executors: [...executors] }, { cache }))).toBe(first);
+    expect(cache.size).toBe(1);
+    expect(searchOf(planTools(context, { executors: [executors[0], deferred()] }, { cache }))).not.toBe(first);
+    expect(cache.size).toBe(2);
+    // the cached executor is still found after another tool set was planned with the same cache
+    expect(searchOf(planTools(context, { executors }, { cache }))).toBe(first);
+  });
+
+  it('two caches share no entry, and without a cache nothing is kept between plans', () => {
+    const executors = [fn('read_file'), deferred()];
+    const one = createPlanCache();
+    const other = createPlanCache();
+    const fromOne = searchOf(planTools(context, { executors }, { cache: one }));
+    const fromOther = searchOf(planTools(context, { executors }, { cache: other }));
+    expect(fromOther).not.toBe(fromOne);
+    expect(searchOf(planTools(context, { executors }, { cache: other }))).toBe(fromOther);
+    expect(searchOf(planTools(context, { executors }, { cache: one }))).toBe(fromOne);
+    const uncached = searchOf(planTools(context, { executors }));
+    expect(uncached).not.toBe(fromOne);
+    expect(uncached).not.toBe(fromOther);
+    expect(searchOf(planTools(context, { executors }))).not.toBe(uncached);
+    expect([one.size, other.size]).toEqual([1, 1]);
+    // what the model sees does not depend on the cache
+    const wire = JSON.stringify(planTools(context, { executors }).tools);
+    expect(JSON.stringify(planTools(context, { executors }, { cache: one }).tools)).toBe(wire);
+    expect(JSON.stringify(planTools(context, { executors }, { cache: other }).tools)).toBe(wire);
+  });
+
+  it.each([
+    ['a plain object', {}],
+    ['a number', 4],
+    ['null', null],
+  ])('a cache that is %s (not made by createPlanCache) is a CONFIG error naming the option', (_label, cache) => {
+    expect(() => planTools(context, { executors: [deferred()] }, { cache: cache as never })).toThrow(
+      expect.objectContaining({ code: 'CONFIG', message: 'options.cache: expected a cache made by createPlanCache()' }),
+    );
   });
 });
 

@@ -23,7 +23,8 @@ import { augmentCodeModeDescription, createStepContext, selectWithinBudget } fro
 import { buildCodeModeSurface } from './code-mode-surface';
 import { mergeNamespaces } from './namespaces';
 import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';
-import { TOOL_SEARCH_NAME, createToolSearchExecutor, type ToolSearchOptions } from './tool-search';
+import { TOOL_SEARCH_NAME, type ToolSearchOptions } from './tool-search';
+import { planMemoOf, type PlanCache, type PlanMemo } from './plan-cache';
 import { resolveToolBudget, type ResolvedToolBudget } from './tool-budget';
 
 /**
@@ -94,34 +95,6 @@ export interface ToolPlan {
 }
 
 const CODE_MODE_RESERVED = ['exec', 'wait'];
-const TOOL_SEARCH_CACHE_SIZE = 4;
-
-/**
- * Recent tool_search executors by their deferred list (the same objects) and description options,
- * so an unchanged step reuses its executor; the BM25 index itself is shared by content.
- */
-const toolSearchCache: Array<{ deferred: readonly ToolExecutor[]; key: string; executor: ToolExecutor }> = [];
-
-function cachedToolSearchExecutor(deferred: readonly ToolExecutor[], options: ToolSearchOptions): ToolExecutor {
-  const key = JSON.stringify([options.sourcesBudgetTokens ?? null, options.catalog ?? null]);
-  for (const entry of toolSearchCache) {
-    if (
-      entry.key === key &&
-      entry.deferred.length === deferred.length &&
-      entry.deferred.every((executor, index) => executor === deferred[index]) &&
-      entry.executor.spec.type === 'tool_search'
-    ) {
-      return entry.executor;
-    }
-  }
-  const executor = createToolSearchExecutor(deferred, options);
-  // a host's own countTokens may count differently each plan: only the default counter is cached
-  if (options.countTokens === undefined) {
-    toolSearchCache.unshift({ deferred, key, executor });
-    if (toolSearchCache.length > TOOL_SEARCH_CACHE_SIZE) toolSearchCache.pop();
-  }
-  return executor;
-}
 
 function isFullStepContext(context: Partial<StepContext>): context is StepContext {
   return (
@@ -162,38 +135,47 @@ function visibleSpec(executor: ToolExecutor, codeModeName: string | undefined): 
   return shown;
 }
 
-/**
- * Plans one sampling step: from the step's context and the host's tool
- * sources to the model-visible specs, every executor the registry must hold, the hosted specs and
- * the Code Mode surface. Pure and deterministic (same inputs → byte-identical `tools` JSON).
- * Never throws for input a plugin can produce: a bad, duplicate or reserved tool is skipped with a
- * `plan-warning`; a missing or failing `CodeModeContributor` degrades the plan to `direct`.
- */
-export function planTools(context: PlanContext, sources: ToolSources): ToolPlan {
-  const warnings: PlanWarningEvent[] = [];
-  const warn = (message: string, name?: string) => {
-    warnings.push(name === undefined ? { type: 'plan-warning', message } : { type: 'plan-warning', message, toolName: name });
-  };
+/** Options of {@link planTools}. */
+export interface PlanOptions {
+  /**
+   * What this caller's plans reuse from its earlier ones, made by `createPlanCache()` (the session
+   * owns one). Without it nothing is kept between calls: each plan builds its own `tool_search`.
+   */
+  cache?: PlanCache;
+}
 
-  const budget = resolveToolBudget(sources?.budget, 'sources.budget');
-  const given: Partial<StepContext> = typeof context === 'object' && context !== null ? context : {};
-  const step = isFullStepContext(given) ? given : createStepContext(given);
-  const provider: ProviderCapabilities = given.provider ?? {};
-  const namespacesSupported = provider.namespaceTools !== false;
-  const searchSupported = provider.toolSearch === true && namespacesSupported;
+type Warn = (message: string, toolName?: string) => void;
 
-  let toolMode: ToolMode = given.toolMode ?? 'direct';
+/** What every stage of one plan reads, and where its warnings go. */
+interface Planning {
+  readonly warn: Warn;
+  readonly warnings: PlanWarningEvent[];
+  readonly budget: ResolvedToolBudget;
+  readonly memo: PlanMemo;
+  readonly namespacesSupported: boolean;
+  readonly searchSupported: boolean;
+}
+
+function isContributor(value: unknown): value is CodeModeContributor {
+  return typeof value === 'object' && value !== null && typeof (value as CodeModeContributor).executors === 'function';
+}
+
+/** The effective tool mode: an unknown mode, or a code mode without a contributor, is planned as direct. */
+function plannedMode(requested: ToolMode | undefined, contributor: unknown, warn: Warn): ToolMode {
+  let toolMode: ToolMode = requested ?? 'direct';
   if (!TOOL_MODES.includes(toolMode)) {
     warn(`unknown tool mode "${String(toolMode)}"; planned as direct`);
     toolMode = 'direct';
   }
-  const contributor = sources?.codeMode;
-  if (toolMode !== 'direct' && (typeof contributor !== 'object' || contributor === null || typeof contributor.executors !== 'function')) {
+  if (toolMode !== 'direct' && !isContributor(contributor)) {
     warn(`tool mode "${toolMode}" needs a CodeModeContributor (sources.codeMode); planned as direct`);
     toolMode = 'direct';
   }
+  return toolMode;
+}
 
-  // 1. Host sources: valid, not reserved by code mode, first of a name wins.
+/** The host's executors that can be planned: valid, not reserved by code mode, the first of a name. */
+function acceptHostTools(sources: ToolSources, toolMode: ToolMode, warn: Warn): ToolExecutor[] {
   const sourceList: readonly unknown[] = Array.isArray(sources?.executors) ? sources.executors : [];
   if (!Array.isArray(sources?.executors)) warn('sources.executors is not a list; no host tools planned');
   const accepted: ToolExecutor[] = [];
@@ -219,83 +201,104 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     acceptedKeys.add(key);
     accepted.push(executor);
   }
+  return accepted;
+}
 
-  // 2. tool_search is planned when the provider supports it and some deferred tool is searchable.
-  const planSearch = searchSupported && accepted.some((executor) => isSearchable(executor) && !isPlain(executor, TOOL_SEARCH_NAME));
+/** Whether a tool_search is planned (the provider supports it and a deferred tool is searchable); a host tool of that name then leaves `accepted`. */
+function reserveToolSearch(accepted: ToolExecutor[], planning: Planning): boolean {
+  const planSearch = planning.searchSupported && accepted.some((executor) => isSearchable(executor) && !isPlain(executor, TOOL_SEARCH_NAME));
   if (planSearch) {
     const refused = accepted.findIndex((executor) => isPlain(executor, TOOL_SEARCH_NAME));
     if (refused !== -1) {
-      warn(`skipped tool "${TOOL_SEARCH_NAME}": the name is reserved by the planned tool_search`, TOOL_SEARCH_NAME);
+      planning.warn(`skipped tool "${TOOL_SEARCH_NAME}": the name is reserved by the planned tool_search`, TOOL_SEARCH_NAME);
       accepted.splice(refused, 1);
     }
   }
+  return planSearch;
+}
 
-  // 3. Code Mode: the nested surface, handed to the contributor for exec / wait.
-  let surfaceResult: ReturnType<typeof buildCodeModeSurface> | undefined;
+/** What Code Mode adds to a plan: the nested surface, its callable executors, and exec / wait. */
+interface CodeModeParts {
+  readonly surface: CodeModeSurface;
+  readonly callable: ReadonlyMap<ToolExecutor, string>;
+  readonly contributed: readonly ToolExecutor[];
+}
+
+interface CodeModeRequest {
+  readonly toolMode: Exclude<ToolMode, 'direct'>;
+  readonly contributor: CodeModeContributor;
+  readonly accepted: readonly ToolExecutor[];
+  readonly excluded: unknown;
+  readonly step: StepContext;
+}
+
+/** The nested surface, handed to the contributor for exec / wait; `undefined` when the contributor fails (the plan is then direct). */
+function contributeCodeMode({ toolMode, contributor, accepted, excluded, step }: CodeModeRequest, planning: Planning): CodeModeParts | undefined {
+  const built = buildCodeModeSurface(toolMode, accepted, Array.isArray(excluded) ? excluded : [], planning.memo);
+  const surface: CodeModeSurface = { ...built.surface, budget: planning.budget.given };
   const contributed: ToolExecutor[] = [];
-  if (toolMode !== 'direct') {
-    const excluded = Array.isArray(sources.excludedCodeModeNamespaces) ? sources.excludedCodeModeNamespaces : [];
-    surfaceResult = buildCodeModeSurface(toolMode, accepted, excluded);
-    const surface: CodeModeSurface = { ...surfaceResult.surface, budget: budget.given };
-    surfaceResult = { ...surfaceResult, surface };
-    try {
-      const produced: unknown = (contributor as CodeModeContributor).executors(surface, step);
-      if (!Array.isArray(produced)) throw new Error('executors() did not return a list');
-      for (const candidate of produced) {
-        const problem = executorProblem(candidate);
-        const label = executorLabel(candidate);
-        if (problem) warn(`skipped code-mode tool "${label}": ${problem}`, label);
-        else contributed.push(candidate as ToolExecutor);
-      }
-      warnings.push(...surfaceResult.warnings);
-    } catch (error) {
-      warn(`code-mode contributor failed: ${errorMessage(error)}; planned as direct`);
-      toolMode = 'direct';
-      surfaceResult = undefined;
-      contributed.length = 0;
+  try {
+    const produced: unknown = contributor.executors(surface, step);
+    if (!Array.isArray(produced)) throw new Error('executors() did not return a list');
+    for (const candidate of produced) {
+      const problem = executorProblem(candidate);
+      const label = executorLabel(candidate);
+      if (problem) planning.warn(`skipped code-mode tool "${label}": ${problem}`, label);
+      else contributed.push(candidate as ToolExecutor);
     }
+    planning.warnings.push(...built.warnings);
+    return { surface, callable: built.callable, contributed };
+  } catch (error) {
+    planning.warn(`code-mode contributor failed: ${errorMessage(error)}; planned as direct`);
+    return undefined;
   }
+}
 
-  // 4. The registry's list: exec / wait first, host tools, tool_search last.
-  const executors: ToolExecutor[] = [];
-  const keys = new Set<string>();
-  const add = (executor: ToolExecutor) => {
+/** The registry's list: the first executor of a name wins, a later one is skipped with a warning. */
+class RegistryList {
+  readonly executors: ToolExecutor[] = [];
+  private readonly keys = new Set<string>();
+
+  constructor(private readonly warn: Warn) {}
+
+  add(executor: ToolExecutor): boolean {
     const key = toolNameKey(executor.name);
-    if (keys.has(key)) {
+    if (this.keys.has(key)) {
       const label = displayName(executor.name);
-      warn(`skipped duplicate tool "${label}": a tool with this name is already planned`, label);
+      this.warn(`skipped duplicate tool "${label}": a tool with this name is already planned`, label);
       return false;
     }
-    keys.add(key);
-    executors.push(executor);
+    this.keys.add(key);
+    this.executors.push(executor);
     return true;
-  };
-  contributed.forEach(add);
-  const hostPlanned = accepted.filter(add);
+  }
+}
 
-  // 5. What the model would see without a budget.
-  const callable = surfaceResult?.callable ?? new Map<ToolExecutor, string>();
+/** What the model would see without a budget: the visible spec of each registered executor that can be shown. */
+function visibleSpecs(executors: readonly ToolExecutor[], toolMode: ToolMode, callable: ReadonlyMap<ToolExecutor, string>, planning: Planning): Map<ToolExecutor, ToolSpec> {
   const shown = new Map<ToolExecutor, ToolSpec>();
   for (const executor of executors) {
     const exposure = executorExposure(executor);
     const spec = executor.spec;
     let visible = exposure === 'direct' || exposure === 'direct-model-only';
     if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) visible = false;
-    const namespace = executor.name.namespace;
-    if (visible && namespace) {
+    if (visible && executor.name.namespace) {
       if (spec.type !== 'function') {
         const label = displayName(executor.name);
-        warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
+        planning.warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
         visible = false;
-      } else if (!namespacesSupported) {
+      } else if (!planning.namespacesSupported) {
         const label = displayName(executor.name);
-        warn(`tool "${label}" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)`, label);
+        planning.warn(`tool "${label}" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)`, label);
         visible = false;
       }
     }
     if (visible) shown.set(executor, visibleSpec(executor, callable.get(executor)));
   }
+  return shown;
+}
 
+function acceptHostedSpecs(sources: ToolSources, warn: Warn): HostedToolSpec[] {
   const hostedSpecs: HostedToolSpec[] = [];
   for (const candidate of Array.isArray(sources?.hostedSpecs) ? sources.hostedSpecs : []) {
     const problem = hostedSpecProblem(candidate);
@@ -305,115 +308,221 @@ export function planTools(context: PlanContext, sources: ToolSources): ToolPlan 
     }
     hostedSpecs.push(candidate);
   }
+  return hostedSpecs;
+}
 
-  // 6. The budget: direct function tools past it are deferred when tool_search can find them.
-  const deferredByBudget = applyBudget();
-  function applyBudget(): Set<ToolExecutor> {
-    const none = new Set<ToolExecutor>();
-    if (!(budget.tokens < Infinity) || toolMode === 'code-mode-only') return none;
-    const deferrable = (executor: ToolExecutor) =>
-      executorExposure(executor) === 'direct' && executor.spec.type === 'function' && shown.has(executor) && !isPlain(executor, TOOL_SEARCH_NAME);
-    const candidates = executors.filter(deferrable);
-    const specsOf = (hidden: ReadonlySet<ToolExecutor>, search: ToolExecutor | undefined) =>
-      modelList(executors, shown, hidden, search, hostedSpecs);
-    const hostSearch = searchSupported && hostPlanned.some((executor) => isPlain(executor, TOOL_SEARCH_NAME));
-    const searchFor = (hidden: ReadonlySet<ToolExecutor>, catalog: boolean) =>
-      toolSearchFor(hostPlanned.filter((executor) => isSearchable(executor) || hidden.has(executor)), hidden, catalog);
-    const cost = (hidden: ReadonlySet<ToolExecutor>, search: ToolExecutor | undefined) =>
-      budget.countTokens(JSON.stringify(toWireTools(mergeNamespaces(specsOf(hidden, search)))));
-    // tool_search carries the short catalog line whenever the budget is in play, so it counts here too
-    const unbudgeted = mergeNamespaces(specsOf(none, planSearch ? searchFor(none, true) : undefined));
-    const over = exceedsBudget(unbudgeted, budget);
-    if (over === false) return none;
-    if (!searchSupported || hostSearch || candidates.length === 0) {
-      const reason = !searchSupported
-        ? 'the provider cannot search deferred tools (provider.toolSearch), so all stay visible'
-        : hostSearch
-          ? 'a host tool named "tool_search" holds the name, so none is deferred'
-          : 'none of them can be deferred';
-      warn(`the visible tools take more than ${over} tokens, over the tool budget of ${budget.tokens}; ${reason}`);
-      return none;
-    }
-    // Fixed parts first (tools that cannot be deferred, tool_search with the catalog note), then
-    // the candidates by priority hint, then host order, each while it fits.
-    const everything = new Set(candidates);
-    const base = cost(everything, searchFor(everything, true));
-    const ordered = candidates
-      .map((executor, index) => ({ executor, index, rank: budget.rank(executor.name) }))
-      .sort((a, b) => a.rank - b.rank || a.index - b.index)
-      .map((entry) => entry.executor);
-    const kept = selectWithinBudget(ordered, budget.tokens - base, (executor, opened) => {
-      const spec = shown.get(executor) as ToolSpec;
-      const namespace = executor.name.namespace;
-      const member = budget.countTokens(JSON.stringify(toWireTools([spec]))) + 1;
-      if (!namespace || opened.has(namespace)) return { cost: member };
-      const wrapper = budget.countTokens(
-        JSON.stringify(toWireTools([{ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [] }])),
-      );
-      return { cost: member + wrapper, opens: namespace };
-    });
-    // The estimate of the parts is not the estimate of the whole: drop the last kept tool until it fits.
-    const keptSet = new Set(kept);
-    const hidden = new Set(candidates.filter((executor) => !keptSet.has(executor)));
-    while (kept.length > 0 && cost(hidden, searchFor(hidden, true)) > budget.tokens) hidden.add(kept.pop() as ToolExecutor);
-    return hidden;
+/** The plan's tables before the budget: what the budget and tool_search stages read. */
+interface TableDraft {
+  readonly planning: Planning;
+  readonly toolMode: ToolMode;
+  /** The registry's list (tool_search is added to it after the budget). */
+  readonly executors: readonly ToolExecutor[];
+  /** The host's executors in the registry's list. */
+  readonly hostPlanned: readonly ToolExecutor[];
+  readonly shown: ReadonlyMap<ToolExecutor, ToolSpec>;
+  readonly hostedSpecs: readonly HostedToolSpec[];
+  /** A tool_search is planned for the host's deferred tools. */
+  readonly planSearch: boolean;
+}
+
+interface ToolSearchRequest {
+  /** The tools it searches. */
+  readonly deferred: readonly ToolExecutor[];
+  /** The tools the budget keeps from the model's list. */
+  readonly hidden: ReadonlySet<ToolExecutor>;
+  /** Its description ends with the catalog line (whenever the budget is in play). */
+  readonly catalog: boolean;
+}
+
+function toolSearchFor(draft: TableDraft, { deferred, hidden, catalog }: ToolSearchRequest): ToolExecutor {
+  const { budget, memo } = draft.planning;
+  const options: ToolSearchOptions = {
+    ...(budget.tokens < Infinity ? { sourcesBudgetTokens: Math.floor(budget.tokens / 4) } : {}),
+    ...(budget.given?.countTokens ? { countTokens: budget.countTokens } : {}),
+  };
+  if (catalog) {
+    const { hostPlanned, shown } = draft;
+    const reachable = hostPlanned.filter((executor) => shown.has(executor) || isSearchable(executor) || hidden.has(executor));
+    const visible = reachable.filter((executor) => shown.has(executor) && !hidden.has(executor)).length;
+    options.catalog = { visible, total: reachable.length, ...(hidden.size === 0 ? { complete: true } : {}) };
   }
+  return memo.toolSearchExecutor(deferred, options);
+}
 
-  function toolSearchFor(deferred: readonly ToolExecutor[], hidden: ReadonlySet<ToolExecutor>, catalog: boolean): ToolExecutor {
-    const options: ToolSearchOptions = {
-      ...(budget.tokens < Infinity ? { sourcesBudgetTokens: Math.floor(budget.tokens / 4) } : {}),
-      ...(budget.given?.countTokens ? { countTokens: budget.countTokens } : {}),
-    };
-    if (catalog) {
-      const reachable = hostPlanned.filter((executor) => shown.has(executor) || isSearchable(executor) || hidden.has(executor));
-      const visible = reachable.filter((executor) => shown.has(executor) && !hidden.has(executor)).length;
-      options.catalog = { visible, total: reachable.length, ...(hidden.size === 0 ? { complete: true } : {}) };
-    }
-    return cachedToolSearchExecutor(deferred, options);
+/** The tool_search the budget counts with `hidden` kept out: it finds them, with the catalog line. */
+function budgetSearch(draft: TableDraft, hidden: ReadonlySet<ToolExecutor>): ToolExecutor {
+  const deferred = draft.hostPlanned.filter((executor) => isSearchable(executor) || hidden.has(executor));
+  return toolSearchFor(draft, { deferred, hidden, catalog: true });
+}
+
+/** Tokens of the whole table with `hidden` kept out and the tool_search that finds them. */
+function tableCost(draft: TableDraft, hidden: ReadonlySet<ToolExecutor>): number {
+  const specs = modelList(draft.executors, draft.shown, hidden, budgetSearch(draft, hidden), draft.hostedSpecs);
+  return draft.planning.budget.countTokens(JSON.stringify(toWireTools(mergeNamespaces(specs))));
+}
+
+/** Why nothing is deferred although the table is over the budget, or `undefined` when the budget can defer. */
+function budgetRefusal(draft: TableDraft, candidates: readonly ToolExecutor[]): string | undefined {
+  if (!draft.planning.searchSupported) return 'the provider cannot search deferred tools (provider.toolSearch), so all stay visible';
+  if (draft.hostPlanned.some((executor) => isPlain(executor, TOOL_SEARCH_NAME))) return 'a host tool named "tool_search" holds the name, so none is deferred';
+  if (candidates.length === 0) return 'none of them can be deferred';
+  return undefined;
+}
+
+/** The direct function tools past the budget, deferred because tool_search can find them. */
+function deferredByBudget(draft: TableDraft): Set<ToolExecutor> {
+  const { planning, toolMode, executors, shown } = draft;
+  const { budget } = planning;
+  const none = new Set<ToolExecutor>();
+  if (!(budget.tokens < Infinity) || toolMode === 'code-mode-only') return none;
+  const candidates = executors.filter(
+    (executor) => executorExposure(executor) === 'direct' && executor.spec.type === 'function' && shown.has(executor) && !isPlain(executor, TOOL_SEARCH_NAME),
+  );
+  // tool_search carries the short catalog line whenever the budget is in play, so it counts here too
+  const search = draft.planSearch ? budgetSearch(draft, none) : undefined;
+  const over = exceedsBudget(mergeNamespaces(modelList(executors, shown, none, search, draft.hostedSpecs)), budget);
+  if (over === false) return none;
+  const refusal = budgetRefusal(draft, candidates);
+  if (refusal !== undefined) {
+    planning.warn(`the visible tools take more than ${over} tokens, over the tool budget of ${budget.tokens}; ${refusal}`);
+    return none;
   }
+  return hiddenByBudget(draft, candidates);
+}
 
-  let search: ToolExecutor | undefined;
-  if (planSearch || deferredByBudget.size > 0) {
-    // the catalog line whenever the budget is in play: "V of T loaded upfront", and what to do when it cut
-    search = toolSearchFor(
-      hostPlanned.filter((executor) => isSearchable(executor) || deferredByBudget.has(executor)),
-      deferredByBudget,
-      budget.tokens < Infinity && toolMode !== 'code-mode-only',
+/**
+ * The candidates the budget hides: fixed parts first (tools that cannot be deferred, tool_search
+ * with the catalog line), then the candidates by priority hint, then host order, each while it fits.
+ */
+function hiddenByBudget(draft: TableDraft, candidates: readonly ToolExecutor[]): Set<ToolExecutor> {
+  const { budget } = draft.planning;
+  const base = tableCost(draft, new Set(candidates));
+  const ordered = candidates
+    .map((executor, index) => ({ executor, index, rank: budget.rank(executor.name) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map((entry) => entry.executor);
+  const kept = selectWithinBudget(ordered, budget.tokens - base, (executor, opened) => {
+    const spec = draft.shown.get(executor) as ToolSpec;
+    const namespace = executor.name.namespace;
+    const member = budget.countTokens(JSON.stringify(toWireTools([spec]))) + 1;
+    if (!namespace || opened.has(namespace)) return { cost: member };
+    const wrapper = budget.countTokens(
+      JSON.stringify(toWireTools([{ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [] }])),
     );
-    add(search);
-  }
-  if (toolMode === 'direct' && !planSearch && hostPlanned.some((executor) => executorExposure(executor) === 'deferred')) {
-    warn('deferred tools are registered but hidden from the model: tool_search needs a provider with toolSearch and namespaceTools');
-  }
+    return { cost: member + wrapper, opens: namespace };
+  });
+  // The estimate of the parts is not the estimate of the whole: drop the last kept tool until it fits.
+  const keptSet = new Set(kept);
+  const hidden = new Set(candidates.filter((executor) => !keptSet.has(executor)));
+  while (kept.length > 0 && tableCost(draft, hidden) > budget.tokens) hidden.add(kept.pop() as ToolExecutor);
+  return hidden;
+}
 
-  // 7. The model's list and the rows.
-  const visibleSearch = search !== undefined && toolMode !== 'code-mode-only' ? search : undefined;
-  const specs = modelList(executors, shown, deferredByBudget, visibleSearch, hostedSpecs);
-  const rows: PlanRow[] = executors.map((executor) => ({
+/** The planned tool_search, when a deferred tool or the budget needs one; with the catalog line whenever the budget is in play. */
+function plannedSearch(draft: TableDraft, deferred: ReadonlySet<ToolExecutor>): ToolExecutor | undefined {
+  if (!draft.planSearch && deferred.size === 0) return undefined;
+  // the catalog line whenever the budget is in play: "V of T loaded upfront", and what to do when it cut
+  return toolSearchFor(draft, {
+    deferred: draft.hostPlanned.filter((executor) => isSearchable(executor) || deferred.has(executor)),
+    hidden: deferred,
+    catalog: draft.planning.budget.tokens < Infinity && draft.toolMode !== 'code-mode-only',
+  });
+}
+
+interface PlanParts {
+  /** The tools the budget deferred. */
+  readonly deferred: ReadonlySet<ToolExecutor>;
+  readonly search: ToolExecutor | undefined;
+  readonly codeMode: CodeModeParts | undefined;
+}
+
+function planRows(draft: TableDraft, { deferred, codeMode }: PlanParts, visibleSearch: ToolExecutor | undefined): PlanRow[] {
+  const rows: PlanRow[] = draft.executors.map((executor) => ({
     name: displayName(executor.name),
     kind: executor.spec.type,
     exposure: executorExposure(executor),
-    visible: executor === visibleSearch || (shown.has(executor) && !deferredByBudget.has(executor)),
+    visible: executor === visibleSearch || (draft.shown.has(executor) && !deferred.has(executor)),
     registered: true,
-    callableFromCode: callable.has(executor),
+    callableFromCode: codeMode?.callable.has(executor) ?? false,
   }));
-  for (const hosted of hostedSpecs) {
+  for (const hosted of draft.hostedSpecs) {
     rows.push({ name: specName(hosted), kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false });
   }
+  return rows;
+}
 
-  const modelVisibleSpecs = Object.freeze(mergeNamespaces(specs));
-  const frozenRows = Object.freeze(rows.map((row) => Object.freeze(row)));
+/** The model's list and the rows, frozen into the plan. */
+function frozenPlan(draft: TableDraft, parts: PlanParts): ToolPlan {
+  const { toolMode, executors, shown, hostedSpecs } = draft;
+  const { deferred, search, codeMode } = parts;
+  const visibleSearch = search !== undefined && toolMode !== 'code-mode-only' ? search : undefined;
+  const modelVisibleSpecs = Object.freeze(mergeNamespaces(modelList(executors, shown, deferred, visibleSearch, hostedSpecs)));
+  const frozenRows = Object.freeze(planRows(draft, parts, visibleSearch).map((row) => Object.freeze(row)));
   return Object.freeze({
     toolMode,
     modelVisibleSpecs,
     tools: Object.freeze(toWireTools(modelVisibleSpecs)),
     executors: Object.freeze(executors),
     hostedSpecs: Object.freeze(hostedSpecs),
-    ...(surfaceResult ? { codeModeSurface: surfaceResult.surface } : {}),
-    warnings: Object.freeze(warnings),
-    deferredByBudget: Object.freeze(executors.filter((executor) => deferredByBudget.has(executor)).map((executor) => displayName(executor.name))),
+    ...(codeMode ? { codeModeSurface: codeMode.surface } : {}),
+    warnings: Object.freeze(draft.planning.warnings),
+    deferredByBudget: Object.freeze(executors.filter((executor) => deferred.has(executor)).map((executor) => displayName(executor.name))),
     describe: () => frozenRows.map((row) => ({ ...row })),
   });
+}
+
+/**
+ * Plans one sampling step: from the step's context and the host's tool
+ * sources to the model-visible specs, every executor the registry must hold, the hosted specs and
+ * the Code Mode surface. Pure and deterministic (same inputs → byte-identical `tools` JSON): what
+ * it reuses from earlier plans lives in the caller's `options.cache`, never in the module.
+ * Never throws for input a plugin can produce: a bad, duplicate or reserved tool is skipped with a
+ * `plan-warning`; a missing or failing `CodeModeContributor` degrades the plan to `direct`.
+ * A bad `sources.budget` or `options.cache` is a `CONFIG` error.
+ */
+export function planTools(context: PlanContext, sources: ToolSources, options?: PlanOptions): ToolPlan {
+  const warnings: PlanWarningEvent[] = [];
+  const warn: Warn = (message, name) => {
+    warnings.push(name === undefined ? { type: 'plan-warning', message } : { type: 'plan-warning', message, toolName: name });
+  };
+  const budget = resolveToolBudget(sources?.budget, 'sources.budget');
+  const memo = planMemoOf(options);
+  const given: Partial<StepContext> = typeof context === 'object' && context !== null ? context : {};
+  const step = isFullStepContext(given) ? given : createStepContext(given);
+  const provider: ProviderCapabilities = given.provider ?? {};
+  const namespacesSupported = provider.namespaceTools !== false;
+  const searchSupported = provider.toolSearch === true && namespacesSupported;
+  const planning: Planning = { warn, warnings, budget, memo, namespacesSupported, searchSupported };
+
+  const contributor = sources?.codeMode;
+  let toolMode = plannedMode(given.toolMode, contributor, warn);
+  // 1. Host sources: valid, not reserved by code mode, first of a name wins.
+  const accepted = acceptHostTools(sources, toolMode, warn);
+  // 2. tool_search is planned when the provider supports it and some deferred tool is searchable.
+  const planSearch = reserveToolSearch(accepted, planning);
+  // 3. Code Mode: the nested surface, handed to the contributor for exec / wait.
+  const codeMode =
+    toolMode === 'direct'
+      ? undefined
+      : contributeCodeMode({ toolMode, contributor: contributor as CodeModeContributor, accepted, excluded: sources.excludedCodeModeNamespaces, step }, planning);
+  if (!codeMode) toolMode = 'direct';
+  // 4. The registry's list: exec / wait first, host tools, tool_search last.
+  const registry = new RegistryList(warn);
+  for (const executor of codeMode?.contributed ?? []) registry.add(executor);
+  const hostPlanned = accepted.filter((executor) => registry.add(executor));
+  // 5. What the model would see without a budget.
+  const shown = visibleSpecs(registry.executors, toolMode, codeMode?.callable ?? new Map(), planning);
+  const hostedSpecs = acceptHostedSpecs(sources, warn);
+  // 6. The budget: direct function tools past it are deferred when tool_search can find them.
+  const draft: TableDraft = { planning, toolMode, executors: registry.executors, hostPlanned, shown, hostedSpecs, planSearch };
+  const deferred = deferredByBudget(draft);
+  const search = plannedSearch(draft, deferred);
+  if (search) registry.add(search);
+  if (toolMode === 'direct' && !planSearch && hostPlanned.some((executor) => executorExposure(executor) === 'deferred')) {
+    warn('deferred tools are registered but hidden from the model: tool_search needs a provider with toolSearch and namespaceTools');
+  }
+  // 7. The model's list and the rows.
+  return frozenPlan(draft, { deferred, search, codeMode });
 }
 
 /**

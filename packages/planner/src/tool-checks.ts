@@ -65,9 +65,10 @@ function checkSubschema(schema: unknown, path: string, stack: Set<object>): stri
 /**
  * Checks that a schema is well formed enough to send and render: a JSON object of schema
  * keywords with valid types, no cycles, serializable. Returns the problem, or `null` when fine.
- * `rootMustBeObject` requires `type: "object"` (or no type) at the root, as function parameters do.
+ * `path` names the schema in the problem; `rootMustBeObject` requires `type: "object"` (or no
+ * type) at the root, as function parameters do.
  */
-export function schemaProblem(schema: unknown, path: string, rootMustBeObject: boolean): string | null {
+export function schemaProblem(schema: unknown, { path, rootMustBeObject = false }: { path: string; rootMustBeObject?: boolean }): string | null {
   if (!isJsonObject(schema)) return `${path} must be a JSON Schema object`;
   let verdict = schemaVerdicts.get(schema);
   if (verdict === undefined) {
@@ -124,10 +125,10 @@ export function executorProblem(executor: unknown): string | null {
       case 'function': {
         if (spec.name !== name.name) return `spec name "${String(spec.name)}" does not match tool name "${name.name}"`;
         if (typeof spec.description !== 'string') return 'description must be a string';
-        const parameters = schemaProblem(spec.parameters, 'parameters', true);
+        const parameters = schemaProblem(spec.parameters, { path: 'parameters', rootMustBeObject: true });
         if (parameters) return `invalid schema: ${parameters}`;
         if (spec.outputSchema !== undefined) {
-          const output = schemaProblem(spec.outputSchema, 'outputSchema', false);
+          const output = schemaProblem(spec.outputSchema, { path: 'outputSchema' });
           if (output) return `invalid schema: ${output}`;
         }
         return null;
@@ -143,7 +144,7 @@ export function executorProblem(executor: unknown): string | null {
       }
       case 'tool_search': {
         if (typeof spec.description !== 'string') return 'description must be a string';
-        const parameters = schemaProblem(spec.parameters, 'parameters', true);
+        const parameters = schemaProblem(spec.parameters, { path: 'parameters', rootMustBeObject: true });
         return parameters ? `invalid schema: ${parameters}` : null;
       }
       default:
