@@ -72,6 +72,24 @@ describe('session turn loop', () => {
     expect(JSON.stringify(plans[2].plan.tools)).toBe(JSON.stringify(plans[0].plan.tools));
   });
 
+  it('each session owns its plan cache: its steps reuse their tool_search, another session never gets it', async () => {
+    const tools = [sleeper('t', []), defineFunctionTool({ name: 'archive', namespace: 'mail', description: 'Archives mail.', exposure: 'deferred', parameters: { type: 'object' }, handle: () => 'ok' })];
+    const searchesOf = async () => {
+      const session = createSession({ tools, provider: { toolSearch: true } });
+      const searches: unknown[] = [];
+      session.on('step-start', (event) => searches.push(event.plan.executors.find((executor) => executor.spec.type === 'tool_search')));
+      await session.runTurn({ model: createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]), input: 'hi' });
+      await session.shutdown();
+      return searches;
+    };
+    const [first, second] = [await searchesOf(), await searchesOf()];
+    expect(first).toHaveLength(2);
+    expect(first[0]).toBeDefined();
+    expect(first[1]).toBe(first[0]);
+    expect(second[1]).toBe(second[0]);
+    expect(second[0]).not.toBe(first[0]);
+  });
+
   it('a non-retryable model error and a fatal tool error end the turn with a clear error', async () => {
     const fatal = defineFunctionTool({ name: 'boom', description: 'd', parameters: { type: 'object' }, handle: () => { throw new FatalToolError('disk on fire'); } });
     const session = createSession({ tools: [fatal] });

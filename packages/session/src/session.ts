@@ -28,7 +28,7 @@ import {
   type WireTool,
 } from '@switchyard/protocol';
 import { type EventHub, createEventHub, abortableSleep, backoffDelay, type BackoffOptions } from '@switchyard/kit';
-import { planTools, resolveToolBudget, type ToolPlan } from '@switchyard/planner';
+import { createPlanCache, planTools, resolveToolBudget, type PlanCache, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type DispatchResult, type ToolRouter } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/code-mode';
 import { type SessionEvent, type SessionEventListener, type SessionEventType, type TurnEvent, type TurnResult } from './session-events';
@@ -226,6 +226,8 @@ interface SessionState {
   /** The runtime this session created (its worker processes end with the session). */
   ownRuntime: CodeModeRuntime | undefined;
   creatingCodeMode: Promise<CodeMode> | undefined;
+  /** What this session's plans reuse from its earlier steps (never shared with another session). */
+  readonly planCache: PlanCache;
 }
 
 /** To the session's listeners and every streamed turn: cell events are not tied to a step. */
@@ -318,13 +320,14 @@ function stepContextOf(scope: TurnScope): StepContext {
 /** Plans the step's tools; warnings are events (and once-per-process warnings), or a CONFIG error when strict. */
 async function planStep(scope: TurnScope, context: StepContext): Promise<ToolPlan> {
   const { options } = scope.state;
-  const plan = planTools(context, {
+  const sources = {
     executors: currentExecutors(options),
     hostedSpecs: options.hostedSpecs,
     codeMode: await codeModeFor(scope.state),
     excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
     budget: options.toolBudget,
-  });
+  };
+  const plan = planTools(context, sources, { cache: scope.state.planCache });
   if (options.strict && plan.warnings.length > 0) {
     throw new SwitchyardError('CONFIG', `strict session: ${plan.warnings.map((warning) => warning.message).join('; ')}`);
   }
@@ -630,6 +633,7 @@ export function createSession(options: SessionOptions): Session {
     ownsCodeMode: !codeMode,
     ownRuntime: undefined,
     creatingCodeMode: undefined,
+    planCache: createPlanCache(),
   };
   if (codeMode) forwardCellEvents(state, codeMode);
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);

@@ -5,7 +5,7 @@
  * (another session's executors for the same tools, or the same executors at the next step) beside
  * the build it saves, and of re-planning a step.
  */
-import { planTools } from '@switchyard/planner';
+import { createPlanCache, planTools } from '@switchyard/planner';
 import { createToolSearchIndex, sharedToolSearchIndex, toolSearchText } from '../../../../packages/planner/src/tool-search';
 import { toWireTool, type FunctionToolSpec, type ToolExecutor } from '@switchyard/protocol';
 import { compare, median, timeMedian, type Bench, type BenchFigure } from '../harness';
@@ -136,8 +136,10 @@ const bench: Bench = {
     const miniQuery = await medianQueryTime((text) => mini.search(text, LIMIT));
 
     const context = { toolMode: 'direct' as const, provider: { toolSearch: true } };
-    planTools(context, { executors: tools });
-    const replan = await timeMedian(() => planTools(context, { executors: tools }), 7, 1);
+    // a session's steps: one plan cache the re-plans share
+    const cache = createPlanCache();
+    planTools(context, { executors: tools }, { cache });
+    const replan = await timeMedian(() => planTools(context, { executors: tools }, { cache }), 7, 1);
 
     return [
       compare('index build (BM25, flat inverted index)', build, 'ms', { name: 'the previous index: MiniSearch, same scores', value: miniBuild }, {

@@ -8,7 +8,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolMode } from '@switchyard/protocol';
 import { createCodeMode } from '@switchyard/code-mode';
-import { planTools } from '@switchyard/planner';
+import { createPlanCache, planTools } from '@switchyard/planner';
 import { createSession } from '@switchyard/session';
 import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';
 import { catalogCorpus } from '../tool-corpus';
@@ -71,8 +71,9 @@ const bench: Bench = {
     const codeMode = createCodeMode({ runtime: { openSession: () => { throw new Error('not used'); } } as never });
     const tools = catalogCorpus(10_000);
     for (const mode of MODES) {
-      const plan = (budget: { tokens: number } | undefined) => () =>
-        planTools({ toolMode: mode, provider: { namespaceTools: true, toolSearch: true } }, { executors: tools, codeMode, budget });
+      // a session's steps: each series re-plans with one plan cache, as a session does
+      const plan = (budget: { tokens: number } | undefined, cache = createPlanCache()) => () =>
+        planTools({ toolMode: mode, provider: { namespaceTools: true, toolSearch: true } }, { executors: tools, codeMode, budget }, { cache });
       const on = await timeMedian(plan(undefined), 7, 2);
       const off = await timeMedian(plan({ tokens: Infinity }), 7, 2);
       figures.push(compare(`planTools per step, ${mode}, 10,000 tools (same executors)`, on, 'ms', { name: 'budget off', value: off }, { note: 'median of 7' }));
