@@ -4,6 +4,7 @@ import { isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
 import { defineFreeformTool, defineFunctionTool, estimateTokens } from '@switchyard/kit';
 import { createToolSearchExecutor } from '../../../packages/planner/src/tool-search';
 import { invokeTool } from '@switchyard/registry/testing';
+import { createPlanCache, planTools, type ToolPlan } from '@switchyard/planner';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { byProfile, report } from '../src/profile';
 
@@ -129,5 +130,62 @@ describe('hostile tool_search queries', () => {
       }),
       { numRuns: RUNS * 5 },
     );
+  });
+});
+
+describe('hostile plan caches', () => {
+  const context = { toolMode: 'direct' as const, provider: { toolSearch: true } };
+  const deferred = () => ({ ...tool('archive', { namespace: 'mail__' }), exposure: 'deferred' as const });
+  const searchOf = (plan: ToolPlan) => plan.executors.find((executor) => executor.spec.type === 'tool_search');
+  const outcome = (options: unknown): string => {
+    try {
+      planTools(context, { executors: [tool('read'), deferred()] }, options as never);
+      return 'accepted';
+    } catch (error) {
+      return isSwitchyardError(error) && error.code === 'CONFIG' && error.message.startsWith('options.cache: ') ? 'config' : `leaked ${String(error)}`;
+    }
+  };
+
+  it('options that are not a cache of createPlanCache() are CONFIG errors naming options.cache; no options plan without one', () => {
+    const real = createPlanCache();
+    const hostile: Array<[string, unknown, string]> = [
+      ['no options', undefined, 'accepted'],
+      ['null options', null, 'accepted'],
+      ['a string as options', 'cache', 'accepted'],
+      ['a cache-shaped object', { cache: { size: 0 } }, 'config'],
+      ['a copy of a real cache', { cache: { ...real } }, 'config'],
+      ['an object whose prototype is a real cache', { cache: Object.create(real) }, 'accepted'],
+      ['a getter that throws', Object.defineProperty({}, 'cache', { get: () => { throw new Error('gotcha'); } }), 'config'],
+      ['a proxy whose getPrototypeOf throws', { cache: new Proxy({}, { getPrototypeOf: () => { throw new Error('no prototype'); } }) }, 'config'],
+      ['a proxy whose get throws', new Proxy({}, { get: () => { throw new Error('no get'); } }), 'config'],
+      ['null cache', { cache: null }, 'config'],
+      ['a function', { cache: createPlanCache }, 'config'],
+    ];
+    expect(hostile.map(([label, options]) => [label, outcome(options)])).toEqual(hostile.map(([label, , expected]) => [label, expected]));
+    fc.assert(
+      fc.property(fc.anything({ maxDepth: 2 }), (cache) => {
+        expect(outcome({ cache })).toBe(cache === undefined ? 'accepted' : 'config');
+      }),
+      { numRuns: RUNS },
+    );
+    report('plan caches', `${hostile.length} hostile planTools options and ${RUNS} random caches: CONFIG errors naming options.cache, never another throw`);
+  });
+
+  it('interleaved sessions and caches never hand one another their tool_search executor', () => {
+    const executors = [tool('read'), deferred()];
+    const caches = Array.from({ length: 6 }, () => createPlanCache());
+    const seen = new Map<unknown, number>();
+    for (let round = 0; round < 5; round++) {
+      caches.forEach((cache, index) => {
+        // each round also plans other tool sets, so a cache's entries are evicted and made again
+        planTools(context, { executors: [tool(`other_${round}`), deferred()] }, { cache });
+        const search = searchOf(planTools(context, { executors }, { cache }));
+        const owner = seen.get(search);
+        if (owner === undefined) seen.set(search, index);
+        else expect(owner).toBe(index);
+      });
+    }
+    expect(new Set(seen.values()).size).toBe(caches.length);
+    report('plan caches', `${caches.length} caches over 5 interleaved rounds: ${seen.size} tool_search executors, none shared between caches`);
   });
 });
