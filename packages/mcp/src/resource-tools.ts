@@ -8,7 +8,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { parseObjectArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit';
 import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, type McpCallToolResult } from './call-result';
 import type { McpServerConnection } from './server-connection';
 
@@ -123,7 +123,7 @@ async function runResourceRequest(
   body: (args: JsonObject) => Promise<McpCallToolResult>,
 ): Promise<McpToolOutput> {
   const started = performance.now();
-  const args = invocation.payload.kind === 'function' ? parseObjectArguments(invocation.payload.arguments) : {};
+  const args = invocation.payload.kind === 'function' ? invocationArguments(invocation, invocation.toolName.name) : {};
   let result: McpCallToolResult;
   try {
     result = await body(args);
