@@ -104,7 +104,7 @@ function nestedGitEntries(root: string): string[] {
 export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
   const list: ProtectedPath[] = [];
   const seen = new Set<string>();
-  const add = (path: string, kind: ProtectedPath['kind'], root: string, exists: boolean) => {
+  const add = ({ path, kind, root, exists }: ProtectedPath) => {
     const real = exists ? resolveExisting(path) : path;
     if (seen.has(real)) return;
     seen.add(real);
@@ -112,8 +112,8 @@ export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoo
   };
   for (const root of writableRoots(policy)) {
     const rootGit = join(root, GIT_DIR_NAME);
-    add(rootGit, 'root-git', root, isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
-    for (const nested of nestedGitEntries(root)) add(nested, 'nested-git', root, true);
+    add({ path: rootGit, kind: 'root-git', root, exists: isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit) });
+    for (const nested of nestedGitEntries(root)) add({ path: nested, kind: 'nested-git', root, exists: true });
   }
   return list;
 }

@@ -59,7 +59,7 @@ function computeReplacements(lines: readonly string[], chunks: readonly UpdateCh
  * `ApplyPatchError` (`VERIFICATION_FAILED`) naming `displayPath` when a chunk does not match. Pure.
  */
 export function applyChunks(original: string, chunks: readonly UpdateChunk[], displayPath: string): string {
-  return applyChunksWithDiff(original, chunks, displayPath, false).content;
+  return applyChunksWithDiff(original, chunks, displayPath, { withDiff: false }).content;
 }
 
 /** {@link applyChunks} plus the hunks-only unified diff (context 1) of the change. */
@@ -67,7 +67,7 @@ export function applyChunksWithDiff(
   original: string,
   chunks: readonly UpdateChunk[],
   displayPath: string,
-  withDiff = true,
+  { withDiff = true }: { withDiff?: boolean } = {},
 ): { content: string; unifiedDiff: string } {
   const eol = usesCrlf(original) ? '\r\n' : '\n';
   const lines = original.split(eol);

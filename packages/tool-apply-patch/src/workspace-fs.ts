@@ -82,7 +82,7 @@ export class WorkspaceFs {
    * {@link OutsideRootError}: `link` for a link leading out, `dangling` for a followed link whose
    * target does not exist, `lexical` for `..` above the root.
    */
-  async resolve(components: readonly string[], followFinal: boolean, aliases: readonly string[] = []): Promise<PhysicalPath> {
+  async resolve(components: readonly string[], { followFinal, aliases = [] }: { followFinal: boolean; aliases?: readonly string[] }): Promise<PhysicalPath> {
     const queue = [...components];
     const stack: string[] = [];
     let hops = 0;

@@ -97,14 +97,14 @@ export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, { a
     if (base === undefined) throw outside(raw);
     components = splitPath(relative(base, absolute));
   }
-  refuseProtected(raw, components, root, false);
+  refuseProtected(raw, components, root, { resolved: false });
   const aliases = [root.path];
   let location;
   let target;
   try {
-    location = await root.fs.resolve(components, false, aliases);
+    location = await root.fs.resolve(components, { followFinal: false, aliases });
     try {
-      target = await root.fs.resolve(components, true, aliases);
+      target = await root.fs.resolve(components, { followFinal: true, aliases });
     } catch (error) {
       // With outside paths allowed, a dangling link is written as a plain file in its place.
       if (!(allowOutsideRoot && error instanceof OutsideRootError && error.how === 'dangling')) throw error;
@@ -114,8 +114,8 @@ export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, { a
     if (error instanceof OutsideRootError) throw outside(raw, HOW[error.how]);
     throw new ApplyPatchError('VERIFICATION_FAILED', `Failed to resolve ${raw}: ${describeFsError(error)}`, { cause: error });
   }
-  refuseProtected(raw, location.components, root, true);
-  refuseProtected(raw, target.components, root, true);
+  refuseProtected(raw, location.components, root, { resolved: true });
+  refuseProtected(raw, target.components, root, { resolved: true });
   return {
     raw,
     absolute,
@@ -127,7 +127,7 @@ export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, { a
 }
 
 /** Throws `PROTECTED_PATH` when a component (below the workspace root) is a protected name. */
-function refuseProtected(raw: string, components: readonly string[], root: WorkspaceRoot, resolved: boolean): void {
+function refuseProtected(raw: string, components: readonly string[], root: WorkspaceRoot, { resolved }: { resolved: boolean }): void {
   let below = components;
   if (root.fs.realRoot !== root.realPath) {
     // The walker is rooted at `/`: only what lies below the workspace root counts, when inside it.
