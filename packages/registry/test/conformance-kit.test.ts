@@ -16,6 +16,9 @@ interface Assertion {
 
 /** Runs the broken-executor fixture in a child vitest and returns suite → failed / passed check titles. */
 let fixtureRun: Map<string, { failed: string[]; passed: string[] }> | undefined;
+/** The fixture is a child vitest run: give the test that starts it as long as the child may take. */
+const FIXTURE_TIMEOUT_MS = 120_000;
+
 function runFixture(): Map<string, { failed: string[]; passed: string[] }> {
   fixtureRun ??= runFixtureOnce();
   return fixtureRun;
@@ -28,7 +31,7 @@ function runFixtureOnce(): Map<string, { failed: string[]; passed: string[] }> {
     const child = spawnSync(process.execPath, [vitestBin, 'run', '--config', join(here, 'conformance-fixture/vitest.config.ts'), '--reporter=json', `--outputFile=${report}`], {
       cwd: join(here, 'conformance-fixture'),
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: FIXTURE_TIMEOUT_MS,
       env: { ...process.env, NODE_OPTIONS: '--no-node-snapshot' },
     });
     expect(child.status, child.stderr).toBe(1);
@@ -63,7 +66,7 @@ describe('testExecutor catches executors that break the contract', () => {
     expect(failedOf('bad-hook-response')).toEqual(['hookPayload']);
     expect(failedOf('well-behaved')).toEqual([]);
     expect(suites.get([...suites.keys()].find((title) => title.startsWith('testExecutor: well-behaved'))!)!.passed).toHaveLength(9);
-  });
+  }, FIXTURE_TIMEOUT_MS);
 
   it('writes every skipped check and its reason into the suite name instead of registering it', () => {
     const suites = runFixture();
@@ -72,5 +75,5 @@ describe('testExecutor catches executors that break the contract', () => {
       'testExecutor: shared-output — skipped: call-id (only the parallel check is exercised); abort (only the parallel check is exercised); hooks (only the parallel check is exercised); lifecycle (only the parallel check is exercised); invalid-input (only the parallel check is exercised)',
     );
     expect(suites.get(title!)!.passed.length + suites.get(title!)!.failed.length).toBe(4);
-  });
+  }, FIXTURE_TIMEOUT_MS);
 });
