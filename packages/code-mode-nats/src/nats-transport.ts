@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { createTransportEnding, type RuntimeTransport } from '@switchyard/code-mode-runtime';
 
 /**
  * One runtime-protocol connection carried by NATS messages. Core NATS delivers at most once and
@@ -41,121 +41,149 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function createNatsTransport(options: NatsTransportOptions): NatsTransport {
-  const { nc, subject, maxFrameBytes, peer } = options;
+  const { nc, subject } = options;
+  const ending = createTransportEnding('nats-transport');
+  const incoming = new IncomingFrames(options.maxFrameBytes, options.peer);
   let onFrame: (frame: string) => void = () => {};
-  const closeListeners: Array<(reason: string | undefined) => void> = [];
-  let closed = false;
   let sent = 0;
-  let expected = 1;
-  let chunks: Uint8Array[] = [];
-  let chunkBytes = 0;
-
   const finish = (reason: string | undefined) => {
-    if (closed) return;
-    closed = true;
-    chunks = [];
-    for (const listener of closeListeners) listener(reason);
+    if (ending.closed) return;
+    incoming.clear();
+    ending.finish(reason);
   };
-  const publish = (payload: Uint8Array): boolean => {
-    try {
-      nc.publish(subject, payload);
-      return true;
-    } catch (error) {
-      finish(`the NATS connection failed: ${(error as Error)?.message ?? String(error)}`);
-      return false;
-    }
-  };
-  const sendClose = (reason: string) => {
-    try {
-      nc.publish(subject, encoder.encode(reason ? `X ${reason.slice(0, 1_000)}` : 'X'));
-    } catch {
-      // the peer will notice the silence
-    }
-  };
-  const envelope = (kind: number, seq: number, body: Uint8Array, start: number, end: number): Uint8Array => {
-    const head = encoder.encode(`${String.fromCharCode(kind)}${seq} `);
-    const out = new Uint8Array(head.length + (end - start));
-    out.set(head, 0);
-    out.set(body.subarray(start, end), head.length);
-    return out;
-  };
-
   const transport: NatsTransport = {
     send(frame) {
-      if (closed) return;
+      if (ending.closed) return;
       const body = encoder.encode(frame);
       const room = Math.max(1_024, nc.info?.max_payload ? nc.info.max_payload - ENVELOPE_BYTES : 1_048_576 - ENVELOPE_BYTES);
       for (let start = 0; start < body.length || start === 0; start += room) {
         const end = Math.min(body.length, start + room);
         const kind = end >= body.length ? KIND_FRAME : KIND_CHUNK;
-        if (!publish(envelope(kind, ++sent, body, start, end))) return;
+        const failure = publish(nc, subject, envelope(kind, ++sent, body, start, end));
+        if (failure !== undefined) return finish(failure);
         if (end >= body.length) break;
       }
     },
     onFrame(listener) {
       onFrame = listener;
     },
-    onClose(listener) {
-      closeListeners.push(listener);
-    },
+    onClose: ending.onClose,
     close() {
-      if (closed) return;
-      sendClose('');
+      if (ending.closed) return;
+      sendClose(nc, subject, '');
       finish(undefined);
     },
     end(reason) {
-      if (closed) return;
-      sendClose(reason);
+      if (ending.closed) return;
+      sendClose(nc, subject, reason);
       finish(reason);
     },
     deliver(payload) {
-      if (closed) return;
-      const kind = payload[0];
-      if (kind === KIND_CLOSE) {
-        const reason = decoder.decode(payload.subarray(2)).slice(0, 1_000);
-        finish(reason ? `${peer} closed the connection: ${reason}` : `${peer} closed the connection`);
-        return;
-      }
-      const space = payload.indexOf(SPACE);
-      const seq = space > 1 && space < 20 ? Number(decoder.decode(payload.subarray(1, space))) : NaN;
-      if ((kind !== KIND_FRAME && kind !== KIND_CHUNK) || !Number.isSafeInteger(seq)) {
-        transport.end('protocol violation: a message that is not a frame envelope');
-        return;
-      }
-      if (seq !== expected) {
-        transport.end(`frames lost in transit (expected frame ${expected} from ${peer}, got ${seq})`);
-        return;
-      }
-      expected++;
-      const body = payload.subarray(space + 1);
-      chunkBytes += body.length;
-      if (chunkBytes > maxFrameBytes) {
-        transport.end(`protocol violation: a frame of more than ${maxFrameBytes} bytes is over the limit of ${maxFrameBytes} bytes`);
-        return;
-      }
-      if (kind === KIND_CHUNK) {
-        chunks.push(body.slice());
-        return;
-      }
-      let frame: string;
-      if (chunks.length === 0) frame = decoder.decode(body);
-      else {
-        chunks.push(body);
-        const whole = new Uint8Array(chunkBytes);
-        let offset = 0;
-        for (const chunk of chunks) {
-          whole.set(chunk, offset);
-          offset += chunk.length;
-        }
-        chunks = [];
-        frame = decoder.decode(whole);
-      }
-      chunkBytes = 0;
-      onFrame(frame);
+      if (ending.closed) return;
+      const delivery = incoming.accept(payload);
+      if (delivery === undefined) return;
+      if (delivery.kind === 'frame') onFrame(delivery.text);
+      else if (delivery.kind === 'closed') finish(delivery.reason);
+      else transport.end(delivery.reason);
     },
     get closed() {
-      return closed;
+      return ending.closed;
     },
   };
   return transport;
+}
+
+/** Publishes one message; returns why the NATS connection failed, if it did. */
+function publish(nc: NatsConnection, subject: string, payload: Uint8Array): string | undefined {
+  try {
+    nc.publish(subject, payload);
+    return undefined;
+  } catch (error) {
+    return `the NATS connection failed: ${(error as Error)?.message ?? String(error)}`;
+  }
+}
+
+/** Tells the peer this side closed, with `reason` when there is one (best effort). */
+function sendClose(nc: NatsConnection, subject: string, reason: string): void {
+  try {
+    nc.publish(subject, encoder.encode(reason ? `X ${reason.slice(0, 1_000)}` : 'X'));
+  } catch {
+    // the peer will notice the silence
+  }
+}
+
+/** `body[start, end)` behind the header of a message of `kind` with sequence number `seq`. */
+function envelope(kind: number, seq: number, body: Uint8Array, start: number, end: number): Uint8Array {
+  const head = encoder.encode(`${String.fromCharCode(kind)}${seq} `);
+  const out = new Uint8Array(head.length + (end - start));
+  out.set(head, 0);
+  out.set(body.subarray(start, end), head.length);
+  return out;
+}
+
+/** What one incoming message amounts to: a whole frame, the peer's close, or a broken rule that ends the connection. */
+type Delivery = { kind: 'frame'; text: string } | { kind: 'closed'; reason: string } | { kind: 'violation'; reason: string };
+
+/** The receiving half: checks every message's sequence number and reassembles chunked frames up to `maxFrameBytes`. */
+class IncomingFrames {
+  private expected = 1;
+  private chunks: Uint8Array[] = [];
+  private chunkBytes = 0;
+
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly peer: string,
+  ) {}
+
+  /** Takes one message; `undefined` while a chunked frame is still incomplete. */
+  accept(payload: Uint8Array): Delivery | undefined {
+    const kind = payload[0];
+    if (kind === KIND_CLOSE) {
+      const reason = decoder.decode(payload.subarray(2)).slice(0, 1_000);
+      return { kind: 'closed', reason: reason ? `${this.peer} closed the connection: ${reason}` : `${this.peer} closed the connection` };
+    }
+    const space = payload.indexOf(SPACE);
+    const seq = space > 1 && space < 20 ? Number(decoder.decode(payload.subarray(1, space))) : NaN;
+    if ((kind !== KIND_FRAME && kind !== KIND_CHUNK) || !Number.isSafeInteger(seq)) {
+      return { kind: 'violation', reason: 'protocol violation: a message that is not a frame envelope' };
+    }
+    if (seq !== this.expected) {
+      return { kind: 'violation', reason: `frames lost in transit (expected frame ${this.expected} from ${this.peer}, got ${seq})` };
+    }
+    this.expected++;
+    const body = payload.subarray(space + 1);
+    this.chunkBytes += body.length;
+    if (this.chunkBytes > this.maxFrameBytes) {
+      return { kind: 'violation', reason: `protocol violation: a frame of more than ${this.maxFrameBytes} bytes is over the limit of ${this.maxFrameBytes} bytes` };
+    }
+    if (kind === KIND_CHUNK) {
+      this.chunks.push(body.slice());
+      return undefined;
+    }
+    return { kind: 'frame', text: this.assemble(body) };
+  }
+
+  /** Drops a partly received frame (the connection ended). */
+  clear(): void {
+    this.chunks = [];
+  }
+
+  /** The frame the chunks so far and its last part `body` make. */
+  private assemble(body: Uint8Array): string {
+    let frame: string;
+    if (this.chunks.length === 0) frame = decoder.decode(body);
+    else {
+      this.chunks.push(body);
+      const whole = new Uint8Array(this.chunkBytes);
+      let offset = 0;
+      for (const chunk of this.chunks) {
+        whole.set(chunk, offset);
+        offset += chunk.length;
+      }
+      this.chunks = [];
+      frame = decoder.decode(whole);
+    }
+    this.chunkBytes = 0;
+    return frame;
+  }
 }

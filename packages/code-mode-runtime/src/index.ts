@@ -14,7 +14,7 @@ export { connectRuntime, RuntimeLostError } from './runtime-client';
 export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from './runtime-client';
 export { serveRuntime } from './runtime-server';
 export type { ServeRuntimeOptions } from './runtime-server';
-export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport } from './runtime-protocol';
-export type { EngineSessionOptions, RuntimeTransport, StreamTransportOptions } from './runtime-protocol';
+export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding } from './runtime-protocol';
+export type { EngineSessionOptions, RuntimeTransport, StreamTransportOptions, TransportEnding } from './runtime-protocol';
 
 export { VERSION } from './version';

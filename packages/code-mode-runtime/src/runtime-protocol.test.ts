@@ -107,6 +107,33 @@ describe('framing over a byte stream', () => {
     stream.write(header);
     expect(await closed).toBe(`protocol violation: a frame of ${2 ** 31} bytes is over the limit of 65536 bytes`);
   });
+
+  it('a close listener that throws is reported as a warning; the stream callback and the listeners after it are unharmed, and none hears twice', async () => {
+    const stream = new PassThrough();
+    const transport = createStreamTransport({ readable: stream, writable: new PassThrough() });
+    const marker = `close listener broke ${process.pid}-${Date.now()}`;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const heard: Array<string | undefined> = [];
+      transport.onClose(() => {
+        throw new Error(marker);
+      });
+      transport.onClose((reason) => heard.push(reason));
+      stream.destroy(new Error('pipe broke'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      transport.close();
+      stream.emit('end');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(heard).toEqual(['pipe broke']);
+      expect(warnings.filter((warning) => warning.message.includes(marker)).map((warning) => [warning.name, warning.message])).toEqual([
+        ['SwitchyardWarning', `a runtime-transport listener for "close" threw: ${marker}`],
+      ]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 describe('handshake', () => {

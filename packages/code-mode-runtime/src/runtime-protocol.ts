@@ -1,4 +1,5 @@
 import type { CellObservation, CellRuntimeEvent, CellToolDescriptor, JsonValue } from '@switchyard/protocol';
+import { createEventHub } from '@switchyard/kit';
 
 /**
  * The runtime protocol: how a host (the agent's process) and a runtime (the isolate engine, in a
@@ -145,65 +146,23 @@ export interface StreamTransportOptions {
  * announces more closes the transport with "frame of N bytes is over the limit of M bytes".
  */
 export function createStreamTransport(options: StreamTransportOptions): RuntimeTransport {
-  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const { readable, writable } = options;
+  const reader = new FrameReader(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+  const ending = createTransportEnding('runtime-transport');
   let onFrame: (frame: string) => void = () => {};
-  const closeListeners: Array<(reason: string | undefined) => void> = [];
-  let closed = false;
   const finish = (reason: string | undefined) => {
-    if (closed) return;
-    closed = true;
+    if (ending.closed) return;
     readable.removeListener('data', onData);
-    for (const listener of closeListeners) listener(reason);
-  };
-  // Incoming bytes: chunks kept until a whole frame is there, never more than one frame's worth.
-  let chunks: Buffer[] = [];
-  let buffered = 0;
-  let needed = -1;
-  const take = (bytes: number): Buffer => {
-    if (bytes === 0) return Buffer.alloc(0);
-    // Fast path: the bytes are all in the first chunk (no copy).
-    const first = chunks[0];
-    if (first.length >= bytes) {
-      const out = first.subarray(0, bytes);
-      if (first.length === bytes) chunks.shift();
-      else chunks[0] = first.subarray(bytes);
-      buffered -= bytes;
-      return out;
-    }
-    const out = Buffer.allocUnsafe(bytes);
-    let offset = 0;
-    while (offset < bytes) {
-      const chunk = chunks[0];
-      const part = Math.min(chunk.length, bytes - offset);
-      chunk.copy(out, offset, 0, part);
-      offset += part;
-      if (part === chunk.length) chunks.shift();
-      else chunks[0] = chunk.subarray(part);
-    }
-    buffered -= bytes;
-    return out;
+    ending.finish(reason);
   };
   function onData(data: Buffer | string): void {
-    if (closed) return;
-    const chunk = typeof data === 'string' ? Buffer.from(data) : data;
-    chunks.push(chunk);
-    buffered += chunk.length;
-    while (!closed) {
-      if (needed < 0) {
-        if (buffered < HEADER_BYTES) return;
-        needed = take(HEADER_BYTES).readUInt32BE(0);
-        if (needed > maxFrameBytes) {
-          chunks = [];
-          buffered = 0;
-          finish(`protocol violation: a frame of ${needed} bytes is over the limit of ${maxFrameBytes} bytes`);
-          return;
-        }
-      }
-      if (buffered < needed) return;
-      const body = take(needed);
-      needed = -1;
-      onFrame(body.toString('utf8'));
+    if (ending.closed) return;
+    reader.push(typeof data === 'string' ? Buffer.from(data) : data);
+    while (!ending.closed) {
+      const next = reader.next();
+      if (next === undefined) return;
+      if (typeof next !== 'string') return finish(next.violation);
+      onFrame(next);
     }
   }
   readable.on('data', onData);
@@ -211,36 +170,134 @@ export function createStreamTransport(options: StreamTransportOptions): RuntimeT
   readable.on('close', () => finish(undefined));
   readable.on('error', (error: Error) => finish(error.message));
   writable.on('error', (error: Error) => finish(error.message));
-  const refable = (stream: unknown) => stream as { ref?: () => void; unref?: () => void };
   return {
     send(frame) {
-      if (closed) return;
-      // One buffer, one write: the header and the body together.
-      const length = Buffer.byteLength(frame, 'utf8');
-      const buffer = Buffer.allocUnsafe(HEADER_BYTES + length);
-      buffer.writeUInt32BE(length, 0);
-      buffer.write(frame, HEADER_BYTES, 'utf8');
-      writable.write(buffer);
+      if (!ending.closed) writable.write(encodeFrame(frame));
     },
     onFrame(listener) {
       onFrame = listener;
     },
-    onClose(listener) {
-      closeListeners.push(listener);
-    },
+    onClose: ending.onClose,
     close() {
-      if (closed) return;
+      if (ending.closed) return;
       writable.end();
       finish(undefined);
     },
-    ref(keepAlive) {
-      for (const stream of [readable, writable]) {
-        const handle = refable(stream);
-        if (keepAlive) handle.ref?.();
-        else handle.unref?.();
-      }
+    ref: (keepAlive) => refStreams([readable, writable], keepAlive),
+  };
+}
+
+/** The event a transport's close listeners receive. */
+interface TransportClosed {
+  readonly type: 'close';
+  readonly reason: string | undefined;
+}
+
+/** The close bookkeeping of a transport: closed once, its listeners guarded (see {@link createTransportEnding}). */
+export interface TransportEnding {
+  readonly closed: boolean;
+  /** {@link RuntimeTransport.onClose}: adds a listener called once, when the transport closed. */
+  onClose(listener: (reason: string | undefined) => void): void;
+  /** Marks the transport closed and tells every listener `reason`, the first time only. */
+  finish(reason: string | undefined): void;
+}
+
+/**
+ * The close half every transport keeps (the stream transport here, a message bus's elsewhere): a
+ * `closed` flag set once and the listeners told why. A listener that throws is reported as a
+ * `SwitchyardWarning` (the event hub's guard) and never reaches the stream or bus callback that
+ * saw the close, nor the listeners after it.
+ */
+export function createTransportEnding(name: string): TransportEnding {
+  const hub = createEventHub<TransportClosed>({ name });
+  let closed = false;
+  return {
+    get closed() {
+      return closed;
+    },
+    onClose(listener) {
+      hub.on('close', (event) => listener(event.reason));
+    },
+    finish(reason) {
+      if (closed) return;
+      closed = true;
+      hub.emit({ type: 'close', reason });
     },
   };
+}
+
+/** One frame as it goes on the stream: one buffer (the header and the body), so one write. */
+function encodeFrame(frame: string): Buffer {
+  const length = Buffer.byteLength(frame, 'utf8');
+  const buffer = Buffer.allocUnsafe(HEADER_BYTES + length);
+  buffer.writeUInt32BE(length, 0);
+  buffer.write(frame, HEADER_BYTES, 'utf8');
+  return buffer;
+}
+
+/** Makes pipes and sockets keep (or not keep) the event loop alive; other streams have no handle to ref. */
+function refStreams(streams: unknown[], keepAlive: boolean): void {
+  for (const stream of streams) {
+    const handle = stream as { ref?: () => void; unref?: () => void };
+    if (keepAlive) handle.ref?.();
+    else handle.unref?.();
+  }
+}
+
+/** Incoming bytes: chunks kept until a whole frame is there, never more than one frame's worth. */
+class FrameReader {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** The body length the last header announced; -1 while the next header is awaited. */
+  private needed = -1;
+
+  constructor(private readonly maxFrameBytes: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+  }
+
+  /** The next whole frame's text; `undefined` until more bytes arrive; a violation for a header over the limit (the reader then holds nothing). */
+  next(): string | { violation: string } | undefined {
+    if (this.needed < 0) {
+      if (this.buffered < HEADER_BYTES) return undefined;
+      this.needed = this.take(HEADER_BYTES).readUInt32BE(0);
+      if (this.needed > this.maxFrameBytes) {
+        this.chunks = [];
+        this.buffered = 0;
+        return { violation: `protocol violation: a frame of ${this.needed} bytes is over the limit of ${this.maxFrameBytes} bytes` };
+      }
+    }
+    if (this.buffered < this.needed) return undefined;
+    const body = this.take(this.needed);
+    this.needed = -1;
+    return body.toString('utf8');
+  }
+
+  private take(bytes: number): Buffer {
+    if (bytes === 0) return Buffer.alloc(0);
+    // Fast path: the bytes are all in the first chunk (no copy).
+    const first = this.chunks[0];
+    if (first.length >= bytes) {
+      if (first.length === bytes) this.chunks.shift();
+      else this.chunks[0] = first.subarray(bytes);
+      this.buffered -= bytes;
+      return first.subarray(0, bytes);
+    }
+    const out = Buffer.allocUnsafe(bytes);
+    let offset = 0;
+    while (offset < bytes) {
+      const chunk = this.chunks[0];
+      const part = Math.min(chunk.length, bytes - offset);
+      chunk.copy(out, offset, 0, part);
+      offset += part;
+      if (part === chunk.length) this.chunks.shift();
+      else this.chunks[0] = chunk.subarray(part);
+    }
+    this.buffered -= bytes;
+    return out;
+  }
 }
 
 // ---- a connection: batching, limits, parsing ------------------------------------------
@@ -277,54 +334,16 @@ const FRAME_OVERHEAD = 2;
 /** Creates one side of a connection over a transport (see the rules at the top of this module). */
 export function createConnection<In, Out>(options: ConnectionOptions<In>): Connection<Out> {
   const { transport } = options;
-  let queue: string[] = [];
-  let queuedBytes = FRAME_OVERHEAD;
-  let scheduled = false;
+  const outgoing = new OutgoingFrames(transport);
   let closed = false;
   const end = (cause: string | undefined) => {
     if (closed) return;
     closed = true;
-    queue = [];
+    outgoing.stop();
     options.onClose(cause);
   };
-  const flush = () => {
-    scheduled = false;
-    if (queue.length === 0 || closed) return;
-    const frame = `[${queue.join(',')}]`;
-    queue = [];
-    queuedBytes = FRAME_OVERHEAD;
-    transport.send(frame);
-  };
   transport.onFrame((frame) => {
-    if (closed) return;
-    let messages: unknown;
-    try {
-      messages = JSON.parse(frame);
-    } catch {
-      connection.fail('protocol violation: a frame that is not JSON');
-      return;
-    }
-    if (!Array.isArray(messages)) {
-      connection.fail('protocol violation: a frame that is not an array of messages');
-      return;
-    }
-    for (const value of messages) {
-      if (closed) return;
-      let message: In;
-      try {
-        message = options.parse(value);
-      } catch (error) {
-        connection.fail(`protocol violation: ${(error as Error).message}`);
-        return;
-      }
-      try {
-        options.onMessage(message);
-      } catch (error) {
-        // A handler that throws must not take its process down: this connection ends instead.
-        connection.fail(`internal error while handling a ${(message as { t?: unknown }).t} message: ${(error as Error)?.message ?? String(error)}`);
-        return;
-      }
-    }
+    if (!closed) receiveFrame(frame, options, connection);
   });
   transport.onClose((reason) => end(reason));
   const connection: Connection<Out> = {
@@ -336,13 +355,7 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
       if (bytes + FRAME_OVERHEAD > connection.peerMaxFrameBytes) {
         throw new ProtocolError(`a ${(message as { t: string }).t} message of ${bytes} bytes is over the peer's frame limit of ${connection.peerMaxFrameBytes} bytes`);
       }
-      if (queuedBytes + bytes > connection.peerMaxFrameBytes) flush();
-      queue.push(text);
-      queuedBytes += bytes;
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      outgoing.queue(text, bytes, connection.peerMaxFrameBytes);
     },
     sizeOf(message) {
       return Buffer.byteLength(JSON.stringify(message), 'utf8') + 1 + FRAME_OVERHEAD;
@@ -354,8 +367,9 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
     },
     close() {
       if (closed) return;
-      flush();
+      outgoing.flush();
       closed = true;
+      outgoing.stop();
       transport.close();
       options.onClose(undefined);
     },
@@ -364,6 +378,75 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
     },
   };
   return connection;
+}
+
+/** The messages posted this tick, sent as one frame on the next turn of the event loop (or sooner when the next one would not fit). */
+class OutgoingFrames {
+  private texts: string[] = [];
+  private bytes = FRAME_OVERHEAD;
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(private readonly transport: RuntimeTransport) {}
+
+  /** Adds one encoded message of `bytes` bytes (its separator included); sends the queue first when the frame would pass `maxFrameBytes`. */
+  queue(text: string, bytes: number, maxFrameBytes: number): void {
+    if (this.bytes + bytes > maxFrameBytes) this.flush();
+    this.texts.push(text);
+    this.bytes += bytes;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.texts.length === 0 || this.stopped) return;
+    const frame = `[${this.texts.join(',')}]`;
+    this.texts = [];
+    this.bytes = FRAME_OVERHEAD;
+    this.transport.send(frame);
+  }
+
+  /** The connection ended: what is queued is dropped and nothing more is sent. */
+  stop(): void {
+    this.stopped = true;
+    this.texts = [];
+  }
+}
+
+/** Hands the messages of one incoming frame to the connection's handler, in order, until one breaks a rule or the connection ends. */
+function receiveFrame<In>(frame: string, options: ConnectionOptions<In>, connection: Connection<unknown>): void {
+  let messages: unknown;
+  try {
+    messages = JSON.parse(frame);
+  } catch {
+    return connection.fail('protocol violation: a frame that is not JSON');
+  }
+  if (!Array.isArray(messages)) return connection.fail('protocol violation: a frame that is not an array of messages');
+  for (const value of messages) {
+    if (connection.closed) return;
+    const problem = receiveMessage(value, options);
+    if (problem !== undefined) return connection.fail(problem);
+  }
+}
+
+/** Validates and handles one message; returns why the connection must end, if it must. */
+function receiveMessage<In>(value: unknown, options: ConnectionOptions<In>): string | undefined {
+  let message: In;
+  try {
+    message = options.parse(value);
+  } catch (error) {
+    return `protocol violation: ${(error as Error).message}`;
+  }
+  try {
+    options.onMessage(message);
+  } catch (error) {
+    // A handler that throws must not take its process down: this connection ends instead.
+    return `internal error while handling a ${(message as { t?: unknown }).t} message: ${(error as Error)?.message ?? String(error)}`;
+  }
+  return undefined;
 }
 
 /**
