@@ -4,7 +4,7 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
-import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest } from './subjects';
+import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
 export interface RuntimeHostLimits {
@@ -71,6 +71,15 @@ interface Expected {
 /** How long a placed connection may take to say hello (ms). */
 const EXPECT_MS = 15_000;
 
+/** The checked options of a runtime host. */
+interface HostSettings {
+  prefix: string;
+  id: string;
+  name: string;
+  queue: string;
+  limits: ReturnType<typeof hostLimits>;
+}
+
 /**
  * Serves Code Mode cells to agent hosts over NATS: joins the placement queue group, accepts the
  * sessions placed on it, runs their cells in isolates of this process (the engine of
@@ -81,6 +90,20 @@ const EXPECT_MS = 15_000;
  * unknown or invalid options.
  */
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
+  const settings = hostSettings(options);
+  const nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
+  const host = new RuntimeHost(nc, settings, options.onClosed);
+  return {
+    id: settings.id,
+    name: settings.name,
+    stats: () => host.stats(),
+    close: (cause) => host.close(cause),
+    closed: host.closed,
+  };
+}
+
+/** The options checked and filled in, in the order their errors are reported; throws a `CONFIG` error. */
+function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const prefix = checkRuntimeHostOptions(options);
   const id = options.id === undefined ? randomToken() : checkToken(options.id, 'serveRuntimeOverNats option id');
   const name = options.name ?? `${hostname()}-${process.pid}`;
@@ -90,69 +113,135 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
   const limits = hostLimits(options.limits ?? {});
   const problem = nodeSnapshotFlagProblem();
   if (problem) throw config(`serveRuntimeOverNats runs cells in this process: ${problem}`);
-  const names = subjects(prefix);
+  return { prefix, id, name, queue, limits };
+}
 
-  const nc = await connectNats(options, { name: `switchyard runtime host ${name}`, who: 'serveRuntimeOverNats' });
-  const served = new Map<string, Served>();
-  const expected = new Map<string, Expected>();
-  let sessions = 0;
-  let closing: Promise<void> | undefined;
-  let resolveClosed!: (cause: string | undefined) => void;
-  const closed = new Promise<string | undefined>((resolve) => (resolveClosed = resolve));
+const connectionKey = (agent: string, conn: string) => `${agent}.${conn}`;
 
-  const runtimePrefix = `${prefix}.rt.${id}.`;
-  const connectionKey = (agent: string, conn: string) => `${agent}.${conn}`;
+/** A running runtime host: its subscriptions, the connections it serves and the ones placed and awaited. */
+class RuntimeHost {
+  readonly closed: Promise<string | undefined>;
+  private resolveClosed!: (cause: string | undefined) => void;
+  private readonly names: Subjects;
+  private readonly limits: ReturnType<typeof hostLimits>;
+  private readonly runtimePrefix: string;
+  private readonly served = new Map<string, Served>();
+  private readonly expected = new Map<string, Expected>();
+  private sessions = 0;
+  private closing: Promise<void> | undefined;
+  private readonly placeSub: Subscription;
+  private readonly frameSub: Subscription;
+  private readonly sweep: NodeJS.Timeout;
 
-  const placeSub: Subscription = nc.subscribe(names.placeAll(), { queue, callback: (error, msg) => void (error || guarded(() => place(msg))) });
-  const frameSub: Subscription = nc.subscribe(names.runtimeAll(id), { callback: (error, msg) => void (error || guarded(() => frame(msg))) });
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly settings: HostSettings,
+    private readonly onClosed: ((cause: string | undefined) => void) | undefined,
+  ) {
+    this.closed = new Promise<string | undefined>((resolve) => (this.resolveClosed = resolve));
+    this.names = subjects(settings.prefix);
+    this.limits = settings.limits;
+    this.runtimePrefix = `${settings.prefix}.rt.${settings.id}.`;
+    this.placeSub = nc.subscribe(this.names.placeAll(), { queue: settings.queue, callback: (error, msg) => void (error || guarded(() => this.place(msg))) });
+    this.frameSub = nc.subscribe(this.names.runtimeAll(settings.id), { callback: (error, msg) => void (error || guarded(() => this.frame(msg))) });
+    // Connections whose agent host went silent (it died or was partitioned) end; their cells stop.
+    this.sweep = setInterval(() => this.endSilent(), 1_000);
+    this.sweep.unref();
+    void nc.closed().then((error) => this.natsClosed(error));
+  }
 
-  function place(msg: Msg): void {
-    const agent = msg.subject.slice(names.place('').length);
-    const answer = (reply: PlacementReply) => {
-      try {
-        msg.respond(JSON.stringify(reply));
-      } catch {
-        // the agent host will time out and ask again
+  stats(): { connections: number; sessions: number } {
+    return { connections: this.served.size, sessions: this.sessions };
+  }
+
+  close(cause = 'the runtime host was shut down'): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.sweep);
+      this.placeSub.unsubscribe();
+      for (const entry of this.expected.values()) clearTimeout(entry.timer);
+      this.expected.clear();
+      for (const connection of [...this.served.values()]) connection.transport.end(`runtime host ${this.settings.name} is shutting down: ${cause}`);
+      this.frameSub.unsubscribe();
+      // Let the closes and the engines' last messages go out, then leave.
+      await this.nc.drain().catch(() => undefined);
+      this.resolveClosed(cause);
+      this.onClosed?.(cause);
+    })();
+    return this.closing;
+  }
+
+  private natsClosed(error: Error | void): void {
+    if (this.closing) return;
+    const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
+    clearInterval(this.sweep);
+    for (const connection of [...this.served.values()]) connection.transport.end(cause);
+    this.resolveClosed(cause);
+    this.onClosed?.(cause);
+  }
+
+  private endSilent(): void {
+    const now = Date.now();
+    for (const connection of this.served.values()) {
+      if (now - connection.lastSeen > connection.silenceMs) {
+        connection.transport.end(`no frame or heartbeat from agent host ${connection.agent} for ${connection.silenceMs} ms`);
       }
-    };
+    }
+  }
+
+  private place(msg: Msg): void {
+    const reply = this.placement(msg.subject.slice(this.names.place('').length), msg);
+    try {
+      msg.respond(JSON.stringify(reply));
+    } catch {
+      // the agent host will time out and ask again
+    }
+  }
+
+  /** The answer to one placement request from agent host `agent`. */
+  private placement(agent: string, msg: Msg): PlacementReply {
+    const { id: runtime, name } = this.settings;
+    const declined = (error: string): PlacementReply => ({ v: PLACEMENT_VERSION, ok: false, runtime, name, error });
     let request: PlacementRequest;
     try {
       request = JSON.parse(msg.string()) as PlacementRequest;
     } catch {
-      return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: 'placement request is not JSON' });
+      return declined('placement request is not JSON');
     }
     if (request?.v !== PLACEMENT_VERSION) {
-      return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `placement version ${String(request?.v)} is not supported (this runtime host speaks ${PLACEMENT_VERSION})` });
+      return declined(`placement version ${String(request?.v)} is not supported (this runtime host speaks ${PLACEMENT_VERSION})`);
     }
-    if (closing) return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: 'runtime host is shutting down' });
+    if (this.closing) return declined('runtime host is shutting down');
     if (typeof request.conn !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(request.conn) || !/^[A-Za-z0-9_-]{1,64}$/.test(agent)) {
-      return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: 'placement request names no valid connection' });
+      return declined('placement request names no valid connection');
     }
-    if (sessions >= limits.maxSessions) return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${sessions} of ${limits.maxSessions} sessions)` });
-    let conn = request.conn;
-    const pending = expected.get(agent);
-    if (pending) {
-      // One placed connection per agent host may wait for its hello: every placement until then
-      // names that one, so concurrent placements share it and a flood costs nothing.
-      conn = pending.conn;
-    } else if (!served.has(connectionKey(agent, conn))) {
-      if (served.size >= limits.maxConnections) {
-        return answer({ v: PLACEMENT_VERSION, ok: false, runtime: id, name, error: `runtime host is full (${limits.maxConnections} connections)` });
-      }
-      const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
-      const timer = setTimeout(() => expected.get(agent)?.conn === conn && expected.delete(agent), EXPECT_MS);
-      timer.unref();
-      expected.set(agent, { conn, heartbeatMs, timer });
-    }
-    answer({ v: PLACEMENT_VERSION, ok: true, runtime: id, name, conn, sessions, maxSessions: limits.maxSessions });
+    const { maxSessions, maxConnections } = this.limits;
+    if (this.sessions >= maxSessions) return declined(`runtime host is full (${this.sessions} of ${maxSessions} sessions)`);
+    const conn = this.placedConnection(agent, request);
+    if (conn === undefined) return declined(`runtime host is full (${maxConnections} connections)`);
+    return { v: PLACEMENT_VERSION, ok: true, runtime, name, conn, sessions: this.sessions, maxSessions };
   }
 
-  function frame(msg: Msg): void {
-    const rest = msg.subject.slice(runtimePrefix.length).split('.');
+  /** The connection a placement names: the one awaiting this agent host's hello, one served, or a new one awaited from now; `undefined` when full. */
+  private placedConnection(agent: string, request: PlacementRequest): string | undefined {
+    const pending = this.expected.get(agent);
+    // One placed connection per agent host may wait for its hello: every placement until then
+    // names that one, so concurrent placements share it and a flood costs nothing.
+    if (pending) return pending.conn;
+    const conn = request.conn;
+    if (this.served.has(connectionKey(agent, conn))) return conn;
+    if (this.served.size >= this.limits.maxConnections) return undefined;
+    const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
+    const timer = setTimeout(() => this.expected.get(agent)?.conn === conn && this.expected.delete(agent), EXPECT_MS);
+    timer.unref();
+    this.expected.set(agent, { conn, heartbeatMs, timer });
+    return conn;
+  }
+
+  private frame(msg: Msg): void {
+    const rest = msg.subject.slice(this.runtimePrefix.length).split('.');
     const [agent, conn, kind] = rest;
     if (!agent || !conn || rest.length > 3) return;
-    const key = connectionKey(agent, conn);
-    let connection = served.get(key);
+    let connection = this.served.get(connectionKey(agent, conn));
     if (kind === 'ping') {
       if (connection) connection.lastSeen = Date.now();
       try {
@@ -164,78 +253,36 @@ export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions)
     }
     if (kind !== undefined) return;
     if (!connection) {
-      const placed = expected.get(agent);
+      const placed = this.expected.get(agent);
       // Frames on connections no placement announced are dropped: a runtime host serves only what it accepted.
-      if (!placed || placed.conn !== conn || closing || served.size >= limits.maxConnections) return;
+      if (!placed || placed.conn !== conn || this.closing || this.served.size >= this.limits.maxConnections) return;
       clearTimeout(placed.timer);
-      expected.delete(agent);
-      connection = open(agent, conn, placed.heartbeatMs);
+      this.expected.delete(agent);
+      connection = this.open(agent, conn, placed.heartbeatMs);
     }
     connection.lastSeen = Date.now();
     connection.transport.deliver(msg.data);
   }
 
-  function open(agent: string, conn: string, heartbeatMs: number): Served {
+  private open(agent: string, conn: string, heartbeatMs: number): Served {
     const key = connectionKey(agent, conn);
-    const transport = createNatsTransport({ nc, subject: names.agent(agent, conn), maxFrameBytes: limits.maxFrameBytes, peer: `agent host ${agent}` });
+    const { limits } = this;
+    const transport = createNatsTransport({ nc: this.nc, subject: this.names.agent(agent, conn), maxFrameBytes: limits.maxFrameBytes, peer: `agent host ${agent}` });
     const connection: Served = { transport, agent, sessions: new Set(), lastSeen: Date.now(), silenceMs: Math.max(limits.agentSilenceMs, 4 * heartbeatMs) };
-    served.set(key, connection);
+    this.served.set(key, connection);
     // The engine sees the agent host's frames after this host has capped its limits and counted its sessions.
-    const inner = watchSessions(transport, connection, limits, (delta) => (sessions += delta));
+    const inner = watchSessions(transport, connection, limits, (delta) => (this.sessions += delta));
     serveRuntime({
       transport: inner,
       maxFrameBytes: limits.maxFrameBytes,
       onClosed: () => {
-        served.delete(key);
-        sessions -= connection.sessions.size;
+        this.served.delete(key);
+        this.sessions -= connection.sessions.size;
         connection.sessions.clear();
       },
     });
     return connection;
   }
-
-  // Connections whose agent host went silent (it died or was partitioned) end; their cells stop.
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const connection of served.values()) {
-      if (now - connection.lastSeen > connection.silenceMs) {
-        connection.transport.end(`no frame or heartbeat from agent host ${connection.agent} for ${connection.silenceMs} ms`);
-      }
-    }
-  }, 1_000);
-  sweep.unref();
-
-  const close = (cause = 'the runtime host was shut down') => {
-    closing ??= (async () => {
-      clearInterval(sweep);
-      placeSub.unsubscribe();
-      for (const entry of expected.values()) clearTimeout(entry.timer);
-      expected.clear();
-      for (const connection of [...served.values()]) connection.transport.end(`runtime host ${name} is shutting down: ${cause}`);
-      frameSub.unsubscribe();
-      // Let the closes and the engines' last messages go out, then leave.
-      await nc.drain().catch(() => undefined);
-      resolveClosed(cause);
-      options.onClosed?.(cause);
-    })();
-    return closing;
-  };
-  void nc.closed().then((error) => {
-    if (closing) return;
-    const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
-    clearInterval(sweep);
-    for (const connection of [...served.values()]) connection.transport.end(cause);
-    resolveClosed(cause);
-    options.onClosed?.(cause);
-  });
-
-  return {
-    id,
-    name,
-    stats: () => ({ connections: served.size, sessions }),
-    close,
-    closed,
-  };
 }
 
 /** A handler bug drops one message, never the host. */

@@ -80,142 +80,170 @@ export interface RuntimeClient {
  * a `fatal` from the runtime, a closed transport, the handshake timeout).
  */
 export function connectRuntime(options: ConnectRuntimeOptions): Promise<RuntimeClient> {
-  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const pending = new Map<number, { resolve(value: CellObservation | undefined): void; reject(error: unknown): void }>();
-  let sequence = 0;
-  let hello: RuntimeHello | undefined;
-  let ended = false;
-  let lostCause: string | undefined;
-  let settleHandshake!: { resolve(client: RuntimeClient): void; reject(error: Error): void };
-  /** Set when this side ends the connection itself: that cause is final. */
-  let ownCause: string | undefined;
-  const violate = (cause: string) => {
-    ownCause ??= cause;
-    connection.fail(cause);
-  };
-
-  const end = (cause: string, lost: boolean) => {
-    if (ended) return;
-    ended = true;
-    lostCause = cause;
-    const waiting = [...pending.values()];
-    pending.clear();
-    for (const entry of waiting) entry.reject(new RuntimeLostError(cause));
-    if (!hello) settleHandshake.reject(new Error(`exec runtime failed to start: ${cause}`));
-    else if (lost) options.onLost?.(cause);
-  };
-
-  const connection: Connection<HostMessage> = createConnection<RuntimeMessage, HostMessage>({
-    transport: options.transport,
-    parse: parseRuntimeMessage,
-    onMessage(message) {
-      if (!hello) {
-        if (message.t === 'fatal') return violate(message.message);
-        if (message.t !== 'hello') return violate('protocol violation: the runtime did not start with hello');
-        if (message.version !== RUNTIME_PROTOCOL_VERSION) {
-          return violate(`the runtime speaks runtime protocol version ${message.version}; this host speaks version ${RUNTIME_PROTOCOL_VERSION}`);
-        }
-        hello = message;
-        connection.peerMaxFrameBytes = message.maxFrameBytes;
-        settleHandshake.resolve(client);
-        return;
-      }
-      switch (message.t) {
-        case 'hello':
-          return violate('protocol violation: a second hello');
-        case 'fatal':
-          return violate(`the runtime gave up: ${message.message}`);
-        case 'reply': {
-          const entry = pending.get(message.id);
-          if (!entry) return violate(`protocol violation: a reply to request ${message.id}, which is not pending`);
-          pending.delete(message.id);
-          if (message.ok) entry.resolve(message.value);
-          else {
-            const code = (ERROR_CODES.has(message.error.code) ? message.error.code : 'INTERNAL') as SwitchyardErrorCode;
-            const error = new SwitchyardError(code, message.error.message);
-            entry.reject(message.error.cellId === undefined ? error : Object.assign(error, { cellId: message.error.cellId }));
-          }
-          return;
-        }
-        default:
-          options.onEvent(message);
-      }
-    },
-    onClose(reason) {
-      if (ended) return;
-      if (ownCause !== undefined) return end(ownCause, true);
-      void Promise.resolve(options.decideCause ? options.decideCause(reason) : reason ?? 'the connection to the runtime closed').then(
-        (cause) => end(cause, true),
-        () => end(reason ?? 'the connection to the runtime closed', true),
-      );
-    },
-  });
-
-  const client: RuntimeClient = {
-    get hello() {
-      return hello!;
-    },
-    request(message, signal) {
-      if (ended) return Promise.reject(new RuntimeLostError(lostCause ?? 'the connection to the runtime closed'));
-      const id = ++sequence;
-      return new Promise((resolve, reject) => {
-        try {
-          connection.post({ ...message, id } as HostMessage);
-        } catch (error) {
-          reject(new SwitchyardError('LIMIT_EXCEEDED', `exec request could not be sent: ${(error as Error).message}`));
-          return;
-        }
-        pending.set(id, { resolve, reject });
-        if (signal) {
-          const onAbort = () => {
-            if (pending.has(id)) connection.post({ t: 'cancel', id });
-          };
-          if (signal.aborted) onAbort();
-          else signal.addEventListener('abort', onAbort, { once: true });
-        }
-      });
-    },
-    post(message) {
-      connection.post(message);
-    },
-    sizeOf: (message) => connection.sizeOf(message),
-    get maxFrameBytes() {
-      return connection.peerMaxFrameBytes;
-    },
-    get pending() {
-      return pending.size;
-    },
-    get ended() {
-      return ended;
-    },
-    close(cause = 'the exec runtime was shut down') {
-      if (ended) return;
-      end(cause, false);
-      connection.close();
-    },
-    lose(cause) {
-      if (ended) return;
-      violate(cause);
-    },
-  };
-
+  const link = new RuntimeLink(options);
   return new Promise<RuntimeClient>((resolve, reject) => {
-    settleHandshake = { resolve, reject };
     const timeoutMs = options.handshakeTimeoutMs ?? 30_000;
-    const timer = setTimeout(() => client.lose(`the runtime did not answer hello within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(() => link.client.lose(`the runtime did not answer hello within ${timeoutMs} ms`), timeoutMs);
     timer.unref?.();
-    const clear = () => clearTimeout(timer);
-    const original = settleHandshake;
-    settleHandshake = {
+    link.handshake = {
       resolve: (value) => {
-        clear();
-        original.resolve(value);
+        clearTimeout(timer);
+        resolve(value);
       },
       reject: (error) => {
-        clear();
-        original.reject(error);
+        clearTimeout(timer);
+        reject(error);
       },
     };
-    connection.post({ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes });
+    link.sayHello(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   });
+}
+
+/** A request sent and not yet answered. */
+interface PendingRequest {
+  resolve(value: CellObservation | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** The host's end of one connection: the handshake, the pending requests, and how the link ended. */
+class RuntimeLink {
+  readonly client: RuntimeClient = this.createClient();
+  /** Settles the promise `connectRuntime` returned (set before the first message can arrive). */
+  handshake!: { resolve(client: RuntimeClient): void; reject(error: Error): void };
+  private readonly pending = new Map<number, PendingRequest>();
+  private sequence = 0;
+  private hello: RuntimeHello | undefined;
+  private ended = false;
+  private lostCause: string | undefined;
+  /** Set when this side ends the connection itself: that cause is final. */
+  private ownCause: string | undefined;
+  private readonly connection: Connection<HostMessage>;
+
+  constructor(private readonly options: ConnectRuntimeOptions) {
+    this.connection = createConnection<RuntimeMessage, HostMessage>({
+      transport: options.transport,
+      parse: parseRuntimeMessage,
+      onMessage: (message) => this.receive(message),
+      onClose: (reason) => this.closed(reason),
+    });
+  }
+
+  sayHello(maxFrameBytes: number): void {
+    this.connection.post({ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes });
+  }
+
+  private violate(cause: string): void {
+    this.ownCause ??= cause;
+    this.connection.fail(cause);
+  }
+
+  private end(cause: string, lost: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.lostCause = cause;
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of waiting) entry.reject(new RuntimeLostError(cause));
+    if (!this.hello) this.handshake.reject(new Error(`exec runtime failed to start: ${cause}`));
+    else if (lost) this.options.onLost?.(cause);
+  }
+
+  private receive(message: RuntimeMessage): void {
+    if (!this.hello) return this.greet(message);
+    switch (message.t) {
+      case 'hello':
+        return this.violate('protocol violation: a second hello');
+      case 'fatal':
+        return this.violate(`the runtime gave up: ${message.message}`);
+      case 'reply':
+        return this.settle(message);
+      default:
+        this.options.onEvent(message);
+    }
+  }
+
+  private greet(message: RuntimeMessage): void {
+    if (message.t === 'fatal') return this.violate(message.message);
+    if (message.t !== 'hello') return this.violate('protocol violation: the runtime did not start with hello');
+    if (message.version !== RUNTIME_PROTOCOL_VERSION) {
+      return this.violate(`the runtime speaks runtime protocol version ${message.version}; this host speaks version ${RUNTIME_PROTOCOL_VERSION}`);
+    }
+    this.hello = message;
+    this.connection.peerMaxFrameBytes = message.maxFrameBytes;
+    this.handshake.resolve(this.client);
+  }
+
+  private settle(message: Extract<RuntimeMessage, { t: 'reply' }>): void {
+    const entry = this.pending.get(message.id);
+    if (!entry) return this.violate(`protocol violation: a reply to request ${message.id}, which is not pending`);
+    this.pending.delete(message.id);
+    if (message.ok) return entry.resolve(message.value);
+    const code = (ERROR_CODES.has(message.error.code) ? message.error.code : 'INTERNAL') as SwitchyardErrorCode;
+    const error = new SwitchyardError(code, message.error.message);
+    entry.reject(message.error.cellId === undefined ? error : Object.assign(error, { cellId: message.error.cellId }));
+  }
+
+  /** The transport closed: the cause is this side's own, or what `decideCause` makes of the transport's reason. */
+  private closed(reason: string | undefined): void {
+    if (this.ended) return;
+    if (this.ownCause !== undefined) return this.end(this.ownCause, true);
+    const decideCause = this.options.decideCause;
+    void Promise.resolve(decideCause ? decideCause(reason) : reason ?? 'the connection to the runtime closed').then(
+      (cause) => this.end(cause, true),
+      () => this.end(reason ?? 'the connection to the runtime closed', true),
+    );
+  }
+
+  private request(message: HostRequest, signal?: AbortSignal): Promise<CellObservation | undefined> {
+    if (this.ended) return Promise.reject(new RuntimeLostError(this.lostCause ?? 'the connection to the runtime closed'));
+    const id = ++this.sequence;
+    return new Promise((resolve, reject) => {
+      try {
+        this.connection.post({ ...message, id } as HostMessage);
+      } catch (error) {
+        reject(new SwitchyardError('LIMIT_EXCEEDED', `exec request could not be sent: ${(error as Error).message}`));
+        return;
+      }
+      this.pending.set(id, { resolve, reject });
+      if (signal) {
+        const onAbort = () => {
+          if (this.pending.has(id)) this.connection.post({ t: 'cancel', id });
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+  }
+
+  private createClient(): RuntimeClient {
+    const link = this;
+    return {
+      get hello() {
+        return link.hello!;
+      },
+      request: (message, signal) => link.request(message, signal),
+      post(message) {
+        link.connection.post(message);
+      },
+      sizeOf: (message) => link.connection.sizeOf(message),
+      get maxFrameBytes() {
+        return link.connection.peerMaxFrameBytes;
+      },
+      get pending() {
+        return link.pending.size;
+      },
+      get ended() {
+        return link.ended;
+      },
+      close(cause = 'the exec runtime was shut down') {
+        if (link.ended) return;
+        link.end(cause, false);
+        link.connection.close();
+      },
+      lose(cause) {
+        if (link.ended) return;
+        link.violate(cause);
+      },
+    };
+  }
 }

@@ -41,70 +41,217 @@ interface PendingCall {
  * connection (`fatal`), and every request is answered exactly once.
  */
 export function serveRuntime(options: ServeRuntimeOptions): { closed: Promise<string | undefined> } {
-  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const sessions = new Map<string, Session>();
-  /** Snapshots staged by `stored` messages, by session and cell, until the cell's `create-cell`. */
-  const staged = new Map<string, StoredPair[]>();
-  /** Cancel handles of pending `create-cell` / `observe` requests. */
-  const cancels = new Map<number, AbortController>();
-  const calls = new Map<number, PendingCall>();
-  let callSequence = 0;
-  let greeted = false;
-  const nextCellId = createCellIdGenerator();
   let resolveClosed!: (cause: string | undefined) => void;
   const closed = new Promise<string | undefined>((resolve) => (resolveClosed = resolve));
-
-  const connection: Connection<RuntimeMessage> = createConnection<HostMessage, RuntimeMessage>({
-    transport: options.transport,
-    parse: parseHostMessage,
-    onMessage: (message) => {
-      try {
-        handle(message);
-      } catch (error) {
-        // A handler bug must not take the worker down silently: tell the host, then end.
-        fatal(`runtime error: ${errorMessage(error)}`);
-      }
-    },
-    onClose: (cause) => {
-      for (const call of calls.values()) call.reject('exec runtime lost its host');
-      calls.clear();
-      const sessionsLeft = [...sessions.values()];
-      sessions.clear();
-      void Promise.all(sessionsLeft.map((session) => session.shutdown().catch(() => undefined))).then(() => {
-        resolveClosed(cause);
-        options.onClosed?.(cause);
-      });
-    },
+  new RuntimeServer(options.transport, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, (cause) => {
+    resolveClosed(cause);
+    options.onClosed?.(cause);
   });
+  return { closed };
+}
 
-  function fatal(message: string): void {
+type HostMessageOf<T extends HostMessage['t']> = Extract<HostMessage, { t: T }>;
+
+/** The key of a cell's staged stored values. */
+const stagedKey = (session: string, cellId: string) => `${session}\u0000${cellId}`;
+
+/** One host's connection and what it holds: its sessions, staged snapshots, pending requests and nested calls. */
+class RuntimeServer {
+  private readonly sessions = new Map<string, Session>();
+  /** Snapshots staged by `stored` messages, by session and cell, until the cell's `create-cell`. */
+  private readonly staged = new Map<string, StoredPair[]>();
+  /** Cancel handles of pending `create-cell` / `observe` requests. */
+  private readonly cancels = new Map<number, AbortController>();
+  private readonly calls = new Map<number, PendingCall>();
+  private callSequence = 0;
+  private greeted = false;
+  private readonly nextCellId = createCellIdGenerator();
+  private readonly connection: Connection<RuntimeMessage>;
+
+  constructor(
+    transport: RuntimeTransport,
+    private readonly maxFrameBytes: number,
+    onStopped: (cause: string | undefined) => void,
+  ) {
+    this.connection = createConnection<HostMessage, RuntimeMessage>({
+      transport,
+      parse: parseHostMessage,
+      onMessage: (message) => this.receive(message),
+      onClose: (cause) => void this.stop().then(() => onStopped(cause)),
+    });
+  }
+
+  private receive(message: HostMessage): void {
     try {
-      connection.post({ t: 'fatal', message });
+      this.handle(message);
+    } catch (error) {
+      // A handler bug must not take the worker down silently: tell the host, then end.
+      this.fatal(`runtime error: ${errorMessage(error)}`);
+    }
+  }
+
+  /** The host is gone: nested calls fail, every session shuts down; resolves when they all did. */
+  private stop(): Promise<unknown> {
+    for (const call of this.calls.values()) call.reject('exec runtime lost its host');
+    this.calls.clear();
+    const sessionsLeft = [...this.sessions.values()];
+    this.sessions.clear();
+    return Promise.all(sessionsLeft.map((session) => session.shutdown().catch(() => undefined)));
+  }
+
+  private handle(message: HostMessage): void {
+    if (!this.greeted) return this.greet(message);
+    switch (message.t) {
+      case 'hello':
+        return this.fatal('protocol violation: a second hello');
+      case 'ping':
+        return this.reply(message.id, { value: undefined });
+      case 'open-session':
+        return this.openSession(message);
+      case 'close-session': {
+        const session = this.sessions.get(message.session);
+        this.sessions.delete(message.session);
+        return this.answer(message.id, async () => session?.shutdown());
+      }
+      case 'stored':
+        return this.stage(stagedKey(message.session, message.cellId), message.values);
+      case 'create-cell':
+        return this.createCell(message);
+      case 'observe':
+        return this.observe(message);
+      case 'terminate': {
+        const session = this.sessions.get(message.session);
+        return this.answer(message.id, async () => {
+          if (!session) throw new ProtocolError(`session ${message.session} is not open`);
+          return session.terminate(message.cellId);
+        });
+      }
+      case 'cancel':
+        this.cancels.get(message.id)?.abort();
+        return;
+      case 'call-result':
+        return this.callResult(message);
+    }
+  }
+
+  private greet(message: HostMessage): void {
+    if (message.t !== 'hello') return this.fatal('protocol violation: the first message must be hello');
+    if (message.version !== RUNTIME_PROTOCOL_VERSION) {
+      return this.fatal(`the host speaks runtime protocol version ${message.version}; this runtime speaks version ${RUNTIME_PROTOCOL_VERSION}`);
+    }
+    this.greeted = true;
+    this.connection.peerMaxFrameBytes = message.maxFrameBytes;
+    this.connection.post({
+      t: 'hello',
+      version: RUNTIME_PROTOCOL_VERSION,
+      maxFrameBytes: this.maxFrameBytes,
+      capabilities: RUNTIME_CAPABILITIES,
+      pid: process.pid,
+      engine: `@switchyard/code-mode-runtime ${VERSION}, node ${process.versions.node}`,
+    });
+  }
+
+  private openSession(message: HostMessageOf<'open-session'>): void {
+    if (this.sessions.has(message.session)) return this.reply(message.id, { error: new ProtocolError(`session ${message.session} is already open`) });
+    const key = message.session;
+    this.sessions.set(
+      key,
+      createEngineSession(message.options, this.sessionHost(key), {
+        store: {
+          snapshot: (cellId) => {
+            const values = this.staged.get(stagedKey(key, cellId)) ?? [];
+            this.staged.delete(stagedKey(key, cellId));
+            return values;
+          },
+          commit: (cellId, writes) => this.commit(key, cellId, writes),
+        },
+        nextCellId: this.nextCellId,
+        closed: () => undefined,
+      }),
+    );
+    this.reply(message.id, { value: undefined });
+  }
+
+  /** Adds stored values to the snapshot a cell's `create-cell` starts with. */
+  private stage(key: string, values: readonly StoredPair[]): void {
+    const list = this.staged.get(key) ?? [];
+    for (const pair of values) list.push(pair);
+    this.staged.set(key, list);
+  }
+
+  private createCell(message: HostMessageOf<'create-cell'>): void {
+    const session = this.sessions.get(message.session);
+    const controller = new AbortController();
+    this.cancels.set(message.id, controller);
+    const key = stagedKey(message.session, message.cellId);
+    this.stage(key, message.stored);
+    this.answer(message.id, async () => {
+      if (!session) {
+        this.staged.delete(key);
+        throw new ProtocolError(`session ${message.session} is not open`);
+      }
+      try {
+        const created = await session.createCell({
+          cellId: message.cellId,
+          source: message.source,
+          tools: message.tools,
+          yieldTimeMs: message.yieldTimeMs,
+          typescript: message.typescript,
+          signal: controller.signal,
+        });
+        return created.observation;
+      } finally {
+        this.staged.delete(key);
+      }
+    });
+  }
+
+  private observe(message: HostMessageOf<'observe'>): void {
+    const session = this.sessions.get(message.session);
+    const controller = new AbortController();
+    this.cancels.set(message.id, controller);
+    this.answer(message.id, async () => {
+      if (!session) throw new ProtocolError(`session ${message.session} is not open`);
+      return session.observe(message.cellId, { yieldTimeMs: message.yieldTimeMs, signal: controller.signal });
+    });
+  }
+
+  private callResult(message: HostMessageOf<'call-result'>): void {
+    const call = this.calls.get(message.call);
+    if (!call) return this.fatal(`protocol violation: a result for call ${message.call}, which is not pending`);
+    this.calls.delete(message.call);
+    if (message.ok) call.resolve(message.value as JsonValue);
+    else call.reject(message.error);
+  }
+
+  private fatal(message: string): void {
+    try {
+      this.connection.post({ t: 'fatal', message });
     } catch {
       // nothing more to say
     }
-    connection.close();
+    this.connection.close();
   }
 
-  function reply(id: number, outcome: { value?: unknown } | { error: unknown }): void {
+  private reply(id: number, outcome: { value?: unknown } | { error: unknown }): void {
     if ('error' in outcome) {
       const error = outcome.error;
       const wire: WireError = isSwitchyardError(error) ? { code: error.code, message: error.message } : { code: 'INTERNAL', message: errorMessage(error) };
       const cellId = (error as { cellId?: unknown } | undefined)?.cellId;
       if (typeof cellId === 'string') wire.cellId = cellId;
-      connection.post({ t: 'reply', id, ok: false, error: wire });
+      this.connection.post({ t: 'reply', id, ok: false, error: wire });
       return;
     }
     try {
-      connection.post({ t: 'reply', id, ok: true, value: outcome.value as never });
+      this.connection.post({ t: 'reply', id, ok: true, value: outcome.value as never });
     } catch (error) {
       // An observation too large for one frame (the output limits normally prevent it).
-      connection.post({ t: 'reply', id, ok: false, error: { code: 'LIMIT_EXCEEDED', message: `exec observation could not be sent: ${errorMessage(error)}` } });
+      this.connection.post({ t: 'reply', id, ok: false, error: { code: 'LIMIT_EXCEEDED', message: `exec observation could not be sent: ${errorMessage(error)}` } });
     }
   }
 
   /** Answers `id` with the outcome of `task`, exactly once. */
-  function answer(id: number, task: () => Promise<unknown>): void {
+  private answer(id: number, task: () => Promise<unknown>): void {
     let promise: Promise<unknown>;
     try {
       promise = task();
@@ -113,41 +260,21 @@ export function serveRuntime(options: ServeRuntimeOptions): { closed: Promise<st
     }
     promise.then(
       (value) => {
-        cancels.delete(id);
-        reply(id, { value });
+        this.cancels.delete(id);
+        this.reply(id, { value });
       },
       (error) => {
-        cancels.delete(id);
-        reply(id, { error });
+        this.cancels.delete(id);
+        this.reply(id, { error });
       },
     );
   }
 
-  function sessionHost(session: string): CellHost {
+  /** What the engine of session `session` sends its host: nested calls, notifications, closings, events. */
+  private sessionHost(session: string): CellHost {
+    const connection = this.connection;
     return {
-      invokeTool(request: CellToolRequest): Promise<JsonValue> {
-        return new Promise<JsonValue>((resolve, reject) => {
-          const call = ++callSequence;
-          try {
-            connection.post({
-              t: 'call',
-              call,
-              session,
-              cellId: request.cellId,
-              runtimeToolCallId: request.runtimeToolCallId,
-              tool: request.tool,
-              input: request.input as JsonValue,
-            });
-          } catch (error) {
-            reject(`tool \`${request.tool}\` was not called: ${error instanceof ProtocolError ? error.message : errorMessage(error)}`);
-            return;
-          }
-          calls.set(call, { resolve, reject });
-          request.signal.addEventListener('abort', () => {
-            if (calls.has(call)) connection.post({ t: 'call-abort', call, session });
-          }, { once: true });
-        });
-      },
+      invokeTool: (request) => this.invokeTool(session, request),
       notify({ cellId, text }) {
         try {
           connection.post({ t: 'notify', session, cellId, text });
@@ -164,7 +291,33 @@ export function serveRuntime(options: ServeRuntimeOptions): { closed: Promise<st
     };
   }
 
-  function commit(session: string, cellId: string, writes: StoredPair[]): void {
+  /** A nested call of a cell: sent to the host, settled by its `call-result`; an abort tells the host to stop the tool. */
+  private invokeTool(session: string, request: CellToolRequest): Promise<JsonValue> {
+    return new Promise<JsonValue>((resolve, reject) => {
+      const call = ++this.callSequence;
+      try {
+        this.connection.post({
+          t: 'call',
+          call,
+          session,
+          cellId: request.cellId,
+          runtimeToolCallId: request.runtimeToolCallId,
+          tool: request.tool,
+          input: request.input as JsonValue,
+        });
+      } catch (error) {
+        reject(`tool \`${request.tool}\` was not called: ${error instanceof ProtocolError ? error.message : errorMessage(error)}`);
+        return;
+      }
+      this.calls.set(call, { resolve, reject });
+      request.signal.addEventListener('abort', () => {
+        if (this.calls.has(call)) this.connection.post({ t: 'call-abort', call, session });
+      }, { once: true });
+    });
+  }
+
+  private commit(session: string, cellId: string, writes: StoredPair[]): void {
+    const connection = this.connection;
     const parts = splitStoredPairs(writes, Math.floor(connection.peerMaxFrameBytes / 2));
     const messages: RuntimeMessage[] = parts.map((part, index) => ({ t: 'commit', session, cellId, writes: part, more: index < parts.length - 1 }));
     // All or nothing: a value too large for one frame (rare: the value size limit keeps values far
@@ -172,119 +325,4 @@ export function serveRuntime(options: ServeRuntimeOptions): { closed: Promise<st
     if (messages.some((message) => connection.sizeOf(message) > connection.peerMaxFrameBytes)) return;
     for (const message of messages) connection.post(message);
   }
-
-  function handle(message: HostMessage): void {
-    if (!greeted) {
-      if (message.t !== 'hello') return fatal('protocol violation: the first message must be hello');
-      if (message.version !== RUNTIME_PROTOCOL_VERSION) {
-        return fatal(`the host speaks runtime protocol version ${message.version}; this runtime speaks version ${RUNTIME_PROTOCOL_VERSION}`);
-      }
-      greeted = true;
-      connection.peerMaxFrameBytes = message.maxFrameBytes;
-      connection.post({
-        t: 'hello',
-        version: RUNTIME_PROTOCOL_VERSION,
-        maxFrameBytes,
-        capabilities: RUNTIME_CAPABILITIES,
-        pid: process.pid,
-        engine: `@switchyard/code-mode-runtime ${VERSION}, node ${process.versions.node}`,
-      });
-      return;
-    }
-    switch (message.t) {
-      case 'hello':
-        return fatal('protocol violation: a second hello');
-      case 'ping':
-        return reply(message.id, { value: undefined });
-      case 'open-session': {
-        if (sessions.has(message.session)) return reply(message.id, { error: new ProtocolError(`session ${message.session} is already open`) });
-        const key = message.session;
-        sessions.set(
-          key,
-          createEngineSession(message.options, sessionHost(key), {
-            store: {
-              snapshot: (cellId) => {
-                const values = staged.get(`${key}\u0000${cellId}`) ?? [];
-                staged.delete(`${key}\u0000${cellId}`);
-                return values;
-              },
-              commit: (cellId, writes) => commit(key, cellId, writes),
-            },
-            nextCellId,
-            closed: () => undefined,
-          }),
-        );
-        return reply(message.id, { value: undefined });
-      }
-      case 'close-session': {
-        const session = sessions.get(message.session);
-        sessions.delete(message.session);
-        return answer(message.id, async () => session?.shutdown());
-      }
-      case 'stored': {
-        const key = `${message.session}\u0000${message.cellId}`;
-        const list = staged.get(key) ?? [];
-        for (const pair of message.values) list.push(pair);
-        staged.set(key, list);
-        return;
-      }
-      case 'create-cell': {
-        const session = sessions.get(message.session);
-        const controller = new AbortController();
-        cancels.set(message.id, controller);
-        const key = `${message.session}\u0000${message.cellId}`;
-        const list = staged.get(key) ?? [];
-        for (const pair of message.stored) list.push(pair);
-        staged.set(key, list);
-        return answer(message.id, async () => {
-          if (!session) {
-            staged.delete(key);
-            throw new ProtocolError(`session ${message.session} is not open`);
-          }
-          try {
-            const created = await session.createCell({
-              cellId: message.cellId,
-              source: message.source,
-              tools: message.tools,
-              yieldTimeMs: message.yieldTimeMs,
-              typescript: message.typescript,
-              signal: controller.signal,
-            });
-            return created.observation;
-          } finally {
-            staged.delete(key);
-          }
-        });
-      }
-      case 'observe': {
-        const session = sessions.get(message.session);
-        const controller = new AbortController();
-        cancels.set(message.id, controller);
-        return answer(message.id, async () => {
-          if (!session) throw new ProtocolError(`session ${message.session} is not open`);
-          return session.observe(message.cellId, { yieldTimeMs: message.yieldTimeMs, signal: controller.signal });
-        });
-      }
-      case 'terminate': {
-        const session = sessions.get(message.session);
-        return answer(message.id, async () => {
-          if (!session) throw new ProtocolError(`session ${message.session} is not open`);
-          return session.terminate(message.cellId);
-        });
-      }
-      case 'cancel':
-        cancels.get(message.id)?.abort();
-        return;
-      case 'call-result': {
-        const call = calls.get(message.call);
-        if (!call) return fatal(`protocol violation: a result for call ${message.call}, which is not pending`);
-        calls.delete(message.call);
-        if (message.ok) call.resolve(message.value as JsonValue);
-        else call.reject(message.error);
-        return;
-      }
-    }
-  }
-
-  return { closed };
 }
