@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatFunction, judge, MAX_FUNCTION_LINES, measurePackages, measureSource } from './function-length.ts';
@@ -74,12 +73,6 @@ describe('measureSource', () => {
   });
 });
 
-/**
- * Long functions found when this check was written and not yet split: each may shrink, none may
- * grow, and an entry that is no longer over the limit must leave the list. The list only shrinks.
- */
-const NOT_YET_SPLIT: Record<string, number> = JSON.parse(readFileSync(new URL('../not-yet-split.json', import.meta.url), 'utf8'));
-
 describe('packages/*/src', () => {
   it(`has no function over ${MAX_FUNCTION_LINES} lines without a "// long-function: <why>" comment, and no stale one`, () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -87,11 +80,7 @@ describe('packages/*/src', () => {
     expect(functions.length).toBeGreaterThan(500); // the scan found the sources
     expect(functions.some((fn) => fn.file.endsWith('.test.ts'))).toBe(false);
     const verdict = judge(functions);
-    const key = (fn: { file: string; name: string }) => `${fn.file} ${fn.name}`;
-    const grown = verdict.unjustified.filter((fn) => !(fn.lines <= (NOT_YET_SPLIT[key(fn)] ?? 0)));
-    expect(grown.map(formatFunction)).toEqual([]);
-    const listed = new Set(verdict.unjustified.map(key));
-    expect(Object.keys(NOT_YET_SPLIT).filter((entry) => !listed.has(entry))).toEqual([]);
+    expect(verdict.unjustified.map(formatFunction)).toEqual([]);
     expect(verdict.stale.map(formatFunction)).toEqual([]);
   });
 });
