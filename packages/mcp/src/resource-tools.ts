@@ -177,7 +177,9 @@ async function listServerResources(
 ): Promise<string | undefined> {
   let cursor = options.cursor;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
-    const answer = await server.listResources(cursor, options.signal);
+    // A signal of its own per page: the SDK never removes the abort listener it adds to a request's
+    // signal, and 20 pages on the call's signal would trip Node's listener-leak warning.
+    const answer = await server.listResources(cursor, AbortSignal.any([options.signal]));
     for (const resource of Array.isArray(answer.resources) ? answer.resources : []) {
       if (isJsonObject(resource)) into.push({ server: server.name, ...resource });
     }

@@ -57,6 +57,27 @@ describe('a hostile MCP server on stdio', () => {
     }
     report('mcp stdio', `${cases.length} hostile framings (lines of ${size} bytes over a ${LIMIT}-byte limit): every call answered, server still ready, next call read`);
   }, 60_000);
+
+  it('list_mcp_resources over pages that never end: bounded at 20 pages, non-resources dropped, no listener-leak warning', async () => {
+    const list = mcp.executors().find((executor) => executor.name.name === 'list_mcp_resources')!;
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const all = await invokeTool(list, {}, { callId: 'all', hooks: false });
+      const every = all.output.codeModeResult(all.payload) as { structuredContent: { resources: Array<{ uri: string }>; nextCursor?: string } };
+      expect(every.structuredContent.resources.map((resource) => resource.uri)).toEqual(Array.from({ length: 20 }, (_, page) => `hostile://page/${page}`));
+      expect(every.structuredContent).not.toHaveProperty('nextCursor');
+      const one = await invokeTool(list, { server: 'hostile', cursor: '7' }, { callId: 'one', hooks: false });
+      expect(one.output.codeModeResult(one.payload)).toMatchObject({ structuredContent: { resources: [{ server: 'hostile', uri: 'hostile://page/7' }], nextCursor: '8' } });
+      await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+    expect(mcp.servers()[0].state).toBe('ready');
+    report('mcp resources', 'endless resources/list pages: 20 pages read, 80 non-resource entries dropped, no process warning');
+  }, 60_000);
 });
 
 /** The distinct request bodies the chunked fetch was sent (type-checked against the official types). */
