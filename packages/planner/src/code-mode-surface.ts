@@ -21,7 +21,7 @@ export interface CodeModeSurfaceResult {
 /**
  * Definitions by executor, reused while the executor's spec, exposure, code-mode name and
  * namespace description are the same: a step that plans the same tools hands out the same
- * definition objects, so renderings keyed by definition (the broker's declarations) are reused.
+ * definition objects, so renderings keyed by definition (Code Mode's declarations) are reused.
  */
 const definitionMemo = new WeakMap<ToolExecutor, NestedToolDefinition>();
 

@@ -38,7 +38,7 @@ export function freeform(name: string, options: { namespace?: string; exposure?:
   });
 }
 
-/** A contributor (the broker's role) that records what it was given and returns exec + wait. */
+/** A contributor (Code Mode's role) that records what it was given and returns exec + wait. */
 export function recordingContributor(): CodeModeContributor & { calls: Array<{ surface: CodeModeSurface; step: StepContext }> } {
   const calls: Array<{ surface: CodeModeSurface; step: StepContext }> = [];
   return {
