@@ -14,7 +14,7 @@ import {
   type PreToolUseRequest,
   type SwitchyardEventListener,
 } from '@switchyard/protocol';
-import { checkOptions, createEventHub, optionRules as rule, type OptionsShape, type EventHub } from '@switchyard/kit';
+import { checkOptions, createEventHub, elapsedMs, optionRules as rule, type OptionsShape, type EventHub } from '@switchyard/kit';
 import { DEFAULT_MAX_OUTPUT_BYTES, runHookCommand } from './command-runner';
 import {
   buildHandlers,
@@ -224,7 +224,7 @@ async function executeHandler<D extends BaseDecision>(
       toolName: input.tool_name,
       sessionId: input.session_id,
       outcome: described.outcome,
-      durationMs: performance.now() - started,
+      durationMs: elapsedMs(started),
       ...(described.message !== undefined ? { message: described.message } : {}),
     });
     return decision;

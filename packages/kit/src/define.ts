@@ -26,8 +26,13 @@ import { describeStandardIssues, isStandardSchema, type StandardSchema, type Too
  */
 export type JsonSerializable = null | boolean | number | string | readonly JsonSerializable[] | { readonly [key: string]: JsonSerializable | undefined };
 
-/** What a handler may return: a string (output text), a JSON value (JSON text / typed Code Mode value) or a {@link ToolOutput}. */
-export type ToolHandlerResult = string | JsonValue | JsonSerializable | ToolOutput;
+/**
+ * What a handler may return: a string (output text), a {@link ToolOutput}, or any other
+ * JSON-serializable value — a value of an `interface` type included, which TypeScript cannot check
+ * for JSON-ness, so it is checked when the call returns: a cycle or a BigInt is a model-visible
+ * "tool result is not JSON-serializable: … (at result.path)". `undefined` answers `null`.
+ */
+export type ToolHandlerResult = string | JsonValue | JsonSerializable | ToolOutput | object | undefined;
 
 /**
  * Whether a call needs approval: a flag, or a function of the call's arguments (a freeform tool's
@@ -121,7 +126,7 @@ export function toToolOutput(result: unknown): ToolOutput {
   if (typeof result === 'string') return new FunctionToolOutput(result, true);
   if (result === undefined) return new JsonToolOutput(null);
   try {
-    return new JsonToolOutput(result as JsonValue);
+    return new JsonToolOutput(result as object);
   } catch (error) {
     throw new RespondToModelError(`tool result is not JSON-serializable: ${errorMessage(error)}`, { cause: error });
   }

@@ -36,5 +36,6 @@ export { nameHash, shortenName } from './shorten-name';
 export type { ShortenNameOptions } from './shorten-name';
 export { createCellIdGenerator } from './cell-id';
 export { createEventHub, warnListenerError } from './event-hub';
+export { elapsedMs } from './elapsed';
 export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
 export { VERSION } from './version';

@@ -1,3 +1,4 @@
+import { serializeJson } from './json-check';
 import type { ContentItem, JsonValue, ToolOutput, ToolOutputBody, ToolOutputItem, ToolPayload, WireTool } from '@switchyard/protocol';
 
 const PREVIEW_BYTES = 2048;
@@ -86,10 +87,14 @@ export class JsonToolOutput implements ToolOutput {
   readonly success: boolean | undefined;
   private readonly text: string;
 
-  /** Throws a `TypeError` if `value` cannot be serialized (circular, BigInt). */
-  constructor(value: JsonValue, success: boolean | undefined = true) {
-    this.text = JSON.stringify(value) ?? 'null';
-    this.value = value;
+  /**
+   * Any JSON-serializable value, of any object type (an `interface` works as well as a `type`);
+   * throws a `TypeError` naming the offending member if it cannot be serialized (a cycle, a BigInt):
+   * `Do not know how to serialize a BigInt (at result.stats.count)`.
+   */
+  constructor(value: JsonValue | object, success: boolean | undefined = true) {
+    this.text = serializeJson(value);
+    this.value = value as JsonValue;
     this.success = success;
   }
 

@@ -23,7 +23,7 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { FailureToolOutput, toToolOutput } from '@switchyard/kit';
+import { FailureToolOutput, elapsedMs, toToolOutput } from '@switchyard/kit';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
 import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
@@ -161,7 +161,7 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
     end({ success, handlerExecuted, failure }) {
       if (!context.claim()) return;
       const error = failure === undefined ? undefined : { code: isSwitchyardError(failure) ? failure.code : 'INTERNAL', message: errorMessage(failure) };
-      router.emit({ type: 'tool-call-end', ...base, success, durationMs: performance.now() - startedAt, handlerExecuted, ...(error ? { error } : {}) });
+      router.emit({ type: 'tool-call-end', ...base, success, durationMs: elapsedMs(startedAt), handlerExecuted, ...(error ? { error } : {}) });
     },
     fail({ handlerExecuted, payload, failure }) {
       lifecycle.end({ success: false, handlerExecuted, failure });

@@ -18,7 +18,7 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { AbortedToolOutput, FailureToolOutput, abortedMessage } from '@switchyard/kit';
+import { AbortedToolOutput, FailureToolOutput, abortedMessage, elapsedMs } from '@switchyard/kit';
 import { dispatchToolCall, type DispatchContext, type DispatchOutcome } from './dispatch';
 import { ReadWriteGate, type GateRelease } from './read-write-gate';
 import type { ToolRouter } from './tool-router';
@@ -316,7 +316,7 @@ class CallRun {
   private onCancel(): void {
     // Cancellation after completion keeps the real result.
     if (!this.claim('aborted')) return;
-    const result = this.abortedResult(performance.now() - this.startedAt);
+    const result = this.abortedResult(elapsedMs(this.startedAt));
     if (this.options.executor?.waitsForCancellation) {
       // Let the handler tear down (it keeps its gate slot meanwhile); its output is discarded.
       const settle = () => this.settleAborted(result);

@@ -37,6 +37,7 @@ import { checkSessionOptions } from './session-options';
 import { assistantText } from './message-text';
 import { warnOnce } from './warn-once';
 import { traceSession, type SessionTracer } from './tracing';
+import { hostApprovals } from './host-approvals';
 
 export interface SessionOptions {
   /** `direct` (default), `code-mode` or `code-mode-only`. */
@@ -312,7 +313,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     time: options.time ?? systemTimeProvider,
     approvalPolicy: options.approvalPolicy,
     sandboxMode: options.sandboxMode,
-    approvals: options.approvals,
+    approvals: hostApprovals(options.approvals),
     turnState: scope.turnState,
   };
 }

@@ -3,12 +3,21 @@ import type { Attributes, Context, Exception, Span, SpanOptions, Tracer } from '
 import { SwitchyardError, isToolCallItem, type HookRunner, type SwitchyardEventListener, type ToolCallSource } from '@switchyard/protocol';
 import type { SessionEventListener, SessionEventType } from './session-events';
 
+/**
+ * An OpenTelemetry `Tracer` (from `@opentelemetry/api`), described by the one method the session
+ * calls, so that this package's declaration files never name the optional peer: a host without
+ * `@opentelemetry/api` type-checks with `skipLibCheck: false`, and any `Tracer` is assignable.
+ */
+interface OpenTelemetryTracer {
+  startSpan(name: string, options?: object, context?: object): object;
+}
+
 /** What the session's `tracer` option takes: a tracer, or one with the attributes Switchyard cannot know. */
-export type SessionTracer = Tracer | SessionTracingOptions;
+export type SessionTracer = OpenTelemetryTracer | SessionTracingOptions;
 
 export interface SessionTracingOptions {
   /** The tracer spans are started with (`trace.getTracer('my-host')` or a provider's `getTracer`). */
-  tracer: Tracer;
+  tracer: OpenTelemetryTracer;
   /** `gen_ai.provider.name` on model-request spans (`openai`, `anthropic`, …); a `ModelClient` does not say which provider it talks to. */
   providerName?: string;
   /** `gen_ai.agent.name`: the turn span is then named `invoke_agent {agentName}`. */
@@ -84,8 +93,8 @@ function errorText(error: unknown): string {
   return typeof message === 'string' ? message : String(error);
 }
 
-function isTracer(value: SessionTracer): value is Tracer {
-  return typeof (value as Tracer).startSpan === 'function';
+function isTracer(value: SessionTracer): value is OpenTelemetryTracer {
+  return typeof (value as OpenTelemetryTracer).startSpan === 'function';
 }
 
 /** The open spans of one traced session, and how a span is started, failed and parented. */
@@ -112,11 +121,11 @@ class SessionSpans {
   }
 
   start(name: string, parent: Context, options: SpanOptions): Traced {
-    return new Traced(this.settings.tracer.startSpan(name, options, parent), parent, this.setSpan);
+    return new Traced((this.settings.tracer as Tracer).startSpan(name, options, parent), parent, this.setSpan);
   }
 
   startTurn(name: string, parent: Context, options: SpanOptions): TurnTrace {
-    return new TurnTrace(this.settings.tracer.startSpan(name, options, parent), parent, this.setSpan);
+    return new TurnTrace((this.settings.tracer as Tracer).startSpan(name, options, parent), parent, this.setSpan);
   }
 
   fail(span: Span, error: unknown, type: string, time: number): void {
