@@ -22,7 +22,7 @@ describe('results of any object type', () => {
       parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
       handle: async ({ args }): Promise<Forecast> => ({ ...forecast, city: args.city }),
     });
-    expect(tool.spec.name).toBe('forecast');
+    expect(tool.spec).toMatchObject({ type: 'function', name: 'forecast' });
     const out = new JsonToolOutput(forecast);
     expect(out.toResponseItem('c1', fn)).toEqual({ type: 'function_call_output', call_id: 'c1', output: JSON.stringify(forecast) });
     expect(out.codeModeResult()).toEqual(forecast);
