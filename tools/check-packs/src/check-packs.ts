@@ -235,11 +235,48 @@ async function checkDirectHost(): Promise<string | undefined> {
     // the project's own @switchyard/protocol: a host imports the helpers it needs from it
     const ran = await run('node', ['turn.mjs'], dir);
     if (ran.code !== 0) return `direct-mode turn failed:\n${ran.output}`;
+    const typed = await typeCheckHostApp(dir);
+    if (typed) return typed;
     console.log(`check-packs: direct host (session + tool-clock, npm install with scripts): no native module, ${ran.output.trim()}`);
     return undefined;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The host's own TypeScript, checked as a strict project checks it (`skipLibCheck: false`) against
+ * the installed declaration files, without the optional peers (no `@opentelemetry/api`): a tool
+ * whose result is typed by an `interface`, a session with a tracer option's type in scope.
+ */
+async function typeCheckHostApp(dir: string): Promise<string | undefined> {
+  const types = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', '@types/node@20.19.43'], dir);
+  if (types.code !== 0) return `npm install @types/node failed:\n${types.output}`;
+  if (existsSync(join(dir, 'node_modules', '@opentelemetry', 'api'))) return 'the optional peer @opentelemetry/api was installed: the check would prove nothing';
+  writeFileSync(
+    join(dir, 'app.ts'),
+    [
+      `import { createSession, type SessionOptions } from '@switchyard/session';`,
+      `import { defineFunctionTool, JsonToolOutput } from '@switchyard/kit';`,
+      `interface Forecast { city: string; tempC: number; hourly: Array<{ hour: number; tempC: number }> }`,
+      `const forecast = defineFunctionTool<{ city: string }>({`,
+      `  name: 'forecast', description: 'Forecast.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },`,
+      `  handle: async ({ args }): Promise<Forecast> => ({ city: args.city, tempC: 3, hourly: [] }),`,
+      `});`,
+      `const direct: Forecast = { city: 'Oslo', tempC: 1, hourly: [] };`,
+      `export const output = new JsonToolOutput(direct);`,
+      `const options: SessionOptions = { toolMode: 'direct', tools: [forecast] };`,
+      `export const session = createSession(options);`,
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['app.ts'] }),
+  );
+  const checked = await run('node', [tsc, '-p', 'tsconfig.json'], dir);
+  if (checked.code !== 0) return `the host's TypeScript (skipLibCheck: false, no optional peers) failed to type-check:\n${checked.output}`;
+  console.log('check-packs: direct host app type-checks with skipLibCheck: false and no @opentelemetry/api (interface-typed tool result)');
+  return undefined;
 }
 
 await Promise.all([worker(), worker(), worker()]);
