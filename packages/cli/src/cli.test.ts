@@ -61,6 +61,20 @@ describe('switchyard (the built binary)', () => {
     expect(match, result.stdout).not.toBeNull();
   });
 
+  it('--cpu-time-ms and --wall-time-ms bound a non-interactive run; bad values are usage errors', async () => {
+    const spin = await run(['run', '-', '--yield-time-ms', '200', '--cpu-time-ms', '700'], "text('spinning');\nwhile (true) {}\n");
+    expect(spin.code).toBe(1);
+    expect(spin.stdout).toMatch(/Script failed\nWall time \d+\.\d seconds\n(.*\n)*.*exec cell exceeded its CPU time limit of 700 ms/);
+    const idle = await run(['run', '-', '--yield-time-ms', '200', '--wall-time-ms', '900'], "text('idle');\nawait new Promise(() => {});\n");
+    expect(idle.code).toBe(1);
+    expect(idle.stdout).toMatch(/exec cell exceeded its wall time limit of 900 ms/);
+    for (const [flag, value] of [['--cpu-time-ms', '0'], ['--wall-time-ms', 'soon']]) {
+      const refused = await run(['run', '-', flag, value], "text('x')");
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(`switchyard: ${flag} must be a positive integer of milliseconds or false\n`);
+    }
+  });
+
   it('--interactive asks on each yield; "t" terminates the cell', async () => {
     writeFileSync(join(workspace, 'spin.js'), "text('spinning');\nyield_control();\nwhile (true) {}\n");
     const result = await run(['run', 'spin.js', '--yield-time-ms', '5000', '--interactive'], 't\n');

@@ -27,6 +27,8 @@ Options:
   --mode <direct|code-mode|code-mode-only>   tool mode (run, plan; default code-mode-only)
   --json                    machine-readable output
   --yield-time-ms <n>       run: yield after n ms (default 10000)
+  --cpu-time-ms <n|false>   run: the cell's CPU time limit (default 60000; false: none)
+  --wall-time-ms <n|false>  run: the cell's wall-clock limit (default: none)
   --interactive             run: ask "wait or terminate" on every yield
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
@@ -43,6 +45,8 @@ const OPTIONS = {
   mode: { type: 'string' },
   json: { type: 'boolean', default: false },
   'yield-time-ms': { type: 'string' },
+  'cpu-time-ms': { type: 'string' },
+  'wall-time-ms': { type: 'string' },
   interactive: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
   version: { type: 'boolean', default: false },
@@ -166,6 +170,7 @@ async function runCellCommand(target: string, { values, mode, sandbox, color }: 
   const yieldText = values['yield-time-ms'];
   const yieldTimeMs = yieldText === undefined ? undefined : Number(yieldText);
   if (yieldTimeMs !== undefined && !(Number.isInteger(yieldTimeMs) && yieldTimeMs >= 0)) refuse('switchyard: --yield-time-ms must be a non-negative integer\n');
+  const limits = { cpuTimeMs: limitFlag(values, 'cpu-time-ms'), wallTimeMs: limitFlag(values, 'wall-time-ms') };
   const interactive = values.interactive || (target !== '-' && Boolean(process.stdin.isTTY));
   return runCommand(
     {
@@ -175,6 +180,7 @@ async function runCellCommand(target: string, { values, mode, sandbox, color }: 
       json: values.json,
       color,
       yieldTimeMs,
+      limits,
       interactive,
       answers: interactive && target !== '-' ? lineReader(process.stdin) : undefined,
       progress: process.stderr,
@@ -182,6 +188,16 @@ async function runCellCommand(target: string, { values, mode, sandbox, color }: 
     },
     out,
   );
+}
+
+/** A cell limit flag: a positive integer of milliseconds, `false` for none, or absent (the runtime's default). */
+function limitFlag(values: CliValues, flag: 'cpu-time-ms' | 'wall-time-ms'): number | false | undefined {
+  const text = values[flag];
+  if (text === undefined) return undefined;
+  if (text === 'false') return false;
+  const value = Number(text);
+  if (!(Number.isInteger(value) && value >= 1)) refuse(`switchyard: --${flag} must be a positive integer of milliseconds or false\n`);
+  return value;
 }
 
 async function readStdin(): Promise<string> {

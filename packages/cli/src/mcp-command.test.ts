@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -253,11 +253,47 @@ describe('switchyard mcp serve under 4,000 sequential calls (child process, --ex
 });
 
 describe('readMcpServeConfig', () => {
-  it('reads servers and resolves a relative cwd against the file', () => {
+  it('reads servers and resolves a relative cwd against the file; a server without cwd runs in the file\'s folder', () => {
     const path = join(workspace, 'relative.json');
-    writeFileSync(path, JSON.stringify({ servers: { docs: { command: 'node', args: ['docs.js'], cwd: 'servers/docs' } } }));
-    expect(readMcpServeConfig(path)).toEqual({ docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs') } });
+    writeFileSync(
+      path,
+      JSON.stringify({ servers: { docs: { command: 'node', args: ['docs.js'], cwd: 'servers/docs' }, shop: { command: 'node', args: ['./shop.mjs'] }, web: { url: 'http://127.0.0.1:9/mcp' } } }),
+    );
+    expect(readMcpServeConfig(path)).toEqual({
+      docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs') },
+      shop: { command: 'node', args: ['./shop.mjs'], cwd: workspace },
+      web: { url: 'http://127.0.0.1:9/mcp' },
+    });
   });
+
+  it('relative args of a server are relative to the config file, wherever serve was started', async () => {
+    const folder = join(workspace, 'conf');
+    mkdirSync(folder, { recursive: true });
+    // a relative script beside the config (it loads the fixture server, which needs the workspace's modules)
+    writeFileSync(join(folder, 'catalog.mjs'), `await import(${JSON.stringify(pathToFileURL(CATALOG).href)});\n`);
+    writeFileSync(join(folder, 'servers.json'), JSON.stringify({ servers: { cat: { command: process.execPath, args: ['./catalog.mjs'] } } }));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...NODE_ARGS, '--cwd', workspace, '--config', join(folder, 'servers.json')],
+      cwd: CLI_ROOT,
+      env: process.env as Record<string, string>,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'relative-args', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      // the downstream server may report in after initialize: ask until its tools are described
+      let description = '';
+      for (let attempt = 0; attempt < 100 && !description.includes('mcp__cat__search_products'); attempt++) {
+        const { tools } = await client.listTools();
+        description = tools.find((tool) => tool.name === 'exec')?.description ?? '';
+        if (!description.includes('mcp__cat__search_products')) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(description).toContain('### `mcp__cat__search_products`');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 
   it('names the problem with a missing file, bad JSON, unknown keys and a non-object servers', () => {
     const write = (name: string, text: string) => {

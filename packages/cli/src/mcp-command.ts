@@ -43,12 +43,16 @@ export function readMcpServeConfig(path: string): Record<string, McpServerConfig
   if (unknown.length > 0) throw new Error(`${path}: unknown key ${unknown.map((key) => `"${key}"`).join(', ')} (only "servers" is read)`);
   const servers = (parsed as { servers?: unknown }).servers ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new Error(`${path}: "servers" must be an object keyed by server name`);
-  // A relative `cwd` of a stdio server is relative to the configuration file.
+  // Every relative path of a stdio server is relative to the configuration file's folder, wherever
+  // serve was started: its `cwd` (resolved here), and — since a child resolves a relative `command`
+  // and its `args` against its own working directory — its `command` and `args`, by making that
+  // folder the working directory of a server that names none. HTTP servers have no paths.
   const base = dirname(resolve(path));
   return Object.fromEntries(
     Object.entries(servers as Record<string, McpServerConfig>).map(([name, config]) => {
-      const cwd = (config as { cwd?: unknown })?.cwd;
-      return [name, typeof cwd === 'string' ? { ...config, cwd: resolve(base, cwd) } : config];
+      if (typeof config !== 'object' || config === null || typeof (config as { command?: unknown }).command !== 'string') return [name, config];
+      const cwd = (config as { cwd?: unknown }).cwd;
+      return [name, { ...config, cwd: typeof cwd === 'string' ? resolve(base, cwd) : base }];
     }),
   );
 }

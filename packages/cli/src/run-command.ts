@@ -11,6 +11,8 @@ export interface RunCommandOptions {
   json: boolean;
   color: boolean;
   yieldTimeMs?: number;
+  /** The cell's limits (`cpuTimeMs`, `wallTimeMs`; absent: the runtime's defaults). */
+  limits?: { cpuTimeMs?: number | false; wallTimeMs?: number | false };
   /** Ask "wait / terminate" on every yield (reads answers from `answers`). */
   interactive: boolean;
   answers?: AsyncIterator<string>;
@@ -36,7 +38,14 @@ const RUNNING = /^Script running with cell ID (\S+)/;
 export async function runCommand(options: RunCommandOptions, write: (text: string) => void): Promise<number> {
   const style = createStyle(options.color);
   const builtins = builtinTools(options.cwd, options.sandbox);
-  const session = createSession({ toolMode: options.mode === 'direct' ? 'code-mode-only' : options.mode, tools: builtins.tools, cwd: options.cwd, approvalPolicy: 'never' });
+  const runtimeOptions = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined));
+  const session = createSession({
+    toolMode: options.mode === 'direct' ? 'code-mode-only' : options.mode,
+    tools: builtins.tools,
+    cwd: options.cwd,
+    approvalPolicy: 'never',
+    codeMode: { runtimeOptions },
+  });
   const transcript: Array<{ call: string; output: string[] }> = [];
   let exitCode = 0;
   let spinner: NodeJS.Timeout | undefined;
