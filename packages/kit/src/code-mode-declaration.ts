@@ -158,12 +158,17 @@ export function isMcpOutputSchema(schema: JsonSchema | undefined): boolean {
   return !!content && content.type === 'array' && !!schema.properties && 'isError' in schema.properties;
 }
 
-/** The result type of a nested tool: `CallToolResult<T>` for MCP-shaped schemas, the rendered schema, or `unknown`. */
+/**
+ * The result type of a nested tool: `CallToolResult<T>` for MCP-shaped schemas, the rendered schema, or `unknown`.
+ * `T` is the `structuredContent` schema rendered as a schema of its own: an MCP tool's `outputSchema` describes the
+ * structured content alone, so its local `$ref`s (`#/definitions/…`, `#/$defs/…`) point into it, not into the
+ * `CallToolResult` envelope around it.
+ */
 function outputType(schema: JsonSchema | undefined): string {
   if (!schema) return 'unknown';
   if (isMcpOutputSchema(schema)) {
     const structured = schema.properties?.structuredContent as JsonSchema | undefined;
-    const rendered = structured === undefined ? 'unknown' : schemaToTypeScript(structured, schema);
+    const rendered = structured === undefined ? 'unknown' : schemaToTypeScript(structured);
     return rendered === 'unknown' ? 'CallToolResult' : `CallToolResult<${rendered}>`;
   }
   return schemaToTypeScript(schema);
