@@ -76,6 +76,9 @@ describe('exec description', () => {
   it('says what the defaults are, as Codex does', () => {
     const template = execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false });
     expect(template).toContain(
+      '\n- `generatedImage(result: { image_url: string; output_hint?: string })`: append an image-generation result and its optional output hint. HTTP(S) URLs are not supported.\n',
+    );
+    expect(template).toContain(
       '\n- You may optionally start the tool input with a first-line pragma like `// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}`.\n' +
         '- `yield_time_ms` asks `exec` to yield early if the script is still running (it answers "Script running with cell ID …"; use `wait` with that cell ID to see more). Defaults to 10000 ms.\n' +
         '- `max_output_tokens` sets the token budget for direct `exec` results. Defaults to 10000 tokens.\n',

@@ -32,6 +32,7 @@ Globals:
 - \`text(value)\`: append text to the output (objects are JSON-encoded).
 - \`console.log(...values)\` (and \`info\`, \`warn\`, \`error\`, \`debug\`): like \`text\`, the values joined by spaces.
 - \`image(urlOrItem, detail?)\`: append an image (a data: URL, or an item with \`image_url\` and \`detail\`).
+- \`generatedImage(result: { image_url: string; output_hint?: string })\`: append an image-generation result and its optional output hint. HTTP(S) URLs are not supported.
 - \`store(key, value)\` / \`load(key)\`: keep JSON values across exec calls of this session.
 - \`notify(text)\`: send a note to the model right away, while the script keeps running.
 - \`yield_control()\`: return the output so far now and keep running in the background.
