@@ -16,7 +16,8 @@ describe('createCodeMode options are strict', () => {
     expect(await configError(() => createCodeMode({ runtime, maxOutputTokenCap: 100 } as never))).toBe(
       'createCodeMode: unknown option `maxOutputTokenCap`; did you mean `maxOutputTokensCap`?',
     );
-    expect(await configError(() => createCodeMode({ runtime, yieldTimeMs: 100 } as never))).toBe('createCodeMode: unknown option `yieldTimeMs`; did you mean `defaultYieldTimeMs`?');
+    expect(await configError(() => createCodeMode({ runtime, defaultYieldTime: 100 } as never))).toBe('createCodeMode: unknown option `defaultYieldTime`; did you mean `defaultYieldTimeMs`?');
+    expect(await configError(() => createCodeMode({ runtime, yieldTimeMs: 100 } as never))).toBe('createCodeMode: unknown option `yieldTimeMs`; did you mean `maxYieldTimeMs`?');
     expect(await configError(() => createCodeMode({ runtimeOptions: {} } as never))).toBe('createCodeMode: unknown option `runtimeOptions`; did you mean `runtime`?');
   });
 
@@ -30,11 +31,14 @@ describe('createCodeMode options are strict', () => {
     );
     expect(await configError(() => createCodeMode({ runtime, maxOutputTokensCap: 0 }))).toBe('createCodeMode: option `maxOutputTokensCap` must be an integer ≥ 1; got 0');
     expect(await configError(() => createCodeMode({ runtime, execHooks: 'no' as never }))).toBe('createCodeMode: option `execHooks` must be a boolean; got "no"');
+    expect(await configError(() => createCodeMode({ runtime, maxYieldTimeMs: -5 }))).toBe(
+      `createCodeMode: option \`maxYieldTimeMs\` must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}; got -5`,
+    );
   });
 
   it('accepts every documented option', async () => {
     expect(typeof createCodeMode({ runtime, maxOutputTokensCap: undefined }).executors).toBe('function');
-    const codeMode = createCodeMode({ runtime, defaultYieldTimeMs: 0, defaultMaxOutputTokens: 500, maxOutputTokensCap: 20_000, execHooks: false });
+    const codeMode = createCodeMode({ runtime, defaultYieldTimeMs: 0, defaultMaxOutputTokens: 500, maxOutputTokensCap: 20_000, maxYieldTimeMs: 30_000, execHooks: false });
     expect(typeof codeMode.executors).toBe('function');
   });
 });
