@@ -363,7 +363,7 @@ describe('the environment', () => {
     isolate.dispose();
     for (const removed of ['console', 'SharedArrayBuffer', 'Atomics', 'WebAssembly']) expect(standard.has(removed)).toBe(true);
     const added = (JSON.parse(texts[0]) as string[]).filter((name) => !standard.has(name)).sort();
-    expect(added).toEqual(['ALL_TOOLS', 'clearTimeout', 'exit', 'image', 'load', 'notify', 'setTimeout', 'store', 'text', 'tools', 'yield_control'].sort());
+    expect(added).toEqual(['ALL_TOOLS', 'clearTimeout', 'exit', 'generatedImage', 'image', 'load', 'notify', 'setTimeout', 'store', 'text', 'tools', 'yield_control'].sort());
     // console is the cell's own (it writes to the output), in place of the standard one
     expect(standard.has('console') && !added.includes('console')).toBe(true);
   });

@@ -260,6 +260,20 @@ function image(imageUrlOrItem, detail) {
   if (!finished) send('image', url, chosen === undefined ? 'high' : chosen);
 }
 
+// generatedImage({ image_url, output_hint? }): an image-generation result, as Codex has it. The
+// image goes through image() (same URL rules: data: URLs only, http(s) refused with the reference
+// error; its own detail, else high), then the hint, if any, is one text item after it. The hint is
+// checked first, so a bad hint appends nothing.
+function generatedImage(result) {
+  if (result === null || (typeof result !== 'object' && typeof result !== 'function')) throw 'generatedImage expects an image generation result object';
+  let hint;
+  try { hint = result.output_hint; } catch (_) { throw 'failed to read generatedImage output_hint'; }
+  if (hint !== undefined && typeof hint !== 'string') throw 'generatedImage output_hint must be a string when provided';
+  if (hint !== undefined) checkSize(hint, 'a generatedImage() output hint');
+  image(result);
+  if (hint !== undefined) text(hint);
+}
+
 function notify(value) {
   const message = toText(value);
   checkSize(message, 'a notify() message');
@@ -447,6 +461,7 @@ G.tools = toolFunctions;
 G.ALL_TOOLS = allTools;
 G.text = text;
 G.image = image;
+G.generatedImage = generatedImage;
 G.notify = notify;
 G.yield_control = yield_control;
 G.exit = exit;

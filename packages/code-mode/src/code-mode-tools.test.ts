@@ -70,3 +70,22 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
     await vi.waitFor(() => expect(terminated).toHaveLength(1));
   });
 });
+
+describe('the host cap on yield times (maxYieldTimeMs)', () => {
+  const capped = { ...options, maxYieldTimeMs: 100 };
+  const cappedExec = createExecTool(service, { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface, capped);
+  const cappedWait = createWaitTool(service, capped);
+
+  it('clamps the pragma yield_time_ms and wait.yield_time_ms: a running cell is reported long before the 60 s asked for', async () => {
+    const started = Date.now();
+    const first = await call(cappedExec, `// @exec: {"yield_time_ms": 60000}\ntext('x'); await new Promise(() => {});`, undefined, 'call-cap-1');
+    const cellId = /Script running with cell ID ([0-9a-z]+)/.exec(bodyText(first))?.[1];
+    expect(cellId).toBeDefined();
+    const second = await call(cappedWait, { cell_id: cellId as string, yield_time_ms: 60_000 }, undefined, 'call-cap-2');
+    expect(bodyText(second)).toContain(`Script running with cell ID ${cellId}`);
+    // two yields of at most 100 ms each: an order of magnitude below one 60 s yield, even under load
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const ended = await call(cappedWait, { cell_id: cellId as string, terminate: true }, undefined, 'call-cap-3');
+    expect(bodyText(ended)).toContain('Script terminated');
+  });
+});

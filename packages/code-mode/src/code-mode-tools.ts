@@ -25,6 +25,8 @@ export interface CodeModeToolOptions {
   defaultMaxOutputTokens: number;
   /** Host cap clamping every budget (pragma `max_output_tokens`, `wait.max_tokens`). */
   maxOutputTokensCap?: number;
+  /** Host cap clamping every yield time (pragma `yield_time_ms`, `wait.yield_time_ms`, the default). */
+  maxYieldTimeMs?: number;
   /** Fire PreToolUse / PostToolUse hooks for the outer `exec` (`tool_input: { code }`). */
   execHooks: boolean;
 }
@@ -32,6 +34,15 @@ export interface CodeModeToolOptions {
 function budget(requested: number | undefined, options: CodeModeToolOptions): number {
   const value = requested ?? options.defaultMaxOutputTokens;
   return options.maxOutputTokensCap === undefined ? value : Math.min(value, options.maxOutputTokensCap);
+}
+
+/**
+ * The yield time of an `exec` or `wait`: the requested one or the default, clamped by the host's
+ * `maxYieldTimeMs` (Codex's per-session `max_yield_time_ms` limit), so no call holds a step longer.
+ */
+function yieldTime(requested: number | undefined, options: CodeModeToolOptions): number {
+  const value = requested ?? options.defaultYieldTimeMs;
+  return options.maxYieldTimeMs === undefined ? value : Math.min(value, options.maxYieldTimeMs);
 }
 
 /** `cell-end` for an observation that ends its cell (completed, failed or terminated). */
@@ -99,7 +110,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
             cellId,
             source: source.code,
             tools,
-            yieldTimeMs: source.yieldTimeMs ?? options.defaultYieldTimeMs,
+            yieldTimeMs: yieldTime(source.yieldTimeMs, options),
             signal: invocation.signal,
           }),
         );
@@ -173,7 +184,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
         observation = args.terminate
           ? await session.runtime.terminate(args.cell_id)
           : await session.runtime.observe(args.cell_id, {
-              yieldTimeMs: args.yield_time_ms ?? options.defaultYieldTimeMs,
+              yieldTimeMs: yieldTime(args.yield_time_ms, options),
               // a cancelled wait detaches without taking the output: the next wait gets it
               signal: invocation.signal,
             });

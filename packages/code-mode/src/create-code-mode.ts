@@ -20,6 +20,8 @@ export interface CreateCodeModeOptions {
   defaultMaxOutputTokens?: number;
   /** Host cap on every output budget (pragma and `wait.max_tokens`). Default: none. */
   maxOutputTokensCap?: number;
+  /** Host cap in ms on every yield time (pragma `yield_time_ms`, `wait.yield_time_ms`, the default), for every session. Default: none. */
+  maxYieldTimeMs?: number;
   /** Fire hooks for the outer `exec` call with `tool_input: { code }`. Default true. */
   execHooks?: boolean;
 }
@@ -50,6 +52,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
   defaultYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   defaultMaxOutputTokens: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   maxOutputTokensCap: rule.number({ min: 1, integer: true }),
+  maxYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   execHooks: rule.boolean(),
 };
 
@@ -65,6 +68,7 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
     defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
     maxOutputTokensCap: options.maxOutputTokensCap,
+    maxYieldTimeMs: options.maxYieldTimeMs,
     execHooks: options.execHooks ?? true,
   };
   return {

@@ -30,6 +30,8 @@ const dashed: NestedToolDefinition = {
   inputSchema: { type: 'object', properties: {} , additionalProperties: false },
   deferred: false,
 };
+const DEFERRED_GUIDANCE =
+  'Some deferred nested tools may be omitted from this description. They are still available on the global `tools` object and listed in `ALL_TOOLS`.\nTo find one, filter `ALL_TOOLS` by `name` and `description`.';
 const hidden: NestedToolDefinition = { toolName: toolName('later'), codeModeName: 'later', description: 'Deferred.', kind: 'function', deferred: true };
 
 describe('exec description', () => {
@@ -52,23 +54,53 @@ describe('exec description', () => {
     );
   });
 
-  it('code-mode gets the template only; code-mode-only adds the note, MCP types and the reference', () => {
+  it('code-mode gets the template (and the deferred note); code-mode-only adds the note, MCP types and the reference', () => {
     const surface: CodeModeSurface = { mode: 'code-mode', tools: [echo, patch, hidden], hasDeferredTools: true };
+    const template = execDescription({ ...surface, hasDeferredTools: false });
+    expect(template).toMatch(/^Run JavaScript to call tools\./);
     const plain = execDescription(surface);
-    expect(plain).toMatch(/^Run JavaScript to call tools\./);
+    expect(plain).toBe(`${template}\n\n${DEFERRED_GUIDANCE}`);
     expect(plain).not.toContain('### `');
     expect(plain).not.toContain('Shared MCP Types:');
     const only = execDescription({ ...surface, mode: 'code-mode-only' });
-    expect(only.startsWith(plain)).toBe(true);
-    expect(only.slice(plain.length)).toMatch(/^\n\nTool catalog: 2 of 3 nested tools are described below\. Some nested tools are not described here to save space/);
-    expect(only).toContain('Find them by filtering `ALL_TOOLS` by `name` and `description`.');
+    expect(only.startsWith(`${template}\n\nTool catalog: 2 of 3 nested tools are described below.\n${DEFERRED_GUIDANCE}\n\n${MCP_TYPES}\n\n`)).toBe(true);
     expect(only.split(MCP_TYPES)).toHaveLength(2);
     expect(only.endsWith(nestedToolReference([echo, patch, hidden]))).toBe(true);
     expect(only).not.toContain('Use `exec/wait` tool to run all other tools');
     const noMcp = execDescription({ mode: 'code-mode-only', tools: [patch], hasDeferredTools: false });
     expect(noMcp).not.toContain('Shared MCP Types:');
     expect(noMcp).not.toContain('ALL_TOOLS` by `name`');
-    expect(noMcp).toBe(`${plain}\n\nTool catalog: complete (1 tool).\n\n${nestedToolReference([patch])}`);
+    expect(noMcp).toBe(`${template}\n\nTool catalog: complete (1 tool).\n\n${nestedToolReference([patch])}`);
+  });
+
+  it('says what the defaults are, as Codex does', () => {
+    const template = execDescription({ mode: 'code-mode', tools: [], hasDeferredTools: false });
+    expect(template).toContain(
+      '\n- `generatedImage(result: { image_url: string; output_hint?: string })`: append an image-generation result and its optional output hint. HTTP(S) URLs are not supported.\n',
+    );
+    expect(template).toContain(
+      '\n- You may optionally start the tool input with a first-line pragma like `// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}`.\n' +
+        '- `yield_time_ms` asks `exec` to yield early if the script is still running (it answers "Script running with cell ID …"; use `wait` with that cell ID to see more). Defaults to 10000 ms.\n' +
+        '- `max_output_tokens` sets the token budget for direct `exec` results. Defaults to 10000 tokens.\n',
+    );
+  });
+
+  it('adds the shared MCP types once when only a deferred tool has an MCP result, and does not describe that tool', () => {
+    const deferredMcp: NestedToolDefinition = { ...echo, deferred: true };
+    const text = execDescription({ mode: 'code-mode-only', tools: [deferredMcp, patch], hasDeferredTools: true });
+    expect(text.split('Shared MCP Types:')).toHaveLength(2);
+    expect(text.split('type CallToolResult<TStructured = { [key: string]: unknown }>')).toHaveLength(2);
+    expect(text).toContain(`\n${DEFERRED_GUIDANCE}\n\n${MCP_TYPES}\n\n### \`apply_patch\``);
+    expect(text).not.toContain('### `mcp__rmcp__echo`');
+    expect(execDescription({ mode: 'code-mode-only', tools: [patch, hidden], hasDeferredTools: true })).not.toContain('Shared MCP Types:');
+  });
+
+  it('carries the MCP schema\'s CallToolResult types (Codex text)', () => {
+    expect(MCP_TYPES.startsWith('Shared MCP Types:\n```ts\ntype Role = "user" | "assistant";\ntype MetaObject = Record<string, unknown>;\ntype Annotations = {\n  audience?: Role[];\n')).toBe(true);
+    expect(MCP_TYPES).toContain('\ntype ContentBlock =\n  | TextContent\n  | ImageContent\n  | AudioContent\n  | ResourceLink\n  | EmbeddedResource;\n');
+    expect(MCP_TYPES.endsWith(
+      'type CallToolResult<TStructured = { [key: string]: unknown }> = {\n  _meta?: MetaObject;\n  content: ContentBlock[];\n  isError?: boolean;\n  structuredContent?: TStructured;\n  [key: string]: unknown;\n};\n```',
+    )).toBe(true);
   });
 
   it('tells the model how failed calls and console behave in a cell', () => {
@@ -126,7 +158,7 @@ describe('the budgeted exec description', () => {
     const surface = surfaceOf(6, 2, { deferred: 1 });
     const full = execDescription({ ...surface, budget: { tokens: Infinity } });
     expect(execDescription(surface)).toBe(full);
-    expect(full).toContain('\n\nTool catalog: 5 of 6 nested tools are described below. Some nested tools are not described here to save space');
+    expect(full).toContain(`\n\nTool catalog: 5 of 6 nested tools are described below.\n${DEFERRED_GUIDANCE}\n\n`);
     expect(full).not.toContain('left out to save space');
     expect(described(full)).toHaveLength(5);
     expect(execDescription(surfaceOf(6, 2))).toContain('\n\nTool catalog: complete (6 tools).\n\n');
@@ -175,7 +207,7 @@ describe('the budgeted exec description', () => {
   it('counts deferred tools among the M and never describes them', () => {
     const text = execDescription(surfaceOf(300, 3, { deferred: 50 }));
     expect(text).toMatch(/Tool catalog: \d+ of 300 nested tools are described below/);
-    expect(text).not.toContain('Some nested tools are not described here to save space');
+    expect(text).not.toContain(DEFERRED_GUIDANCE);
     for (const name of described(text)) expect(Number(/_(\d+)$/.exec(name)?.[1])).toBeGreaterThanOrEqual(50);
   });
 

@@ -24,12 +24,15 @@ const EXEC_TEMPLATE = `Run JavaScript to call tools. Your code is evaluated in a
 - A nested tool takes an object (function tools) or a string (freeform tools) and returns an object or a string, as its description says. A failed call rejects with an \`Error\` whose \`message\` is the failure text.
 - The environment is raw JavaScript -- no Node, no file system, no network access.
 - Send raw JavaScript source: not JSON, not a quoted string, not a markdown code fence.
-- Optional first line pragma: \`// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}\`. \`yield_time_ms\` makes exec return early with "Script running with cell ID …" while the script keeps running (defaults to 10000 ms); use \`wait\` with that cell ID to see more. \`max_output_tokens\` is the token budget for this result (default 10000).
+- You may optionally start the tool input with a first-line pragma like \`// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}\`.
+- \`yield_time_ms\` asks \`exec\` to yield early if the script is still running (it answers "Script running with cell ID …"; use \`wait\` with that cell ID to see more). Defaults to 10000 ms.
+- \`max_output_tokens\` sets the token budget for direct \`exec\` results. Defaults to 10000 tokens.
 - When the module finishes, the isolate ends and unawaited promises are silently discarded.
 Globals:
 - \`text(value)\`: append text to the output (objects are JSON-encoded).
 - \`console.log(...values)\` (and \`info\`, \`warn\`, \`error\`, \`debug\`): like \`text\`, the values joined by spaces.
 - \`image(urlOrItem, detail?)\`: append an image (a data: URL, or an item with \`image_url\` and \`detail\`).
+- \`generatedImage(result: { image_url: string; output_hint?: string })\`: append an image-generation result and its optional output hint. HTTP(S) URLs are not supported.
 - \`store(key, value)\` / \`load(key)\`: keep JSON values across exec calls of this session.
 - \`notify(text)\`: send a note to the model right away, while the script keeps running.
 - \`yield_control()\`: return the output so far now and keep running in the background.
@@ -37,18 +40,94 @@ Globals:
 - \`setTimeout(fn, ms)\` / \`clearTimeout(id)\`: timers (they do not keep the script alive).
 - \`ALL_TOOLS\`: an array of \`{ name, description, declaration }\` for every nested tool, described here or not; \`declaration\` is its TypeScript declaration, e.g. \`text(ALL_TOOLS.filter((t) => /invoice/.test(t.name)).map((t) => t.declaration).join("\\n"))\`.`;
 
-const DEFERRED_NOTE = `Some nested tools are not described here to save space (they are loaded on demand), but they are still on \`tools\` and listed in \`ALL_TOOLS\`. Find them by filtering \`ALL_TOOLS\` by \`name\` and \`description\`.`;
+/** Codex's deferred-tools note: the tools `tool_search` would load are still callable, found through `ALL_TOOLS`. */
+const DEFERRED_NOTE = `Some deferred nested tools may be omitted from this description. They are still available on the global \`tools\` object and listed in \`ALL_TOOLS\`.
+To find one, filter \`ALL_TOOLS\` by \`name\` and \`description\`.`;
 
-/** The shared TypeScript types of MCP tool results (added once when an output schema is MCP-shaped). */
+/**
+ * The shared TypeScript types of MCP tool results, added once when any nested tool (described or
+ * deferred) has an MCP-shaped output schema, so every `CallToolResult<T>` declaration, including
+ * one the model finds later in `ALL_TOOLS`, has its types. Codex's text, which follows the MCP
+ * schema's CallToolResult (https://modelcontextprotocol.io/specification/draft/schema#calltoolresult).
+ */
 export const MCP_TYPES = `Shared MCP Types:
 \`\`\`ts
-type TextContent = { type: "text"; text: string; annotations?: unknown; _meta?: unknown; };
-type ImageContent = { type: "image"; data: string; mimeType: string; annotations?: unknown; _meta?: unknown; };
-type AudioContent = { type: "audio"; data: string; mimeType: string; annotations?: unknown; _meta?: unknown; };
-type ResourceLink = { type: "resource_link"; uri: string; name: string; description?: string; mimeType?: string; };
-type EmbeddedResource = { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string; }; };
-type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource;
-type CallToolResult<TStructured = { [key: string]: unknown; }> = { content: Array<ContentBlock>; structuredContent?: TStructured; isError?: boolean; _meta?: unknown; };
+type Role = "user" | "assistant";
+type MetaObject = Record<string, unknown>;
+type Annotations = {
+  audience?: Role[];
+  priority?: number;
+  lastModified?: string;
+};
+type Icon = {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: "light" | "dark";
+};
+type TextResourceContents = {
+  uri: string;
+  mimeType?: string;
+  _meta?: MetaObject;
+  text: string;
+};
+type BlobResourceContents = {
+  uri: string;
+  mimeType?: string;
+  _meta?: MetaObject;
+  blob: string;
+};
+type TextContent = {
+  type: "text";
+  text: string;
+  annotations?: Annotations;
+  _meta?: MetaObject;
+};
+type ImageContent = {
+  type: "image";
+  data: string;
+  mimeType: string;
+  annotations?: Annotations;
+  _meta?: MetaObject;
+};
+type AudioContent = {
+  type: "audio";
+  data: string;
+  mimeType: string;
+  annotations?: Annotations;
+  _meta?: MetaObject;
+};
+type ResourceLink = {
+  icons?: Icon[];
+  name: string;
+  title?: string;
+  uri: string;
+  description?: string;
+  mimeType?: string;
+  annotations?: Annotations;
+  size?: number;
+  _meta?: MetaObject;
+  type: "resource_link";
+};
+type EmbeddedResource = {
+  type: "resource";
+  resource: TextResourceContents | BlobResourceContents;
+  annotations?: Annotations;
+  _meta?: MetaObject;
+};
+type ContentBlock =
+  | TextContent
+  | ImageContent
+  | AudioContent
+  | ResourceLink
+  | EmbeddedResource;
+type CallToolResult<TStructured = { [key: string]: unknown }> = {
+  _meta?: MetaObject;
+  content: ContentBlock[];
+  isError?: boolean;
+  structuredContent?: TStructured;
+  [key: string]: unknown;
+};
 \`\`\``;
 
 /** Rendered declarations and descriptions by definition object (the planner hands out the same definitions while a tool is unchanged). */
@@ -229,7 +308,8 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
 }
 
 /**
- * The `exec` description for a step's surface: the template; in `code-mode-only` also the
+ * The `exec` description for a step's surface: the template (in `code-mode`, followed by the
+ * deferred-tools note when some nested tools are deferred, as Codex does); in `code-mode-only` also the
  * catalog line ("Tool catalog: complete (N tools).", or "N of M" followed by the
  * deferred-tools note when some are deferred), the shared MCP types (when an output schema is
  * MCP-shaped) and the nested-tool reference. Under the surface's token budget (default 2,000,
@@ -239,7 +319,7 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
  * are left out to save space". The same surface always gives the same text.
  */
 export function execDescription(surface: CodeModeSurface): string {
-  if (surface.mode !== 'code-mode-only') return EXEC_TEMPLATE;
+  if (surface.mode !== 'code-mode-only') return surface.hasDeferredTools ? `${EXEC_TEMPLATE}\n\n${DEFERRED_NOTE}` : EXEC_TEMPLATE;
   const key = [surface.hasDeferredTools, surface.budget?.tokens, surface.budget?.countTokens, (surface.budget?.priority ?? []).join('\u0000')];
   const cached = recentDescriptions.find(
     (entry) => entry.key.every((part, index) => part === key[index]) && entry.tools.length === surface.tools.length && entry.tools.every((tool, index) => tool === surface.tools[index]),
@@ -269,7 +349,7 @@ function budgetedDescription(surface: CodeModeSurface): string {
   const eligible = referenceOrder(surface.tools.filter((tool) => !tool.deferred));
   const all = referenceOrder(surface.tools);
   const line = catalogLine(eligible.length, all.length);
-  const fullNote = surface.hasDeferredTools ? `${line} ${DEFERRED_NOTE}` : line;
+  const fullNote = surface.hasDeferredTools ? `${line}\n${DEFERRED_NOTE}` : line;
   if (!(tokens < Infinity)) return assemble(fullNote, eligible, '');
   // Everything, if it fits: add up the sections first and stop as soon as they pass the budget.
   let total = costOf(assemble(fullNote, [], ''));
@@ -301,22 +381,32 @@ function budgetedDescription(surface: CodeModeSurface): string {
   }
 }
 
-/** The `wait` description. */
+/**
+ * The `wait` description, Codex's text: the first line, then one bullet per rule. The tool JSON
+ * (this, `strict: false` and {@link WAIT_PARAMETERS}) is byte-identical to Codex's `wait` spec, so a
+ * model trained on it reads the same tool.
+ */
 export const WAIT_DESCRIPTION = `Waits on a yielded \`exec\` cell and returns new output or completion.
-- Use \`wait\` only after \`exec\` returns "Script running with cell ID ...".
-- It returns only the new output since the last yield, or the final completion or termination result.
-- It may yield again with the same \`cell_id\`; call \`wait\` again to keep observing.
-- If the cell has already finished, it returns the completed result and closes the cell.
-- \`terminate: true\` stops the running cell.`;
+- Use \`wait\` only after \`exec\` returns \`Script running with cell ID ...\`.
+- \`cell_id\` identifies the running \`exec\` cell to resume.
+- \`yield_time_ms\` controls how long to wait for more output before yielding again. Defaults to 10000 ms.
+- \`max_tokens\` limits how much new output this wait call returns. Defaults to 10000 tokens.
+- \`terminate: true\` stops the running cell; false or omitted waits for output.
+- \`wait\` returns only the new output since the last yield, or the final completion or termination result for that cell.
+- If the cell is still running, \`wait\` may yield again with the same \`cell_id\`.
+- If the cell has already finished, \`wait\` returns the completed result and closes the cell.`;
 
-/** The `wait` parameters. */
+/**
+ * The `wait` parameters. Key order is the wire order: Codex serializes properties sorted by name and
+ * each schema as `type`, `description`, …, `properties`, `required`, `additionalProperties`.
+ */
 export const WAIT_PARAMETERS: JsonSchema = {
   type: 'object',
   properties: {
     cell_id: { type: 'string', description: 'Identifier of the running exec cell.' },
-    yield_time_ms: { type: 'number', description: 'How long to wait (in milliseconds) for more output before yielding again. Defaults to 10000.' },
-    max_tokens: { type: 'number', description: 'Output token budget for this wait call only. Defaults to 10000.' },
-    terminate: { type: 'boolean', description: 'Whether to stop the running cell instead of waiting.' },
+    max_tokens: { type: 'number', description: 'Output token budget for this wait call. Defaults to 10000 tokens.' },
+    terminate: { type: 'boolean', description: 'True stops the running exec cell; false or omitted waits for output.' },
+    yield_time_ms: { type: 'number', description: 'Wait before yielding more output. Defaults to 10000 ms.' },
   },
   required: ['cell_id'],
   additionalProperties: false,

@@ -107,4 +107,42 @@ describe('augmentCodeModeDescription', () => {
     )).toBe(true);
     expect(augmentCodeModeDescription({ description: 'x', codeModeName: 'a', kind: 'function', outputSchema: mcpOutput() })).toContain('Promise<CallToolResult>;');
   });
+
+  it('resolves $refs of the structured content against the structured content schema (Codex mcp__sample__search)', () => {
+    const output: JsonSchema = {
+      type: 'object',
+      properties: {
+        content: { type: 'array', items: { type: 'object' } },
+        structuredContent: {
+          type: 'object',
+          properties: { results: { type: 'array', items: { $ref: '#/definitions/Result~1item~0v1' } } },
+          required: ['results'],
+          additionalProperties: false,
+          definitions: {
+            'Result/item~v1': {
+              type: 'object',
+              properties: { id: { type: 'string' }, score: { type: 'number' } },
+              required: ['id', 'score'],
+              additionalProperties: false,
+            },
+          },
+        },
+        isError: { type: 'boolean' },
+        _meta: { type: 'object' },
+      },
+      required: ['content'],
+      additionalProperties: false,
+    };
+    expect(
+      augmentCodeModeDescription({
+        description: 'Search',
+        codeModeName: 'mcp__sample__search',
+        kind: 'function',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+        outputSchema: output,
+      }),
+    ).toBe(
+      'Search\n\nexec tool declaration:\n```ts\ndeclare const tools: { mcp__sample__search(args: {}): Promise<CallToolResult<{ results: Array<{ id: string; score: number; }>; }>>; };\n```',
+    );
+  });
 });

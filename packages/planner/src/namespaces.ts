@@ -1,11 +1,13 @@
-import type { FunctionToolSpec, NamespaceToolSpec, ToolSpec } from '@switchyard/protocol';
+import type { NamespaceToolSpec, ToolSpec } from '@switchyard/protocol';
+
+type NamespaceMember = NamespaceToolSpec['tools'][number];
 
 /** The description of a namespace whose own description is blank. */
 export function defaultNamespaceDescription(name: string): string {
   return `Tools in the ${name} namespace.`;
 }
 
-function byName(a: FunctionToolSpec, b: FunctionToolSpec): number {
+function byName(a: NamespaceMember, b: NamespaceMember): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
@@ -17,7 +19,7 @@ function byName(a: FunctionToolSpec, b: FunctionToolSpec): number {
  */
 export function mergeNamespaces(specs: readonly ToolSpec[]): ToolSpec[] {
   const merged: ToolSpec[] = [];
-  const namespaces = new Map<string, { index: number; description: string; tools: FunctionToolSpec[] }>();
+  const namespaces = new Map<string, { index: number; description: string; tools: NamespaceMember[] }>();
   for (const spec of specs) {
     if (spec.type !== 'namespace') {
       merged.push(spec);

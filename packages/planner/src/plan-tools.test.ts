@@ -1,5 +1,6 @@
 import { toolName, toWireTools, type HostedToolSpec, type ToolExecutor, type ToolExposure, type ToolMode } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
+import { ToolCallRuntime, ToolRegistry, createToolRouter } from '@switchyard/registry';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';
 import { planTools } from './plan-tools';
@@ -331,11 +332,35 @@ describe('tool_search planning', () => {
     ['no deferred tool', { toolSearch: true }, [fn('read_file')]],
     ['a provider without tool search', { toolSearch: false }, [deferred()]],
     ['a provider without namespaces', { toolSearch: true, namespaceTools: false }, [deferred()]],
-    ['only a deferred freeform tool', { toolSearch: true }, [freeform('patch', { exposure: 'deferred' })]],
   ])('is not planned with %s', (_label, capabilities, executors) => {
     const plan = planTools({ toolMode: 'direct', provider: capabilities }, { executors });
     expect(plan.executors.some((executor) => executor.spec.type === 'tool_search')).toBe(false);
     expect(visibleNames(plan.tools)).not.toContain('tool_search');
+  });
+
+  it('is planned for a deferred namespaced freeform tool, which it finds and loads (defer_loading: true) and whose call routes to it', async () => {
+    const patch = freeform('apply', { namespace: 'files__', exposure: 'deferred' });
+    const plan = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors: [fn('read_file'), patch] });
+    expect(visibleNames(plan.tools)).toEqual(['read_file', 'tool_search']);
+    expect(plan.warnings).toEqual([]);
+    const runtime = new ToolCallRuntime({ router: createToolRouter({ specs: plan.modelVisibleSpecs, registry: ToolRegistry.from(plan.executors) }), step: createStepContext() });
+    const found = await runtime.handleItem({ type: 'tool_search_call', call_id: 'search-1', execution: 'client', arguments: { query: 'apply freeform' } });
+    expect(found?.item).toEqual({
+      type: 'tool_search_output',
+      call_id: 'search-1',
+      status: 'completed',
+      execution: 'client',
+      tools: [
+        {
+          type: 'namespace',
+          name: 'files__',
+          description: 'Tools in the files__ namespace.',
+          tools: [{ type: 'custom', name: 'apply', description: 'The apply freeform tool.', defer_loading: true, format: { type: 'text' } }],
+        },
+      ],
+    });
+    const called = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'call-2', name: 'apply', namespace: 'files__', input: '*** Begin Patch' });
+    expect(called?.item).toMatchObject({ type: 'custom_tool_call_output', call_id: 'call-2', output: '*** Begin Patch' });
   });
 
   it('warns when deferred tools cannot be reached in direct mode', () => {

@@ -110,8 +110,9 @@ function isPlain(executor: ToolExecutor, name: string): boolean {
   return !executor.name.namespace && executor.name.name === name;
 }
 
+/** A deferred function or custom tool: `tool_search` can find and load it (the Responses API loads both kinds). */
 function isSearchable(executor: ToolExecutor): boolean {
-  return executorExposure(executor) === 'deferred' && executor.spec.type === 'function';
+  return executorExposure(executor) === 'deferred' && (executor.spec.type === 'function' || executor.spec.type === 'custom');
 }
 
 /** Visible specs by executor, reused while its spec object and code-mode name are the same. */

@@ -1,5 +1,5 @@
 import { toolName, type ToolExecutor, type ToolOutput, type ToolPayload, type WireTool } from '@switchyard/protocol';
-import { defineFunctionTool } from '@switchyard/kit';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createBm25Index } from './bm25-index';
@@ -244,11 +244,39 @@ describe('search text and index', () => {
     );
   });
 
-  it('only deferred function tools are indexed (freeform tools cannot be loaded)', () => {
-    const index = createToolSearchIndex([fn('alpha', { exposure: 'deferred' }), freeform('beta', { exposure: 'deferred' })]);
-    expect(index.size).toBe(1);
-    expect(flatNames(index.search('beta freeform', 8))).toEqual([]);
-    expect(flatNames(index.search('alpha', 8))).toEqual(['alpha']);
+  it('indexes deferred custom tools by name, description and grammar syntax', () => {
+    const patch = defineFreeformTool({
+      name: 'apply_patch',
+      namespace: 'editor__',
+      namespaceDescription: 'Editing tools',
+      description: 'Apply a patch',
+      exposure: 'deferred',
+      grammar: { syntax: 'lark', definition: 'start: "patch"' },
+      handle: () => 'done',
+    });
+    expect(toolSearchText(patch)).toBe('editor__apply_patch apply patch editor__ Editing tools apply_patch Apply a patch lark');
+  });
+
+  it('finds plain and namespaced deferred custom tools and returns them with defer_loading: true, beside functions of their namespace', () => {
+    const grammar = { syntax: 'lark', definition: 'start: "patch"' } as const;
+    const lookup = fn('lookup_order', { namespace: 'editor__', namespaceDescription: 'Editing tools', exposure: 'deferred', description: 'Look up an order' });
+    const patch = defineFreeformTool({ name: 'apply_patch', namespace: 'editor__', namespaceDescription: 'Editing tools', description: 'Apply a patch', exposure: 'deferred', grammar, handle: () => 'done' });
+    const plain = defineFreeformTool({ name: 'sketch', description: 'Draw a quick sketch', exposure: 'deferred', handle: () => 'done' });
+    const index = createToolSearchIndex([lookup, patch, plain]);
+    expect(index.size).toBe(3);
+    expect(JSON.stringify(index.search('apply a patch', 1))).toBe(
+      '[{"type":"namespace","name":"editor__","description":"Editing tools","tools":[{"type":"custom","name":"apply_patch","description":"Apply a patch","defer_loading":true,"format":{"type":"grammar","syntax":"lark","definition":"start: \\"patch\\""}}]}]',
+    );
+    const both = index.search('look up an order apply a patch', 2);
+    expect(both).toHaveLength(1);
+    expect(both[0]).toMatchObject({ type: 'namespace', name: 'editor__', description: 'Editing tools' });
+    expect((both[0] as { tools: Array<{ name: string }> }).tools.slice().sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual(
+        [
+          { type: 'custom', name: 'apply_patch', description: 'Apply a patch', defer_loading: true, format: { type: 'grammar', syntax: 'lark', definition: 'start: "patch"' } },
+          { type: 'function', name: 'lookup_order', description: 'Look up an order', strict: false, defer_loading: true, parameters: lookup.spec.type === 'function' ? lookup.spec.parameters : {} },
+        ],
+    );
+    expect(JSON.stringify(index.search('sketch', 1))).toBe('[{"type":"custom","name":"sketch","description":"Draw a quick sketch","defer_loading":true,"format":{"type":"text"}}]');
   });
 });
 

@@ -5,6 +5,7 @@ import {
   isJsonObject,
   toolName,
   toWireTool,
+  type FreeformToolSpec,
   type FunctionToolSpec,
   type JsonSchema,
   type LoadableToolSpec,
@@ -82,13 +83,14 @@ function appendSchemaText(schema: unknown, parts: string[], seen: Set<object>): 
 }
 
 /**
- * The text a deferred tool is found by: flat name, name with `_` as spaces,
- * namespace and its description, function name, spaced name, description, every schema
- * description and property name (through `items` and `anyOf`), then the executor's `searchText`.
+ * The text a deferred tool is found by: flat name, name with `_` as spaces, namespace and its
+ * description; for a function its name, spaced name, description, every schema description and
+ * property name (through `items` and `anyOf`); for a custom tool its name, description and grammar
+ * syntax (`lark`, `regex`); then the executor's `searchText`.
  */
 export function toolSearchText(executor: ToolExecutor): string {
   const parts: string[] = [];
-  const spec = executor.spec as FunctionToolSpec;
+  const spec = executor.spec as FunctionToolSpec | FreeformToolSpec;
   pushPart(parts, displayName(executor.name));
   pushPart(parts, executor.name.name.replace(/_/g, ' '));
   if (executor.name.namespace) {
@@ -96,14 +98,21 @@ export function toolSearchText(executor: ToolExecutor): string {
     pushPart(parts, executor.namespaceDescription);
   }
   pushPart(parts, spec.name);
-  pushPart(parts, spec.name.replace(/_/g, ' '));
-  pushPart(parts, spec.description);
-  appendSchemaText(spec.parameters, parts, new Set());
+  if (spec.type === 'custom') {
+    pushPart(parts, spec.description);
+    pushPart(parts, spec.grammar?.syntax);
+  } else {
+    pushPart(parts, spec.name.replace(/_/g, ' '));
+    pushPart(parts, spec.description);
+    appendSchemaText(spec.parameters, parts, new Set());
+  }
   pushPart(parts, executor.searchText);
   return parts.join(' ');
 }
 
-function loadableFunction(spec: FunctionToolSpec): FunctionToolSpec {
+/** What a hit loads: the spec with `deferLoading: true` (a function without its output schema). */
+function loadableMember(spec: FunctionToolSpec | FreeformToolSpec): FunctionToolSpec | FreeformToolSpec {
+  if (spec.type === 'custom') return { ...spec, deferLoading: true };
   const { outputSchema: _dropped, ...rest } = spec;
   return { ...rest, deferLoading: true };
 }
@@ -111,7 +120,7 @@ function loadableFunction(spec: FunctionToolSpec): FunctionToolSpec {
 /** Coalesces hits of the same namespace into one namespace entry, in first-appearance order. */
 function coalesce(specs: readonly LoadableToolSpec[]): LoadableToolSpec[] {
   const out: LoadableToolSpec[] = [];
-  const namespaces = new Map<string, FunctionToolSpec[]>();
+  const namespaces = new Map<string, Array<FunctionToolSpec | FreeformToolSpec>>();
   for (const spec of specs) {
     if (spec.type !== 'namespace') {
       out.push(spec);
@@ -190,8 +199,8 @@ function boundedLines(lines: readonly string[], options: ToolSearchOptions): str
 const entryMemo = new WeakMap<ToolExecutor, SearchEntry>();
 
 function searchEntry(executor: ToolExecutor): SearchEntry | undefined {
-  // Only function tools can be loaded by the Responses API (freeform tools are not searchable).
-  if (executor.spec.type !== 'function') return undefined;
+  // The Responses API loads functions and custom (freeform) tools, plain or in a namespace.
+  if (executor.spec.type !== 'function' && executor.spec.type !== 'custom') return undefined;
   const memo = entryMemo.get(executor);
   if (
     memo &&
@@ -214,11 +223,11 @@ function searchEntry(executor: ToolExecutor): SearchEntry | undefined {
   return entry;
 }
 
-/** The loadable spec of a found entry: the function without its output schema, in its namespace. */
+/** The loadable spec of a found entry: the function (without its output schema) or custom tool, in its namespace. */
 function loadableOf(entry: SearchEntry): LoadableToolSpec {
   if (entry.loadable === undefined) {
     const { executor } = entry;
-    const member = loadableFunction(executor.spec as FunctionToolSpec);
+    const member = loadableMember(executor.spec as FunctionToolSpec | FreeformToolSpec);
     const namespace = executor.name.namespace;
     entry.loadable = namespace
       ? {
@@ -243,7 +252,7 @@ function searchEntries(deferred: readonly ToolExecutor[]): SearchEntry[] {
 
 /** A search over deferred tools, usable without the executor (hosts, debugging, benchmarks). */
 export interface ToolSearchIndex {
-  /** How many tools are indexed (deferred function tools). */
+  /** How many tools are indexed (deferred function and custom tools). */
   readonly size: number;
   /**
    * The loadable specs of the best `limit` matches as Responses-API JSON: functions and namespaces
@@ -263,7 +272,7 @@ function indexOf(entries: readonly SearchEntry[], index: Bm25Index): ToolSearchI
   };
 }
 
-/** Indexes the deferred function tools of `deferred` with BM25 (built eagerly, never cached). */
+/** Indexes the deferred function and custom tools of `deferred` with BM25 (built eagerly, never cached). */
 export function createToolSearchIndex(deferred: readonly ToolExecutor[]): ToolSearchIndex {
   const entries = searchEntries(deferred);
   return indexOf(entries, createBm25Index(entries.map((entry) => entry.text)));

@@ -46,11 +46,14 @@ export interface FreeformToolSpec {
   readonly description: string;
   /** Constrains what the model may send; absent means free text. */
   readonly grammar?: ToolGrammar;
+  /** Sent as `defer_loading` when set: `tool_search` returns found custom tools with `true`. */
+  readonly deferLoading?: boolean;
 }
 
 /**
- * A namespace grouping function tools (`clock` → `curr_time`).
- * Serialized as `{type:"namespace", name, description, tools:[function specs]}`.
+ * A namespace grouping function tools (`clock` → `curr_time`); a namespace `tool_search` returns
+ * may also hold custom (freeform) tools, as the Responses API accepts.
+ * Serialized as `{type:"namespace", name, description, tools:[function or custom specs]}`.
  * The planner builds these from executors whose `ToolName` has a namespace; members are sorted by name.
  */
 export interface NamespaceToolSpec {
@@ -60,8 +63,8 @@ export interface NamespaceToolSpec {
   readonly name: string;
   /** What the namespace groups (first non-blank member `namespaceDescription`). */
   readonly description: string;
-  /** The member functions, sorted by name. */
-  readonly tools: readonly FunctionToolSpec[];
+  /** The member tools, sorted by name: functions (custom tools only in specs `tool_search` returns). */
+  readonly tools: readonly (FunctionToolSpec | FreeformToolSpec)[];
 }
 
 /**
@@ -96,8 +99,8 @@ export type ToolSpec = FunctionToolSpec | FreeformToolSpec | NamespaceToolSpec |
 /** The specs a single executor may have. */
 export type ExecutorToolSpec = FunctionToolSpec | FreeformToolSpec | ToolSearchToolSpec;
 
-/** What `tool_search` returns: a function or a namespace (reference "LoadableToolSpec"). */
-export type LoadableToolSpec = FunctionToolSpec | NamespaceToolSpec;
+/** What `tool_search` returns: a function, a custom tool or a namespace (reference "LoadableToolSpec"). */
+export type LoadableToolSpec = FunctionToolSpec | FreeformToolSpec | NamespaceToolSpec;
 
 /** The Responses-API JSON of a function tool. */
 export interface WireFunctionTool {
@@ -123,6 +126,8 @@ export interface WireCustomTool {
   name: string;
   /** What the model reads to decide when to call the tool. */
   description: string;
+  /** Present only when the spec sets `deferLoading` (key order: before `format`). */
+  defer_loading?: boolean;
   /** `{type:"grammar", syntax, definition}` when the spec has a grammar, else `{type:"text"}` (free text). */
   format: { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string } | { type: 'text' };
 }
@@ -135,8 +140,8 @@ export interface WireNamespaceTool {
   name: string;
   /** What the namespace groups. */
   description: string;
-  /** The member functions (functions only). */
-  tools: WireFunctionTool[];
+  /** The member tools: functions, and custom tools in what `tool_search` returns. */
+  tools: Array<WireFunctionTool | WireCustomTool>;
 }
 
 /** The Responses-API JSON of tool_search. */
@@ -192,6 +197,13 @@ function wireFunction(spec: FunctionToolSpec): WireFunctionTool {
   return out;
 }
 
+function wireCustom(spec: FreeformToolSpec): WireCustomTool {
+  const format: WireCustomTool['format'] = spec.grammar ? { type: 'grammar', syntax: spec.grammar.syntax, definition: spec.grammar.definition } : { type: 'text' };
+  // The reference key order: defer_loading (only when set) sits before format.
+  if (spec.deferLoading !== undefined) return { type: 'custom', name: spec.name, description: spec.description, defer_loading: spec.deferLoading, format };
+  return { type: 'custom', name: spec.name, description: spec.description, format };
+}
+
 /**
  * Serializes one spec to its exact Responses-API JSON: `output_schema` is
  * never sent, `defer_loading` only when set, absent optional fields omitted, key order fixed so the
@@ -202,16 +214,9 @@ export function toWireTool(spec: ToolSpec): WireTool {
     case 'function':
       return wireFunction(spec);
     case 'custom':
-      return {
-        type: 'custom',
-        name: spec.name,
-        description: spec.description,
-        format: spec.grammar
-          ? { type: 'grammar', syntax: spec.grammar.syntax, definition: spec.grammar.definition }
-          : { type: 'text' },
-      };
+      return wireCustom(spec);
     case 'namespace':
-      return { type: 'namespace', name: spec.name, description: spec.description, tools: spec.tools.map(wireFunction) };
+      return { type: 'namespace', name: spec.name, description: spec.description, tools: spec.tools.map((member) => (member.type === 'custom' ? wireCustom(member) : wireFunction(member))) };
     case 'tool_search':
       return { type: 'tool_search', execution: 'client', description: spec.description, parameters: spec.parameters };
     case 'hosted':

@@ -4,11 +4,18 @@
  * and with every tool deferred. The reference of each figure is the same session with the budget
  * off (`toolBudget: { tokens: Infinity }`, the behaviour before the budget) measured in this run;
  * the note carries the issue's figure for the same cell, measured before the budget existed.
+ *
+ * Declarations: tokens of `step.tools` for a corpus whose schemas have unions, nested objects and
+ * recursive `$ref`s (where the declaration renderer's shape matters), with the budget off so every
+ * declaration is in the request, beside the same figure measured on the renderer before it rendered
+ * unions bare and stopped indenting nested objects (commit 862117c, one run, in DECLARATIONS_BEFORE).
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolMode } from '@switchyard/protocol';
 import { createCodeMode } from '@switchyard/code-mode';
 import { createPlanCache, planTools } from '@switchyard/planner';
+import { codeModeDeclaration, defineFunctionTool } from '@switchyard/kit';
+import { codeModeName, type JsonSchema, type ToolExecutor } from '@switchyard/protocol';
 import { createSession } from '@switchyard/session';
 import { compare, timeMedian, type Bench, type BenchFigure } from '../harness';
 import { catalogCorpus } from '../tool-corpus';
@@ -31,10 +38,73 @@ function issueFigure(size: number, mode: ToolMode, deferred: boolean): number | 
   return undefined;
 }
 
-async function stepTokens(mode: ToolMode, size: number, deferred: boolean, budgetOff: boolean): Promise<number> {
+/** A search query: a leaf condition or a group of clauses, each clause holding a query again (recursive). */
+const QUERY_DEFS: Record<string, JsonSchema> = {
+  Clause: {
+    type: 'object',
+    properties: {
+      occur: { type: 'string', enum: ['must', 'should', 'must_not'] },
+      query: { $ref: '#/$defs/Query', description: 'Use a nested group for parenthesized expressions.' },
+    },
+    required: ['occur', 'query'],
+    additionalProperties: false,
+  },
+  Query: {
+    oneOf: [
+      { $ref: '#/$defs/Leaf' },
+      { type: 'object', properties: { clauses: { type: 'array', items: { $ref: '#/$defs/Clause' } } }, required: ['clauses'], additionalProperties: false },
+    ],
+  },
+  Leaf: {
+    type: 'object',
+    properties: { field: { type: 'string', enum: ['title', 'body', 'author', 'status'] }, value: { type: 'string' } },
+    required: ['field', 'value'],
+    additionalProperties: false,
+  },
+};
+
+const ENTITIES = ['invoice', 'customer', 'order', 'ticket', 'shipment', 'payment', 'contract', 'product', 'report', 'project'];
+
+/** `count` search tools over 10 namespaces whose schemas have unions, nested described objects and recursive refs. */
+function queryCorpus(count: number): ToolExecutor[] {
+  return Array.from({ length: count }, (_, index) => {
+    const entity = ENTITIES[index % ENTITIES.length];
+    return defineFunctionTool({
+      name: `search_${entity}s_${index}`,
+      namespace: `svc${index % 10}__`,
+      description: `Search ${entity} records with a structured query.`,
+      parameters: {
+        type: 'object',
+        properties: {
+          query: { $ref: '#/$defs/Query', description: `What to match in ${entity} records.` },
+          page: {
+            type: 'object',
+            description: 'Paging.',
+            properties: { size: { type: 'integer', description: 'Results per page.' }, cursor: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+          },
+          sort: { anyOf: [{ type: 'object', properties: { by: { type: 'string', enum: ['relevance', 'date'] } }, required: ['by'] }, { type: 'null' }] },
+        },
+        required: ['query'],
+        additionalProperties: false,
+        $defs: QUERY_DEFS,
+      },
+      outputSchema: {
+        type: 'object',
+        properties: {
+          results: { type: 'array', items: { anyOf: [{ type: 'object', properties: { id: { type: 'string' }, score: { type: 'number' } }, required: ['id', 'score'] }, { type: 'null' }] } },
+          status: { oneOf: [{ const: 'complete' }, { type: 'object', properties: { partial: { type: 'boolean' }, reason: { type: 'string' } }, required: ['partial'] }] },
+        },
+        required: ['results', 'status'],
+      },
+      handle: () => ({ results: [], status: 'complete' }),
+    });
+  });
+}
+
+async function stepTokens(mode: ToolMode, size: number, deferred: boolean, budgetOff: boolean, corpus = catalogCorpus): Promise<number> {
   const session = createSession({
     toolMode: mode,
-    tools: catalogCorpus(size, deferred ? 'deferred' : undefined),
+    tools: corpus(size, deferred ? 'deferred' : undefined),
     provider: { toolSearch: true },
     ...(budgetOff ? { toolBudget: { tokens: Infinity } } : {}),
   });
@@ -46,10 +116,51 @@ async function stepTokens(mode: ToolMode, size: number, deferred: boolean, budge
   return tokens;
 }
 
+/**
+ * Tokens of the declaration corpus's `step.tools` (budget off) on the renderer before this one
+ * (parenthesized union members, nested objects indented), measured once at commit 862117c:
+ * [declarations alone, code-mode, code-mode-only] by size.
+ */
+const DECLARATIONS_BEFORE: Record<number, [number, number, number]> = {
+  10: [2_426, 7_188, 4_088],
+  100: [24_260, 60_486, 31_556],
+  1_000: [242_600, 593_466, 306_237],
+};
+
+/** o200k tokens of the corpus's `declare const tools: …` lines alone, one per line. */
+function declarationTokens(size: number): number {
+  const lines = queryCorpus(size).map((tool) => {
+    if (tool.spec.type !== 'function') throw new Error('query corpus holds function tools');
+    return codeModeDeclaration({ codeModeName: codeModeName(tool.name), kind: 'function', description: tool.spec.description, inputSchema: tool.spec.parameters, outputSchema: tool.spec.outputSchema });
+  });
+  return countTokens(lines.join('\n'));
+}
+
+/** Declaration tokens of the query corpus now, beside the renderer before (one run each). */
+async function declarationFigures(): Promise<BenchFigure[]> {
+  const figures: BenchFigure[] = [];
+  for (const [column, mode] of (['declarations alone', 'code-mode', 'code-mode-only'] as const).entries()) {
+    for (const size of [10, 100, 1_000]) {
+      const value = mode === 'declarations alone' ? declarationTokens(size) : await stepTokens(mode, size, false, true, queryCorpus);
+      const before = DECLARATIONS_BEFORE[size][column];
+      figures.push({
+        name: `declarations, ${mode === 'declarations alone' ? 'the declaration lines alone' : `${mode} step.tools`}, ${size.toLocaleString('en')} tools with unions and nested objects${mode === 'declarations alone' ? '' : ' (budget off)'}`,
+        value,
+        unit: 'tokens',
+        reference: { name: 'renderer before (862117c)', value: before },
+        ratio: value / before,
+        note: `saves ${(before - value).toLocaleString('en')} tokens (${(100 * (1 - value / before)).toFixed(1)}%)`,
+      });
+    }
+  }
+  return figures;
+}
+
 const bench: Bench = {
   name: 'tool table (o200k tokens of step.tools)',
   async run(): Promise<BenchFigure[]> {
-    const figures: BenchFigure[] = [];
+    const figures: BenchFigure[] = await declarationFigures();
+    if (process.env.BENCH_DECLARATIONS_ONLY) return figures;
     for (const deferred of [false, true]) {
       for (const mode of MODES) {
         for (const size of SIZES) {
