@@ -25,6 +25,9 @@ const NATS_RUNTIME_RULES: OptionsShape<NatsRuntimeOptions> = {
   heartbeat: rule.shape<NatsHeartbeatOptions>({ intervalMs: checkedLater, timeoutMs: checkedLater }),
   maxFrameBytes: checkedLater,
   name: rule.string(),
+  identity: checkedLater,
+  trustedRuntimeHosts: checkedLater,
+  sealing: rule.boolean(),
 };
 
 const HOST_LIMIT_RULES: OptionsShape<RuntimeHostLimits> = {
@@ -45,6 +48,9 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   queue: checkedLater,
   limits: rule.shape(HOST_LIMIT_RULES),
   onClosed: rule.function(),
+  identity: checkedLater,
+  trustedAgentHosts: checkedLater,
+  sealing: checkedLater,
 };
 
 /**

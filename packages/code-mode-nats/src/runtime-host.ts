@@ -4,13 +4,14 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
-import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
+import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
 export interface RuntimeHostLimits {
   /** Sessions placed here at once (placement requests beyond it are declined). Default 1,000. */
   maxSessions?: number;
-  /** Connections (agent hosts) at once. Default 256. */
+  /** Connections at once (one per placed session of an agent host). Default 1,000. */
   maxConnections?: number;
   /** Most V8 heap per cell (MB); a session asking for more gets this. Default 128. */
   heapMb?: number;
@@ -38,6 +39,18 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   /** The queue group placement requests are shared in. Default `switchyard-runtime-hosts`. */
   queue?: string;
   limits?: RuntimeHostLimits;
+  /**
+   * The NKey this host signs placements with (`{ seed }` or `{ seedFile }`). Default: the NKey of
+   * `auth` when it is one, else a key made at start (agent hosts that pin keys refuse it).
+   */
+  identity?: NatsIdentityOption;
+  /**
+   * Agent hosts this runtime host serves, by agent id: the public NKey(s) that must sign their
+   * placements. Default: any agent host (placements are still sealed, but not authenticated).
+   */
+  trustedAgentHosts?: Record<string, string | string[]>;
+  /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus); sealed placements are still served. Default `true`. */
+  sealing?: boolean;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
   onClosed?(cause: string | undefined): void;
 }
@@ -66,10 +79,18 @@ interface Expected {
   conn: string;
   heartbeatMs: number;
   timer: NodeJS.Timeout;
+  /** The placement's keys (absent for an unsealed placement). */
+  keys?: PlacementKeys;
 }
 
 /** How long a placed connection may take to say hello (ms). */
 const EXPECT_MS = 15_000;
+/**
+ * Placed connections of one agent host awaiting their hello (an agent host placing many sessions
+ * at once has that many); a newer placement evicts the oldest, so a flood costs a bounded amount
+ * (an entry is a connection id, two keys and a timer).
+ */
+const PENDING_PER_AGENT = 256;
 
 /** The checked options of a runtime host. */
 interface HostSettings {
@@ -78,6 +99,9 @@ interface HostSettings {
   name: string;
   queue: string;
   limits: ReturnType<typeof hostLimits>;
+  identity: NatsIdentity;
+  trusted?: Map<string, string[]>;
+  sealing: boolean;
 }
 
 /**
@@ -113,7 +137,18 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const limits = hostLimits(options.limits ?? {});
   const problem = nodeSnapshotFlagProblem();
   if (problem) throw config(`serveRuntimeOverNats runs cells in this process: ${problem}`);
-  return { prefix, id, name, queue, limits };
+  const identity = loadIdentity(options.identity, options.auth, 'serveRuntimeOverNats');
+  const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
+  if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
+  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true };
+}
+
+function trustedAgents(option: unknown): Map<string, string[]> {
+  const name = 'serveRuntimeOverNats option trustedAgentHosts';
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) throw config(`${name} must map agent ids to public NKeys`);
+  const out = new Map<string, string[]>();
+  for (const [agent, keys] of Object.entries(option)) out.set(checkToken(agent, `${name} key`), checkPublicKeys(keys, `${name}.${agent}`));
+  return out;
 }
 
 const connectionKey = (agent: string, conn: string) => `${agent}.${conn}`;
@@ -126,7 +161,8 @@ class RuntimeHost {
   private readonly limits: ReturnType<typeof hostLimits>;
   private readonly runtimePrefix: string;
   private readonly served = new Map<string, Served>();
-  private readonly expected = new Map<string, Expected>();
+  /** Placed connections awaiting their hello, by agent host, then connection id. */
+  private readonly expected = new Map<string, Map<string, Expected>>();
   private sessions = 0;
   private closing: Promise<void> | undefined;
   private readonly placeSub: Subscription;
@@ -158,7 +194,7 @@ class RuntimeHost {
     this.closing ??= (async () => {
       clearInterval(this.sweep);
       this.placeSub.unsubscribe();
-      for (const entry of this.expected.values()) clearTimeout(entry.timer);
+      for (const pending of this.expected.values()) for (const entry of pending.values()) clearTimeout(entry.timer);
       this.expected.clear();
       for (const connection of [...this.served.values()]) connection.transport.end(`runtime host ${this.settings.name} is shutting down: ${cause}`);
       this.frameSub.unsubscribe();
@@ -214,60 +250,111 @@ class RuntimeHost {
     if (typeof request.conn !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(request.conn) || !/^[A-Za-z0-9_-]{1,64}$/.test(agent)) {
       return declined('placement request names no valid connection');
     }
+    const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? Math.min(request.heartbeatMs, 60_000) : 1_000;
+    const refused = this.refusal(agent, request);
+    if (refused) return declined(refused);
     const { maxSessions, maxConnections } = this.limits;
     if (this.sessions >= maxSessions) return declined(`runtime host is full (${this.sessions} of ${maxSessions} sessions)`);
-    const conn = this.placedConnection(agent, request);
-    if (conn === undefined) return declined(`runtime host is full (${maxConnections} connections)`);
-    return { v: PLACEMENT_VERSION, ok: true, runtime, name, conn, sessions: this.sessions, maxSessions };
+    if (this.served.size >= maxConnections) return declined(`runtime host is full (${maxConnections} connections)`);
+    const accepted = { v: PLACEMENT_VERSION, ok: true as const, runtime, name, conn: request.conn, sessions: this.sessions, maxSessions };
+    if (request.eph === undefined) {
+      this.expect(agent, { conn: request.conn, heartbeatMs });
+      return accepted;
+    }
+    const own = ephemeral();
+    const reply = { ...accepted, key: this.settings.identity.publicKey, eph: own.public };
+    const text = replyText(agent, request.eph, reply);
+    const keys = deriveKeys(own, request.eph, `${requestText(agent, request)}\n${text}`);
+    if (!keys) return declined('placement request carries a malformed ephemeral key');
+    this.expect(agent, { conn: request.conn, heartbeatMs, keys });
+    return { ...reply, sig: signed(this.settings.identity, text) };
   }
 
-  /** The connection a placement names: the one awaiting this agent host's hello, one served, or a new one awaited from now; `undefined` when full. */
-  private placedConnection(agent: string, request: PlacementRequest): string | undefined {
-    const pending = this.expected.get(agent);
-    // One placed connection per agent host may wait for its hello: every placement until then
-    // names that one, so concurrent placements share it and a flood costs nothing.
-    if (pending) return pending.conn;
-    const conn = request.conn;
-    if (this.served.has(connectionKey(agent, conn))) return conn;
-    if (this.served.size >= this.limits.maxConnections) return undefined;
-    const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
-    const timer = setTimeout(() => this.expected.get(agent)?.conn === conn && this.expected.delete(agent), EXPECT_MS);
+  /** Why a placement request is refused on its identity: unsigned where sealing is required, a bad signature, a key not trusted for `agent`. */
+  private refusal(agent: string, request: PlacementRequest): string | undefined {
+    const { sealing, trusted } = this.settings;
+    if (request.eph === undefined && request.sig === undefined && request.key === undefined) {
+      if (sealing) return 'this runtime host serves sealed placements only (the agent host has sealing off)';
+      return trusted ? 'this runtime host serves signed placements only' : undefined;
+    }
+    if (!verified(request.key, requestText(agent, request), request.sig)) return 'placement request is not signed by the key it names';
+    const keys = trusted?.get(agent);
+    if (trusted && !keys) return `agent host ${agent} is not trusted by this runtime host`;
+    if (keys && !keys.includes(request.key!)) return `agent host ${agent} signed with a key this runtime host does not trust`;
+    return undefined;
+  }
+
+  /** Awaits the hello of a placed connection for {@link EXPECT_MS}; a newer placement evicts the oldest beyond {@link PENDING_PER_AGENT}. */
+  private expect(agent: string, entry: Omit<Expected, 'timer'>): void {
+    let pending = this.expected.get(agent);
+    if (!pending) this.expected.set(agent, (pending = new Map()));
+    pending.get(entry.conn) && clearTimeout(pending.get(entry.conn)!.timer);
+    pending.delete(entry.conn);
+    if (pending.size >= PENDING_PER_AGENT) {
+      const [oldest, first] = pending.entries().next().value as [string, Expected];
+      clearTimeout(first.timer);
+      pending.delete(oldest);
+    }
+    const timer = setTimeout(() => this.unexpect(agent, entry.conn), EXPECT_MS);
     timer.unref();
-    this.expected.set(agent, { conn, heartbeatMs, timer });
-    return conn;
+    pending.set(entry.conn, { ...entry, timer });
+  }
+
+  private unexpect(agent: string, conn: string): Expected | undefined {
+    const pending = this.expected.get(agent);
+    const entry = pending?.get(conn);
+    if (!entry) return undefined;
+    clearTimeout(entry.timer);
+    pending!.delete(conn);
+    if (pending!.size === 0) this.expected.delete(agent);
+    return entry;
   }
 
   private frame(msg: Msg): void {
     const rest = msg.subject.slice(this.runtimePrefix.length).split('.');
     const [agent, conn, kind] = rest;
     if (!agent || !conn || rest.length > 3) return;
-    let connection = this.served.get(connectionKey(agent, conn));
-    if (kind === 'ping') {
-      if (connection) connection.lastSeen = Date.now();
-      try {
-        msg.respond(connection && !connection.transport.closed ? 'ok' : 'unknown');
-      } catch {
-        // nothing to answer to
-      }
-      return;
-    }
+    if (kind === 'ping') return this.ping(agent, conn === '_' ? msg.string().split(',') : [conn], msg);
     if (kind !== undefined) return;
+    let connection = this.served.get(connectionKey(agent, conn));
     if (!connection) {
-      const placed = this.expected.get(agent);
       // Frames on connections no placement announced are dropped: a runtime host serves only what it accepted.
-      if (!placed || placed.conn !== conn || this.closing || this.served.size >= this.limits.maxConnections) return;
-      clearTimeout(placed.timer);
-      this.expected.delete(agent);
-      connection = this.open(agent, conn, placed.heartbeatMs);
+      if (!this.expected.get(agent)?.has(conn) || this.closing || this.served.size >= this.limits.maxConnections) return;
+      connection = this.open(agent, conn, this.unexpect(agent, conn)!);
     }
     connection.lastSeen = Date.now();
     connection.transport.deliver(msg.data);
   }
 
-  private open(agent: string, conn: string, heartbeatMs: number): Served {
+  /**
+   * One heartbeat of agent host `agent` for its connections `conns` (all of them on this host, in
+   * one request): each is seen; the answer names those this host does not serve ("unknown a,b").
+   */
+  private ping(agent: string, conns: string[], msg: Msg): void {
+    const unknown: string[] = [];
+    const now = Date.now();
+    for (const conn of conns.slice(0, 10_000)) {
+      const connection = this.served.get(connectionKey(agent, conn));
+      if (connection && !connection.transport.closed) connection.lastSeen = now;
+      else if (/^[A-Za-z0-9_-]{1,64}$/.test(conn)) unknown.push(conn);
+    }
+    try {
+      msg.respond(unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`);
+    } catch {
+      // nothing to answer to
+    }
+  }
+
+  private open(agent: string, conn: string, { heartbeatMs, keys }: Expected): Served {
     const key = connectionKey(agent, conn);
     const { limits } = this;
-    const transport = createNatsTransport({ nc: this.nc, subject: this.names.agent(agent, conn), maxFrameBytes: limits.maxFrameBytes, peer: `agent host ${agent}` });
+    const transport = createNatsTransport({
+      nc: this.nc,
+      subject: this.names.agent(agent, this.settings.id, conn),
+      maxFrameBytes: limits.maxFrameBytes,
+      peer: `agent host ${agent}`,
+      keys: keys && { send: keys.toAgent, receive: keys.toRuntime },
+    });
     const connection: Served = { transport, agent, sessions: new Set(), lastSeen: Date.now(), silenceMs: Math.max(limits.agentSilenceMs, 4 * heartbeatMs) };
     this.served.set(key, connection);
     // The engine sees the agent host's frames after this host has capped its limits and counted its sessions.
@@ -300,7 +387,7 @@ function hostLimits(limits: RuntimeHostLimits): Required<Omit<RuntimeHostLimits,
   const pick = (key: keyof RuntimeHostLimits, fallback: number, minimum: number) => (limits[key] === undefined ? fallback : positive(limits[key], name(key), minimum));
   return {
     maxSessions: pick('maxSessions', 1_000, 1),
-    maxConnections: pick('maxConnections', 256, 1),
+    maxConnections: pick('maxConnections', 1_000, 1),
     heapMb: pick('heapMb', 128, 8),
     cpuTimeMs: pick('cpuTimeMs', 60_000, 1),
     wallTimeMs: limits.wallTimeMs === undefined ? undefined : positive(limits.wallTimeMs, name('wallTimeMs'), 1),
