@@ -30,8 +30,16 @@ export interface NatsTransportOptions {
   maxFrameBytes: number;
   /** Who the other side is, for causes ("runtime host h1", "agent host a"). */
   peer: string;
+  /** Shared by connections: bytes of partly received frames held by all of them, and the most allowed. */
+  reassembly?: ReassemblyBudget;
   /** The placement's keys: `send` seals this side's messages, `receive` opens the peer's. Absent: clear envelopes. */
   keys?: { send: Buffer; receive: Buffer };
+}
+
+/** Bytes of partly received frames held by a set of connections, and the most they may hold together. */
+export interface ReassemblyBudget {
+  used: number;
+  max: number;
 }
 
 /** A transport plus what its router calls: `deliver` for every message addressed to it. */
@@ -50,7 +58,7 @@ const decoder = new TextDecoder();
 export function createNatsTransport(options: NatsTransportOptions): NatsTransport {
   const { nc, subject, keys } = options;
   const ending = createTransportEnding('nats-transport');
-  const incoming = new IncomingFrames(options.maxFrameBytes, options.peer);
+  const incoming = new IncomingFrames(options.maxFrameBytes, options.peer, options.reassembly ?? { used: 0, max: Number.POSITIVE_INFINITY });
   let onFrame: (frame: string) => void = () => {};
   let sent = 0;
   let dropped = 0;
@@ -178,6 +186,7 @@ class IncomingFrames {
   constructor(
     private readonly maxFrameBytes: number,
     private readonly peer: string,
+    private readonly budget: ReassemblyBudget,
   ) {}
 
   /** Takes one message; `undefined` while a chunked frame is still incomplete. */
@@ -199,6 +208,10 @@ class IncomingFrames {
       return { kind: 'violation', reason: `protocol violation: a frame of more than ${this.maxFrameBytes} bytes is over the limit of ${this.maxFrameBytes} bytes` };
     }
     if (kind === KIND_CHUNK) {
+      if (this.budget.used + body.length > this.budget.max) {
+        return { kind: 'violation', reason: `protocol violation: partly received frames would hold more than this host's ${this.budget.max} bytes` };
+      }
+      this.budget.used += body.length;
       this.chunks.push(body.slice());
       return undefined;
     }
@@ -212,7 +225,14 @@ class IncomingFrames {
 
   /** Drops a partly received frame (the connection ended). */
   clear(): void {
+    this.release();
+  }
+
+  /** Gives the chunks' bytes back to the shared budget and drops them. */
+  private release(): void {
+    for (const chunk of this.chunks) this.budget.used -= chunk.length;
     this.chunks = [];
+    this.chunkBytes = 0;
   }
 
   /** The frame the chunks so far and its last part `body` make. */
@@ -227,7 +247,8 @@ class IncomingFrames {
         whole.set(chunk, offset);
         offset += chunk.length;
       }
-      this.chunks = [];
+      this.chunks.pop();
+      this.release();
       frame = decoder.decode(whole);
     }
     this.chunkBytes = 0;

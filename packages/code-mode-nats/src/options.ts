@@ -37,7 +37,13 @@ const HOST_LIMIT_RULES: OptionsShape<RuntimeHostLimits> = {
   cpuTimeMs: checkedLater,
   wallTimeMs: checkedLater,
   maxCells: checkedLater,
+  maxInFlightCalls: checkedLater,
+  maxInFlightArgumentChars: checkedLater,
+  maxOutputBytes: checkedLater,
+  maxOutputItems: checkedLater,
+  maxTimers: checkedLater,
   maxFrameBytes: checkedLater,
+  maxReassemblyBytes: checkedLater,
   agentSilenceMs: checkedLater,
 };
 

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
-import { createNatsTransport, type NatsTransport } from './nats-transport';
+import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
 import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
@@ -21,8 +21,20 @@ export interface RuntimeHostLimits {
   wallTimeMs?: number;
   /** Most cells per session. Default 32. */
   maxCells?: number;
+  /** Most nested calls in flight per cell. Default 256. */
+  maxInFlightCalls?: number;
+  /** Most characters of arguments of the nested calls in flight per cell. Default 16 Mi. */
+  maxInFlightArgumentChars?: number;
+  /** Most output bytes per cell. Default 16 MiB. */
+  maxOutputBytes?: number;
+  /** Most output items per cell. Default 100,000. */
+  maxOutputItems?: number;
+  /** Most timers per cell. Default 100,000. */
+  maxTimers?: number;
   /** Biggest frame accepted from an agent host (bytes, reassembled). Default 64 MiB. */
   maxFrameBytes?: number;
+  /** Bytes of partly received (chunked) frames held at once, all connections together. Default 128 MiB. */
+  maxReassemblyBytes?: number;
   /**
    * A connection with no frame and no heartbeat from its agent host for this long is closed and
    * its cells stopped (ms); at least 4 × the agent host's heartbeat interval. Default 30,000.
@@ -164,6 +176,8 @@ class RuntimeHost {
   /** Placed connections awaiting their hello, by agent host, then connection id. */
   private readonly expected = new Map<string, Map<string, Expected>>();
   private sessions = 0;
+  /** Bytes of partly received frames, all connections together (bounded by `maxReassemblyBytes`). */
+  private readonly reassembly: ReassemblyBudget;
   private closing: Promise<void> | undefined;
   private readonly placeSub: Subscription;
   private readonly frameSub: Subscription;
@@ -177,6 +191,7 @@ class RuntimeHost {
     this.closed = new Promise<string | undefined>((resolve) => (this.resolveClosed = resolve));
     this.names = subjects(settings.prefix);
     this.limits = settings.limits;
+    this.reassembly = { used: 0, max: settings.limits.maxReassemblyBytes };
     this.runtimePrefix = `${settings.prefix}.rt.${settings.id}.`;
     this.placeSub = nc.subscribe(this.names.placeAll(), { queue: settings.queue, callback: (error, msg) => void (error || guarded(() => this.place(msg))) });
     this.frameSub = nc.subscribe(this.names.runtimeAll(settings.id), { callback: (error, msg) => void (error || guarded(() => this.frame(msg))) });
@@ -352,16 +367,27 @@ class RuntimeHost {
       nc: this.nc,
       subject: this.names.agent(agent, this.settings.id, conn),
       maxFrameBytes: limits.maxFrameBytes,
+      reassembly: this.reassembly,
       peer: `agent host ${agent}`,
       keys: keys && { send: keys.toAgent, receive: keys.toRuntime },
     });
     const connection: Served = { transport, agent, sessions: new Set(), lastSeen: Date.now(), silenceMs: Math.max(limits.agentSilenceMs, 4 * heartbeatMs) };
     this.served.set(key, connection);
-    // The engine sees the agent host's frames after this host has capped its limits and counted its sessions.
-    const inner = watchSessions(transport, connection, limits, (delta) => (this.sessions += delta));
     serveRuntime({
-      transport: inner,
+      transport,
       maxFrameBytes: limits.maxFrameBytes,
+      // The engine hands over every parsed open-session: this host caps its limits and counts it.
+      admitSession: (session, options) => {
+        if (this.sessions >= limits.maxSessions) return `runtime host is full (${this.sessions} of ${limits.maxSessions} sessions)`;
+        if (!connection.sessions.has(session)) {
+          connection.sessions.add(session);
+          this.sessions++;
+        }
+        return capped(options, limits);
+      },
+      sessionClosed: (session) => {
+        if (connection.sessions.delete(session)) this.sessions--;
+      },
       onClosed: () => {
         this.served.delete(key);
         this.sessions -= connection.sessions.size;
@@ -392,70 +418,34 @@ function hostLimits(limits: RuntimeHostLimits): Required<Omit<RuntimeHostLimits,
     cpuTimeMs: pick('cpuTimeMs', 60_000, 1),
     wallTimeMs: limits.wallTimeMs === undefined ? undefined : positive(limits.wallTimeMs, name('wallTimeMs'), 1),
     maxCells: pick('maxCells', 32, 1),
+    maxInFlightCalls: pick('maxInFlightCalls', 256, 1),
+    maxInFlightArgumentChars: pick('maxInFlightArgumentChars', 16 * 1024 * 1024, 1),
+    maxOutputBytes: pick('maxOutputBytes', 16 * 1024 * 1024, 1),
+    maxOutputItems: pick('maxOutputItems', 100_000, 1),
+    maxTimers: pick('maxTimers', 100_000, 1),
     maxFrameBytes: pick('maxFrameBytes', DEFAULT_MAX_FRAME_BYTES, 64 * 1024),
+    maxReassemblyBytes: pick('maxReassemblyBytes', 128 * 1024 * 1024, 64 * 1024),
     agentSilenceMs: pick('agentSilenceMs', 30_000, 100),
   };
 }
 
 /**
- * A transport in front of the engine's: `open-session` requests get this host's caps on their
- * engine limits (the agent host asks, the runtime host decides), and open sessions are counted
- * for placement. Other frames pass through untouched (the check is a substring test; only frames
- * that may hold a session message are parsed).
+ * The options a session runs with: every limit the agent host asked for, capped by this host's
+ * own maximum (a limit not asked for, or asked as no limit, gets the maximum). Applied to the
+ * parsed `open-session` the engine acts on, so no spelling of the message escapes it.
  */
-function watchSessions(
-  outer: NatsTransport,
-  connection: Served,
-  limits: ReturnType<typeof hostLimits>,
-  count: (delta: number) => void,
-): NatsTransport {
-  let listener: (frame: string) => void = () => {};
-  outer.onFrame((frame) => {
-    if (!frame.includes('-session"')) return listener(frame);
-    let messages: unknown;
-    try {
-      messages = JSON.parse(frame);
-    } catch {
-      return listener(frame); // the engine reports the violation
-    }
-    if (!Array.isArray(messages)) return listener(frame);
-    let changed = false;
-    for (const message of messages as Array<{ t?: unknown; session?: unknown; options?: EngineSessionOptions }>) {
-      if (typeof message !== 'object' || message === null || typeof message.session !== 'string') continue;
-      if (message.t === 'open-session' && typeof message.options === 'object' && message.options !== null) {
-        message.options = capped(message.options, limits);
-        changed = true;
-        if (!connection.sessions.has(message.session)) {
-          connection.sessions.add(message.session);
-          count(+1);
-        }
-      } else if (message.t === 'close-session' && connection.sessions.delete(message.session)) count(-1);
-    }
-    listener(changed ? JSON.stringify(messages) : frame);
-  });
-  return {
-    ...outer,
-    send: (frame) => outer.send(frame),
-    onClose: (fn) => outer.onClose(fn),
-    close: () => outer.close(),
-    onFrame(fn) {
-      listener = fn;
-    },
-    deliver: (payload) => outer.deliver(payload),
-    end: (reason) => outer.end(reason),
-    get closed() {
-      return outer.closed;
-    },
-  };
-}
-
-function capped(options: EngineSessionOptions, limits: ReturnType<typeof hostLimits>): EngineSessionOptions {
+export function capped(options: EngineSessionOptions, limits: ReturnType<typeof hostLimits>): EngineSessionOptions {
   const min = (asked: unknown, cap: number) => (typeof asked === 'number' && asked >= 0 ? Math.min(asked, cap) : cap);
   return {
-    ...options,
     heapMb: min(options.heapMb, limits.heapMb),
     cpuTimeMs: min(options.cpuTimeMs, limits.cpuTimeMs),
     wallTimeMs: limits.wallTimeMs === undefined ? options.wallTimeMs : min(options.wallTimeMs, limits.wallTimeMs),
     maxCells: min(options.maxCells, limits.maxCells),
+    maxInFlightCalls: min(options.maxInFlightCalls, limits.maxInFlightCalls),
+    maxInFlightArgumentChars: min(options.maxInFlightArgumentChars, limits.maxInFlightArgumentChars),
+    maxOutputBytes: min(options.maxOutputBytes, limits.maxOutputBytes),
+    maxOutputItems: min(options.maxOutputItems, limits.maxOutputItems),
+    maxTimers: min(options.maxTimers, limits.maxTimers),
+    storedValues: options.storedValues !== false,
   };
 }
