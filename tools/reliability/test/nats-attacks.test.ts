@@ -163,6 +163,7 @@ describe('hostile agent host against a runtime host', () => {
     const cases: Array<[string, (peer: Awaited<ReturnType<typeof placed>>) => void, RegExp]> = [
       ['a clear envelope (the old protocol)', (peer) => peer.sendRaw('F1 ' + HELLO), /^X1 a frame from agent host x did not open \(forged, corrupted or sealed for another placement\); 1 dropped$/],
       ['a frame sealed with another key', (peer) => peer.sendRaw(seal(otherKey, 0x46, 1, new TextEncoder().encode(HELLO))), /^X1 a frame from agent host x did not open/],
+      ['a replay back to back', (peer) => { peer.send(HELLO, 0x46, 1); peer.send(HELLO, 0x46, 1); }, /^X\d a frame from agent host x was replayed \(expected frame 2, got 1\)$/],
       ['a sequence gap', (peer) => peer.send(HELLO, 0x46, 5), /^X1 frames lost in transit \(expected frame 1 from agent host x, got 5\)$/],
       ['a replayed frame', (peer) => { peer.send(HELLO, 0x46, 1); setTimeout(() => peer.send(HELLO, 0x46, 1), 300); }, /^X2 a frame from agent host x was replayed \(expected frame 2, got 1\)$/],
       ['chunks past maxFrameBytes', (peer) => { for (let i = 1; i <= 3; i++) peer.send('y'.repeat(30_000), 0x43); }, /^X1 protocol violation: a frame of more than 65536 bytes is over the limit of 65536 bytes$/],
