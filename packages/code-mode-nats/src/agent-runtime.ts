@@ -14,7 +14,8 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkNatsRuntimeOptions } from './options';
-import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type Ephemeral, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
+import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** How sessions are placed on runtime hosts. */
 export interface NatsPlacementOptions {
@@ -45,9 +46,23 @@ export interface NatsRuntimeOptions extends Omit<RemoteRuntimeOptions, 'placemen
   maxFrameBytes?: number;
   /** Shown to the NATS server as the connection's name. Default `switchyard agent host <agentId>`. */
   name?: string;
+  /**
+   * The NKey this agent host signs placements with (`{ seed }` or `{ seedFile }`). Default: the
+   * NKey of `auth` when it is one, else a key made for this process (runtime hosts that pin agent
+   * keys refuse it).
+   */
+  identity?: NatsIdentityOption;
+  /**
+   * The public NKeys of the runtime hosts this agent host places sessions on; a placement signed
+   * by any other key is refused. Default: any runtime host (frames are still sealed, but a rogue
+   * runtime host that answers placement is not detected).
+   */
+  trustedRuntimeHosts?: string | string[];
+  /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus). Default `true`. */
+  sealing?: boolean;
 }
 
-/** One connection to one runtime host, shared by this agent host's sessions placed there. */
+/** One placed session's connection to its runtime host. */
 interface Link {
   runtime: string;
   name: string;
@@ -59,12 +74,18 @@ interface Link {
   lost: boolean;
   /** Why the link was lost (set with `lost`). */
   cause?: string;
-  heartbeat?: NodeJS.Timeout;
 }
 
-/** Where one session's cells go: the runtime host it was placed on, while it lives. */
+/** The heartbeat of one runtime host and the links it covers. */
+interface Beat {
+  links: Set<Link>;
+  answeredAt: number;
+  timer: NodeJS.Timeout;
+}
+
+/** Where one session's cells go: the connection it was placed on, while it lives. */
 interface Stick {
-  runtime?: string;
+  link?: Link;
 }
 
 let sessionSequence = 0;
@@ -89,10 +110,16 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
   const intervalMs = heartbeat.intervalMs === undefined ? 1_000 : positive(heartbeat.intervalMs, 'createNatsRuntime option heartbeat.intervalMs', 10);
   const heartbeatTimeoutMs = heartbeat.timeoutMs === undefined ? 10_000 : positive(heartbeat.timeoutMs, 'createNatsRuntime option heartbeat.timeoutMs', 10);
   const maxFrameBytes = options.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : positive(options.maxFrameBytes, 'createNatsRuntime option maxFrameBytes', 64 * 1024);
-  const { servers, auth, tls, subjectPrefix, connectTimeoutMs, agentId: _agent, placement: _placement, heartbeat: _heartbeat, maxFrameBytes: _frames, name, ...engine } = options;
+  const { servers, auth, tls, subjectPrefix, connectTimeoutMs, agentId: _agent, placement: _placement, heartbeat: _heartbeat, maxFrameBytes: _frames, name, identity: _identity, trustedRuntimeHosts, sealing, ...engine } = options;
+  const identity = loadIdentity(options.identity, auth, 'createNatsRuntime');
+  const trusted = trustedRuntimeHosts === undefined ? undefined : checkPublicKeys(trustedRuntimeHosts, 'createNatsRuntime option trustedRuntimeHosts');
   // The engine limits are checked now (a CONFIG error names the option), not at the first cell.
   void createRemoteRuntime({ ...engine, placement: { acquire: () => Promise.reject(new Error('unused')) } });
-  const agent = new Agent({ options, prefix, agentId, timeoutMs, attempts, intervalMs, heartbeatTimeoutMs, maxFrameBytes, name: name ?? `switchyard agent host ${agentId}` });
+  const agent = new Agent({
+    ...{ options, prefix, agentId, timeoutMs, attempts, intervalMs, heartbeatTimeoutMs, maxFrameBytes, identity, trusted },
+    sealing: sealing ?? true,
+    name: name ?? `switchyard agent host ${agentId}`,
+  });
 
   const runtimes = new Set<CodeModeRuntime>();
   let shutdownPromise: Promise<void> | undefined;
@@ -136,6 +163,9 @@ interface AgentSettings {
   heartbeatTimeoutMs: number;
   maxFrameBytes: number;
   name: string;
+  identity: NatsIdentity;
+  trusted?: string[];
+  sealing: boolean;
 }
 
 /** The agent host's side of NATS: one connection to the server, one link per runtime host. */
@@ -145,9 +175,10 @@ class Agent {
   private nc$: Promise<NatsConnection> | undefined;
   private nc: NatsConnection | undefined;
   private sub: Subscription | undefined;
-  /** Links by runtime host id, and by connection id (for routing). */
-  private readonly links = new Map<string, Link>();
+  /** Links by connection id (for routing). */
   private readonly byConn = new Map<string, Link>();
+  /** Heartbeats by runtime host: one request per interval covers all of this agent host's connections there. */
+  private readonly beats = new Map<string, Beat>();
   private closing = false;
 
   constructor(settings: AgentSettings) {
@@ -160,17 +191,19 @@ class Agent {
     this.nc$ ??= connectNats(this.settings.options, { name: this.settings.name, inboxPrefix: this.names.inbox(this.settings.agentId), who: 'createNatsRuntime' }).then(
       (nc) => {
         this.nc = nc;
-        const routed = `${this.names.agent(this.settings.agentId, '')}`;
+        const routed = this.names.agent(this.settings.agentId, '', '').length - 1;
         this.sub = nc.subscribe(this.names.agentAll(this.settings.agentId), {
           callback: (error, msg) => {
             if (error) return;
-            const conn = msg.subject.slice(routed.length);
-            this.byConn.get(conn)?.transport.deliver(msg.data);
+            const [runtime, conn] = msg.subject.slice(routed).split('.');
+            const link = this.byConn.get(conn);
+            // Only the runtime host the connection was placed on speaks on it.
+            if (link && link.runtime === runtime) link.transport.deliver(msg.data);
           },
         });
         void nc.closed().then((error) => {
           const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
-          for (const link of [...this.links.values()]) this.lose(link, cause);
+          for (const link of [...this.byConn.values()]) this.lose(link, cause);
           if (this.nc === nc) {
             this.nc = undefined;
             this.nc$ = undefined;
@@ -188,10 +221,10 @@ class Agent {
   }
 
   async acquire(stick: Stick, sink: RuntimeSink): Promise<RuntimeLease> {
-    let link = stick.runtime === undefined ? undefined : this.links.get(stick.runtime);
+    let link = stick.link;
     if (!link || link.lost) {
       link = await this.place();
-      stick.runtime = link.runtime;
+      stick.link = link;
     }
     const key = `s${++sessionSequence}`;
     link.sinks.set(key, sink);
@@ -223,7 +256,7 @@ class Agent {
     };
   }
 
-  /** Asks the queue group for a runtime host; reuses the link when the host is one we know. */
+  /** Asks the queue group for a runtime host and opens the session's own connection to it. */
   private async place(): Promise<Link> {
     const nc = await this.connection();
     const { agentId, attempts, timeoutMs } = this.settings;
@@ -231,8 +264,7 @@ class Agent {
     const reasons: string[] = [];
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
-      const conn = randomToken();
-      const request: PlacementRequest = { v: PLACEMENT_VERSION, conn, heartbeatMs: this.settings.intervalMs };
+      const { request, own } = this.request();
       let reply: PlacementReply;
       try {
         const msg = await nc.request(subject, JSON.stringify(request), { timeout: timeoutMs });
@@ -245,31 +277,52 @@ class Agent {
         if (/no runtime host/.test(text)) await delay(Math.min(1_000, 100 * attempt));
         continue;
       }
-      if (!reply || reply.v !== PLACEMENT_VERSION || typeof reply.runtime !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.runtime)) {
-        reasons.push('a runtime host answered placement with a malformed reply');
+      const accepted = this.accepted(request, own, reply);
+      if (typeof accepted === 'string') {
+        reasons.push(accepted);
         continue;
       }
-      if (!reply.ok) {
-        reasons.push(`runtime host ${reply.name} declined: ${reply.error}`);
-        continue;
-      }
-      const known = this.links.get(reply.runtime);
-      if (known && !known.lost) return known;
-      if (typeof reply.conn !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.conn)) {
-        reasons.push('a runtime host answered placement with a malformed reply');
-        continue;
-      }
-      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), reply.conn);
+      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), request.conn, accepted.keys);
     }
     const distinct = [...new Set(reasons)];
     throw new Error(`exec runtime failed to start: no runtime host accepted the session after ${attempts} placement request(s) on ${subject} (${distinct.join('; ')})`);
   }
 
-  private link(nc: NatsConnection, runtime: string, name: string, conn: string): Link {
+  /** A fresh placement request: a new connection id and, sealed, a new ephemeral key signed with this host's NKey. */
+  private request(): { request: PlacementRequest; own?: Ephemeral } {
+    const base: PlacementRequest = { v: PLACEMENT_VERSION, conn: randomToken(), heartbeatMs: this.settings.intervalMs };
+    if (!this.settings.sealing) return { request: base };
+    const own = ephemeral();
+    const request = { ...base, key: this.settings.identity.publicKey, eph: own.public };
+    return { request: { ...request, sig: signed(this.settings.identity, requestText(this.settings.agentId, request)) }, own };
+  }
+
+  /** The keys of an accepted placement, or why the reply is refused (a decline, a malformed or unsigned reply, an untrusted key). */
+  private accepted(request: PlacementRequest, own: Ephemeral | undefined, reply: PlacementReply): { keys?: PlacementKeys } | string {
+    const malformed = 'a runtime host answered placement with a malformed reply';
+    if (!reply || reply.v !== PLACEMENT_VERSION || typeof reply.runtime !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.runtime)) return malformed;
+    if (!reply.ok) return `runtime host ${String(reply.name).slice(0, 128)} declined: ${String(reply.error).slice(0, 500)}`;
+    if (reply.conn !== request.conn || typeof reply.name !== 'string') return malformed;
+    if (!own) return {};
+    const text = replyText(this.settings.agentId, request.eph!, reply);
+    if (!verified(reply.key, text, reply.sig)) return `runtime host ${reply.name.slice(0, 128)} answered placement without a valid signature`;
+    if (this.settings.trusted && !this.settings.trusted.includes(reply.key!)) {
+      return `runtime host ${reply.name.slice(0, 128)} signed with a key this agent host does not trust (${reply.key})`;
+    }
+    const keys = deriveKeys(own, reply.eph, `${requestText(this.settings.agentId, request)}\n${text}`);
+    return keys ? { keys } : malformed;
+  }
+
+  private link(nc: NatsConnection, runtime: string, name: string, conn: string, keys: PlacementKeys | undefined): Link {
     const { agentId, maxFrameBytes } = this.settings;
-    const transport = createNatsTransport({ nc, subject: this.names.runtime(runtime, agentId, conn), maxFrameBytes, peer: `runtime host ${name}` });
+    const transport = createNatsTransport({
+      nc,
+      subject: this.names.runtime(runtime, agentId, conn),
+      maxFrameBytes,
+      peer: `runtime host ${name}`,
+      keys: keys && { send: keys.toRuntime, receive: keys.toAgent },
+    });
     const link: Link = { runtime, name, conn, transport, ready: undefined as never, sinks: new Map(), lost: false };
-    this.links.set(runtime, link);
     this.byConn.set(conn, link);
     link.ready = connectRuntime({
       transport,
@@ -294,38 +347,52 @@ class Agent {
     if (message.t === 'call') link.client?.post({ t: 'call-result', call: message.call, ok: false, error: `exec cell ${message.cellId} not found` });
   }
 
-  /**
-   * Heartbeats: a request on the link's ping subject. A host whose process ended has no
-   * subscription left, so the server answers "no responders" at once; a host that is stopped or
-   * cut off does not answer, and the link is lost after `heartbeat.timeoutMs`. Either way the
-   * loss is detected within `intervalMs + timeoutMs` of the host going silent.
-   */
+  /** Adds a link to its runtime host's heartbeat, starting it for the first link there. */
   private beat(nc: NatsConnection, link: Link): void {
-    const subject = `${this.names.runtime(link.runtime, this.settings.agentId, link.conn)}.ping`;
-    const { intervalMs, heartbeatTimeoutMs } = this.settings;
-    // Pings do not wait for each other: one sent to a host that died before answering must not
-    // hold back the next one, which the server answers at once with "no responders". Silence is
-    // judged by the last answer, not by any one request.
-    let answeredAt = Date.now();
-    link.heartbeat = setInterval(() => {
-      if (link.lost) return;
-      if (Date.now() - answeredAt > heartbeatTimeoutMs) {
-        return this.lose(link, `runtime host ${link.name} stopped answering (no reply to a heartbeat for ${heartbeatTimeoutMs} ms)`);
-      }
-      nc.request(subject, '', { timeout: heartbeatTimeoutMs }).then(
-        (msg) => {
-                    answeredAt = Math.max(answeredAt, Date.now());
-          if (msg.string() !== 'ok' && link.client) this.lose(link, `runtime host ${link.name} no longer knows this connection`);
-        },
-        (error: unknown) => {
-          if (link.lost || this.closing) return;
-          const text = describeRequestError(error, subject, heartbeatTimeoutMs);
-                    if (/no runtime host/.test(text)) this.lose(link, `runtime host ${link.name} is gone (its NATS subscription ended)`);
-          else if (!/did not answer/.test(text)) this.lose(link, `heartbeat to runtime host ${link.name} failed: ${text}`);
-        },
-      );
-    }, intervalMs);
-    link.heartbeat.unref();
+    let beat = this.beats.get(link.runtime);
+    if (!beat) {
+      beat = { links: new Set(), answeredAt: Date.now(), timer: undefined as never };
+      const started = beat;
+      started.timer = setInterval(() => this.ping(nc, link.runtime, link.name, started), this.settings.intervalMs);
+      started.timer.unref();
+      this.beats.set(link.runtime, beat);
+    }
+    beat.links.add(link);
+  }
+
+  /**
+   * One heartbeat to a runtime host: a request on its ping subject naming every connection this
+   * agent host has there. A host whose process ended has no subscription left, so the server
+   * answers "no responders" at once; a host that is stopped or cut off does not answer, and its
+   * connections are lost after `heartbeat.timeoutMs`. Either way the loss is detected within
+   * `intervalMs + timeoutMs` of the host going silent. Pings do not wait for each other: one sent
+   * to a host that died before answering must not hold back the next one, which the server
+   * answers at once with "no responders". Silence is judged by the last answer.
+   */
+  private ping(nc: NatsConnection, runtime: string, name: string, beat: Beat): void {
+    const { heartbeatTimeoutMs } = this.settings;
+    const loseAll = (cause: string) => {
+      for (const link of [...beat.links]) this.lose(link, cause);
+    };
+    if (Date.now() - beat.answeredAt > heartbeatTimeoutMs) return loseAll(`runtime host ${name} stopped answering (no reply to a heartbeat for ${heartbeatTimeoutMs} ms)`);
+    const subject = `${this.names.runtime(runtime, this.settings.agentId, '_')}.ping`;
+    nc.request(subject, [...beat.links].map((link) => link.conn).join(','), { timeout: heartbeatTimeoutMs }).then(
+      (msg) => {
+        beat.answeredAt = Math.max(beat.answeredAt, Date.now());
+        const text = msg.string();
+        if (text === 'ok') return;
+        const unknown = new Set(text.startsWith('unknown ') ? text.slice(8).split(',') : []);
+        for (const link of [...beat.links]) {
+          if (unknown.has(link.conn) && link.client) this.lose(link, `runtime host ${name} no longer knows this connection`);
+        }
+      },
+      (error: unknown) => {
+        if (this.closing || beat.links.size === 0) return;
+        const text = describeRequestError(error, subject, heartbeatTimeoutMs);
+        if (/no runtime host/.test(text)) loseAll(`runtime host ${name} is gone (its NATS subscription ended)`);
+        else if (!/did not answer/.test(text)) loseAll(`heartbeat to runtime host ${name} failed: ${text}`);
+      },
+    );
   }
 
   /** Ends a link from this side: pending requests answer with `cause`, the sessions on it hear it. */
@@ -338,8 +405,11 @@ class Agent {
   }
 
   private dropped(link: Link, cause: string): void {
-    if (link.heartbeat) clearInterval(link.heartbeat);
-    if (this.links.get(link.runtime) === link) this.links.delete(link.runtime);
+    const beat = this.beats.get(link.runtime);
+    if (beat?.links.delete(link) && beat.links.size === 0) {
+      clearInterval(beat.timer);
+      this.beats.delete(link.runtime);
+    }
     this.byConn.delete(link.conn);
     if (link.lost) return;
     link.lost = true;
@@ -352,7 +422,7 @@ class Agent {
 
   async close(): Promise<void> {
     this.closing = true;
-    for (const link of [...this.links.values()]) {
+    for (const link of [...this.byConn.values()]) {
       if (link.client) link.client.close('the exec runtime was shut down');
       this.dropped(link, 'the exec runtime was shut down');
     }

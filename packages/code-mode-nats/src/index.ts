@@ -9,4 +9,7 @@ export type { NatsRuntimeHost, RuntimeHostLimits, ServeRuntimeOverNatsOptions } 
 // Connecting to NATS (both sides).
 export type { NatsAuth, NatsConnectOptions } from './connection';
 
+// Sealed placements: the NKey a side signs with.
+export type { NatsIdentityOption } from './seal';
+
 export { VERSION } from './version';

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createTransportEnding, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { open, seal, SEAL_OVERHEAD } from './seal';
 
 /**
  * One runtime-protocol connection carried by NATS messages. Core NATS delivers at most once and
@@ -10,6 +11,8 @@ import { createTransportEnding, type RuntimeTransport } from '@switchyard/code-m
  *
  * Envelope (the message payload, bytes): `F<seq> <body>` a whole frame or its last chunk,
  * `C<seq> <body>` a chunk with more to follow, `X <reason>` (or `X`) the sender closed the connection.
+ * A sealed connection (`keys`) carries the same kind, sequence number and body inside an AEAD
+ * seal (see seal.ts); its closes are sealed and numbered too, so nobody else can end it.
  */
 
 /** Bytes kept free in each message for the envelope header. */
@@ -27,6 +30,16 @@ export interface NatsTransportOptions {
   maxFrameBytes: number;
   /** Who the other side is, for causes ("runtime host h1", "agent host a"). */
   peer: string;
+  /** Shared by connections: bytes of partly received frames held by all of them, and the most allowed. */
+  reassembly?: ReassemblyBudget;
+  /** The placement's keys: `send` seals this side's messages, `receive` opens the peer's. Absent: clear envelopes. */
+  keys?: { send: Buffer; receive: Buffer };
+}
+
+/** Bytes of partly received frames held by a set of connections, and the most they may hold together. */
+export interface ReassemblyBudget {
+  used: number;
+  max: number;
 }
 
 /** A transport plus what its router calls: `deliver` for every message addressed to it. */
@@ -35,31 +48,42 @@ export interface NatsTransport extends RuntimeTransport {
   /** Ends the connection from outside (a lost heartbeat, a closed NATS connection) with `reason`; sends the peer a close. */
   end(reason: string): void;
   readonly closed: boolean;
+  /** Messages that did not open under the placement's key (forged, corrupted, or sealed for another connection). */
+  readonly dropped: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function createNatsTransport(options: NatsTransportOptions): NatsTransport {
-  const { nc, subject } = options;
+  const { nc, subject, keys } = options;
   const ending = createTransportEnding('nats-transport');
-  const incoming = new IncomingFrames(options.maxFrameBytes, options.peer);
+  const incoming = new IncomingFrames(options.maxFrameBytes, options.peer, options.reassembly ?? { used: 0, max: Number.POSITIVE_INFINITY });
   let onFrame: (frame: string) => void = () => {};
   let sent = 0;
+  let dropped = 0;
+  const wrap = (kind: number, body: Uint8Array, start: number, end: number) =>
+    keys ? seal(keys.send, kind, ++sent, body.subarray(start, end)) : envelope(kind, ++sent, body, start, end);
   const finish = (reason: string | undefined) => {
     if (ending.closed) return;
     incoming.clear();
     ending.finish(reason);
   };
+  const sendClose = (reason: string) => {
+    const text = encoder.encode(reason.slice(0, 1_000));
+    // Best effort: a peer that misses it notices the silence.
+    publish(nc, subject, keys ? seal(keys.send, KIND_CLOSE, ++sent, text) : text.length ? concat(CLOSE_HEAD, text) : CLOSE_BARE);
+  };
   const transport: NatsTransport = {
     send(frame) {
       if (ending.closed) return;
       const body = encoder.encode(frame);
-      const room = Math.max(1_024, nc.info?.max_payload ? nc.info.max_payload - ENVELOPE_BYTES : 1_048_576 - ENVELOPE_BYTES);
+      const reserve = ENVELOPE_BYTES + (keys ? SEAL_OVERHEAD : 0);
+      const room = Math.max(1_024, (nc.info?.max_payload ?? 1_048_576) - reserve);
       for (let start = 0; start < body.length || start === 0; start += room) {
         const end = Math.min(body.length, start + room);
         const kind = end >= body.length ? KIND_FRAME : KIND_CHUNK;
-        const failure = publish(nc, subject, envelope(kind, ++sent, body, start, end));
+        const failure = publish(nc, subject, wrap(kind, body, start, end));
         if (failure !== undefined) return finish(failure);
         if (end >= body.length) break;
       }
@@ -70,17 +94,25 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
     onClose: ending.onClose,
     close() {
       if (ending.closed) return;
-      sendClose(nc, subject, '');
+      sendClose('');
       finish(undefined);
     },
     end(reason) {
       if (ending.closed) return;
-      sendClose(nc, subject, reason);
+      sendClose(reason);
       finish(reason);
     },
     deliver(payload) {
       if (ending.closed) return;
-      const delivery = incoming.accept(payload);
+      const opened = keys ? open(keys.receive, payload) : clearEnvelope(payload);
+      if (opened === undefined) {
+        if (keys) dropped++;
+        const reason = keys
+          ? `a frame from ${options.peer} did not open (forged, corrupted or sealed for another placement); ${dropped} dropped`
+          : 'protocol violation: a message that is not a frame envelope';
+        return transport.end(reason);
+      }
+      const delivery = incoming.accept(opened);
       if (delivery === undefined) return;
       if (delivery.kind === 'frame') onFrame(delivery.text);
       else if (delivery.kind === 'closed') finish(delivery.reason);
@@ -89,8 +121,38 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
     get closed() {
       return ending.closed;
     },
+    get dropped() {
+      return dropped;
+    },
   };
   return transport;
+}
+
+const CLOSE_HEAD = encoder.encode('X ');
+const CLOSE_BARE = encoder.encode('X');
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+/** A clear envelope's kind, sequence number (0 for a close) and body; `undefined` when it is not one. */
+function clearEnvelope(payload: Uint8Array): Message | undefined {
+  const kind = payload[0];
+  if (kind === KIND_CLOSE) return { kind, seq: 0, body: payload.subarray(2) };
+  const space = payload.indexOf(SPACE);
+  const seq = space > 1 && space < 20 ? Number(decoder.decode(payload.subarray(1, space))) : NaN;
+  if ((kind !== KIND_FRAME && kind !== KIND_CHUNK) || !Number.isSafeInteger(seq)) return undefined;
+  return { kind, seq, body: payload.subarray(space + 1) };
+}
+
+/** One message, opened: its kind, sequence number and body. */
+interface Message {
+  kind: number;
+  seq: number;
+  body: Uint8Array;
 }
 
 /** Publishes one message; returns why the NATS connection failed, if it did. */
@@ -100,15 +162,6 @@ function publish(nc: NatsConnection, subject: string, payload: Uint8Array): stri
     return undefined;
   } catch (error) {
     return `the NATS connection failed: ${(error as Error)?.message ?? String(error)}`;
-  }
-}
-
-/** Tells the peer this side closed, with `reason` when there is one (best effort). */
-function sendClose(nc: NatsConnection, subject: string, reason: string): void {
-  try {
-    nc.publish(subject, encoder.encode(reason ? `X ${reason.slice(0, 1_000)}` : 'X'));
-  } catch {
-    // the peer will notice the silence
   }
 }
 
@@ -133,39 +186,53 @@ class IncomingFrames {
   constructor(
     private readonly maxFrameBytes: number,
     private readonly peer: string,
+    private readonly budget: ReassemblyBudget,
   ) {}
 
   /** Takes one message; `undefined` while a chunked frame is still incomplete. */
-  accept(payload: Uint8Array): Delivery | undefined {
-    const kind = payload[0];
-    if (kind === KIND_CLOSE) {
-      const reason = decoder.decode(payload.subarray(2)).slice(0, 1_000);
-      return { kind: 'closed', reason: reason ? `${this.peer} closed the connection: ${reason}` : `${this.peer} closed the connection` };
-    }
-    const space = payload.indexOf(SPACE);
-    const seq = space > 1 && space < 20 ? Number(decoder.decode(payload.subarray(1, space))) : NaN;
-    if ((kind !== KIND_FRAME && kind !== KIND_CHUNK) || !Number.isSafeInteger(seq)) {
-      return { kind: 'violation', reason: 'protocol violation: a message that is not a frame envelope' };
-    }
+  accept({ kind, seq, body }: Message): Delivery | undefined {
+    // A clear close carries no sequence number; a sealed one is numbered like any frame.
+    if (kind === KIND_CLOSE && seq === 0) return this.closed(body);
     if (seq !== this.expected) {
-      return { kind: 'violation', reason: `frames lost in transit (expected frame ${this.expected} from ${this.peer}, got ${seq})` };
+      const reason =
+        seq < this.expected
+          ? `a frame from ${this.peer} was replayed (expected frame ${this.expected}, got ${seq})`
+          : `frames lost in transit (expected frame ${this.expected} from ${this.peer}, got ${seq})`;
+      return { kind: 'violation', reason };
     }
     this.expected++;
-    const body = payload.subarray(space + 1);
+    if (kind === KIND_CLOSE) return this.closed(body);
+    if (kind !== KIND_FRAME && kind !== KIND_CHUNK) return { kind: 'violation', reason: 'protocol violation: a message that is not a frame envelope' };
     this.chunkBytes += body.length;
     if (this.chunkBytes > this.maxFrameBytes) {
       return { kind: 'violation', reason: `protocol violation: a frame of more than ${this.maxFrameBytes} bytes is over the limit of ${this.maxFrameBytes} bytes` };
     }
     if (kind === KIND_CHUNK) {
+      if (this.budget.used + body.length > this.budget.max) {
+        return { kind: 'violation', reason: `protocol violation: partly received frames would hold more than this host's ${this.budget.max} bytes` };
+      }
+      this.budget.used += body.length;
       this.chunks.push(body.slice());
       return undefined;
     }
     return { kind: 'frame', text: this.assemble(body) };
   }
 
+  private closed(body: Uint8Array): Delivery {
+    const reason = decoder.decode(body).slice(0, 1_000);
+    return { kind: 'closed', reason: reason ? `${this.peer} closed the connection: ${reason}` : `${this.peer} closed the connection` };
+  }
+
   /** Drops a partly received frame (the connection ended). */
   clear(): void {
+    this.release();
+  }
+
+  /** Gives the chunks' bytes back to the shared budget and drops them. */
+  private release(): void {
+    for (const chunk of this.chunks) this.budget.used -= chunk.length;
     this.chunks = [];
+    this.chunkBytes = 0;
   }
 
   /** The frame the chunks so far and its last part `body` make. */
@@ -180,7 +247,8 @@ class IncomingFrames {
         whole.set(chunk, offset);
         offset += chunk.length;
       }
-      this.chunks = [];
+      this.chunks.pop();
+      this.release();
       frame = decoder.decode(whole);
     }
     this.chunkBytes = 0;

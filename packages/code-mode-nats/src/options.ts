@@ -25,6 +25,9 @@ const NATS_RUNTIME_RULES: OptionsShape<NatsRuntimeOptions> = {
   heartbeat: rule.shape<NatsHeartbeatOptions>({ intervalMs: checkedLater, timeoutMs: checkedLater }),
   maxFrameBytes: checkedLater,
   name: rule.string(),
+  identity: checkedLater,
+  trustedRuntimeHosts: checkedLater,
+  sealing: rule.boolean(),
 };
 
 const HOST_LIMIT_RULES: OptionsShape<RuntimeHostLimits> = {
@@ -34,7 +37,13 @@ const HOST_LIMIT_RULES: OptionsShape<RuntimeHostLimits> = {
   cpuTimeMs: checkedLater,
   wallTimeMs: checkedLater,
   maxCells: checkedLater,
+  maxInFlightCalls: checkedLater,
+  maxInFlightArgumentChars: checkedLater,
+  maxOutputBytes: checkedLater,
+  maxOutputItems: checkedLater,
+  maxTimers: checkedLater,
   maxFrameBytes: checkedLater,
+  maxReassemblyBytes: checkedLater,
   agentSilenceMs: checkedLater,
 };
 
@@ -45,6 +54,9 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   queue: checkedLater,
   limits: rule.shape(HOST_LIMIT_RULES),
   onClosed: rule.function(),
+  identity: checkedLater,
+  trustedAgentHosts: checkedLater,
+  sealing: checkedLater,
 };
 
 /**

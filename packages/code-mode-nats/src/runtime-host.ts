@@ -2,15 +2,16 @@ import { hostname } from 'node:os';
 import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
-import { createNatsTransport, type NatsTransport } from './nats-transport';
+import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
-import { PLACEMENT_VERSION, randomToken, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
+import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
 export interface RuntimeHostLimits {
   /** Sessions placed here at once (placement requests beyond it are declined). Default 1,000. */
   maxSessions?: number;
-  /** Connections (agent hosts) at once. Default 256. */
+  /** Connections at once (one per placed session of an agent host). Default 1,000. */
   maxConnections?: number;
   /** Most V8 heap per cell (MB); a session asking for more gets this. Default 128. */
   heapMb?: number;
@@ -20,8 +21,20 @@ export interface RuntimeHostLimits {
   wallTimeMs?: number;
   /** Most cells per session. Default 32. */
   maxCells?: number;
+  /** Most nested calls in flight per cell. Default 256. */
+  maxInFlightCalls?: number;
+  /** Most characters of arguments of the nested calls in flight per cell. Default 16 Mi. */
+  maxInFlightArgumentChars?: number;
+  /** Most output bytes per cell. Default 16 MiB. */
+  maxOutputBytes?: number;
+  /** Most output items per cell. Default 100,000. */
+  maxOutputItems?: number;
+  /** Most timers per cell. Default 100,000. */
+  maxTimers?: number;
   /** Biggest frame accepted from an agent host (bytes, reassembled). Default 64 MiB. */
   maxFrameBytes?: number;
+  /** Bytes of partly received (chunked) frames held at once, all connections together. Default 128 MiB. */
+  maxReassemblyBytes?: number;
   /**
    * A connection with no frame and no heartbeat from its agent host for this long is closed and
    * its cells stopped (ms); at least 4 × the agent host's heartbeat interval. Default 30,000.
@@ -38,6 +51,18 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   /** The queue group placement requests are shared in. Default `switchyard-runtime-hosts`. */
   queue?: string;
   limits?: RuntimeHostLimits;
+  /**
+   * The NKey this host signs placements with (`{ seed }` or `{ seedFile }`). Default: the NKey of
+   * `auth` when it is one, else a key made at start (agent hosts that pin keys refuse it).
+   */
+  identity?: NatsIdentityOption;
+  /**
+   * Agent hosts this runtime host serves, by agent id: the public NKey(s) that must sign their
+   * placements. Default: any agent host (placements are still sealed, but not authenticated).
+   */
+  trustedAgentHosts?: Record<string, string | string[]>;
+  /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus); sealed placements are still served. Default `true`. */
+  sealing?: boolean;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
   onClosed?(cause: string | undefined): void;
 }
@@ -66,10 +91,18 @@ interface Expected {
   conn: string;
   heartbeatMs: number;
   timer: NodeJS.Timeout;
+  /** The placement's keys (absent for an unsealed placement). */
+  keys?: PlacementKeys;
 }
 
 /** How long a placed connection may take to say hello (ms). */
 const EXPECT_MS = 15_000;
+/**
+ * Placed connections of one agent host awaiting their hello (an agent host placing many sessions
+ * at once has that many); a newer placement evicts the oldest, so a flood costs a bounded amount
+ * (an entry is a connection id, two keys and a timer).
+ */
+const PENDING_PER_AGENT = 256;
 
 /** The checked options of a runtime host. */
 interface HostSettings {
@@ -78,6 +111,9 @@ interface HostSettings {
   name: string;
   queue: string;
   limits: ReturnType<typeof hostLimits>;
+  identity: NatsIdentity;
+  trusted?: Map<string, string[]>;
+  sealing: boolean;
 }
 
 /**
@@ -113,7 +149,18 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const limits = hostLimits(options.limits ?? {});
   const problem = nodeSnapshotFlagProblem();
   if (problem) throw config(`serveRuntimeOverNats runs cells in this process: ${problem}`);
-  return { prefix, id, name, queue, limits };
+  const identity = loadIdentity(options.identity, options.auth, 'serveRuntimeOverNats');
+  const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
+  if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
+  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true };
+}
+
+function trustedAgents(option: unknown): Map<string, string[]> {
+  const name = 'serveRuntimeOverNats option trustedAgentHosts';
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) throw config(`${name} must map agent ids to public NKeys`);
+  const out = new Map<string, string[]>();
+  for (const [agent, keys] of Object.entries(option)) out.set(checkToken(agent, `${name} key`), checkPublicKeys(keys, `${name}.${agent}`));
+  return out;
 }
 
 const connectionKey = (agent: string, conn: string) => `${agent}.${conn}`;
@@ -126,8 +173,11 @@ class RuntimeHost {
   private readonly limits: ReturnType<typeof hostLimits>;
   private readonly runtimePrefix: string;
   private readonly served = new Map<string, Served>();
-  private readonly expected = new Map<string, Expected>();
+  /** Placed connections awaiting their hello, by agent host, then connection id. */
+  private readonly expected = new Map<string, Map<string, Expected>>();
   private sessions = 0;
+  /** Bytes of partly received frames, all connections together (bounded by `maxReassemblyBytes`). */
+  private readonly reassembly: ReassemblyBudget;
   private closing: Promise<void> | undefined;
   private readonly placeSub: Subscription;
   private readonly frameSub: Subscription;
@@ -141,6 +191,7 @@ class RuntimeHost {
     this.closed = new Promise<string | undefined>((resolve) => (this.resolveClosed = resolve));
     this.names = subjects(settings.prefix);
     this.limits = settings.limits;
+    this.reassembly = { used: 0, max: settings.limits.maxReassemblyBytes };
     this.runtimePrefix = `${settings.prefix}.rt.${settings.id}.`;
     this.placeSub = nc.subscribe(this.names.placeAll(), { queue: settings.queue, callback: (error, msg) => void (error || guarded(() => this.place(msg))) });
     this.frameSub = nc.subscribe(this.names.runtimeAll(settings.id), { callback: (error, msg) => void (error || guarded(() => this.frame(msg))) });
@@ -158,7 +209,7 @@ class RuntimeHost {
     this.closing ??= (async () => {
       clearInterval(this.sweep);
       this.placeSub.unsubscribe();
-      for (const entry of this.expected.values()) clearTimeout(entry.timer);
+      for (const pending of this.expected.values()) for (const entry of pending.values()) clearTimeout(entry.timer);
       this.expected.clear();
       for (const connection of [...this.served.values()]) connection.transport.end(`runtime host ${this.settings.name} is shutting down: ${cause}`);
       this.frameSub.unsubscribe();
@@ -214,67 +265,129 @@ class RuntimeHost {
     if (typeof request.conn !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(request.conn) || !/^[A-Za-z0-9_-]{1,64}$/.test(agent)) {
       return declined('placement request names no valid connection');
     }
+    const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? Math.min(request.heartbeatMs, 60_000) : 1_000;
+    const refused = this.refusal(agent, request);
+    if (refused) return declined(refused);
     const { maxSessions, maxConnections } = this.limits;
     if (this.sessions >= maxSessions) return declined(`runtime host is full (${this.sessions} of ${maxSessions} sessions)`);
-    const conn = this.placedConnection(agent, request);
-    if (conn === undefined) return declined(`runtime host is full (${maxConnections} connections)`);
-    return { v: PLACEMENT_VERSION, ok: true, runtime, name, conn, sessions: this.sessions, maxSessions };
+    if (this.served.size >= maxConnections) return declined(`runtime host is full (${maxConnections} connections)`);
+    const accepted = { v: PLACEMENT_VERSION, ok: true as const, runtime, name, conn: request.conn, sessions: this.sessions, maxSessions };
+    if (request.eph === undefined) {
+      this.expect(agent, { conn: request.conn, heartbeatMs });
+      return accepted;
+    }
+    const own = ephemeral();
+    const reply = { ...accepted, key: this.settings.identity.publicKey, eph: own.public };
+    const text = replyText(agent, request.eph, reply);
+    const keys = deriveKeys(own, request.eph, `${requestText(agent, request)}\n${text}`);
+    if (!keys) return declined('placement request carries a malformed ephemeral key');
+    this.expect(agent, { conn: request.conn, heartbeatMs, keys });
+    return { ...reply, sig: signed(this.settings.identity, text) };
   }
 
-  /** The connection a placement names: the one awaiting this agent host's hello, one served, or a new one awaited from now; `undefined` when full. */
-  private placedConnection(agent: string, request: PlacementRequest): string | undefined {
-    const pending = this.expected.get(agent);
-    // One placed connection per agent host may wait for its hello: every placement until then
-    // names that one, so concurrent placements share it and a flood costs nothing.
-    if (pending) return pending.conn;
-    const conn = request.conn;
-    if (this.served.has(connectionKey(agent, conn))) return conn;
-    if (this.served.size >= this.limits.maxConnections) return undefined;
-    const heartbeatMs = typeof request.heartbeatMs === 'number' && request.heartbeatMs > 0 ? request.heartbeatMs : 1_000;
-    const timer = setTimeout(() => this.expected.get(agent)?.conn === conn && this.expected.delete(agent), EXPECT_MS);
+  /** Why a placement request is refused on its identity: unsigned where sealing is required, a bad signature, a key not trusted for `agent`. */
+  private refusal(agent: string, request: PlacementRequest): string | undefined {
+    const { sealing, trusted } = this.settings;
+    if (request.eph === undefined && request.sig === undefined && request.key === undefined) {
+      if (sealing) return 'this runtime host serves sealed placements only (the agent host has sealing off)';
+      return trusted ? 'this runtime host serves signed placements only' : undefined;
+    }
+    if (!verified(request.key, requestText(agent, request), request.sig)) return 'placement request is not signed by the key it names';
+    const keys = trusted?.get(agent);
+    if (trusted && !keys) return `agent host ${agent} is not trusted by this runtime host`;
+    if (keys && !keys.includes(request.key!)) return `agent host ${agent} signed with a key this runtime host does not trust`;
+    return undefined;
+  }
+
+  /** Awaits the hello of a placed connection for {@link EXPECT_MS}; a newer placement evicts the oldest beyond {@link PENDING_PER_AGENT}. */
+  private expect(agent: string, entry: Omit<Expected, 'timer'>): void {
+    let pending = this.expected.get(agent);
+    if (!pending) this.expected.set(agent, (pending = new Map()));
+    pending.get(entry.conn) && clearTimeout(pending.get(entry.conn)!.timer);
+    pending.delete(entry.conn);
+    if (pending.size >= PENDING_PER_AGENT) {
+      const [oldest, first] = pending.entries().next().value as [string, Expected];
+      clearTimeout(first.timer);
+      pending.delete(oldest);
+    }
+    const timer = setTimeout(() => this.unexpect(agent, entry.conn), EXPECT_MS);
     timer.unref();
-    this.expected.set(agent, { conn, heartbeatMs, timer });
-    return conn;
+    pending.set(entry.conn, { ...entry, timer });
+  }
+
+  private unexpect(agent: string, conn: string): Expected | undefined {
+    const pending = this.expected.get(agent);
+    const entry = pending?.get(conn);
+    if (!entry) return undefined;
+    clearTimeout(entry.timer);
+    pending!.delete(conn);
+    if (pending!.size === 0) this.expected.delete(agent);
+    return entry;
   }
 
   private frame(msg: Msg): void {
     const rest = msg.subject.slice(this.runtimePrefix.length).split('.');
     const [agent, conn, kind] = rest;
     if (!agent || !conn || rest.length > 3) return;
-    let connection = this.served.get(connectionKey(agent, conn));
-    if (kind === 'ping') {
-      if (connection) connection.lastSeen = Date.now();
-      try {
-        msg.respond(connection && !connection.transport.closed ? 'ok' : 'unknown');
-      } catch {
-        // nothing to answer to
-      }
-      return;
-    }
+    if (kind === 'ping') return this.ping(agent, conn === '_' ? msg.string().split(',') : [conn], msg);
     if (kind !== undefined) return;
+    let connection = this.served.get(connectionKey(agent, conn));
     if (!connection) {
-      const placed = this.expected.get(agent);
       // Frames on connections no placement announced are dropped: a runtime host serves only what it accepted.
-      if (!placed || placed.conn !== conn || this.closing || this.served.size >= this.limits.maxConnections) return;
-      clearTimeout(placed.timer);
-      this.expected.delete(agent);
-      connection = this.open(agent, conn, placed.heartbeatMs);
+      if (!this.expected.get(agent)?.has(conn) || this.closing || this.served.size >= this.limits.maxConnections) return;
+      connection = this.open(agent, conn, this.unexpect(agent, conn)!);
     }
     connection.lastSeen = Date.now();
     connection.transport.deliver(msg.data);
   }
 
-  private open(agent: string, conn: string, heartbeatMs: number): Served {
+  /**
+   * One heartbeat of agent host `agent` for its connections `conns` (all of them on this host, in
+   * one request): each is seen; the answer names those this host does not serve ("unknown a,b").
+   */
+  private ping(agent: string, conns: string[], msg: Msg): void {
+    const unknown: string[] = [];
+    const now = Date.now();
+    for (const conn of conns.slice(0, 10_000)) {
+      const connection = this.served.get(connectionKey(agent, conn));
+      if (connection && !connection.transport.closed) connection.lastSeen = now;
+      else if (/^[A-Za-z0-9_-]{1,64}$/.test(conn)) unknown.push(conn);
+    }
+    try {
+      msg.respond(unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`);
+    } catch {
+      // nothing to answer to
+    }
+  }
+
+  private open(agent: string, conn: string, { heartbeatMs, keys }: Expected): Served {
     const key = connectionKey(agent, conn);
     const { limits } = this;
-    const transport = createNatsTransport({ nc: this.nc, subject: this.names.agent(agent, conn), maxFrameBytes: limits.maxFrameBytes, peer: `agent host ${agent}` });
+    const transport = createNatsTransport({
+      nc: this.nc,
+      subject: this.names.agent(agent, this.settings.id, conn),
+      maxFrameBytes: limits.maxFrameBytes,
+      reassembly: this.reassembly,
+      peer: `agent host ${agent}`,
+      keys: keys && { send: keys.toAgent, receive: keys.toRuntime },
+    });
     const connection: Served = { transport, agent, sessions: new Set(), lastSeen: Date.now(), silenceMs: Math.max(limits.agentSilenceMs, 4 * heartbeatMs) };
     this.served.set(key, connection);
-    // The engine sees the agent host's frames after this host has capped its limits and counted its sessions.
-    const inner = watchSessions(transport, connection, limits, (delta) => (this.sessions += delta));
     serveRuntime({
-      transport: inner,
+      transport,
       maxFrameBytes: limits.maxFrameBytes,
+      // The engine hands over every parsed open-session: this host caps its limits and counts it.
+      admitSession: (session, options) => {
+        if (this.sessions >= limits.maxSessions) return `runtime host is full (${this.sessions} of ${limits.maxSessions} sessions)`;
+        if (!connection.sessions.has(session)) {
+          connection.sessions.add(session);
+          this.sessions++;
+        }
+        return capped(options, limits);
+      },
+      sessionClosed: (session) => {
+        if (connection.sessions.delete(session)) this.sessions--;
+      },
       onClosed: () => {
         this.served.delete(key);
         this.sessions -= connection.sessions.size;
@@ -300,75 +413,39 @@ function hostLimits(limits: RuntimeHostLimits): Required<Omit<RuntimeHostLimits,
   const pick = (key: keyof RuntimeHostLimits, fallback: number, minimum: number) => (limits[key] === undefined ? fallback : positive(limits[key], name(key), minimum));
   return {
     maxSessions: pick('maxSessions', 1_000, 1),
-    maxConnections: pick('maxConnections', 256, 1),
+    maxConnections: pick('maxConnections', 1_000, 1),
     heapMb: pick('heapMb', 128, 8),
     cpuTimeMs: pick('cpuTimeMs', 60_000, 1),
     wallTimeMs: limits.wallTimeMs === undefined ? undefined : positive(limits.wallTimeMs, name('wallTimeMs'), 1),
     maxCells: pick('maxCells', 32, 1),
+    maxInFlightCalls: pick('maxInFlightCalls', 256, 1),
+    maxInFlightArgumentChars: pick('maxInFlightArgumentChars', 16 * 1024 * 1024, 1),
+    maxOutputBytes: pick('maxOutputBytes', 16 * 1024 * 1024, 1),
+    maxOutputItems: pick('maxOutputItems', 100_000, 1),
+    maxTimers: pick('maxTimers', 100_000, 1),
     maxFrameBytes: pick('maxFrameBytes', DEFAULT_MAX_FRAME_BYTES, 64 * 1024),
+    maxReassemblyBytes: pick('maxReassemblyBytes', 128 * 1024 * 1024, 64 * 1024),
     agentSilenceMs: pick('agentSilenceMs', 30_000, 100),
   };
 }
 
 /**
- * A transport in front of the engine's: `open-session` requests get this host's caps on their
- * engine limits (the agent host asks, the runtime host decides), and open sessions are counted
- * for placement. Other frames pass through untouched (the check is a substring test; only frames
- * that may hold a session message are parsed).
+ * The options a session runs with: every limit the agent host asked for, capped by this host's
+ * own maximum (a limit not asked for, or asked as no limit, gets the maximum). Applied to the
+ * parsed `open-session` the engine acts on, so no spelling of the message escapes it.
  */
-function watchSessions(
-  outer: NatsTransport,
-  connection: Served,
-  limits: ReturnType<typeof hostLimits>,
-  count: (delta: number) => void,
-): NatsTransport {
-  let listener: (frame: string) => void = () => {};
-  outer.onFrame((frame) => {
-    if (!frame.includes('-session"')) return listener(frame);
-    let messages: unknown;
-    try {
-      messages = JSON.parse(frame);
-    } catch {
-      return listener(frame); // the engine reports the violation
-    }
-    if (!Array.isArray(messages)) return listener(frame);
-    let changed = false;
-    for (const message of messages as Array<{ t?: unknown; session?: unknown; options?: EngineSessionOptions }>) {
-      if (typeof message !== 'object' || message === null || typeof message.session !== 'string') continue;
-      if (message.t === 'open-session' && typeof message.options === 'object' && message.options !== null) {
-        message.options = capped(message.options, limits);
-        changed = true;
-        if (!connection.sessions.has(message.session)) {
-          connection.sessions.add(message.session);
-          count(+1);
-        }
-      } else if (message.t === 'close-session' && connection.sessions.delete(message.session)) count(-1);
-    }
-    listener(changed ? JSON.stringify(messages) : frame);
-  });
-  return {
-    ...outer,
-    send: (frame) => outer.send(frame),
-    onClose: (fn) => outer.onClose(fn),
-    close: () => outer.close(),
-    onFrame(fn) {
-      listener = fn;
-    },
-    deliver: (payload) => outer.deliver(payload),
-    end: (reason) => outer.end(reason),
-    get closed() {
-      return outer.closed;
-    },
-  };
-}
-
-function capped(options: EngineSessionOptions, limits: ReturnType<typeof hostLimits>): EngineSessionOptions {
+export function capped(options: EngineSessionOptions, limits: ReturnType<typeof hostLimits>): EngineSessionOptions {
   const min = (asked: unknown, cap: number) => (typeof asked === 'number' && asked >= 0 ? Math.min(asked, cap) : cap);
   return {
-    ...options,
     heapMb: min(options.heapMb, limits.heapMb),
     cpuTimeMs: min(options.cpuTimeMs, limits.cpuTimeMs),
     wallTimeMs: limits.wallTimeMs === undefined ? options.wallTimeMs : min(options.wallTimeMs, limits.wallTimeMs),
     maxCells: min(options.maxCells, limits.maxCells),
+    maxInFlightCalls: min(options.maxInFlightCalls, limits.maxInFlightCalls),
+    maxInFlightArgumentChars: min(options.maxInFlightArgumentChars, limits.maxInFlightArgumentChars),
+    maxOutputBytes: min(options.maxOutputBytes, limits.maxOutputBytes),
+    maxOutputItems: min(options.maxOutputItems, limits.maxOutputItems),
+    maxTimers: min(options.maxTimers, limits.maxTimers),
+    storedValues: options.storedValues !== false,
   };
 }

@@ -6,12 +6,14 @@
  * | `<p>.place.<agent>` | agent host `<agent>` (a request) | every runtime host, in one queue group |
  * | `<p>.rt.<runtime>.<agent>.<conn>` | agent host `<agent>`: frames of connection `<conn>` | runtime host `<runtime>` |
  * | `<p>.rt.<runtime>.<agent>.<conn>.ping` | agent host `<agent>`: heartbeats (requests) | runtime host `<runtime>` |
- * | `<p>.agent.<agent>.c.<conn>` | the runtime host of `<conn>`: its frames | agent host `<agent>` |
+ * | `<p>.agent.<agent>.c.<runtime>.<conn>` | runtime host `<runtime>`: frames of connection `<conn>` | agent host `<agent>` |
  * | `<p>.agent.<agent>.inbox.>` | replies to `<agent>`'s requests (placement, heartbeats) | agent host `<agent>` |
  *
  * A runtime host takes the agent's identity from the subject a message came on, never from its
  * body, so NATS permissions that let user `<agent>` publish only to `<p>.place.<agent>` and
- * `<p>.rt.*.<agent>.>` and subscribe only to `<p>.agent.<agent>.>` keep agent hosts apart.
+ * `<p>.rt.*.<agent>.>` and subscribe only to `<p>.agent.<agent>.>` keep agent hosts apart; the
+ * runtime host's id in its frames' subject lets permissions scope each runtime host too
+ * (publish only to `<p>.agent.*.c.<runtime>.*`, replies through `allow_responses`).
  */
 export interface Subjects {
   prefix: string;
@@ -19,7 +21,7 @@ export interface Subjects {
   placeAll(): string;
   runtime(runtime: string, agent: string, conn: string): string;
   runtimeAll(runtime: string): string;
-  agent(agent: string, conn: string): string;
+  agent(agent: string, runtime: string, conn: string): string;
   agentAll(agent: string): string;
   inbox(agent: string): string;
 }
@@ -31,31 +33,47 @@ export function subjects(prefix: string): Subjects {
     placeAll: () => `${prefix}.place.*`,
     runtime: (runtime, agent, conn) => `${prefix}.rt.${runtime}.${agent}.${conn}`,
     runtimeAll: (runtime) => `${prefix}.rt.${runtime}.>`,
-    agent: (agent, conn) => `${prefix}.agent.${agent}.c.${conn}`,
+    agent: (agent, runtime, conn) => `${prefix}.agent.${agent}.c.${runtime}.${conn}`,
     // Frames and replies live in separate subtrees: a wildcard subscription that also matched the
     // request inbox would swallow the server's "no responders" status that heartbeats rely on.
-    agentAll: (agent) => `${prefix}.agent.${agent}.c.*`,
+    agentAll: (agent) => `${prefix}.agent.${agent}.c.*.*`,
     inbox: (agent) => `${prefix}.agent.${agent}.inbox`,
   };
 }
 
-/** The placement request's body (JSON). */
+/**
+ * The placement request (JSON). Sealed (the default): `key` is the agent host's public NKey,
+ * `eph` its ephemeral X25519 public key (base64url) and `sig` its signature of
+ * {@link requestText}. Unsealed (both ends configured `sealing: false`): none of the three.
+ */
 export interface PlacementRequest {
-  v: 1;
-  /** The connection id the agent host will use if this runtime host is new to it. */
+  v: 2;
+  /** The connection id the agent host will use; one connection per placed session. */
   conn: string;
   /** How often the agent host sends heartbeats (ms): the runtime host drops connections silent for much longer. */
   heartbeatMs: number;
+  key?: string;
+  eph?: string;
+  sig?: string;
 }
 
-/** The placement reply's body (JSON). */
+/** The placement reply (JSON); an acceptance of a sealed request carries the runtime host's `key`, `eph` and its signature of {@link replyText}. */
 export type PlacementReply =
-  /** `conn`: the connection id to use if this runtime host is new to the agent host (the request's, or one placed before and not yet opened). */
-  | { v: 1; ok: true; runtime: string; name: string; conn: string; sessions: number; maxSessions: number }
-  | { v: 1; ok: false; runtime: string; name: string; error: string };
+  | { v: 2; ok: true; runtime: string; name: string; conn: string; sessions: number; maxSessions: number; key?: string; eph?: string; sig?: string }
+  | { v: 2; ok: false; runtime: string; name: string; error: string };
 
 /** Version of the placement exchange (the runtime protocol inside connections has its own). */
-export const PLACEMENT_VERSION = 1;
+export const PLACEMENT_VERSION = 2 as const;
+
+/** What the agent host signs: its identity from the subject, the connection, and both its keys. */
+export function requestText(agent: string, request: PlacementRequest): string {
+  return `switchyard place v2|${agent}|${request.conn}|${request.heartbeatMs}|${request.key}|${request.eph}`;
+}
+
+/** What the runtime host signs: the request's ephemeral key (so the reply answers that request only), its own keys and name. */
+export function replyText(agent: string, requestEph: string, reply: { runtime: string; conn: string; key?: string; eph?: string; name: string }): string {
+  return `switchyard placed v2|${agent}|${reply.runtime}|${reply.conn}|${requestEph}|${reply.key}|${reply.eph}|${reply.name}`;
+}
 
 /** A random id of 16 base-32 characters (80 bits), usable as a subject token. */
 export function randomToken(): string {

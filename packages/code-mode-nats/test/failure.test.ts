@@ -96,7 +96,7 @@ describe('frames on the wire', () => {
   it('a duplicated (or lost) frame ends only its connection, clearly; the next cell gets a new one', async () => {
     const spy = await connect({ servers: deployment.server.url, user: deployment.spy.user, pass: deployment.spy.pass });
     const frames: Array<{ subject: string; data: Uint8Array }> = [];
-    spy.subscribe('switchyard.agent.a.c.*', { callback: (_error, msg) => void frames.push({ subject: msg.subject, data: msg.data.slice() }) });
+    spy.subscribe('switchyard.agent.a.c.*.*', { callback: (_error, msg) => void frames.push({ subject: msg.subject, data: msg.data.slice() }) });
     await spy.flush();
     const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
     const counting = countingHost(async () => {
@@ -106,10 +106,10 @@ describe('frames on the wire', () => {
     const session = runtime.openSession(counting.host);
     const running = session.createCell({ source: `await tools.tick({})`, tools, yieldTimeMs: 60_000 });
     while (counting.calls.size < 1) await sleep(20);
-    // The runtime host's first frame (its hello) delivered a second time.
+    // The runtime host's first frame (its hello, sealed) delivered a second time: it opens, but its sequence number is old.
     spy.publish(frames[0].subject, frames[0].data);
     const { observation } = await running;
-    expect(observation).toMatchObject({ kind: 'completed', error: expect.stringMatching(/^exec runtime ended unexpectedly: frames lost in transit \(expected frame \d+ from runtime host r1, got 1\)$/) });
+    expect(observation).toMatchObject({ kind: 'completed', error: expect.stringMatching(/^exec runtime ended unexpectedly: a frame from runtime host r1 was replayed \(expected frame \d+, got 1\)$/) });
     const next = await session.createCell({ source: `text('fine')`, tools, yieldTimeMs: 30_000 });
     expect(next.observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'fine' }] });
     expect([...counting.calls.values()]).toEqual([1]);

@@ -16,6 +16,7 @@ import {
   type RuntimeTransport,
   type StoredPair,
   type WireError,
+  type EngineSessionOptions,
 } from './runtime-protocol';
 import { VERSION } from './version';
 
@@ -27,6 +28,14 @@ export interface ServeRuntimeOptions {
   maxFrameBytes?: number;
   /** Called once when the host is gone (the transport closed) and every cell has been stopped. */
   onClosed?(cause: string | undefined): void;
+  /**
+   * Called with every parsed `open-session` before the session opens: returns the options it
+   * runs with (a runtime host that serves untrusted hosts caps what they ask for), or a string:
+   * the session is refused with that error. Default: the options as asked.
+   */
+  admitSession?(session: string, options: EngineSessionOptions): EngineSessionOptions | string;
+  /** Called when a session `admitSession` let in closes (`close-session`; a connection that ends closes none). */
+  sessionClosed?(session: string): void;
 }
 
 interface PendingCall {
@@ -46,7 +55,7 @@ export function serveRuntime(options: ServeRuntimeOptions): { closed: Promise<st
   new RuntimeServer(options.transport, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, (cause) => {
     resolveClosed(cause);
     options.onClosed?.(cause);
-  });
+  }, options);
   return { closed };
 }
 
@@ -72,6 +81,7 @@ class RuntimeServer {
     transport: RuntimeTransport,
     private readonly maxFrameBytes: number,
     onStopped: (cause: string | undefined) => void,
+    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed'> = {},
   ) {
     this.connection = createConnection<HostMessage, RuntimeMessage>({
       transport,
@@ -111,6 +121,7 @@ class RuntimeServer {
       case 'close-session': {
         const session = this.sessions.get(message.session);
         this.sessions.delete(message.session);
+        if (session) this.admission.sessionClosed?.(message.session);
         return this.answer(message.id, async () => session?.shutdown());
       }
       case 'stored':
@@ -154,9 +165,11 @@ class RuntimeServer {
   private openSession(message: HostMessageOf<'open-session'>): void {
     if (this.sessions.has(message.session)) return this.reply(message.id, { error: new ProtocolError(`session ${message.session} is already open`) });
     const key = message.session;
+    const options = this.admission.admitSession ? this.admission.admitSession(key, message.options) : message.options;
+    if (typeof options === 'string') return this.reply(message.id, { error: new ProtocolError(options) });
     this.sessions.set(
       key,
-      createEngineSession(message.options, this.sessionHost(key), {
+      createEngineSession(options, this.sessionHost(key), {
         store: {
           snapshot: (cellId) => {
             const values = this.staged.get(stagedKey(key, cellId)) ?? [];

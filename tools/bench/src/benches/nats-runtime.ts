@@ -28,7 +28,7 @@ async function run(session: CodeModeSession, source: string): Promise<void> {
 /** A runtime host process from the built package; resolves with its pid once it serves. */
 function startRuntimeHost(url: string): Promise<{ pid: number; stop(): void }> {
   const entry = require.resolve('@switchyard/code-mode-nats');
-  const script = `require(${JSON.stringify(entry)}).serveRuntimeOverNats({ servers: ${JSON.stringify(url)}, name: 'bench', limits: { maxSessions: 2000 } })
+  const script = `require(${JSON.stringify(entry)}).serveRuntimeOverNats({ servers: ${JSON.stringify(url)}, name: 'bench', limits: { maxSessions: 2000, maxConnections: 2000 }, sealing: false })
     .then(() => process.stdout.write('ready\\n'), (e) => { console.error(e.message); process.exit(1); });`;
   const child = spawn(process.execPath, ['--no-node-snapshot', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -43,12 +43,15 @@ const bench: Bench = {
     const server = await startNatsServer();
     const runtimeHost = await startRuntimeHost(server.url);
     const nats = createNatsRuntime({ servers: server.url, maxInFlightCalls: 1024, maxCells: 1000 });
+    // The same runtime host serves both: this agent host's frames travel in clear.
+    const clear = createNatsRuntime({ servers: server.url, maxInFlightCalls: 1024, maxCells: 1000, sealing: false });
     const processRuntime = createCodeModeRuntime({ maxInFlightCalls: 1024, workers: { shared: false } });
     const inProcess = createCodeModeRuntime({ isolation: 'in-process', maxInFlightCalls: 1024, nodeSnapshotCheck: 'ignore' });
     const figures: BenchFigure[] = [];
     try {
-      const [natsSession, processSession, inSession] = [nats, processRuntime, inProcess].map((runtime) => runtime.openSession(host));
+      const [natsSession, processSession, inSession, clearSession] = [nats, processRuntime, inProcess, clear].map((runtime) => runtime.openSession(host));
       await run(natsSession, `text('warm')`);
+      await run(clearSession, `text('warm')`);
       await run(processSession, `text('warm')`);
       const three = (name: string, unit: string, [natsValue, processValue, inValue]: number[], note: string) => {
         figures.push(compare(`${name} — NATS (loopback)`, natsValue, unit, { name: 'process runtime (stdio pipes)', value: processValue }, { note }));
@@ -68,6 +71,17 @@ const bench: Bench = {
         2,
       );
       const perCall = (empty: number, full: number) => ((full - empty) * 1000) / SEQUENTIAL_CALLS;
+      const sealedVsClear = await alternatingMedians(
+        [natsSession, clearSession].flatMap((session) => [() => run(session, `text('ok')`), () => run(session, loop)]),
+        9,
+        2,
+      );
+      figures.push(
+        compare('nested no-op call round trip — NATS sealed', perCall(sealedVsClear[0], sealedVsClear[1]), 'µs', { name: 'NATS unsealed', value: perCall(sealedVsClear[2], sealedVsClear[3]) }, {
+          note: `ChaCha20-Poly1305 per message, per-placement keys; ${SEQUENTIAL_CALLS} calls per cell, median of 9 alternating runs`,
+        }),
+        compare("exec start to result, cell running text('ok') — NATS sealed", sealedVsClear[0], 'ms', { name: 'NATS unsealed', value: sealedVsClear[2] }, { note: "cell text('ok') on a warm session" }),
+      );
       three('nested no-op call round trip (sequential)', 'µs', [perCall(times[0], times[1]), perCall(times[2], times[3]), perCall(times[4], times[5])], `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs`);
 
       // 1,000 idle cells on the one runtime host (40 sessions × 25 cells).
@@ -92,7 +106,7 @@ const bench: Bench = {
       figures.push({ name: `placing and starting ${IDLE_CELLS} cells on one runtime host`, value: IDLE_CELLS / seconds, unit: 'cells/s', note: `${IDLE_CELLS / CELLS_PER_SESSION} sessions in parallel, cells of a session one after another` });
       await Promise.all(sessions.map((session) => session.shutdown()));
     } finally {
-      await Promise.all([nats.shutdown(), processRuntime.shutdown(), inProcess.shutdown()]);
+      await Promise.all([nats.shutdown(), clear.shutdown(), processRuntime.shutdown(), inProcess.shutdown()]);
       runtimeHost.stop();
       await server.stop();
     }
