@@ -37,6 +37,16 @@ import { checkSessionOptions } from './session-options';
 import { assistantText } from './message-text';
 import { warnOnce } from './warn-once';
 import { traceSession, type SessionTracer } from './tracing';
+import {
+  forwardHookEvents,
+  permissionApprovals,
+  promptText,
+  runSessionEnd,
+  runSessionStart,
+  runStop,
+  runUserPromptSubmit,
+  type HookedSession,
+} from './session-hooks';
 
 export interface SessionOptions {
   /** `direct` (default), `code-mode` or `code-mode-only`. */
@@ -47,8 +57,16 @@ export interface SessionOptions {
   hostedSpecs?: readonly HostedToolSpec[];
   /** What the provider accepts. Default: namespaces yes, tool_search no. */
   provider?: ProviderCapabilities;
-  /** PreToolUse / PostToolUse policy (e.g. `createHookEngine(...)`). */
+  /**
+   * Hooks (e.g. `createHookEngine(...)`): PreToolUse / PostToolUse around calls, and the lifecycle
+   * events the runner implements: SessionStart (before the first turn), UserPromptSubmit, Stop,
+   * SessionEnd (at `shutdown()`) and PermissionRequest (before `approvals` is asked). Its
+   * `hook-start` / `hook-end` events are the session's; a hook that fails open is also a `warning`
+   * event, once per hook.
+   */
   hooks?: HookRunner;
+  /** A transcript file the host keeps: `transcript_path` on lifecycle hooks' stdin. */
+  transcriptPath?: string;
   /** Workspace root for file and process tools. Default `process.cwd()`. */
   cwd?: string;
   /** The model's window and name; `contextWindow` feeds get_context_remaining. */
@@ -207,6 +225,8 @@ function turnError(error: unknown, signal: AbortSignal): SwitchyardError {
 interface OwnTurn extends Turn {
   /** Emits to the session's listeners and the turn's stream. */
   emit(event: SessionEvent): void;
+  /** Queues hook contexts for the next request (as developer messages). */
+  inject(contexts: readonly string[]): void;
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
@@ -228,6 +248,12 @@ interface SessionState {
   creatingCodeMode: Promise<CodeMode> | undefined;
   /** What this session's plans reuse from its earlier steps (never shared with another session). */
   readonly planCache: PlanCache;
+  /** What the lifecycle hooks read of the session. */
+  readonly hooked: HookedSession;
+  /** SessionStart hooks, run once before the first turn: their contexts. */
+  sessionStart: Promise<readonly string[]> | undefined;
+  /** Stops forwarding the hook runner's events. */
+  unwatchHooks: () => void;
 }
 
 /** To the session's listeners and every streamed turn: cell events are not tied to a step. */
@@ -312,7 +338,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     time: options.time ?? systemTimeProvider,
     approvalPolicy: options.approvalPolicy,
     sandboxMode: options.sandboxMode,
-    approvals: options.approvals,
+    approvals: permissionApprovals(scope.state.hooked, options.approvals, scope.id),
     turnState: scope.turnState,
   };
 }
@@ -403,6 +429,7 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
     id,
     signal: controller.signal,
     emit,
+    inject: (contexts) => void scope.pendingContexts.push(...contexts),
     step: () => buildStep(scope),
     takeInjected() {
       const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
@@ -499,12 +526,44 @@ async function sampleStep(run: { state: SessionState; model: ModelClient; turn: 
   }
 }
 
+/**
+ * The hooks before a turn's input reaches the model: SessionStart once per session (its contexts go
+ * to the first turn), then UserPromptSubmit. Returns the refusal reason when a hook blocked the
+ * prompt; contexts are queued for the turn's first request.
+ */
+async function openingHooks(state: SessionState, turn: OwnTurn, input: readonly ResponseItem[]): Promise<string | undefined> {
+  if (!state.options.hooks) return undefined;
+  const first = state.sessionStart === undefined;
+  state.sessionStart ??= runSessionStart(state.hooked, (state.options.history?.length ?? 0) > 0);
+  const started = await state.sessionStart;
+  if (first) turn.inject(started);
+  const outcome = await runUserPromptSubmit(state.hooked, { turnId: turn.id, prompt: promptText(input), signal: turn.signal });
+  if (outcome?.blocked) return outcome.reason ?? 'the prompt was blocked by a UserPromptSubmit hook';
+  turn.inject(outcome?.additionalContexts ?? []);
+  return undefined;
+}
+
+/** Stop hooks after an answer without calls: the reason to continue with, or `undefined` to end the turn. */
+async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalText: string | undefined; stopHookActive: boolean }): Promise<string | undefined> {
+  if (!state.options.hooks) return undefined;
+  const outcome = await runStop(state.hooked, { turnId: turn.id, signal: turn.signal, stopHookActive: run.stopHookActive, lastAssistantMessage: run.finalText });
+  turn.inject(outcome?.additionalContexts ?? []);
+  return outcome?.blocked ? (outcome.reason ?? 'a Stop hook asked to continue') : undefined;
+}
+
 /** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
 async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
   const { options, history } = state;
   const turn = beginOwnTurn(state, { signal: run.signal }, sink);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
+  const refused = await openingHooks(state, turn, input);
+  if (refused !== undefined) {
+    const result: TurnResult = { items: [], steps: 0, promptBlocked: refused };
+    await turn.finish({ result });
+    return result;
+  }
   const record: TurnRecord = history.begin(input);
+  let stopHookActive = false;
   const maxSteps = options.maxSteps ?? 32;
   const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
   let finalText: string | undefined;
@@ -526,8 +585,14 @@ async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (eve
       progress.calls = [];
       progress.itemsRecorded = false;
       if (results.filter(Boolean).length === 0) {
-        history.push(...turn.takeInjected());
-        break;
+        const again = await stopContinues(state, turn, { finalText, stopHookActive });
+        if (again === undefined) {
+          history.push(...turn.takeInjected());
+          break;
+        }
+        // a Stop hook asked for more: its reason is the next input, and the next Stop run knows it
+        stopHookActive = true;
+        history.push({ type: 'message', role: 'user', content: again });
       }
     }
     const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
@@ -601,6 +666,9 @@ async function* streamTurn(state: SessionState, run: RunTurnOptions): AsyncGener
 async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
+  // SessionEnd only for a session whose hooks saw it start
+  if (state.sessionStart) await runSessionEnd(state.hooked);
+  state.unwatchHooks();
   await callLifecycle(state, (executor) => executor.dispose);
   if (state.creatingCodeMode) await state.creatingCodeMode.catch(() => undefined);
   if (state.codeMode && state.ownsCodeMode) {
@@ -634,7 +702,18 @@ export function createSession(options: SessionOptions): Session {
     ownRuntime: undefined,
     creatingCodeMode: undefined,
     planCache: createPlanCache(),
+    hooked: {
+      sessionId,
+      hooks: options.hooks,
+      cwd: options.cwd ?? process.cwd(),
+      model: options.model?.name,
+      permissionMode: options.approvalPolicy,
+      transcriptPath: options.transcriptPath,
+    },
+    sessionStart: undefined,
+    unwatchHooks: () => undefined,
   };
+  state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   if (codeMode) forwardCellEvents(state, codeMode);
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {
