@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalRequest, HookEndEvent, ResponseItem } from '@switchyard/protocol';
-import { defineFunctionTool } from '@switchyard/kit';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HooksConfig } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
@@ -155,6 +155,26 @@ describe('hook runs are session events', () => {
     expect(ends[0].error).toMatch(/^failed to spawn hook: /);
     expect(warnings).toHaveLength(1);
     expect(warnings[0].message).toMatch(/^PreToolUse hook "true" \(<config:0>\) failed and did not block: failed to spawn hook: /);
+    await s.shutdown();
+  });
+});
+
+describe('a matcher naming a freeform tool', () => {
+  it('fires: the hook reads { input } and its block is what the model sees', async () => {
+    const dir = scratch();
+    const ran: string[] = [];
+    const sql = defineFreeformTool({ name: 'sql', description: 'Runs SQL.', handle: ({ input }) => (ran.push(input), 'ok') });
+    const guard = `cat > "${dir}/in.json"; grep -q DROP "${dir}/in.json" && { echo "no DROP" >&2; exit 2; }; exit 0`;
+    const s = session(dir, { hooks: { PreToolUse: [{ matcher: 'sql', hooks: [command(guard)] }] } }, { tools: [sql] });
+    const model = createScriptedModel([
+      [{ type: 'custom_tool_call', call_id: 'q1', name: 'sql', input: 'DROP TABLE users' }, { type: 'custom_tool_call', call_id: 'q2', name: 'sql', input: 'SELECT 1' }],
+      [say('ok')],
+    ]);
+    const result = await s.runTurn({ model, input: 'clean up' });
+    const outputs = result.items.filter((item) => item.type === 'custom_tool_call_output').map((item) => (item as { output: string }).output);
+    expect(outputs).toEqual(['Tool call blocked by PreToolUse hook: no DROP. Tool: sql', 'ok']);
+    expect(ran).toEqual(['SELECT 1']);
+    expect(JSON.parse(readFileSync(join(dir, 'in.json'), 'utf8'))).toMatchObject({ tool_name: 'sql', tool_input: { input: 'SELECT 1' } });
     await s.shutdown();
   });
 });
