@@ -35,6 +35,11 @@ export interface HookToolInput {
   readonly aliases?: readonly string[];
   /** Written to stdin as `tool_input` (`{command}` for shell and apply_patch, parsed arguments for function tools). */
   readonly toolInput: JsonValue;
+  /**
+   * The `tool_use_id` hooks see when it is not the call's own: the write_stdin poll that sees an
+   * exec_command process finish reports the exec_command's PostToolUse with that call's id.
+   */
+  readonly toolUseId?: string;
 }
 
 /** A PreToolUse request from the registry to a {@link HookRunner}. */

@@ -442,7 +442,7 @@ function answerExec(run: {
     throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
   }
   const step = invocation.step;
-  const entry = state.table.add({ process: execProcess, command: args.cmd, sessionId: step.sessionId, turnId: step.turnId });
+  const entry = state.table.add({ process: execProcess, command: args.cmd, callId: invocation.callId, sessionId: step.sessionId, turnId: step.turnId });
   return new ExecCommandOutput({ ...result, sessionId: entry.id });
 }
 
@@ -513,7 +513,7 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   if (execProcess.exited) {
     state.table.remove(id);
     emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
-    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
+    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command, hookCallId: entry.callId });
   }
   return new ExecCommandOutput({ ...result, sessionId: id, hookCommand: entry.command });
 }
