@@ -178,3 +178,19 @@ describe('a matcher naming a freeform tool', () => {
     await s.shutdown();
   });
 });
+
+describe('tool setup checks at creation', () => {
+  it("each distinct checkSetup runs once with the session's cwd and sandbox mode; its problems are warning events", async () => {
+    const dir = scratch();
+    const seen: unknown[] = [];
+    const checkSetup = async (context: unknown) => (seen.push(context), ['exec_command cannot run commands in the "workspace-write" sandbox on this machine']);
+    const tool = defineFunctionTool({ name: 'run', description: 'Runs.', parameters: { type: 'object' }, handle: () => 'ran' });
+    const s = createSession({ tools: [{ ...tool, checkSetup }, { ...tool, name: { name: 'run2' } as never, checkSetup }], cwd: dir, sandboxMode: 'workspace-write' });
+    const warnings: SessionWarningEvent[] = [];
+    s.on('warning', (event) => warnings.push(event));
+    for (let wait = 0; wait < 100 && warnings.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(warnings).toEqual([{ type: 'warning', source: 'tools', message: 'exec_command cannot run commands in the "workspace-write" sandbox on this machine' }]);
+    expect(seen).toEqual([{ cwd: dir, sandboxMode: 'workspace-write' }]);
+    await s.shutdown();
+  });
+});

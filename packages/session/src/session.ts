@@ -677,6 +677,32 @@ async function shutdownSession(state: SessionState): Promise<void> {
   } else if (state.codeMode) await state.codeMode.service.closeSession(state.sessionId);
 }
 
+/**
+ * Each distinct `checkSetup` of the tools, once at creation: every problem is a `warning` event
+ * (and a process warning, once, for a host that does not listen). Never throws.
+ */
+async function checkToolSetup(state: SessionState): Promise<void> {
+  const { options } = state;
+  const context = { cwd: options.cwd ?? process.cwd(), ...(options.sandboxMode !== undefined ? { sandboxMode: options.sandboxMode } : {}) };
+  const seen = new Set<unknown>();
+  try {
+    for (const executor of currentExecutors(options)) {
+      const check = executor.checkSetup;
+      if (typeof check !== 'function' || seen.has(check)) continue;
+      seen.add(check);
+      const problems = await Promise.resolve()
+        .then(() => check(context))
+        .catch((error: unknown) => [`the setup check of ${executor.name.name} failed: ${errorMessage(error)}`]);
+      for (const message of problems) {
+        emitGlobal(state, { type: 'warning', source: 'tools', message });
+        warnOnce(message, 'SWITCHYARD_TOOLS');
+      }
+    }
+  } catch {
+    // a tools function that throws is reported when a step reads it
+  }
+}
+
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
@@ -714,6 +740,7 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
   };
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
+  void checkToolSetup(state);
   if (codeMode) forwardCellEvents(state, codeMode);
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {

@@ -384,6 +384,22 @@ describe('execTools()', () => {
   });
 });
 
+describe('checkSetup (the session calls it at creation)', () => {
+  test('a sandboxed mode this machine cannot start is reported before any call; danger-full-access is not', async () => {
+    const root = makeWorkspace();
+    const broken = execTools({ root, sandbox: 'workspace-write', bwrapPath: join(root, 'no-bwrap') });
+    expect(broken[1].checkSetup).toBeUndefined();
+    const problems = await broken[0].checkSetup!({ cwd: root });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^exec_command cannot run commands in the "workspace-write" sandbox on this machine, so it will refuse every command: .*no-bwrap.* \(sandbox: 'danger-full-access' runs them unsandboxed\)$/s);
+    // the same refusal the model would read on a call
+    expect((await failureOf(callTool(broken[0], { cmd: 'true' }))).message).toContain('no-bwrap');
+    expect(await execTools({ root, sandbox: 'danger-full-access' })[0].checkSetup!({ cwd: root })).toEqual([]);
+    // the step's mode is the default: danger-full-access from the session needs no sandbox
+    expect(await execTools({ root, bwrapPath: join(root, 'no-bwrap') })[0].checkSetup!({ cwd: root, sandboxMode: 'danger-full-access' })).toEqual([]);
+  });
+});
+
 describe('environment', () => {
   const names = ['OPENAI_API_KEY', 'GITHUB_TOKEN', 'db_password', 'MY_SECRET_THING', 'SWITCHYARD_HARMLESS'];
   const saved = new Map(names.map((name) => [name, process.env[name]]));
