@@ -139,6 +139,9 @@ export async function runSessionEnd(session: HookedSession): Promise<void> {
 export function permissionApprovals(session: HookedSession, approvals: ApprovalProvider | undefined, turnId: string): ApprovalProvider | undefined {
   const hooks = session.hooks;
   if (typeof hooks?.runPermissionRequest !== 'function') return approvals;
+  // an engine that says it has no PermissionRequest handler leaves the step's provider as it is
+  // (and a step without one keeps saying that nobody can be asked)
+  if ((hooks as { handlerCounts?: Partial<Record<string, number>> }).handlerCounts?.PermissionRequest === 0) return approvals;
   return {
     async requestApproval(request: ApprovalRequest): Promise<ApprovalDecision> {
       const toolInput = request.command !== undefined ? { command: request.command } : (request.input ?? {});

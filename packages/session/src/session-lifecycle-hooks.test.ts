@@ -194,3 +194,14 @@ describe('tool setup checks at creation', () => {
     await s.shutdown();
   });
 });
+
+describe('without PermissionRequest handlers', () => {
+  it('the step keeps the host provider as is: no provider still reads "no approval provider is configured"', async () => {
+    const dir = scratch();
+    const guarded = defineFunctionTool({ name: 'deploy', description: 'Deploys.', parameters: { type: 'object' }, needsApproval: true, handle: () => 'deployed' });
+    const s = session(dir, { hooks: { PreToolUse: [] } }, { tools: [guarded] });
+    const result = await s.runTurn({ model: createScriptedModel([[call('c3', 'deploy', {})], [say('ok')]]), input: 'ship it' });
+    expect((result.items.find((item) => item.type === 'function_call_output') as { output: string }).output).toBe('deploy needs approval, and no approval provider is configured');
+    await s.shutdown();
+  });
+});
