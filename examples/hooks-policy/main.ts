@@ -24,8 +24,9 @@ try {
   mkdirSync(join(workspace, 'important'));
   writeFileSync(join(workspace, 'important', 'keep.txt'), 'do not delete\n');
 
-  // /bin/sh rather than the login $SHELL, whose profile may be slow (pyenv, nvm) on a developer machine.
-  const hooks = createHookEngine({ shell: '/bin/sh', configFiles: [join(here, 'hooks.json')], env: { POLICY_DIR: here, AUDIT_LOG: auditLog } });
+  // `node hooks/policy.mjs` runs in the folder of hooks.json, whatever the session cwd; the
+  // PreToolUse handler is `required`, so a broken policy blocks calls instead of letting them by.
+  const hooks = createHookEngine({ configFiles: [join(here, 'hooks.json')], env: { AUDIT_LOG: auditLog } });
   assert.deepEqual(hooks.warnings, []);
   // code-mode: exec_command stays a direct tool and is callable from cells too.
   const session = createSession({

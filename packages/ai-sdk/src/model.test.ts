@@ -232,6 +232,18 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
     expect(() => aiSdkModel('anthropic/claude-sonnet-4.5' as never)).toThrow(expect.objectContaining({ code: 'CONFIG', message: expect.stringContaining('the string "anthropic/claude-sonnet-4.5"') }));
     expect(() => aiSdkModel({ specificationVersion: 'v3', doStream() {} } as never)).toThrow(expect.objectContaining({ code: 'CONFIG', message: expect.stringContaining('specification v3') }));
   });
+
+  it('explains the common mistakes: a forgotten await, the provider instead of a model, a misspelled option', () => {
+    const prefix = 'aiSdkModel: model must be an AI SDK language model of specification v4 (ai 7 providers); ';
+    expect(() => aiSdkModel(Promise.resolve({}) as never)).toThrow(expect.objectContaining({ code: 'CONFIG', message: `${prefix}got a Promise; did you forget \`await\`?` }));
+    const provider = Object.assign(() => ({}), { languageModel: () => ({}) });
+    expect(() => aiSdkModel(provider as never)).toThrow(expect.objectContaining({ code: 'CONFIG', message: `${prefix}got a provider, not a model; call it with a model id, e.g. \`openai('gpt-5')\` instead of \`openai\`` }));
+    const model = { specificationVersion: 'v4', provider: 'test', modelId: 'm', doStream() {} };
+    expect(() => aiSdkModel(model as never, { contextWindows: 1000 } as never)).toThrow(
+      expect.objectContaining({ code: 'CONFIG', message: 'aiSdkModel: unknown option `contextWindows`; did you mean `contextWindow`?' }),
+    );
+    expect(() => aiSdkModel(model as never, { customTools: 'responses' } as never)).toThrow(expect.objectContaining({ code: 'CONFIG', message: expect.stringContaining('option `customTools` must be one of "function", "openai"') }));
+  });
 });
 
 describe('aiSdkModel in a session', () => {

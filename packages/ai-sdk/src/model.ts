@@ -10,6 +10,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { PROVIDER_METADATA_FIELD, toAiSdkPrompt } from './prompt';
 import { toAiSdkTools, type CustomToolMode, type ToolTarget } from './tool-table';
 
@@ -28,6 +29,27 @@ export interface AiSdkModelOptions {
   callOptions?: Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>;
 }
 
+const MODEL_OPTION_RULES: OptionsShape<AiSdkModelOptions> = {
+  customTools: rule.oneOf('function', 'openai'),
+  contextWindow: rule.number({ min: 1, integer: true }),
+  parallelToolCalls: rule.boolean(),
+  callOptions: rule.object(),
+};
+
+/** What the value passed as a model is, and how to fix the usual mistakes. */
+function modelProblem(model: unknown): string | undefined {
+  if (typeof (model as { then?: unknown } | null)?.then === 'function') return 'got a Promise; did you forget `await`?';
+  if (typeof model === 'string') return `got the string "${model}"; pass a model object, e.g. \`openai('gpt-5')\` from @ai-sdk/openai`;
+  if (typeof model === 'function' && typeof (model as { languageModel?: unknown }).languageModel === 'function') {
+    return 'got a provider, not a model; call it with a model id, e.g. `openai(\'gpt-5\')` instead of `openai`';
+  }
+  if (typeof model !== 'object' || model === null) return `got ${model === null ? 'null' : typeof model}`;
+  const version = (model as { specificationVersion?: unknown }).specificationVersion;
+  if (version !== 'v4') return `got specification ${String(version)}; use a provider package built for ai 7 (its models are specification v4)`;
+  if (typeof (model as { doStream?: unknown }).doStream !== 'function') return 'got an object without doStream';
+  return undefined;
+}
+
 /**
  * Turns an AI SDK language model (specification `v4`, what `ai` 7 and its provider packages
  * build) into a Switchyard {@link ModelClient}: every provider the AI SDK speaks — Anthropic,
@@ -35,13 +57,9 @@ export interface AiSdkModelOptions {
  * a model of another specification version (a model id string, a v2/v3 model).
  */
 export function aiSdkModel(model: LanguageModelV4, options: AiSdkModelOptions = {}): ModelClient {
-  const version = (model as { specificationVersion?: unknown } | undefined)?.specificationVersion;
-  if (typeof model !== 'object' || model === null || version !== 'v4' || typeof model.doStream !== 'function') {
-    throw new SwitchyardError(
-      'CONFIG',
-      `aiSdkModel: model must be an AI SDK language model of specification v4 (ai 7 providers); got ${typeof model === 'string' ? `the string "${model}"` : `specification ${String(version)}`}`,
-    );
-  }
+  const problem = modelProblem(model);
+  if (problem) throw new SwitchyardError('CONFIG', `aiSdkModel: model must be an AI SDK language model of specification v4 (ai 7 providers); ${problem}`);
+  checkOptions('aiSdkModel', options, MODEL_OPTION_RULES);
   const customTools: CustomToolMode = options.customTools ?? (model.provider === 'openai.responses' ? 'openai' : 'function');
   const capabilities: ModelCapabilities = {
     name: model.modelId,

@@ -166,4 +166,14 @@ describe('aiSdkTools', () => {
       message: 'aiSdkTools: tool "ask" has no execute function',
     });
   });
+
+  it('explains the common mistakes: a forgotten await, one tool instead of a set, a list, a misspelled option', async () => {
+    const prefix = 'aiSdkTools: the tools must be an AI SDK ToolSet (an object of named tools); ';
+    const weather = tool({ inputSchema: z.object({}), execute: async () => 'sunny' });
+    await expect(aiSdkTools(Promise.resolve({ weather }) as never)).rejects.toMatchObject({ code: 'CONFIG', message: `${prefix}got a Promise; did you forget \`await\`?` });
+    await expect(aiSdkTools(weather as never)).rejects.toMatchObject({ code: 'CONFIG', message: `${prefix}got a single tool; pass an object of named tools, e.g. \`{ weather: tool({...}) }\`` });
+    await expect(aiSdkTools([weather] as never)).rejects.toMatchObject({ code: 'CONFIG', message: `${prefix}got an array; pass an object of named tools, e.g. \`{ weather: tool({...}) }\`` });
+    await expect(aiSdkTools({ weather }, { namepsace: 'w__' } as never)).rejects.toMatchObject({ code: 'CONFIG', message: 'aiSdkTools: unknown option `namepsace`; did you mean `namespace`?' });
+    expect(await aiSdkTools({ weather }, { namespace: 'w__', exposure: 'direct', supportsParallelToolCalls: false, context: {} })).toHaveLength(1);
+  });
 });

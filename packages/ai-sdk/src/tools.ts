@@ -13,7 +13,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { FunctionToolOutput, JsonToolOutput, defineFunctionTool, toToolOutput } from '@switchyard/kit';
+import { FunctionToolOutput, JsonToolOutput, checkOptions, defineFunctionTool, optionRules as rule, toToolOutput, type OptionsShape } from '@switchyard/kit';
 
 /** Options of {@link aiSdkTools}. */
 export interface AiSdkToolsOptions {
@@ -30,6 +30,24 @@ export interface AiSdkToolsOptions {
    * runs a step's tool calls concurrently.
    */
   supportsParallelToolCalls?: boolean;
+}
+
+const TOOLS_OPTION_RULES: OptionsShape<AiSdkToolsOptions> = {
+  namespace: rule.string(),
+  namespaceDescription: rule.string(),
+  context: rule.any(),
+  exposure: rule.oneOf('direct', 'direct-model-only', 'deferred', 'hidden'),
+  supportsParallelToolCalls: rule.boolean(),
+};
+
+/** The usual mistakes with the tool set: a forgotten `await`, one tool instead of a set, a list. */
+function toolSetProblem(toolSet: unknown): string | undefined {
+  if (typeof (toolSet as { then?: unknown } | null)?.then === 'function') return 'got a Promise; did you forget `await`?';
+  if (Array.isArray(toolSet)) return 'got an array; pass an object of named tools, e.g. `{ weather: tool({...}) }`';
+  if (typeof toolSet !== 'object' || toolSet === null) return `got ${toolSet === null ? 'null' : typeof toolSet}`;
+  const single = toolSet as { execute?: unknown; inputSchema?: unknown };
+  if (typeof single.execute === 'function' || single.inputSchema !== undefined) return 'got a single tool; pass an object of named tools, e.g. `{ weather: tool({...}) }`';
+  return undefined;
 }
 
 /** The refusal when a tool needs approval and nobody can be asked. */
@@ -50,6 +68,9 @@ export const APPROVAL_DENIED_MESSAGE = 'was rejected by the user';
  * tool (the provider runs it: pass it to the model, not to Switchyard) or a tool without `execute`.
  */
 export async function aiSdkTools(toolSet: ToolSet, options: AiSdkToolsOptions = {}): Promise<ToolExecutor[]> {
+  const problem = toolSetProblem(toolSet);
+  if (problem) throw new SwitchyardError('CONFIG', `aiSdkTools: the tools must be an AI SDK ToolSet (an object of named tools); ${problem}`);
+  checkOptions('aiSdkTools', options, TOOLS_OPTION_RULES);
   const executors: ToolExecutor[] = [];
   for (const [name, tool] of Object.entries(toolSet) as Array<[string, Tool]>) {
     if (tool.type === 'provider') {

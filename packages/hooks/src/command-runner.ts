@@ -27,8 +27,10 @@ export interface RunHookCommandOptions {
   /** What the hook reads on stdin (end of file after it). */
   input: string;
   timeoutSec: number;
-  /** The shell; run as `<shell> -lc <command>` (`%COMSPEC% /C` on Windows). */
+  /** The shell; run as `<shell> -c <command>` (`-lc` with `loginShell`; `%COMSPEC% /C` on Windows). */
   shell: string;
+  /** Run the shell as a login shell (`-lc`): slower (profiles are read), for hooks that need the login environment. */
+  loginShell?: boolean;
   env?: NodeJS.ProcessEnv;
   maxOutputBytes?: number;
   signal?: AbortSignal;
@@ -158,7 +160,7 @@ class HookRun {
     try {
       stdinFd = stdinFile(options.input);
       const windows = process.platform === 'win32';
-      this.child = spawn(windows ? (process.env.COMSPEC ?? 'cmd.exe') : options.shell, windows ? ['/C', options.command] : ['-lc', options.command], {
+      this.child = spawn(windows ? (process.env.COMSPEC ?? 'cmd.exe') : options.shell, windows ? ['/C', options.command] : [options.loginShell ? '-lc' : '-c', options.command], {
         cwd: options.cwd,
         env: options.env ?? process.env,
         detached: !windows,

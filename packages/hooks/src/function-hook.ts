@@ -4,6 +4,7 @@ import type { ConfiguredFunctionHandler } from './hooks-config';
 import type { HandlerRunResult } from './hook-output';
 import type { HookInput } from './hook-payload';
 
+
 /**
  * Runs an in-process handler with a command hook's semantics: it gets its own copy of the stdin
  * object (parsed from `inputJson`, exactly what a command reads), its return value stands for

@@ -8,6 +8,8 @@ import {
   type HookRunner,
   type HookStartEvent,
   type JsonValue,
+  type LifecycleHookOutcome,
+  type PermissionRequestOutcome,
   type PostToolUseOutcome,
   type PostToolUseRequest,
   type PreToolUseOutcome,
@@ -17,31 +19,49 @@ import {
 import { checkOptions, createEventHub, elapsedMs, optionRules as rule, type OptionsShape, type EventHub } from '@switchyard/kit';
 import { DEFAULT_MAX_OUTPUT_BYTES, runHookCommand } from './command-runner';
 import {
+  HOOK_EVENTS,
   buildHandlers,
   readHooksConfigFile,
   type ConfiguredHandler,
   type FunctionHookRegistration,
   type HookEventName,
   type HooksConfig,
+  type HooksConfigFile,
   type HooksConfigLayer,
 } from './hooks-config';
-import { decidePostToolUse, decidePreToolUse, type HandlerRunResult, type PostHandlerDecision, type PreHandlerDecision } from './hook-output';
-import { postToolUseInput, preToolUseInput, type HookInput } from './hook-payload';
+import {
+  decideLifecycle,
+  decidePostToolUse,
+  decidePreToolUse,
+  type HandlerRunResult,
+  type LifecycleHandlerDecision,
+  type PostHandlerDecision,
+  type PreHandlerDecision,
+} from './hook-output';
+import { lifecycleInput, postToolUseInput, preToolUseInput, type AnyHookInput as HookInput, type LifecycleRequests } from './hook-payload';
 import { resolveAsk } from './hook-approval';
 import { runFunctionHook } from './function-hook';
 
 /** Options of {@link createHookEngine}. */
 export interface HookEngineOptions {
-  /** `hooks.json` layer paths, lowest precedence first. Missing files are skipped; broken ones warn. */
-  configFiles?: readonly string[];
+  /**
+   * `hooks.json` layer paths, lowest precedence first. A path that does not exist is a `CONFIG`
+   * error, unless given as `{ path, optional: true }`; a broken file is a warning (a `CONFIG` error
+   * with `required`). Command hooks of a file run in its folder.
+   */
+  configFiles?: readonly HooksConfigFile[];
   /** Configuration objects (hooks.json shape; handlers may also be `{type:"function", run}`), after the files. */
   config?: HooksConfig | readonly HooksConfig[];
   /** In-process hooks, after every config layer. */
   functionHooks?: readonly FunctionHookRegistration[];
   /** Answers PreToolUse `permissionDecision:"ask"`; falls back to `step.approvals`. Without either, `ask` fails open. */
   approvals?: ApprovalProvider;
-  /** Shell for command hooks (run as `<shell> -lc <command>`). Default `$SHELL`, else `/bin/sh`. */
+  /** Shell for command hooks, run as `<shell> -c <command>`. Default `/bin/sh` (`$SHELL` with `loginShell`). */
   shell?: string;
+  /** Run command hooks in a login shell (`-lc`): profiles are read on every run (seconds on some machines). Default false. */
+  loginShell?: boolean;
+  /** `transcript_path` on every hook's stdin (a lifecycle request's own wins). Default `null`. */
+  transcriptPath?: string;
   /** Timeout of handlers that set none, in seconds. Default 600. */
   defaultTimeoutSec?: number;
   /** Cap of captured stdout and of captured stderr, each, in bytes. Default 1 MiB. */
@@ -56,6 +76,12 @@ export interface HookEngineOptions {
    */
   failClosed?: boolean;
   /**
+   * Every hook is required: a hook that cannot run, times out or fails blocks the call with a
+   * message naming it, and any configuration problem refuses creation (`CONFIG`). A handler's own
+   * `required: true` does the same for that handler. Default false.
+   */
+  required?: boolean;
+  /**
    * How deep and large the stdin object may be. An input past them (or one that cannot be
    * serialized) is never run unhooked: PreToolUse blocks, PostToolUse withholds the output.
    * Default 100 levels and 16 Mi characters (the registry refuses such calls earlier).
@@ -63,8 +89,8 @@ export interface HookEngineOptions {
   inputBounds?: JsonBounds;
 }
 
-/** The hook engine: a protocol `HookRunner` plus events, configuration warnings and cleanup. */
-export interface HookEngine extends HookRunner {
+/** The hook engine: a protocol `HookRunner` (every lifecycle event included) plus events, configuration warnings and cleanup. */
+export interface HookEngine extends Required<HookRunner> {
   /** Subscribes to `hook-start` / `hook-end`; returns the unsubscribe function. A throwing listener is reported as a `SWITCHYARD_LISTENER` process warning and never breaks a hook run. */
   on<T extends 'hook-start' | 'hook-end'>(type: T, listener: SwitchyardEventListener<T>): () => void;
   /** Problems found while loading the configuration (each skipped something). */
@@ -83,7 +109,15 @@ interface RunRecord<D> {
   completionOrder: number;
 }
 
-const EVENT_KEYS: Record<HookEventName, string> = { PreToolUse: 'pre-tool-use', PostToolUse: 'post-tool-use' };
+const EVENT_KEYS: Record<HookEventName, string> = {
+  PreToolUse: 'pre-tool-use',
+  PostToolUse: 'post-tool-use',
+  PermissionRequest: 'permission-request',
+  SessionStart: 'session-start',
+  UserPromptSubmit: 'user-prompt-submit',
+  Stop: 'stop',
+  SessionEnd: 'session-end',
+};
 
 /** A decision shape both events share, so a failure can stand in for either. */
 interface BaseDecision {
@@ -100,6 +134,11 @@ function failed<D extends BaseDecision>(error: string): D {
 /** The PreToolUse block reason of a failed fail-closed handler. */
 export function failClosedReason(error: string): string {
   return `hook failed and is fail-closed: ${error}`;
+}
+
+/** The block reason (what the model reads) of a required handler that failed: it names the hook. */
+export function requiredFailureReason(label: string, error: string): string {
+  return `required ${label} failed: ${error}`;
 }
 
 /** The PostToolUse feedback (what the model reads) of a failed fail-closed handler. */
@@ -121,11 +160,14 @@ export function unhookableFeedback(why: string): string {
 type Dispatched<D> = { runs: Array<RunRecord<D> & { runId: string }>; unhookable?: undefined } | { runs?: undefined; unhookable: string };
 
 const HOOK_ENGINE_OPTION_RULES: OptionsShape<HookEngineOptions> = {
-  configFiles: rule.listOf(rule.string()),
+  configFiles: rule.listOf(rule.anyOf(rule.string(), rule.shape<{ path: string; optional?: boolean }>({ path: rule.required(rule.string()), optional: rule.boolean() }))),
   config: rule.anyOf(rule.object(), rule.listOf(rule.object())),
   functionHooks: rule.listOf(rule.object()),
   approvals: rule.object(),
   shell: rule.string(),
+  loginShell: rule.boolean(),
+  transcriptPath: rule.string(),
+  required: rule.boolean(),
   defaultTimeoutSec: rule.number({ min: 0 }),
   maxOutputBytes: rule.number({ min: 1, integer: true }),
   env: rule.object(),
@@ -137,6 +179,8 @@ const HOOK_ENGINE_OPTION_RULES: OptionsShape<HookEngineOptions> = {
 interface EngineContext {
   readonly handlers: readonly ConfiguredHandler[];
   readonly shell: string;
+  readonly loginShell: boolean;
+  readonly transcriptPath: string | undefined;
   readonly env: NodeJS.ProcessEnv;
   readonly maxOutputBytes: number;
   readonly inputBounds: JsonBounds;
@@ -154,17 +198,17 @@ interface DecisionPolicy<D extends BaseDecision> {
   decide: Decide<D>;
   /** The `hook-end` event's outcome and message. */
   describe: (decision: D) => Pick<HookEndEvent, 'outcome' | 'message'>;
-  /** The decision of a failed fail-closed handler. */
-  closed: (error: string, decision: D) => D;
+  /** The decision of a failed fail-closed handler (`reason`: what the model reads). */
+  closed: (reason: string, decision: D) => D;
 }
 
 /** The layers in precedence order: config files, config objects, then function hooks. */
 function collectLayers(options: HookEngineOptions, warnings: string[]): HooksConfigLayer[] {
   const layers: HooksConfigLayer[] = [];
-  for (const path of options.configFiles ?? []) {
-    const layer = readHooksConfigFile(path, warnings);
+  (options.configFiles ?? []).forEach((entry, index) => {
+    const layer = readHooksConfigFile(entry, index, warnings, options.required === true);
     if (layer) layers.push(layer);
-  }
+  });
   const configs = options.config === undefined ? [] : Array.isArray(options.config) ? options.config : [options.config as HooksConfig];
   configs.forEach((config, index) => layers.push({ sourcePath: `<config:${index}>`, config }));
   for (const registration of options.functionHooks ?? []) {
@@ -177,20 +221,48 @@ function collectLayers(options: HookEngineOptions, warnings: string[]): HooksCon
 async function runHandler(context: EngineContext, run: { handler: ConfiguredHandler; input: HookInput; inputJson: string; signal: AbortSignal }): Promise<HandlerRunResult> {
   const { handler } = run;
   if (handler.kind === 'function') return runFunctionHook(handler, run.inputJson, run.signal);
+  // A command runs beside its hooks.json, so `node hooks/policy.mjs` finds its script whatever the
+  // session cwd; the session cwd stays on stdin (`cwd`) and in SWITCHYARD_SESSION_CWD.
+  const dir = handler.dir ?? run.input.cwd;
   const result = await runHookCommand({
     command: handler.command,
-    cwd: run.input.cwd,
+    cwd: dir,
     input: run.inputJson,
     timeoutSec: handler.timeoutSec,
     shell: context.shell,
-    env: context.env,
+    loginShell: context.loginShell,
+    env: { ...context.env, SWITCHYARD_SESSION_CWD: run.input.cwd, SWITCHYARD_HOOKS_DIR: dir },
     maxOutputBytes: context.maxOutputBytes,
     signal: run.signal,
   });
   return { ...result, maxOutputBytes: context.maxOutputBytes };
 }
 
-/** Runs one handler with its `hook-start` / `hook-end` events; the policy turns the raw run into a decision. */
+/** The tool a hook input is about (`''` for lifecycle events without one). */
+function toolOf(input: HookInput): string {
+  return 'tool_name' in input ? input.tool_name : '';
+}
+
+/** Runs the handler and turns its run into a decision; a failure of a fail-closed handler becomes the policy's closed decision. */
+async function decideRun<D extends BaseDecision>(
+  context: EngineContext,
+  run: { handler: ConfiguredHandler; input: HookInput; inputJson: string; policy: DecisionPolicy<D>; signal: AbortSignal },
+): Promise<{ decision: D; error?: string }> {
+  const { handler, policy } = run;
+  let decision: D;
+  try {
+    decision = await policy.decide(await runHandler(context, run), handler);
+  } catch (error) {
+    decision = failed<D>(errorMessage(error));
+  }
+  if (decision.status !== 'failed') return { decision };
+  const error = decision.error ?? 'unknown failure';
+  const failClosed = !handler.async && (handler.required || (handler.failClosed ?? context.failClosed ?? false));
+  if (!failClosed) return { decision, error };
+  return { decision: policy.closed(handler.required ? requiredFailureReason(handler.label, error) : failClosedReason(error), decision), error };
+}
+
+/** Runs one handler with its `hook-start` / `hook-end` events (`hook-end` always comes, whatever happened to the run). */
 async function executeHandler<D extends BaseDecision>(
   context: EngineContext,
   run: { handler: ConfiguredHandler; input: HookInput; inputJson: string; runId: string; parentSignal: AbortSignal; policy: DecisionPolicy<D> },
@@ -201,31 +273,23 @@ async function executeHandler<D extends BaseDecision>(
   parentSignal.addEventListener('abort', forward, { once: true });
   if (parentSignal.aborted) controller.abort();
   const started = performance.now();
-  context.events.emit({ type: 'hook-start', runId, event: handler.event, toolName: input.tool_name, sessionId: input.session_id });
-  const failClosed = !handler.async && (handler.failClosed ?? context.failClosed ?? false);
-  const work = (async () => {
-    let decision: D;
-    try {
-      decision = await policy.decide(await runHandler(context, { handler, input, inputJson: run.inputJson, signal: controller.signal }), handler);
-    } catch (error) {
-      decision = failed<D>(errorMessage(error));
-    }
-    return failClosed && decision.status === 'failed' ? policy.closed(decision.error ?? 'unknown failure', decision) : decision;
-  })();
+  const common = { runId, event: handler.event, toolName: toolOf(input), sessionId: input.session_id };
+  context.events.emit({ type: 'hook-start', ...common });
+  const work = decideRun(context, { handler, input, inputJson: run.inputJson, policy, signal: controller.signal });
   const entry = { controller, done: work };
   context.running.add(entry);
   try {
-    const decision = await work;
+    const { decision, error } = await work;
     const described = policy.describe(decision);
     context.events.emit({
       type: 'hook-end',
-      runId,
-      event: handler.event,
-      toolName: input.tool_name,
-      sessionId: input.session_id,
+      ...common,
       outcome: described.outcome,
       durationMs: elapsedMs(started),
       ...(described.message !== undefined ? { message: described.message } : {}),
+      ...(error !== undefined ? { error } : {}),
+      hook: handler.label,
+      required: handler.required,
     });
     return decision;
   } finally {
@@ -234,17 +298,23 @@ async function executeHandler<D extends BaseDecision>(
   }
 }
 
+/** What one event dispatch needs: the names matchers try (`undefined`: matchers are ignored), the run id suffix, the stdin object. */
+interface DispatchRequest<D extends BaseDecision> {
+  event: HookEventName;
+  names: readonly string[] | undefined;
+  runIdSuffix: string;
+  input: HookInput;
+  signal: AbortSignal;
+  policy: DecisionPolicy<D>;
+}
+
 /**
  * Selects handlers, serializes the input once (refusing one past the bounds), runs the handlers
  * concurrently (async ones detached) and returns their results in configured order.
  */
-async function dispatchHandlers<D extends BaseDecision>(
-  context: EngineContext,
-  run: { event: HookEventName; request: PreToolUseRequest; input: HookInput; policy: DecisionPolicy<D> },
-): Promise<Dispatched<D>> {
-  const { event, request, input, policy } = run;
-  const names = [request.toolName, ...(request.aliases ?? [])];
-  const selected = context.handlers.filter((handler) => handler.event === event && safeMatch(handler, names));
+async function dispatchHandlers<D extends BaseDecision>(context: EngineContext, run: DispatchRequest<D>): Promise<Dispatched<D>> {
+  const { event, names, input, policy } = run;
+  const selected = context.handlers.filter((handler) => handler.event === event && (names === undefined || safeMatch(handler, names)));
   if (selected.length === 0) return { runs: [] };
   const violation = jsonBoundsViolation(input, context.inputBounds);
   if (violation) return { unhookable: violation };
@@ -256,19 +326,24 @@ async function dispatchHandlers<D extends BaseDecision>(
   }
   let completed = 0;
   const runs = selected.map((handler) => {
-    const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${request.toolUseId}`;
+    const runId = `${EVENT_KEYS[event]}:${handler.displayOrder}:${handler.sourcePath}:${run.runIdSuffix}`;
     if (handler.async) {
       // Fire and forget; still bounded by its timeout and killed by close().
       void executeHandler(context, { handler, input, inputJson, runId, parentSignal: new AbortController().signal, policy });
       return undefined;
     }
-    return executeHandler(context, { handler, input, inputJson, runId, parentSignal: request.signal, policy }).then((decision) => ({
+    return executeHandler(context, { handler, input, inputJson, runId, parentSignal: run.signal, policy }).then((decision) => ({
       decision,
       completionOrder: completed++,
       runId,
     }));
   });
   return { runs: await Promise.all(runs.filter((run) => run !== undefined)) };
+}
+
+/** Matcher names of a tool event: the tool name, then its aliases. */
+function toolNames(request: { toolName: string; aliases?: readonly string[] }): string[] {
+  return [request.toolName, ...(request.aliases ?? [])];
 }
 
 function preToolUsePolicy(request: PreToolUseRequest, approvals: ApprovalProvider | undefined): DecisionPolicy<PreHandlerDecision> {
@@ -282,7 +357,7 @@ function preToolUsePolicy(request: PreToolUseRequest, approvals: ApprovalProvide
       outcome: decision.status === 'ask' ? 'continue' : decision.status,
       message: decision.status === 'failed' ? decision.error : decision.reason,
     }),
-    closed: (error, decision) => ({ ...decision, status: 'block', reason: failClosedReason(error) }),
+    closed: (reason, decision) => ({ ...decision, status: 'block', reason }),
   };
 }
 
@@ -292,13 +367,14 @@ const POST_TOOL_USE_POLICY: DecisionPolicy<PostHandlerDecision> = {
     outcome: decision.status,
     message: decision.status === 'failed' ? decision.error : decision.feedback,
   }),
-  closed: (error, decision) => ({ ...decision, status: 'feedback', feedback: failClosedFeedback(error) }),
+  closed: (reason, decision) => ({ ...decision, status: 'feedback', feedback: `the tool output was withheld: a PostToolUse ${reason}` }),
 };
 
 async function runPreToolUse(context: EngineContext, request: PreToolUseRequest): Promise<PreToolUseOutcome> {
   try {
-    const input = preToolUseInput(request);
-    const dispatched = await dispatchHandlers(context, { event: 'PreToolUse', request, input, policy: preToolUsePolicy(request, context.approvals) });
+    const input = preToolUseInput(request, context.transcriptPath);
+    const policy = preToolUsePolicy(request, context.approvals);
+    const dispatched = await dispatchHandlers(context, { event: 'PreToolUse', names: toolNames(request), runIdSuffix: request.toolUseId, input, signal: request.signal, policy });
     if (dispatched.unhookable !== undefined) {
       return { blocked: true, reason: unhookableReason(dispatched.unhookable), additionalContexts: [], warnings: [] };
     }
@@ -312,8 +388,9 @@ async function runPreToolUse(context: EngineContext, request: PreToolUseRequest)
 
 async function runPostToolUse(context: EngineContext, request: PostToolUseRequest): Promise<PostToolUseOutcome> {
   try {
-    const input = postToolUseInput(request);
-    const dispatched = await dispatchHandlers(context, { event: 'PostToolUse', request, input, policy: POST_TOOL_USE_POLICY });
+    const input = postToolUseInput(request, context.transcriptPath);
+    const names = toolNames(request);
+    const dispatched = await dispatchHandlers(context, { event: 'PostToolUse', names, runIdSuffix: request.toolUseId, input, signal: request.signal, policy: POST_TOOL_USE_POLICY });
     if (dispatched.unhookable !== undefined) return { feedback: unhookableFeedback(dispatched.unhookable), additionalContexts: [], warnings: [] };
     return aggregatePost(dispatched.runs);
   } catch (error) {
@@ -321,6 +398,65 @@ async function runPostToolUse(context: EngineContext, request: PostToolUseReques
     if (context.failClosed) return { feedback: failClosedFeedback(warning), additionalContexts: [], warnings: [warning] };
     return { additionalContexts: [], warnings: [warning] };
   }
+}
+
+/** Lifecycle events whose failed required hook refuses what they guard (the prompt, the permission). */
+const CLOSABLE: ReadonlySet<HookEventName> = new Set(['UserPromptSubmit', 'PermissionRequest']);
+
+function lifecyclePolicy(event: keyof LifecycleRequests): DecisionPolicy<LifecycleHandlerDecision> {
+  return {
+    decide: (result) => decideLifecycle(event, result),
+    describe: (decision) => ({
+      outcome: decision.status === 'allow' ? 'continue' : decision.status === 'deny' ? 'block' : decision.status,
+      message: decision.status === 'failed' ? decision.error : decision.reason,
+    }),
+    // A failed required UserPromptSubmit hook refuses the prompt, a PermissionRequest one denies;
+    // SessionStart, Stop and SessionEnd guard nothing a failure could refuse, so they stay failed.
+    closed: (reason, decision) => (CLOSABLE.has(event) ? { ...decision, status: event === 'PermissionRequest' ? 'deny' : 'block', reason } : decision),
+  };
+}
+
+/** Run id suffix and matcher names of a lifecycle event (matchers apply to PermissionRequest and SessionStart only). */
+function lifecycleTarget<E extends keyof LifecycleRequests>(event: E, request: LifecycleRequests[E]): { suffix: string; names: readonly string[] | undefined } {
+  if (event === 'PermissionRequest') {
+    const permission = request as LifecycleRequests['PermissionRequest'];
+    return { suffix: permission.toolUseId, names: toolNames(permission) };
+  }
+  if (event === 'SessionStart') return { suffix: request.sessionId, names: [(request as LifecycleRequests['SessionStart']).source] };
+  return { suffix: request.turnId ?? request.sessionId, names: undefined };
+}
+
+/** Runs a lifecycle event's hooks; never rejects (an internal failure is a warning, or a refusal when it guards something and every hook is required). */
+async function runLifecycle<E extends keyof LifecycleRequests>(context: EngineContext, event: E, request: LifecycleRequests[E]): Promise<LifecycleHandlerDecision[]> {
+  try {
+    const input = lifecycleInput(event, request, context.transcriptPath);
+    const { suffix, names } = lifecycleTarget(event, request);
+    const dispatched = await dispatchHandlers(context, { event, names, runIdSuffix: suffix, input, signal: request.signal, policy: lifecyclePolicy(event) });
+    if (dispatched.unhookable !== undefined) return [failed(`${event} input cannot be given to hooks: ${dispatched.unhookable}`)];
+    return dispatched.runs.map((run) => ({ ...run.decision, warnings: [...run.decision.warnings, ...(run.decision.status === 'failed' ? [`hook ${run.runId} failed: ${run.decision.error}`] : [])] }));
+  } catch (error) {
+    return [failed(`${event} hooks failed: ${errorMessage(error)}`)];
+  }
+}
+
+/** Blocked if any hook blocked (the first reason in configured order), every context, every warning. */
+function aggregateLifecycle(decisions: readonly LifecycleHandlerDecision[]): LifecycleHookOutcome {
+  const blocking = decisions.find((decision) => decision.status === 'block');
+  return {
+    blocked: blocking !== undefined,
+    ...(blocking ? { reason: blocking.reason } : {}),
+    additionalContexts: decisions.flatMap((decision) => decision.additionalContexts),
+    warnings: decisions.flatMap((decision) => (decision.warnings.length > 0 ? decision.warnings : decision.status === 'failed' ? [decision.error ?? 'hook failed'] : [])),
+  };
+}
+
+/** Any deny wins (its message), else an allow, else no verdict. */
+function aggregatePermission(decisions: readonly LifecycleHandlerDecision[]): PermissionRequestOutcome {
+  const warnings = aggregateLifecycle(decisions).warnings;
+  const deny = decisions.find((decision) => decision.status === 'deny');
+  if (deny) return { decision: 'deny', message: deny.reason, warnings };
+  if (decisions.some((decision) => decision.status === 'allow')) return { decision: 'allow', warnings };
+  return { warnings };
 }
 
 /**
@@ -331,10 +467,14 @@ async function runPostToolUse(context: EngineContext, request: PostToolUseReques
 export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
   checkOptions('createHookEngine', options, HOOK_ENGINE_OPTION_RULES);
   const warnings: string[] = [];
-  const handlers = buildHandlers(collectLayers(options, warnings), options.defaultTimeoutSec ?? 600, warnings);
+  const settings = { defaultTimeoutSec: options.defaultTimeoutSec ?? 600, requireAll: options.required === true };
+  const handlers = buildHandlers(collectLayers(options, warnings), settings, warnings);
   const context: EngineContext = {
     handlers,
-    shell: options.shell ?? (process.env.SHELL || '/bin/sh'),
+    // /bin/sh -c starts in milliseconds; a login shell reads profiles on every hooked call
+    shell: options.shell ?? (options.loginShell ? process.env.SHELL || '/bin/sh' : '/bin/sh'),
+    loginShell: options.loginShell === true,
+    transcriptPath: options.transcriptPath,
     env: options.env ? { ...process.env, ...options.env } : process.env,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     inputBounds: options.inputBounds ?? DEFAULT_HOOK_INPUT_BOUNDS,
@@ -346,12 +486,14 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
   };
   return {
     warnings,
-    handlerCounts: {
-      PreToolUse: handlers.filter((handler) => handler.event === 'PreToolUse').length,
-      PostToolUse: handlers.filter((handler) => handler.event === 'PostToolUse').length,
-    },
+    handlerCounts: Object.fromEntries(HOOK_EVENTS.map((event) => [event, handlers.filter((handler) => handler.event === event).length])) as Record<HookEventName, number>,
     runPreToolUse: (request) => runPreToolUse(context, request),
     runPostToolUse: (request) => runPostToolUse(context, request),
+    runSessionStart: async (request) => aggregateLifecycle(await runLifecycle(context, 'SessionStart', request)),
+    runUserPromptSubmit: async (request) => aggregateLifecycle(await runLifecycle(context, 'UserPromptSubmit', request)),
+    runStop: async (request) => aggregateLifecycle(await runLifecycle(context, 'Stop', request)),
+    runSessionEnd: async (request) => aggregateLifecycle(await runLifecycle(context, 'SessionEnd', request)),
+    runPermissionRequest: async (request) => aggregatePermission(await runLifecycle(context, 'PermissionRequest', request)),
     on: (type, listener) => context.events.on(type, listener),
     async close() {
       const pending = [...context.running];

@@ -43,6 +43,7 @@ interface HookWire {
   decision?: string;
   reason?: string;
   hookSpecificOutput?: {
+    decision?: { behavior?: unknown; message?: unknown };
     permissionDecision?: string;
     permissionDecisionReason?: string;
     updatedInput?: JsonValue;
@@ -161,7 +162,7 @@ function preInvalidReason(wire: HookWire): string | undefined {
 type RunReading = { kind: 'failed'; error: string } | { kind: 'exit-2'; stderr?: string } | { kind: 'nothing' } | { kind: 'output'; wire: HookWire };
 
 /** The rules both events share: spawn/timeout failures, exit codes, the stdout cap and stdout parsing. */
-function readRun(result: HandlerRunResult, eventKey: 'pre-tool-use' | 'post-tool-use', decisions: readonly string[]): RunReading {
+function readRun(result: HandlerRunResult, eventKey: string, decisions: readonly string[]): RunReading {
   if (result.error) return { kind: 'failed', error: result.error };
   if (result.exitCode === 2) return { kind: 'exit-2', stderr: stderrReason(result) };
   if (result.exitCode !== 0) return { kind: 'failed', error: exitFailure(result) };
@@ -237,5 +238,68 @@ export function decidePostToolUse(result: HandlerRunResult): PostHandlerDecision
   if (invalid) return fail(invalid);
   if (invalidBlock) return fail(invalidBlock);
   if (block) return { ...decision, status: 'feedback', feedback: wire.reason };
+  return decision;
+}
+
+/** One lifecycle handler's decision (`allow` / `deny` for PermissionRequest, `block` for the others). */
+export interface LifecycleHandlerDecision {
+  status: 'continue' | 'block' | 'allow' | 'deny' | 'failed';
+  reason?: string;
+  error?: string;
+  additionalContexts: string[];
+  warnings: string[];
+}
+
+/** The lifecycle events whose plain (non-JSON) stdout is context for the model, as agent users expect. */
+const PLAIN_STDOUT_IS_CONTEXT = new Set(['SessionStart', 'UserPromptSubmit']);
+
+/** The PermissionRequest verdict in `hookSpecificOutput.decision`, or why it is invalid. */
+function permissionVerdict(wire: HookWire): Pick<LifecycleHandlerDecision, 'status' | 'reason' | 'error'> | undefined {
+  const verdict = wire.hookSpecificOutput?.decision;
+  if (verdict === undefined) return undefined;
+  if (typeof verdict !== 'object' || verdict === null) return { status: 'failed', error: 'PermissionRequest hook returned a decision that is not an object' };
+  if (verdict.behavior === 'allow') return { status: 'allow' };
+  if (verdict.behavior === 'deny') {
+    const message = typeof verdict.message === 'string' ? trimmedNonEmpty(verdict.message) : undefined;
+    return { status: 'deny', reason: message ?? 'denied by a PermissionRequest hook' };
+  }
+  return { status: 'failed', error: 'PermissionRequest hook returned decision.behavior other than allow or deny' };
+}
+
+/**
+ * Turns a lifecycle run into a decision: exit 2 with stderr blocks (UserPromptSubmit: the prompt is
+ * refused; Stop: the loop continues with it; PermissionRequest: deny); JSON `decision:"block"`
+ * with a reason does the same; `hookSpecificOutput.additionalContext` (and, for SessionStart and
+ * UserPromptSubmit, plain stdout) is context. Never throws.
+ */
+export function decideLifecycle(event: string, result: HandlerRunResult): LifecycleHandlerDecision {
+  const decision: LifecycleHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
+  const fail = (error: string): LifecycleHandlerDecision => ({ ...decision, status: 'failed', error });
+  const reading = readRun(result, event, ['block', 'approve']);
+  if (reading.kind === 'failed') return fail(reading.error);
+  if (reading.kind === 'nothing') {
+    const text = trimmedNonEmpty(result.stdout);
+    if (text && PLAIN_STDOUT_IS_CONTEXT.has(event)) decision.additionalContexts.push(text);
+    return decision;
+  }
+  const blocking = event === 'PermissionRequest' ? 'deny' : 'block';
+  if (reading.kind === 'exit-2') {
+    return reading.stderr ? { ...decision, status: blocking, reason: reading.stderr } : fail(`${event} hook exited with code 2 but did not write a reason to stderr`);
+  }
+  const wire = reading.wire;
+  if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
+  const context = wire.hookSpecificOutput?.additionalContext;
+  if (context !== undefined) decision.additionalContexts.push(context);
+  if (event === 'PermissionRequest') {
+    const verdict = permissionVerdict(wire);
+    return verdict ? { ...decision, ...verdict } : decision;
+  }
+  if (wire.decision === 'block') {
+    const reason = trimmedNonEmpty(wire.reason);
+    return reason ? { ...decision, status: 'block', reason } : fail(`${event} hook returned decision:block without a non-empty reason`);
+  }
+  if (wire.continue === false && event === 'UserPromptSubmit') {
+    return { ...decision, status: 'block', reason: trimmedNonEmpty(wire.stopReason) ?? 'UserPromptSubmit hook stopped the prompt' };
+  }
   return decision;
 }

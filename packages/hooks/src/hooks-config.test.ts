@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { isSwitchyardError } from '@switchyard/protocol';
 import { createHookEngine } from './hook-engine';
 import { preRequest, useScratch } from '../test/helpers';
 
@@ -19,18 +20,32 @@ describe('hooks.json configuration', () => {
     const project = writeJson(dir.path('project.json'), { hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: denyWith('project') }] }] } });
     const engine = createHookEngine({ shell: '/bin/sh', configFiles: [system, project] });
     expect(engine.warnings).toEqual([]);
-    expect(engine.handlerCounts).toEqual({ PreToolUse: 2, PostToolUse: 0 });
+    expect(engine.handlerCounts).toEqual({ PreToolUse: 2, PostToolUse: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0 });
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toBe('system');
 
     const reversed = createHookEngine({ shell: '/bin/sh', configFiles: [project, system] });
     expect((await reversed.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toBe('project');
   });
 
-  it('skips a missing layer silently and a broken one with a warning, keeping the others', async () => {
+  it('a missing layer is a CONFIG error naming it, unless optional', () => {
+    const dir = tmp();
+    const absent = dir.path('absent.json');
+    let caught: unknown;
+    try {
+      createHookEngine({ configFiles: [absent] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(isSwitchyardError(caught) && caught.code).toBe('CONFIG');
+    expect((caught as Error).message).toBe(`createHookEngine: configFiles[0] ${absent} does not exist (pass { path, optional: true } for a layer that may be absent)`);
+    expect(createHookEngine({ configFiles: [{ path: absent, optional: true }] }).warnings).toEqual([]);
+  });
+
+  it('skips an optional missing layer silently and a broken one with a warning, keeping the others', async () => {
     const dir = tmp();
     const broken = writeJson(dir.path('broken.json'), '{ "hooks": ');
     const good = writeJson(dir.path('good.json'), { hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: denyWith('good') }] }] } });
-    const engine = createHookEngine({ shell: '/bin/sh', configFiles: [dir.path('absent.json'), broken, good] });
+    const engine = createHookEngine({ shell: '/bin/sh', configFiles: [{ path: dir.path('absent.json'), optional: true }, broken, good] });
     expect(engine.warnings).toHaveLength(1);
     expect(engine.warnings[0]).toMatch(new RegExp(`^failed to parse hooks config ${broken}: `));
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toBe('good');
@@ -72,7 +87,7 @@ describe('hooks.json configuration', () => {
       `PostToolUse in ${file} is not an array of matcher groups; skipped`,
       `unknown hook event "Sometime" in ${file}; skipped`,
     ]);
-    expect(engine.handlerCounts).toEqual({ PreToolUse: 1, PostToolUse: 0 });
+    expect(engine.handlerCounts).toEqual({ PreToolUse: 1, PostToolUse: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 1, SessionEnd: 0 });
     await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(readFileSync(log, 'utf8')).toBe('kept\n');
   });

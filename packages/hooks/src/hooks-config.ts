@@ -1,16 +1,19 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { errorMessage } from '@switchyard/protocol';
+import { dirname, resolve } from 'node:path';
+import { SwitchyardError, errorMessage, type HookEventName } from '@switchyard/protocol';
 import { compileMatcher, type Matcher } from './matcher';
 import type { FunctionHook } from './hook-payload';
 
-/** The hook events this engine runs. */
-export type HookEventName = 'PreToolUse' | 'PostToolUse';
+/** The hook events this engine runs: around tool calls, and the session's lifecycle. */
+export type { HookEventName };
 
 /** A command handler as written in `hooks.json`. */
 export interface CommandHookConfig {
   type: 'command';
-  /** Run with `$SHELL -lc <command>` in the session cwd, JSON payload on stdin. */
+  /**
+   * Run with `/bin/sh -c <command>` (the engine's `shell` / `loginShell` change it) in the folder of
+   * the `hooks.json` that declares it (the session cwd for a `config` object), JSON payload on stdin.
+   */
   command: string;
   /** Used instead of `command` on Windows (`%COMSPEC% /C`). */
   commandWindows?: string;
@@ -24,6 +27,12 @@ export interface CommandHookConfig {
    * the output (PostToolUse) instead of failing open. Default: the engine's `failClosed` (false).
    */
   failClosed?: boolean;
+  /**
+   * The hook must run: fail-closed, and a failure's block message names the hook. A required
+   * handler that cannot be loaded (invalid matcher, empty command, …) refuses engine creation
+   * with a `CONFIG` error. Default: the engine's `required` (false).
+   */
+  required?: boolean;
 }
 
 /** An in-process handler: same input object as command stdin, same output object as command stdout. */
@@ -37,6 +46,8 @@ export interface FunctionHookConfig {
   async?: boolean;
   /** As {@link CommandHookConfig.failClosed}: a throw, rejection or timeout blocks. */
   failClosed?: boolean;
+  /** As {@link CommandHookConfig.required}. */
+  required?: boolean;
 }
 
 /** Any handler of a matcher group. Other `type`s (`prompt`, `agent`) are skipped with a warning. */
@@ -48,7 +59,7 @@ export interface HookMatcherGroup {
   hooks: HookHandlerConfig[];
 }
 
-/** The `hooks.json` shape: `{ "hooks": { "PreToolUse": [groups], "PostToolUse": [groups] } }`. */
+/** The `hooks.json` shape: `{ "hooks": { "PreToolUse": [groups], "PostToolUse": [groups], "Stop": [groups], … } }`. */
 export interface HooksConfig {
   hooks?: Partial<Record<HookEventName, HookMatcherGroup[]>> & Record<string, unknown>;
 }
@@ -62,6 +73,8 @@ export interface FunctionHookRegistration {
   async?: boolean;
   /** A throw, rejection or timeout blocks instead of failing open. Default: the engine's `failClosed`. */
   failClosed?: boolean;
+  /** As {@link CommandHookConfig.required}. */
+  required?: boolean;
   run: FunctionHook;
 }
 
@@ -77,6 +90,10 @@ interface ConfiguredHandlerBase {
   readonly async: boolean;
   /** The handler's own `failClosed`; `undefined` means the engine's. */
   readonly failClosed?: boolean;
+  /** Required (its own setting or the engine's): fails closed, and its failure names it. */
+  readonly required: boolean;
+  /** How warnings and block messages name it: the command or function name, and its source. */
+  readonly label: string;
   readonly statusMessage?: string;
 }
 
@@ -84,6 +101,8 @@ interface ConfiguredHandlerBase {
 export interface ConfiguredCommandHandler extends ConfiguredHandlerBase {
   readonly kind: 'command';
   readonly command: string;
+  /** The folder of the declaring `hooks.json`; `undefined` (session cwd) for a `config` object. */
+  readonly dir?: string;
 }
 
 /** A validated in-process handler. */
@@ -103,130 +122,180 @@ type UnorderedHandler = Omit<ConfiguredCommandHandler, 'displayOrder'> | Omit<Co
 export interface HooksConfigLayer {
   readonly sourcePath: string;
   readonly config: unknown;
+  /** The folder command hooks of this layer run in (a file's folder); absent for objects. */
+  readonly dir?: string;
 }
 
-const HOOK_EVENTS: readonly HookEventName[] = ['PreToolUse', 'PostToolUse'];
+/** A `configFiles` entry: a path (it must exist), or `{ path, optional: true }` for a layer that may be absent. */
+export type HooksConfigFile = string | { path: string; optional?: boolean };
+
+/** The events every handler list is kept for, in this order. */
+export const HOOK_EVENTS: readonly HookEventName[] = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'SessionStart', 'UserPromptSubmit', 'Stop', 'SessionEnd'];
 /** Events of the hooks.json format that this engine knows of but does not run. */
-const OTHER_EVENTS = new Set(['PermissionRequest', 'SessionStart', 'UserPromptSubmit', 'Stop', 'SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'Notification']);
+const OTHER_EVENTS = new Set(['SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'Notification']);
+
+/** Loading settings: the default timeout, and whether every handler is required. */
+export interface LoadSettings {
+  readonly defaultTimeoutSec: number;
+  /** The engine's `required`: every handler is required, so anything skipped refuses creation. */
+  readonly requireAll: boolean;
+}
+
+/** The `CONFIG` error of a required hook (or, with `requireAll`, any configuration) that cannot be loaded. */
+function requiredLoadError(problem: string): SwitchyardError {
+  return new SwitchyardError('CONFIG', `createHookEngine: a required hook cannot be loaded: ${problem}`);
+}
 
 /**
- * Reads a `hooks.json` layer. A missing file is no layer (`undefined`, no warning); an unreadable
- * or unparseable file is a warning and no layer. Never throws.
+ * Reads a `hooks.json` layer. A missing file is a `CONFIG` error naming it, unless the entry is
+ * `{ path, optional: true }` (then it is no layer). An unreadable or unparseable file is a warning
+ * and no layer, or a `CONFIG` error when every hook is required.
  */
-export function readHooksConfigFile(path: string, warnings: string[]): HooksConfigLayer | undefined {
+export function readHooksConfigFile(entry: HooksConfigFile, index: number, warnings: string[], requireAll = false): HooksConfigLayer | undefined {
+  const { path, optional } = typeof entry === 'string' ? { path: entry, optional: false } : entry;
   const sourcePath = resolve(path);
+  const warn = (problem: string) => {
+    if (requireAll) throw requiredLoadError(problem);
+    warnings.push(problem);
+    return undefined;
+  };
   let text: string;
   try {
     text = readFileSync(sourcePath, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    warnings.push(`failed to read hooks config ${sourcePath}: ${errorMessage(error)}`);
-    return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (optional === true) return undefined;
+      throw new SwitchyardError('CONFIG', `createHookEngine: configFiles[${index}] ${sourcePath} does not exist (pass { path, optional: true } for a layer that may be absent)`);
+    }
+    return warn(`failed to read hooks config ${sourcePath}: ${errorMessage(error)}`);
   }
   try {
-    return { sourcePath, config: JSON.parse(text) };
+    return { sourcePath, config: JSON.parse(text), dir: dirname(sourcePath) };
   } catch (error) {
-    warnings.push(`failed to parse hooks config ${sourcePath}: ${errorMessage(error)}`);
-    return undefined;
+    return warn(`failed to parse hooks config ${sourcePath}: ${errorMessage(error)}`);
   }
 }
 
 /**
  * Validates layers (lowest precedence first) into handlers in configured order. Anything invalid
  * (wrong shapes, invalid regex matchers, empty commands, unknown handler types) is skipped with a
- * warning pushed to `warnings`; never throws.
+ * warning pushed to `warnings`; a skipped handler that is required (or anything skipped when
+ * `settings.requireAll`) throws a `CONFIG` error instead.
  */
-export function buildHandlers(layers: readonly HooksConfigLayer[], defaultTimeoutSec: number, warnings: string[]): ConfiguredHandler[] {
+export function buildHandlers(layers: readonly HooksConfigLayer[], settings: LoadSettings, warnings: string[]): ConfiguredHandler[] {
   const handlers: ConfiguredHandler[] = [];
-  let displayOrder = 0;
-  for (const { sourcePath, config } of layers) {
+  const add = (handler: UnorderedHandler) => handlers.push({ ...handler, displayOrder: handlers.length } as ConfiguredHandler);
+  for (const layer of layers) {
+    const { sourcePath, config } = layer;
+    const warn = (problem: string, required = false) => {
+      if (required || settings.requireAll) throw requiredLoadError(problem);
+      warnings.push(problem);
+    };
     if (!isRecord(config)) {
-      warnings.push(`hooks config ${sourcePath} is not an object; skipped`);
+      warn(`hooks config ${sourcePath} is not an object; skipped`);
       continue;
     }
     const events = config.hooks;
     if (events === undefined) continue;
     if (!isRecord(events)) {
-      warnings.push(`"hooks" in ${sourcePath} is not an object; skipped`);
+      warn(`"hooks" in ${sourcePath} is not an object; skipped`);
       continue;
     }
     for (const [eventName, groups] of Object.entries(events)) {
       if (!HOOK_EVENTS.includes(eventName as HookEventName)) {
-        if (!OTHER_EVENTS.has(eventName)) warnings.push(`unknown hook event "${eventName}" in ${sourcePath}; skipped`);
+        if (!OTHER_EVENTS.has(eventName)) warn(`unknown hook event "${eventName}" in ${sourcePath}; skipped`);
         continue;
       }
       const event = eventName as HookEventName;
       if (!Array.isArray(groups)) {
-        warnings.push(`${event} in ${sourcePath} is not an array of matcher groups; skipped`);
+        warn(`${event} in ${sourcePath} is not an array of matcher groups; skipped`);
         continue;
       }
-      for (const group of groups) {
-        if (!isRecord(group) || !Array.isArray(group.hooks)) {
-          warnings.push(`a ${event} matcher group in ${sourcePath} has no "hooks" array; skipped`);
-          continue;
-        }
-        if (group.matcher !== undefined && group.matcher !== null && typeof group.matcher !== 'string') {
-          warnings.push(`a ${event} matcher in ${sourcePath} is not a string; group skipped`);
-          continue;
-        }
-        const compiled = compileMatcher((group.matcher as string | null | undefined) ?? undefined);
-        if ('error' in compiled) {
-          warnings.push(`invalid matcher ${JSON.stringify(group.matcher)} in ${sourcePath}: ${compiled.error}`);
-          continue;
-        }
-        for (const handler of group.hooks as unknown[]) {
-          const built = buildHandler(handler, { event, matcher: compiled.matcher, sourcePath, defaultTimeoutSec }, warnings);
-          if (built) handlers.push({ ...built, displayOrder: displayOrder++ });
-        }
-      }
+      for (const group of groups) buildGroup(group, { event, layer, settings, warn }).forEach(add);
     }
   }
   return handlers;
 }
 
+/** One matcher group's handlers; a skipped group with a required handler refuses creation. */
+function buildGroup(
+  group: unknown,
+  base: { event: HookEventName; layer: HooksConfigLayer; settings: LoadSettings; warn: (problem: string, required?: boolean) => void },
+): UnorderedHandler[] {
+  const { event, layer, warn } = base;
+  const sourcePath = layer.sourcePath;
+  if (!isRecord(group) || !Array.isArray(group.hooks)) {
+    warn(`a ${event} matcher group in ${sourcePath} has no "hooks" array; skipped`);
+    return [];
+  }
+  const anyRequired = (group.hooks as unknown[]).some((handler) => isRecord(handler) && handler.required === true);
+  if (group.matcher !== undefined && group.matcher !== null && typeof group.matcher !== 'string') {
+    warn(`a ${event} matcher in ${sourcePath} is not a string; group skipped`, anyRequired);
+    return [];
+  }
+  const compiled = compileMatcher((group.matcher as string | null | undefined) ?? undefined);
+  if ('error' in compiled) {
+    warn(`invalid matcher ${JSON.stringify(group.matcher)} in ${sourcePath}: ${compiled.error}`, anyRequired);
+    return [];
+  }
+  const built: UnorderedHandler[] = [];
+  for (const raw of group.hooks as unknown[]) {
+    const problems: string[] = [];
+    const handler = buildHandler(raw, { event, matcher: compiled.matcher, layer, settings: base.settings }, problems);
+    const required = base.settings.requireAll || (isRecord(raw) && raw.required === true);
+    // a handler that loaded may still carry warnings (a bad timeout); only a skipped one is fatal
+    for (const problem of problems) warn(problem, required && handler === undefined);
+    if (handler) built.push(handler);
+  }
+  return built;
+}
+
 function buildHandler(
   raw: unknown,
-  base: { event: HookEventName; matcher: Matcher; sourcePath: string; defaultTimeoutSec: number },
+  base: { event: HookEventName; matcher: Matcher; layer: HooksConfigLayer; settings: LoadSettings },
   warnings: string[],
 ): UnorderedHandler | undefined {
+  const { sourcePath } = base.layer;
   if (!isRecord(raw)) {
-    warnings.push(`a ${base.event} handler in ${base.sourcePath} is not an object; skipped`);
+    warnings.push(`a ${base.event} handler in ${sourcePath} is not an object; skipped`);
     return undefined;
   }
-  const timeoutSec = readTimeout(raw.timeout, base, warnings);
+  const where = { event: base.event, sourcePath, defaultTimeoutSec: base.settings.defaultTimeoutSec };
   const common = {
     event: base.event,
     matcher: base.matcher,
-    sourcePath: base.sourcePath,
-    timeoutSec,
+    sourcePath,
+    timeoutSec: readTimeout(raw.timeout, where, warnings),
     async: raw.async === true,
-    failClosed: readFailClosed(raw.failClosed, base, warnings),
+    failClosed: readFlag('failClosed', raw.failClosed, where, warnings),
+    required: base.settings.requireAll || readFlag('required', raw.required, where, warnings) === true,
     statusMessage: typeof raw.statusMessage === 'string' ? raw.statusMessage : undefined,
   };
   if (raw.type === 'function') {
     if (typeof raw.run !== 'function') {
-      warnings.push(`a ${base.event} function handler in ${base.sourcePath} has no run function; skipped`);
+      warnings.push(`a ${base.event} function handler in ${sourcePath} has no run function; skipped`);
       return undefined;
     }
-    return { ...common, kind: 'function' as const, run: raw.run as FunctionHook, name: typeof raw.name === 'string' ? raw.name : undefined };
+    const name = typeof raw.name === 'string' ? raw.name : undefined;
+    return { ...common, kind: 'function' as const, run: raw.run as FunctionHook, name, label: `function hook ${name ?? '(unnamed)'} (${sourcePath})` };
   }
   if (raw.type !== 'command') {
-    warnings.push(`skipping ${base.event} handler of unsupported type ${JSON.stringify(raw.type ?? null)} in ${base.sourcePath}`);
+    warnings.push(`skipping ${base.event} handler of unsupported type ${JSON.stringify(raw.type ?? null)} in ${sourcePath}`);
     return undefined;
   }
   const command = process.platform === 'win32' && typeof raw.commandWindows === 'string' ? raw.commandWindows : raw.command;
   if (typeof command !== 'string' || command.trim() === '') {
-    warnings.push(`skipping empty hook command in ${base.sourcePath}`);
+    warnings.push(`skipping empty hook command in ${sourcePath}`);
     return undefined;
   }
-  return { ...common, kind: 'command' as const, command };
+  return { ...common, kind: 'command' as const, command, dir: base.layer.dir, label: `hook "${command}" (${sourcePath})` };
 }
 
-/** `failClosed` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */
-function readFailClosed(value: unknown, base: { event: HookEventName; sourcePath: string }, warnings: string[]): boolean | undefined {
+/** `failClosed` / `required` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */
+function readFlag(name: string, value: unknown, base: { event: HookEventName; sourcePath: string }, warnings: string[]): boolean | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'boolean') return value;
-  warnings.push(`a ${base.event} handler in ${base.sourcePath} has a non-boolean failClosed; treating it as true`);
+  warnings.push(`a ${base.event} handler in ${base.sourcePath} has a non-boolean ${name}; treating it as true`);
   return true;
 }
 

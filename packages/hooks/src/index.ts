@@ -11,9 +11,22 @@ export type {
   HookHandlerConfig,
   HookMatcherGroup,
   HooksConfig,
+  HooksConfigFile,
 } from './hooks-config';
 
 // What hooks read and write
-export type { FunctionHook, HookInput, HookJsonOutput, PostToolUseHookInput, PreToolUseHookInput } from './hook-payload';
+export type {
+  FunctionHook,
+  HookInput,
+  HookJsonOutput,
+  LifecycleHookInput,
+  PermissionRequestHookInput,
+  PostToolUseHookInput,
+  PreToolUseHookInput,
+  SessionEndHookInput,
+  SessionStartHookInput,
+  StopHookInput,
+  UserPromptSubmitHookInput,
+} from './hook-payload';
 
 export { VERSION } from './version';

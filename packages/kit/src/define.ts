@@ -13,10 +13,13 @@ import {
   isToolOutput,
   type ToolOutput,
   displayName,
+  isJsonObject,
   toolName,
+  type HookToolInput,
   type ToolGrammar,
 } from '@switchyard/protocol';
 import { invocationArguments } from './arguments';
+import { checkOptions, optionRules as rule, type OptionsShape } from './options';
 import { FunctionToolOutput, JsonToolOutput } from './output';
 import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
 
@@ -103,7 +106,10 @@ export interface DefineFreeformToolOptions {
   exposure?: ToolExposure;
   /** May run concurrently with other parallel-safe calls. Default false (runs exclusively). */
   supportsParallelToolCalls?: boolean;
-  /** Hooks for a freeform tool are opt-in: supply an adapter. */
+  /**
+   * Hook adapter, or `false` to never run hooks. Default: hooks read `{ tool_name, tool_input: { input } }`
+   * (the raw input text), a PostToolUse hook also the output, and an `updatedInput` of `{ input }` replaces the text.
+   */
   hookPayload?: HookPayloadAdapter | false;
   /** As for {@link DefineFunctionToolOptions.needsApproval}, with the input text. */
   needsApproval?: NeedsApproval<string>;
@@ -114,6 +120,74 @@ export interface DefineFreeformToolOptions {
    * …"), a `FatalToolError` ends the turn; must honour `signal`.
    */
   handle(context: { input: string; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
+}
+
+const EXPOSURES = ['direct', 'direct-model-only', 'deferred', 'hidden'] as const;
+const HOOK_PAYLOAD_RULE = rule.anyOf(rule.object(), rule.oneOf(false));
+/** `handle` must be a function: a common slip is `handler` (caught as an unknown option) or an object. */
+const HANDLE_RULE = rule.required(rule.function());
+
+/** What `defineFunctionTool` accepts; anything else is a `CONFIG` error naming it. */
+const FUNCTION_TOOL_RULES: OptionsShape<DefineFunctionToolOptions<unknown, ToolParameters>> = {
+  name: rule.required(rule.string()),
+  namespace: rule.string(),
+  namespaceDescription: rule.string(),
+  description: rule.string(),
+  // a JSON Schema object or a Standard Schema value (arktype's are functions)
+  parameters: rule.required(rule.anyOf(rule.object(), rule.function())),
+  jsonSchema: rule.object(),
+  needsApproval: rule.anyOf(rule.boolean(), rule.function()),
+  outputSchema: rule.object(),
+  strict: rule.boolean(),
+  exposure: rule.oneOf(...EXPOSURES),
+  supportsParallelToolCalls: rule.boolean(),
+  waitsForCancellation: rule.boolean(),
+  hookPayload: HOOK_PAYLOAD_RULE,
+  searchText: rule.string(),
+  handle: HANDLE_RULE,
+};
+
+/** What `defineFreeformTool` accepts. */
+const FREEFORM_TOOL_RULES: OptionsShape<DefineFreeformToolOptions> = {
+  name: rule.required(rule.string()),
+  namespace: rule.string(),
+  namespaceDescription: rule.string(),
+  description: rule.string(),
+  grammar: rule.object(),
+  exposure: rule.oneOf(...EXPOSURES),
+  supportsParallelToolCalls: rule.boolean(),
+  hookPayload: HOOK_PAYLOAD_RULE,
+  needsApproval: rule.anyOf(rule.boolean(), rule.function()),
+  searchText: rule.string(),
+  handle: HANDLE_RULE,
+};
+
+/**
+ * The default hook payload of a freeform tool: hooks read `{ input }` (the raw text) under the
+ * tool's display name, so a matcher naming the tool always fires; `updatedInput` must be `{ input: string }`.
+ */
+export function freeformHookPayload(display: string): HookPayloadAdapter {
+  const hookInput = (invocation: ToolInvocation): HookToolInput | undefined =>
+    invocation.payload.kind === 'custom' ? { toolName: display, toolInput: { input: invocation.payload.input } } : undefined;
+  return {
+    pre: hookInput,
+    post(invocation, output) {
+      const input = hookInput(invocation);
+      if (!input) return undefined;
+      const response = output.postToolUseResponse ? output.postToolUseResponse(invocation.payload) : output.codeModeResult(invocation.payload);
+      return { input, response };
+    },
+    rewrite(_invocation, updatedInput) {
+      if (isJsonObject(updatedInput) && typeof updatedInput.input === 'string') return { kind: 'custom', input: updatedInput.input };
+      throw new RespondToModelError('hook returned updatedInput without string field `input`');
+    },
+  };
+}
+
+/** The factory name and the tool's name, when it has one, for option errors. */
+function where(factory: string, options: unknown): string {
+  const name = (options as { name?: unknown } | null)?.name;
+  return typeof name === 'string' ? `${factory}(${name})` : factory;
 }
 
 /**
@@ -204,6 +278,7 @@ export function defineFunctionTool<const Parameters extends ToolParameters>(opti
 /** With the argument type given explicitly: `defineFunctionTool<{ city: string }>({ ... })`. */
 export function defineFunctionTool<Args extends JsonObject = JsonObject>(options: DefineFunctionToolOptions<Args>): ToolExecutor;
 export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, ToolParameters>): ToolExecutor {
+  checkOptions(where('defineFunctionTool', options), options, FUNCTION_TOOL_RULES);
   const name = toolName(options.name, options.namespace);
   const display = displayName(name);
   const standard: StandardSchema | undefined = isStandardSchema(options.parameters) ? options.parameters : undefined;
@@ -244,6 +319,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
  * input text; results and errors are normalized as in {@link defineFunctionTool}.
  */
 export function defineFreeformTool(options: DefineFreeformToolOptions): ToolExecutor {
+  checkOptions(where('defineFreeformTool', options), options, FREEFORM_TOOL_RULES);
   const name = toolName(options.name, options.namespace);
   return {
     name,
@@ -257,7 +333,7 @@ export function defineFreeformTool(options: DefineFreeformToolOptions): ToolExec
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     namespaceDescription: options.namespaceDescription,
     searchText: options.searchText,
-    hookPayload: options.hookPayload,
+    hookPayload: options.hookPayload ?? freeformHookPayload(displayName(name)),
     handle(invocation) {
       return runHandler(displayName(name), async () => {
         const payload = invocation.payload;

@@ -1,5 +1,6 @@
 import type { ToolCallSource } from './call';
 import type { JsonValue } from './json';
+import type { HookEventName } from './hooks';
 
 /** Fields every tool-call event carries. */
 export interface ToolCallEventBase {
@@ -61,8 +62,8 @@ export interface HookStartEvent {
   /** Id of this handler run; the matching `hook-end` carries the same value. */
   readonly runId: string;
   /** The hook event the handler runs for. */
-  readonly event: 'PreToolUse' | 'PostToolUse';
-  /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a display name such as `clock__curr_time`). */
+  readonly event: HookEventName;
+  /** The canonical hook tool name (`tool_name` on hook stdin: `Bash`, `apply_patch`, a display name such as `clock__curr_time`); `''` for lifecycle events without a tool. */
   readonly toolName: string;
   /** The session of the call (`session_id` on hook stdin): one engine may serve several sessions. */
   readonly sessionId?: string;
@@ -75,7 +76,7 @@ export interface HookEndEvent {
   /** Id of the handler run, as on its `hook-start`. */
   readonly runId: string;
   /** The hook event the handler ran for. */
-  readonly event: 'PreToolUse' | 'PostToolUse';
+  readonly event: HookEventName;
   /** The canonical hook tool name, as on `hook-start`. */
   readonly toolName: string;
   /** The session of the call, as on `hook-start`. */
@@ -86,6 +87,12 @@ export interface HookEndEvent {
   readonly durationMs: number;
   /** Reason, feedback or failure text. */
   readonly message?: string;
+  /** Set when the hook failed (could not start, timed out, crashed, printed invalid output), also when that blocked (`failClosed` / `required`). */
+  readonly error?: string;
+  /** Names the hook: its command or function name and where it was configured. */
+  readonly hook?: string;
+  /** True for a required hook (its failure blocks). */
+  readonly required?: boolean;
 }
 
 /** A Code Mode cell started. */

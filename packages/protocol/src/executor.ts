@@ -5,6 +5,7 @@ import type { ToolOutput } from './output';
 import type { ToolPayload, ToolPayloadKind } from './payload';
 import type { ExecutorToolSpec } from './tool-spec';
 import type { ToolName } from './tool-name';
+import type { SandboxMode } from './providers';
 
 /**
  * Where a tool appears:
@@ -74,6 +75,12 @@ export interface ToolExecutor {
   readonly onTurnEnd?: (turnId: string) => Promise<void> | void;
   /** Called once by the session at shutdown (kill processes, close connections). Shared functions are called once. */
   readonly dispose?: () => Promise<void> | void;
+  /**
+   * Called once by the session at creation: problems the host should hear of before the model
+   * meets them (exec_command on a machine without a usable sandbox). Each becomes a `warning`
+   * event. Must not throw.
+   */
+  readonly checkSetup?: (context: { readonly cwd: string; readonly sandboxMode?: SandboxMode }) => Promise<readonly string[]>;
 }
 
 /** The payload kinds an executor accepts (its own list, or the default derived from its spec). */

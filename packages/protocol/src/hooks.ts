@@ -35,6 +35,11 @@ export interface HookToolInput {
   readonly aliases?: readonly string[];
   /** Written to stdin as `tool_input` (`{command}` for shell and apply_patch, parsed arguments for function tools). */
   readonly toolInput: JsonValue;
+  /**
+   * The `tool_use_id` hooks see when it is not the call's own: the write_stdin poll that sees an
+   * exec_command process finish reports the exec_command's PostToolUse with that call's id.
+   */
+  readonly toolUseId?: string;
 }
 
 /** A PreToolUse request from the registry to a {@link HookRunner}. */
@@ -106,4 +111,75 @@ export interface HookRunner {
    * rejection fails open.
    */
   runPostToolUse(request: PostToolUseRequest): Promise<PostToolUseOutcome>;
+  /** SessionStart hooks, when the session is created (optional: a runner without it has none). */
+  runSessionStart?(request: SessionStartRequest): Promise<LifecycleHookOutcome>;
+  /** UserPromptSubmit hooks, before a turn's input reaches the model: they may block it or add context. */
+  runUserPromptSubmit?(request: UserPromptSubmitRequest): Promise<LifecycleHookOutcome>;
+  /** Stop hooks, when the model answered without tool calls: `blocked` asks the loop to continue with `reason` as the next input. */
+  runStop?(request: StopRequest): Promise<LifecycleHookOutcome>;
+  /** SessionEnd hooks, at `shutdown()`. */
+  runSessionEnd?(request: SessionEndRequest): Promise<LifecycleHookOutcome>;
+  /** PermissionRequest hooks, before the approval provider is asked: they may allow or deny instead. */
+  runPermissionRequest?(request: PermissionRequestRequest): Promise<PermissionRequestOutcome>;
+}
+
+/** The hook event names a {@link HookRunner} may run. */
+export type HookEventName = 'PreToolUse' | 'PostToolUse' | 'PermissionRequest' | 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'SessionEnd';
+
+/** What every lifecycle hook input carries (`session_id`, `cwd`, `transcript_path`, …). */
+export interface LifecycleHookRequestBase {
+  readonly sessionId: string;
+  /** The turn, for events inside one (UserPromptSubmit, Stop, PermissionRequest). */
+  readonly turnId?: string;
+  readonly cwd: string;
+  readonly model?: string;
+  /** The approval policy (`permission_mode`); `default` when absent. */
+  readonly permissionMode?: string;
+  /** A transcript file the host keeps (`transcript_path`); `null` on stdin when absent. */
+  readonly transcriptPath?: string;
+  readonly signal: AbortSignal;
+}
+
+/** SessionStart: `source` is `startup` (a new session) or `resume` (created with a saved history). */
+export interface SessionStartRequest extends LifecycleHookRequestBase {
+  readonly source: 'startup' | 'resume';
+}
+
+/** UserPromptSubmit: the turn's input text (`prompt`). */
+export interface UserPromptSubmitRequest extends LifecycleHookRequestBase {
+  readonly prompt: string;
+}
+
+/** Stop: `stopHookActive` is true when this turn already continued because of a Stop hook. */
+export interface StopRequest extends LifecycleHookRequestBase {
+  readonly stopHookActive: boolean;
+  readonly lastAssistantMessage?: string;
+}
+
+/** SessionEnd: why the session ended (`shutdown`). */
+export interface SessionEndRequest extends LifecycleHookRequestBase {
+  readonly reason: string;
+}
+
+/** PermissionRequest: the call that needs approval. */
+export interface PermissionRequestRequest extends LifecycleHookRequestBase, HookToolInput {
+  readonly toolUseId: string;
+}
+
+/** What lifecycle hooks decided, aggregated like PreToolUse (first blocking reason, every context). */
+export interface LifecycleHookOutcome {
+  /** UserPromptSubmit: the prompt is refused. Stop: the loop continues with `reason`. */
+  readonly blocked: boolean;
+  readonly reason?: string;
+  /** Texts the hooks add to the conversation (developer messages before the next request). */
+  readonly additionalContexts: readonly string[];
+  readonly warnings?: readonly string[];
+}
+
+/** The PermissionRequest verdict: any deny wins, else an allow, else none (the approval provider decides). */
+export interface PermissionRequestOutcome {
+  readonly decision?: 'allow' | 'deny';
+  /** The deny message. */
+  readonly message?: string;
+  readonly warnings?: readonly string[];
 }

@@ -176,7 +176,7 @@ describe('dispatch: hooks', () => {
     expect(b?.additionalContexts).toEqual(['before', 'after']);
   });
 
-  it('custom tools get no hooks unless they opt in; hookPayload false means none', async () => {
+  it('custom tools get `{ input }` hooks by default or their own adapter; hookPayload false means none', async () => {
     const plain = defineFreeformTool({ name: 'notes', description: '', handle: ({ input }) => input });
     const optedIn = defineFreeformTool({
       name: 'apply_patch',
@@ -190,7 +190,10 @@ describe('dispatch: hooks', () => {
     await runtime.handleItem({ type: 'custom_tool_call', call_id: 'c1', name: 'notes', input: 'hello' });
     await runtime.handleItem({ type: 'custom_tool_call', call_id: 'c2', name: 'apply_patch', input: '*** Begin Patch' });
     await runtime.handleItem(functionCall('wait', {}, 'c3'));
-    expect(hooks.pre.map((request) => [request.toolName, request.toolInput])).toEqual([['apply_patch', { command: '*** Begin Patch' }]]);
+    expect(hooks.pre.map((request) => [request.toolName, request.toolInput])).toEqual([
+      ['notes', { input: 'hello' }],
+      ['apply_patch', { command: '*** Begin Patch' }],
+    ]);
   });
 
   it('a throwing HookRunner fails open: the call goes on', async () => {

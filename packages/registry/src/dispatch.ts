@@ -237,7 +237,7 @@ async function runPostHooks(run: {
     hooks.runPostToolUse({
       ...post.input,
       aliases: matcherAliases(post.input, call.toolName),
-      toolUseId: call.callId,
+      toolUseId: post.input.toolUseId ?? call.callId,
       caller: hookCaller(context.source),
       step: context.step,
       signal: context.signal,

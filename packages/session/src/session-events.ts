@@ -1,5 +1,6 @@
 import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
+import type { SessionWarningEvent } from './session-hooks';
 
 /** What a turn run by `runTurn` / `streamTurn` produced. */
 export interface TurnResult {
@@ -9,6 +10,8 @@ export interface TurnResult {
   readonly finalText?: string;
   /** Sampling steps the turn took. */
   readonly steps: number;
+  /** Set when a UserPromptSubmit hook refused the input (the reason): nothing was sent or recorded. */
+  readonly promptBlocked?: string;
 }
 
 /** Events of the turn loop itself, beside the protocol's tool, cell and plan events. */
@@ -30,7 +33,8 @@ export type SessionLoopEvent =
   | { type: 'model-item'; turnId: string; item: ResponseItem }
   /** A retryable model error; the same step is sampled again after `delayMs`. Discard text shown since the last `model-request`. */
   | { type: 'model-retry'; turnId: string; stepIndex: number; attempt: number; delayMs: number; error: SwitchyardError }
-  | { type: 'tool-output'; turnId: string; item: ToolOutputItem };
+  | { type: 'tool-output'; turnId: string; item: ToolOutputItem }
+  | SessionWarningEvent;
 
 /** Everything a session emits. */
 export type SessionEvent = SwitchyardEvent | SessionLoopEvent;

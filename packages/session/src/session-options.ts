@@ -33,6 +33,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
     originalImageDetail: rule.boolean(),
   }),
   hooks: rule.object(),
+  transcriptPath: rule.string(),
   cwd: rule.string(),
   model: rule.shape<NonNullable<SessionOptions['model']>>({
     contextWindow: rule.number({ min: 1 }),

@@ -38,6 +38,16 @@ import { assistantText } from './message-text';
 import { warnOnce } from './warn-once';
 import { traceSession, type SessionTracer } from './tracing';
 import { hostApprovals } from './host-approvals';
+import {
+  forwardHookEvents,
+  permissionApprovals,
+  promptText,
+  runSessionEnd,
+  runSessionStart,
+  runStop,
+  runUserPromptSubmit,
+  type HookedSession,
+} from './session-hooks';
 
 export interface SessionOptions {
   /** `direct` (default), `code-mode` or `code-mode-only`. */
@@ -48,8 +58,16 @@ export interface SessionOptions {
   hostedSpecs?: readonly HostedToolSpec[];
   /** What the provider accepts. Default: namespaces yes, tool_search no. */
   provider?: ProviderCapabilities;
-  /** PreToolUse / PostToolUse policy (e.g. `createHookEngine(...)`). */
+  /**
+   * Hooks (e.g. `createHookEngine(...)`): PreToolUse / PostToolUse around calls, and the lifecycle
+   * events the runner implements: SessionStart (before the first turn), UserPromptSubmit, Stop,
+   * SessionEnd (at `shutdown()`) and PermissionRequest (before `approvals` is asked). Its
+   * `hook-start` / `hook-end` events are the session's; a hook that fails open is also a `warning`
+   * event, once per hook.
+   */
   hooks?: HookRunner;
+  /** A transcript file the host keeps: `transcript_path` on lifecycle hooks' stdin. */
+  transcriptPath?: string;
   /** Workspace root for file and process tools. Default `process.cwd()`. */
   cwd?: string;
   /** The model's window and name; `contextWindow` feeds get_context_remaining. */
@@ -208,6 +226,8 @@ function turnError(error: unknown, signal: AbortSignal): SwitchyardError {
 interface OwnTurn extends Turn {
   /** Emits to the session's listeners and the turn's stream. */
   emit(event: SessionEvent): void;
+  /** Queues hook contexts for the next request (as developer messages). */
+  inject(contexts: readonly string[]): void;
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
@@ -229,6 +249,12 @@ interface SessionState {
   creatingCodeMode: Promise<CodeMode> | undefined;
   /** What this session's plans reuse from its earlier steps (never shared with another session). */
   readonly planCache: PlanCache;
+  /** What the lifecycle hooks read of the session. */
+  readonly hooked: HookedSession;
+  /** SessionStart hooks, run once before the first turn: their contexts. */
+  sessionStart: Promise<readonly string[]> | undefined;
+  /** Stops forwarding the hook runner's events. */
+  unwatchHooks: () => void;
 }
 
 /** To the session's listeners and every streamed turn: cell events are not tied to a step. */
@@ -313,7 +339,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     time: options.time ?? systemTimeProvider,
     approvalPolicy: options.approvalPolicy,
     sandboxMode: options.sandboxMode,
-    approvals: hostApprovals(options.approvals),
+    approvals: permissionApprovals(scope.state.hooked, hostApprovals(options.approvals), scope.id),
     turnState: scope.turnState,
   };
 }
@@ -404,6 +430,7 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
     id,
     signal: controller.signal,
     emit,
+    inject: (contexts) => void scope.pendingContexts.push(...contexts),
     step: () => buildStep(scope),
     takeInjected() {
       const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
@@ -500,12 +527,44 @@ async function sampleStep(run: { state: SessionState; model: ModelClient; turn: 
   }
 }
 
+/**
+ * The hooks before a turn's input reaches the model: SessionStart once per session (its contexts go
+ * to the first turn), then UserPromptSubmit. Returns the refusal reason when a hook blocked the
+ * prompt; contexts are queued for the turn's first request.
+ */
+async function openingHooks(state: SessionState, turn: OwnTurn, input: readonly ResponseItem[]): Promise<string | undefined> {
+  if (!state.options.hooks) return undefined;
+  const first = state.sessionStart === undefined;
+  state.sessionStart ??= runSessionStart(state.hooked, (state.options.history?.length ?? 0) > 0);
+  const started = await state.sessionStart;
+  if (first) turn.inject(started);
+  const outcome = await runUserPromptSubmit(state.hooked, { turnId: turn.id, prompt: promptText(input), signal: turn.signal });
+  if (outcome?.blocked) return outcome.reason ?? 'the prompt was blocked by a UserPromptSubmit hook';
+  turn.inject(outcome?.additionalContexts ?? []);
+  return undefined;
+}
+
+/** Stop hooks after an answer without calls: the reason to continue with, or `undefined` to end the turn. */
+async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalText: string | undefined; stopHookActive: boolean }): Promise<string | undefined> {
+  if (!state.options.hooks) return undefined;
+  const outcome = await runStop(state.hooked, { turnId: turn.id, signal: turn.signal, stopHookActive: run.stopHookActive, lastAssistantMessage: run.finalText });
+  turn.inject(outcome?.additionalContexts ?? []);
+  return outcome?.blocked ? (outcome.reason ?? 'a Stop hook asked to continue') : undefined;
+}
+
 /** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
 async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
   const { options, history } = state;
   const turn = beginOwnTurn(state, { signal: run.signal }, sink);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
+  const refused = await openingHooks(state, turn, input);
+  if (refused !== undefined) {
+    const result: TurnResult = { items: [], steps: 0, promptBlocked: refused };
+    await turn.finish({ result });
+    return result;
+  }
   const record: TurnRecord = history.begin(input);
+  let stopHookActive = false;
   const maxSteps = options.maxSteps ?? 32;
   const parallelToolCalls = run.model.capabilities?.parallelToolCalls ?? true;
   let finalText: string | undefined;
@@ -527,8 +586,14 @@ async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (eve
       progress.calls = [];
       progress.itemsRecorded = false;
       if (results.filter(Boolean).length === 0) {
-        history.push(...turn.takeInjected());
-        break;
+        const again = await stopContinues(state, turn, { finalText, stopHookActive });
+        if (again === undefined) {
+          history.push(...turn.takeInjected());
+          break;
+        }
+        // a Stop hook asked for more: its reason is the next input, and the next Stop run knows it
+        stopHookActive = true;
+        history.push({ type: 'message', role: 'user', content: again });
       }
     }
     const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
@@ -602,12 +667,41 @@ async function* streamTurn(state: SessionState, run: RunTurnOptions): AsyncGener
 async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
+  // SessionEnd only for a session whose hooks saw it start
+  if (state.sessionStart) await runSessionEnd(state.hooked);
+  state.unwatchHooks();
   await callLifecycle(state, (executor) => executor.dispose);
   if (state.creatingCodeMode) await state.creatingCodeMode.catch(() => undefined);
   if (state.codeMode && state.ownsCodeMode) {
     await state.codeMode.shutdown();
     await state.ownRuntime?.shutdown();
   } else if (state.codeMode) await state.codeMode.service.closeSession(state.sessionId);
+}
+
+/**
+ * Each distinct `checkSetup` of the tools, once at creation: every problem is a `warning` event
+ * (and a process warning, once, for a host that does not listen). Never throws.
+ */
+async function checkToolSetup(state: SessionState): Promise<void> {
+  const { options } = state;
+  const context = { cwd: options.cwd ?? process.cwd(), ...(options.sandboxMode !== undefined ? { sandboxMode: options.sandboxMode } : {}) };
+  const seen = new Set<unknown>();
+  try {
+    for (const executor of currentExecutors(options)) {
+      const check = executor.checkSetup;
+      if (typeof check !== 'function' || seen.has(check)) continue;
+      seen.add(check);
+      const problems = await Promise.resolve()
+        .then(() => check(context))
+        .catch((error: unknown) => [`the setup check of ${executor.name.name} failed: ${errorMessage(error)}`]);
+      for (const message of problems) {
+        emitGlobal(state, { type: 'warning', source: 'tools', message });
+        warnOnce(message, 'SWITCHYARD_TOOLS');
+      }
+    }
+  } catch {
+    // a tools function that throws is reported when a step reads it
+  }
 }
 
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
@@ -635,7 +729,19 @@ export function createSession(options: SessionOptions): Session {
     ownRuntime: undefined,
     creatingCodeMode: undefined,
     planCache: createPlanCache(),
+    hooked: {
+      sessionId,
+      hooks: options.hooks,
+      cwd: options.cwd ?? process.cwd(),
+      model: options.model?.name,
+      permissionMode: options.approvalPolicy,
+      transcriptPath: options.transcriptPath,
+    },
+    sessionStart: undefined,
+    unwatchHooks: () => undefined,
   };
+  state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
+  void checkToolSetup(state);
   if (codeMode) forwardCellEvents(state, codeMode);
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {

@@ -17,6 +17,8 @@ export interface ExecResult {
   maxOutputTokens?: number;
   /** The command the process was started with, as PostToolUse hooks see it; absent for none. */
   hookCommand?: string;
+  /** For a write_stdin answer that saw the process finish: the exec_command call that started it. */
+  hookCallId?: string;
 }
 
 /** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */

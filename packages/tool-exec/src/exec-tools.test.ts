@@ -316,10 +316,10 @@ describe('hook payloads', () => {
     expect(parses).toBe(1);
   });
 
-  test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars', async () => {
+  test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars; the poll that sees the exit is the exec_command PostToolUse', async () => {
     const { exec, write } = open({ shell: '/bin/sh' });
-    const running = await callTool(exec, { cmd: 'read line; echo "got $line"', tty: true, yield_time_ms: 250 });
-    const sessionId = codeModeValue(running).session_id as number;
+    const started = await invokeTool(exec, { cmd: 'read line; echo "got $line"', tty: true, yield_time_ms: 250 }, { callId: 'exec-call-1' });
+    const sessionId = codeModeValue(started.output).session_id as number;
     const command = 'read line; echo "got $line"';
     const polled = await invokeTool(write, { session_id: sessionId, yield_time_ms: 100 });
     expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command } }]);
@@ -334,14 +334,21 @@ describe('hook payloads', () => {
     expect(argumentsOf(answered)).toEqual({ session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
     // The session finished and left the table; the answer still names its command.
     expect(codeModeValue(answered.output).exit_code).toBe(0);
+    // The reference's rule: a process that finishes through a write_stdin poll fires one PostToolUse
+    // as `Bash` with the exec_command's call id (a write_stdin matcher still matches: an alias).
     expect(answered.hookInputs.post.map(hookView)).toEqual([
       {
-        toolName: 'write_stdin',
-        toolInput: { session_id: sessionId, chars: 'hello\n', command },
+        toolName: 'Bash',
+        toolInput: { command },
         // What was read (the tty's echo and the answer; a pty may deliver the last bytes after the exit).
         toolResponse: expect.stringContaining('hello'),
       },
     ]);
+    expect(answered.hookInputs.post[0].toolUseId).toBe('exec-call-1');
+    expect(answered.hookInputs.post[0].aliases).toContain('write_stdin');
+    // a poll of a process still running stays write_stdin's own
+    expect(polled.hookInputs.post.map((request) => request.toolName)).toEqual(['write_stdin']);
+    expect(polled.hookInputs.post[0].toolUseId).not.toBe('exec-call-1');
   });
 });
 
@@ -374,6 +381,22 @@ describe('execTools()', () => {
     } });
     await throwing.shutdown();
     expect((await failureOf(callTool(throwing[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
+  });
+});
+
+describe('checkSetup (the session calls it at creation)', () => {
+  test('a sandboxed mode this machine cannot start is reported before any call; danger-full-access is not', async () => {
+    const root = makeWorkspace();
+    const broken = execTools({ root, sandbox: 'workspace-write', bwrapPath: join(root, 'no-bwrap') });
+    expect(broken[1].checkSetup).toBeUndefined();
+    const problems = await broken[0].checkSetup!({ cwd: root });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^exec_command cannot run commands in the "workspace-write" sandbox on this machine, so it will refuse every command: .*no-bwrap.* \(sandbox: 'danger-full-access' runs them unsandboxed\)$/s);
+    // the same refusal the model would read on a call
+    expect((await failureOf(callTool(broken[0], { cmd: 'true' }))).message).toContain('no-bwrap');
+    expect(await execTools({ root, sandbox: 'danger-full-access' })[0].checkSetup!({ cwd: root })).toEqual([]);
+    // the step's mode is the default: danger-full-access from the session needs no sandbox
+    expect(await execTools({ root, bwrapPath: join(root, 'no-bwrap') })[0].checkSetup!({ cwd: root, sandboxMode: 'danger-full-access' })).toEqual([]);
   });
 });
 

@@ -28,7 +28,7 @@ import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } f
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
-import { assertSandbox, findExecutable, isLikelySandboxDenial, sandboxCommand, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxPolicy } from '@switchyard/sandbox';
+import { assertSandbox, checkSandbox, findExecutable, isLikelySandboxDenial, sandboxCommand, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxPolicy } from '@switchyard/sandbox';
 
 /** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */
 export interface ExecToolsOptions {
@@ -442,7 +442,7 @@ function answerExec(run: {
     throw new RespondToModelError('exec tools are shut down', { code: 'SHUTTING_DOWN' });
   }
   const step = invocation.step;
-  const entry = state.table.add({ process: execProcess, command: args.cmd, sessionId: step.sessionId, turnId: step.turnId });
+  const entry = state.table.add({ process: execProcess, command: args.cmd, callId: invocation.callId, sessionId: step.sessionId, turnId: step.turnId });
   return new ExecCommandOutput({ ...result, sessionId: entry.id });
 }
 
@@ -513,7 +513,7 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   if (execProcess.exited) {
     state.table.remove(id);
     emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });
-    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command });
+    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: entry.command, hookCallId: entry.callId });
   }
   return new ExecCommandOutput({ ...result, sessionId: id, hookCommand: entry.command });
 }
@@ -551,6 +551,23 @@ async function shutdownToolset(state: ToolsetState): Promise<void> {
 }
 
 /**
+ * What the session hears at creation: a sandboxed mode this machine cannot enforce (no bubblewrap,
+ * no user namespaces, not Linux — every macOS host) refuses every command, and only the model
+ * would be told; the host hears it before the first call.
+ */
+async function checkSetupOf(options: ExecToolsOptions, context: { cwd: string; sandboxMode?: SandboxMode }): Promise<readonly string[]> {
+  const mode = options.sandbox ?? context.sandboxMode ?? 'workspace-write';
+  if (mode === 'danger-full-access') return [];
+  try {
+    const check = await checkSandbox(sandboxPolicy(options, resolve(options.root ?? context.cwd), mode));
+    if (check.available) return [];
+    return [`exec_command cannot run commands in the "${mode}" sandbox on this machine, so it will refuse every command: ${check.error.message} (sandbox: 'danger-full-access' runs them unsandboxed)`];
+  } catch (error) {
+    return [`exec_command could not check its sandbox: ${(error as Error).message}`];
+  }
+}
+
+/**
  * Creates the `exec_command` and `write_stdin` executors sharing one process
  * table, plus `endTurn` / `shutdown` to kill process groups. Commands run through the sandbox and
  * approval policy of the options, else of the calling step (see {@link ExecToolsOptions}).
@@ -574,6 +591,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     abortStyle: 'shell',
     hookPayload: execCommandHookAdapter(hookContext),
     handle: (invocation) => handleExecCommand(state, invocation),
+    checkSetup: (context) => checkSetupOf(options, context),
   };
   const writeStdin: ToolExecutor = {
     name: toolName('write_stdin'),

@@ -81,7 +81,9 @@ export function execCommandHookAdapter(context: ExecHookContext): HookPayloadAda
  * `write_stdin` (matchers may also name `Bash`, so a shell guard covers typed commands) with
  * `{session_id, chars, command}` — `command` is what the session was started with (absent for an
  * unknown session). A rewrite needs a string `chars`. PostToolUse fires after every answer, with
- * the output read as response.
+ * the output read as response — except the answer that sees the process finish: that one is the
+ * exec_command's own PostToolUse, as the reference fires it, `Bash` with `{command}` and the
+ * exec_command's call id (matchers naming `write_stdin` still match it: its aliases).
  */
 export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdapter {
   const inputFor = (args: JsonObject, command: string | undefined): HookToolInput => {
@@ -106,6 +108,10 @@ export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdap
       if (!args || !(output instanceof ExecCommandOutput)) return undefined;
       // A finished session has left the process table; its answer still names the command.
       const command = output.result.hookCommand ?? sessionCommand(args);
+      const { exitCode, hookCallId } = output.result;
+      if (exitCode !== undefined && hookCallId !== undefined && command !== undefined) {
+        return { input: { toolName: 'Bash', aliases: ['write_stdin'], toolInput: { command }, toolUseId: hookCallId }, response: output.truncatedOutput };
+      }
       return { input: inputFor(args, command), response: output.truncatedOutput };
     },
   };

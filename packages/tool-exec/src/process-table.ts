@@ -13,6 +13,8 @@ export interface ProcessEntry {
   readonly process: ExecProcess;
   /** The command as the model wrote it (hooks see it as `Bash` + `{command}`). */
   readonly command: string;
+  /** The exec_command call that started it (the PostToolUse of a write_stdin that sees it finish carries this id). */
+  readonly callId?: string;
   readonly sessionId: string;
   readonly turnId: string;
   lastUsed: number;

@@ -218,3 +218,48 @@ describe('hook bypasses: a namespaced tool is matched by every spelling of its n
     }
   }
 });
+
+describe('a policy beside its hooks.json cannot silently not enforce', () => {
+  /** The user's layout: <policy>/hooks.json and <policy>/hooks/policy.mjs, in a folder other than the session cwd. */
+  function policyFolder(options: { required?: boolean; script?: string } = {}): string {
+    const folder = join(scratch, `policy-${++counter}`);
+    mkdirSync(join(folder, 'hooks'), { recursive: true });
+    writeFileSync(
+      join(folder, 'hooks', 'policy.mjs'),
+      options.script ??
+        `let text = ''; process.stdin.on('data', (c) => (text += c)); process.stdin.on('end', () => { if (JSON.parse(text).tool_input.command.includes('rm -rf')) { process.stderr.write('rm -rf is not allowed'); process.exit(2); } });\n`,
+    );
+    const handler = { type: 'command', command: 'node hooks/policy.mjs', ...(options.required ? { required: true } : {}) };
+    writeFileSync(join(folder, 'hooks.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [handler] }] } }));
+    return join(folder, 'hooks.json');
+  }
+
+  it('`node hooks/policy.mjs` (matcher Bash, default options) blocks the model’s rm -rf data.csv', async () => {
+    const { root } = workspace();
+    writeFileSync(join(root, 'data.csv'), 'a,b\n1,2\n');
+    const harness = await directSession(root, createHookEngine({ configFiles: [policyFolder()] }));
+    try {
+      const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
+      expect(text(output)).toBe('Command blocked by PreToolUse hook: rm -rf is not allowed. Command: rm -rf data.csv');
+      expect(readFileSync(join(root, 'data.csv'), 'utf8')).toBe('a,b\n1,2\n');
+      held.push('the user setup: node hooks/policy.mjs beside hooks.json in another folder blocked rm -rf data.csv');
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('a required policy that crashes blocks the call and names itself', async () => {
+    const { root } = workspace();
+    writeFileSync(join(root, 'data.csv'), 'a,b\n');
+    const file = policyFolder({ required: true, script: 'throw new Error("policy bug")\n' });
+    const harness = await directSession(root, createHookEngine({ configFiles: [file] }));
+    try {
+      const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
+      expect(text(output)).toBe(`Command blocked by PreToolUse hook: required hook "node hooks/policy.mjs" (${file}) failed: hook exited with code 1. Command: rm -rf data.csv`);
+      expect(existsSync(join(root, 'data.csv'))).toBe(true);
+      held.push('a required policy that crashed blocked the call, naming the hook');
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -36,7 +36,8 @@ describe('invokeTool', () => {
   it('reads a string as a freeform input and rejects an incompatible payload with the fatal error', async () => {
     const result = await invokeTool(shout, 'hello', { callId: 'c-4' });
     expect(result.item).toEqual({ type: 'custom_tool_call_output', call_id: 'c-4', output: 'HELLO' });
-    expect(result.hookInputs.pre).toEqual([]);
+    // a freeform tool's hooks read its raw input as `{ input }`
+    expect(result.hookInputs.pre.map((request) => [request.toolName, request.toolInput])).toEqual([['shout', { input: 'hello' }]]);
     await expect(invokeTool(shout, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({ code: 'INCOMPATIBLE_PAYLOAD', message: 'tool shout invoked with incompatible payload' });
   });
 
