@@ -363,17 +363,49 @@ describe('execTools()', () => {
     expect((await failureOf(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
   });
 
-  test('onShutdown runs once, whether shutdown() or the session-facing dispose ends the toolset (a throwing hook is ignored)', async () => {
+  test("onShutdown runs once, on shutdown(); a session's dispose never shuts the toolset down (a throwing hook is ignored)", async () => {
     let calls = 0;
-    const viaDispose = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => calls++ });
-    await (viaDispose[0] as { dispose?: () => Promise<void> }).dispose?.();
-    await viaDispose.shutdown();
+    const shared = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', shell: '/bin/sh', onShutdown: () => calls++ });
+    await (shared[0] as { dispose?: () => Promise<void> }).dispose?.();
+    expect(calls).toBe(0);
+    expect(codeModeValue(await callTool(shared[0], { cmd: 'echo still open' })).output).toBe('still open\n');
+    await shared.shutdown();
+    await shared.shutdown();
     expect(calls).toBe(1);
     const throwing = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => {
       throw new Error('host hook broke');
     } });
     await throwing.shutdown();
     expect((await failureOf(callTool(throwing[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
+  });
+});
+
+describe('one toolset, several sessions', () => {
+  const alice = { sessionId: 'alice', turnId: 'alice-1' };
+  const bob = { sessionId: 'bob', turnId: 'bob-1' };
+
+  test("another session's process id answers exactly like an unknown one", async () => {
+    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: alice })).session_id as number;
+    const foreign = await failureOf(callTool(write, { session_id: id, chars: 'x\n' }, { step: bob }));
+    const unknown = await failureOf(callTool(write, { session_id: 999_999, chars: 'x\n' }, { step: bob }));
+    expect(foreign.message).toBe(`write_stdin failed: Unknown process id ${id}`);
+    expect(unknown.message).toBe('write_stdin failed: Unknown process id 999999');
+    expect(toolset.liveSessionIds('alice')).toEqual([id]);
+    expect(toolset.liveSessionIds('bob')).toEqual([]);
+  });
+
+  test("endSession and a session's dispose with its id end only that session's processes", async () => {
+    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const start = async (step: typeof alice) => codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step })).session_id as number;
+    const [a, b1, b2] = [await start(alice), await start(bob), await start(bob)];
+    await toolset.endSession('bob');
+    expect(toolset.liveSessionIds()).toEqual([a]);
+    const b3 = await start(bob);
+    await (toolset.tools[0] as { dispose?: (context: { sessionId: string }) => Promise<void> }).dispose?.({ sessionId: 'bob' });
+    expect(toolset.liveSessionIds()).toEqual([a]);
+    expect([b1, b2, b3].every((id) => id !== a)).toBe(true);
+    expect(codeModeValue(await callTool(write, { session_id: a, chars: 'ping\n', yield_time_ms: 300 }, { step: alice })).output).toContain('ping');
   });
 });
 

@@ -69,13 +69,13 @@ export interface ExecToolsOptions {
   /**
    * `turn` (default): a process dies when its turn ends ({@link ExecToolset.endTurn}, or at the
    * latest when a call of a later turn of the same session arrives). `session`: processes live until
-   * {@link ExecToolset.shutdown} (the reference's behaviour).
+   * {@link ExecToolset.endSession} of their session or {@link ExecToolset.shutdown} (the reference's behaviour).
    */
   processScope?: 'turn' | 'session';
   /**
-   * Called once when the toolset starts shutting down (its `shutdown()`, or the session's `dispose`
-   * of the tools), before its processes are killed — e.g. to remove the host's signal handlers. A
-   * throw is ignored.
+   * Called once when the toolset starts shutting down (its `shutdown()`; a session's end does not
+   * shut a toolset down, since it may serve other sessions), before its processes are killed — e.g.
+   * to remove the host's signal handlers. A throw is ignored.
    */
   onShutdown?: () => void;
 }
@@ -86,10 +86,12 @@ export interface ExecToolset {
   readonly tools: [ToolExecutor, ToolExecutor];
   /** Kills every process started in `turnId` (no-op with `processScope: 'session'`). */
   endTurn(turnId: string): Promise<void>;
+  /** Kills every process of the session `sessionId` (its calls' `step.sessionId`); the toolset stays open for other sessions. */
+  endSession(sessionId: string): Promise<void>;
   /** Kills every process and refuses further calls. Idempotent. */
   shutdown(): Promise<void>;
-  /** Session ids of the processes still reachable with write_stdin. */
-  liveSessionIds(): number[];
+  /** Ids of the processes still reachable with write_stdin (of one session when `sessionId` is given). */
+  liveSessionIds(sessionId?: string): number[];
 }
 
 /** `[exec_command, write_stdin]` as a spreadable array that also carries the toolset's hygiene methods. */
@@ -235,8 +237,8 @@ interface ToolsetState {
   readonly options: ExecToolsOptions;
   readonly table: ProcessTable;
   readonly memory: ApprovalMemory;
-  /** Processes started by a call that has not answered yet (not in the table until then). */
-  readonly inFlight: Set<ExecProcess>;
+  /** Processes started by a call that has not answered yet (not in the table until then), with their session. */
+  readonly inFlight: Map<ExecProcess, string>;
   readonly scope: 'turn' | 'session';
   readonly allowLoginShell: boolean;
   shuttingDown: boolean;
@@ -284,7 +286,7 @@ function hookContextOf(state: ToolsetState): ExecHookContext {
       workdir: resolveWorkdir(resolve(state.options.root ?? invocation.step.cwd), typeof args.workdir === 'string' ? args.workdir : undefined),
       shell: resolveShell(state.options, typeof args.shell === 'string' ? args.shell : undefined),
     }),
-    sessionCommand: (id) => state.table.get(id)?.command,
+    sessionCommand: (id, invocation) => state.table.get(id, invocation.step.sessionId)?.command,
   };
 }
 
@@ -328,7 +330,7 @@ async function runOnce(run: {
   } catch (error) {
     throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
   }
-  state.inFlight.add(execProcess);
+  state.inFlight.set(execProcess, invocation.step.sessionId);
   try {
     await waitForProcess(execProcess, args.yieldTimeMs, invocation.signal, started);
   } catch (error) {
@@ -489,7 +491,7 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   ensureOpen(state);
   const { id, chars, requestedYield, maxOutputTokens } = parseWriteArgs(invocation);
   sweepEarlierTurns(state, invocation.step);
-  const entry: ProcessEntry | undefined = state.table.get(id);
+  const entry: ProcessEntry | undefined = state.table.get(id, invocation.step.sessionId);
   if (!entry) throw new RespondToModelError(`write_stdin failed: Unknown process id ${id}`);
   state.table.touch(entry);
   const execProcess = entry.process;
@@ -536,6 +538,24 @@ async function endTurnOf(state: ToolsetState, turnId: string): Promise<void> {
   await killAndWait(state.table.killWhere((entry) => entry.turnId === turnId));
 }
 
+async function endSessionOf(state: ToolsetState, sessionId: string): Promise<void> {
+  const running = [...state.inFlight].filter(([, owner]) => owner === sessionId).map(([execProcess]) => execProcess);
+  for (const execProcess of running) execProcess.kill();
+  await Promise.all([killAndWait(state.table.killWhere((entry) => entry.sessionId === sessionId)), waitForExit(running)]);
+}
+
+/**
+ * What the session calls when it ends. It ends that session's processes when it says which session
+ * it is (`{ sessionId }`); without that, one toolset may serve several sessions, so nothing is
+ * killed and nothing is shut down — another session's processes and calls are never touched.
+ * Processes still die with their turn (`processScope: 'turn'`), by eviction, `endSession`, or
+ * `shutdown()`.
+ */
+async function disposeFromSession(state: ToolsetState, context: unknown): Promise<void> {
+  const sessionId = (context as { sessionId?: unknown } | undefined)?.sessionId;
+  if (typeof sessionId === 'string') await endSessionOf(state, sessionId);
+}
+
 async function shutdownToolset(state: ToolsetState): Promise<void> {
   if (!state.shuttingDown) {
     try {
@@ -545,7 +565,7 @@ async function shutdownToolset(state: ToolsetState): Promise<void> {
     }
   }
   state.shuttingDown = true;
-  const running = [...state.inFlight];
+  const running = [...state.inFlight.keys()];
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere(() => true)), waitForExit(running)]);
 }
@@ -561,7 +581,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     options,
     table: new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
     memory: new ApprovalMemory(),
-    inFlight: new Set(),
+    inFlight: new Map(),
     scope: options.processScope ?? 'turn',
     allowLoginShell: options.allowLoginShell ?? false,
     shuttingDown: false,
@@ -585,13 +605,15 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   };
   const endTurn = (turnId: string) => endTurnOf(state, turnId);
   const shutdown = () => shutdownToolset(state);
-  const lifecycle = { onTurnEnd: endTurn, dispose: () => shutdown() };
+  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context) };
   return {
-    // The session calls onTurnEnd / dispose (each shared function once), so hosts need no wiring.
+    // The session calls onTurnEnd / dispose (each shared function once): turn-scoped processes need
+    // no wiring; a toolset shared by several sessions stays open until the host's shutdown().
     tools: [{ ...execCommand, ...lifecycle }, { ...writeStdin, ...lifecycle }],
     endTurn,
+    endSession: (sessionId) => endSessionOf(state, sessionId),
     shutdown,
-    liveSessionIds: () => state.table.ids(),
+    liveSessionIds: (sessionId) => state.table.ids(sessionId),
   };
 }
 
@@ -603,6 +625,7 @@ export function execTools(options: ExecToolsOptions = {}): ExecTools {
   const toolset = createExecToolset(options);
   const list = [...toolset.tools] as ExecTools;
   list.endTurn = toolset.endTurn;
+  list.endSession = toolset.endSession;
   list.shutdown = toolset.shutdown;
   list.liveSessionIds = toolset.liveSessionIds;
   return list;

@@ -14,8 +14,8 @@ import { ExecCommandOutput } from './exec-output';
 export interface ExecHookContext {
   /** The absolute working directory and the shell an exec_command call with these arguments runs in. */
   resolve(invocation: ToolInvocation, args: JsonObject): { workdir: string; shell: string };
-  /** The command a live write_stdin session was started with (`undefined` for an unknown id). */
-  sessionCommand(sessionId: number): string | undefined;
+  /** The command a live write_stdin session of the calling session was started with (`undefined` for an unknown id or another session's). */
+  sessionCommand(id: number, invocation: ToolInvocation): string | undefined;
 }
 
 /**
@@ -89,11 +89,12 @@ export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdap
     if (command !== undefined) toolInput.command = command;
     return { toolName: 'write_stdin', aliases: ['Bash'], toolInput };
   };
-  const sessionCommand = (args: JsonObject) => (typeof args.session_id === 'number' ? context.sessionCommand(args.session_id) : undefined);
+  const sessionCommand = (args: JsonObject, invocation: ToolInvocation) =>
+    typeof args.session_id === 'number' ? context.sessionCommand(args.session_id, invocation) : undefined;
   return {
     pre(invocation) {
       const args = argumentsOf(invocation);
-      return args ? inputFor(args, sessionCommand(args)) : undefined;
+      return args ? inputFor(args, sessionCommand(args, invocation)) : undefined;
     },
     rewrite(invocation, updatedInput) {
       if (!isJsonObject(updatedInput) || typeof updatedInput.chars !== 'string') {
@@ -105,7 +106,7 @@ export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdap
       const args = argumentsOf(invocation);
       if (!args || !(output instanceof ExecCommandOutput)) return undefined;
       // A finished session has left the process table; its answer still names the command.
-      const command = output.result.hookCommand ?? sessionCommand(args);
+      const command = output.result.hookCommand ?? sessionCommand(args, invocation);
       return { input: inputFor(args, command), response: output.truncatedOutput };
     },
   };

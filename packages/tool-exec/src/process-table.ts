@@ -36,9 +36,9 @@ export class ProcessTable {
     return this.entries.size;
   }
 
-  /** Session ids of the live processes, oldest first. */
-  ids(): number[] {
-    return [...this.entries.keys()];
+  /** Session ids of the live processes (of one session when `sessionId` is given), oldest first. */
+  ids(sessionId?: string): number[] {
+    return [...this.entries.values()].filter((entry) => sessionId === undefined || entry.sessionId === sessionId).map((entry) => entry.id);
   }
 
   /** Stores a running process under a new session id, evicting one first when the table is full. */
@@ -53,8 +53,13 @@ export class ProcessTable {
     return entry;
   }
 
-  get(id: number): ProcessEntry | undefined {
-    return this.entries.get(id);
+  /**
+   * The process `id` of session `sessionId`. Another session's process answers `undefined`, exactly
+   * like an id that was never handed out: one toolset may serve several sessions.
+   */
+  get(id: number, sessionId: string): ProcessEntry | undefined {
+    const entry = this.entries.get(id);
+    return entry?.sessionId === sessionId ? entry : undefined;
   }
 
   /** Marks a process as just used (LRU order). */
