@@ -16,6 +16,22 @@ export interface ExecProcessSpec {
   tty: boolean;
   /** Retained unread output, head and tail kept. */
   maxRetainedBytes: number;
+  /**
+   * Called once when the process ended, before its exit is reported: a line returned (the sandbox
+   * cap it ran into) is appended to its output.
+   */
+  onExit?: () => string | undefined;
+}
+
+/** Appends the exit note of `spec` (never throws: a failing note is no note). */
+function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): void {
+  let note: string | undefined;
+  try {
+    note = spec.onExit?.();
+  } catch {
+    note = undefined;
+  }
+  if (note) execProcess.pushOutput(`\n${note}\n`);
 }
 
 /** How long to keep reading output after the process exited (late pipe / pty data). */
@@ -170,6 +186,7 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
     const settle = () => {
       // A background grandchild may still hold the pipes: nothing outlives the command.
       killTree(pid);
+      appendExitNote(spec, execProcess);
       execProcess.markExited(exitCode);
       resolveFinished();
     };
@@ -209,6 +226,7 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
     const check = () => {
       if (Date.now() - lastData >= DRAIN_GRACE_MS / 2 || Date.now() - exitedAt >= DRAIN_GRACE_MS * 5) {
         killTree(terminal.pid);
+        appendExitNote(spec, execProcess);
         execProcess.markExited(code);
         resolveFinished();
       } else setTimeout(check, DRAIN_GRACE_MS / 2);

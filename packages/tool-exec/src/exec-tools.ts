@@ -20,6 +20,7 @@ import {
 } from '@switchyard/protocol';
 import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments } from '@switchyard/kit';
 import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
+import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
 import { ExecProcess } from './exec-process';
@@ -28,7 +29,18 @@ import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } f
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
-import { assertSandbox, findExecutable, isLikelySandboxDenial, sandboxCommand, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxPolicy } from '@switchyard/sandbox';
+import {
+  assertSandbox,
+  findExecutable,
+  isLikelySandboxDenial,
+  sandboxCommand,
+  sandboxEnvironment,
+  writableRoots,
+  type CommandLimits,
+  type InheritEnv,
+  type SandboxLimits,
+  type SandboxPolicy,
+} from '@switchyard/sandbox';
 
 /** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */
 export interface ExecToolsOptions {
@@ -62,6 +74,18 @@ export interface ExecToolsOptions {
    * patterns adds those to the core set. `env` is added either way.
    */
   inheritEnv?: InheritEnv;
+  /**
+   * Caps per sandboxed command: `pids` (default 512), `memoryBytes` (2 GiB), `tmpBytes` (512 MiB each
+   * for the private `/tmp` and `/dev/shm`), `cgroups` (default true: cgroups where writable, else
+   * rlimits). A command that runs into a cap gets a `sandbox limit: …` line at the end of its output.
+   */
+  limits?: SandboxLimits;
+  /**
+   * exec_command calls of one session that run at once (from the sandbox start until the call
+   * answers). Default 16; the others wait their turn (a call cancelled while waiting answers
+   * "aborted by user"), so 200 calls in one response never start 200 sandboxes together.
+   */
+  maxConcurrentCommands?: number;
   /** Live processes kept for write_stdin before eviction. Default 64. */
   maxProcesses?: number;
   /** Unread output retained per process (head and tail kept). Default 1 MiB. */
@@ -226,6 +250,13 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   allowLoginShell: rule.boolean(),
   env: rule.object(),
   inheritEnv: rule.anyOf(rule.oneOf('core', 'filtered', 'all'), rule.listOf(rule.string())),
+  limits: rule.shape<SandboxLimits>({
+    pids: rule.number({ min: 1, integer: true }),
+    memoryBytes: rule.number({ min: 1, integer: true }),
+    tmpBytes: rule.number({ min: 1, integer: true }),
+    cgroups: rule.boolean(),
+  }),
+  maxConcurrentCommands: rule.number({ min: 1, integer: true }),
   maxProcesses: rule.number({ min: 1, integer: true }),
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
   processScope: rule.oneOf('turn', 'session'),
@@ -241,6 +272,8 @@ interface ToolsetState {
   readonly inFlight: Map<ExecProcess, string>;
   readonly scope: 'turn' | 'session';
   readonly allowLoginShell: boolean;
+  /** At most `maxConcurrentCommands` exec_command calls of one session run at once. */
+  readonly admission: SessionAdmission;
   shuttingDown: boolean;
 }
 
@@ -298,7 +331,18 @@ function sandboxPolicy(options: ExecToolsOptions, root: string, mode: SandboxMod
     writableRoots: options.writableRoots,
     bwrapPath: options.bwrapPath,
     sandboxUser: options.sandboxUser,
+    limits: options.limits,
   };
+}
+
+/** The line naming a sandbox cap the ended command ran into; its cgroups are removed. */
+function limitNote(limits: CommandLimits | undefined): string | undefined {
+  if (!limits) return undefined;
+  try {
+    return limits.report();
+  } finally {
+    limits.release();
+  }
 }
 
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
@@ -317,6 +361,10 @@ async function runOnce(run: {
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
   const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+  if (wrapped.limits) {
+    const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
+    emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
+  }
   let execProcess: ExecProcess;
   try {
     execProcess = await ExecProcess.start({
@@ -326,8 +374,10 @@ async function runOnce(run: {
       env: commandEnvironment(sandbox, args.tty, state.options),
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
+      onExit: () => limitNote(wrapped.limits),
     });
   } catch (error) {
+    wrapped.limits?.release();
     throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
   }
   state.inFlight.set(execProcess, invocation.step.sessionId);
@@ -460,10 +510,15 @@ async function handleExecCommand(state: ToolsetState, invocation: ToolInvocation
   const intercepted = await interceptApplyPatch({ invocation, args, cwd, root: settings.root, started });
   if (intercepted) return intercepted;
   const mode = await approveCommand({ state, invocation, args, cwd, settings });
-  if (invocation.signal.aborted) throw abortError(started);
-  emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
-  const result = await runWithDenialRetry({ state, invocation, args, cwd, settings, mode, started });
-  return answerExec({ state, invocation, args, result, started });
+  const release = await state.admission.acquire(invocation.step.sessionId, invocation.signal, () => abortError(started));
+  try {
+    ensureOpen(state);
+    emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
+    const result = await runWithDenialRetry({ state, invocation, args, cwd, settings, mode, started });
+    return answerExec({ state, invocation, args, result, started });
+  } finally {
+    release();
+  }
 }
 
 interface WriteStdinArgs {
@@ -584,6 +639,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     inFlight: new Map(),
     scope: options.processScope ?? 'turn',
     allowLoginShell: options.allowLoginShell ?? false,
+    admission: new SessionAdmission(options.maxConcurrentCommands ?? DEFAULT_MAX_CONCURRENT_COMMANDS),
     shuttingDown: false,
   };
   const hookContext = hookContextOf(state);
