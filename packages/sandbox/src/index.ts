@@ -7,6 +7,8 @@ export { checkWritePath } from './policy';
 export type { SandboxPolicy, WriteCheck } from './policy';
 export { writableRoots } from './protected-paths';
 export { DEFAULT_SANDBOX_LIMITS } from './resource-limits';
+export { quarantineNewGitMetadata } from './git-quarantine';
+export type { GitQuarantine } from './git-quarantine';
 export type { AppliedLimits, CommandLimits, LimitMechanism, SandboxLimits } from './resource-limits';
 export type { ProtectedPath } from './protected-paths';
 

@@ -33,6 +33,7 @@ import {
   assertSandbox,
   findExecutable,
   isLikelySandboxDenial,
+  quarantineNewGitMetadata,
   sandboxCommand,
   sandboxEnvironment,
   writableRoots,
@@ -375,6 +376,7 @@ async function runOnce(run: {
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       onExit: () => limitNote(wrapped.limits),
+      audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
     });
   } catch (error) {
     wrapped.limits?.release();
