@@ -322,7 +322,7 @@ describe('hook payloads', () => {
     const sessionId = codeModeValue(running).session_id as number;
     const command = 'read line; echo "got $line"';
     const polled = await invokeTool(write, { session_id: sessionId, yield_time_ms: 100 });
-    expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command } }]);
+    expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command, line: '' } }]);
     expect(polled.hookInputs.pre[0].aliases).toContain('Bash');
     const unknown = await invokeTool(write, { session_id: 999_999 });
     expect(unknown.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: 999_999, chars: '' } }]);
@@ -330,7 +330,7 @@ describe('hook payloads', () => {
     expect(refused.item).toMatchObject({ output: 'hook returned updatedInput without string field `chars`' });
 
     const answered = await invokeTool(write, { session_id: sessionId, chars: 'bye\n', yield_time_ms: 2_000 }, { hooks: rewriting({ chars: 'hello\n' }) });
-    expect(answered.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: 'bye\n', command } }]);
+    expect(answered.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: 'bye\n', command, line: 'bye\n' } }]);
     expect(argumentsOf(answered)).toEqual({ session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
     // The session finished and left the table; the answer still names its command.
     expect(codeModeValue(answered.output).exit_code).toBe(0);

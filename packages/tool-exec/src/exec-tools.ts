@@ -29,6 +29,7 @@ import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } f
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
+import { OPAQUE_LINE_MESSAGE, typeInto } from './typed-line';
 import {
   assertSandbox,
   findExecutable,
@@ -321,6 +322,7 @@ function hookContextOf(state: ToolsetState): ExecHookContext {
       shell: resolveShell(state.options, typeof args.shell === 'string' ? args.shell : undefined),
     }),
     sessionCommand: (id, invocation) => state.table.get(id, invocation.step.sessionId)?.command,
+    sessionLine: (id, invocation) => state.table.get(id, invocation.step.sessionId)?.typed,
   };
 }
 
@@ -553,11 +555,15 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   state.table.touch(entry);
   const execProcess = entry.process;
   if (chars !== '') {
+    const typed = typeInto(entry.typed, chars);
+    // A line edited with keys the hooks cannot follow is not submitted: the hook saw something else.
+    if (execProcess.tty && typed.submitsOpaque) throw new RespondToModelError(OPAQUE_LINE_MESSAGE);
     try {
       execProcess.write(chars);
     } catch (error) {
       throw new RespondToModelError(`write_stdin failed: ${(error as Error).message}`);
     }
+    entry.typed = typed.after;
     emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
   }
   const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);

@@ -1,4 +1,5 @@
 import type { ExecProcess } from './exec-process';
+import { EMPTY_LINE, type TypedLine } from './typed-line';
 
 /** At most this many live processes per toolset. */
 export const DEFAULT_MAX_PROCESSES = 64;
@@ -16,6 +17,8 @@ export interface ProcessEntry {
   readonly sessionId: string;
   readonly turnId: string;
   lastUsed: number;
+  /** The unfinished line typed into it so far (what write_stdin's hooks see before this write). */
+  typed: TypedLine;
 }
 
 /**
@@ -42,13 +45,13 @@ export class ProcessTable {
   }
 
   /** Stores a running process under a new session id, evicting one first when the table is full. */
-  add(init: Omit<ProcessEntry, 'id' | 'lastUsed'>): ProcessEntry {
+  add(init: Omit<ProcessEntry, 'id' | 'lastUsed' | 'typed'>): ProcessEntry {
     while (this.entries.size >= this.maxProcesses) {
       const victim = this.pickVictim();
       if (!victim) break;
       this.remove(victim.id)?.process.kill();
     }
-    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock };
+    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock, typed: EMPTY_LINE };
     this.entries.set(entry.id, entry);
     return entry;
   }
