@@ -6,7 +6,7 @@ import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
 import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
-import { ensureGitPlaceholder, isWithin, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
+import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
 
 /** The default user of sandboxed commands when the host runs as root (`nobody`). */
@@ -57,6 +57,12 @@ export interface SandboxCommand {
    * cgroups (ended groups are also removed on the next command and at the host's exit).
    */
   limits?: CommandLimits;
+  /**
+   * Call once the command ended: removes its cgroups and, after the last command using it, the
+   * empty `<root>/.git` placeholder (a workspace that is not a repository keeps no trace).
+   * Idempotent; a no-op without a sandbox.
+   */
+  release(): void;
 }
 
 /** True when `path` exists and is not a symlink (`/var/run` usually links to `/run`). */
@@ -129,15 +135,23 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
 
   const launcher = asRoot ? rootLauncher({ ...setup, policy, roots, stage, procsFiles: limits?.procsFiles ?? [] }) : [];
   const prefix = limits?.prefix ?? [];
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits };
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    limits?.release();
+    guarded.forEach(releaseGitPlaceholder);
+  };
+  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, release };
 }
 
 /** `danger-full-access`: the command itself, under the reaper when perl is there. */
 function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
   const perl = options.reaper === false ? undefined : findExecutable('perl');
   const syscalls = launcherSyscalls();
-  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [] };
-  return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [] };
+  const release = () => undefined;
+  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
+  return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [], release };
 }
 
 /** What a bubblewrap sandbox needs, every piece checked (in this order) before any argument is built. */

@@ -38,7 +38,7 @@ import {
   sandboxCommand,
   sandboxEnvironment,
   writableRoots,
-  type CommandLimits,
+  type SandboxCommand,
   type InheritEnv,
   type SandboxLimits,
   type SandboxPolicy,
@@ -338,13 +338,12 @@ function sandboxPolicy(options: ExecToolsOptions, root: string, mode: SandboxMod
   };
 }
 
-/** The line naming a sandbox cap the ended command ran into; its cgroups are removed. */
-function limitNote(limits: CommandLimits | undefined): string | undefined {
-  if (!limits) return undefined;
+/** The line naming a sandbox cap the ended command ran into; then its cgroups and placeholder are removed. */
+function afterExit(wrapped: SandboxCommand): string | undefined {
   try {
-    return limits.report();
+    return wrapped.limits?.report();
   } finally {
-    limits.release();
+    wrapped.release();
   }
 }
 
@@ -377,11 +376,11 @@ async function runOnce(run: {
       env: commandEnvironment(sandbox, args.tty, state.options),
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
-      onExit: () => limitNote(wrapped.limits),
+      onExit: () => afterExit(wrapped),
       audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
     });
   } catch (error) {
-    wrapped.limits?.release();
+    wrapped.release();
     throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
   }
   state.inFlight.set(execProcess, invocation.step.sessionId);

@@ -95,4 +95,26 @@ describe('exec git metadata: nothing planted runs later', () => {
       await exec.shutdown();
     }
   });
+
+  it('a workspace root that is not a repository keeps no trace of the sandbox (no empty .git)', async () => {
+    const { root } = places();
+    const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh' });
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      // While a command runs, <root>/.git is its read-only mount point; afterwards it is gone.
+      const during = text(await harness.step.dispatch(callItem('during', 'exec_command', { cmd: 'test -d .git && echo mount-point; mkdir .git/x 2>/dev/null || echo read-only; touch made', yield_time_ms: 20_000 })));
+      expect(during).toMatch(/Output:\nmount-point\nread-only\n$/);
+      expect(readdirSync(root)).toEqual(['made']);
+      const [first, second] = await Promise.all(
+        ['sleep 1', 'sleep 2'].map((cmd, index) => harness.step.dispatch(callItem(`c${index}`, 'exec_command', { cmd, yield_time_ms: 20_000 }))),
+      );
+      expect(text(first)).toContain('Process exited with code 0');
+      expect(text(second)).toContain('Process exited with code 0');
+      expect(readdirSync(root)).toEqual(['made']);
+      held.push('a non-repository workspace: .git exists only while a command runs (read-only), none left after one or two overlapping commands');
+    } finally {
+      await harness.close();
+      await exec.shutdown();
+    }
+  });
 });
