@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { type HookRunner, type JsonValue, type SwitchyardEvent } from '@switchyard/protocol';
@@ -377,6 +377,25 @@ describe('execTools()', () => {
     } });
     await throwing.shutdown();
     expect((await failureOf(callTool(throwing[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
+  });
+});
+
+describe('admission control', () => {
+  test('maxConcurrentCommands: excess calls of a session wait (a cancelled waiter answers aborted); other sessions do not wait', async () => {
+    const { exec, root } = open({ maxConcurrentCommands: 1, shell: '/bin/sh' });
+    const alice = { sessionId: 'alice' };
+    const holder = callTool(exec, { cmd: 'while [ ! -e go ]; do sleep 0.05; done; echo first', yield_time_ms: 20_000 }, { step: alice });
+    const waiting = callTool(exec, { cmd: 'echo second', yield_time_ms: 20_000 }, { step: alice });
+    const controller = new AbortController();
+    const cancelled = failureOf(callTool(exec, { cmd: 'touch ran', yield_time_ms: 20_000 }, { step: alice, signal: controller.signal }));
+    // Another session is not held up by Alice's full gate.
+    expect(codeModeValue(await callTool(exec, { cmd: 'echo bob', yield_time_ms: 20_000 }, { step: { sessionId: 'bob' } })).output).toBe('bob\n');
+    controller.abort();
+    expect((await cancelled).code).toBe('ABORTED');
+    writeFileSync(join(root, 'go'), '');
+    expect(codeModeValue(await holder).output).toBe('first\n');
+    expect(codeModeValue(await waiting).output).toBe('second\n');
+    expect(existsSync(join(root, 'ran'))).toBe(false);
   });
 });
 
