@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { findExecutable } from './find-executable';
 
@@ -108,11 +108,34 @@ function track(dirs: readonly string[]): void {
   process.once('exit', () => sweep(made));
 }
 
+const swept = new Set<string>();
+
+/**
+ * Removes the empty groups of hosts that are gone (a host killed by a signal runs no exit
+ * handler): `switchyard-<pid>-<n>` beside `dir` whose pid no longer exists. Once per parent.
+ */
+function sweepDeadHosts(dir: string): void {
+  const parent = dirname(dir);
+  if (swept.has(parent)) return;
+  swept.add(parent);
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^switchyard-(\d+)-\d+$/.exec(name)?.[1];
+    if (pid && Number(pid) !== process.pid && !existsSync(`/proc/${pid}`)) removeGroup(join(parent, name));
+  }
+}
+
 /** Creates one group per controller directory, with its limits; undoes the lot on any failure. */
 function makeGroups(groups: ReadonlyArray<{ dir: string; files: ReadonlyArray<[string, string, boolean?]> }>): boolean {
   const created: string[] = [];
   try {
     for (const { dir, files } of groups) {
+      sweepDeadHosts(dir);
       mkdirSync(dir);
       created.push(dir);
       for (const [file, value, optional] of files) {
