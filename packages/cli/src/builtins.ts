@@ -15,14 +15,14 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * The four built-ins for a workspace; exec_command sandboxed (`workspace-write` unless told). Until
- * the exec tools shut down (`exec.shutdown()` or the session's dispose), SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
+ * the exec tools shut down (`exec.shutdown()`, which every command calls after the session's shutdown), SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
  * unsandboxed command is in its own process group and would outlive the CLI), then end the CLI
  * with the same signal.
  */
 export function builtinTools(root: string, sandbox?: SandboxMode): Builtins {
   const mode: SandboxMode = sandbox ?? 'workspace-write';
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
-  // shutting the tools down (directly or through the session's dispose) stops the signal handling
+  // shutting the tools down (exec.shutdown(); a session's dispose leaves a toolset open) stops the signal handling
   const exec = execTools({ root, sandbox: mode, approvalPolicy: 'never', processScope: 'session', onShutdown: stopListening });
   function onSignal(signal: NodeJS.Signals) {
     void exec.shutdown().finally(() => process.kill(process.pid, signal));

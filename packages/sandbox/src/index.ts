@@ -6,6 +6,10 @@ export type { SpawnSandboxedOptions } from './spawn-sandboxed';
 export { checkWritePath } from './policy';
 export type { SandboxPolicy, WriteCheck } from './policy';
 export { writableRoots } from './protected-paths';
+export { DEFAULT_SANDBOX_LIMITS } from './resource-limits';
+export { quarantineNewGitMetadata } from './git-quarantine';
+export type { GitQuarantine } from './git-quarantine';
+export type { AppliedLimits, CommandLimits, LimitMechanism, SandboxLimits } from './resource-limits';
 export type { ProtectedPath } from './protected-paths';
 
 // Whether it can start, and the refusal when it cannot

@@ -28,7 +28,7 @@ export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): Laun
 
 /**
  * The root launcher, run as root right before bubblewrap:
- * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> (<readable path> <owner uid|-> <owner gid|->)×m -- bwrap …`
+ * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> (<readable path> <owner uid|-> <owner gid|->)×m <c> (<cgroup.procs file>)×c -- bwrap …`
  *
  * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
  * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
@@ -39,7 +39,9 @@ export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): Laun
  *    bubblewrap to bind read-only where it belongs — as is, or, when its owner is given (the path
  *    itself is closed to other users, e.g. a `0700` checkout), idmapped like a root so the sandbox
  *    user can enter it (bubblewrap's read-only bind still refuses every write).
- * 3. Empties the capability bounding set, drops every group, becomes the sandbox user (which
+ * 3. Joins the command's cgroups (writes its pid into each `cgroup.procs`: everything it starts
+ *    stays inside, under the group's pids and memory caps).
+ * 4. Empties the capability bounding set, drops every group, becomes the sandbox user (which
  *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
  *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
  *
@@ -51,6 +53,8 @@ my ($NR_UNSHARE, $NR_MOUNT, $NR_SETGROUPS, $NR_SETRESGID, $NR_SETRESUID, $NR_PRC
 my @roots; push @roots, [splice(@ARGV, 0, 3)] for 1 .. $n;
 my $m = shift @ARGV;
 my @readable; push @readable, [splice(@ARGV, 0, 3)] for 1 .. (defined $m && $m =~ /^\d+$/ ? $m : 0);
+my $c = shift @ARGV;
+my @procs = splice(@ARGV, 0, (defined $c && $c =~ /^\d+$/ ? $c : 0));
 my $sep = shift @ARGV;
 sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
 defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
@@ -107,6 +111,11 @@ for my $r (@readable) {
   if (-d $p) { mkdir($to) or fail("mkdir $to") } else { open(my $fh, '>', $to) or fail("create $to"); close $fh }
   syscall(429, $fd, my $none = '', -100, my $where = $to, 4) == 0 or fail("move_mount $p");
   $k++;
+}
+for my $file (@procs) {
+  open(my $fh, '>', $file) or fail("join the cgroup $file");
+  (print $fh "$$\n") or fail("join the cgroup $file");
+  close $fh or fail("join the cgroup $file");
 }
 syscall(0 + $NR_PRCTL, 24, $_, 0, 0, 0) for 0 .. 63;
 syscall(0 + $NR_SETGROUPS, 0, 0) == 0 or fail('setgroups');

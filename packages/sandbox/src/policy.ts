@@ -1,4 +1,5 @@
 import type { SandboxMode } from '@switchyard/protocol';
+import type { SandboxLimits } from './resource-limits';
 import { isProtectedPath, isWithin, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 
 /** Where and how a sandboxed process may run. */
@@ -18,6 +19,8 @@ export interface SandboxPolicy {
    * (`nobody`). A host running as another user always runs them as itself.
    */
   sandboxUser?: { uid: number; gid: number };
+  /** Caps per command (processes, memory, tmpfs size); defaults in `DEFAULT_SANDBOX_LIMITS`. Sandboxed modes only. */
+  limits?: SandboxLimits;
 }
 
 /** The answer of {@link checkWritePath}. */

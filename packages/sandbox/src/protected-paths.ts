@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from './policy';
 
@@ -112,7 +112,9 @@ export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoo
   };
   for (const root of writableRoots(policy)) {
     const rootGit = join(root, GIT_DIR_NAME);
-    add({ path: rootGit, kind: 'root-git', root, exists: isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit) });
+    // A placeholder of a running command is still "absent": it goes away when that command ends.
+    const exists = !placeholders.has(rootGit) && (isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
+    add({ path: rootGit, kind: 'root-git', root, exists });
     for (const nested of nestedGitEntries(root)) add({ path: nested, kind: 'nested-git', root, exists: true });
   }
   return list;
@@ -130,7 +132,14 @@ export function isProtectedPath(path: string, list: readonly ProtectedPath[]): b
   return roots.some((root) => isWithin(root, real) && relative(root, real).split(sep).includes(GIT_DIR_NAME));
 }
 
-/** Creates `<root>/.git` as an empty directory when absent, so a read-only mount can cover it. */
+/** Placeholders this host made, by path, with the number of commands still using each. */
+const placeholders = new Map<string, number>();
+
+/**
+ * Creates `<root>/.git` as an empty directory when absent, so a read-only mount can cover it (one
+ * directory shared by the commands running at once; {@link releaseGitPlaceholder} removes it after
+ * the last of them).
+ */
 export function ensureGitPlaceholder(entry: ProtectedPath): void {
   if (entry.kind !== 'root-git' || entry.exists) return;
   try {
@@ -138,4 +147,31 @@ export function ensureGitPlaceholder(entry: ProtectedPath): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  placeholders.set(entry.path, (placeholders.get(entry.path) ?? 0) + 1);
+  if (placeholderExitHook) return;
+  placeholderExitHook = true;
+  process.once('exit', () => placeholders.forEach((_users, path) => removeEmptyDirectory(path)));
+}
+
+let placeholderExitHook = false;
+
+function removeEmptyDirectory(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch {
+    // not empty or already gone
+  }
+}
+
+/**
+ * A command that used `entry`'s placeholder ended: after the last one, the empty directory is
+ * removed, so a workspace that is not a repository keeps no trace. Never throws (a placeholder
+ * that is no longer empty stays).
+ */
+export function releaseGitPlaceholder(entry: ProtectedPath): void {
+  const users = placeholders.get(entry.path);
+  if (entry.kind !== 'root-git' || entry.exists || users === undefined) return;
+  if (users > 1) return void placeholders.set(entry.path, users - 1);
+  placeholders.delete(entry.path);
+  removeEmptyDirectory(entry.path);
 }

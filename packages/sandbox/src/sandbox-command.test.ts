@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isLikelySandboxDenial } from './denial';
@@ -20,10 +20,11 @@ describe('sandboxCommand', () => {
 
   test('sandboxed modes: unprivileged user namespace, read-only root, private /tmp, new namespaces, no network, dies with parent', () => {
     const root = makeWorkspace();
-    const { args } = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root });
+    const { args, limits } = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root });
+    limits?.release();
     const joined = args.join(' ');
     const bound = asRoot ? `--bind ${join(args[2], '..', 'stage', '0')} ${root}` : `--bind ${root} ${root}`;
-    for (const part of ['--unshare-user --disable-userns --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts', '--unshare-net', '--ro-bind / / --dev /dev --proc /proc --ro-bind /proc/sys /proc/sys', '--tmpfs /tmp', '--tmpfs /root', bound, `--chdir ${root} -- /bin/sh -c true`]) {
+    for (const part of ['--unshare-user --disable-userns --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts', '--unshare-net', '--ro-bind / / --dev /dev --size 536870912 --tmpfs /dev/shm --proc /proc --ro-bind /proc/sys /proc/sys', '--size 536870912 --tmpfs /tmp', '--size 16777216 --tmpfs /root', bound, `--chdir ${root} -- /bin/sh -c true`]) {
       expect(joined).toContain(part);
     }
     const networked = sandboxCommand(['x'], { mode: 'read-only', root, network: true }, { cwd: root, tty: true }).args;
@@ -52,6 +53,29 @@ describe('sandboxCommand', () => {
     expect(joined).toContain('--seccomp 3 --chdir');
     expect(joined).toContain('--tmpfs /run');
     expect(sandboxCommand(['x'], { mode: 'workspace-write', root, network: true }, { cwd: root }).args).not.toContain('/run');
+  });
+
+  test('caps per command: a cgroup of its own as root where writable (the launcher joins it), else prlimit before bwrap', () => {
+    const root = makeWorkspace();
+    const { args, limits } = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root, limits: { pids: 77, tmpBytes: 1024 ** 2 } }, { cwd: root });
+    try {
+      expect(limits).toMatchObject({ pids: 77, memoryBytes: 2 * 1024 ** 3, tmpBytes: 1024 ** 2 });
+      expect(args.join(' ')).toContain('--size 1048576 --tmpfs /tmp');
+      if (asRoot && limits?.mechanism.startsWith('cgroup')) {
+        const procs = limits.procsFiles;
+        expect(procs.length).toBeGreaterThan(0);
+        const at = args.indexOf(String(procs.length), args.indexOf(ROOT_LAUNCHER));
+        expect(args.slice(at + 1, at + 1 + procs.length + 1)).toEqual([...procs, '--']);
+        const pidsMax = procs.map((file) => join(file, '..', 'pids.max')).find((file) => existsSync(file));
+        expect(readFileSync(pidsMax as string, 'utf8').trim()).toBe('77');
+      } else {
+        expect(limits?.mechanism).toBe('rlimit');
+        expect(args).toContain('--nproc=77');
+      }
+    } finally {
+      limits?.release();
+    }
+    expect(sandboxCommand(['x'], { mode: 'workspace-write', root, limits: { cgroups: false, pids: 9 } }, { cwd: root }).limits?.prefix.slice(1)).toEqual(['--nproc=9', `--as=${2 * 1024 ** 3}`, '--']);
   });
 
   test('refusals name what is missing', () => {

@@ -5,7 +5,8 @@ import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
-import { ensureGitPlaceholder, isWithin, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
+import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
+import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
 
 /** The default user of sandboxed commands when the host runs as root (`nobody`). */
@@ -50,6 +51,18 @@ export interface SandboxCommand {
   sandboxed: boolean;
   /** The protected paths mounted read-only (workspace-write), empty otherwise. */
   protected: ProtectedPath[];
+  /**
+   * The command's resource caps and how they are enforced (`undefined` for `danger-full-access`):
+   * call `report()` once it ended (a line naming a cap it ran into) and `release()` to remove its
+   * cgroups (ended groups are also removed on the next command and at the host's exit).
+   */
+  limits?: CommandLimits;
+  /**
+   * Call once the command ended: removes its cgroups and, after the last command using it, the
+   * empty `<root>/.git` placeholder (a workspace that is not a repository keeps no trace).
+   * Idempotent; a no-op without a sandbox.
+   */
+  release(): void;
 }
 
 /** True when `path` exists and is not a symlink (`/var/run` usually links to `/run`). */
@@ -109,7 +122,9 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   const stage = join(sandboxPrivateDir(), 'stage');
   const source = bindSource({ roots, stage, asRoot });
 
-  const args = [...namespaceArgs(bwrap, policy, options), ...hiddenPathArgs(policy, asRoot)];
+  const limits = options.probe ? undefined : commandLimits(policy.limits);
+  const tmpBytes = limits?.tmpBytes ?? HIDDEN_TMPFS_BYTES;
+  const args = [...namespaceArgs(bwrap, policy, options), ...hiddenPathArgs(policy, asRoot, tmpBytes)];
   // What the command needs to start, hidden above or not: as root from the launcher's staged copy.
   readable.forEach((path, index) => args.push('--ro-bind', asRoot ? join(stage, `r${index}`) : path, path));
   roots.forEach((path, index) => {
@@ -118,16 +133,25 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   const guarded = writable && !options.probe ? protectPaths(policy, source, args) : [];
   args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
 
-  const launcher = asRoot ? rootLauncher({ ...setup, policy, roots, stage }) : [];
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, bwrap, ...args], sandboxed: true, protected: guarded };
+  const launcher = asRoot ? rootLauncher({ ...setup, policy, roots, stage, procsFiles: limits?.procsFiles ?? [] }) : [];
+  const prefix = limits?.prefix ?? [];
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    limits?.release();
+    guarded.forEach(releaseGitPlaceholder);
+  };
+  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, release };
 }
 
 /** `danger-full-access`: the command itself, under the reaper when perl is there. */
 function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
   const perl = options.reaper === false ? undefined : findExecutable('perl');
   const syscalls = launcherSyscalls();
-  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [] };
-  return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [] };
+  const release = () => undefined;
+  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
+  return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [], release };
 }
 
 /** What a bubblewrap sandbox needs, every piece checked (in this order) before any argument is built. */
@@ -206,24 +230,29 @@ function namespaceArgs(bwrap: string, policy: SandboxPolicy, options: SandboxCom
   return args;
 }
 
-/** `/` read-only, a new `/proc` with its kernel knobs read-only, and the host's private places hidden. */
-function hiddenPathArgs(policy: SandboxPolicy, asRoot: boolean): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+/**
+ * `/` read-only, a new `/proc` with its kernel knobs read-only, private `/tmp` and `/dev/shm` of
+ * `tmpBytes` each, and the host's private places hidden under small tmpfs mounts (every tmpfs is
+ * sized: an unsized one may take half the host's memory).
+ */
+function hiddenPathArgs(policy: SandboxPolicy, asRoot: boolean, tmpBytes: number): string[] {
+  const hidden = ['--size', String(HIDDEN_TMPFS_BYTES), '--tmpfs'];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--size', String(tmpBytes), '--tmpfs', '/dev/shm', '--proc', '/proc'];
   for (const entry of ['sys', 'sysrq-trigger', 'irq', 'bus']) {
     if (existsSync(`/proc/${entry}`)) args.push('--ro-bind', `/proc/${entry}`, `/proc/${entry}`);
   }
-  args.push('--tmpfs', '/tmp');
+  args.push('--size', String(tmpBytes), '--tmpfs', '/tmp');
   // Hide the host's runtime sockets (docker, D-Bus, systemd). With network allowed /run stays:
   // /etc/resolv.conf often points into it. The seccomp filter is the real guard either way.
   if (!policy.network) {
-    if (isRealDirectory('/run')) args.push('--tmpfs', '/run');
-    if (isRealDirectory('/var/run')) args.push('--tmpfs', '/var/run');
+    if (isRealDirectory('/run')) args.push(...hidden, '/run');
+    if (isRealDirectory('/var/run')) args.push(...hidden, '/var/run');
   }
   // Other users' homes (as root: every home, /root included) are hidden; a non-root invoking user
   // keeps its own home, read-only.
-  if (isRealDirectory('/root')) args.push('--tmpfs', '/root');
+  if (isRealDirectory('/root')) args.push(...hidden, '/root');
   if (isRealDirectory('/home')) {
-    args.push('--tmpfs', '/home');
+    args.push(...hidden, '/home');
     const home = process.env.HOME ? resolveExisting(process.env.HOME) : undefined;
     if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
   }
@@ -254,7 +283,7 @@ function protectPaths(policy: SandboxPolicy, source: (path: string) => string | 
 }
 
 /** The root launcher's argv: it stages the roots (idmapped to their owners) and drops root before bubblewrap. */
-function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string }): string[] {
+function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string; procsFiles: readonly string[] }): string[] {
   const { policy, roots, readable, syscalls } = options;
   const user = policy.sandboxUser ?? DEFAULT_SANDBOX_USER;
   const owners = roots.flatMap((path) => {
@@ -270,6 +299,7 @@ function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: re
     const need = stat.isDirectory() || (stat.mode & 0o111) !== 0 ? 0o005 : 0o004;
     return (stat.mode & need) === need ? [path, '-', '-'] : [path, String(stat.uid), String(stat.gid)];
   });
-  launcher.push(String(user.uid), String(user.gid), options.stage, String(roots.length), ...owners, String(readable.length), ...readers, '--');
+  launcher.push(String(user.uid), String(user.gid), options.stage, String(roots.length), ...owners, String(readable.length), ...readers);
+  launcher.push(String(options.procsFiles.length), ...options.procsFiles, '--');
   return launcher;
 }

@@ -36,9 +36,13 @@ export async function spawnSandboxed(argv: readonly string[], policy: SandboxPol
     options.env ??
     sandboxEnvironment({ mode: policy.mode, inheritEnv: options.inheritEnv, env: options.extraEnv, writable: policy.mode === 'workspace-write' ? writableRoots(policy) : [] });
   const child = spawn(command.file, command.args, { cwd, env, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'], detached: true });
+  child.once('exit', command.release);
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', reject);
+    child.once('error', (error) => {
+      command.release();
+      reject(error);
+    });
   });
   return child;
 }

@@ -16,6 +16,32 @@ export interface ExecProcessSpec {
   tty: boolean;
   /** Retained unread output, head and tail kept. */
   maxRetainedBytes: number;
+  /**
+   * Called once when the process ended, before its exit is reported: a line returned (the sandbox
+   * cap it ran into) is appended to its output.
+   */
+  onExit?: () => string | undefined;
+  /**
+   * Called each time output is taken and once when the process ended: a line returned (what a
+   * check found and did, e.g. new git metadata renamed) is appended to the output.
+   */
+  audit?: () => string | undefined;
+}
+
+/** Calls a note producer; a throw is no note. */
+function noteOf(producer: (() => string | undefined) | undefined): string | undefined {
+  try {
+    return producer?.();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Appends the audit and exit notes of `spec` once the process ended (never throws). */
+function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): void {
+  execProcess.runAudit();
+  const note = noteOf(spec.onExit);
+  if (note) execProcess.pushOutput(`\n${note}\n`);
 }
 
 /** How long to keep reading output after the process exited (late pipe / pty data). */
@@ -57,16 +83,18 @@ export class ExecProcess {
   private code: number | undefined;
   private done = false;
   private readonly writer: ((data: string) => void) | undefined;
+  private readonly audit: (() => string | undefined) | undefined;
   // a throwing waker is reported (process warning SWITCHYARD_LISTENER) and never stops the output
   private readonly events = createEventHub<{ type: 'output' }>({ name: 'exec-process' });
 
   /** Use {@link ExecProcess.start}; the constructor only wires a started process. */
-  constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void }) {
+  constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void; audit?: () => string | undefined }) {
     this.pid = init.pid;
     this.tty = init.tty;
     this.buffer = init.buffer;
     this.finished = init.finished;
     this.writer = init.writer;
+    this.audit = init.audit;
   }
 
   /**
@@ -96,9 +124,16 @@ export class ExecProcess {
     this.writer(data);
   }
 
-  /** Takes the output collected since the last call. */
+  /** Takes the output collected since the last call (after the audit's note, if any). */
   takeOutput(): string {
+    this.runAudit();
     return this.buffer.drain();
+  }
+
+  /** @internal Runs the spec's audit and appends its note. */
+  runAudit(): void {
+    const note = noteOf(this.audit);
+    if (note) this.pushOutput(`\n${note}\n`);
   }
 
   /** Kills the process group and every descendant with SIGKILL. Safe to call more than once. */
@@ -159,7 +194,7 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
-  const execProcess = new ExecProcess({ pid, tty: false, buffer, finished });
+  const execProcess = new ExecProcess({ pid, tty: false, buffer, finished, audit: spec.audit });
   child.stdout?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
   child.stderr?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
   child.on('error', () => undefined);
@@ -170,6 +205,7 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
     const settle = () => {
       // A background grandchild may still hold the pipes: nothing outlives the command.
       killTree(pid);
+      appendExitNote(spec, execProcess);
       execProcess.markExited(exitCode);
       resolveFinished();
     };
@@ -195,7 +231,7 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
-  const execProcess = new ExecProcess({ pid: terminal.pid, tty: true, buffer, finished, writer: (data) => terminal.write(data) });
+  const execProcess = new ExecProcess({ pid: terminal.pid, tty: true, buffer, finished, writer: (data) => terminal.write(data), audit: spec.audit });
   let lastData = Date.now();
   terminal.onData((data) => {
     lastData = Date.now();
@@ -209,6 +245,7 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
     const check = () => {
       if (Date.now() - lastData >= DRAIN_GRACE_MS / 2 || Date.now() - exitedAt >= DRAIN_GRACE_MS * 5) {
         killTree(terminal.pid);
+        appendExitNote(spec, execProcess);
         execProcess.markExited(code);
         resolveFinished();
       } else setTimeout(check, DRAIN_GRACE_MS / 2);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { type HookRunner, type JsonValue, type SwitchyardEvent } from '@switchyard/protocol';
@@ -322,7 +322,7 @@ describe('hook payloads', () => {
     const sessionId = codeModeValue(started.output).session_id as number;
     const command = 'read line; echo "got $line"';
     const polled = await invokeTool(write, { session_id: sessionId, yield_time_ms: 100 });
-    expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command } }]);
+    expect(polled.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: '', command, line: '' } }]);
     expect(polled.hookInputs.pre[0].aliases).toContain('Bash');
     const unknown = await invokeTool(write, { session_id: 999_999 });
     expect(unknown.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: 999_999, chars: '' } }]);
@@ -330,7 +330,7 @@ describe('hook payloads', () => {
     expect(refused.item).toMatchObject({ output: 'hook returned updatedInput without string field `chars`' });
 
     const answered = await invokeTool(write, { session_id: sessionId, chars: 'bye\n', yield_time_ms: 2_000 }, { hooks: rewriting({ chars: 'hello\n' }) });
-    expect(answered.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: 'bye\n', command } }]);
+    expect(answered.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'write_stdin', toolInput: { session_id: sessionId, chars: 'bye\n', command, line: 'bye\n' } }]);
     expect(argumentsOf(answered)).toEqual({ session_id: sessionId, chars: 'hello\n', yield_time_ms: 2_000 });
     // The session finished and left the table; the answer still names its command.
     expect(codeModeValue(answered.output).exit_code).toBe(0);
@@ -370,11 +370,14 @@ describe('execTools()', () => {
     expect((await failureOf(callTool(tools[0], { cmd: 'true' }))).code).toBe('SHUTTING_DOWN');
   });
 
-  test('onShutdown runs once, whether shutdown() or the session-facing dispose ends the toolset (a throwing hook is ignored)', async () => {
+  test("onShutdown runs once, on shutdown(); a session's dispose never shuts the toolset down (a throwing hook is ignored)", async () => {
     let calls = 0;
-    const viaDispose = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => calls++ });
-    await (viaDispose[0] as { dispose?: () => Promise<void> }).dispose?.();
-    await viaDispose.shutdown();
+    const shared = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', shell: '/bin/sh', onShutdown: () => calls++ });
+    await (shared[0] as { dispose?: () => Promise<void> }).dispose?.();
+    expect(calls).toBe(0);
+    expect(codeModeValue(await callTool(shared[0], { cmd: 'echo still open' })).output).toBe('still open\n');
+    await shared.shutdown();
+    await shared.shutdown();
     expect(calls).toBe(1);
     const throwing = execTools({ root: makeWorkspace(), sandbox: 'danger-full-access', onShutdown: () => {
       throw new Error('host hook broke');
@@ -397,6 +400,54 @@ describe('checkSetup (the session calls it at creation)', () => {
     expect(await execTools({ root, sandbox: 'danger-full-access' })[0].checkSetup!({ cwd: root })).toEqual([]);
     // the step's mode is the default: danger-full-access from the session needs no sandbox
     expect(await execTools({ root, bwrapPath: join(root, 'no-bwrap') })[0].checkSetup!({ cwd: root, sandboxMode: 'danger-full-access' })).toEqual([]);
+  });
+});
+
+describe('admission control', () => {
+  test('maxConcurrentCommands: excess calls of a session wait (a cancelled waiter answers aborted); other sessions do not wait', async () => {
+    const { exec, root } = open({ maxConcurrentCommands: 1, shell: '/bin/sh' });
+    const alice = { sessionId: 'alice' };
+    const holder = callTool(exec, { cmd: 'while [ ! -e go ]; do sleep 0.05; done; echo first', yield_time_ms: 20_000 }, { step: alice });
+    const waiting = callTool(exec, { cmd: 'echo second', yield_time_ms: 20_000 }, { step: alice });
+    const controller = new AbortController();
+    const cancelled = failureOf(callTool(exec, { cmd: 'touch ran', yield_time_ms: 20_000 }, { step: alice, signal: controller.signal }));
+    // Another session is not held up by Alice's full gate.
+    expect(codeModeValue(await callTool(exec, { cmd: 'echo bob', yield_time_ms: 20_000 }, { step: { sessionId: 'bob' } })).output).toBe('bob\n');
+    controller.abort();
+    expect((await cancelled).code).toBe('ABORTED');
+    writeFileSync(join(root, 'go'), '');
+    expect(codeModeValue(await holder).output).toBe('first\n');
+    expect(codeModeValue(await waiting).output).toBe('second\n');
+    expect(existsSync(join(root, 'ran'))).toBe(false);
+  });
+});
+
+describe('one toolset, several sessions', () => {
+  const alice = { sessionId: 'alice', turnId: 'alice-1' };
+  const bob = { sessionId: 'bob', turnId: 'bob-1' };
+
+  test("another session's process id answers exactly like an unknown one", async () => {
+    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: alice })).session_id as number;
+    const foreign = await failureOf(callTool(write, { session_id: id, chars: 'x\n' }, { step: bob }));
+    const unknown = await failureOf(callTool(write, { session_id: 999_999, chars: 'x\n' }, { step: bob }));
+    expect(foreign.message).toBe(`write_stdin failed: Unknown process id ${id}`);
+    expect(unknown.message).toBe('write_stdin failed: Unknown process id 999999');
+    expect(toolset.liveSessionIds('alice')).toEqual([id]);
+    expect(toolset.liveSessionIds('bob')).toEqual([]);
+  });
+
+  test("endSession and a session's dispose with its id end only that session's processes", async () => {
+    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const start = async (step: typeof alice) => codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step })).session_id as number;
+    const [a, b1, b2] = [await start(alice), await start(bob), await start(bob)];
+    await toolset.endSession('bob');
+    expect(toolset.liveSessionIds()).toEqual([a]);
+    const b3 = await start(bob);
+    await (toolset.tools[0] as { dispose?: (context: { sessionId: string }) => Promise<void> }).dispose?.({ sessionId: 'bob' });
+    expect(toolset.liveSessionIds()).toEqual([a]);
+    expect([b1, b2, b3].every((id) => id !== a)).toBe(true);
+    expect(codeModeValue(await callTool(write, { session_id: a, chars: 'ping\n', yield_time_ms: 300 }, { step: alice })).output).toContain('ping');
   });
 });
 

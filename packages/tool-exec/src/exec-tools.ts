@@ -20,6 +20,7 @@ import {
 } from '@switchyard/protocol';
 import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments } from '@switchyard/kit';
 import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
+import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
 import { ExecProcess } from './exec-process';
@@ -28,7 +29,21 @@ import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } f
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
 import { isKnownSafeCommand } from './safe-command';
-import { assertSandbox, checkSandbox, findExecutable, isLikelySandboxDenial, sandboxCommand, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxPolicy } from '@switchyard/sandbox';
+import { OPAQUE_LINE_MESSAGE, typeInto } from './typed-line';
+import {
+  assertSandbox,
+  checkSandbox,
+  findExecutable,
+  isLikelySandboxDenial,
+  quarantineNewGitMetadata,
+  sandboxCommand,
+  sandboxEnvironment,
+  writableRoots,
+  type SandboxCommand,
+  type InheritEnv,
+  type SandboxLimits,
+  type SandboxPolicy,
+} from '@switchyard/sandbox';
 
 /** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */
 export interface ExecToolsOptions {
@@ -62,6 +77,18 @@ export interface ExecToolsOptions {
    * patterns adds those to the core set. `env` is added either way.
    */
   inheritEnv?: InheritEnv;
+  /**
+   * Caps per sandboxed command: `pids` (default 512), `memoryBytes` (2 GiB), `tmpBytes` (512 MiB each
+   * for the private `/tmp` and `/dev/shm`), `cgroups` (default true: cgroups where writable, else
+   * rlimits). A command that runs into a cap gets a `sandbox limit: …` line at the end of its output.
+   */
+  limits?: SandboxLimits;
+  /**
+   * exec_command calls of one session that run at once (from the sandbox start until the call
+   * answers). Default 16; the others wait their turn (a call cancelled while waiting answers
+   * "aborted by user"), so 200 calls in one response never start 200 sandboxes together.
+   */
+  maxConcurrentCommands?: number;
   /** Live processes kept for write_stdin before eviction. Default 64. */
   maxProcesses?: number;
   /** Unread output retained per process (head and tail kept). Default 1 MiB. */
@@ -69,13 +96,13 @@ export interface ExecToolsOptions {
   /**
    * `turn` (default): a process dies when its turn ends ({@link ExecToolset.endTurn}, or at the
    * latest when a call of a later turn of the same session arrives). `session`: processes live until
-   * {@link ExecToolset.shutdown} (the reference's behaviour).
+   * {@link ExecToolset.endSession} of their session or {@link ExecToolset.shutdown} (the reference's behaviour).
    */
   processScope?: 'turn' | 'session';
   /**
-   * Called once when the toolset starts shutting down (its `shutdown()`, or the session's `dispose`
-   * of the tools), before its processes are killed — e.g. to remove the host's signal handlers. A
-   * throw is ignored.
+   * Called once when the toolset starts shutting down (its `shutdown()`; a session's end does not
+   * shut a toolset down, since it may serve other sessions), before its processes are killed — e.g.
+   * to remove the host's signal handlers. A throw is ignored.
    */
   onShutdown?: () => void;
 }
@@ -86,10 +113,12 @@ export interface ExecToolset {
   readonly tools: [ToolExecutor, ToolExecutor];
   /** Kills every process started in `turnId` (no-op with `processScope: 'session'`). */
   endTurn(turnId: string): Promise<void>;
+  /** Kills every process of the session `sessionId` (its calls' `step.sessionId`); the toolset stays open for other sessions. */
+  endSession(sessionId: string): Promise<void>;
   /** Kills every process and refuses further calls. Idempotent. */
   shutdown(): Promise<void>;
-  /** Session ids of the processes still reachable with write_stdin. */
-  liveSessionIds(): number[];
+  /** Ids of the processes still reachable with write_stdin (of one session when `sessionId` is given). */
+  liveSessionIds(sessionId?: string): number[];
 }
 
 /** `[exec_command, write_stdin]` as a spreadable array that also carries the toolset's hygiene methods. */
@@ -224,6 +253,13 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   allowLoginShell: rule.boolean(),
   env: rule.object(),
   inheritEnv: rule.anyOf(rule.oneOf('core', 'filtered', 'all'), rule.listOf(rule.string())),
+  limits: rule.shape<SandboxLimits>({
+    pids: rule.number({ min: 1, integer: true }),
+    memoryBytes: rule.number({ min: 1, integer: true }),
+    tmpBytes: rule.number({ min: 1, integer: true }),
+    cgroups: rule.boolean(),
+  }),
+  maxConcurrentCommands: rule.number({ min: 1, integer: true }),
   maxProcesses: rule.number({ min: 1, integer: true }),
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
   processScope: rule.oneOf('turn', 'session'),
@@ -235,10 +271,12 @@ interface ToolsetState {
   readonly options: ExecToolsOptions;
   readonly table: ProcessTable;
   readonly memory: ApprovalMemory;
-  /** Processes started by a call that has not answered yet (not in the table until then). */
-  readonly inFlight: Set<ExecProcess>;
+  /** Processes started by a call that has not answered yet (not in the table until then), with their session. */
+  readonly inFlight: Map<ExecProcess, string>;
   readonly scope: 'turn' | 'session';
   readonly allowLoginShell: boolean;
+  /** At most `maxConcurrentCommands` exec_command calls of one session run at once. */
+  readonly admission: SessionAdmission;
   shuttingDown: boolean;
 }
 
@@ -284,7 +322,8 @@ function hookContextOf(state: ToolsetState): ExecHookContext {
       workdir: resolveWorkdir(resolve(state.options.root ?? invocation.step.cwd), typeof args.workdir === 'string' ? args.workdir : undefined),
       shell: resolveShell(state.options, typeof args.shell === 'string' ? args.shell : undefined),
     }),
-    sessionCommand: (id) => state.table.get(id)?.command,
+    sessionCommand: (id, invocation) => state.table.get(id, invocation.step.sessionId)?.command,
+    sessionLine: (id, invocation) => state.table.get(id, invocation.step.sessionId)?.typed,
   };
 }
 
@@ -296,7 +335,17 @@ function sandboxPolicy(options: ExecToolsOptions, root: string, mode: SandboxMod
     writableRoots: options.writableRoots,
     bwrapPath: options.bwrapPath,
     sandboxUser: options.sandboxUser,
+    limits: options.limits,
   };
+}
+
+/** The line naming a sandbox cap the ended command ran into; then its cgroups and placeholder are removed. */
+function afterExit(wrapped: SandboxCommand): string | undefined {
+  try {
+    return wrapped.limits?.report();
+  } finally {
+    wrapped.release();
+  }
 }
 
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
@@ -315,6 +364,10 @@ async function runOnce(run: {
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
   const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+  if (wrapped.limits) {
+    const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
+    emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
+  }
   let execProcess: ExecProcess;
   try {
     execProcess = await ExecProcess.start({
@@ -324,11 +377,14 @@ async function runOnce(run: {
       env: commandEnvironment(sandbox, args.tty, state.options),
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
+      onExit: () => afterExit(wrapped),
+      audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
     });
   } catch (error) {
+    wrapped.release();
     throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: Failed to create unified exec process: ${(error as Error).message}`, { cause: error });
   }
-  state.inFlight.add(execProcess);
+  state.inFlight.set(execProcess, invocation.step.sessionId);
   try {
     await waitForProcess(execProcess, args.yieldTimeMs, invocation.signal, started);
   } catch (error) {
@@ -458,10 +514,15 @@ async function handleExecCommand(state: ToolsetState, invocation: ToolInvocation
   const intercepted = await interceptApplyPatch({ invocation, args, cwd, root: settings.root, started });
   if (intercepted) return intercepted;
   const mode = await approveCommand({ state, invocation, args, cwd, settings });
-  if (invocation.signal.aborted) throw abortError(started);
-  emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
-  const result = await runWithDenialRetry({ state, invocation, args, cwd, settings, mode, started });
-  return answerExec({ state, invocation, args, result, started });
+  const release = await state.admission.acquire(invocation.step.sessionId, invocation.signal, () => abortError(started));
+  try {
+    ensureOpen(state);
+    emit(invocation, 'exec-command-begin', { command: args.cmd, cwd, tty: args.tty, sandbox: mode });
+    const result = await runWithDenialRetry({ state, invocation, args, cwd, settings, mode, started });
+    return answerExec({ state, invocation, args, result, started });
+  } finally {
+    release();
+  }
 }
 
 interface WriteStdinArgs {
@@ -489,16 +550,20 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   ensureOpen(state);
   const { id, chars, requestedYield, maxOutputTokens } = parseWriteArgs(invocation);
   sweepEarlierTurns(state, invocation.step);
-  const entry: ProcessEntry | undefined = state.table.get(id);
+  const entry: ProcessEntry | undefined = state.table.get(id, invocation.step.sessionId);
   if (!entry) throw new RespondToModelError(`write_stdin failed: Unknown process id ${id}`);
   state.table.touch(entry);
   const execProcess = entry.process;
   if (chars !== '') {
+    const typed = typeInto(entry.typed, chars);
+    // A line edited with keys the hooks cannot follow is not submitted: the hook saw something else.
+    if (execProcess.tty && typed.submitsOpaque) throw new RespondToModelError(OPAQUE_LINE_MESSAGE);
     try {
       execProcess.write(chars);
     } catch (error) {
       throw new RespondToModelError(`write_stdin failed: ${(error as Error).message}`);
     }
+    entry.typed = typed.after;
     emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
   }
   const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);
@@ -536,6 +601,24 @@ async function endTurnOf(state: ToolsetState, turnId: string): Promise<void> {
   await killAndWait(state.table.killWhere((entry) => entry.turnId === turnId));
 }
 
+async function endSessionOf(state: ToolsetState, sessionId: string): Promise<void> {
+  const running = [...state.inFlight].filter(([, owner]) => owner === sessionId).map(([execProcess]) => execProcess);
+  for (const execProcess of running) execProcess.kill();
+  await Promise.all([killAndWait(state.table.killWhere((entry) => entry.sessionId === sessionId)), waitForExit(running)]);
+}
+
+/**
+ * What the session calls when it ends. It ends that session's processes when it says which session
+ * it is (`{ sessionId }`); without that, one toolset may serve several sessions, so nothing is
+ * killed and nothing is shut down — another session's processes and calls are never touched.
+ * Processes still die with their turn (`processScope: 'turn'`), by eviction, `endSession`, or
+ * `shutdown()`.
+ */
+async function disposeFromSession(state: ToolsetState, context: unknown): Promise<void> {
+  const sessionId = (context as { sessionId?: unknown } | undefined)?.sessionId;
+  if (typeof sessionId === 'string') await endSessionOf(state, sessionId);
+}
+
 async function shutdownToolset(state: ToolsetState): Promise<void> {
   if (!state.shuttingDown) {
     try {
@@ -545,7 +628,7 @@ async function shutdownToolset(state: ToolsetState): Promise<void> {
     }
   }
   state.shuttingDown = true;
-  const running = [...state.inFlight];
+  const running = [...state.inFlight.keys()];
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere(() => true)), waitForExit(running)]);
 }
@@ -578,9 +661,10 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     options,
     table: new ProcessTable(options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
     memory: new ApprovalMemory(),
-    inFlight: new Set(),
+    inFlight: new Map(),
     scope: options.processScope ?? 'turn',
     allowLoginShell: options.allowLoginShell ?? false,
+    admission: new SessionAdmission(options.maxConcurrentCommands ?? DEFAULT_MAX_CONCURRENT_COMMANDS),
     shuttingDown: false,
   };
   const hookContext = hookContextOf(state);
@@ -603,13 +687,15 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   };
   const endTurn = (turnId: string) => endTurnOf(state, turnId);
   const shutdown = () => shutdownToolset(state);
-  const lifecycle = { onTurnEnd: endTurn, dispose: () => shutdown() };
+  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context) };
   return {
-    // The session calls onTurnEnd / dispose (each shared function once), so hosts need no wiring.
+    // The session calls onTurnEnd / dispose (each shared function once): turn-scoped processes need
+    // no wiring; a toolset shared by several sessions stays open until the host's shutdown().
     tools: [{ ...execCommand, ...lifecycle }, { ...writeStdin, ...lifecycle }],
     endTurn,
+    endSession: (sessionId) => endSessionOf(state, sessionId),
     shutdown,
-    liveSessionIds: () => state.table.ids(),
+    liveSessionIds: (sessionId) => state.table.ids(sessionId),
   };
 }
 
@@ -621,6 +707,7 @@ export function execTools(options: ExecToolsOptions = {}): ExecTools {
   const toolset = createExecToolset(options);
   const list = [...toolset.tools] as ExecTools;
   list.endTurn = toolset.endTurn;
+  list.endSession = toolset.endSession;
   list.shutdown = toolset.shutdown;
   list.liveSessionIds = toolset.liveSessionIds;
   return list;

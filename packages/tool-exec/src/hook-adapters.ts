@@ -9,13 +9,16 @@ import {
   type ToolOutput,
 } from '@switchyard/protocol';
 import { ExecCommandOutput } from './exec-output';
+import { typeInto, type TypedLine } from './typed-line';
 
 /** What the adapters need from the toolset: how a call would run, and what a session runs. */
 export interface ExecHookContext {
   /** The absolute working directory and the shell an exec_command call with these arguments runs in. */
   resolve(invocation: ToolInvocation, args: JsonObject): { workdir: string; shell: string };
-  /** The command a live write_stdin session was started with (`undefined` for an unknown id). */
-  sessionCommand(sessionId: number): string | undefined;
+  /** The command a live write_stdin session of the calling session was started with (`undefined` for an unknown id or another session's). */
+  sessionCommand(id: number, invocation: ToolInvocation): string | undefined;
+  /** The unfinished line typed into that process so far (`undefined` like `sessionCommand`). */
+  sessionLine(id: number, invocation: ToolInvocation): TypedLine | undefined;
 }
 
 /**
@@ -79,23 +82,33 @@ export function execCommandHookAdapter(context: ExecHookContext): HookPayloadAda
 /**
  * write_stdin's hook adapter: what is typed into a running command is policy too. Hooks see
  * `write_stdin` (matchers may also name `Bash`, so a shell guard covers typed commands) with
- * `{session_id, chars, command}` — `command` is what the session was started with (absent for an
- * unknown session). A rewrite needs a string `chars`. PostToolUse fires after every answer, with
+ * `{session_id, chars, command, line}` — `command` is what the session was started with, `line`
+ * the input this write submits or leaves on the line, joined with earlier unfinished writes and
+ * line edits applied (both absent for an unknown session; a write ending a line edited with keys
+ * not followed is refused by the handler). A rewrite needs a string `chars`. PostToolUse fires after every answer, with
  * the output read as response — except the answer that sees the process finish: that one is the
  * exec_command's own PostToolUse, as the reference fires it, `Bash` with `{command}` and the
  * exec_command's call id (matchers naming `write_stdin` still match it: its aliases).
  */
 export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdapter {
-  const inputFor = (args: JsonObject, command: string | undefined): HookToolInput => {
+  const inputFor = (args: JsonObject, command: string | undefined, line?: string): HookToolInput => {
     const toolInput: JsonObject = { session_id: args.session_id ?? null, chars: args.chars ?? '' };
     if (command !== undefined) toolInput.command = command;
+    if (line !== undefined) toolInput.line = line;
     return { toolName: 'write_stdin', aliases: ['Bash'], toolInput };
   };
-  const sessionCommand = (args: JsonObject) => (typeof args.session_id === 'number' ? context.sessionCommand(args.session_id) : undefined);
+  // What this write submits or leaves on the line: earlier unfinished input joined with `chars`.
+  const lineOf = (args: JsonObject, invocation: ToolInvocation) => {
+    const pending = typeof args.session_id === 'number' ? context.sessionLine(args.session_id, invocation) : undefined;
+    const chars = args.chars ?? '';
+    return pending && typeof chars === 'string' ? typeInto(pending, chars).shown : undefined;
+  };
+  const sessionCommand = (args: JsonObject, invocation: ToolInvocation) =>
+    typeof args.session_id === 'number' ? context.sessionCommand(args.session_id, invocation) : undefined;
   return {
     pre(invocation) {
       const args = argumentsOf(invocation);
-      return args ? inputFor(args, sessionCommand(args)) : undefined;
+      return args ? inputFor(args, sessionCommand(args, invocation), lineOf(args, invocation)) : undefined;
     },
     rewrite(invocation, updatedInput) {
       if (!isJsonObject(updatedInput) || typeof updatedInput.chars !== 'string') {
@@ -107,7 +120,7 @@ export function writeStdinHookAdapter(context: ExecHookContext): HookPayloadAdap
       const args = argumentsOf(invocation);
       if (!args || !(output instanceof ExecCommandOutput)) return undefined;
       // A finished session has left the process table; its answer still names the command.
-      const command = output.result.hookCommand ?? sessionCommand(args);
+      const command = output.result.hookCommand ?? sessionCommand(args, invocation);
       const { exitCode, hookCallId } = output.result;
       if (exitCode !== undefined && hookCallId !== undefined && command !== undefined) {
         return { input: { toolName: 'Bash', aliases: ['write_stdin'], toolInput: { command }, toolUseId: hookCallId }, response: output.truncatedOutput };

@@ -1,4 +1,5 @@
 import type { ExecProcess } from './exec-process';
+import { EMPTY_LINE, type TypedLine } from './typed-line';
 
 /** At most this many live processes per toolset. */
 export const DEFAULT_MAX_PROCESSES = 64;
@@ -18,6 +19,8 @@ export interface ProcessEntry {
   readonly sessionId: string;
   readonly turnId: string;
   lastUsed: number;
+  /** The unfinished line typed into it so far (what write_stdin's hooks see before this write). */
+  typed: TypedLine;
 }
 
 /**
@@ -38,25 +41,30 @@ export class ProcessTable {
     return this.entries.size;
   }
 
-  /** Session ids of the live processes, oldest first. */
-  ids(): number[] {
-    return [...this.entries.keys()];
+  /** Session ids of the live processes (of one session when `sessionId` is given), oldest first. */
+  ids(sessionId?: string): number[] {
+    return [...this.entries.values()].filter((entry) => sessionId === undefined || entry.sessionId === sessionId).map((entry) => entry.id);
   }
 
   /** Stores a running process under a new session id, evicting one first when the table is full. */
-  add(init: Omit<ProcessEntry, 'id' | 'lastUsed'>): ProcessEntry {
+  add(init: Omit<ProcessEntry, 'id' | 'lastUsed' | 'typed'>): ProcessEntry {
     while (this.entries.size >= this.maxProcesses) {
       const victim = this.pickVictim();
       if (!victim) break;
       this.remove(victim.id)?.process.kill();
     }
-    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock };
+    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock, typed: EMPTY_LINE };
     this.entries.set(entry.id, entry);
     return entry;
   }
 
-  get(id: number): ProcessEntry | undefined {
-    return this.entries.get(id);
+  /**
+   * The process `id` of session `sessionId`. Another session's process answers `undefined`, exactly
+   * like an id that was never handed out: one toolset may serve several sessions.
+   */
+  get(id: number, sessionId: string): ProcessEntry | undefined {
+    const entry = this.entries.get(id);
+    return entry?.sessionId === sessionId ? entry : undefined;
   }
 
   /** Marks a process as just used (LRU order). */

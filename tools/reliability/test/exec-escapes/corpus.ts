@@ -233,7 +233,8 @@ export const ATTEMPTS: Attempt[] = [
     name: 'create .git (none yet): hooks and config',
     cmd: ({ outside }) => `mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch ${outside}/hook\\n' > .git/hooks/post-checkout; git init -q . ; echo "[core] fsmonitor = touch ${outside}/fsm" > .git/config`,
     check: ({ root }) => {
-      const entries = readdirSync(join(root, '.git'));
+      // The read-only placeholder is removed once the command ended; whatever is there must be empty.
+      const entries = existsSync(join(root, '.git')) ? readdirSync(join(root, '.git')) : [];
       return entries.length === 0 ? undefined : `.git gained ${entries.join(', ')}`;
     },
   },

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { SandboxPolicy } from './policy';
+import { protectedPaths, type ProtectedPath } from './protected-paths';
+
+/** What {@link quarantineNewGitMetadata} did. */
+export interface GitQuarantine {
+  /** `[from, to]` of every new `.git` renamed (absolute paths). */
+  readonly renamed: ReadonlyArray<readonly [string, string]>;
+  /** New `.git` entries that could not be renamed (absolute paths). */
+  readonly failed: readonly string[];
+  /** One line per entry for the command's output, or `undefined` when nothing new was found. */
+  readonly note: string | undefined;
+}
+
+/**
+ * A sandboxed command must not leave git metadata the host's own git later trusts: a `.git`
+ * created during the command (`git init sub && git -C sub config core.fsmonitor …`) would run its
+ * hooks and `core.fsmonitor` unsandboxed at the host user's next `git status` in `sub`. The `.git`
+ * entries that existed when the command started are mounted read-only; this finds every other one
+ * (the same bounded walk as the protected paths: no links followed, `node_modules` skipped, at
+ * most 50,000 directories per root) and renames it to `.git.untrusted-<6 hex>`, which git never
+ * discovers. Call it when the command's output is taken and when it ends. Never throws.
+ */
+export function quarantineNewGitMetadata(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>, before: readonly ProtectedPath[]): GitQuarantine {
+  const known = new Set(before.map((entry) => entry.path));
+  let now: ProtectedPath[];
+  try {
+    now = protectedPaths(policy);
+  } catch {
+    return { renamed: [], failed: [], note: undefined };
+  }
+  const renamed: Array<readonly [string, string]> = [];
+  const failed: string[] = [];
+  for (const entry of now) {
+    // A root's own .git that did not exist is a read-only placeholder mount: nothing can appear there.
+    if (!entry.exists || known.has(entry.path)) continue;
+    const target = `${entry.path}.untrusted-${randomBytes(3).toString('hex')}`;
+    try {
+      renameSync(entry.path, target);
+      renamed.push([entry.path, target]);
+    } catch {
+      failed.push(entry.path);
+    }
+  }
+  const root = policy.root;
+  const lines = [
+    ...renamed.map(([from, to]) => `sandbox: new git metadata ${relative(root, from)} was renamed to ${relative(root, to)}: a sandboxed command cannot create a repository whose hooks and config the host's git would run; create repositories with sandbox_permissions "require_escalated"`),
+    ...failed.map((path) => `sandbox: new git metadata ${relative(root, path)} could not be renamed; do not run git in it`),
+  ];
+  return { renamed, failed, note: lines.length > 0 ? lines.join('\n') : undefined };
+}

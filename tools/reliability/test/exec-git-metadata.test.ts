@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
+import { report } from '../src/profile';
+import { callItem, openHarness, texts } from './helpers';
+
+// Nothing a sandboxed command plants runs later: git metadata created during a command, at any
+// depth, must not make the host's own (unsandboxed) `git status` run a planted program.
+const scratch = mkdtempSync(join(tmpdir(), 'reliability-git-metadata-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const held: string[] = [];
+afterAll(() => report('exec git metadata', `${held.length} plantings ran nothing:\n  - ${held.join('\n  - ')}`));
+
+function text(item: unknown): string {
+  return texts(item as never).join('\n');
+}
+
+let counter = 0;
+function places(): { root: string; outside: string } {
+  const base = join(scratch, `case-${++counter}`);
+  mkdirSync(join(base, 'ws'), { recursive: true });
+  mkdirSync(join(base, 'outside'));
+  return { root: join(base, 'ws'), outside: join(base, 'outside') };
+}
+
+/** The host's own git, unsandboxed, as the host user: `git status` in `dir` (a failure is fine). */
+function hostGitStatus(dir: string): void {
+  try {
+    execFileSync('git', ['-C', dir, 'status', '--short'], { stdio: 'ignore', timeout: 20_000, env: { PATH: process.env.PATH, HOME: dir } });
+  } catch {
+    // "not a git repository" or a refusal: either way nothing planted may run
+  }
+}
+
+/** Plants a repository with a core.fsmonitor and a hook writing into `outside`, in `dir` (relative to the workspace). */
+const plant = (dir: string, outside: string) =>
+  `git init -q ${dir} && git -C ${dir} config core.fsmonitor 'touch ${outside}/fsmonitor-ran' && printf '#!/bin/sh\\ntouch ${outside}/hook-ran\\n' > ${dir}/.git/hooks/post-index-change && chmod +x ${dir}/.git/hooks/post-index-change; echo planted`;
+
+async function run(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
+  const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', ...options });
+  const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+  try {
+    return text(await harness.step.dispatch(callItem('plant', 'exec_command', { cmd, yield_time_ms: 20_000 })));
+  } finally {
+    await harness.close();
+    await exec.shutdown();
+  }
+}
+
+describe('exec git metadata: nothing planted runs later', () => {
+  it('control: unsandboxed, the same planting does run at the host’s git status (the check can fail)', async () => {
+    const { root, outside } = places();
+    const answer = await run(root, plant('sub', outside), { sandbox: 'danger-full-access' });
+    expect(answer).toContain('planted');
+    hostGitStatus(join(root, 'sub'));
+    expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(true);
+  });
+
+  for (const dir of ['sub', 'a/b/c/d/e']) {
+    it(`git init ${dir} + core.fsmonitor + a hook inside the sandbox: renamed before the answer, the host's git status runs nothing`, async () => {
+      const { root, outside } = places();
+      const answer = await run(root, `mkdir -p ${dir} && ${plant(dir, outside)}`);
+      expect(answer).toContain('planted');
+      expect(answer).toMatch(new RegExp(`\\nsandbox: new git metadata ${dir}/\\.git was renamed to ${dir}/\\.git\\.untrusted-[0-9a-f]{6}: a sandboxed command cannot create a repository`));
+      expect(existsSync(join(root, dir, '.git'))).toBe(false);
+      hostGitStatus(join(root, dir));
+      expect(readdirSync(outside)).toEqual([]);
+      held.push(`git init ${dir} with core.fsmonitor and a hook: renamed to .git.untrusted-*, host git status ran nothing`);
+    });
+  }
+
+  it('a gitfile pointing at a planted git directory, and a repository planted by a background child after the answer', async () => {
+    const { root, outside } = places();
+    const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      const gitfile = `mkdir -p linked && git init -q --bare evil && git --git-dir=evil config core.fsmonitor 'touch ${outside}/gitfile-ran' && git --git-dir=evil config core.bare false && echo "gitdir: ../evil" > linked/.git; echo planted`;
+      const first = text(await harness.step.dispatch(callItem('gitfile', 'exec_command', { cmd: gitfile, yield_time_ms: 20_000 })));
+      expect(first).toMatch(/\nsandbox: new git metadata linked\/\.git was renamed to linked\/\.git\.untrusted-[0-9a-f]{6}/);
+      hostGitStatus(join(root, 'linked'));
+      // Later: a tty command answers first, then plants; its next poll (and its end) catch it.
+      const late = await harness.step.dispatch(callItem('late', 'exec_command', { cmd: `sleep 1; mkdir -p later && ${plant('later', outside)}; sleep 1`, tty: true, yield_time_ms: 250 }));
+      const id = Number(/session ID (\d+)/.exec(text(late))?.[1]);
+      expect(id).toBeGreaterThan(0);
+      const polled = text(await harness.step.dispatch(callItem('poll', 'write_stdin', { session_id: id, chars: '', yield_time_ms: 10_000 })));
+      expect(polled).toMatch(/sandbox: new git metadata later\/\.git was renamed to later\/\.git\.untrusted-[0-9a-f]{6}/);
+      hostGitStatus(join(root, 'later'));
+      expect(readdirSync(outside)).toEqual([]);
+      held.push('gitfile to a planted directory and a repository planted after the answer: renamed, host git status ran nothing');
+    } finally {
+      await harness.close();
+      await exec.shutdown();
+    }
+  });
+
+  it('a workspace root that is not a repository keeps no trace of the sandbox (no empty .git)', async () => {
+    const { root } = places();
+    const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh' });
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      // While a command runs, <root>/.git is its read-only mount point; afterwards it is gone.
+      const during = text(await harness.step.dispatch(callItem('during', 'exec_command', { cmd: 'test -d .git && echo mount-point; mkdir .git/x 2>/dev/null || echo read-only; touch made', yield_time_ms: 20_000 })));
+      expect(during).toMatch(/Output:\nmount-point\nread-only\n$/);
+      expect(readdirSync(root)).toEqual(['made']);
+      const [first, second] = await Promise.all(
+        ['sleep 1', 'sleep 2'].map((cmd, index) => harness.step.dispatch(callItem(`c${index}`, 'exec_command', { cmd, yield_time_ms: 20_000 }))),
+      );
+      expect(text(first)).toContain('Process exited with code 0');
+      expect(text(second)).toContain('Process exited with code 0');
+      expect(readdirSync(root)).toEqual(['made']);
+      held.push('a non-repository workspace: .git exists only while a command runs (read-only), none left after one or two overlapping commands');
+    } finally {
+      await harness.close();
+      await exec.shutdown();
+    }
+  });
+});
