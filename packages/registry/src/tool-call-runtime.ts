@@ -78,6 +78,8 @@ export class ToolCallRuntime {
   private readonly nestedGate = new ReadWriteGate();
   /** Every call still running. */
   private readonly active = new Set<CallRun>();
+  /** `call_id`s of the wire items this runtime (this step's response) has dispatched. */
+  private readonly itemCallIds = new Set<string>();
   private readonly onTurnAbort = () => this.abort(this.turnSignal?.reason);
 
   constructor(options: ToolCallRuntimeOptions) {
@@ -106,10 +108,18 @@ export class ToolCallRuntime {
     return this.run(call, source, options.signal ? [options.signal] : [], source.kind === 'code-mode' ? this.nestedGate : this.gate);
   }
 
-  /** Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call. */
+  /**
+   * Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call.
+   * A runtime serves one step, so one model response: a call whose `call_id` an earlier item of
+   * this runtime already used is refused without running (see {@link duplicateCallMessage}) — the
+   * first call with that id keeps the one real output.
+   */
   async handleItem(item: ResponseItem): Promise<DispatchResult | undefined> {
     const call = this.router.buildToolCall(item);
-    return call ? this.handle(call) : undefined;
+    if (!call) return undefined;
+    if (this.itemCallIds.has(call.callId)) return duplicateResult(call);
+    this.itemCallIds.add(call.callId);
+    return this.handle(call);
   }
 
   /** Runs calls concurrently under the gate; results come back in call order, whatever order they finish in. */
@@ -336,6 +346,17 @@ class CallRun {
     this.options.active.delete(this);
     for (const caller of this.options.signals) caller.removeEventListener('abort', this.forward);
   }
+}
+
+/** The model-visible failure of a second (or later) call with an id its response already used. */
+export function duplicateCallMessage(callId: string): string {
+  return `duplicate call_id ${JSON.stringify(callId)}: an earlier call in this response already uses it, so this call was not run; give every call its own call_id`;
+}
+
+/** The answer of a duplicate call: a failure carrying the id, no events, nothing run. */
+function duplicateResult(call: ToolCall): DispatchResult {
+  const message = duplicateCallMessage(call.callId);
+  return callResult(call, call.payload, new FailureToolOutput(message), [], new SwitchyardError('RESPOND_TO_MODEL', message));
 }
 
 /** The answer of a call; an output that cannot become a wire item becomes a model-visible failure. */
