@@ -1,5 +1,6 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
-import type { PatchLimits } from './limits';
+import { contentHash } from './content-hash';
+import { INLINE_CONTENT_BYTES, type PatchLimits } from './limits';
 import { gitFileDiff } from './unified-diff';
 import type { ApplyPatchResult, FileChange, FileState } from './verify-patch';
 
@@ -27,6 +28,8 @@ export interface WireFile {
   before: BlobRef | null;
   after: BlobRef | null;
   diff?: BlobRef;
+  /** Contents left out (past `INLINE_CONTENT_BYTES`): their sha256 hashes; `before`/`after` are `null`. */
+  hashes?: { before: string | null; after: string | null };
 }
 
 /** The helper's answer once every hunk is verified (nothing written yet). */
@@ -58,13 +61,14 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
     }
     return { kind: change.kind, path: change.path, content: blob(change.content), unifiedDiff: blob(change.unifiedDiff) };
   });
-  const files = result.files.map((file): WireFile => ({
-    path: file.path,
-    displayPath: file.displayPath,
-    before: file.before === null ? null : blob(file.before),
-    after: file.after === null ? null : blob(file.after),
-    diff: blob(file.diff ?? gitFileDiff(file.displayPath, file.before, file.after)),
-  }));
+  const files = result.files.map((file): WireFile => {
+    const diff = blob(file.diff ?? gitFileDiff(file.displayPath, file.before, file.after));
+    const size = (file.before?.length ?? 0) + (file.after?.length ?? 0);
+    if (size > INLINE_CONTENT_BYTES || Buffer.byteLength(file.before ?? '') + Buffer.byteLength(file.after ?? '') > INLINE_CONTENT_BYTES) {
+      return { path: file.path, displayPath: file.displayPath, before: null, after: null, diff, hashes: { before: contentHash(file.before), after: contentHash(file.after) } };
+    }
+    return { path: file.path, displayPath: file.displayPath, before: file.before === null ? null : blob(file.before), after: file.after === null ? null : blob(file.after), diff };
+  });
   const { summary, added, modified, deleted } = result;
   return { header: { type: 'verified', summary, added, modified, deleted, changes, files }, blobs };
 }
@@ -92,6 +96,15 @@ export function decodeVerified(header: Record<string, unknown>, blobs: readonly 
     before: file.before === null ? null : text(file.before),
     after: file.after === null ? null : text(file.after),
     ...(file.diff !== undefined ? { diff: text(file.diff) } : {}),
+    ...(file.hashes !== undefined ? { hashes: hashesOf(file.hashes) } : {}),
   }));
   return { summary: header.summary, added: strings(header.added), modified: strings(header.modified), deleted: strings(header.deleted), changes, files };
+}
+
+/** Checks a wire file's `hashes` (64 hex characters or `null` each). */
+function hashesOf(value: unknown): { before: string | null; after: string | null } {
+  const valid = (hash: unknown) => hash === null || (typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash));
+  const hashes = value as { before?: unknown; after?: unknown } | null;
+  if (typeof hashes !== 'object' || hashes === null || !valid(hashes.before) || !valid(hashes.after)) throw new Error('helper answer has malformed hashes');
+  return { before: hashes.before as string | null, after: hashes.after as string | null };
 }

@@ -23,6 +23,12 @@ export interface FileState {
   before: string | null;
   after: string | null;
   /**
+   * Set when the contents were left out (the apply_patch tool's helper does so past
+   * `INLINE_CONTENT_BYTES`): `before` and `after` are then `null` and these sha256 hashes (`null`:
+   * absent) stand for them; `diff` is always set with it.
+   */
+  hashes?: { before: string | null; after: string | null };
+  /**
    * The git-style diff of `before` → `after` when already computed (the helper process does it, so
    * a turn-diff tracker seeing this file first needs no diff on the host).
    */
@@ -109,6 +115,9 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   }
   const parsed = typeof patch === 'string' ? parsePatch(patch) : patch;
   if (parsed.hunks.length === 0) throw new ApplyPatchError('NO_CHANGES', 'No files were modified.');
+  if (parsed.hunks.length > limits.maxFiles) {
+    throw limitError(`the patch has ${parsed.hunks.length} file sections; apply_patch changes at most ${limits.maxFiles} files per patch; split it into smaller patches`);
+  }
   const allowOutside = options.allowOutsideRoot ?? false;
   const root = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
   try {

@@ -1,4 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { applyPatchTool } from '@switchyard/tool-apply-patch';
+import { invokeTool } from '@switchyard/registry/testing';
 import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
@@ -72,4 +79,59 @@ describe('host bounds: one budget per tool call before anything enters history',
       await session.shutdown();
     }
   });
+});
+
+describe('host bounds: apply_patch answers of many files', () => {
+  const addFiles = (count: number) => ['*** Begin Patch', ...Array.from({ length: count }, (_, index) => [`*** Add File: d${index % 50}/f${index}.txt`, `+${index}`]).flat(), '*** End Patch'].join('\n');
+
+  it('5,000 tiny Add Files (~100 KB) apply; 20,001 file sections are refused with a reason the model can act on', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'host-bounds-patch-'));
+    try {
+      const patch = addFiles(5_000);
+      const result = await invokeTool(applyPatchTool({ root }), patch, { callId: 'many' });
+      const output = (result.item as { output: string }).output;
+      expect(output.split('\n').filter((line) => line.startsWith('A '))).toHaveLength(5_000);
+      expect(result.success).toBe(true);
+      expect(readFileSync(join(root, 'd49/f4999.txt'), 'utf8')).toBe('4999\n');
+
+      const tooMany = await invokeTool(applyPatchTool({ root }), addFiles(20_001).replaceAll('/f', '/g'), { callId: 'too-many' });
+      expect((tooMany.item as { output: string }).output).toBe(
+        'apply_patch verification failed: the patch has 20001 file sections; apply_patch changes at most 20000 files per patch; split it into smaller patches',
+      );
+      expect(existsSync(join(root, 'd0/g0.txt'))).toBe(false);
+      report('host bounds', `apply_patch of 5,000 Add Files (${Math.round(patch.length / 1024)} KB): applied; 20,001 sections: refused, nothing written`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('host bounds: the turn diff of big files', () => {
+  it('five one-line patches to five 60 MB files in one turn: the host (a child process) holds no copies of them', () => {
+    const root = mkdtempSync(join(tmpdir(), 'host-bounds-diff-'));
+    try {
+      // Made by the shell, so this process never holds the 300 MB either; ~120-byte lines stay under 2,000,000 lines.
+      const filler = 'filler line of the big file, long enough that sixty megabytes stay well under the two million lines apply_patch edits';
+      const made = spawnSync('/bin/sh', ['-c', `for i in 0 1 2 3 4; do { echo 'first line'; yes '${filler}' | head -c 62914560; echo; } > "${root}/f$i.txt"; done`]);
+      expect(made.status).toBe(0);
+      const fixture = fileURLToPath(new URL('./fixtures/turn-diff-host.ts', import.meta.url));
+      const child = spawnSync(process.execPath, ['--expose-gc', '--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', fixture, root, '5'], {
+        encoding: 'utf8',
+        timeout: 900_000,
+      });
+      expect(child.stderr).toBe('');
+      expect(child.status).toBe(0);
+      const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { before: number; after: number; peakMb: number; files: string[]; changed: boolean; diffChars: number; outputs: string[] };
+      expect(result.outputs.every((output) => output.startsWith('Success.'))).toBe(true);
+      // the turn diff still names every file and its change
+      expect(result.files).toEqual(['f0.txt', 'f1.txt', 'f2.txt', 'f3.txt', 'f4.txt']);
+      expect(result.changed).toBe(true);
+      // whole before/after copies held 5 × 120 MB (87 → 1,093 MB resident); hashes and diffs hold kilobytes
+      expect(result.after - result.before).toBeLessThan(300);
+      expect(result.peakMb).toBeLessThan(700);
+      report('host bounds', `5 one-line patches to 5 × 60 MB files: host RSS ${result.before} → ${result.after} MB after gc, peak ${result.peakMb} MB, turn diff ${result.diffChars} characters`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 900_000);
 });
