@@ -31,7 +31,20 @@ export interface ToolCallRuntimeOptions {
   step: StepContext;
   /** The turn's signal: aborting it cancels every call, running or later. */
   signal?: AbortSignal;
+  /**
+   * Admission control: most calls of this step running at once, for the model's direct calls and
+   * (separately) Code Mode's nested calls. Calls past it wait their turn in order; nothing is
+   * refused. Default {@link DEFAULT_MAX_CONCURRENT_TOOL_CALLS}.
+   */
+  maxConcurrentCalls?: number;
 }
+
+/**
+ * Most calls of one step that run at once by default: a response of 200 `exec_command` calls runs
+ * them 16 at a time, not 200 processes at once. The same cap applies to a step's Code Mode nested
+ * calls (their own gate, so an `exec` holding a slot never waits on its cell's calls).
+ */
+export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 16;
 
 /** Options of {@link ToolCallRuntime.handle}. */
 export interface HandleOptions {
@@ -73,9 +86,9 @@ export class ToolCallRuntime {
   readonly router: ToolRouter;
   readonly step: StepContext;
   private readonly turnSignal: AbortSignal | undefined;
-  private readonly gate = new ReadWriteGate();
+  private readonly gate: ReadWriteGate;
   /** The gate of Code Mode calls: `exec` holds the turn gate while its cell's calls run. */
-  private readonly nestedGate = new ReadWriteGate();
+  private readonly nestedGate: ReadWriteGate;
   /** Every call still running. */
   private readonly active = new Set<CallRun>();
   /** `call_id`s of the wire items this runtime (this step's response) has dispatched. */
@@ -86,6 +99,12 @@ export class ToolCallRuntime {
     this.router = options.router;
     this.step = options.step;
     this.turnSignal = options.signal;
+    const limit = options.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS;
+    if (limit !== Infinity && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new SwitchyardError('CONFIG', `ToolCallRuntime: option \`maxConcurrentCalls\` must be an integer of at least 1 (or Infinity); got ${String(limit)}`);
+    }
+    this.gate = new ReadWriteGate(limit);
+    this.nestedGate = new ReadWriteGate(limit);
     options.signal?.addEventListener('abort', this.onTurnAbort, { once: true });
   }
 

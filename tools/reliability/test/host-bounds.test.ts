@@ -48,6 +48,42 @@ describe('host bounds: one model response', () => {
   });
 });
 
+describe('host bounds: admission control', () => {
+  it('a response with 200 parallel-safe calls never has more than the cap (default 16) running at once; every call answers', async () => {
+    const seen = { running: 0, peak: 0, runs: 0 };
+    const slow = defineFunctionTool({
+      name: 'slow',
+      description: 'Runs a while, like a command.',
+      parameters: { type: 'object' },
+      supportsParallelToolCalls: true,
+      handle: async () => {
+        seen.peak = Math.max(seen.peak, ++seen.running);
+        seen.runs++;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen.running--;
+        return { ok: true };
+      },
+    });
+    const calls = Array.from({ length: 200 }, (_, index) => callItem(`c${index}`, 'slow', {}));
+    for (const [cap, expected] of [[undefined, 16], [3, 3]] as const) {
+      seen.peak = 0;
+      seen.runs = 0;
+      const model = createScriptedModel([calls, finalAnswer]);
+      const session = createSession({ tools: [slow], ...(cap ? { maxConcurrentToolCalls: cap } : {}) });
+      try {
+        await session.runTurn({ model, input: 'go' });
+        expect(seen.peak).toBe(expected);
+        expect(seen.runs).toBe(200);
+        const outputs = session.history.filter((item) => item.type === 'function_call_output') as Array<{ call_id: string }>;
+        expect(outputs.map((item) => item.call_id)).toEqual(calls.map((item) => (item as { call_id: string }).call_id));
+      } finally {
+        await session.shutdown();
+      }
+    }
+    report('host bounds', '200 calls in one response: at most 16 running at once by default (3 with maxConcurrentToolCalls: 3), all 200 answered in call order');
+  });
+});
+
 describe('host bounds: one budget per tool call before anything enters history', () => {
   const requestBytes = (input: readonly ResponseItem[]) => Buffer.byteLength(JSON.stringify(input), 'utf8');
 
