@@ -9,10 +9,17 @@ import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
-export type FileChange =
+export type FileChange = (
   | { kind: 'add'; path: string; content: string; unifiedDiff: string }
   | { kind: 'delete'; path: string; content: string; unifiedDiff: string }
-  | { kind: 'update'; path: string; movePath?: string; newContent: string; unifiedDiff: string };
+  | { kind: 'update'; path: string; movePath?: string; newContent: string; unifiedDiff: string }
+) & {
+  /**
+   * `content` / `newContent` is `""`: the apply_patch tool's helper does not send a text past
+   * `INLINE_CONTENT_BYTES` (2 MiB) to the host; `unifiedDiff` says what changed.
+   */
+  contentOmitted?: true;
+};
 
 /** A file's content before and after the whole patch (`null`: absent). */
 export interface FileState {
