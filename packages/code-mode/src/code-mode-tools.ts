@@ -11,8 +11,9 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { FunctionToolOutput, parseFunctionArguments } from '@switchyard/kit';
+import { FunctionToolOutput, contentItemTokens, parseFunctionArguments } from '@switchyard/kit';
 import type { CodeModeService } from './code-mode-service';
+import { outputBudget, type OutputBudget } from './dispatch-broker';
 import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription, toolDeclaration } from './description';
 import { parseExecSource } from './pragma';
 import { formatObservation } from './response';
@@ -55,12 +56,18 @@ function reportEnd(service: CodeModeService, observation: CellObservation): void
   service.emitCellEvent({ type: 'cell-end', cellId: observation.cellId, status: observation.kind });
 }
 
-function respond(observation: CellObservation, started: number, maxTokens: number, invocation: ToolInvocation): FunctionToolOutput {
+/**
+ * The call's response, within what its budget has left after the cell's notify() items; what the
+ * response takes is spent too, so notify() items of a cell still running after it take the rest.
+ */
+function respond(observation: CellObservation, started: number, budget: OutputBudget, invocation: ToolInvocation): FunctionToolOutput {
   const formatted = formatObservation(observation, {
-    maxTokens,
+    maxTokens: budget.remaining,
     wallTimeMs: Date.now() - started,
     originalImageDetail: invocation.step.provider.originalImageDetail,
   });
+  const spent = formatted.items.slice(1).reduce((sum, item) => sum + contentItemTokens(item), 0);
+  budget.remaining = Math.max(0, budget.remaining - spent);
   return new FunctionToolOutput(formatted.items, formatted.success);
 }
 
@@ -103,16 +110,21 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       const started = Date.now();
       const source = parseExecSource(invocation.payload.input);
       const session = service.session(invocation.step.sessionId);
+      const callBudget = outputBudget(budget(source.maxOutputTokens, options));
       let created: { cellId: string; observation: CellObservation };
       try {
-        created = await session.broker.createCell(surface.tools, invocation.callId, (cellId) =>
-          session.runtime.createCell({
-            cellId,
-            source: source.code,
-            tools,
-            yieldTimeMs: yieldTime(source.yieldTimeMs, options),
-            signal: invocation.signal,
-          }),
+        created = await session.broker.createCell(
+          surface.tools,
+          invocation.callId,
+          (cellId) =>
+            session.runtime.createCell({
+              cellId,
+              source: source.code,
+              tools,
+              yieldTimeMs: yieldTime(source.yieldTimeMs, options),
+              signal: invocation.signal,
+            }),
+          callBudget,
         );
       } catch (error) {
         // A cancelled exec never tells the model its cell id, so nobody could observe the cell:
@@ -124,7 +136,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       reportEnd(service, created.observation);
       const fatal = session.broker.takeFatal();
       if (fatal) throw fatal;
-      return respond(created.observation, started, budget(source.maxOutputTokens, options), invocation);
+      return respond(created.observation, started, callBudget, invocation);
     },
   };
 }
@@ -176,8 +188,9 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       if (invocation.payload.kind !== 'function') throw new RespondToModelError('wait expects JSON arguments');
       const started = Date.now();
       const args = parseWaitArguments(invocation.payload.arguments);
-      const maxTokens = budget(args.max_tokens, options);
+      const callBudget = outputBudget(budget(args.max_tokens, options));
       const session = service.session(invocation.step.sessionId);
+      session.broker.observeWith(args.cell_id, callBudget);
       let observation: CellObservation;
       let missing = false;
       try {
@@ -200,7 +213,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       if (!missing) reportEnd(service, observation);
       const fatal = session.broker.takeFatal();
       if (fatal) throw fatal;
-      return respond(observation, started, maxTokens, invocation);
+      return respond(observation, started, callBudget, invocation);
     },
   };
 }

@@ -12,7 +12,30 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { AbortedToolOutput, createCellIdGenerator } from '@switchyard/kit';
+import { AbortedToolOutput, DEFAULT_OUTPUT_TOKENS, approxTokenCount, createCellIdGenerator, truncateTextOutput } from '@switchyard/kit';
+
+/**
+ * The output budget of one `exec` or `wait` call, in tokens: the `notify()` items its cell sends
+ * while that call is the last to observe it, and the call's own response, take from it.
+ */
+export interface OutputBudget {
+  /** The call's whole budget. */
+  readonly tokens: number;
+  /** What is left. */
+  remaining: number;
+  /** A notify was dropped for want of budget (the note saying so was sent). */
+  dropped: boolean;
+}
+
+/** A fresh budget of `tokens`. */
+export function outputBudget(tokens: number): OutputBudget {
+  return { tokens, remaining: tokens, dropped: false };
+}
+
+/** What a notify past the budget leaves in its place, once per budget. */
+export function notifyDroppedMessage(tokens: number): string {
+  return `[notify() output dropped: this call's output budget of ${tokens} tokens is used up; later notify() items are dropped until the next wait]`;
+}
 
 /**
  * What runs a nested call: the current step's `ToolCallRuntime` from `@switchyard/registry`
@@ -33,6 +56,8 @@ interface CellRecord {
   started: boolean;
   /** When `createCell` began (ms since the epoch), for `cell-start`. */
   startTime: number;
+  /** The budget of the exec or wait call that last observed the cell: its notify() items take from it. */
+  budget: OutputBudget;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -105,10 +130,11 @@ export class DispatchBroker {
     tools: readonly NestedToolDefinition[],
     execCallId: string,
     create: (cellId: string) => Promise<T>,
+    budget: OutputBudget = outputBudget(DEFAULT_OUTPUT_TOKENS),
   ): Promise<T> {
     const cellId = this.nextCellId();
     const startTime = performance.timeOrigin + performance.now();
-    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime };
+    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget };
     this.cells.set(cellId, record);
     let created: T;
     try {
@@ -122,6 +148,12 @@ export class DispatchBroker {
     // Finished within its first observation: the runtime has already closed it; keep nothing.
     if (created.observation && created.observation.kind !== 'yielded') this.cells.delete(cellId);
     return created;
+  }
+
+  /** A `wait` observes the cell: from now its notify() items take from `budget`. */
+  observeWith(cellId: string, budget: OutputBudget): void {
+    const record = this.cells.get(cellId);
+    if (record) record.budget = budget;
   }
 
   /** Forgets a closed cell. */
@@ -192,12 +224,27 @@ export class DispatchBroker {
     return value;
   }
 
-  /** `notify(text)` from a cell: an extra `custom_tool_call_output` with the exec call id. */
+  /**
+   * `notify(text)` from a cell: an extra `custom_tool_call_output` with the exec call id, taken
+   * from the output budget of the call that last observed the cell. A text past what is left is
+   * cut as a response is (`truncateTextOutput`); once nothing is left, one note says later items
+   * are dropped, and they are.
+   */
   notify(cellId: string, text: string): void {
     const record = this.record(cellId);
     if (!record) return;
-    const item: CustomToolCallOutputItem = { type: 'custom_tool_call_output', call_id: record.execCallId, output: text };
-    this.injected.push(item);
+    const budget = record.budget;
+    let output = text;
+    const cost = approxTokenCount(text);
+    if (cost <= budget.remaining) budget.remaining -= cost;
+    else if (budget.remaining > 0) {
+      output = truncateTextOutput(text, budget.remaining).text;
+      budget.remaining = 0;
+    } else if (!budget.dropped) {
+      budget.dropped = true;
+      output = notifyDroppedMessage(budget.tokens);
+    } else return;
+    this.injected.push({ type: 'custom_tool_call_output', call_id: record.execCallId, output });
   }
 
   /** Items injected by `notify()` since the last call. */

@@ -44,11 +44,11 @@ describe('formatObservation', () => {
       { type: 'input_image' as const, image_url: 'data:image/png;base64,AA' },
       { type: 'input_image' as const, image_url: 'data:image/png;base64,BB', detail: 'original' as const },
     ];
-    expect(formatObservation({ kind: 'completed', cellId: 'c', items }, { maxTokens: 100, wallTimeMs: 0 }).items.slice(1)).toEqual([
+    expect(formatObservation({ kind: 'completed', cellId: 'c', items }, { maxTokens: 10_000, wallTimeMs: 0 }).items.slice(1)).toEqual([
       { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'high' },
       { type: 'input_image', image_url: 'data:image/png;base64,BB' },
     ]);
-    expect(formatObservation({ kind: 'completed', cellId: 'c', items }, { maxTokens: 100, wallTimeMs: 0, originalImageDetail: true }).items[2]).toEqual({
+    expect(formatObservation({ kind: 'completed', cellId: 'c', items }, { maxTokens: 10_000, wallTimeMs: 0, originalImageDetail: true }).items[2]).toEqual({
       type: 'input_image',
       image_url: 'data:image/png;base64,BB',
       detail: 'original',

@@ -20,7 +20,17 @@ export {
   previewText,
   PREVIEW_TRUNCATED_SUFFIX,
 } from './output';
-export { DEFAULT_OUTPUT_TOKENS, approxTokenCount, countLines, truncateMiddle, truncateTextOutput, truncateContentItems } from './truncate';
+export {
+  DEFAULT_OUTPUT_TOKENS,
+  IMAGE_TOKENS,
+  IMAGE_URL_BYTES_PER_TOKEN,
+  approxTokenCount,
+  contentItemTokens,
+  countLines,
+  truncateMiddle,
+  truncateTextOutput,
+  truncateContentItems,
+} from './truncate';
 export { schemaToTypeScript, codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
 export type { CodeModeDeclarationInput } from './code-mode-declaration';
 export { DEFAULT_TOOL_BUDGET_TOKENS, estimateTokens, createPriorityRanker, selectWithinBudget } from './tool-budget';

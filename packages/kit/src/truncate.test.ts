@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approxTokenCount, countLines, truncateContentItems, truncateMiddle, truncateTextOutput } from './truncate';
+import { IMAGE_TOKENS, approxTokenCount, contentItemTokens, countLines, truncateContentItems, truncateMiddle, truncateTextOutput } from './truncate';
 import type { ContentItem } from '@switchyard/protocol';
 
 describe('truncation', () => {
@@ -43,7 +43,7 @@ describe('truncation', () => {
     expect((out[0] as { text: string }).text).toMatch(/^Warning: truncated output \(original token count: 21\)\nTotal output lines: 2\n\nx{10}\u202616 tokens truncated\u2026y{10}$/);
   });
 
-  it('with images: keeps images, cuts the first text that does not fit, omits the rest', () => {
+  it('with images: every item takes from one budget; cuts the first text that does not fit, omits the rest', () => {
     const image: ContentItem = { type: 'input_image', image_url: 'data:image/png;base64,AA' };
     const items: ContentItem[] = [
       { type: 'input_text', text: 'abcd' },
@@ -53,11 +53,24 @@ describe('truncation', () => {
       { type: 'input_text', text: 'later' },
       { type: 'input_text', text: 'later too' },
     ];
-    expect(truncateContentItems(items, 3)).toEqual([
+    // 'abcd' (1) + the image (765) leave 2 tokens of the 768: the next text is cut to 8 bytes
+    expect(truncateContentItems(items, 768)).toEqual([
       { type: 'input_text', text: 'abcd' },
       image,
       { type: 'input_text', text: '0123\u20262 tokens truncated\u2026cdef' },
       { type: 'input_text', text: '[omitted 2 text items ...]' },
     ]);
+  });
+
+  it('an image costs IMAGE_TOKENS, or one token per 256 bytes of its URL when more; one that does not fit is omitted and counted', () => {
+    const small: ContentItem = { type: 'input_image', image_url: 'data:image/png;base64,AA' };
+    const big: ContentItem = { type: 'input_image', image_url: `data:image/png;base64,${'A'.repeat(1024 * 1024)}` };
+    expect(contentItemTokens(small)).toBe(IMAGE_TOKENS);
+    expect(contentItemTokens(big)).toBe(Math.ceil((1024 * 1024 + 22) / 256));
+    const items: ContentItem[] = [{ type: 'input_text', text: 'seen' }, ...Array(15).fill(big), small];
+    const out = truncateContentItems(items, 10_000);
+    // two 4,097-token images fit 10,000 tokens beside the text, then the small one; 13 are omitted
+    expect(out).toEqual([{ type: 'input_text', text: 'seen' }, big, big, small, { type: 'input_text', text: '[omitted 13 image items ...]' }]);
+    expect(JSON.stringify(out).length).toBeLessThan(10_000 * 256 + 1000);
   });
 });

@@ -74,11 +74,31 @@ export function truncateTextOutput(text: string, maxTokens: number): { text: str
 }
 
 /**
+ * What an image counts against an output budget: {@link IMAGE_TOKENS}, or one token per
+ * {@link IMAGE_URL_BYTES_PER_TOKEN} bytes of its URL when that is more. The floor is what a
+ * 1024×1024 high-detail image costs the OpenAI models; the byte rate bounds the request too, so a
+ * 10,000-token budget carries at most ~2.5 MB of image data however the images are drawn.
+ */
+export const IMAGE_TOKENS = 765;
+/** Bytes of an image URL (a `data:` URL is the image itself) per budget token; see {@link IMAGE_TOKENS}. */
+export const IMAGE_URL_BYTES_PER_TOKEN = 256;
+
+/** Budget tokens of one content item: a text's estimate, an image's documented cost ({@link IMAGE_TOKENS}). */
+export function contentItemTokens(item: ContentItem): number {
+  if (item.type === 'input_text') return approxTokenCount(item.text);
+  return Math.max(IMAGE_TOKENS, Math.ceil(Buffer.byteLength(item.image_url, 'utf8') / IMAGE_URL_BYTES_PER_TOKEN));
+}
+
+/**
  * Truncates content items to `maxTokens`:
  * - all text: joined with `\n`; unchanged (still separate items) when within budget, else one item
  *   from {@link truncateTextOutput};
- * - with images: texts kept while they fit, the first that does not is middle-cut to what is left,
- *   later texts omitted and counted (`[omitted N text items ...]`), empty texts skipped, images always kept.
+ * - with images: every item, text or image, takes from the same budget in order. Texts are kept
+ *   while they fit, the first that does not is middle-cut to what is left, later texts omitted and
+ *   counted (`[omitted N text items ...]`), empty texts skipped. An image is kept when its cost
+ *   ({@link contentItemTokens}) fits what is left, else omitted and counted
+ *   (`[omitted N image items ...]`). (The reference keeps every image whatever its size; counting
+ *   them is what keeps one call's output bounded.)
  */
 export function truncateContentItems(items: readonly ContentItem[], maxTokens: number): ContentItem[] {
   if (items.every((item) => item.type === 'input_text')) {
@@ -90,10 +110,15 @@ export function truncateContentItems(items: readonly ContentItem[], maxTokens: n
   let remaining = Math.max(0, Math.floor(maxTokens));
   let exhausted = false;
   let omitted = 0;
+  let omittedImages = 0;
   const out: ContentItem[] = [];
   for (const item of items) {
     if (item.type !== 'input_text') {
-      out.push(item);
+      const cost = contentItemTokens(item);
+      if (cost <= remaining) {
+        out.push(item);
+        remaining -= cost;
+      } else omittedImages++;
       continue;
     }
     if (item.text === '') continue;
@@ -114,5 +139,6 @@ export function truncateContentItems(items: readonly ContentItem[], maxTokens: n
     else out.push({ type: 'input_text', text: cut.text });
   }
   if (omitted > 0) out.push({ type: 'input_text', text: `[omitted ${omitted} text items ...]` });
+  if (omittedImages > 0) out.push({ type: 'input_text', text: `[omitted ${omittedImages} image items ...]` });
   return out;
 }

@@ -4,7 +4,7 @@ export { createToolRouter } from './tool-router';
 export type { ToolRouter, ToolRouterOptions } from './tool-router';
 
 // Runtime: dispatching a step's calls
-export { ToolCallRuntime } from './tool-call-runtime';
+export { ToolCallRuntime, DEFAULT_MAX_CONCURRENT_TOOL_CALLS } from './tool-call-runtime';
 export type { DispatchResult, HandleOptions, ToolCallRuntimeOptions } from './tool-call-runtime';
 
 export { VERSION } from './version';

@@ -21,6 +21,9 @@ export class ReadWriteGate {
   private exclusive = false;
   private readonly queue: Waiter[] = [];
 
+  /** @param maxShared most `shared` holders at once (admission control); a request past it queues in order. */
+  constructor(private readonly maxShared = Infinity) {}
+
   /** Takes a slot at once when one is free and nobody waits; `undefined` otherwise. Never throws. */
   tryAcquire(mode: GateMode): GateRelease | undefined {
     if (this.queue.length > 0 || !this.canGrant(mode)) return undefined;
@@ -58,7 +61,7 @@ export class ReadWriteGate {
   }
 
   private canGrant(mode: GateMode): boolean {
-    return mode === 'shared' ? !this.exclusive : !this.exclusive && this.shared === 0;
+    return mode === 'shared' ? !this.exclusive && this.shared < this.maxShared : !this.exclusive && this.shared === 0;
   }
 
   private take(mode: GateMode): void {

@@ -543,3 +543,76 @@ describe('ToolCallRuntime: the read/write gate', () => {
     expect(events.filter((event) => event.type === 'tool-call-start').map((event) => event.toolName)).toEqual(['outer', 'inner']);
   });
 });
+
+describe('ToolCallRuntime: duplicate call ids in one response', () => {
+  it('the second and third call with an id already seen are refused with that call_id and never run; the first answers for real', async () => {
+    let runs = 0;
+    const counted = defineFunctionTool({
+      name: 'counted',
+      description: 'Counts its runs.',
+      parameters: { type: 'object' },
+      supportsParallelToolCalls: true,
+      handle: () => ({ run: ++runs }),
+    });
+    const { runtime, events } = setup([counted, patch]);
+    const results = await Promise.all([
+      runtime.handleItem(functionCall('counted', {}, 'same')),
+      runtime.handleItem(functionCall('counted', {}, 'same')),
+      runtime.handleItem({ type: 'custom_tool_call', call_id: 'same', name: 'apply_patch', input: 'abc' }),
+    ]);
+    expect(runs).toBe(1);
+    expect(results[0]?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: '{"run":1}' });
+    const refusal =
+      'duplicate call_id "same": an earlier call in this response already uses it, so this call was not run; give every call its own call_id';
+    expect(results[1]?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: refusal });
+    expect(results[2]?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'same', output: refusal });
+    expect(results.map((result) => result?.success)).toEqual([true, false, false]);
+    expect(results[1]?.error?.code).toBe('RESPOND_TO_MODEL');
+    // only the first call started and ended
+    expect(events.filter((event) => event.type === 'tool-call-start')).toHaveLength(1);
+    // a new step's runtime (the next response) may reuse the id
+    const next = setup([counted]).runtime;
+    expect((await next.handleItem(functionCall('counted', {}, 'same')))?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: '{"run":2}' });
+  });
+});
+
+describe('ToolCallRuntime: admission control', () => {
+  /** A parallel-safe tool recording how many of its calls run at once. */
+  function concurrencyProbe() {
+    const seen = { running: 0, peak: 0, done: 0 };
+    const tool = defineFunctionTool({
+      name: 'probe',
+      description: 'Runs a while.',
+      parameters: { type: 'object' },
+      supportsParallelToolCalls: true,
+      handle: async () => {
+        seen.peak = Math.max(seen.peak, ++seen.running);
+        await sleep(5);
+        seen.running--;
+        return { done: ++seen.done };
+      },
+    });
+    return { tool, seen };
+  }
+
+  it('never runs more than maxConcurrentCalls at once; the rest queue and all answer, in call order', async () => {
+    const { tool, seen } = concurrencyProbe();
+    const { router } = setup([tool]);
+    const runtime = new ToolCallRuntime({ router, step: createStepContext(), maxConcurrentCalls: 4 });
+    const results = await Promise.all(Array.from({ length: 40 }, (_, index) => runtime.handleItem(functionCall('probe', {}, `p${index}`))));
+    expect(seen.peak).toBe(4);
+    expect(results.map((result) => result?.item.call_id)).toEqual(Array.from({ length: 40 }, (_, index) => `p${index}`));
+    expect(results.every((result) => result?.success === true)).toBe(true);
+  });
+
+  it('defaults to 16; an invalid cap is a CONFIG error naming the option', async () => {
+    const { tool, seen } = concurrencyProbe();
+    const { runtime } = setup([tool]);
+    await Promise.all(Array.from({ length: 50 }, (_, index) => runtime.handleItem(functionCall('probe', {}, `d${index}`))));
+    expect(seen.peak).toBe(16);
+    const { router } = setup([tool]);
+    expect(() => new ToolCallRuntime({ router, step: createStepContext(), maxConcurrentCalls: 0 })).toThrow(
+      'ToolCallRuntime: option `maxConcurrentCalls` must be an integer of at least 1 (or Infinity); got 0',
+    );
+  });
+});

@@ -31,7 +31,20 @@ export interface ToolCallRuntimeOptions {
   step: StepContext;
   /** The turn's signal: aborting it cancels every call, running or later. */
   signal?: AbortSignal;
+  /**
+   * Admission control: most calls of this step running at once, for the model's direct calls and
+   * (separately) Code Mode's nested calls. Calls past it wait their turn in order; nothing is
+   * refused. Default {@link DEFAULT_MAX_CONCURRENT_TOOL_CALLS}.
+   */
+  maxConcurrentCalls?: number;
 }
+
+/**
+ * Most calls of one step that run at once by default: a response of 200 `exec_command` calls runs
+ * them 16 at a time, not 200 processes at once. The same cap applies to a step's Code Mode nested
+ * calls (their own gate, so an `exec` holding a slot never waits on its cell's calls).
+ */
+export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 16;
 
 /** Options of {@link ToolCallRuntime.handle}. */
 export interface HandleOptions {
@@ -73,17 +86,25 @@ export class ToolCallRuntime {
   readonly router: ToolRouter;
   readonly step: StepContext;
   private readonly turnSignal: AbortSignal | undefined;
-  private readonly gate = new ReadWriteGate();
+  private readonly gate: ReadWriteGate;
   /** The gate of Code Mode calls: `exec` holds the turn gate while its cell's calls run. */
-  private readonly nestedGate = new ReadWriteGate();
+  private readonly nestedGate: ReadWriteGate;
   /** Every call still running. */
   private readonly active = new Set<CallRun>();
+  /** `call_id`s of the wire items this runtime (this step's response) has dispatched. */
+  private readonly itemCallIds = new Set<string>();
   private readonly onTurnAbort = () => this.abort(this.turnSignal?.reason);
 
   constructor(options: ToolCallRuntimeOptions) {
     this.router = options.router;
     this.step = options.step;
     this.turnSignal = options.signal;
+    const limit = options.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS;
+    if (limit !== Infinity && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new SwitchyardError('CONFIG', `ToolCallRuntime: option \`maxConcurrentCalls\` must be an integer of at least 1 (or Infinity); got ${String(limit)}`);
+    }
+    this.gate = new ReadWriteGate(limit);
+    this.nestedGate = new ReadWriteGate(limit);
     options.signal?.addEventListener('abort', this.onTurnAbort, { once: true });
   }
 
@@ -106,10 +127,18 @@ export class ToolCallRuntime {
     return this.run(call, source, options.signal ? [options.signal] : [], source.kind === 'code-mode' ? this.nestedGate : this.gate);
   }
 
-  /** Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call. */
+  /**
+   * Builds the call of a wire item and dispatches it; `undefined` when the item is not a tool call.
+   * A runtime serves one step, so one model response: a call whose `call_id` an earlier item of
+   * this runtime already used is refused without running (see {@link duplicateCallMessage}) — the
+   * first call with that id keeps the one real output.
+   */
   async handleItem(item: ResponseItem): Promise<DispatchResult | undefined> {
     const call = this.router.buildToolCall(item);
-    return call ? this.handle(call) : undefined;
+    if (!call) return undefined;
+    if (this.itemCallIds.has(call.callId)) return duplicateResult(call);
+    this.itemCallIds.add(call.callId);
+    return this.handle(call);
   }
 
   /** Runs calls concurrently under the gate; results come back in call order, whatever order they finish in. */
@@ -336,6 +365,17 @@ class CallRun {
     this.options.active.delete(this);
     for (const caller of this.options.signals) caller.removeEventListener('abort', this.forward);
   }
+}
+
+/** The model-visible failure of a second (or later) call with an id its response already used. */
+export function duplicateCallMessage(callId: string): string {
+  return `duplicate call_id ${JSON.stringify(callId)}: an earlier call in this response already uses it, so this call was not run; give every call its own call_id`;
+}
+
+/** The answer of a duplicate call: a failure carrying the id, no events, nothing run. */
+function duplicateResult(call: ToolCall): DispatchResult {
+  const message = duplicateCallMessage(call.callId);
+  return callResult(call, call.payload, new FailureToolOutput(message), [], new SwitchyardError('RESPOND_TO_MODEL', message));
 }
 
 /** The answer of a call; an output that cannot become a wire item becomes a model-visible failure. */

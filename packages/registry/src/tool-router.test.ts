@@ -97,9 +97,10 @@ describe('createToolRouter', () => {
       { args: { limit: 2 }, reason: /^failed to parse tool_search arguments: arguments\.query is required$/ },
       { args: { query: 'x', limit: 'ten' }, reason: /^failed to parse tool_search arguments: arguments\.limit must be number$/ },
     ];
-    for (const { args, reason } of bad) {
-      const result = await runtime.handleItem({ type: 'tool_search_call', call_id: 'bad', execution: 'client', arguments: args as never });
-      expect(result?.item).toEqual({ type: 'tool_search_output', call_id: 'bad', status: 'completed', execution: 'client', tools: [] });
+    for (const [index, { args, reason }] of bad.entries()) {
+      // one runtime is one response: each call gets its own id
+      const result = await runtime.handleItem({ type: 'tool_search_call', call_id: `bad-${index}`, execution: 'client', arguments: args as never });
+      expect(result?.item).toEqual({ type: 'tool_search_output', call_id: `bad-${index}`, status: 'completed', execution: 'client', tools: [] });
       expect(result?.success).toBe(false);
       expect(result?.output.codeModeResult(result.payload)).toMatch(reason);
       expect(result?.error?.code).toBe('INVALID_INPUT');

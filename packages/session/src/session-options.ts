@@ -48,6 +48,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   sessionId: rule.string(),
   instructions: rule.string(),
   maxSteps: rule.number({ min: 1, integer: true }),
+  maxConcurrentToolCalls: rule.number({ min: 1, integer: true, allowInfinity: true }),
   maxModelRetries: rule.number({ min: 0, integer: true }),
   retry: rule.shape(RETRY_RULES),
   excludedCodeModeNamespaces: rule.listOf(rule.string()),

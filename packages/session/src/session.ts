@@ -85,6 +85,12 @@ export interface SessionOptions {
   /** Follow-up steps per turn before the turn fails. Default 32. */
   maxSteps?: number;
   /**
+   * Admission control: most tool calls of one step running at once (direct calls; Code Mode's
+   * nested calls have the same cap apart). Calls past it queue in order. Default 16
+   * (`DEFAULT_MAX_CONCURRENT_TOOL_CALLS` of `@switchyard/registry`); `Infinity` turns it off.
+   */
+  maxConcurrentToolCalls?: number;
+  /**
    * Session-level retries of a retryable model error, reusing the step's plan. Default 2. An error
    * whose client already retried it (`attempts` above 1, as `@switchyard/openai` sets) is not
    * retried again unless `retry.afterClientRetries` is set, so attempts never multiply.
@@ -389,7 +395,7 @@ async function buildStep(scope: TurnScope): Promise<Step> {
   const router = createToolRouter({ specs: plan.modelVisibleSpecs, registry, hooks: state.options.hooks });
   for (const type of TOOL_EVENTS) router.on(type, (event) => emit(event as SessionEvent));
   releaseIdleRuntimes(scope.runtimes);
-  const runtime = new ToolCallRuntime({ router, step: context, signal: scope.controller.signal });
+  const runtime = new ToolCallRuntime({ router, step: context, signal: scope.controller.signal, maxConcurrentCalls: state.options.maxConcurrentToolCalls });
   scope.runtimes.push(runtime);
   const handleItem = async (item: ResponseItem) => {
     const result = await runtime.handleItem(item);

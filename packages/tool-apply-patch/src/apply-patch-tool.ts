@@ -51,7 +51,7 @@ export interface ApplyPatchToolOptions {
   allowWritesInReadOnly?: boolean;
   /** Names never written at any depth (case-insensitive), also through links. Default `['.git']`. */
   protectedNames?: readonly string[];
-  /** Size and line caps (see `PatchLimits`): 64 MiB per file, 2,000,000 lines, 64 MiB patches, 256 MiB per patch in total. */
+  /** Size and line caps (see `PatchLimits`): 64 MiB per file, 2,000,000 lines, 64 MiB patches, 256 MiB per patch in total, 20,000 files per patch. */
   limits?: Partial<PatchLimits>;
   /**
    * The sandbox the helper process writes in — the same bubblewrap sandbox `exec_command` uses
@@ -112,6 +112,7 @@ const APPLY_PATCH_OPTION_RULES: OptionsShape<ApplyPatchToolOptions> = {
     maxFileLines: rule.number({ min: 1, integer: true }),
     maxPatchBytes: rule.number({ min: 1, integer: true }),
     maxTotalBytes: rule.number({ min: 1, integer: true }),
+    maxFiles: rule.number({ min: 1, integer: true }),
   }),
   wrapHelper: rule.function(),
   helperHeapMb: rule.number({ min: 16, integer: true }),

@@ -1,7 +1,9 @@
 /**
  * The framing between apply_patch and its helper process: each message is one line of JSON (the
- * header, at most 1 MiB) naming the byte length of the blobs that follow it raw. File contents
- * travel as blobs, so neither side parses megabytes of JSON-escaped text.
+ * header) naming the byte length of the blobs that follow it raw. File contents travel as blobs,
+ * so neither side parses megabytes of JSON-escaped text. The header (summary, paths, blob sizes)
+ * grows with the number of files a patch names, so it has no limit of its own: it counts toward
+ * the frame's, which the receiver sizes to what a valid answer can be.
  */
 
 /** A decoded message: the header object and its blobs. */
@@ -9,9 +11,6 @@ export interface Frame {
   readonly header: Record<string, unknown>;
   readonly blobs: readonly Buffer[];
 }
-
-/** Largest header line accepted. */
-const MAX_HEADER_BYTES = 1024 * 1024;
 
 /** Encodes a message: `header` plus `blobs` (their lengths are added to the header as `blobs`). */
 export function encodeFrame(header: Record<string, unknown>, blobs: readonly Uint8Array[] = []): Buffer[] {
@@ -24,6 +23,8 @@ export class FrameReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private header: { value: Record<string, unknown>; lengths: number[]; total: number } | undefined;
+  /** Bytes of the pending header already searched for its newline (each byte is searched once). */
+  private scanned = 0;
 
   /** @param maxFrameBytes the largest frame (header + blobs) accepted. */
   constructor(private readonly maxFrameBytes: number) {}
@@ -35,12 +36,13 @@ export class FrameReader {
     const frames: Frame[] = [];
     for (;;) {
       if (!this.header) {
-        const joined = this.flatten();
-        const end = joined.indexOf(10);
+        const end = this.findNewline();
         if (end === -1) {
-          if (joined.length > MAX_HEADER_BYTES) throw new Error('helper frame header too large');
+          if (this.buffered > this.maxFrameBytes) throw new Error(`helper frame larger than ${this.maxFrameBytes} bytes`);
           return frames;
         }
+        const joined = this.flatten();
+        this.scanned = 0;
         const value: unknown = JSON.parse(joined.subarray(0, end).toString('utf8'));
         if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('helper frame header is not an object');
         const lengths = (value as { blobs?: unknown }).blobs;
@@ -68,6 +70,21 @@ export class FrameReader {
   /** Bytes received after the last complete frame. */
   get pending(): number {
     return this.buffered;
+  }
+
+  /** The offset of the first newline in the buffered bytes, or -1; searches only bytes not searched before. */
+  private findNewline(): number {
+    let offset = 0;
+    for (const chunk of this.chunks) {
+      if (offset + chunk.length > this.scanned) {
+        const from = Math.max(0, this.scanned - offset);
+        const at = chunk.indexOf(10, from);
+        if (at !== -1) return offset + at;
+      }
+      offset += chunk.length;
+    }
+    this.scanned = offset;
+    return -1;
   }
 
   private flatten(): Buffer {

@@ -8,6 +8,8 @@ export interface PatchLimits {
   readonly maxPatchBytes: number;
   /** Most bytes one patch reads and writes together. Default 256 MiB. */
   readonly maxTotalBytes: number;
+  /** Most file sections (`*** Add/Delete/Update File`) in one patch. Default 20,000. */
+  readonly maxFiles: number;
 }
 
 const MiB = 1024 * 1024;
@@ -18,7 +20,27 @@ export const DEFAULT_PATCH_LIMITS: PatchLimits = Object.freeze({
   maxFileLines: 2_000_000,
   maxPatchBytes: 64 * MiB,
   maxTotalBytes: 256 * MiB,
+  maxFiles: 20_000,
 });
+
+/**
+ * What the host lets the helper's answer header take for a patch of `patchBytes` bytes: the header
+ * holds the summary, the path lists and a size per blob, so it grows with the files the patch
+ * names. Each path in it is one the patch spells (so at most the patch's bytes, 6× for JSON's
+ * `\uXXXX` escapes, in at most 8 places) or a resolved absolute path (at most PATH_MAX, 4,096
+ * bytes, twice per file section); plus 1 MiB. No answer to a patch within the limits reaches it.
+ */
+export function maxAnswerHeaderBytes(patchBytes: number, limits: PatchLimits): number {
+  return MiB + 48 * patchBytes + limits.maxFiles * (2 * 6 * 4096 + 512);
+}
+
+/**
+ * Past this many bytes (before and after together), a file's contents never travel from the
+ * helper to the host: the host gets their sha256 hashes and the patch's git diff of the file, and
+ * the turn diff keeps those instead of the texts, so five one-line patches to five 60 MB files
+ * hold kilobytes on the host, not 600 MB. 2 MiB.
+ */
+export const INLINE_CONTENT_BYTES = 2 * MiB;
 
 /** `bytes` as a short human size for messages: `64 MiB`, `140.2 MiB`, `512 KiB`, `12 bytes`. */
 export function formatBytes(bytes: number): string {

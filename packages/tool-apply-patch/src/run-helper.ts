@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
 import { decodeVerified, type HelperApplyRequest } from './helper-protocol';
-import { DEFAULT_PATCH_LIMITS, type PatchLimits } from './limits';
+import { DEFAULT_PATCH_LIMITS, maxAnswerHeaderBytes, type PatchLimits } from './limits';
 import type { ApplyPatchResult } from './verify-patch';
 
 /** How to start a program: the file and its arguments. */
@@ -111,7 +111,8 @@ class HelperRun {
   private readonly options: HelperApplyOptions;
   private readonly resolve: (result: ApplyPatchResult) => void;
   private readonly reject: (error: unknown) => void;
-  private readonly reader: FrameReader;
+  // Set by start(), sized to the patch.
+  private reader!: FrameReader;
   // Set by start(), before anything can settle the run.
   private child!: ChildProcessWithoutNullStreams;
   private stage: HelperStage = 'verifying';
@@ -123,13 +124,15 @@ class HelperRun {
     this.options = options;
     this.resolve = resolve;
     this.reject = reject;
-    const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
-    this.reader = new FrameReader(limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024);
   }
 
   /** Spawns the helper, watches it and sends it the patch. */
   start(command: HelperCommand, patch: string): void {
     const options = this.options;
+    const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
+    const patchBytes = Buffer.byteLength(patch, 'utf8');
+    // contents and diffs as blobs, plus the header a patch of this size can need
+    this.reader = new FrameReader(limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024 + maxAnswerHeaderBytes(patchBytes, limits));
     const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(command.env ? { env: command.env } : {}) });
     this.child = child;
     options.signal?.addEventListener('abort', this.onAbort, { once: true });

@@ -1,5 +1,6 @@
 import type { StepContext } from '@switchyard/protocol';
 import type { DiffBudget } from './bounded-diff';
+import { contentHash } from './content-hash';
 import { gitFileDiff } from './unified-diff';
 import type { FileState } from './verify-patch';
 
@@ -22,6 +23,38 @@ interface Tracked {
   current: string | null;
   /** The file's diff, computed on first need and kept until the file changes again. */
   diff?: string;
+  /**
+   * A file whose contents came without their texts (past `INLINE_CONTENT_BYTES`): the sha256 of
+   * its baseline and current contents, and each patch's diff of it, in order (`git apply` applies
+   * them in sequence). `baseline` / `current` are then unused.
+   */
+  large?: { baseline: string | null; current: string | null; diffs: string[] };
+}
+
+/** Records one patch's state of a file whose texts were left out (or an earlier one's, when later ones were). */
+function recordLarge(files: Map<string, Tracked>, state: FileState): void {
+  const known = files.get(state.path);
+  const after = state.hashes ? state.hashes.after : contentHash(state.after);
+  const diff = state.diff ?? gitFileDiff(state.displayPath, state.before, state.after);
+  if (!known) {
+    const baseline = state.hashes ? state.hashes.before : contentHash(state.before);
+    files.set(state.path, { displayPath: state.displayPath, baseline: null, current: null, large: { baseline, current: after, diffs: [diff] } });
+    return;
+  }
+  if (!known.large) {
+    // the texts so far are small: their diff first, then this patch's
+    const earlier = known.diff ?? gitFileDiff(known.displayPath, known.baseline, known.current, 3, TURN_DIFF_BUDGET);
+    known.large = { baseline: contentHash(known.baseline), current: contentHash(known.current), diffs: earlier === '' ? [] : [earlier] };
+    known.baseline = null;
+    known.current = null;
+    delete known.diff;
+  }
+  known.large.current = after;
+  known.large.diffs.push(diff);
+}
+
+function differs(file: Tracked): boolean {
+  return file.large ? file.large.baseline !== file.large.current : file.baseline !== file.current;
 }
 
 /**
@@ -36,16 +69,19 @@ export const TURN_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 2_000
  * A tracker not bound to any turn (hosts that apply patches outside a session). Lazy and
  * bounded: a file's diff is computed only when the turn diff is asked for, once per change of
  * that file (a later patch re-diffs only the files it touched), each within {@link TURN_DIFF_BUDGET}.
+ * A file whose state came without its texts (`FileState.hashes`, past `INLINE_CONTENT_BYTES`) is
+ * kept as hashes plus each patch's diff of it, never as contents.
  */
 export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): TurnDiffTracker {
   const files = new Map<string, Tracked>();
   const differing = () =>
-    [...files.values()].filter((file) => file.baseline !== file.current).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
+    [...files.values()].filter(differs).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
   return {
     record(states) {
       for (const state of states) {
         const known = files.get(state.path);
-        if (known) {
+        if (state.hashes || known?.large) recordLarge(files, state);
+        else if (known) {
           if (known.current !== state.after) {
             known.current = state.after;
             delete known.diff;
@@ -58,7 +94,7 @@ export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): Tu
     },
     unifiedDiff() {
       return differing()
-        .map((file) => (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget)))
+        .map((file) => (file.large ? file.large.diffs.join('') : (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget))))
         .join('');
     },
     changedPaths() {

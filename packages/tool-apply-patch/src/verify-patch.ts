@@ -9,10 +9,17 @@ import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
-export type FileChange =
+export type FileChange = (
   | { kind: 'add'; path: string; content: string; unifiedDiff: string }
   | { kind: 'delete'; path: string; content: string; unifiedDiff: string }
-  | { kind: 'update'; path: string; movePath?: string; newContent: string; unifiedDiff: string };
+  | { kind: 'update'; path: string; movePath?: string; newContent: string; unifiedDiff: string }
+) & {
+  /**
+   * `content` / `newContent` is `""`: the apply_patch tool's helper does not send a text past
+   * `INLINE_CONTENT_BYTES` (2 MiB) to the host; `unifiedDiff` says what changed.
+   */
+  contentOmitted?: true;
+};
 
 /** A file's content before and after the whole patch (`null`: absent). */
 export interface FileState {
@@ -22,6 +29,12 @@ export interface FileState {
   displayPath: string;
   before: string | null;
   after: string | null;
+  /**
+   * Set when the contents were left out (the apply_patch tool's helper does so past
+   * `INLINE_CONTENT_BYTES`): `before` and `after` are then `null` and these sha256 hashes (`null`:
+   * absent) stand for them; `diff` is always set with it.
+   */
+  hashes?: { before: string | null; after: string | null };
   /**
    * The git-style diff of `before` → `after` when already computed (the helper process does it, so
    * a turn-diff tracker seeing this file first needs no diff on the host).
@@ -109,6 +122,9 @@ export async function verifyPatch(patch: string | ParsedPatch, options: VerifyPa
   }
   const parsed = typeof patch === 'string' ? parsePatch(patch) : patch;
   if (parsed.hunks.length === 0) throw new ApplyPatchError('NO_CHANGES', 'No files were modified.');
+  if (parsed.hunks.length > limits.maxFiles) {
+    throw limitError(`the patch has ${parsed.hunks.length} file sections; apply_patch changes at most ${limits.maxFiles} files per patch; split it into smaller patches`);
+  }
   const allowOutside = options.allowOutsideRoot ?? false;
   const root = await resolveWorkspaceRoot(options.root, { allowOutsideRoot: allowOutside, protectedNames: options.protectedNames });
   try {
