@@ -93,6 +93,8 @@ interface PendingCall {
   arguments: string;
   /** Provider data on the call (Gemini's `extra_content.google.thought_signature`), echoed back. */
   extraContent?: JsonObject;
+  /** The deltas came as `type: "custom"` (`custom.name`, `custom.input`): `arguments` holds the raw input. */
+  custom?: boolean;
   emitted: boolean;
 }
 
@@ -138,6 +140,8 @@ class ChatStreamAssembly {
   private readonly calls: PendingCall[] = [];
   private readonly byIndex = new Map<number, PendingCall>();
   private text = '';
+  /** `delta.refusal` text: the model declined; kept as a `refusal` part of the assistant message. */
+  private refusal = '';
   private textEmitted = false;
   private reasoning = '';
   private reasoningEmitted = false;
@@ -163,6 +167,7 @@ class ChatStreamAssembly {
       this.text += delta.content;
       yield { type: 'text-delta', delta: delta.content };
     }
+    if (typeof delta.refusal === 'string') this.refusal += delta.refusal;
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
         if (typeof raw !== 'object' || raw === null) continue; // a broken server's null entry
@@ -193,10 +198,14 @@ class ChatStreamAssembly {
       this.calls.push(call);
       this.byIndex.set(index, call);
     }
-    const fn = (raw.function ?? {}) as Record<string, unknown>;
+    // A custom tool call streams `custom: { name, input }` instead of `function: { name, arguments }`.
+    const custom = raw.type === 'custom' || (typeof raw.custom === 'object' && raw.custom !== null);
+    if (custom) call.custom = true;
+    const fn = ((custom ? raw.custom : raw.function) ?? {}) as Record<string, unknown>;
+    const piece = custom ? fn.input : fn.arguments;
     if (id !== '' && call.id === '') call.id = id;
     if (typeof fn.name === 'string') call.name += fn.name;
-    if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+    if (typeof piece === 'string') call.arguments += piece;
     if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
       call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
     }
@@ -207,9 +216,12 @@ class ChatStreamAssembly {
       this.reasoningEmitted = true;
       yield { type: 'output-item', item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: this.reasoning }] } };
     }
-    if (this.textEmitted || this.text === '') return;
+    if (this.textEmitted || (this.text === '' && this.refusal === '')) return;
     this.textEmitted = true;
-    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: this.text }] } };
+    const content: JsonObject[] = [];
+    if (this.text !== '') content.push({ type: 'output_text', text: this.text });
+    if (this.refusal !== '') content.push({ type: 'refusal', refusal: this.refusal });
+    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content } as unknown as ResponseItem };
   }
 
   /**
@@ -238,9 +250,10 @@ function toResponseItem(call: PendingCall, position: number, targets: Map<string
   const callId = call.id || `call_${responseId ?? 'chat'}_${position}`;
   const target = targets.get(call.name);
   const extra = call.extraContent ? { extra_content: call.extraContent } : {};
-  if (target?.kind === 'custom') {
-    const item = { type: 'custom_tool_call', call_id: callId, name: target.name, input: customInput(call.arguments), ...extra } as ResponseItem;
-    if (target.namespace) (item as { namespace?: string }).namespace = target.namespace;
+  if (target?.kind === 'custom' || call.custom) {
+    const input = call.custom ? call.arguments : customInput(call.arguments);
+    const item = { type: 'custom_tool_call', call_id: callId, name: target?.name ?? call.name, input, ...extra } as ResponseItem;
+    if (target?.namespace) (item as { namespace?: string }).namespace = target.namespace;
     return item;
   }
   // Unknown names pass through as they came, so the router answers "unsupported call".
