@@ -12,11 +12,12 @@ import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyar
 import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
 import { describeServerError, isRetryableServerError } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
+import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link chatCompletions}. */
-export interface ChatCompletionsOptions extends RetryOptions {
+export interface ChatCompletionsOptions extends RetryOptions, StreamLimitOptions {
   /** API root; the client POSTs to `{baseURL}/chat/completions` (e.g. `http://127.0.0.1:8080/v1`). */
   baseURL: string;
   /** Model name sent as `model`. */
@@ -50,12 +51,13 @@ export function chatCompletions(options: ChatCompletionsOptions): ModelClient {
   }
   return createStreamingClient('chatCompletions', options, endpoint(options.baseURL, 'chat/completions'), (request) => {
     const { body, targets } = chatRequestBody(options, request);
-    return { body: JSON.stringify(body), parse: (stream) => parseChatStream(stream, targets) };
+    return { body: JSON.stringify(body), parse: (stream, guard) => parseChatStream(stream, targets, guard) };
   });
 }
 
 const CHAT_OPTION_RULES: OptionsShape<ChatCompletionsOptions> = {
   ...RETRY_OPTION_RULES,
+  ...STREAM_LIMIT_OPTION_RULES,
   baseURL: rule.required(rule.string()),
   model: rule.required(rule.string()),
   apiKey: rule.string(),
@@ -118,9 +120,9 @@ function isCompleteJson(text: string): boolean {
  * `reasoning_content` (DeepSeek, vLLM, llama.cpp; `reasoning` on some servers) becomes a
  * `reasoning` item with the text as `reasoning_text` content, yielded before the message and calls.
  */
-async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>): AsyncGenerator<ModelStreamEvent> {
-  const assembly = new ChatStreamAssembly(targets);
-  for await (const message of readServerSentEvents(body)) {
+async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>, guard: StreamGuard): AsyncGenerator<ModelStreamEvent> {
+  const assembly = new ChatStreamAssembly(targets, guard);
+  for await (const message of readServerSentEvents(body, guard)) {
     if (message.data.trim() === '[DONE]') {
       yield* assembly.finish();
       return;
@@ -150,7 +152,10 @@ class ChatStreamAssembly {
   /** A choice has reported a `finish_reason`. */
   finished = false;
 
-  constructor(private readonly targets: Map<string, ChatToolTarget>) {}
+  constructor(
+    private readonly targets: Map<string, ChatToolTarget>,
+    private readonly guard: StreamGuard,
+  ) {}
 
   /** Folds one parsed chunk in; yields text deltas and the calls it completes. Throws on an error chunk. */
   *readChunk(chunk: Record<string, unknown>): Generator<ModelStreamEvent> {
@@ -162,12 +167,19 @@ class ChatStreamAssembly {
     if (!choice) return;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
     const thought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
-    if (thought !== '') this.reasoning += thought;
+    if (thought !== '') {
+      this.guard.grow('reasoning', thought.length);
+      this.reasoning += thought;
+    }
     if (typeof delta.content === 'string' && delta.content !== '') {
+      this.guard.grow('text', delta.content.length);
       this.text += delta.content;
       yield { type: 'text-delta', delta: delta.content };
     }
-    if (typeof delta.refusal === 'string') this.refusal += delta.refusal;
+    if (typeof delta.refusal === 'string') {
+      this.guard.grow('text', delta.refusal.length);
+      this.refusal += delta.refusal;
+    }
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
         if (typeof raw !== 'object' || raw === null) continue; // a broken server's null entry
@@ -205,7 +217,10 @@ class ChatStreamAssembly {
     const piece = custom ? fn.input : fn.arguments;
     if (id !== '' && call.id === '') call.id = id;
     if (typeof fn.name === 'string') call.name += fn.name;
-    if (typeof piece === 'string') call.arguments += piece;
+    if (typeof piece === 'string') {
+      this.guard.grow(`call ${this.calls.indexOf(call)}`, piece.length + (typeof fn.name === 'string' ? fn.name.length : 0));
+      call.arguments += piece;
+    }
     if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
       call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
     }

@@ -10,11 +10,12 @@ import {
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
+import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link openaiResponses}. */
-export interface OpenAIResponsesOptions extends RetryOptions {
+export interface OpenAIResponsesOptions extends RetryOptions, StreamLimitOptions {
   /** Model name sent as `model`. */
   model: string;
   /** Sent as `Authorization: Bearer …` when set. */
@@ -63,6 +64,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelClient {
 
 const RESPONSES_OPTION_RULES: OptionsShape<OpenAIResponsesOptions> = {
   ...RETRY_OPTION_RULES,
+  ...STREAM_LIMIT_OPTION_RULES,
   model: rule.required(rule.string()),
   apiKey: rule.string(),
   baseURL: rule.string(),
@@ -133,9 +135,9 @@ export function toResponsesInputItem(item: ResponseItem): ResponseItem {
  * that never had its `done` event (the openai SDK's own stream fixtures end that way) is yielded
  * from there, before `completed`.
  */
-async function* parseResponsesStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ModelStreamEvent> {
-  const state: ResponsesStreamState = { deltas: new Map(), doneIds: new Set(), doneIndexes: new Set() };
-  for await (const message of readServerSentEvents(body)) {
+async function* parseResponsesStream(body: ReadableStream<Uint8Array>, guard: StreamGuard): AsyncGenerator<ModelStreamEvent> {
+  const state: ResponsesStreamState = { deltas: new Map(), doneIds: new Set(), doneIndexes: new Set(), guard };
+  for await (const message of readServerSentEvents(body, guard)) {
     if (message.data === '[DONE]') continue;
     const event = parseEventData(message.data);
     const type = typeof event.type === 'string' ? event.type : message.event;
@@ -154,17 +156,23 @@ interface ResponsesStreamState {
   /** Items already yielded, by id and by `output_index`. */
   doneIds: Set<string>;
   doneIndexes: Set<number>;
+  /** Counts the streamed characters by item. */
+  guard: StreamGuard;
 }
 
 /** The events of one stream event other than `response.completed`; throws on a failure event. */
 function* readResponsesEvent(type: string | undefined, event: Record<string, unknown>, state: ResponsesStreamState): Generator<ModelStreamEvent> {
   switch (type) {
     case 'response.output_text.delta':
-      if (typeof event.delta === 'string') yield { type: 'text-delta', delta: event.delta };
+      if (typeof event.delta === 'string') {
+        state.guard.grow(String(event.item_id ?? 'text'), event.delta.length);
+        yield { type: 'text-delta', delta: event.delta };
+      }
       break;
     case 'response.function_call_arguments.delta':
     case 'response.custom_tool_call_input.delta':
       if (typeof event.item_id === 'string' && typeof event.delta === 'string') {
+        state.guard.grow(event.item_id, event.delta.length);
         state.deltas.set(event.item_id, (state.deltas.get(event.item_id) ?? '') + event.delta);
       }
       break;
