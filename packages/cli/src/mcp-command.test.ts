@@ -45,7 +45,12 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   afterAll(() => client?.close());
 
   it('lists exec (one code argument) and wait; exec describes the built-ins and the downstream tools', async () => {
-    const { tools } = await client.listTools();
+    // `initialize` is answered before the downstream servers are up; their tools follow (tools/list_changed).
+    let { tools } = await client.listTools();
+    for (let tries = 0; tries < 300 && !(tools[0].description ?? '').includes('mcp__shop__'); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ({ tools } = await client.listTools());
+    }
     expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait']);
     expect(tools[0].inputSchema).toMatchObject({ type: 'object', properties: { code: { type: 'string' } }, required: ['code'] });
     expect(tools[1].inputSchema).toMatchObject({ type: 'object', required: ['cell_id'], properties: { cell_id: { type: 'string' }, terminate: { type: 'boolean' } } });
@@ -256,7 +261,7 @@ describe('readMcpServeConfig', () => {
   it('reads servers and resolves a relative cwd against the file', () => {
     const path = join(workspace, 'relative.json');
     writeFileSync(path, JSON.stringify({ servers: { docs: { command: 'node', args: ['docs.js'], cwd: 'servers/docs' } } }));
-    expect(readMcpServeConfig(path)).toEqual({ docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs') } });
+    expect(readMcpServeConfig(path)).toEqual({ docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs'), description: '' } });
   });
 
   it('names the problem with a missing file, bad JSON, unknown keys and a non-object servers', () => {

@@ -17,6 +17,13 @@ export interface McpToolsOptions {
   maxMessageBytes?: number;
   /** Receives every warning as it happens, startup included (also kept in `warnings`). */
   onWarning?: (warning: McpWarning) => void;
+  /**
+   * Wait for every server to start (or fail) before resolving. Default true. With false,
+   * `mcpTools` resolves at once with no executors; each server's tools appear as it comes up,
+   * announced by a `tools-changed` event for that server (what `switchyard mcp serve` uses to
+   * answer `initialize` at once).
+   */
+  waitForServers?: boolean;
 }
 
 /** Events of {@link McpTools}, discriminated on `type`. */
@@ -67,6 +74,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
     maxOutputTokens: rule.number({ min: 1, integer: true }),
     maxMessageBytes: rule.number({ min: 1, integer: true }),
     onWarning: rule.function(),
+    waitForServers: rule.boolean(),
   } satisfies OptionsShape<McpToolsOptions>);
   const resolved = resolveServerConfigs(options.servers);
   const warnings: McpWarning[] = [];
@@ -102,7 +110,11 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
         { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes },
       ),
   );
-  await Promise.all(connections.map((connection) => connection.start()));
+  if (options.waitForServers === false) {
+    for (const connection of connections) void connection.start().then(() => emit({ type: 'tools-changed', server: connection.name }));
+  } else {
+    await Promise.all(connections.map((connection) => connection.start()));
+  }
   const resourceTools = createResourceTools(() => connections, options.maxOutputTokens);
 
   let closed: Promise<void> | undefined;
