@@ -45,7 +45,12 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   afterAll(() => client?.close());
 
   it('lists exec (one code argument) and wait; exec describes the built-ins and the downstream tools', async () => {
-    const { tools } = await client.listTools();
+    // `initialize` is answered before the downstream servers are up; their tools follow (tools/list_changed).
+    let { tools } = await client.listTools();
+    for (let tries = 0; tries < 300 && !(tools[0].description ?? '').includes('mcp__shop__'); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ({ tools } = await client.listTools());
+    }
     expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait']);
     expect(tools[0].inputSchema).toMatchObject({ type: 'object', properties: { code: { type: 'string' } }, required: ['code'] });
     expect(tools[1].inputSchema).toMatchObject({ type: 'object', required: ['cell_id'], properties: { cell_id: { type: 'string' }, terminate: { type: 'boolean' } } });
@@ -260,9 +265,9 @@ describe('readMcpServeConfig', () => {
       JSON.stringify({ servers: { docs: { command: 'node', args: ['docs.js'], cwd: 'servers/docs' }, shop: { command: 'node', args: ['./shop.mjs'] }, web: { url: 'http://127.0.0.1:9/mcp' } } }),
     );
     expect(readMcpServeConfig(path)).toEqual({
-      docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs') },
-      shop: { command: 'node', args: ['./shop.mjs'], cwd: workspace },
-      web: { url: 'http://127.0.0.1:9/mcp' },
+      docs: { command: 'node', args: ['docs.js'], cwd: join(workspace, 'servers/docs'), description: '' },
+      shop: { command: 'node', args: ['./shop.mjs'], cwd: workspace, description: '' },
+      web: { url: 'http://127.0.0.1:9/mcp', description: '' },
     });
   });
 

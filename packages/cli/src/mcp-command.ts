@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
-import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeModeMcpHost, type McpServerConfig, type McpTools } from '@switchyard/mcp';
+import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeModeMcpHost, type CodeModeMcpServer, type McpServerConfig, type McpTools } from '@switchyard/mcp';
 import { createSession, type Turn } from '@switchyard/session';
 import { builtinTools } from './builtins';
 
@@ -50,11 +50,21 @@ export function readMcpServeConfig(path: string): Record<string, McpServerConfig
   const base = dirname(resolve(path));
   return Object.fromEntries(
     Object.entries(servers as Record<string, McpServerConfig>).map(([name, config]) => {
-      if (typeof config !== 'object' || config === null || typeof (config as { command?: unknown }).command !== 'string') return [name, config];
+      if (typeof config !== 'object' || config === null || typeof (config as { command?: unknown }).command !== 'string') return [name, withoutServerInstructions(config)];
       const cwd = (config as { cwd?: unknown }).cwd;
-      return [name, { ...config, cwd: typeof cwd === 'string' ? resolve(base, cwd) : base }];
+      return [name, withoutServerInstructions({ ...config, cwd: typeof cwd === 'string' ? resolve(base, cwd) : base })];
     }),
   );
+}
+
+/**
+ * A downstream server's `instructions` are its own text, and `exec`'s description is what serve's
+ * client (another agent) reads as ours: they stay out unless the configuration gives the server a
+ * `description` of its own (an empty description means none).
+ */
+function withoutServerInstructions(config: McpServerConfig): McpServerConfig {
+  if (typeof config !== 'object' || config === null || (config as { description?: unknown }).description !== undefined) return config;
+  return { ...config, description: '' };
 }
 
 function toolNamed(tools: readonly WireTool[], name: string): WireTool {
@@ -100,8 +110,15 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   // downstream list changes show) and some step's worker is always attached, so a yielded cell's
   // nested calls keep being served between MCP calls.
   const turn = session.beginTurn();
+  // SIGTERM / SIGINT (what the SDK client sends 2 s after ending stdin) close the connection, so
+  // the cleanup below runs: downstream server processes never outlive serve. A second signal,
+  // once the handler is gone, ends the process the default way.
+  let served: CodeModeMcpServer | undefined;
+  const onSignal = () => void served?.close();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   try {
-    const served = await serveCodeModeOverMcp({
+    served = await serveCodeModeOverMcp({
       host: turnHost(turn, downstream),
       stdin: options.stdin,
       stdout: options.stdout,
@@ -112,10 +129,12 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     return 0;
   } finally {
     turn.abort('the MCP client disconnected');
+    // The downstream servers first and alongside the rest: their processes are what could be left behind.
+    const downstreamClosed = downstream.close();
     await turn.end();
-    await session.shutdown();
-    await builtins.exec.shutdown();
-    await downstream.close();
+    await Promise.all([session.shutdown(), builtins.exec.shutdown(), downstreamClosed]);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
   }
 }
 
@@ -123,7 +142,9 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
 async function startDownstream(configPath: string | undefined, log: (text: string) => void): Promise<McpTools | undefined> {
   try {
     const servers = configPath === undefined ? {} : readMcpServeConfig(configPath);
-    return await mcpTools({ servers, onWarning: (warning) => log(`switchyard mcp serve: ${warning.message}\n`) });
+    // Not waiting: `initialize` is answered at once, and each server's tools are announced
+    // (`notifications/tools/list_changed`) as it comes up; a dead or slow server delays nothing.
+    return await mcpTools({ servers, waitForServers: false, onWarning: (warning) => log(`switchyard mcp serve: ${warning.message}\n`) });
   } catch (error) {
     log(`switchyard: ${errorMessage(error)}\n`);
     return undefined;

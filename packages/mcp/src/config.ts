@@ -31,6 +31,11 @@ const common = {
   maxCallTimeMs: timeout.optional(),
   /** Namespace description shown to the model; defaults to the server's `instructions`. */
   description: z.string().optional(),
+  /**
+   * A server that fails to start makes `mcpTools` throw (a `CONFIG` error naming it) instead of
+   * warning. Always awaited, even with `waitForServers: false`. Default false.
+   */
+  required: z.boolean().optional(),
 };
 
 const stdioServer = z.strictObject({
@@ -67,6 +72,17 @@ export interface ResolvedServerConfig {
 }
 
 /** True for a stdio entry. */
+/** `unknown option` lines (with the closest valid key) for keys neither server form has: a `comand` typo. */
+function unknownKeyProblems(where: string, keys: readonly string[]): string[] {
+  const known = [...new Set([...Object.keys(stdioServer.shape), ...Object.keys(httpServer.shape)])];
+  return keys
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const suggestion = closestName(key, known);
+      return `${where}: unknown option \`${key}\`${suggestion !== undefined ? `; did you mean \`${suggestion}\`?` : ''}`;
+    });
+}
+
 export function isStdioConfig(config: McpServerConfig): config is McpStdioServerConfig {
   return 'command' in config;
 }
@@ -96,6 +112,7 @@ export function resolveServerConfigs(servers: unknown): ResolvedServerConfig[] {
     const hasUrl = 'url' in raw;
     if (hasCommand === hasUrl) {
       problems.push(`${where}: set exactly one of \`command\` (stdio) or \`url\` (streamable HTTP)`);
+      problems.push(...unknownKeyProblems(where, Object.keys(raw)));
       continue;
     }
     const schema = hasCommand ? stdioServer : httpServer;

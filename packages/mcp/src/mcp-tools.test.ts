@@ -57,7 +57,7 @@ describe('mcpTools over stdio', () => {
     expect(echo.name).toEqual({ name: 'echo', namespace: 'mcp__fx__' });
     const spec = echo.spec as FunctionToolSpec;
     expect(spec).toMatchObject({ type: 'function', name: 'echo', description: 'Echoes a message back.', strict: false });
-    expect(spec.parameters).toEqual({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
+    expect(spec.parameters).toEqual({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
     expect(spec.outputSchema).toEqual({
       'x-switchyard-mcp': true,
       type: 'object',
@@ -73,7 +73,12 @@ describe('mcpTools over stdio', () => {
     expect(echo.exposure).toBe('direct');
     expect(echo.supportsParallelToolCalls).toBe(false);
     expect(echo.namespaceDescription).toBe('Fixture tools for tests.');
-    expect((executor(mcp, 'mcp__fx__fail').spec as FunctionToolSpec).parameters).toEqual({ type: 'object', properties: {} });
+    // A schema without `$schema` is JSON Schema 2020-12 (MCP 2025-11-25), and says so from here on.
+    expect((executor(mcp, 'mcp__fx__fail').spec as FunctionToolSpec).parameters).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {},
+    });
 
     const lazy = executor(mcp, 'mcp__lazy__echo');
     expect(lazy.exposure).toBe('deferred');

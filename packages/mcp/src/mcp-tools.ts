@@ -1,6 +1,7 @@
 import type { ToolExecutor } from '@switchyard/protocol';
 import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape } from '@switchyard/kit';
-import { resolveServerConfigs, type McpServerConfig } from './config';
+import { SwitchyardError } from '@switchyard/protocol';
+import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
 
@@ -15,8 +16,19 @@ export interface McpToolsOptions {
    * error result with a note and the start of its text; the server stays connected. Default 32 MiB.
    */
   maxMessageBytes?: number;
-  /** Receives every warning as it happens, startup included (also kept in `warnings`). */
+  /**
+   * Receives every warning as it happens. Without it, a server that fails to start is reported
+   * through `process.emitWarning` (code `SWITCHYARD_MCP_SERVER_FAILED`), so a typo in a command
+   * is never silent; other warnings are then only kept in `warnings`.
+   */
   onWarning?: (warning: McpWarning) => void;
+  /**
+   * Wait for every server to start (or fail) before resolving. Default true. With false,
+   * `mcpTools` resolves at once with no executors; each server's tools appear as it comes up,
+   * announced by a `tools-changed` event for that server (what `switchyard mcp serve` uses to
+   * answer `initialize` at once).
+   */
+  waitForServers?: boolean;
 }
 
 /** Events of {@link McpTools}, discriminated on `type`. */
@@ -67,6 +79,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
     maxOutputTokens: rule.number({ min: 1, integer: true }),
     maxMessageBytes: rule.number({ min: 1, integer: true }),
     onWarning: rule.function(),
+    waitForServers: rule.boolean(),
   } satisfies OptionsShape<McpToolsOptions>);
   const resolved = resolveServerConfigs(options.servers);
   const warnings: McpWarning[] = [];
@@ -82,7 +95,8 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
           warning(warning) {
             warnings.push(warning);
             try {
-              options.onWarning?.(warning);
+              if (options.onWarning) options.onWarning(warning);
+              else if (warning.kind === 'server-failed') process.emitWarning(warning.message, { code: 'SWITCHYARD_MCP_SERVER_FAILED' });
             } catch (error) {
               // same rule as for `on` listeners: reported, never breaking the connection
               warnListenerError({ hub: 'mcp', type: 'onWarning', error });
@@ -102,7 +116,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
         { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes },
       ),
   );
-  await Promise.all(connections.map((connection) => connection.start()));
+  await startConnections(connections, resolved, options.waitForServers !== false, emit);
   const resourceTools = createResourceTools(() => connections, options.maxOutputTokens);
 
   let closed: Promise<void> | undefined;
@@ -129,4 +143,30 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
       return closed;
     },
   };
+}
+
+/**
+ * Starts every connection: awaits them all when `wait`, else only the `required` ones (the others
+ * announce their tools with `tools-changed` as they come up). A required server that failed closes
+ * every connection and throws a `CONFIG` error naming it.
+ */
+async function startConnections(
+  connections: readonly McpServerConnection[],
+  resolved: readonly ResolvedServerConfig[],
+  wait: boolean,
+  emit: (event: McpToolsEvent) => void,
+): Promise<void> {
+  const started = connections.map((connection, index) => {
+    const start = connection.start();
+    const required = resolved[index].config.required === true;
+    if (wait || required) return start;
+    void start.then(() => emit({ type: 'tools-changed', server: connection.name }));
+    return Promise.resolve();
+  });
+  await Promise.all(started);
+  const failed = connections.filter((connection, index) => resolved[index].config.required === true && connection.state === 'failed');
+  if (failed.length === 0) return;
+  await Promise.all(connections.map((connection) => connection.close()));
+  const lines = failed.map((connection) => `servers.${connection.name} (required: true): MCP server \`${connection.name}\` ${connection.error ?? 'failed to start'}`);
+  throw new SwitchyardError('CONFIG', `mcpTools: a required MCP server failed to start:\n${lines.join('\n')}`);
 }

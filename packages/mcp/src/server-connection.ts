@@ -9,7 +9,6 @@ import {
   ToolSchema,
   type LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   FatalToolError,
   SwitchyardError,
@@ -37,6 +36,7 @@ import {
 import { isStdioConfig, type ResolvedServerConfig } from './config';
 import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
+import { ToolSchemaValidators } from './schema-dialect';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -99,10 +99,17 @@ const CallToolResultLooseSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_CHARS = 2000;
 
-function withoutDialect(schema: Record<string, unknown>): JsonSchema {
-  const copy = JSON.parse(JSON.stringify(schema)) as JsonSchema;
-  delete copy.$schema;
-  return copy;
+/**
+ * An SDK error message without the doubled prefix: a server built on the SDK sends its own
+ * `McpError` message (`MCP error -32602: …`) as the JSON-RPC message, and the client's `McpError`
+ * prefixes it again (`MCP error -32602: MCP error -32602: …`).
+ */
+export function withoutRepeatedPrefix(message: string): string {
+  const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
+  if (!prefix) return message;
+  let rest = message.slice(prefix.length);
+  while (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
+  return prefix + rest;
 }
 
 /** Milliseconds in the short style of the timeout message (`500ms`, `1.5s`). */
@@ -261,14 +268,41 @@ export class McpServerConnection {
     this.listener.warning({ kind: 'tool-skipped', server: this.name, tool, message: `MCP server \`${this.name}\`: skipped tool \`${tool}\`: ${reason}` });
   }
 
+  /** A tool's input and output schemas with their checks; `undefined` (and a warning) when one cannot be used. */
+  private compileSchemas(
+    rawName: string,
+    source: { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown> },
+    validators: ToolSchemaValidators,
+  ): { parameters: JsonSchema; outputSchema?: JsonSchema; checkOutput?: StructuredContentCheck } | undefined {
+    let parameters: JsonSchema;
+    try {
+      parameters = validators.compile(source.inputSchema).schema;
+    } catch (error) {
+      this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
+      return undefined;
+    }
+    if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
+    if (!source.outputSchema) return { parameters };
+    try {
+      // The output schema is nested in the CallToolResult schema, where `$schema` has no place;
+      // its check is compiled in its own dialect all the same.
+      const { schema, check } = validators.compile(source.outputSchema);
+      const { $schema: _dialect, ...outputSchema } = schema;
+      return { parameters, outputSchema: outputSchema as JsonSchema, checkOutput: check };
+    } catch (error) {
+      this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
   private buildExecutors(rawTools: readonly unknown[]): ToolExecutor[] {
     const config = this.resolved.config;
     const enabled = config.enabledTools ? new Set(config.enabledTools) : undefined;
     const disabled = new Set(config.disabledTools ?? []);
     const nameFor = createToolNamer();
     const seenRaw = new Set<string>();
-    // A fresh validator per listing: ajv caches every compiled schema, and lists can change often.
-    const schemaValidator = new AjvJsonSchemaValidator();
+    // Fresh validators per listing: ajv caches every compiled schema, and lists can change often.
+    const schemaValidators = new ToolSchemaValidators();
     const executors: ToolExecutor[] = [];
     for (const raw of rawTools) {
       const rawName = isJsonObject(raw) && typeof raw.name === 'string' ? raw.name : '<unnamed>';
@@ -296,24 +330,9 @@ export class McpServerConnection {
         this.skip(rawName, 'it requires task-based execution (`execution.taskSupport: "required"`), which this client does not support');
         continue;
       }
-      const parameters = withoutDialect(source.inputSchema);
-      if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
-      const outputSchema = source.outputSchema ? withoutDialect(source.outputSchema) : undefined;
-      try {
-        schemaValidator.getValidator(parameters as never);
-      } catch (error) {
-        this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
-        continue;
-      }
-      let checkOutput: StructuredContentCheck | undefined;
-      if (outputSchema) {
-        try {
-          checkOutput = schemaValidator.getValidator(outputSchema as never) as StructuredContentCheck;
-        } catch (error) {
-          this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
-          continue;
-        }
-      }
+      const schemas = this.compileSchemas(rawName, source, schemaValidators);
+      if (!schemas) continue;
+      const { parameters, outputSchema, checkOutput } = schemas;
       executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput));
     }
     return executors;
@@ -459,6 +478,7 @@ export class McpServerConnection {
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
     }
+    if (error instanceof McpError) error.message = withoutRepeatedPrefix(error.message);
     return error;
   }
 

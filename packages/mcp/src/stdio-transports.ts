@@ -207,6 +207,16 @@ export class BoundedStdioServerTransport implements Transport {
   private started = false;
   private readonly onData = (chunk: Buffer | string) => this.reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   private readonly onStreamError = (error: Error) => this.onerror?.(error);
+  private closed = false;
+  /**
+   * A write error on stdout (EPIPE: the client went away, during startup too) is reported and
+   * closes the transport; without a listener it would be an uncaught error ending the process
+   * before its cleanup (downstream servers would be left running).
+   */
+  private readonly onStdoutError = (error: Error) => {
+    this.onerror?.(error);
+    void this.close();
+  };
 
   constructor(options: BoundedStdioServerTransportOptions = {}) {
     this.stdin = options.stdin ?? process.stdin;
@@ -235,13 +245,18 @@ export class BoundedStdioServerTransport implements Transport {
     this.started = true;
     this.stdin.on('data', this.onData);
     this.stdin.on('error', this.onStreamError);
+    // Stays attached after close: a late write error must not become an uncaught exception.
+    this.stdout.on('error', this.onStdoutError);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the MCP connection is closed'));
     return writeMessage(this.stdout, message);
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
     // Let the process exit if nobody else reads stdin (what the SDK transport does).

@@ -12,11 +12,12 @@ import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyar
 import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
 import { describeServerError, isRetryableServerError } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
+import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link chatCompletions}. */
-export interface ChatCompletionsOptions extends RetryOptions {
+export interface ChatCompletionsOptions extends RetryOptions, StreamLimitOptions {
   /** API root; the client POSTs to `{baseURL}/chat/completions` (e.g. `http://127.0.0.1:8080/v1`). */
   baseURL: string;
   /** Model name sent as `model`. */
@@ -50,12 +51,13 @@ export function chatCompletions(options: ChatCompletionsOptions): ModelClient {
   }
   return createStreamingClient('chatCompletions', options, endpoint(options.baseURL, 'chat/completions'), (request) => {
     const { body, targets } = chatRequestBody(options, request);
-    return { body: JSON.stringify(body), parse: (stream) => parseChatStream(stream, targets) };
+    return { body: JSON.stringify(body), parse: (stream, guard) => parseChatStream(stream, targets, guard) };
   });
 }
 
 const CHAT_OPTION_RULES: OptionsShape<ChatCompletionsOptions> = {
   ...RETRY_OPTION_RULES,
+  ...STREAM_LIMIT_OPTION_RULES,
   baseURL: rule.required(rule.string()),
   model: rule.required(rule.string()),
   apiKey: rule.string(),
@@ -93,6 +95,8 @@ interface PendingCall {
   arguments: string;
   /** Provider data on the call (Gemini's `extra_content.google.thought_signature`), echoed back. */
   extraContent?: JsonObject;
+  /** The deltas came as `type: "custom"` (`custom.name`, `custom.input`): `arguments` holds the raw input. */
+  custom?: boolean;
   emitted: boolean;
 }
 
@@ -116,9 +120,9 @@ function isCompleteJson(text: string): boolean {
  * `reasoning_content` (DeepSeek, vLLM, llama.cpp; `reasoning` on some servers) becomes a
  * `reasoning` item with the text as `reasoning_text` content, yielded before the message and calls.
  */
-async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>): AsyncGenerator<ModelStreamEvent> {
-  const assembly = new ChatStreamAssembly(targets);
-  for await (const message of readServerSentEvents(body)) {
+async function* parseChatStream(body: ReadableStream<Uint8Array>, targets: Map<string, ChatToolTarget>, guard: StreamGuard): AsyncGenerator<ModelStreamEvent> {
+  const assembly = new ChatStreamAssembly(targets, guard);
+  for await (const message of readServerSentEvents(body, guard)) {
     if (message.data.trim() === '[DONE]') {
       yield* assembly.finish();
       return;
@@ -138,6 +142,8 @@ class ChatStreamAssembly {
   private readonly calls: PendingCall[] = [];
   private readonly byIndex = new Map<number, PendingCall>();
   private text = '';
+  /** `delta.refusal` text: the model declined; kept as a `refusal` part of the assistant message. */
+  private refusal = '';
   private textEmitted = false;
   private reasoning = '';
   private reasoningEmitted = false;
@@ -146,7 +152,10 @@ class ChatStreamAssembly {
   /** A choice has reported a `finish_reason`. */
   finished = false;
 
-  constructor(private readonly targets: Map<string, ChatToolTarget>) {}
+  constructor(
+    private readonly targets: Map<string, ChatToolTarget>,
+    private readonly guard: StreamGuard,
+  ) {}
 
   /** Folds one parsed chunk in; yields text deltas and the calls it completes. Throws on an error chunk. */
   *readChunk(chunk: Record<string, unknown>): Generator<ModelStreamEvent> {
@@ -158,10 +167,18 @@ class ChatStreamAssembly {
     if (!choice) return;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
     const thought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
-    if (thought !== '') this.reasoning += thought;
+    if (thought !== '') {
+      this.guard.grow('reasoning', thought.length);
+      this.reasoning += thought;
+    }
     if (typeof delta.content === 'string' && delta.content !== '') {
+      this.guard.grow('text', delta.content.length);
       this.text += delta.content;
       yield { type: 'text-delta', delta: delta.content };
+    }
+    if (typeof delta.refusal === 'string') {
+      this.guard.grow('text', delta.refusal.length);
+      this.refusal += delta.refusal;
     }
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, raw] of (delta.tool_calls as Array<Record<string, unknown> | null>).entries()) {
@@ -193,10 +210,17 @@ class ChatStreamAssembly {
       this.calls.push(call);
       this.byIndex.set(index, call);
     }
-    const fn = (raw.function ?? {}) as Record<string, unknown>;
+    // A custom tool call streams `custom: { name, input }` instead of `function: { name, arguments }`.
+    const custom = raw.type === 'custom' || (typeof raw.custom === 'object' && raw.custom !== null);
+    if (custom) call.custom = true;
+    const fn = ((custom ? raw.custom : raw.function) ?? {}) as Record<string, unknown>;
+    const piece = custom ? fn.input : fn.arguments;
     if (id !== '' && call.id === '') call.id = id;
     if (typeof fn.name === 'string') call.name += fn.name;
-    if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+    if (typeof piece === 'string') {
+      this.guard.grow(`call ${this.calls.indexOf(call)}`, piece.length + (typeof fn.name === 'string' ? fn.name.length : 0));
+      call.arguments += piece;
+    }
     if (typeof raw.extra_content === 'object' && raw.extra_content !== null && !Array.isArray(raw.extra_content)) {
       call.extraContent = { ...call.extraContent, ...(raw.extra_content as JsonObject) };
     }
@@ -207,9 +231,12 @@ class ChatStreamAssembly {
       this.reasoningEmitted = true;
       yield { type: 'output-item', item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: this.reasoning }] } };
     }
-    if (this.textEmitted || this.text === '') return;
+    if (this.textEmitted || (this.text === '' && this.refusal === '')) return;
     this.textEmitted = true;
-    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: this.text }] } };
+    const content: JsonObject[] = [];
+    if (this.text !== '') content.push({ type: 'output_text', text: this.text });
+    if (this.refusal !== '') content.push({ type: 'refusal', refusal: this.refusal });
+    yield { type: 'output-item', item: { type: 'message', role: 'assistant', content } as unknown as ResponseItem };
   }
 
   /**
@@ -238,9 +265,10 @@ function toResponseItem(call: PendingCall, position: number, targets: Map<string
   const callId = call.id || `call_${responseId ?? 'chat'}_${position}`;
   const target = targets.get(call.name);
   const extra = call.extraContent ? { extra_content: call.extraContent } : {};
-  if (target?.kind === 'custom') {
-    const item = { type: 'custom_tool_call', call_id: callId, name: target.name, input: customInput(call.arguments), ...extra } as ResponseItem;
-    if (target.namespace) (item as { namespace?: string }).namespace = target.namespace;
+  if (target?.kind === 'custom' || call.custom) {
+    const input = call.custom ? call.arguments : customInput(call.arguments);
+    const item = { type: 'custom_tool_call', call_id: callId, name: target?.name ?? call.name, input, ...extra } as ResponseItem;
+    if (target?.namespace) (item as { namespace?: string }).namespace = target.namespace;
     return item;
   }
   // Unknown names pass through as they came, so the router answers "unsupported call".

@@ -26,7 +26,7 @@ export type ChatToolTarget =
 /** A Chat Completions message (the subset Switchyard writes). */
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string | ChatContentPart[] }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning_content?: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning_content?: string; refusal?: string }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
@@ -225,8 +225,17 @@ function pushMessage(messages: ChatMessage[], record: JsonObject): void {
       else if (part.type === 'input_image' && typeof part.image_url === 'string' && role === 'user') parts.push(imagePart(part as unknown as ContentItem));
     }
   }
-  if (role === 'assistant') messages.push({ role, content: textOf(parts) });
+  if (role === 'assistant') messages.push(assistantMessage(record, parts));
   else messages.push({ role, content: parts.every((part) => part.type === 'text') ? textOf(parts) : parts });
+}
+
+/** An assistant message; a `refusal` part goes back as the message's own `refusal` field. */
+function assistantMessage(record: JsonObject, parts: ChatContentPart[]): ChatMessage {
+  const refusal = Array.isArray(record.content)
+    ? (record.content as JsonObject[]).map((part) => (part.type === 'refusal' && typeof part.refusal === 'string' ? part.refusal : '')).join('')
+    : '';
+  if (refusal === '') return { role: 'assistant', content: textOf(parts) };
+  return { role: 'assistant', content: parts.length > 0 ? textOf(parts) : null, refusal };
 }
 
 function splitOutput(output: ToolOutputBody): { text: string; images: ChatContentPart[] } {

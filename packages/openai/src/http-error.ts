@@ -1,4 +1,5 @@
 import { ModelRequestError } from '@switchyard/protocol';
+import { STREAM_LIMIT_DEFAULTS, readCappedText } from './stream-limits';
 
 /** Error codes a server may send that no retry can fix. */
 const FINAL_ERROR_CODES = new Set([
@@ -49,9 +50,10 @@ export function isRetryableServerError(error: { code?: string; status?: number }
 /**
  * Builds the error of a non-2xx response: the server's message when its body has one.
  * 408, 409, 429 and 5xx are retryable (429 `insufficient_quota` is not); `x-should-retry` overrides.
+ * At most `maxBodyBytes` of the body are read: a server cannot make the client hold an endless error.
  */
-export async function errorFromResponse(response: Response): Promise<ModelHttpError> {
-  const text = await response.text().catch(() => '');
+export async function errorFromResponse(response: Response, maxBodyBytes = STREAM_LIMIT_DEFAULTS.maxErrorBodyBytes): Promise<ModelHttpError> {
+  const text = await readCappedText(response.body, maxBodyBytes);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -8,7 +8,8 @@ export type { ChatCompletionsOptions } from './chat-completions';
 export { modelFromSpec } from './model-from-spec';
 export type { ModelFromSpecOptions, ModelEnvironment } from './model-from-spec';
 
-// Retries
+// Retries and stream bounds
 export type { RetryOptions } from './retry';
+export type { StreamLimitOptions } from './stream-limits';
 
 export { VERSION } from './version';

@@ -85,7 +85,7 @@ describe('openaiResponses', () => {
         parallel_tool_calls: true,
         store: false,
         stream: true,
-        include: [],
+        include: ['reasoning.encrypted_content'],
       }),
     );
 

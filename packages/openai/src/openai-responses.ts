@@ -10,11 +10,12 @@ import {
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
+import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
 import { createStreamingClient, endpoint } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link openaiResponses}. */
-export interface OpenAIResponsesOptions extends RetryOptions {
+export interface OpenAIResponsesOptions extends RetryOptions, StreamLimitOptions {
   /** Model name sent as `model`. */
   model: string;
   /** Sent as `Authorization: Bearer …` when set. */
@@ -31,7 +32,10 @@ export interface OpenAIResponsesOptions extends RetryOptions {
   reasoning?: JsonObject;
   /** Sent as `store`. Default false. */
   store?: boolean;
-  /** Sent as `include`. Default `["reasoning.encrypted_content"]` with `reasoning` and `store: false`, else `[]`. */
+  /**
+   * Sent as `include`. Default `["reasoning.encrypted_content"]` with `store: false` (so reasoning
+   * items can go back without server state), else `[]`.
+   */
   include?: string[];
   /** Sent as `prompt_cache_key` when set. */
   promptCacheKey?: string;
@@ -60,6 +64,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelClient {
 
 const RESPONSES_OPTION_RULES: OptionsShape<OpenAIResponsesOptions> = {
   ...RETRY_OPTION_RULES,
+  ...STREAM_LIMIT_OPTION_RULES,
   model: rule.required(rule.string()),
   apiKey: rule.string(),
   baseURL: rule.string(),
@@ -80,17 +85,26 @@ export function responsesRequestBody(options: OpenAIResponsesOptions, request: M
   const body: JsonObject = { model: options.model };
   const instructions = request.instructions ?? options.instructions;
   if (instructions !== undefined) body.instructions = instructions;
-  body.input = request.input.map(toResponsesInputItem) as unknown as JsonObject[];
+  const store = options.store ?? false;
+  // Without `store`, the server keeps nothing: a reasoning item goes back only with the
+  // `encrypted_content` it came with; one without it (by id alone) is answered "Item with id
+  // 'rs_…' not found", so it is left out.
+  const input = store ? request.input : request.input.filter((item) => !isReasoningWithoutContent(item));
+  body.input = input.map(toResponsesInputItem) as unknown as JsonObject[];
   body.tools = request.tools as unknown as JsonObject[];
   body.tool_choice = 'auto';
   body.parallel_tool_calls = request.parallelToolCalls && (options.parallelToolCalls ?? true);
   if (options.reasoning) body.reasoning = options.reasoning;
-  const store = options.store ?? false;
   body.store = store;
   body.stream = true;
-  body.include = options.include ?? (options.reasoning && !store ? ['reasoning.encrypted_content'] : []);
+  body.include = options.include ?? (store ? [] : ['reasoning.encrypted_content']);
   if (options.promptCacheKey !== undefined) body.prompt_cache_key = options.promptCacheKey;
   return { ...body, ...options.extraBody };
+}
+
+function isReasoningWithoutContent(item: ResponseItem): boolean {
+  const record = item as Record<string, unknown>;
+  return record.type === 'reasoning' && (typeof record.encrypted_content !== 'string' || record.encrypted_content === '');
 }
 
 /**
@@ -115,55 +129,88 @@ export function toResponsesInputItem(item: ResponseItem): ResponseItem {
   return rest as ResponseItem;
 }
 
-/** Parses one Responses-API event stream into model stream events; ends at `response.completed`. */
-async function* parseResponsesStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ModelStreamEvent> {
-  // Argument/input deltas by item id: used when a server's `output_item.done` leaves them out.
-  const deltas = new Map<string, string>();
-  for await (const message of readServerSentEvents(body)) {
+/**
+ * Parses one Responses-API event stream into model stream events; ends at `response.completed`.
+ * Items are yielded at `response.output_item.done`; an item of `response.completed`'s `output`
+ * that never had its `done` event (the openai SDK's own stream fixtures end that way) is yielded
+ * from there, before `completed`.
+ */
+async function* parseResponsesStream(body: ReadableStream<Uint8Array>, guard: StreamGuard): AsyncGenerator<ModelStreamEvent> {
+  const state: ResponsesStreamState = { deltas: new Map(), doneIds: new Set(), doneIndexes: new Set(), guard };
+  for await (const message of readServerSentEvents(body, guard)) {
     if (message.data === '[DONE]') continue;
     const event = parseEventData(message.data);
     const type = typeof event.type === 'string' ? event.type : message.event;
-    switch (type) {
-      case 'response.output_text.delta':
-        if (typeof event.delta === 'string') yield { type: 'text-delta', delta: event.delta };
-        break;
-      case 'response.function_call_arguments.delta':
-      case 'response.custom_tool_call_input.delta':
-        if (typeof event.item_id === 'string' && typeof event.delta === 'string') {
-          deltas.set(event.item_id, (deltas.get(event.item_id) ?? '') + event.delta);
-        }
-        break;
-      case 'response.output_item.done': {
-        const item = event.item as Record<string, unknown> | undefined;
-        if (item && typeof item.type === 'string') yield { type: 'output-item', item: completeItem(item, deltas) };
-        break;
-      }
-      case 'response.completed': {
-        const response = (event.response ?? {}) as Record<string, unknown>;
-        yield {
-          type: 'completed',
-          usage: readUsage(response.usage),
-          responseId: typeof response.id === 'string' ? response.id : undefined,
-        };
-        return;
-      }
-      case 'response.failed': {
-        const response = (event.response ?? {}) as Record<string, unknown>;
-        throw streamError('model response failed', response.error);
-      }
-      case 'response.incomplete': {
-        const response = (event.response ?? {}) as Record<string, unknown>;
-        const details = (response.incomplete_details ?? {}) as Record<string, unknown>;
-        const reason = typeof details.reason === 'string' ? details.reason : 'unknown reason';
-        throw new ModelRequestError(`model response incomplete: ${reason}`, { retryable: false });
-      }
-      case 'error':
-        throw streamError('model stream error', event);
-      default:
-        break;
+    if (type === 'response.completed') {
+      yield* completedEvents(event, state);
+      return;
     }
+    yield* readResponsesEvent(type, event, state);
   }
   throw new ModelRequestError('model stream closed before response.completed', { retryable: true });
+}
+
+interface ResponsesStreamState {
+  /** Argument/input deltas by item id: used when a server's `output_item.done` leaves them out. */
+  deltas: Map<string, string>;
+  /** Items already yielded, by id and by `output_index`. */
+  doneIds: Set<string>;
+  doneIndexes: Set<number>;
+  /** Counts the streamed characters by item. */
+  guard: StreamGuard;
+}
+
+/** The events of one stream event other than `response.completed`; throws on a failure event. */
+function* readResponsesEvent(type: string | undefined, event: Record<string, unknown>, state: ResponsesStreamState): Generator<ModelStreamEvent> {
+  switch (type) {
+    case 'response.output_text.delta':
+      if (typeof event.delta === 'string') {
+        state.guard.grow(String(event.item_id ?? 'text'), event.delta.length);
+        yield { type: 'text-delta', delta: event.delta };
+      }
+      break;
+    case 'response.function_call_arguments.delta':
+    case 'response.custom_tool_call_input.delta':
+      if (typeof event.item_id === 'string' && typeof event.delta === 'string') {
+        state.guard.grow(event.item_id, event.delta.length);
+        state.deltas.set(event.item_id, (state.deltas.get(event.item_id) ?? '') + event.delta);
+      }
+      break;
+    case 'response.output_item.done': {
+      const item = event.item as Record<string, unknown> | undefined;
+      if (!item || typeof item.type !== 'string') break;
+      if (typeof item.id === 'string') state.doneIds.add(item.id);
+      if (typeof event.output_index === 'number') state.doneIndexes.add(event.output_index);
+      yield { type: 'output-item', item: completeItem(item, state.deltas) };
+      break;
+    }
+    case 'response.failed': {
+      const response = (event.response ?? {}) as Record<string, unknown>;
+      throw streamError('model response failed', response.error);
+    }
+    case 'response.incomplete': {
+      const response = (event.response ?? {}) as Record<string, unknown>;
+      const details = (response.incomplete_details ?? {}) as Record<string, unknown>;
+      const reason = typeof details.reason === 'string' ? details.reason : 'unknown reason';
+      throw new ModelRequestError(`model response incomplete: ${reason}`, { retryable: false });
+    }
+    case 'error':
+      throw streamError('model stream error', event);
+    default:
+      break;
+  }
+}
+
+/** The output items `response.completed` carries that were never yielded, then the `completed` event. */
+function* completedEvents(event: Record<string, unknown>, state: ResponsesStreamState): Generator<ModelStreamEvent> {
+  const response = (event.response ?? {}) as Record<string, unknown>;
+  const output = Array.isArray(response.output) ? (response.output as Array<Record<string, unknown> | null>) : [];
+  for (const [index, item] of output.entries()) {
+    if (typeof item !== 'object' || item === null || typeof item.type !== 'string') continue;
+    if (typeof item.id === 'string' ? state.doneIds.has(item.id) : state.doneIndexes.has(index)) continue;
+    yield { type: 'output-item', item: completeItem(item, state.deltas) };
+  }
+  yield { type: 'completed', usage: readUsage(response.usage), responseId: typeof response.id === 'string' ? response.id : undefined };
 }
 
 function completeItem(item: Record<string, unknown>, deltas: Map<string, string>): ResponseItem {

@@ -82,6 +82,7 @@ export async function postForStream(
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal,
+  maxErrorBodyBytes?: number,
 ): Promise<ReadableStream<Uint8Array>> {
   const response = await fetchImpl(url, {
     method: 'POST',
@@ -90,7 +91,7 @@ export async function postForStream(
     signal,
   });
   if (!response.ok) {
-    throw await errorFromResponse(response);
+    throw await errorFromResponse(response, maxErrorBodyBytes);
   }
   if (!response.body) throw new ModelRequestError('model request failed: the response has no body', { retryable: true });
   return response.body;

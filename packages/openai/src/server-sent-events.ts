@@ -1,14 +1,25 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ModelRequestError, errorMessage } from '@switchyard/protocol';
+import type { StreamGuard } from './stream-limits';
 
 /**
  * Reads a fetch body as server-sent events. A failed read (the connection dropped) becomes a
  * retryable {@link ModelRequestError}; leaving the loop early cancels the body so the
- * connection is released.
+ * connection is released. With a `guard`, each event restarts its idle timer (comments, the
+ * keep-alives, do not) and the bytes of one event are bounded.
  */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, guard?: StreamGuard): AsyncGenerator<EventSourceMessage> {
   const pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (event) => pending.push(event) });
+  // Bytes fed since the last event or comment: what the parser may be holding.
+  let held = 0;
+  const parser = createParser({
+    onEvent: (event) => {
+      held = 0;
+      guard?.eventArrived();
+      pending.push(event);
+    },
+    onComment: () => void (held = 0),
+  });
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let finished = false;
@@ -19,6 +30,7 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
         chunk = await reader.read();
       } catch (error) {
         finished = true;
+        if (error instanceof ModelRequestError) throw error; // a bound of the guard
         throw new ModelRequestError(`model stream interrupted: ${errorMessage(error)}`, { retryable: true, cause: error });
       }
       if (chunk.done) {
@@ -28,7 +40,9 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
         while (pending.length > 0) yield pending.shift()!;
         return;
       }
+      held += chunk.value.byteLength;
       parser.feed(decoder.decode(chunk.value, { stream: true }));
+      if (held > 0) guard?.checkPendingEvent(held);
       while (pending.length > 0) yield pending.shift()!;
     }
   } finally {

@@ -1,8 +1,9 @@
 import { SwitchyardError, type ModelCapabilities, type ModelClient, type ModelRequest, type ModelStreamEvent } from '@switchyard/protocol';
 import { postForStream, streamWithRetries, type RetryOptions } from './retry';
+import { StreamGuard, type StreamLimitOptions } from './stream-limits';
 
 /** What both HTTP clients share. */
-export interface StreamingClientOptions extends RetryOptions {
+export interface StreamingClientOptions extends RetryOptions, StreamLimitOptions {
   model: string;
   apiKey?: string;
   parallelToolCalls?: boolean;
@@ -14,12 +15,14 @@ export interface StreamingClientOptions extends RetryOptions {
 /** One prepared request: its JSON body, and how to parse one response stream of it. */
 export interface PreparedRequest {
   body: string;
-  parse(stream: ReadableStream<Uint8Array>): AsyncIterable<ModelStreamEvent>;
+  /** Parses one response stream; `guard` counts what it holds (see {@link StreamGuard.grow}). */
+  parse(stream: ReadableStream<Uint8Array>, guard: StreamGuard): AsyncIterable<ModelStreamEvent>;
 }
 
 /**
  * Builds a {@link ModelClient} that POSTs each prepared body to `url` and parses the event
- * stream, retrying with the same body (see `streamWithRetries`).
+ * stream, retrying with the same body (see `streamWithRetries`). Each attempt runs under a
+ * {@link StreamGuard}: a timeout aborts the fetch and the body read with the bound's error.
  */
 export function createStreamingClient(
   factory: string,
@@ -44,7 +47,16 @@ export function createStreamingClient(
       const prepared = prepare(request);
       return streamWithRetries(
         async function* attempt() {
-          yield* prepared.parse(await postForStream(fetchImpl, url, headers, prepared.body, request.signal));
+          const guard = new StreamGuard(options, request.signal);
+          try {
+            const body = await postForStream(fetchImpl, url, headers, prepared.body, guard.signal, guard.limits.maxErrorBodyBytes);
+            yield* prepared.parse(body, guard);
+          } catch (error) {
+            // A timeout aborts the fetch or the read; what it rejects with is the bound's error.
+            throw request.signal.aborted ? error : (guard.failure ?? error);
+          } finally {
+            guard.dispose();
+          }
         },
         request.signal,
         options,
