@@ -22,6 +22,7 @@ import {
 } from './code-mode-session';
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './runtime-protocol';
+import { TurnQueue, resultUnits } from './turn-queue';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
@@ -73,8 +74,10 @@ interface Binding {
   accounts: Map<string, CellAccount>;
   /** Bytes of commit parts staged across the binding's cells. */
   stagedBytes: number;
-  /** Nested calls in flight: runtime call number → its cancel handle and cell. */
+  /** Nested calls in flight (and waiting to start): runtime call number → its cancel handle and cell. */
   calls: Map<number, { controller: AbortController; cellId: string }>;
+  /** The host work of this binding's calls, in slices per event-loop turn. */
+  work: TurnQueue;
 }
 
 /** The most a yield time can be on the wire (and as a Node timer). */
@@ -246,7 +249,7 @@ export class RemoteSession implements CodeModeSession {
   private bind(): Promise<Binding> {
     if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
     if (this.binding$) return this.binding$;
-    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map() };
+    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), work: new TurnQueue() };
     // A placement may report the connection lost (or, in principle, an event) after its handshake
     // but before `acquire` has resolved: the binding has no lease yet and no cells, so the loss is
     // only remembered and the acquisition fails with its cause.
@@ -420,12 +423,7 @@ export class RemoteSession implements CodeModeSession {
         }
         return;
       }
-      try {
-        // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
-        client.post({ t: 'call-result', call: message.call, ok: true, value: value as JsonValue }, this.limits.maxInFlightResultBytes);
-      } catch (error) {
-        client.post({ t: 'call-result', call: message.call, ok: false, error: unsendable(error) });
-      }
+      binding.work.push(() => this.sendResult(client, message.call, value), resultUnits(value));
     };
     if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);
     if (binding.calls.has(message.call)) return binding.lease.client.lose(`protocol violation: call ${message.call} is already in flight`);
@@ -436,24 +434,39 @@ export class RemoteSession implements CodeModeSession {
     account.calls++;
     const controller = new AbortController();
     binding.calls.set(message.call, { controller, cellId: message.cellId });
-    let result: Promise<unknown>;
+    binding.work.push(() => {
+      if (controller.signal.aborted) return answer(false, 'nested tool call cancelled');
+      this.startCall(message, controller.signal).then(
+        (value) => answer(true, value),
+        (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
+      );
+    });
+  }
+
+  private startCall(message: Extract<RuntimeEventMessage, { t: 'call' }>, signal: AbortSignal): Promise<unknown> {
     try {
-      result = Promise.resolve(
-        this.settings.host.invokeTool({
-          cellId: message.cellId,
-          runtimeToolCallId: message.runtimeToolCallId,
-          tool: message.tool,
-          input: message.input,
-          signal: controller.signal,
-        }),
+      return Promise.resolve(
+        this.settings.host.invokeTool({ cellId: message.cellId, runtimeToolCallId: message.runtimeToolCallId, tool: message.tool, input: message.input, signal }),
       );
     } catch (error) {
-      result = Promise.reject(error);
+      return Promise.reject(error);
     }
-    result.then(
-      (value) => answer(true, value),
-      (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
-    );
+  }
+
+  /** Sends a tool's result, or why it could not be sent (backlog, frame limit, not JSON). */
+  private sendResult(client: RuntimeClient, call: number, value: unknown): void {
+    if (client.ended) return;
+    try {
+      // A string's JSON is at least as long as the string: a result certain to pass the backlog
+      // limit is refused before it is encoded (a flood of large results costs no encoding).
+      const atLeast = typeof value === 'string' ? value.length + 2 : 0;
+      const limit = this.limits.maxInFlightResultBytes;
+      if (client.backlogBytes + atLeast > limit) throw new BacklogError(atLeast, client.backlogBytes, limit);
+      // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
+      client.post({ t: 'call-result', call, ok: true, value: value as JsonValue }, limit);
+    } catch (error) {
+      client.post({ t: 'call-result', call, ok: false, error: unsendable(error) });
+    }
   }
 
   private safely(task: () => void): void {

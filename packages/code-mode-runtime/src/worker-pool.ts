@@ -405,8 +405,14 @@ export class WorkerPool implements RuntimePlacement {
     worker.monitorEvery = every;
     let lastPing = 0;
     let pingSentAt: number | undefined;
+    let lastTick = Date.now();
     worker.monitor = setInterval(() => {
       if (worker.dead) return;
+      const tick = Date.now();
+      // This tick came late: the host's own event loop was busy, so bytes the worker sent meanwhile
+      // may still wait unread. The silence is the host's, not the worker's: give it a fresh window.
+      if (tick - lastTick > Math.max(1_000, 10 * every) && pingSentAt !== undefined) pingSentAt = tick;
+      lastTick = tick;
       const rssMb = residentMb(worker.child.pid);
       if (rssMb !== undefined && rssMb > this.settings.memoryMb) {
         worker.killCause ??= `the runtime worker exceeded its memory limit of ${this.settings.memoryMb} MB (resident ${Math.round(rssMb)} MB)`;
