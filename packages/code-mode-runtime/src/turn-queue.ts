@@ -1,5 +1,5 @@
 /** Work units one queue may run per turn of the event loop (a nested-call start or a small result is 1; a result costs 1 per MiB). */
-const UNITS_PER_TURN = 8;
+const UNITS_PER_TURN = 4;
 
 /**
  * The host work one runtime session causes (starting its nested calls, encoding their results),
