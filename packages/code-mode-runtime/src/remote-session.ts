@@ -325,11 +325,10 @@ export class RemoteSession implements CodeModeSession {
     switch (message.t) {
       case 'call':
         return this.onCall(binding, message);
-      case 'call-abort': {
-        const call = binding.calls.get(message.call);
-        if (call && this.cells.get(call.cellId) === binding) call.controller.abort('nested tool call cancelled');
+      case 'call-abort':
+        // A call in this binding's map belongs to it (the runtime may abort it after the cell closed).
+        binding.calls.get(message.call)?.controller.abort('nested tool call cancelled');
         return;
-      }
       case 'notify':
         if (this.cells.get(message.cellId) === binding && this.notifyFits(binding, message.cellId, message.text)) {
           this.safely(() => host.notify({ cellId: message.cellId, text: message.text }));
