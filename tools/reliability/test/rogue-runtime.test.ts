@@ -64,7 +64,7 @@ function rogueRuntime() {
   let call = 0;
   const observation = (cellId: string) => ({ kind: 'completed', cellId, items: [{ type: 'input_text', text: 'rogue' }], wallTimeMs: 1 });
   const flood = (message: Message) => {
-    const { id, session, cellId, source } = message as { id: number; session: string; cellId: string; source: string };
+    const { id, session, cellId, source } = message as unknown as { id: number; session: string; cellId: string; source: string };
     const of = (t: string, extra: Record<string, unknown>) => ({ t, session, cellId, ...extra });
     const calls = (tool: string, count: number) => Array.from({ length: count }, () => of('call', { call: ++call, runtimeToolCallId: `tool-${call}`, tool, input: {} }));
     const reply = () => setTimeout(() => rogue.send([{ t: 'reply', id, ok: true, value: observation(cellId) }]), 300);
