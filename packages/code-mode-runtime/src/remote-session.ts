@@ -433,8 +433,8 @@ export class RemoteSession implements CodeModeSession {
     account.calls++;
     const controller = new AbortController();
     binding.calls.set(message.call, { controller, cellId: message.cellId });
+    // Started even when the runtime already aborted it (the host sees the call and its aborted signal).
     binding.work.push(() => {
-      if (controller.signal.aborted) return answer(false, 'nested tool call cancelled');
       this.startCall(message, controller.signal).then(
         (value) => answer(true, value),
         (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
