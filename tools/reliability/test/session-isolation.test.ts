@@ -63,7 +63,8 @@ afterAll(() => report('session isolation', figures.join('\n')));
 
 /** What the attacker's own cells may end with: a failure naming a limit or the crash, or (busy cells) terminated. */
 const ATTACKER_END: Record<string, RegExp> = {
-  'v8-fatal': /^exec (runtime ended unexpectedly: the runtime worker (crashed|exceeded|stopped)|cell exceeded its CPU time limit)/,
+  // A crash while nobody waits on the cell: a later wait finds no cell; the host heard the cause (runtime-lost).
+  'v8-fatal': /^exec (runtime ended unexpectedly: the runtime worker (crashed|exceeded|stopped)|cell exceeded its CPU time limit)|^exec cell \w+ not found$/,
   'stored-flood': /^exec (runtime ended unexpectedly|cell exceeded its CPU time limit|stored values budget exceeded)|^exec cell \w+ not found$/,
   'stored-bricking': /^exec (runtime ended unexpectedly|stored values budget exceeded|cell exceeded its CPU time limit)|^exec cell \w+ not found$/,
   'result-flood': /./,
@@ -90,6 +91,9 @@ describe('one session cannot cost another a cell, a value or its latency (defaul
       expect(peakRssMb).toBeLessThan(1_536);
       // The attacker's session still runs cells afterwards (its stored values did not brick it).
       expect(attacker.after).toEqual({ status: 'completed', output: ['true', 'a-alive'] });
+      if (attack === 'v8-fatal' && attacker.cells[0]!.error?.endsWith('not found')) {
+        expect(result!.events.some((event) => /^runtime-lost: the runtime worker (crashed with SIG\w+|exceeded its memory limit)/.test(event)), JSON.stringify(result!.events)).toBe(true);
+      }
       if (attack !== 'result-flood' && attack !== 'busy-cells') {
         for (const cell of attacker.cells) expect(cell.error ?? '').toMatch(ATTACKER_END[attack]!);
       }
