@@ -8,6 +8,7 @@ import { createProcessRuntime, type ProcessWorkerOptions } from './process-runti
 import type { EngineSessionOptions } from './runtime-protocol';
 import { CODE_MODE_RUNTIME_OPTION_RULES, DEFAULT_CPU_TIME_MS } from './runtime-options';
 import { maxValueChars } from './value-limit';
+import { defaultMaxStoredBytes } from './host-limits';
 
 /** Options of {@link createCodeModeRuntime}; every limit fails only the cell (or call) that hits it. */
 export interface CodeModeRuntimeOptions {
@@ -44,6 +45,20 @@ export interface CodeModeRuntimeOptions {
   maxTimers?: number;
   /** Installs `store` / `load`. Default true. */
   storedValues?: boolean;
+  /**
+   * UTF-8 bytes of a session's stored values (keys and JSON), checked by the agent host when a cell
+   * commits: a commit over it fails that cell and stores none of its writes. Default heapMb / 4 MiB
+   * (33,554,432 at 128 MB), so the snapshot a new cell receives always fits its heap.
+   */
+  maxStoredBytes?: number;
+  /** Keys of a session's stored values (checked like `maxStoredBytes`). Default 10,000. */
+  maxStoredKeys?: number;
+  /**
+   * Bytes of nested-call results on their way to a runtime (sent, not yet taken by it); a result
+   * that would pass it fails its call inside the cell. Default 4 × the value size limit as bytes
+   * (heapMb / 2 MiB: 67,108,864 at 128 MB).
+   */
+  maxInFlightResultBytes?: number;
   /**
    * In-process only: what to do when Node runs without `--no-node-snapshot` (isolated-vm needs it):
    * warn once (default), throw, or ignore. Worker processes always get the flag.
@@ -83,6 +98,9 @@ export function engineOptions(options: CodeModeRuntimeOptions): EngineSessionOpt
     maxOutputItems: positiveInteger(options.maxOutputItems, 100_000, 'maxOutputItems', 1),
     maxTimers: positiveInteger(options.maxTimers, 100_000, 'maxTimers', 1),
     storedValues: options.storedValues ?? true,
+    maxStoredBytes: positiveInteger(options.maxStoredBytes, defaultMaxStoredBytes(heapMb), 'maxStoredBytes', 1),
+    maxStoredKeys: positiveInteger(options.maxStoredKeys, 10_000, 'maxStoredKeys', 1),
+    maxInFlightResultBytes: positiveInteger(options.maxInFlightResultBytes, 4 * maxValueChars(heapMb), 'maxInFlightResultBytes', 1),
   };
 }
 

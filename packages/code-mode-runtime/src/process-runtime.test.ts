@@ -154,18 +154,45 @@ describe('worker processes', { timeout: 90_000 }, () => {
     expect(env.mine()).toHaveLength(0);
   });
 
-  it('workers.perSession with workers.max: a second session with cells is refused with LIMIT_EXCEEDED until the first lets go', async () => {
-    const runtime = createCodeModeRuntime({ workers: { shared: false, perSession: true, max: 1, prewarm: false } });
+  it('one tenant per worker: beyond workers.max a new session waits admissionMs, then fails naming the pool; never co-located', async () => {
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 1, prewarm: false, admissionMs: 300 } });
     runtimes.push(runtime);
     const first = runtime.openSession(createTestHost().host);
     const second = runtime.openSession(createTestHost().host);
     const held = await first.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
+    const before = Date.now();
     expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({
-      code: 'LIMIT_EXCEEDED',
-      message: 'exec runtime worker limit reached: all 1 worker processes serve other sessions (workers.max 1 with workers.perSession)',
+      code: 'RESPOND_TO_MODEL',
+      message: "no Code Mode worker is free: 1 sessions hold the pool's 1 workers (waited 300 ms; workers.max 1)",
     });
+    expect(Date.now() - before).toBeGreaterThanOrEqual(250);
+    // A waiting session is admitted as soon as the holder lets go (its worker ends, a fresh one starts).
+    const waiting = second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 });
+    await sleep(50);
     await first.terminate(held.cellId);
-    expect((await second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 })).observation).toMatchObject({ kind: 'completed' });
+    await first.shutdown();
+    expect((await waiting).observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: '1' }] });
+    await runtime.shutdown();
+  });
+
+  it('sessions of one tenant share a worker; other tenants get their own processes', async () => {
+    const before = new Set(workerChildren());
+    const workerPids = () => workerChildren().filter((pid) => !before.has(pid));
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false } });
+    runtimes.push(runtime);
+    const pidOf = async (session: ReturnType<typeof runtime.openSession>) => {
+      const created = await session.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
+      expect(created.observation.kind).toBe('yielded');
+    };
+    const a1 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
+    const a2 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
+    const b = runtime.openSession(createTestHost().host);
+    const c = runtime.openSession(createTestHost().host);
+    for (const session of [a1, a2, b]) await pidOf(session);
+    // acme's two sessions on one worker, b on another: 2 of 3 workers; c gets the third.
+    expect(workerPids()).toHaveLength(2);
+    await pidOf(c);
+    expect(workerPids()).toHaveLength(3);
     await runtime.shutdown();
   });
 

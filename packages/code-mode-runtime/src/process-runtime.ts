@@ -1,4 +1,5 @@
-import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { availableParallelism, totalmem } from 'node:os';
+import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession, type OpenSessionOptions } from '@switchyard/protocol';
 import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
 import { checkHost, positiveInteger } from './engine-session';
 import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
@@ -9,14 +10,20 @@ import { WorkerPool, type WorkerPoolSettings } from './worker-pool';
 
 /** The worker processes of `isolation: 'process'`. */
 export interface ProcessWorkerOptions {
-  /** Most worker processes alive at once. Default 2. */
+  /**
+   * Most worker processes alive at once. Default: sized for the machine, 4 × the available CPUs,
+   * at most one per 2 × `memoryMb` of the machine's memory, at least 4 (see `defaultMaxWorkers`).
+   */
   max?: number;
   /**
-   * `true`: a worker serves one session at a time (sessions never share a failure domain; more
-   * sessions with cells than `max` are refused with LIMIT_EXCEEDED). Default false: sessions share
-   * the least loaded worker once `max` are running.
+   * `true` (default): a worker serves the sessions of one tenant (`openSession(host, { tenant })`;
+   * a session without a tenant is its own), so sessions never share a failure domain; a session's
+   * first cell beyond `max` waits up to `admissionMs` for a worker, then fails with "no Code Mode
+   * worker is free: …". `false`: sessions share the least loaded worker once `max` are running.
    */
   perSession?: boolean;
+  /** How long a session's first cell waits for a free worker when all `max` serve other tenants (ms). Default 5,000. */
+  admissionMs?: number;
   /** A worker that served no session for this long ends (ms); the prewarmed spare stays. Default 30,000. */
   idleMs?: number;
   /** Keep one started worker ready, so an `exec` never waits for a process start. Default true. */
@@ -45,16 +52,28 @@ export function workerSettings(options: ProcessWorkerOptions, engine: EngineSess
     return value;
   };
   const number = (value: number | undefined, fallback: number, name: string, minimum: number) => positiveInteger(value, fallback, `workers.${name}`, minimum);
+  const memoryMb = number(options.memoryMb, Math.max(1024, 8 * engine.heapMb), 'memoryMb', 64);
   return {
-    max: number(options.max, 2, 'max', 1),
-    perSession: flag(options.perSession, false, 'perSession'),
+    max: number(options.max, defaultMaxWorkers(memoryMb), 'max', 1),
+    perSession: flag(options.perSession, true, 'perSession'),
+    admissionMs: number(options.admissionMs, 5_000, 'admissionMs', 0),
     idleMs: number(options.idleMs, 30_000, 'idleMs', 1),
     prewarm: flag(options.prewarm, true, 'prewarm'),
-    memoryMb: number(options.memoryMb, Math.max(1024, 8 * engine.heapMb), 'memoryMb', 64),
+    memoryMb,
     heartbeatTimeoutMs: number(options.heartbeatTimeoutMs, 15_000, 'heartbeatTimeoutMs', 100),
     maxFrameBytes: number(options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 'maxFrameBytes', MIN_MAX_FRAME_BYTES),
     deathSignal: flag(options.deathSignal, true, 'deathSignal'),
   };
+}
+
+/**
+ * The default `workers.max`: 4 workers per available CPU (cells mostly wait on tools), at most one
+ * per 2 × `memoryMb` of the machine's memory (a worker may grow to `memoryMb` before it is killed;
+ * idle, it holds about 45 MB), and at least 4, so that a few sessions never wait for each other.
+ */
+export function defaultMaxWorkers(memoryMb: number, cpus = availableParallelism(), memoryBytes = totalmem()): number {
+  const byMemory = Math.floor(memoryBytes / (1024 * 1024) / (2 * memoryMb));
+  return Math.max(4, Math.min(4 * cpus, byMemory));
 }
 
 /** Pools shared by runtimes with the same worker settings; a pool ends with the last runtime using it. */
@@ -102,15 +121,20 @@ export function createRemoteRuntime(options: RemoteRuntimeOptions): CodeModeRunt
   return runtimeOver(engineOptions(options), options.placement, async () => options.onShutdown?.());
 }
 
+let sessionSequence = 0;
+
 function runtimeOver(engine: EngineSessionOptions, placement: RuntimePlacement, finish: () => Promise<void>): CodeModeRuntime {
   const nextCellId = createCellIdGenerator();
   const sessions = new Set<RemoteSession>();
   let shutdownPromise: Promise<void> | undefined;
   return {
-    openSession(host: CellHost): CodeModeSession {
+    openSession(host: CellHost, options?: OpenSessionOptions): CodeModeSession {
       if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
       checkHost(host);
-      const session: RemoteSession = new RemoteSession({ host, engine, placement, nextCellId, closed: () => sessions.delete(session) });
+      if (options?.tenant !== undefined && typeof options.tenant !== 'string') throw new SwitchyardError('CONFIG', `openSession option tenant must be a string (got ${String(options.tenant)})`);
+      // Without a tenant key, the session is a tenant of its own (a name no host-given key can have).
+      const tenant = options?.tenant === undefined ? `session #${++sessionSequence}` : `tenant ${options.tenant}`;
+      const session: RemoteSession = new RemoteSession({ host, engine, placement, nextCellId, tenant, closed: () => sessions.delete(session) });
       sessions.add(session);
       return session;
     },

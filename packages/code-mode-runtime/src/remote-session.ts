@@ -21,7 +21,9 @@ import {
   validateCreateOptions,
 } from './code-mode-session';
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
-import { ProtocolError, splitStoredPairs, type EngineSessionOptions, type StoredPair } from './runtime-protocol';
+import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './runtime-protocol';
+import { TurnQueue, resultUnits } from './turn-queue';
+import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
 export interface RuntimeSink {
@@ -46,7 +48,8 @@ export interface RuntimeLease {
  * runtime could be had ("exec runtime failed to start: …").
  */
 export interface RuntimePlacement {
-  acquire(sink: RuntimeSink): Promise<RuntimeLease>;
+  /** `options.tenant`: whose session it is; a placement that isolates tenants never mixes two on one runtime. */
+  acquire(sink: RuntimeSink, options?: { tenant?: string }): Promise<RuntimeLease>;
 }
 
 /** Options of {@link RemoteSession}. */
@@ -55,6 +58,8 @@ export interface RemoteSessionSettings {
   engine: EngineSessionOptions;
   placement: RuntimePlacement;
   nextCellId(): string;
+  /** The session's tenant (`openSession(host, { tenant })`), passed to the placement. */
+  tenant?: string;
   /** Called once the session has shut down. */
   closed?(): void;
 }
@@ -65,10 +70,14 @@ interface Binding {
   cells: Set<string>;
   creating: number;
   lost: boolean;
-  /** Stored writes of a cell staged by `commit` parts until the last one. */
-  commits: Map<string, StoredPair[]>;
-  /** Nested calls in flight: runtime call number → its cancel handle. */
-  calls: Map<number, AbortController>;
+  /** What the host counts per cell of this binding (calls, notify bytes, staged writes). */
+  accounts: Map<string, CellAccount>;
+  /** Bytes of commit parts staged across the binding's cells. */
+  stagedBytes: number;
+  /** Nested calls in flight (and waiting to start): runtime call number → its cancel handle and cell. */
+  calls: Map<number, { controller: AbortController; cellId: string }>;
+  /** The host work of this binding's calls, in slices per event-loop turn. */
+  work: TurnQueue;
 }
 
 /** The most a yield time can be on the wire (and as a Node timer). */
@@ -85,8 +94,12 @@ const MAX_YIELD_MS = 2 ** 31 - 1;
  */
 export class RemoteSession implements CodeModeSession {
   private readonly settings: RemoteSessionSettings;
-  /** Committed stored values: key → JSON text. */
-  private readonly stored = new Map<string, string>();
+  /** The limits this host enforces on what the runtime sends. */
+  private readonly limits: HostLimits;
+  /** Committed stored values: key → JSON text, within the session's budget. */
+  private readonly stored: StoredValues;
+  /** Cells whose runtime broke a host limit: their completion fails with it. */
+  private readonly failures = new Map<string, string>();
   /** Every cell the session holds (and the cells being created), by id → the binding it lives on. */
   private readonly cells = new Map<string, Binding>();
   private pendingCreations = 0;
@@ -96,6 +109,8 @@ export class RemoteSession implements CodeModeSession {
 
   constructor(settings: RemoteSessionSettings) {
     this.settings = settings;
+    this.limits = hostLimits(settings.engine);
+    this.stored = new StoredValues(this.limits);
   }
 
   async createCell(options: CreateCellOptions): Promise<CreatedCell> {
@@ -128,7 +143,7 @@ export class RemoteSession implements CodeModeSession {
     try {
       const { client, key } = binding.lease;
       // The snapshot: values too many for one frame go ahead in `stored` parts.
-      const pairs = this.settings.engine.storedValues ? [...this.stored] : [];
+      const pairs = this.settings.engine.storedValues ? this.stored.entries() : [];
       const parts = splitStoredPairs(pairs, Math.floor(client.maxFrameBytes / 2));
       const last = parts.pop() ?? [];
       for (const part of parts) client.post({ t: 'stored', session: key, cellId, values: part });
@@ -220,6 +235,13 @@ export class RemoteSession implements CodeModeSession {
     if (!observation || observation.cellId !== cellId) {
       throw new SwitchyardError('INTERNAL', `exec runtime answered for cell ${observation?.cellId ?? 'none'} instead of ${cellId}`);
     }
+    const failure = this.failures.get(cellId);
+    if (failure !== undefined && observation.kind !== 'yielded') {
+      // The runtime made the cell break a host limit: its end is that failure (its writes were not stored).
+      this.failures.delete(cellId);
+      const error = observation.kind === 'completed' && observation.error ? `${observation.error}\n${failure}` : failure;
+      return { kind: 'completed', cellId, items: observation.items, error, wallTimeMs: performance.now() - startedAt };
+    }
     return { ...observation, wallTimeMs: performance.now() - startedAt };
   }
 
@@ -227,7 +249,7 @@ export class RemoteSession implements CodeModeSession {
   private bind(): Promise<Binding> {
     if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
     if (this.binding$) return this.binding$;
-    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, commits: new Map(), calls: new Map() };
+    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), work: new TurnQueue() };
     // A placement may report the connection lost (or, in principle, an event) after its handshake
     // but before `acquire` has resolved: the binding has no lease yet and no cells, so the loss is
     // only remembered and the acquisition fails with its cause.
@@ -241,7 +263,7 @@ export class RemoteSession implements CodeModeSession {
           if (binding.lease) this.onLost(binding, cause);
           else lostEarly ??= cause;
         },
-      })
+      }, this.settings.tenant === undefined ? undefined : { tenant: this.settings.tenant })
       .then((lease) => {
         if (lostEarly !== undefined) {
           lease.release();
@@ -268,7 +290,7 @@ export class RemoteSession implements CodeModeSession {
 
   private drop(binding: Binding): void {
     if (this.binding === binding) this.binding = undefined;
-    for (const controller of binding.calls.values()) controller.abort('exec cell ended');
+    for (const { controller } of binding.calls.values()) controller.abort('exec cell ended');
     binding.calls.clear();
     binding.lost = true;
     binding.lease.release();
@@ -279,7 +301,9 @@ export class RemoteSession implements CodeModeSession {
     if (this.cells.get(cellId) !== binding) return;
     this.cells.delete(cellId);
     binding.cells.delete(cellId);
-    binding.commits.delete(cellId);
+    const account = binding.accounts.get(cellId);
+    if (account) binding.stagedBytes -= account.stagedBytes;
+    binding.accounts.delete(cellId);
     if (announce) this.safely(() => this.settings.host.cellClosed(cellId));
   }
 
@@ -302,23 +326,16 @@ export class RemoteSession implements CodeModeSession {
       case 'call':
         return this.onCall(binding, message);
       case 'call-abort':
-        binding.calls.get(message.call)?.abort('nested tool call cancelled');
+        // A call in this binding's map belongs to it (the runtime may abort it after the cell closed).
+        binding.calls.get(message.call)?.controller.abort('nested tool call cancelled');
         return;
       case 'notify':
-        if (this.cells.get(message.cellId) === binding) this.safely(() => host.notify({ cellId: message.cellId, text: message.text }));
-        return;
-      case 'commit': {
-        if (this.cells.get(message.cellId) !== binding || !this.settings.engine.storedValues) return;
-        const staged = binding.commits.get(message.cellId) ?? [];
-        for (const pair of message.writes) staged.push(pair);
-        if (message.more) {
-          binding.commits.set(message.cellId, staged);
-          return;
+        if (this.cells.get(message.cellId) === binding && this.notifyFits(binding, message.cellId, message.text)) {
+          this.safely(() => host.notify({ cellId: message.cellId, text: message.text }));
         }
-        binding.commits.delete(message.cellId);
-        for (const [key, json] of staged) this.stored.set(key, json);
         return;
-      }
+      case 'commit':
+        return this.onCommit(binding, message);
       case 'cell-closed':
         if (this.cells.get(message.cellId) !== binding) return;
         this.forget(binding, message.cellId, true);
@@ -330,10 +347,71 @@ export class RemoteSession implements CodeModeSession {
     }
   }
 
+  private account(binding: Binding, cellId: string): CellAccount {
+    let account = binding.accounts.get(cellId);
+    if (!account) binding.accounts.set(cellId, (account = newAccount()));
+    return account;
+  }
+
+  /** The runtime made `cellId` break a host limit: the cell's completion fails with `message`, the host hears it once. */
+  private failCell(binding: Binding, cellId: string, message: string): void {
+    const account = this.account(binding, cellId);
+    if (account.failure !== undefined) return;
+    account.failure = message;
+    this.failures.set(cellId, message);
+    binding.stagedBytes -= account.stagedBytes;
+    account.staged = [];
+    account.stagedBytes = 0;
+    this.safely(() => this.settings.host.runtimeEvent?.({ type: 'cell-limit-exceeded', cellId, message }));
+  }
+
+  /** A notify within the cell's notify bytes (and the value size limit); over it, the cell fails. */
+  private notifyFits(binding: Binding, cellId: string, text: string): boolean {
+    const account = this.account(binding, cellId);
+    if (account.failure !== undefined) return false;
+    const { maxNotifyBytes, maxValueChars } = this.limits;
+    if (text.length > maxValueChars) {
+      this.failCell(binding, cellId, `exec notify limit exceeded: a notify text of ${text.length} characters is over the limit of ${maxValueChars} characters per value`);
+      return false;
+    }
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (account.notifyBytes + bytes > maxNotifyBytes) {
+      this.failCell(binding, cellId, `exec notify limit exceeded: the cell's notify texts passed ${maxNotifyBytes} bytes (maxOutputBytes)`);
+      return false;
+    }
+    account.notifyBytes += bytes;
+    return true;
+  }
+
+  /** Stages commit parts (bounded by the stored budget) and commits the last one within the session's budget. */
+  private onCommit(binding: Binding, message: Extract<RuntimeEventMessage, { t: 'commit' }>): void {
+    const { cellId } = message;
+    if (this.cells.get(cellId) !== binding || !this.settings.engine.storedValues) return;
+    const account = this.account(binding, cellId);
+    if (account.failure !== undefined) return;
+    let bytes = 0;
+    for (const pair of message.writes) bytes += pairBytes(pair);
+    if (binding.stagedBytes + bytes > this.limits.maxStoredBytes) {
+      const budget = this.limits.maxStoredBytes;
+      return this.failCell(binding, cellId, `exec stored values budget exceeded: the cell's writes in flight passed ${budget} bytes (maxStoredBytes); none of its writes were stored, earlier values are unchanged`);
+    }
+    for (const pair of message.writes) account.staged.push(pair);
+    account.stagedBytes += bytes;
+    binding.stagedBytes += bytes;
+    if (message.more) return;
+    const writes = account.staged;
+    binding.stagedBytes -= account.stagedBytes;
+    account.staged = [];
+    account.stagedBytes = 0;
+    const refused = this.stored.commit(writes);
+    if (refused !== undefined) this.failCell(binding, cellId, refused);
+  }
+
   private onCall(binding: Binding, message: Extract<RuntimeEventMessage, { t: 'call' }>): void {
     const { client } = binding.lease;
     const answer = (ok: boolean, value: unknown) => {
-      binding.calls.delete(message.call);
+      const account = binding.accounts.get(message.cellId);
+      if (binding.calls.delete(message.call) && account) account.calls--;
       if (client.ended) return;
       if (!ok) {
         const text = String(value);
@@ -344,35 +422,50 @@ export class RemoteSession implements CodeModeSession {
         }
         return;
       }
-      try {
-        // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
-        client.post({ t: 'call-result', call: message.call, ok: true, value: value as JsonValue });
-      } catch (error) {
-        const reason = error instanceof ProtocolError ? `tool result could not be sent to the cell: ${error.message}` : `tool result is not JSON-serializable: ${errorMessage(error)}`;
-        client.post({ t: 'call-result', call: message.call, ok: false, error: reason });
-      }
+      binding.work.push(() => this.sendResult(client, message.call, value), resultUnits(value));
     };
     if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);
+    if (binding.calls.has(message.call)) return binding.lease.client.lose(`protocol violation: call ${message.call} is already in flight`);
+    const account = this.account(binding, message.cellId);
+    if (account.calls >= this.limits.maxInFlightCalls) {
+      return answer(false, `exec nested call limit exceeded: the cell has ${account.calls} nested calls in flight, the limit is ${this.limits.maxInFlightCalls} (maxInFlightCalls)`);
+    }
+    account.calls++;
     const controller = new AbortController();
-    binding.calls.set(message.call, controller);
-    let result: Promise<unknown>;
+    binding.calls.set(message.call, { controller, cellId: message.cellId });
+    // Started even when the runtime already aborted it (the host sees the call and its aborted signal).
+    binding.work.push(() => {
+      this.startCall(message, controller.signal).then(
+        (value) => answer(true, value),
+        (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
+      );
+    });
+  }
+
+  private startCall(message: Extract<RuntimeEventMessage, { t: 'call' }>, signal: AbortSignal): Promise<unknown> {
     try {
-      result = Promise.resolve(
-        this.settings.host.invokeTool({
-          cellId: message.cellId,
-          runtimeToolCallId: message.runtimeToolCallId,
-          tool: message.tool,
-          input: message.input,
-          signal: controller.signal,
-        }),
+      return Promise.resolve(
+        this.settings.host.invokeTool({ cellId: message.cellId, runtimeToolCallId: message.runtimeToolCallId, tool: message.tool, input: message.input, signal }),
       );
     } catch (error) {
-      result = Promise.reject(error);
+      return Promise.reject(error);
     }
-    result.then(
-      (value) => answer(true, value),
-      (error) => answer(false, typeof error === 'string' ? error : errorMessage(error)),
-    );
+  }
+
+  /** Sends a tool's result, or why it could not be sent (backlog, frame limit, not JSON). */
+  private sendResult(client: RuntimeClient, call: number, value: unknown): void {
+    if (client.ended) return;
+    try {
+      // A string's JSON is at least as long as the string: a result certain to pass the backlog
+      // limit is refused before it is encoded (a flood of large results costs no encoding).
+      const atLeast = typeof value === 'string' ? value.length + 2 : 0;
+      const limit = this.limits.maxInFlightResultBytes;
+      if (client.backlogBytes + atLeast > limit) throw new BacklogError(atLeast, client.backlogBytes, limit);
+      // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
+      client.post({ t: 'call-result', call, ok: true, value: value as JsonValue }, limit);
+    } catch (error) {
+      client.post({ t: 'call-result', call, ok: false, error: unsendable(error) });
+    }
   }
 
   private safely(task: () => void): void {
@@ -382,6 +475,15 @@ export class RemoteSession implements CodeModeSession {
       // a broken host never harms the session
     }
   }
+}
+
+/** Why a tool's result could not go to the cell (a frame or backlog limit, or a value JSON cannot encode). */
+function unsendable(error: unknown): string {
+  if (error instanceof BacklogError) {
+    return `tool result could not be sent to the cell: ${error.bytes} bytes would put ${error.backlog + error.bytes} bytes of results in flight to the runtime, over the limit of ${error.limit} bytes (maxInFlightResultBytes)`;
+  }
+  if (error instanceof ProtocolError) return `tool result could not be sent to the cell: ${error.message}`;
+  return `tool result is not JSON-serializable: ${errorMessage(error)}`;
 }
 
 function clampYield(yieldTimeMs: number): number {

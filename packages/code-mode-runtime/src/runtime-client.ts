@@ -58,8 +58,14 @@ export interface RuntimeClient {
   readonly hello: RuntimeHello;
   /** Sends a request; resolves with the reply's value, rejects with a `SwitchyardError` or a {@link RuntimeLostError}. */
   request(message: HostRequest, signal?: AbortSignal): Promise<CellObservation | undefined>;
-  /** Sends a message that has no reply (`stored`, `call-result`). Throws when it is bigger than the runtime accepts. */
-  post(message: HostMessage): void;
+  /**
+   * Sends a message that has no reply (`stored`, `call-result`). Throws when it is bigger than the
+   * runtime accepts, or a `BacklogError` (nothing sent) when `maxBacklogBytes` is given and the
+   * message would put more than that on its way to the runtime.
+   */
+  post(message: HostMessage, maxBacklogBytes?: number): void;
+  /** Bytes sent that the runtime has not taken yet. */
+  readonly backlogBytes: number;
   /** The encoded size of a message (bytes of its frame). */
   sizeOf(message: HostMessage): number;
   /** The biggest frame the runtime accepts. */
@@ -222,8 +228,11 @@ class RuntimeLink {
         return link.hello!;
       },
       request: (message, signal) => link.request(message, signal),
-      post(message) {
-        link.connection.post(message);
+      post(message, maxBacklogBytes) {
+        link.connection.post(message, maxBacklogBytes);
+      },
+      get backlogBytes() {
+        return link.connection.backlogBytes;
       },
       sizeOf: (message) => link.connection.sizeOf(message),
       get maxFrameBytes() {

@@ -30,11 +30,15 @@ export const RUNTIME_LIMIT_OPTION_RULES: OptionsShape<RuntimeLimitOptions> = {
   maxOutputItems: atLeast(1),
   maxTimers: atLeast(1),
   storedValues: rule.boolean(),
+  maxStoredBytes: atLeast(1),
+  maxStoredKeys: atLeast(1),
+  maxInFlightResultBytes: atLeast(1),
 };
 
 const WORKER_OPTION_RULES: OptionsShape<ProcessWorkerOptions> = {
   max: atLeast(1),
   perSession: rule.boolean(),
+  admissionMs: atLeast(0),
   idleMs: atLeast(1),
   prewarm: rule.boolean(),
   memoryMb: atLeast(64),

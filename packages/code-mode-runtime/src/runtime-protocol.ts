@@ -42,6 +42,10 @@ export interface EngineSessionOptions {
   maxOutputItems: number;
   maxTimers: number;
   storedValues: boolean;
+  /** Host-side limits (the agent host enforces them; a runtime ignores them). Defaults: see `hostLimits`. */
+  maxInFlightResultBytes?: number;
+  maxStoredBytes?: number;
+  maxStoredKeys?: number;
 }
 
 /** A stored value as it travels: `[key, JSON text]`. */
@@ -125,6 +129,8 @@ export interface RuntimeTransport {
   close(): void;
   /** Makes the transport keep (true) or not keep (false) the Node event loop alive; optional. */
   ref?(keepAlive: boolean): void;
+  /** Bytes handed to `send` that the peer has not taken yet (a stream's write buffer); optional, 0 when absent. */
+  queuedBytes?(): number;
 }
 
 /** Frame header: 4 bytes, the body length in bytes as an unsigned 32-bit big-endian integer. */
@@ -184,6 +190,7 @@ export function createStreamTransport(options: StreamTransportOptions): RuntimeT
       finish(undefined);
     },
     ref: (keepAlive) => refStreams([readable, writable], keepAlive),
+    queuedBytes: () => (writable as NodeJS.WritableStream & { writableLength?: number }).writableLength ?? 0,
   };
 }
 
@@ -315,8 +322,14 @@ export interface ConnectionOptions<In> {
 
 /** One side of a connection: queues messages and sends each tick's messages as one frame. */
 export interface Connection<Out> {
-  /** Queues a message for this tick's frame. Throws `ProtocolError` when the message alone is bigger than the peer accepts. */
-  post(message: Out): void;
+  /**
+   * Queues a message for this tick's frame. Throws `ProtocolError` when the message alone is bigger
+   * than the peer accepts, and {@link BacklogError} (sending nothing) when `maxBacklogBytes` is given
+   * and the message would put more than that many bytes on their way to the peer.
+   */
+  post(message: Out, maxBacklogBytes?: number): void;
+  /** Bytes posted that the peer has not taken yet (this tick's frame and the transport's queue). */
+  readonly backlogBytes: number;
   /** Encodes `message` and returns its size in bytes, for senders that must check before posting. */
   sizeOf(message: Out): number;
   /** The biggest frame the peer accepts (bytes); set from its `hello`. */
@@ -326,6 +339,18 @@ export interface Connection<Out> {
   /** Flushes queued messages and closes the transport. */
   close(): void;
   readonly closed: boolean;
+}
+
+/** A message not sent because the bytes on their way to the peer would pass the sender's limit. */
+export class BacklogError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly backlog: number,
+    readonly limit: number,
+  ) {
+    super(`a message of ${bytes} bytes would put ${backlog + bytes} bytes on their way to the runtime, over the limit of ${limit} bytes`);
+    this.name = 'BacklogError';
+  }
 }
 
 /** Two brackets and the separators of a frame's array. */
@@ -348,14 +373,21 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
   transport.onClose((reason) => end(reason));
   const connection: Connection<Out> = {
     peerMaxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-    post(message) {
+    post(message, maxBacklogBytes) {
       if (closed) return;
       const text = JSON.stringify(message);
       const bytes = Buffer.byteLength(text, 'utf8') + 1;
       if (bytes + FRAME_OVERHEAD > connection.peerMaxFrameBytes) {
         throw new ProtocolError(`a ${(message as { t: string }).t} message of ${bytes} bytes is over the peer's frame limit of ${connection.peerMaxFrameBytes} bytes`);
       }
+      if (maxBacklogBytes !== undefined) {
+        const backlog = connection.backlogBytes;
+        if (backlog + bytes > maxBacklogBytes) throw new BacklogError(bytes, backlog, maxBacklogBytes);
+      }
       outgoing.queue(text, bytes, connection.peerMaxFrameBytes);
+    },
+    get backlogBytes() {
+      return outgoing.queuedBytes + (transport.queuedBytes?.() ?? 0);
     },
     sizeOf(message) {
       return Buffer.byteLength(JSON.stringify(message), 'utf8') + 1 + FRAME_OVERHEAD;
@@ -388,6 +420,11 @@ class OutgoingFrames {
   private stopped = false;
 
   constructor(private readonly transport: RuntimeTransport) {}
+
+  /** Bytes waiting for this tick's frame. */
+  get queuedBytes(): number {
+    return this.bytes - FRAME_OVERHEAD;
+  }
 
   /** Adds one encoded message of `bytes` bytes (its separator included); sends the queue first when the frame would pass `maxFrameBytes`. */
   queue(text: string, bytes: number, maxFrameBytes: number): void {

@@ -335,7 +335,11 @@ class RuntimeServer {
     const messages: RuntimeMessage[] = parts.map((part, index) => ({ t: 'commit', session, cellId, writes: part, more: index < parts.length - 1 }));
     // All or nothing: a value too large for one frame (rare: the value size limit keeps values far
     // below it) would leave a partial commit, so the cell then commits no write at all.
-    if (messages.some((message) => connection.sizeOf(message) > connection.peerMaxFrameBytes)) return;
+    // Only a part whose bound (3 bytes of JSON per character) passes the frame limit is measured:
+    // the rest are encoded once, when posted, not twice on the worker's main thread.
+    const bound = (part: StoredPair[]) => part.reduce((sum, [key, json]) => sum + (key.length + json.length) * 3 + 8, 0);
+    const max = connection.peerMaxFrameBytes;
+    if (messages.some((message, index) => bound(parts[index]!) > max && connection.sizeOf(message) > max)) return;
     for (const message of messages) connection.post(message);
   }
 }

@@ -17,6 +17,8 @@ export interface WorkerPoolSettings {
   heartbeatTimeoutMs: number;
   maxFrameBytes: number;
   deathSignal: boolean;
+  /** How long a session's first cell waits for a free worker when every worker serves another tenant (ms). */
+  admissionMs: number;
 }
 
 /** How often a worker's resident memory is read while it serves sessions (ms). */
@@ -47,6 +49,22 @@ interface Worker {
   dead: boolean;
   /** Being ended on purpose (idle, shutdown): never picked again. */
   stopping: boolean;
+  /**
+   * The tenant the worker serves (or served last): with `perSession`, only sessions of that tenant
+   * are ever placed on it; a worker that never served one is fresh (undefined).
+   */
+  tenant?: string;
+  /** Admitted to a waiting session that has not registered yet: not to be ended to make room. */
+  reserved: number;
+  /** When a byte last arrived from the worker (proof of life, whatever the frame). */
+  lastHeardAt: number;
+}
+
+/** A session's first cell waiting for a worker (admission control). */
+interface Waiter {
+  tenant: string;
+  admit(worker: Worker): void;
+  refuse(error: Error): void;
 }
 
 let sessionSequence = 0;
@@ -76,10 +94,17 @@ export class WorkerPool implements RuntimePlacement {
     return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended && !processEnded(worker.child.pid));
   }
 
-  async acquire(sink: RuntimeSink): Promise<RuntimeLease> {
+  async acquire(sink: RuntimeSink, options?: { tenant?: string }): Promise<RuntimeLease> {
     if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
-    const worker = this.pick();
     const key = `s${++sessionSequence}`;
+    // Without a tenant key every lease is a tenant of its own.
+    const tenant = options?.tenant ?? `lease ${key}`;
+    let worker = this.pick(tenant);
+    if (!worker) {
+      worker = await this.waitForWorker(tenant);
+      worker.reserved--;
+    }
+    worker.tenant = tenant;
     worker.sinks.set(key, sink);
     this.clearIdle(worker);
     this.monitor(worker);
@@ -113,29 +138,91 @@ export class WorkerPool implements RuntimePlacement {
         released = true;
         worker.sinks.delete(key);
         if (worker.sinks.size === 0) this.idle(worker);
+        this.admitWaiting();
       },
     };
+  }
+
+  private readonly waiters: Waiter[] = [];
+
+  /**
+   * Admission control: every worker serves another tenant, so the session waits (at most
+   * `admissionMs`) for one to be released or to end, and is then refused with a model-visible
+   * failure, never placed beside another tenant's cells.
+   */
+  private waitForWorker(tenant: string): Promise<Worker> {
+    return new Promise<Worker>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        const sessions = this.live().reduce((sum, worker) => sum + worker.sinks.size, 0);
+        reject(
+          new SwitchyardError(
+            'RESPOND_TO_MODEL',
+            `no Code Mode worker is free: ${sessions} sessions hold the pool's ${this.settings.max} workers (waited ${this.settings.admissionMs} ms; workers.max ${this.settings.max})`,
+          ),
+        );
+      }, this.settings.admissionMs);
+      const waiter: Waiter = {
+        tenant,
+        admit: (worker) => {
+          clearTimeout(timer);
+          resolve(worker);
+        },
+        refuse: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Hands freed workers to waiting sessions, oldest first. */
+  private admitWaiting(): void {
+    while (this.waiters.length > 0 && !this.closing) {
+      const worker = this.pick(this.waiters[0]!.tenant);
+      if (!worker) return;
+      const waiter = this.waiters.shift()!;
+      // Claimed now, so that the next waiter does not get the same fresh worker.
+      worker.tenant = waiter.tenant;
+      worker.reserved++;
+      waiter.admit(worker);
+    }
   }
 
   /** Ends every worker: pipes closed first (a worker exits on EOF), SIGKILL after 1 s. */
   shutdown(): Promise<void> {
     if (this.topUpTimer) clearTimeout(this.topUpTimer);
+    for (const waiter of this.waiters.splice(0)) waiter.refuse(new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down'));
     this.closing ??= Promise.all([...this.workers].map((worker) => this.stop(worker, 'the exec runtime was shut down'))).then(() => undefined);
     return this.closing;
   }
 
-  private pick(): Worker {
+  /**
+   * The worker for a session of `tenant`, or undefined when it must wait. With `perSession` (the
+   * default): a worker of the same tenant, else a fresh one, else a new one within `max`, else an
+   * idle worker of another tenant is ended to make room; never a worker serving another tenant.
+   * Without `perSession`: an idle worker, a new one, else the least loaded.
+   */
+  private pick(tenant: string): Worker | undefined {
     const live = this.live();
-    const idle = live.find((worker) => worker.sinks.size === 0);
-    if (idle) return idle;
-    if (live.length < this.settings.max) return this.start();
-    if (this.settings.perSession) {
-      throw new SwitchyardError(
-        'LIMIT_EXCEEDED',
-        `exec runtime worker limit reached: all ${this.settings.max} worker processes serve other sessions (workers.max ${this.settings.max} with workers.perSession)`,
-      );
+    if (!this.settings.perSession) {
+      const idle = live.find((worker) => worker.sinks.size === 0);
+      if (idle) return idle;
+      if (live.length < this.settings.max) return this.start();
+      return live.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
     }
-    return live.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
+    const own = live.filter((worker) => worker.tenant === tenant);
+    if (own.length > 0) return own.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
+    const fresh = live.find((worker) => worker.tenant === undefined);
+    if (fresh) return fresh;
+    if (live.length < this.settings.max) return this.start();
+    const parked = live.find((worker) => worker.sinks.size === 0 && worker.reserved === 0);
+    if (!parked) return undefined;
+    // It served another tenant: it ends rather than carrying that tenant's process into this one.
+    void this.stop(parked, 'the runtime worker was idle');
+    return this.start();
   }
 
   private topUpTimer: NodeJS.Timeout | undefined;
@@ -157,7 +244,8 @@ export class WorkerPool implements RuntimePlacement {
   private topUp(): void {
     if (!this.settings.prewarm || this.closing || this.startFailures > 0) return;
     const live = this.live();
-    if (live.length >= this.settings.max || live.some((worker) => worker.sinks.size === 0)) return;
+    const spareExists = live.some((worker) => (this.settings.perSession ? worker.tenant === undefined : worker.sinks.size === 0));
+    if (live.length >= this.settings.max || spareExists) return;
     const spare = this.start();
     // A spare that fails to start is not replaced until the next acquisition (no spawn loop).
     spare.ready.catch(() => undefined);
@@ -188,8 +276,15 @@ export class WorkerPool implements RuntimePlacement {
       stderrTail: '',
       dead: false,
       stopping: false,
+      lastHeardAt: Date.now(),
+      reserved: 0,
     };
     this.workers.add(worker);
+    // Any byte from the worker proves its event loop runs: a heartbeat answer queued behind bulk
+    // frames (stored values, results) cannot make a busy but healthy worker look dead.
+    child.stdout!.on('data', () => {
+      worker.lastHeardAt = Date.now();
+    });
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (text: string) => {
       worker.stderrTail = (worker.stderrTail + text).slice(-STDERR_TAIL_BYTES);
@@ -258,6 +353,7 @@ export class WorkerPool implements RuntimePlacement {
     this.workers.delete(worker);
     this.clearIdle(worker);
     if (worker.monitor) clearInterval(worker.monitor);
+    queueMicrotask(() => this.admitWaiting());
     // The client reports the loss to the sessions (onLost) once the cause is known; a new spare is started meanwhile.
     this.topUpSoon();
   }
@@ -286,10 +382,11 @@ export class WorkerPool implements RuntimePlacement {
     if (this.closing || worker.dead) return;
     worker.idleTimer = setTimeout(() => {
       worker.idleTimer = undefined;
-      if (worker.sinks.size > 0 || worker.dead || worker.stopping) return;
+      if (worker.sinks.size > 0 || worker.reserved > 0 || worker.dead || worker.stopping) return;
       const idleOthers = this.live().filter((other) => other !== worker && other.sinks.size === 0);
-      // The prewarmed spare stays; any other idle worker ends.
-      if (this.settings.prewarm && idleOthers.length === 0) return;
+      // The prewarmed spare stays (a fresh worker, with perSession); any other idle worker ends.
+      const spare = this.settings.perSession ? worker.tenant === undefined : idleOthers.length === 0;
+      if (this.settings.prewarm && spare) return;
       void this.stop(worker, 'the runtime worker was idle');
     }, this.settings.idleMs);
     worker.idleTimer.unref();
@@ -308,8 +405,14 @@ export class WorkerPool implements RuntimePlacement {
     worker.monitorEvery = every;
     let lastPing = 0;
     let pingSentAt: number | undefined;
+    let lastTick = Date.now();
     worker.monitor = setInterval(() => {
       if (worker.dead) return;
+      const tick = Date.now();
+      // This tick came late: the host's own event loop was busy, so bytes the worker sent meanwhile
+      // may still wait unread. The silence is the host's, not the worker's: give it a fresh window.
+      if (tick - lastTick > Math.max(1_000, 10 * every) && pingSentAt !== undefined) pingSentAt = tick;
+      lastTick = tick;
       const rssMb = residentMb(worker.child.pid);
       if (rssMb !== undefined && rssMb > this.settings.memoryMb) {
         worker.killCause ??= `the runtime worker exceeded its memory limit of ${this.settings.memoryMb} MB (resident ${Math.round(rssMb)} MB)`;
@@ -318,7 +421,8 @@ export class WorkerPool implements RuntimePlacement {
       const client = worker.client;
       if (!client || client.ended) return;
       const now = Date.now();
-      if (pingSentAt !== undefined && now - pingSentAt > this.settings.heartbeatTimeoutMs) {
+      const silentMs = now - Math.max(pingSentAt ?? 0, worker.lastHeardAt);
+      if (pingSentAt !== undefined && silentMs > this.settings.heartbeatTimeoutMs) {
         worker.killCause ??= `the runtime worker stopped answering (no reply to a heartbeat for ${this.settings.heartbeatTimeoutMs} ms)`;
         return this.kill(worker);
       }

@@ -48,7 +48,9 @@ export const freeform = (name: string, description = `${name} tool`): CellToolDe
 export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRuntimeOptions = {}) {
   const runtime = createCodeModeRuntime({ isolation, ...options });
   const recorder = createTestHost(tools);
-  const session: CodeModeSession = runtime.openSession(recorder.host);
+  // One tenant for the engine's behaviour tests: their sessions may share warm workers, as sessions
+  // of one tenant do (tenant isolation is tested in process-runtime.test.ts and tools/reliability).
+  const session: CodeModeSession = runtime.openSession(recorder.host, { tenant: 'engine-tests' });
   const descriptors = Object.keys(tools).map((name) => fn(name));
   const run = async (source: string, extra: { tools?: CellToolDescriptor[]; yieldTimeMs?: number; typescript?: boolean } = {}) => {
     const { observation } = await session.createCell({

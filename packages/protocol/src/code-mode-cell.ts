@@ -151,10 +151,19 @@ export interface CodeModeSession {
   shutdown(): Promise<void>;
 }
 
+/** Options of {@link CodeModeRuntime.openSession}. */
+export interface OpenSessionOptions {
+  /**
+   * Who the session belongs to. Sessions of the same tenant may share a worker process; sessions of
+   * different tenants (or without one: every such session is its own tenant) never do.
+   */
+  tenant?: string;
+}
+
 /** Opens sessions; `shutdown` shuts every session down and releases what the runtime holds (isolates, worker processes). */
 export interface CodeModeRuntime {
   /** Opens one session talking to `host`. Throws `SHUTTING_DOWN` after `shutdown()`, `CONFIG` for a host without `invokeTool`. */
-  openSession(host: CellHost): CodeModeSession;
+  openSession(host: CellHost, options?: OpenSessionOptions): CodeModeSession;
   /** Shuts every session down; no cell, isolate or worker process outlives the returned promise. */
   shutdown(): Promise<void>;
 }
