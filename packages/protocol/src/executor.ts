@@ -73,8 +73,12 @@ export interface ToolExecutor {
    * executors may share one function; the session calls each distinct function once. Must not throw.
    */
   readonly onTurnEnd?: (turnId: string) => Promise<void> | void;
-  /** Called once by the session at shutdown (kill processes, close connections). Shared functions are called once. */
-  readonly dispose?: () => Promise<void> | void;
+  /**
+   * Called once by each session that holds the executor, at its shutdown (kill processes, close
+   * connections), with the ending session's id: an executor shared by several sessions ends only
+   * what belongs to that one. Shared functions are called once per session.
+   */
+  readonly dispose?: (context?: { readonly sessionId: string }) => Promise<void> | void;
   /**
    * Called once by the session at creation: problems the host should hear of before the model
    * meets them (exec_command on a machine without a usable sandbox). Each becomes a `warning`

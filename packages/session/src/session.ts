@@ -676,7 +676,8 @@ async function shutdownSession(state: SessionState): Promise<void> {
   // SessionEnd only for a session whose hooks saw it start
   if (state.sessionStart) await runSessionEnd(state.hooked);
   state.unwatchHooks();
-  await callLifecycle(state, (executor) => executor.dispose);
+  // the ending session names itself: a toolset shared by several sessions ends only this one's processes
+  await callLifecycle(state, (executor) => executor.dispose, { sessionId: state.sessionId });
   if (state.creatingCodeMode) await state.creatingCodeMode.catch(() => undefined);
   if (state.codeMode && state.ownsCodeMode) {
     await state.codeMode.shutdown();

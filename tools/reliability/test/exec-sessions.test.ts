@@ -67,4 +67,27 @@ describe('exec sessions: a shared toolset shares no processes', () => {
       await exec.shutdown();
     }
   });
+
+  it("with processScope 'session', a session's shutdown ends its own processes and no one else's", async () => {
+    const root = join(scratch, 'ws-session-scope');
+    mkdirSync(root);
+    const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+    const open = () => openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    const alice: Harness = await open();
+    const bob: Harness = await open();
+    try {
+      const aliceShell = idOf(await alice.step.dispatch(callItem('a1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
+      const bobShell = idOf(await bob.step.dispatch(callItem('b1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
+      expect(exec.liveSessionIds().sort()).toEqual([aliceShell, bobShell].sort());
+      await bob.close();
+      // Bob's session said who it is when it ended: only his shell is gone
+      expect(exec.liveSessionIds()).toEqual([aliceShell]);
+      const echoed = await alice.step.dispatch(callItem('a2', 'write_stdin', { session_id: aliceShell, chars: 'echo still-here\n', yield_time_ms: 1_000 }));
+      expect(text(echoed)).toContain('still-here');
+      held.push("processScope 'session': Bob's shutdown ended Bob's shell only; Alice's shell answered after it");
+    } finally {
+      await alice.close();
+      await exec.shutdown();
+    }
+  });
 });
