@@ -134,7 +134,13 @@ async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode
   await assertSandbox(policy);
   return (command) => {
     const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads });
-    return { file: wrapped.file, args: wrapped.args, env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }) };
+    return {
+      file: wrapped.file,
+      args: wrapped.args,
+      env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }),
+      // the helper's cgroups and, after the last sandboxed command, the empty <root>/.git placeholder
+      release: () => wrapped.release(),
+    };
   };
 }
 

@@ -21,6 +21,8 @@ export interface HelperCommand {
    * test matrix or an install may live under `/root`, `/home` or `/tmp`, which the sandbox hides.
    */
   reads?: string[];
+  /** Called once the helper process is gone (or never started): a sandbox removes what it set up for it. */
+  release?: () => void;
 }
 
 /** Options of {@link applyPatchInHelper}. */
@@ -146,6 +148,11 @@ class HelperRun {
     });
     child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     child.on('exit', (code, signal) => this.onExit(code, signal));
+    if (command.release) {
+      const release = command.release;
+      child.once('close', release);
+      child.once('error', release);
+    }
     const request: HelperApplyRequest = {
       type: 'apply',
       root: options.root,

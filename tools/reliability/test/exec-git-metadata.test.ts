@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
+import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { report } from '../src/profile';
 import { callItem, openHarness, texts } from './helpers';
 
@@ -115,6 +116,22 @@ describe('exec git metadata: nothing planted runs later', () => {
     } finally {
       await harness.close();
       await exec.shutdown();
+    }
+  });
+
+  it('a sandboxed apply_patch in a non-repository workspace leaves no .git behind either', async () => {
+    const { root } = places();
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, sandboxMode: 'workspace-write', tools: [applyPatchTool()] });
+    try {
+      const patch = '*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n';
+      const answer = text(await harness.step.dispatch({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: patch }));
+      expect(answer).toContain('A notes.txt');
+      // the placeholder goes when the helper process is gone, which may be just after its answer
+      for (let waited = 0; waited < 5_000 && readdirSync(root).length > 1; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readdirSync(root)).toEqual(['notes.txt']);
+      held.push('a sandboxed apply_patch in a non-repository workspace: only the patched file, no .git');
+    } finally {
+      await harness.close();
     }
   });
 });
