@@ -165,7 +165,8 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     expect(body.length).toBeGreaterThan(300_000);
     expect(body.length).toBeLessThan(500_000);
     expect(body).toMatch(/…\d+ tokens truncated…/);
-    const picture = await client.callTool({ name: 'exec', arguments: { code: 'image("data:image/png;base64," + "A".repeat(12_000_000));' } });
+    // a budget the image fits (12M URL bytes ≈ 47k tokens): it reaches serve's own result cap
+    const picture = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"max_output_tokens": 100000000}\nimage("data:image/png;base64," + "A".repeat(12_000_000));' } });
     const blocks = picture.content as Content;
     expect(blocks.some((block) => block.type === 'image')).toBe(false);
     expect(blocks.map((block) => block.text)).toContain('[image omitted: 12000000 characters of base64 over the result cap]');

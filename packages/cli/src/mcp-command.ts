@@ -9,6 +9,13 @@ import { builtinTools } from './builtins';
 /** The largest output budget a script may ask for under `mcp serve` (about 400 KB of text). */
 export const MCP_SERVE_MAX_OUTPUT_TOKENS = 100_000;
 
+/**
+ * The token budget of `exec`'s description under `mcp serve`. Serve offers only `exec` and `wait`,
+ * so that description is the one tool list the client's model reads: it gets room for the
+ * template, the shared MCP types and a catalog of a few dozen tools (a session's default is 2,000).
+ */
+const MCP_SERVE_TOOL_BUDGET_TOKENS = 8_000;
+
 /** Options of {@link mcpServeCommand}. */
 export interface McpServeCommandOptions {
   /** Workspace root of the built-in file and process tools. */
@@ -102,6 +109,7 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     tools: () => [...builtins.tools, ...downstream.executors()],
     cwd: options.cwd,
     approvalPolicy: 'never',
+    toolBudget: { tokens: MCP_SERVE_TOOL_BUDGET_TOKENS },
     // A script's `max_output_tokens` / `wait.max_tokens` is clamped here; serveCodeModeOverMcp
     // also caps each result's bytes (images included) under the official client's message limit.
     codeMode: { maxOutputTokensCap: MCP_SERVE_MAX_OUTPUT_TOKENS },

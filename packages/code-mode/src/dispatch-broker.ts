@@ -23,13 +23,18 @@ export interface OutputBudget {
   readonly tokens: number;
   /** What is left. */
   remaining: number;
+  /**
+   * What notify() items may still take: at most half the budget, so the call's own response (its
+   * status, and a failed script's error at its end) always has the other half.
+   */
+  notifyRemaining: number;
   /** A notify was dropped for want of budget (the note saying so was sent). */
   dropped: boolean;
 }
 
 /** A fresh budget of `tokens`. */
 export function outputBudget(tokens: number): OutputBudget {
-  return { tokens, remaining: tokens, dropped: false };
+  return { tokens, remaining: tokens, notifyRemaining: Math.floor(tokens / 2), dropped: false };
 }
 
 /** What a notify past the budget leaves in its place, once per budget. */
@@ -236,10 +241,14 @@ export class DispatchBroker {
     const budget = record.budget;
     let output = text;
     const cost = approxTokenCount(text);
-    if (cost <= budget.remaining) budget.remaining -= cost;
-    else if (budget.remaining > 0) {
-      output = truncateTextOutput(text, budget.remaining).text;
-      budget.remaining = 0;
+    const left = Math.min(budget.remaining, budget.notifyRemaining);
+    if (cost <= left) {
+      budget.remaining -= cost;
+      budget.notifyRemaining -= cost;
+    } else if (left > 0) {
+      output = truncateTextOutput(text, left).text;
+      budget.remaining -= left;
+      budget.notifyRemaining = 0;
     } else if (!budget.dropped) {
       budget.dropped = true;
       output = notifyDroppedMessage(budget.tokens);

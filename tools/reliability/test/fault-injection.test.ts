@@ -193,8 +193,9 @@ describe('fault injection: nothing lost, every call answered exactly once with i
   it('a worker SIGKILLed in the middle of 50 parallel nested calls: every call answered once, the cell fails naming the signal, the next exec works', async () => {
     const log = { aborted: [] as string[], measured: [] as number[], started: [] as string[] };
     const before = new Set(workerChildren());
-    // its own worker pool, so that the workers this test kills are its own
-    const harness = await openHarness({ tools: testTools(log), runtimeOptions: { workers: { shared: false } } });
+    // its own worker pool, so that the workers this test kills are its own; all 50 calls in flight
+    // at once (the step's default admission of 16 concurrent calls would queue the rest)
+    const harness = await openHarness({ tools: testTools(log), runtimeOptions: { workers: { shared: false } }, maxConcurrentToolCalls: 64 });
     try {
       const nestedEnds = new Map<string, number>();
       const lost: string[] = [];
