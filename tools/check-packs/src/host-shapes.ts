@@ -1,0 +1,129 @@
+/**
+ * An adopter's path, proven: for each host shape, an empty app outside the monorepo runs the shape's
+ * one `npm install` line (the tarballs, install scripts on, peers resolved as npm does), no native
+ * module is compiled, and the app runs a turn of that shape.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installArgs, type HostShape } from './packs.ts';
+
+/** Runs `command` with `nodeBin` (when given) first on PATH; resolves with its exit code and output. */
+export function run(command: string, args: string[], cwd: string, nodeBin?: string): Promise<{ code: number; output: string }> {
+  const env = { ...process.env, npm_config_loglevel: 'error', ...(nodeBin ? { PATH: `${nodeBin}:${process.env.PATH}` } : {}) };
+  return new Promise((resolvePromise) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
+  });
+}
+
+/** Files below `dir` whose name ends in `.node` (native modules), as paths relative to it. */
+function nativeModules(dir: string, base = dir): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...nativeModules(path, base));
+    else if (entry.name.endsWith('.node')) found.push(path.slice(base.length + 1));
+  }
+  return found;
+}
+
+/**
+ * The native files an install may hold: none for a shape without Code Mode; for a Code Mode shape,
+ * isolated-vm's shipped prebuilds only (a compile would leave `isolated-vm/build/`).
+ */
+function nativeProblem(shape: HostShape, dir: string): string | undefined {
+  const native = nativeModules(join(dir, 'node_modules'));
+  const allowed = (file: string) => shape.isolatedVm && /^isolated-vm\/prebuilds\//.test(file);
+  const unexpected = native.filter((file) => !allowed(file));
+  if (unexpected.length > 0) return `native modules built or installed: ${unexpected.join(', ')}`;
+  if (existsSync(join(dir, 'node_modules/isolated-vm/build'))) return 'isolated-vm was compiled (node_modules/isolated-vm/build exists)';
+  if (!shape.isolatedVm && existsSync(join(dir, 'node_modules/isolated-vm'))) return 'isolated-vm was installed';
+  return undefined;
+}
+
+const SCRIPTED = `import { createSession } from '@switchyard/session';
+import { createScriptedModel } from '@switchyard/session/testing';
+import { fixedTimeProvider } from '@switchyard/protocol';
+const fail = (what, detail) => { console.error(what, JSON.stringify(detail)); process.exit(1); };
+const time = fixedTimeProvider('2026-12-01T15:00:00Z');
+`;
+
+/** The app each shape runs: it asserts its own result, prints one line and exits 0. */
+const APPS: Record<HostShape['name'], Record<string, string>> = {
+  direct: {
+    'app.mjs': `${SCRIPTED}import { clockTool } from '@switchyard/tool-clock';
+const session = createSession({ toolMode: 'direct', tools: [clockTool()], time });
+const model = createScriptedModel([[{ type: 'function_call', call_id: 'c1', namespace: 'clock', name: 'curr_time', arguments: '{}' }], [{ type: 'message', role: 'assistant', content: 'done' }]]);
+const result = await session.runTurn({ model, input: 'What time is it?' });
+const output = result.items.find((item) => item.type === 'function_call_output');
+if (result.finalText !== 'done' || !String(output?.output).includes('2026-12-01')) fail('direct turn', result.items);
+const codeMode = createSession({ toolMode: 'code-mode-only', tools: [clockTool()] });
+const error = await codeMode.runTurn({ model: createScriptedModel([[]]), input: 'x' }).then(() => undefined, (caught) => caught);
+if (error?.code !== 'CONFIG' || !error.message.includes('npm install @switchyard/code-mode-runtime isolated-vm')) fail('code mode without the runtime', String(error));
+console.log('direct turn ran on Node ' + process.version);
+`,
+  },
+  'code-mode': {
+    'app.mjs': `${SCRIPTED}import { createRequire } from 'node:module';
+import { clockTool } from '@switchyard/tool-clock';
+const session = createSession({ toolMode: 'code-mode-only', tools: [clockTool()], time });
+const cell = "const now = await tools.clock__curr_time(); text('the cell saw ' + now.iso);";
+const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'c1', name: 'exec', input: cell }], [{ type: 'message', role: 'assistant', content: 'done' }]]);
+const result = await session.runTurn({ model, input: 'What time is it?' });
+await session.shutdown();
+const output = result.items.find((item) => item.type === 'custom_tool_call_output');
+if (result.finalText !== 'done' || !JSON.stringify(output?.output).includes('the cell saw 2026-12-01T15:00:00.000Z')) fail('code mode turn', result.items);
+const ivm = createRequire(import.meta.url)('isolated-vm/package.json').version;
+console.log('code mode turn ran on Node ' + process.version + ' with isolated-vm ' + ivm);
+`,
+  },
+  mcp: {
+    'server.mjs': `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+const server = new McpServer({ name: 'weather', version: '1.0.0' });
+server.registerTool('forecast', { description: 'Forecast for a city.', inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: city + ': 21 C' }] }));
+await server.connect(new StdioServerTransport());
+`,
+    'app.mjs': `${SCRIPTED}import { mcpTools } from '@switchyard/mcp';
+const mcp = await mcpTools({ servers: { weather: { command: process.execPath, args: ['server.mjs'] } }, onWarning: (warning) => fail('mcp warning', warning) });
+const session = createSession({ toolMode: 'direct', tools: mcp.executors(), time });
+const model = createScriptedModel([[{ type: 'function_call', call_id: 'c1', namespace: 'mcp__weather__', name: 'forecast', arguments: '{"city":"Oslo"}' }], [{ type: 'message', role: 'assistant', content: 'done' }]]);
+const result = await session.runTurn({ model, input: 'Weather in Oslo?' });
+await mcp.close();
+const output = result.items.find((item) => item.type === 'function_call_output');
+if (result.finalText !== 'done' || !JSON.stringify(output?.output).includes('Oslo: 21 C')) fail('mcp turn', result.items);
+console.log('MCP tool turn ran on Node ' + process.version);
+`,
+  },
+  cli: {},
+};
+
+/** Installs `shape` with its one line in a fresh app on `nodeBin` (default: this Node) and runs its app. */
+export async function checkHostShape(shape: HostShape, tarballOf: Map<string, string>, nodeBin?: string): Promise<{ problem?: string; note?: string }> {
+  const dir = mkdtempSync(join(tmpdir(), `switchyard-${shape.name}-host-`));
+  try {
+    const version = (await run('node', ['--version'], dir, nodeBin)).output.trim();
+    const major = Number(version.replace(/^v/, '').split('.')[0]);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `${shape.name}-host`, version: '0.0.0', private: true, type: 'module' }));
+    const started = Date.now();
+    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...installArgs(shape, tarballOf, major)], dir, nodeBin);
+    if (install.code !== 0) return { problem: `npm install failed on Node ${version}:\n${install.output}` };
+    const installSecs = ((Date.now() - started) / 1000).toFixed(1);
+    const native = nativeProblem(shape, dir);
+    if (native) return { problem: `on Node ${version}: ${native}` };
+    for (const [file, text] of Object.entries(APPS[shape.name])) writeFileSync(join(dir, file), text);
+    const ran = shape.name === 'cli' ? await run(join(dir, 'node_modules/.bin/switchyard'), ['demo'], dir, nodeBin) : await run('node', ['app.mjs'], dir, nodeBin);
+    const lastLine = ran.output.trim().split('\n').pop() ?? '';
+    if (ran.code !== 0 || (shape.name === 'cli' && lastLine !== 'demo ok')) return { problem: `the ${shape.name} app failed on Node ${version}:\n${ran.output}` };
+    return { note: `npm install ${installSecs}s, no compile; ${shape.name === 'cli' ? `switchyard demo: ${lastLine} on Node ${version}` : lastLine}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
