@@ -4,10 +4,10 @@
  * module is compiled, and the app runs a turn of that shape.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installArgs, type HostShape } from './packs.ts';
+import { installArgs, root, type HostShape } from './packs.ts';
 
 /** Runs `command` with `nodeBin` (when given) first on PATH; resolves with its exit code and output. */
 export function run(command: string, args: string[], cwd: string, nodeBin?: string): Promise<{ code: number; output: string }> {
@@ -68,20 +68,7 @@ if (error?.code !== 'CONFIG' || !error.message.includes('npm install @switchyard
 console.log('direct turn ran on Node ' + process.version);
 `,
   },
-  'code-mode': {
-    'app.mjs': `${SCRIPTED}import { createRequire } from 'node:module';
-import { clockTool } from '@switchyard/tool-clock';
-const session = createSession({ toolMode: 'code-mode-only', tools: [clockTool()], time });
-const cell = "const now = await tools.clock__curr_time(); text('the cell saw ' + now.iso);";
-const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'c1', name: 'exec', input: cell }], [{ type: 'message', role: 'assistant', content: 'done' }]]);
-const result = await session.runTurn({ model, input: 'What time is it?' });
-await session.shutdown();
-const output = result.items.find((item) => item.type === 'custom_tool_call_output');
-if (result.finalText !== 'done' || !JSON.stringify(output?.output).includes('the cell saw 2026-12-01T15:00:00.000Z')) fail('code mode turn', result.items);
-const ivm = createRequire(import.meta.url)('isolated-vm/package.json').version;
-console.log('code mode turn ran on Node ' + process.version + ' with isolated-vm ' + ivm);
-`,
-  },
+  'code-mode': { 'app.mjs': readmeExample() },
   mcp: {
     'server.mjs': `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -104,6 +91,23 @@ console.log('MCP tool turn ran on Node ' + process.version);
   cli: {},
 };
 
+/**
+ * The root README's Code Mode example (the first js block after its `adopter-example` marker): the
+ * app a reader copies is the one this check runs.
+ */
+function readmeExample(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /<!-- adopter-example[^>]*-->\n```js\n([\s\S]*?)\n```/.exec(readme);
+  if (!block) throw new Error('README.md: no ```js block after <!-- adopter-example … -->');
+  return block[1];
+}
+
+/** What each app must print (its last line), beyond exiting 0. */
+const EXPECTED: Partial<Record<HostShape['name'], RegExp>> = {
+  'code-mode': /Oslo 4 C, Lima 21 C.* Oslo is colder\.$/,
+  cli: /^demo ok$/,
+};
+
 /** Installs `shape` with its one line in a fresh app on `nodeBin` (default: this Node) and runs its app. */
 export async function checkHostShape(shape: HostShape, tarballOf: Map<string, string>, nodeBin?: string): Promise<{ problem?: string; note?: string }> {
   const dir = mkdtempSync(join(tmpdir(), `switchyard-${shape.name}-host-`));
@@ -120,8 +124,9 @@ export async function checkHostShape(shape: HostShape, tarballOf: Map<string, st
     for (const [file, text] of Object.entries(APPS[shape.name])) writeFileSync(join(dir, file), text);
     const ran = shape.name === 'cli' ? await run(join(dir, 'node_modules/.bin/switchyard'), ['demo'], dir, nodeBin) : await run('node', ['app.mjs'], dir, nodeBin);
     const lastLine = ran.output.trim().split('\n').pop() ?? '';
-    if (ran.code !== 0 || (shape.name === 'cli' && lastLine !== 'demo ok')) return { problem: `the ${shape.name} app failed on Node ${version}:\n${ran.output}` };
-    return { note: `npm install ${installSecs}s, no compile; ${shape.name === 'cli' ? `switchyard demo: ${lastLine} on Node ${version}` : lastLine}` };
+    if (ran.code !== 0 || !(EXPECTED[shape.name]?.test(lastLine) ?? true)) return { problem: `the ${shape.name} app failed on Node ${version}:\n${ran.output}` };
+    const ivm = shape.isolatedVm ? `, isolated-vm ${JSON.parse(readFileSync(join(dir, 'node_modules/isolated-vm/package.json'), 'utf8')).version}` : '';
+    return { note: `Node ${version}${ivm}: npm install ${installSecs}s, no compile; ${lastLine}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

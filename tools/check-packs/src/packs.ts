@@ -75,9 +75,10 @@ export interface HostShape {
   isolatedVm: boolean;
 }
 
+/** The shapes, in the root README's order; each line there names the same `packages`. */
 export const HOST_SHAPES: HostShape[] = [
-  { name: 'direct', what: 'direct tools (the model calls your tools one by one), Node 20+', packages: ['@switchyard/session', '@switchyard/tool-clock'], isolatedVm: false },
-  { name: 'code-mode', what: 'Code Mode (the model writes JavaScript that calls your tools), Node 22+', packages: ['@switchyard/session', '@switchyard/code-mode-runtime', '@switchyard/tool-clock'], isolatedVm: true },
+  { name: 'direct', what: 'direct tools (the model calls your tools one by one), Node 20+', packages: ['@switchyard/session', '@switchyard/kit', '@switchyard/tool-clock'], isolatedVm: false },
+  { name: 'code-mode', what: 'Code Mode (the model writes JavaScript that calls your tools), Node 22+', packages: ['@switchyard/session', '@switchyard/kit', '@switchyard/code-mode-runtime'], isolatedVm: true },
   { name: 'mcp', what: 'tools from MCP servers, Node 20+', packages: ['@switchyard/session', '@switchyard/mcp'], isolatedVm: false },
   { name: 'cli', what: 'the `switchyard` command, Node 22+', packages: ['@switchyard/cli'], isolatedVm: true },
 ];
