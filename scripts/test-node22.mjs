@@ -4,15 +4,16 @@
 // loads its Node 22 binary (ABI 127) from the same install, since 6.x ships prebuilt binaries for
 // Node 22 and 24 — and the Node API the runtime, its worker processes and the hosts use. So on the
 // official Node 22 build, in this same tree (no second install):
-//   1. the Code Mode tests: code-mode-runtime (worker processes and in process), code-mode,
-//      code-mode-nats (cells over NATS) and session (the turn loop with cells);
+//   1. the Code Mode tests: code-mode-runtime (worker processes and in process), code-mode and
+//      code-mode-nats (cells over NATS);
 //   2. every example (each main.ts asserts its own result);
 //   3. the pack check's host shapes: each shape's one `npm install` line in an app outside the
 //      monorepo and a turn of that shape (on the machine's own Node too, when it is older than 22:
 //      the direct and MCP shapes and every package that still declares it).
 // Not repeated: build (tsup's output does not depend on the Node that runs it), typecheck, the
-// other packages' unit tests (plain JavaScript over Node APIs that 22 and 24 share), the
-// per-package pack checks.
+// other packages' unit tests (plain JavaScript over Node APIs that 22 and 24 share; the session's
+// turn loop with cells runs on 22 in the examples and the Code Mode host shape), the per-package
+// pack checks.
 //
 // Usage: node scripts/test-node22.mjs [--ci-only]   (`npm test` calls it with --ci-only)
 import { spawnSync } from 'node:child_process';
@@ -35,7 +36,7 @@ if (found !== `v${NODE_RELEASES[22]}`) fail(`expected node v${NODE_RELEASES[22]}
 console.log(`node 22 pass: Node ${found}, the same install as the Node 24 suite`);
 
 const steps = [
-  ['Code Mode tests', 'pnpm', ['vitest', 'run', 'packages/code-mode-runtime', 'packages/code-mode/', 'packages/code-mode-nats', 'packages/session']],
+  ['Code Mode tests', 'pnpm', ['vitest', 'run', 'packages/code-mode-runtime', 'packages/code-mode/', 'packages/code-mode-nats']],
   ['examples', 'node', [join(root, 'scripts/run-examples.mjs')]],
   ['host shapes (adopter installs)', 'pnpm', ['--filter', '@switchyard/check-packs', 'run', 'check', '--hosts']],
 ];
