@@ -33,15 +33,15 @@ function nativeModules(dir: string, base = dir): string[] {
 }
 
 /**
- * The native files an install may hold: none for a shape without Code Mode; for a Code Mode shape,
- * isolated-vm's shipped prebuilds only (a compile would leave `isolated-vm/build/`).
+ * The native files an install may hold: none for a shape without Code Mode; for the others, only
+ * binaries their packages ship prebuilt (isolated-vm's `prebuilds/`, node-pty's platform package) —
+ * a compile at install leaves its output under a `build/` folder (node-gyp).
  */
 function nativeProblem(shape: HostShape, dir: string): string | undefined {
   const native = nativeModules(join(dir, 'node_modules'));
-  const allowed = (file: string) => shape.isolatedVm && /^isolated-vm\/prebuilds\//.test(file);
-  const unexpected = native.filter((file) => !allowed(file));
-  if (unexpected.length > 0) return `native modules built or installed: ${unexpected.join(', ')}`;
-  if (existsSync(join(dir, 'node_modules/isolated-vm/build'))) return 'isolated-vm was compiled (node_modules/isolated-vm/build exists)';
+  const compiled = native.filter((file) => /(^|\/)build\//.test(file));
+  if (compiled.length > 0) return `native modules compiled at install: ${compiled.join(', ')}`;
+  if (!shape.isolatedVm && native.length > 0) return `native modules installed: ${native.join(', ')}`;
   if (!shape.isolatedVm && existsSync(join(dir, 'node_modules/isolated-vm'))) return 'isolated-vm was installed';
   return undefined;
 }
@@ -78,7 +78,7 @@ server.registerTool('forecast', { description: 'Forecast for a city.', inputSche
 await server.connect(new StdioServerTransport());
 `,
     'app.mjs': `${SCRIPTED}import { mcpTools } from '@switchyard/mcp';
-const mcp = await mcpTools({ servers: { weather: { command: process.execPath, args: ['server.mjs'] } }, onWarning: (warning) => fail('mcp warning', warning) });
+const mcp = await mcpTools({ servers: { weather: { command: process.execPath, args: ['server.mjs'], startupTimeoutMs: 120_000 } }, onWarning: (warning) => fail('mcp warning', warning) });
 const session = createSession({ toolMode: 'direct', tools: mcp.executors(), time });
 const model = createScriptedModel([[{ type: 'function_call', call_id: 'c1', namespace: 'mcp__weather__', name: 'forecast', arguments: '{"city":"Oslo"}' }], [{ type: 'message', role: 'assistant', content: 'done' }]]);
 const result = await session.runTurn({ model, input: 'Weather in Oslo?' });
