@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 import { unmetNodeRange } from './scripts/engines.mjs';
 
 // Every package and tool with a vitest config, except those whose engines.node excludes this Node
-// (e.g. @switchyard/ai-sdk on Node 20): the matrix's Node 24 pass runs them.
+// (a contributor running vitest directly on an older Node; `npm test` runs on Node 22+).
 // Example plugin packages (`examples/<example>/<name>-plugin`) are projects too: each carries the
 // test a plugin author copies.
 const examplePlugins = readdirSync('examples')

@@ -1,11 +1,18 @@
 #!/usr/bin/env node
-// Prepares a fresh machine that has only Node 20 and npm: pnpm, bubblewrap and nats-server (for
-// the exec sandbox and NATS runtime tests, when we are root on Debian), then the workspace
-// install; with CI set (or --node24) also Node 24 for the matrix's second pass. Idempotent and
-// quiet when everything is already there.
+// Prepares a fresh machine that has only Node (20, 22 or 24) and npm: pnpm, bubblewrap and
+// nats-server (for the exec sandbox and NATS runtime tests, when we are root on Debian), the Node
+// the project runs on (the machine's own when it is 22+, else the official Node 24 build fetched
+// from the npm registry), then the workspace install under that Node. Idempotent and quiet when
+// everything is already there.
+//
+// Usage: node scripts/setup.mjs [script]
+//   script   then `pnpm run <script>` with the project's Node first on PATH, and exit with its code.
+//            This is how `npm test` / `npm run demo` run on a Node 20 machine: npm itself runs on
+//            the machine's Node, so the script re-runs the real work under Node 22+ — pnpm, vitest's
+//            forks, the examples and the pack check all start `node` from PATH.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { ensureNode24 } from './node24.mjs';
+import { projectNodeBin, withNodeFirst, OLDEST_SUPPORTED_MAJOR } from './official-node.mjs';
 
 const PNPM = '10.34.9';
 const run = (cmd) => execSync(cmd, { stdio: 'inherit' });
@@ -38,7 +45,18 @@ if (debian.length > 0) {
   }
 }
 
-const frozen = process.env.CI && existsSync('pnpm-lock.yaml') ? ' --frozen-lockfile' : '';
-run(`pnpm install --reporter=silent${frozen}`);
+const nodeBin = projectNodeBin({ log: console.log });
+const env = withNodeFirst(nodeBin);
+// The machine's own Node when it is older than the project's: the CI matrix proves on it the
+// packages that still declare it (a direct host without Code Mode).
+if (Number(process.versions.node.split('.')[0]) < OLDEST_SUPPORTED_MAJOR) env.SWITCHYARD_MACHINE_NODE = process.execPath;
 
-if (process.env.CI || process.argv.includes('--node24')) ensureNode24({ log: console.log });
+// Installed under the project's Node: isolated-vm's install step picks the prebuilt binary for it.
+const frozen = process.env.CI && existsSync('pnpm-lock.yaml') ? ' --frozen-lockfile' : '';
+execSync(`pnpm install --reporter=silent${frozen}`, { stdio: 'inherit', env });
+
+const script = process.argv[2];
+if (script) {
+  const result = spawnSync('pnpm', ['run', script], { stdio: 'inherit', env });
+  process.exit(result.status ?? 1);
+}

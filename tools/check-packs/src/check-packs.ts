@@ -4,70 +4,36 @@
  * not on the registry), then import it as ESM and as CJS, type-check a file that uses it, and run
  * the package's own `pack-smoke.mjs` there when it has one (a check of the built files in place).
  *
- * isolated-vm is a peer of @switchyard/code-mode-runtime and takes ~45 s to compile; instead of
- * compiling it once per project, the workspace's built copy (5.x on Node 20, 6.x in the Node 24
- * pass) and its own dependencies are placed in the parent folder of all temporary projects (Node
- * resolves them by walking up), and npm runs with --legacy-peer-deps — so the check proves instead
- * that this copy satisfies every package's declared isolated-vm peer range. Other third-party peers
- * (e.g. `zod` for @switchyard/ai-sdk) are installed beside the tarballs, as npm would install them.
+ * isolated-vm is a peer of @switchyard/code-mode-runtime; in these per-package projects the
+ * workspace's copy (6.x) and its own dependencies are placed in the parent folder of all temporary
+ * projects (Node resolves them by walking up), and npm runs with --legacy-peer-deps — so the check
+ * proves that this copy satisfies every package's declared isolated-vm peer range. Other third-party
+ * peers (e.g. `zod` for @switchyard/ai-sdk) are installed beside the tarballs, as npm would install them.
  *
- * A package whose `engines.node` excludes the running Node is reported as skipped, not failed: the
- * matrix's other pass checks it.
+ * Then the host shapes (src/host-shapes.ts): each shape's one install line, as an adopter runs it,
+ * in an app of its own, and a turn of that shape. `--hosts` runs the host shapes alone (the Node 22
+ * pass). A package whose `engines.node` excludes the running Node is reported as skipped, not failed.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import semver from 'semver';
+import { HOST_SHAPES, closure, packAll, packages, root, type Pkg } from './packs.ts';
+import { checkHostShape, run } from './host-shapes.ts';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const require = createRequire(join(root, 'packages/code-mode-runtime/package.json'));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
-interface Pkg {
-  name: string;
-  dir: string;
-  internalDeps: string[];
-  /** Switchyard packages in `dependencies` alone (what npm installs without optional peers). */
-  requiredDeps: string[];
-  /** The declared isolated-vm peer range, if any. */
-  ivmRange?: string;
-  /** `engines.node`, if any. */
-  nodeRange?: string;
-  /** Third-party peers other than isolated-vm, as `name@range` (installed with the package, as npm would). */
-  externalPeers: string[];
-}
-
-const packages: Pkg[] = readdirSync(join(root, 'packages'))
-  .map((folder) => join(root, 'packages', folder))
-  .filter((dir) => existsSync(join(dir, 'package.json')))
-  .map((dir) => {
-    const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    const deps = { ...json.dependencies, ...json.peerDependencies };
-    return {
-      name: json.name as string,
-      dir,
-      internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')),
-      requiredDeps: Object.keys(json.dependencies ?? {}).filter((d) => d.startsWith('@switchyard/')),
-      ivmRange: json.peerDependencies?.['isolated-vm'] as string | undefined,
-      externalPeers: Object.entries((json.peerDependencies ?? {}) as Record<string, string>)
-        .filter(([name]) => name !== 'isolated-vm' && !name.startsWith('@switchyard/'))
-        .map(([name, range]) => `${name}@${range}`),
-      nodeRange: json.engines?.node as string | undefined,
-      private: json.private,
-    };
-  })
-  .filter((pkg) => !(pkg as { private?: boolean }).private);
-
-const only = process.argv.slice(2);
+// `--hosts`: the host shapes alone (the Node 22 pass); package names: those packages alone, no host shapes.
+const hostsOnly = process.argv.includes('--hosts');
+const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const wanted = only.length ? packages.filter((p) => only.some((o) => p.name.includes(o))) : packages;
 const runsHere = (pkg: Pkg) => !pkg.nodeRange || semver.satisfies(process.version, pkg.nodeRange);
 for (const pkg of wanted.filter((p) => !runsHere(p))) {
   console.log(`check-packs: skip ${pkg.name} — needs Node ${pkg.nodeRange}, this is ${process.version} (the other matrix pass checks it)`);
 }
-const selected = wanted.filter(runsHere);
+const selected = hostsOnly ? [] : wanted.filter(runsHere);
 
 const work = mkdtempSync(join(tmpdir(), 'switchyard-packs-'));
 const tarballs = join(work, 'tarballs');
@@ -96,30 +62,7 @@ function copyWithDependencies(name: string, dir: string, seen: Set<string>) {
   }
 }
 
-const tarballOf = new Map<string, string>();
-for (const pkg of packages) {
-  const out = execFileSync('pnpm', ['pack', '--pack-destination', tarballs], { cwd: pkg.dir, encoding: 'utf8' });
-  const file = out.trim().split('\n').pop()!.trim();
-  tarballOf.set(pkg.name, file.startsWith('/') ? file : join(tarballs, file));
-}
-
-function closure(name: string, seen = new Set<string>(), edges: (pkg: Pkg) => string[] = (pkg) => pkg.internalDeps): Set<string> {
-  if (seen.has(name)) return seen;
-  seen.add(name);
-  const pkg = packages.find((p) => p.name === name);
-  for (const dep of pkg ? edges(pkg) : []) closure(dep, seen, edges);
-  return seen;
-}
-
-function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, npm_config_loglevel: 'error' } });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
-  });
-}
+const tarballOf = packAll(tarballs);
 
 async function check(pkg: Pkg): Promise<string | undefined> {
   const dir = join(work, pkg.name.replace('@switchyard/', ''));
@@ -183,111 +126,72 @@ async function worker() {
     }
   }
 }
-/** Files below `dir` whose name ends in `.node` (compiled native modules), as paths relative to it. */
-function nativeModules(dir: string, base = dir): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...nativeModules(path, base));
-    else if (entry.name.endsWith('.node')) found.push(path.slice(base.length + 1));
-  }
-  return found;
+/** Whether every package a shape's install line brings satisfies `engines.node` for `version`. */
+function shapeRunsOn(shape: (typeof HOST_SHAPES)[number], version: string): boolean {
+  const members = new Set<string>();
+  for (const name of shape.packages) closure(name, members, (pkg) => pkg.requiredDeps);
+  return [...members].every((name) => {
+    const range = packages.find((p) => p.name === name)?.nodeRange;
+    return !range || semver.satisfies(version, range);
+  });
 }
 
 /**
- * A direct-mode host's install, as a new host author runs it: `npm install @switchyard/session
- * @switchyard/tool-clock` (the tarballs, and those of the Switchyard packages they depend on) in an
- * empty project outside the shared isolated-vm folder, with install scripts on and peers resolved
- * as npm does. No native module may be built or installed, and a direct-mode turn must run; a
- * code-mode session must say which packages to install.
+ * Every host shape on this Node, one after another; then, when SWITCHYARD_MACHINE_NODE names an older
+ * Node (the machine's own, set by scripts/setup.mjs), the shapes that declare it run there too, and
+ * every package that declares it is installed there and imported — the proof behind `>=20`.
  */
-async function checkDirectHost(): Promise<string | undefined> {
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-direct-host-'));
-  try {
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'direct-host', version: '0.0.0', private: true, type: 'module' }));
-    const members = new Set<string>();
-    for (const name of ['@switchyard/session', '@switchyard/tool-clock']) closure(name, members, (pkg) => pkg.requiredDeps);
-    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...[...members].map((name) => tarballOf.get(name)!)], dir);
-    if (install.code !== 0) return `npm install failed:\n${install.output}`;
-    const native = nativeModules(join(dir, 'node_modules'));
-    if (native.length > 0) return `native modules installed: ${native.join(', ')}`;
-    for (const absent of ['isolated-vm', '@switchyard/code-mode-runtime']) {
-      if (existsSync(join(dir, 'node_modules', absent))) return `${absent} was installed`;
+async function checkHostShapes(): Promise<string[]> {
+  const problems: string[] = [];
+  const nodes: Array<string | undefined> = [undefined];
+  const machineNode = process.env.SWITCHYARD_MACHINE_NODE;
+  if (hostsOnly && machineNode && existsSync(machineNode)) nodes.push(dirname(machineNode));
+  for (const nodeBin of nodes) {
+    const version = (await run('node', ['--version'], root, nodeBin)).output.trim();
+    for (const shape of HOST_SHAPES) {
+      if (!shapeRunsOn(shape, version)) {
+        console.log(`check-packs: host ${shape.name} not on Node ${version} — it needs Node 22+`);
+        continue;
+      }
+      const started = Date.now();
+      const { problem, note } = await checkHostShape(shape, tarballOf, nodeBin);
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      if (problem) problems.push(`host ${shape.name}: ${problem}`);
+      console.log(problem ? `check-packs: FAIL host ${shape.name} on Node ${version} (${secs}s)` : `check-packs: ok   host ${shape.name} — ${note} (${secs}s)`);
     }
-    writeFileSync(
-      join(dir, 'turn.mjs'),
-      [
-        `import { createSession } from '@switchyard/session';`,
-        `import { createScriptedModel } from '@switchyard/session/testing';`,
-        `import { clockTool } from '@switchyard/tool-clock';`,
-        `import { fixedTimeProvider } from '@switchyard/protocol';`,
-        `const session = createSession({ toolMode: 'direct', tools: [clockTool()], time: fixedTimeProvider('2026-12-01T15:00:00Z') });`,
-        `const model = createScriptedModel([[{ type: 'function_call', call_id: 'c1', namespace: 'clock', name: 'curr_time', arguments: '{}' }], [{ type: 'message', role: 'assistant', content: 'done' }]]);`,
-        `const result = await session.runTurn({ model, input: 'What time is it?' });`,
-        `const output = result.items.find((item) => item.type === 'function_call_output');`,
-        `if (result.finalText !== 'done' || !output || !String(output.output).includes('2026')) { console.error(JSON.stringify(result.items)); process.exit(1); }`,
-        `const codeMode = createSession({ toolMode: 'code-mode-only', tools: [clockTool()] });`,
-        `const error = await codeMode.runTurn({ model: createScriptedModel([[]]), input: 'x' }).then(() => undefined, (caught) => caught);`,
-        `if (error?.code !== 'CONFIG' || !error.message.includes('npm install @switchyard/code-mode-runtime isolated-vm')) { console.error('code mode without the runtime:', error); process.exit(1); }`,
-        `console.log('direct turn ran:', output.output);`,
-      ].join('\n'),
-    );
-    // the project's own @switchyard/protocol: a host imports the helpers it needs from it
-    const ran = await run('node', ['turn.mjs'], dir);
-    if (ran.code !== 0) return `direct-mode turn failed:\n${ran.output}`;
-    const typed = await typeCheckHostApp(dir);
-    if (typed) return typed;
-    console.log(`check-packs: direct host (session + tool-clock, npm install with scripts): no native module, ${ran.output.trim()}`);
+    if (nodeBin) {
+      const problem = await checkOldNodePackages(nodeBin, version);
+      if (problem) problems.push(problem);
+    }
+  }
+  return problems;
+}
+
+/** Installs every package whose `engines.node` admits `version` on that Node and imports each one. */
+async function checkOldNodePackages(nodeBin: string, version: string): Promise<string | undefined> {
+  const names = packages.filter((pkg) => !pkg.nodeRange || semver.satisfies(version, pkg.nodeRange)).map((pkg) => pkg.name);
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-old-node-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'old-node', version: '0.0.0', private: true, type: 'module' }));
+    const peers = [...new Set(names.flatMap((name) => packages.find((p) => p.name === name)!.externalPeers))];
+    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...names.map((name) => tarballOf.get(name)!), ...peers], dir, nodeBin);
+    if (install.code !== 0) return `Node ${version}: npm install of the packages that declare it failed:\n${install.output}`;
+    const source = names.map((name, i) => `import * as m${i} from '${name}'; if (typeof m${i}.VERSION !== 'string') throw new Error('${name}: no VERSION');`).join('\n');
+    const imported = await run('node', ['--input-type=module', '-e', source], dir, nodeBin);
+    if (imported.code !== 0) return `Node ${version}: importing the packages that declare it failed:\n${imported.output}`;
+    console.log(`check-packs: ok   Node ${version} — installed and imported every package that declares it: ${names.map((n) => n.replace('@switchyard/', '')).join(', ')}`);
     return undefined;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/**
- * The host's own TypeScript, checked as a strict project checks it (`skipLibCheck: false`) against
- * the installed declaration files, without the optional peers (no `@opentelemetry/api`): a tool
- * whose result is typed by an `interface`, a session with a tracer option's type in scope.
- */
-async function typeCheckHostApp(dir: string): Promise<string | undefined> {
-  const types = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', '@types/node@20.19.43'], dir);
-  if (types.code !== 0) return `npm install @types/node failed:\n${types.output}`;
-  if (existsSync(join(dir, 'node_modules', '@opentelemetry', 'api'))) return 'the optional peer @opentelemetry/api was installed: the check would prove nothing';
-  writeFileSync(
-    join(dir, 'app.ts'),
-    [
-      `import { createSession, type SessionOptions } from '@switchyard/session';`,
-      `import { defineFunctionTool, JsonToolOutput } from '@switchyard/kit';`,
-      `interface Forecast { city: string; tempC: number; hourly: Array<{ hour: number; tempC: number }> }`,
-      `const forecast = defineFunctionTool<{ city: string }>({`,
-      `  name: 'forecast', description: 'Forecast.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },`,
-      `  handle: async ({ args }): Promise<Forecast> => ({ city: args.city, tempC: 3, hourly: [] }),`,
-      `});`,
-      `const direct: Forecast = { city: 'Oslo', tempC: 1, hourly: [] };`,
-      `export const output = new JsonToolOutput(direct);`,
-      `const options: SessionOptions = { toolMode: 'direct', tools: [forecast] };`,
-      `export const session = createSession(options);`,
-    ].join('\n'),
-  );
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['app.ts'] }),
-  );
-  const checked = await run('node', [tsc, '-p', 'tsconfig.json'], dir);
-  if (checked.code !== 0) return `the host's TypeScript (skipLibCheck: false, no optional peers) failed to type-check:\n${checked.output}`;
-  console.log('check-packs: direct host app type-checks with skipLibCheck: false and no @opentelemetry/api (interface-typed tool result)');
-  return undefined;
-}
-
 await Promise.all([worker(), worker(), worker()]);
-if (selected.some((pkg) => pkg.name === '@switchyard/session')) {
-  const problem = await checkDirectHost();
-  if (problem) failures.push(`direct host: ${problem}`);
-}
+if (only.length === 0) failures.push(...(await checkHostShapes()));
 rmSync(work, { recursive: true, force: true });
 if (failures.length) {
   console.error(failures.join('\n\n'));
-  console.log(`check-packs: ${selected.length - failures.length} passed, ${failures.length} failed`);
+  console.log(`check-packs: ${failures.length} failed`);
   process.exit(1);
 }
-console.log(`check-packs: ${selected.length} passed, 0 failed`);
+console.log(`check-packs: ${selected.length} packages and the host shapes passed`);
