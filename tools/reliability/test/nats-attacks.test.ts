@@ -8,10 +8,8 @@
  * only the placement it targets (with a clear cause) or be refused; nothing forged reaches a cell
  * or a tool, and the runtime host stays alive and serves.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nkeys, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats } from '@switchyard/code-mode-nats';
@@ -19,6 +17,7 @@ import { createNatsRuntime, serveRuntimeOverNats } from '@switchyard/code-mode-n
 import { deriveKeys, ephemeral, open, seal, signed, loadIdentity } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { spawnRuntimeHost } from './nats-runtime-host';
 import { report } from '../src/profile';
 
 let server: NatsServer;
@@ -31,17 +30,7 @@ const targetSeed = new TextDecoder().decode(targetKey.getSeed());
 
 beforeAll(async () => {
   server = await startNatsServer();
-  const script = `import('@switchyard/code-mode-nats').then(({ serveRuntimeOverNats }) => serveRuntimeOverNats({ servers: ${JSON.stringify(server.url)}, name: 'target', identity: { seed: ${JSON.stringify(targetSeed)} }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }))
-    .then((h) => process.stdout.write(h.id + '\\n'), (e) => { console.error(e.message); process.exit(1); });`;
-  host = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', '--input-type=module', '-e', script], {
-    // From this package's folder, where the workspace links @switchyard/code-mode-nats (whatever folder vitest runs in).
-    cwd: join(dirname(fileURLToPath(import.meta.url)), '..'),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  hostId = await new Promise<string>((resolve, reject) => {
-    host.stdout!.once('data', (text: Buffer) => resolve(text.toString('utf8').trim()));
-    host.once('exit', (code) => reject(new Error(`runtime host exited with ${code}`)));
-  });
+  ({ host, hostId } = await spawnRuntimeHost({ servers: server.url, name: 'target', identity: { seed: targetSeed }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }));
   raw = await connect({ servers: server.url, inboxPrefix: 'switchyard.agent.x.inbox' });
 }, 60_000);
 afterAll(async () => {

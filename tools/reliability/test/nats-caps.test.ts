@@ -5,16 +5,15 @@
  * total (10 connections each sending 60 MB of a chunked frame that never ends). The runtime host
  * runs in its own process; its RSS is read from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, loadIdentity, open, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { spawnRuntimeHost } from './nats-runtime-host';
 
 let server: NatsServer;
 let host: ChildProcess;
@@ -25,16 +24,7 @@ const me = loadIdentity(undefined, undefined, 'test');
 beforeAll(async () => {
   server = await startNatsServer();
   const limits = { maxSessions: 1, cpuTimeMs: 1_000, heapMb: 32, maxOutputItems: 5 };
-  const script = `import('@switchyard/code-mode-nats').then(({ serveRuntimeOverNats }) => serveRuntimeOverNats({ servers: ${JSON.stringify(server.url)}, name: 'capped', limits: ${JSON.stringify(limits)} }))
-    .then((h) => process.stdout.write(h.id + '\\n'), (e) => { console.error(e.message); process.exit(1); });`;
-  host = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: join(dirname(fileURLToPath(import.meta.url)), '..'),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  hostId = await new Promise<string>((resolve, reject) => {
-    host.stdout!.once('data', (text: Buffer) => resolve(text.toString('utf8').trim()));
-    host.once('exit', (code) => reject(new Error(`runtime host exited with ${code}`)));
-  });
+  ({ host, hostId } = await spawnRuntimeHost({ servers: server.url, name: 'capped', limits }));
   raw = await connect({ servers: server.url, inboxPrefix: 'switchyard.agent.x.inbox' });
 }, 60_000);
 afterAll(async () => {
