@@ -50,7 +50,8 @@ interface Observer {
   unlisten?: () => void;
 }
 
-const aborted = (cellId: string) => new SwitchyardError('ABORTED', `observation of exec cell ${cellId} was cancelled`);
+/** The rejection of a cancelled observation (a dropped observer). */
+export const observationCancelled = (cellId: string) => new SwitchyardError('ABORTED', `observation of exec cell ${cellId} was cancelled`);
 
 interface PendingCall {
   controller: AbortController;
@@ -187,7 +188,7 @@ export class Cell {
    * observer loses nothing) and rejects with `ABORTED`.
    */
   observe(yieldTimeMs: number, startedAt: number, signal?: AbortSignal): Promise<CellObservation> {
-    if (signal?.aborted) return Promise.reject(aborted(this.id));
+    if (signal?.aborted) return Promise.reject(observationCancelled(this.id));
     if (this.state === 'completed') {
       const observation = this.completedObservation(startedAt);
       this.close();
@@ -203,7 +204,7 @@ export class Cell {
         const onAbort = () => {
           if (this.observer !== observer) return;
           this.detachObserver();
-          reject(aborted(this.id));
+          reject(observationCancelled(this.id));
         };
         signal.addEventListener('abort', onAbort, { once: true });
         observer.unlisten = () => signal.removeEventListener('abort', onAbort);

@@ -1,6 +1,7 @@
-import { CELL_ID_PATTERN, SwitchyardError } from '@switchyard/protocol';
+import { CELL_ID_PATTERN, SwitchyardError, hasErrorCode } from '@switchyard/protocol';
 import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, CreatedCell, ObserveOptions } from '@switchyard/protocol';
-import { Cell, type CellLimits } from './cell';
+import { Cell, observationCancelled, type CellLimits } from './cell';
+import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 
 /** `[key, JSON text]` of one stored value. */
 export type StoredPair = [string, string];
@@ -61,14 +62,29 @@ export function checkYieldTime(yieldTimeMs: unknown): void {
   }
 }
 
+/** A keyed creation: what a retry must match (`source`), the cell, and its answer; `cancelled`: the first observation was cancelled. */
+interface KeyedCreation {
+  source: string;
+  cellId: string;
+  reply: Promise<CreatedCell>;
+  cancelled: boolean;
+}
+
+const hasCellId = (error: unknown) => hasErrorCode(error, 'ABORTED') && typeof (error as { cellId?: unknown }).cellId === 'string';
+
 /** One session: its cells and its stored-values map. */
 export class Session implements CodeModeSession {
   private readonly settings: SessionSettings;
   private readonly cells = new Map<string, Cell>();
+  /** Keyed creations and observations, for their retries (the most recent `maxCells` + 8 of each). */
+  private readonly creations: ReplyCache<KeyedCreation>;
+  private readonly observations: ReplyCache<Promise<CellObservation>>;
   private shutdownPromise: Promise<void> | undefined;
 
   constructor(settings: SessionSettings) {
     this.settings = settings;
+    this.creations = new ReplyCache(settings.maxCells + 8);
+    this.observations = new ReplyCache(settings.maxCells + 8);
   }
 
   async createCell(options: CreateCellOptions): Promise<CreatedCell> {
@@ -76,12 +92,22 @@ export class Session implements CodeModeSession {
     if (this.shutdownPromise) throw shuttingDown();
     validateCreateOptions(options);
     if (options.signal?.aborted) throw creationCancelled();
+    const key = options.idempotencyKey;
+    const earlier = key === undefined ? undefined : this.creations.get(key);
+    // The same key and the same source: a retry of that creation, never a second run.
+    if (earlier && earlier.source === options.source) return this.retryCreation(earlier, options);
     // Every cell the session still holds counts: running, terminating, and completed but not yet
     // observed (those keep their output buffered until a wait or terminate takes it).
     const running = this.cells.size;
     if (running >= this.settings.maxCells) throw tooManyCells(running, this.settings.maxCells);
     if (options.cellId !== undefined && this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
     const id = options.cellId ?? this.settings.nextCellId();
+    const reply = this.start(id, options, startedAt);
+    if (key !== undefined) this.rememberCreation(key, { source: options.source, cellId: id, reply, cancelled: false });
+    return reply;
+  }
+
+  private async start(id: string, options: CreateCellOptions, startedAt: number): Promise<CreatedCell> {
     const { store } = this.settings;
     const cell = new Cell({
       id,
@@ -113,15 +139,60 @@ export class Session implements CodeModeSession {
     }
   }
 
+  /** Keeps a keyed creation's answer for its retries; a failed creation is forgotten (its retry creates afresh). */
+  private rememberCreation(key: string, entry: KeyedCreation): void {
+    this.creations.set(key, entry);
+    entry.reply.catch((error: unknown) => {
+      if (this.creations.get(key) !== entry) return;
+      if (hasCellId(error)) entry.cancelled = true;
+      else this.creations.forget(key, entry);
+    });
+  }
+
+  /** A retried creation: the original answer (or the one still on its way); after a cancelled first observation, an observation of the cell. */
+  private retryCreation(entry: KeyedCreation, options: CreateCellOptions): Promise<CreatedCell> {
+    const { cellId } = entry;
+    if (!entry.cancelled) {
+      return joinAnswer(entry.reply, options.signal, () => Object.assign(creationCancelled(), { cellId })).catch((error: unknown) => {
+        // The original's first observation was cancelled while this retry waited on it: observe instead.
+        if (!hasCellId(error) || options.signal?.aborted) throw error;
+        entry.cancelled = true;
+        return this.retryCreation(entry, options);
+      });
+    }
+    entry.cancelled = false;
+    entry.reply = this.observe(cellId, { yieldTimeMs: options.yieldTimeMs, signal: options.signal }).then(
+      (observation) => ({ cellId, observation }),
+      (error: unknown) => {
+        throw Object.assign(error as SwitchyardError, { cellId });
+      },
+    );
+    entry.reply.catch((error: unknown) => {
+      if (hasErrorCode(error, 'ABORTED')) entry.cancelled = true;
+    });
+    return entry.reply;
+  }
+
   async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
     const startedAt = performance.now();
     if (options?.terminate) return this.terminate(cellId);
     if (this.shutdownPromise) throw shuttingDown();
+    checkIdempotencyKey(options?.idempotencyKey, 'observe');
+    const key = options?.idempotencyKey === undefined ? undefined : `${cellId}\u0000${options.idempotencyKey}`;
+    const earlier = key === undefined ? undefined : this.observations.get(key);
+    // A retried observation: the same answer again (or the one still on its way), even after the cell closed.
+    if (earlier) return joinAnswer(earlier, options.signal, () => observationCancelled(cellId));
     const cell = this.cells.get(cellId);
     if (!cell) throw notFound(cellId);
     if (cell.hasObserver()) throw secondObserver(cellId);
     checkYieldTime(options?.yieldTimeMs);
-    return cell.observe(options.yieldTimeMs, startedAt, options.signal);
+    const reply = cell.observe(options.yieldTimeMs, startedAt, options.signal);
+    if (key !== undefined) {
+      this.observations.set(key, reply);
+      // A cancelled observation took nothing: its retry observes afresh.
+      reply.catch(() => this.observations.forget(key, reply));
+    }
+    return reply;
   }
 
   async terminate(cellId: string): Promise<CellObservation> {
@@ -157,6 +228,7 @@ export function validateCreateOptions(options: CreateCellOptions): void {
     throw invalid('createCell expects a non-negative `yieldTimeMs`');
   }
   if (options.typescript !== undefined && typeof options.typescript !== 'boolean') throw invalid('createCell expects `typescript` to be a boolean');
+  checkIdempotencyKey(options.idempotencyKey, 'createCell');
   if (!Array.isArray(options.tools)) throw invalid('createCell expects `tools` to be an array');
   for (const tool of options.tools) {
     if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || tool.name === '') {

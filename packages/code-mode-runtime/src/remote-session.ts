@@ -23,6 +23,7 @@ import {
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './runtime-protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
+import { ReplyCache } from './reply-cache';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
@@ -78,7 +79,28 @@ interface Binding {
   calls: Map<number, { controller: AbortController; cellId: string }>;
   /** The host work of this binding's calls, in slices per event-loop turn. */
   work: TurnQueue;
+  /** Keyed requests in flight or kept for a retry: the binding stays while any is (see `retain`). */
+  retained: number;
+  /** Why the runtime was lost (set when it was, not when the binding was given back). */
+  cause?: string;
 }
+
+/** A keyed `createCell` / `observe`: where its retries go. */
+interface KeyedRequest {
+  /** Its key in `RemoteSession.keyed`. */
+  key: string;
+  cellId: string;
+  binding: Binding;
+  /** A creation's source (a retry must repeat it). */
+  source?: string;
+  /** The creation was sent once (later sends are retries). */
+  sent?: boolean;
+  /** Set while the request, cancelled here, keeps its binding for a retry. */
+  timer?: NodeJS.Timeout;
+}
+
+/** How long a keyed request cancelled here keeps its runtime connection for a retry (ms). */
+const RETRY_WINDOW_MS = 60_000;
 
 /** The most a yield time can be on the wire (and as a Node timer). */
 const MAX_YIELD_MS = 2 ** 31 - 1;
@@ -100,6 +122,8 @@ export class RemoteSession implements CodeModeSession {
   private readonly stored: StoredValues;
   /** Cells whose runtime broke a host limit: their completion fails with it. */
   private readonly failures = new Map<string, string>();
+  /** Keyed creations and observations: where their retries go (the most recent `maxCells` + 8). */
+  private readonly keyed: ReplyCache<KeyedRequest>;
   /** Every cell the session holds (and the cells being created), by id → the binding it lives on. */
   private readonly cells = new Map<string, Binding>();
   private pendingCreations = 0;
@@ -111,6 +135,7 @@ export class RemoteSession implements CodeModeSession {
     this.settings = settings;
     this.limits = hostLimits(settings.engine);
     this.stored = new StoredValues(this.limits);
+    this.keyed = new ReplyCache(settings.engine.maxCells + 8);
   }
 
   async createCell(options: CreateCellOptions): Promise<CreatedCell> {
@@ -118,6 +143,10 @@ export class RemoteSession implements CodeModeSession {
     if (this.shutdownPromise) throw shuttingDown();
     validateCreateOptions(options);
     if (options.signal?.aborted) throw creationCancelled();
+    const key = options.idempotencyKey === undefined ? undefined : `create\u0000${options.idempotencyKey}`;
+    const earlier = key === undefined ? undefined : this.keyed.get(key);
+    // The same key and source: a retry, sent to the runtime that holds the original cell (which answers it again).
+    if (earlier && earlier.source === options.source) return this.createOn(earlier.binding, earlier.cellId, options, startedAt, earlier);
     const held = this.cells.size + this.pendingCreations;
     if (held >= this.settings.engine.maxCells) throw tooManyCells(held, this.settings.engine.maxCells);
     if (options.cellId !== undefined && this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
@@ -136,14 +165,28 @@ export class RemoteSession implements CodeModeSession {
       this.unbindIfIdle(binding);
       throw shuttingDown();
     }
-    binding.creating++;
     this.cells.set(cellId, binding);
     binding.cells.add(cellId);
+    const entry = key === undefined ? undefined : { key, cellId, source: options.source, binding };
+    if (key !== undefined) this.keyed.set(key, entry!);
+    return this.createOn(binding, cellId, options, startedAt, entry);
+  }
+
+  /** Sends `create-cell` (a retry when `keyed` was already sent once); a lost runtime answers with the failure observation. */
+  private async createOn(binding: Binding, cellId: string, options: CreateCellOptions, startedAt: number, keyed?: KeyedRequest): Promise<CreatedCell> {
+    const retry = keyed !== undefined && keyed.sent === true;
+    if (retry && binding.lost) {
+      if (binding.cause === undefined) throw notFound(cellId);
+      return { cellId, observation: lostObservation(cellId, binding.cause, startedAt) };
+    }
+    if (keyed) keyed.sent = true;
+    binding.creating++;
+    this.unretain(keyed);
     const release = binding.lease.hold();
     try {
       const { client, key } = binding.lease;
-      // The snapshot: values too many for one frame go ahead in `stored` parts.
-      const pairs = this.settings.engine.storedValues ? this.stored.entries() : [];
+      // The snapshot: values too many for one frame go ahead in `stored` parts (a retry starts nothing: none).
+      const pairs = this.settings.engine.storedValues && !retry ? this.stored.entries() : [];
       const parts = splitStoredPairs(pairs, Math.floor(client.maxFrameBytes / 2));
       const last = parts.pop() ?? [];
       for (const part of parts) client.post({ t: 'stored', session: key, cellId, values: part });
@@ -158,15 +201,14 @@ export class RemoteSession implements CodeModeSession {
           yieldTimeMs: clampYield(options.yieldTimeMs),
           typescript: options.typescript,
           stored: last,
+          ...(options.idempotencyKey === undefined ? {} : { key: options.idempotencyKey }),
         },
         options.signal,
       );
       return { cellId, observation: this.timed(observation, cellId, startedAt) };
     } catch (error) {
       if (error instanceof RuntimeLostError) return { cellId, observation: lostObservation(cellId, error.reason, startedAt) };
-      // Cancelled after creation: the cell runs on (the error names it); anything else created nothing.
-      if (!(hasErrorCode(error, 'ABORTED') && (error as { cellId?: unknown }).cellId === cellId)) this.forget(binding, cellId);
-      throw error;
+      throw this.createFailed(binding, cellId, error, keyed);
     } finally {
       release();
       binding.creating--;
@@ -174,14 +216,68 @@ export class RemoteSession implements CodeModeSession {
     }
   }
 
+  /**
+   * A creation failed. Cancelled after creation: the cell runs on (the error names it); a keyed
+   * creation cancelled here may have started (its answer may be on its way or lost): its cell and
+   * its runtime are kept for a retry. Anything else created nothing.
+   */
+  private createFailed(binding: Binding, cellId: string, error: unknown, keyed: KeyedRequest | undefined): unknown {
+    if (hasErrorCode(error, 'ABORTED') && (error as { cellId?: unknown }).cellId === cellId) return error;
+    if (keyed && hasErrorCode(error, 'ABORTED')) {
+      this.retain(keyed);
+      return Object.assign(error as SwitchyardError, { cellId });
+    }
+    // Nothing was created: a retry under the key is a new creation.
+    if (keyed) this.keyed.forget(keyed.key, keyed);
+    this.forget(binding, cellId);
+    return error;
+  }
+
   async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
     const startedAt = performance.now();
     if (options?.terminate) return this.terminate(cellId);
     if (this.shutdownPromise) throw shuttingDown();
-    const binding = this.cells.get(cellId);
+    const key = options?.idempotencyKey === undefined ? undefined : `observe\u0000${cellId}\u0000${options.idempotencyKey}`;
+    const earlier = key === undefined ? undefined : this.keyed.get(key);
+    // A retried observation goes where the first one went, even when the cell has closed since.
+    const binding = this.cells.get(cellId) ?? (earlier && !earlier.binding.lost ? earlier.binding : undefined);
     if (!binding) throw notFound(cellId);
     checkYieldTime(options?.yieldTimeMs);
-    return this.ask(binding, cellId, startedAt, { t: 'observe', session: binding.lease.key, cellId, yieldTimeMs: clampYield(options.yieldTimeMs) }, options.signal);
+    const keyed = earlier ?? (key === undefined ? undefined : { key, cellId, binding });
+    if (key !== undefined) this.keyed.set(key, keyed!);
+    const message = { t: 'observe' as const, session: binding.lease.key, cellId, yieldTimeMs: clampYield(options.yieldTimeMs) };
+    binding.retained++;
+    this.unretain(keyed);
+    try {
+      return await this.ask(binding, cellId, startedAt, options.idempotencyKey === undefined ? message : { ...message, key: options.idempotencyKey }, options.signal);
+    } catch (error) {
+      // Cancelled here, its answer may be lost on its way: the runtime is kept for a retry.
+      if (keyed && hasErrorCode(error, 'ABORTED')) this.retain(keyed);
+      throw error;
+    } finally {
+      binding.retained--;
+      this.unbindIfIdle(binding);
+    }
+  }
+
+  /**
+   * Keeps `keyed`'s runtime connection (and the runtime's session, which holds the answers to
+   * repeat) for {@link RETRY_WINDOW_MS} after the request was cancelled here, although the
+   * session may have no cell left on it: a retry within that window is answered again.
+   */
+  private retain(keyed: KeyedRequest): void {
+    if (keyed.timer !== undefined) return;
+    keyed.binding.retained++;
+    keyed.timer = setTimeout(() => this.unretain(keyed), RETRY_WINDOW_MS);
+    keyed.timer.unref?.();
+  }
+
+  private unretain(keyed: KeyedRequest | undefined): void {
+    if (keyed?.timer === undefined) return;
+    clearTimeout(keyed.timer);
+    keyed.timer = undefined;
+    keyed.binding.retained--;
+    this.unbindIfIdle(keyed.binding);
   }
 
   async terminate(cellId: string): Promise<CellObservation> {
@@ -249,7 +345,7 @@ export class RemoteSession implements CodeModeSession {
   private bind(): Promise<Binding> {
     if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
     if (this.binding$) return this.binding$;
-    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), work: new TurnQueue() };
+    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), work: new TurnQueue(), retained: 0 };
     // A placement may report the connection lost (or, in principle, an event) after its handshake
     // but before `acquire` has resolved: the binding has no lease yet and no cells, so the loss is
     // only remembered and the acquisition fails with its cause.
@@ -283,7 +379,7 @@ export class RemoteSession implements CodeModeSession {
 
   /** A binding without cells gives its connection back (closing its session there). */
   private unbindIfIdle(binding: Binding): void {
-    if (binding.cells.size > 0 || binding.creating > 0 || binding.lost) return;
+    if (binding.cells.size > 0 || binding.creating > 0 || binding.retained > 0 || binding.lost) return;
     if (!binding.lease.client.ended) binding.lease.client.request({ t: 'close-session', session: binding.lease.key }).catch(() => undefined);
     this.drop(binding);
   }
@@ -309,6 +405,7 @@ export class RemoteSession implements CodeModeSession {
 
   private onLost(binding: Binding, cause: string): void {
     if (binding.lost) return;
+    binding.cause = cause;
     const cellIds = [...binding.cells];
     for (const cellId of cellIds) this.forget(binding, cellId, true);
     this.drop(binding);

@@ -35,6 +35,9 @@ const ERROR_CODES = new Set<string>([
   'CELL_NOT_FOUND', 'LIMIT_EXCEEDED', 'SANDBOX_UNAVAILABLE', 'APPROVAL_DENIED', 'SHUTTING_DOWN', 'CONFIG', 'MODEL_ERROR', 'INTERNAL',
 ]);
 
+/** Cancelled keyed requests whose late replies are still recognised (and dropped). */
+const MAX_ABANDONED = 4_096;
+
 /** Options of {@link connectRuntime}. */
 export interface ConnectRuntimeOptions {
   transport: RuntimeTransport;
@@ -117,6 +120,8 @@ class RuntimeLink {
   /** Settles the promise `connectRuntime` returned (set before the first message can arrive). */
   handshake!: { resolve(client: RuntimeClient): void; reject(error: Error): void };
   private readonly pending = new Map<number, PendingRequest>();
+  /** Keyed requests given up on (cancelled here): a reply that still arrives for one is dropped. */
+  private readonly abandoned = new Set<number>();
   private sequence = 0;
   private hello: RuntimeHello | undefined;
   private ended = false;
@@ -181,6 +186,7 @@ class RuntimeLink {
 
   private settle(message: Extract<RuntimeMessage, { t: 'reply' }>): void {
     const entry = this.pending.get(message.id);
+    if (!entry && this.abandoned.delete(message.id)) return;
     if (!entry) return this.violate(`protocol violation: a reply to request ${message.id}, which is not pending`);
     this.pending.delete(message.id);
     if (message.ok) return entry.resolve(message.value);
@@ -213,12 +219,29 @@ class RuntimeLink {
       this.pending.set(id, { resolve, reject });
       if (signal) {
         const onAbort = () => {
-          if (this.pending.has(id)) this.connection.post({ t: 'cancel', id });
+          if (!this.pending.has(id)) return;
+          this.connection.post({ t: 'cancel', id });
+          // A keyed request is answered here at once: its reply may be lost on the way, and the
+          // caller gets it by retrying with the same key (the runtime answers that retry again).
+          if ('key' in message && typeof message.key === 'string') this.abandon(id);
         };
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       }
     });
+  }
+
+  /** Answers request `id` with ABORTED now; its reply, if it still comes, is dropped. */
+  private abandon(id: number): void {
+    const entry = this.pending.get(id)!;
+    this.pending.delete(id);
+    this.abandoned.add(id);
+    // Bounded: replies lost for good leave their ids here; the oldest go first.
+    for (const oldest of this.abandoned) {
+      if (this.abandoned.size <= MAX_ABANDONED) break;
+      this.abandoned.delete(oldest);
+    }
+    entry.reject(new SwitchyardError('ABORTED', 'exec request was cancelled'));
   }
 
   private createClient(): RuntimeClient {

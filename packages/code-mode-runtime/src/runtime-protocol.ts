@@ -75,8 +75,11 @@ export type HostMessage =
       yieldTimeMs: number;
       typescript?: boolean;
       stored: StoredPair[];
+      /** The creation's idempotency key: a `create-cell` repeating it (same source) answers with the original cell. */
+      key?: string;
     }
-  | { t: 'observe'; id: number; session: string; cellId: string; yieldTimeMs: number }
+  /** `key`: the observation's idempotency key: an `observe` repeating it answers with the same observation. */
+  | { t: 'observe'; id: number; session: string; cellId: string; yieldTimeMs: number; key?: string }
   | { t: 'terminate'; id: number; session: string; cellId: string }
   /** Cancels the pending `create-cell` / `observe` request `id` (a dropped observer). */
   | { t: 'cancel'; id: number }
@@ -696,12 +699,14 @@ export function parseHostMessage(value: unknown): HostMessage {
       integer(message, 'yieldTimeMs', t);
       if (message.typescript !== undefined) boolean(message, 'typescript', t);
       pairs(message, 'stored', t);
+      if (message.key !== undefined) string(message, 'key', t);
       return message as unknown as HostMessage;
     case 'observe':
       integer(message, 'id', t);
       string(message, 'session', t);
       string(message, 'cellId', t);
       integer(message, 'yieldTimeMs', t);
+      if (message.key !== undefined) string(message, 'key', t);
       return message as unknown as HostMessage;
     case 'terminate':
       integer(message, 'id', t);

@@ -210,6 +210,7 @@ class RuntimeServer {
           tools: message.tools,
           yieldTimeMs: message.yieldTimeMs,
           typescript: message.typescript,
+          idempotencyKey: message.key,
           signal: controller.signal,
         });
         return created.observation;
@@ -225,7 +226,7 @@ class RuntimeServer {
     this.cancels.set(message.id, controller);
     this.answer(message.id, async () => {
       if (!session) throw new ProtocolError(`session ${message.session} is not open`);
-      return session.observe(message.cellId, { yieldTimeMs: message.yieldTimeMs, signal: controller.signal });
+      return session.observe(message.cellId, { yieldTimeMs: message.yieldTimeMs, idempotencyKey: message.key, signal: controller.signal });
     });
   }
 

@@ -104,6 +104,15 @@ export interface CreateCellOptions {
   /** `true` always strips TypeScript types, `false` never; omitted: strip only when the source does not parse as JavaScript. */
   typescript?: boolean;
   /**
+   * Makes the call safe to retry (1–256 characters; `@switchyard/code-mode` uses the exec call's
+   * turn and `call_id`). A later `createCell` with the same key and the same `source` is a retry:
+   * it starts nothing and answers with the original cell (its id and its first observation, the
+   * same one again), even when the first answer was lost on its way; when the first observation
+   * was cancelled, the retry observes that cell. A different `source` under a used key is a new
+   * cell. A session remembers its most recent keyed answers only (at least `maxCells` of them).
+   */
+  idempotencyKey?: string;
+  /**
    * Cancels the first observation only: on abort it detaches without taking the output and rejects
    * with `SwitchyardError('ABORTED')` whose `cellId` property names the created cell; the cell keeps
    * running and a later `observe` gets everything. Already aborted: nothing is created (no `cellId`).
@@ -117,6 +126,14 @@ export interface ObserveOptions {
   yieldTimeMs: number;
   /** Same as calling `terminate(cellId)`. */
   terminate?: boolean;
+  /**
+   * Makes the observation safe to retry (1–256 characters; `@switchyard/code-mode` uses the wait
+   * call's turn and `call_id`). A later `observe` of the same cell with the same key answers with
+   * the same observation again (still waiting: the same pending one), so output in an answer lost
+   * on its way is replayed, never lost or observed twice; a cancelled observation is forgotten (the
+   * retry observes afresh). A new key is a new observation.
+   */
+  idempotencyKey?: string;
   /**
    * Cancels this observation (a dropped observer): on abort the observer detaches without taking
    * the buffered output or closing the cell, and the call rejects with `SwitchyardError('ABORTED')`.
