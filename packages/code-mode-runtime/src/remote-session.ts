@@ -23,7 +23,7 @@ import {
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './runtime-protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
-import { ReplyCache } from './reply-cache';
+import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
@@ -97,6 +97,8 @@ interface KeyedRequest {
   sent?: boolean;
   /** Set while the request, cancelled here, keeps its binding for a retry. */
   timer?: NodeJS.Timeout;
+  /** The answer the request got here: a retry repeats it without asking the runtime. */
+  answer?: CellObservation;
 }
 
 /** How long a keyed request cancelled here keeps its runtime connection for a retry (ms). */
@@ -175,6 +177,7 @@ export class RemoteSession implements CodeModeSession {
   /** Sends `create-cell` (a retry when `keyed` was already sent once); a lost runtime answers with the failure observation. */
   private async createOn(binding: Binding, cellId: string, options: CreateCellOptions, startedAt: number, keyed?: KeyedRequest): Promise<CreatedCell> {
     const retry = keyed !== undefined && keyed.sent === true;
+    if (keyed?.answer) return joinAnswer(Promise.resolve({ cellId, observation: keyed.answer }), options.signal, creationCancelled);
     if (retry && binding.lost) {
       if (binding.cause === undefined) throw notFound(cellId);
       return { cellId, observation: lostObservation(cellId, binding.cause, startedAt) };
@@ -205,7 +208,9 @@ export class RemoteSession implements CodeModeSession {
         },
         options.signal,
       );
-      return { cellId, observation: this.timed(observation, cellId, startedAt) };
+      const answer = this.timed(observation, cellId, startedAt);
+      if (keyed) keyed.answer = answer;
+      return { cellId, observation: answer };
     } catch (error) {
       if (error instanceof RuntimeLostError) return { cellId, observation: lostObservation(cellId, error.reason, startedAt) };
       throw this.createFailed(binding, cellId, error, keyed);
@@ -237,8 +242,10 @@ export class RemoteSession implements CodeModeSession {
     const startedAt = performance.now();
     if (options?.terminate) return this.terminate(cellId);
     if (this.shutdownPromise) throw shuttingDown();
+    checkIdempotencyKey(options?.idempotencyKey, 'observe');
     const key = options?.idempotencyKey === undefined ? undefined : `observe\u0000${cellId}\u0000${options.idempotencyKey}`;
     const earlier = key === undefined ? undefined : this.keyed.get(key);
+    if (earlier?.answer) return earlier.answer;
     // A retried observation goes where the first one went, even when the cell has closed since.
     const binding = this.cells.get(cellId) ?? (earlier && !earlier.binding.lost ? earlier.binding : undefined);
     if (!binding) throw notFound(cellId);
@@ -249,7 +256,9 @@ export class RemoteSession implements CodeModeSession {
     binding.retained++;
     this.unretain(keyed);
     try {
-      return await this.ask(binding, cellId, startedAt, options.idempotencyKey === undefined ? message : { ...message, key: options.idempotencyKey }, options.signal);
+      const answer = await this.ask(binding, cellId, startedAt, options.idempotencyKey === undefined ? message : { ...message, key: options.idempotencyKey }, options.signal);
+      if (keyed) keyed.answer = answer;
+      return answer;
     } catch (error) {
       // Cancelled here, its answer may be lost on its way: the runtime is kept for a retry.
       if (keyed && hasErrorCode(error, 'ABORTED')) this.retain(keyed);
