@@ -8,6 +8,7 @@ import {
   type RuntimeLease,
   type RuntimePlacement,
   type RuntimeSink,
+  type RuntimeTransport,
 } from '@switchyard/code-mode-runtime';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -89,6 +90,30 @@ interface Stick {
 }
 
 let sessionSequence = 0;
+
+/**
+ * For this package's tests only (not exported from the package): `incoming` sees each frame a
+ * runtime host sent, after the transport checked and reassembled it and before the runtime
+ * client reads it, and returns the frame to pass on or `undefined` to lose it (a reply lost on
+ * its way, with the transport's sequence intact).
+ */
+export const frameTap: { incoming?: (frame: string) => string | undefined } = {};
+
+/** `transport`, with {@link frameTap} between it and its reader when a test set one. */
+function tapped(transport: NatsTransport): RuntimeTransport {
+  const incoming = frameTap.incoming;
+  if (!incoming) return transport;
+  return {
+    send: (frame) => transport.send(frame),
+    onClose: (listener) => transport.onClose(listener),
+    close: () => transport.close(),
+    onFrame: (listener) =>
+      transport.onFrame((frame) => {
+        const passed = incoming(frame);
+        if (passed !== undefined) listener(passed);
+      }),
+  };
+}
 
 
 /**
@@ -325,7 +350,7 @@ class Agent {
     const link: Link = { runtime, name, conn, transport, ready: undefined as never, sinks: new Map(), lost: false };
     this.byConn.set(conn, link);
     link.ready = connectRuntime({
-      transport,
+      transport: tapped(transport),
       maxFrameBytes,
       handshakeTimeoutMs: this.settings.timeoutMs,
       decideCause: (reason) => reason ?? `the connection to runtime host ${name} closed`,

@@ -1,0 +1,133 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CellObservation } from '@switchyard/protocol';
+import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
+import { frameTap } from '../src/agent-runtime';
+import { countingHost, startDeployment, type Deployment } from './helpers';
+
+let deployment: Deployment;
+let host: NatsRuntimeHost;
+beforeAll(async () => {
+  deployment = await startDeployment();
+  host = await serveRuntimeOverNats({ servers: deployment.server.url, auth: { nkeySeed: deployment.runtimeSeed }, name: 'keyed' });
+}, 60_000);
+afterAll(async () => {
+  await host?.close();
+  await deployment?.server.stop();
+});
+afterEach(() => {
+  frameTap.incoming = undefined;
+});
+
+type Reply = { t: 'reply'; id: number; ok: boolean; value?: CellObservation };
+
+/** Loses the first observation reply from the runtime host for which `wanted` holds (the frame's other messages pass); returns what it lost. */
+function loseFirstReply(wanted: (observation: CellObservation) => boolean): Reply[] {
+  const lost: Reply[] = [];
+  frameTap.incoming = (frame) => {
+    if (lost.length > 0) return frame;
+    const messages = JSON.parse(frame) as Array<{ t: string }>;
+    const kept = messages.filter((message) => {
+      const reply = message as Reply;
+      if (lost.length > 0 || reply.t !== 'reply' || !reply.value || !wanted(reply.value)) return true;
+      lost.push(reply);
+      return false;
+    });
+    return kept.length > 0 ? JSON.stringify(kept) : undefined;
+  };
+  return lost;
+}
+
+const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));
+const withoutTime = (observation: CellObservation) => ({ ...observation, wallTimeMs: 0 });
+const until = async (predicate: () => boolean, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+const tool = (name: string) => ({ name, description: `${name}.`, kind: 'function' as const });
+
+describe('idempotent cells over NATS', () => {
+  it('a create whose reply was lost, retried with its key, answers with the original cell: same id, same observation, the source ran once', async () => {
+    const lost = loseFirstReply((observation) => observation.kind === 'completed');
+    // The tap applies to links opened from now on: this runtime's.
+    const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
+    let runs = 0;
+    const counting = countingHost(() => ++runs);
+    const session = runtime.openSession(counting.host);
+    try {
+      const source = `const n = await tools.count({}); text('run ' + n);`;
+      const cancel = new AbortController();
+      const first = session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
+      await until(() => lost.length === 1);
+      cancel.abort();
+      await expect(first).rejects.toMatchObject({ code: 'ABORTED', cellId: lost[0].value!.cellId });
+      const retry = await session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1' });
+      expect(retry.cellId).toBe(lost[0].value!.cellId);
+      expect(withoutTime(retry.observation)).toEqual(withoutTime(lost[0].value!));
+      expect(texts(retry.observation)).toEqual(['run 1']);
+      expect(runs).toBe(1);
+      const next = await session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-2' });
+      expect(texts(next.observation)).toEqual(['run 2']);
+    } finally {
+      await runtime.shutdown();
+    }
+  }, 120_000);
+
+  it('an observation whose reply was lost is replayed once on retry with its key; the next observation starts after it', async () => {
+    const lost = loseFirstReply((observation) => texts(observation).includes('b'));
+    const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
+    const gates: Array<() => void> = [];
+    const counting = countingHost(() => new Promise((resolve) => gates.push(() => resolve(null))));
+    const session = runtime.openSession(counting.host);
+    try {
+      const created = await session.createCell({
+        source: `text('a'); yield_control(); await tools.gate({}); text('b'); yield_control(); await tools.gate({}); text('c');`,
+        tools: [tool('gate')],
+        yieldTimeMs: 30_000,
+        idempotencyKey: 'turn-1/exec',
+      });
+      expect(texts(created.observation)).toEqual(['a']);
+      const cancel = new AbortController();
+      const waiting = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1', signal: cancel.signal });
+      await until(() => gates.length === 1);
+      gates[0]();
+      await until(() => lost.length === 1);
+      cancel.abort();
+      await expect(waiting).rejects.toMatchObject({ code: 'ABORTED' });
+      const replayed = await session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1' });
+      expect(withoutTime(replayed)).toEqual(withoutTime(lost[0].value!));
+      expect(replayed).toMatchObject({ kind: 'yielded', items: [{ type: 'input_text', text: 'b' }] });
+      const next = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-2' });
+      await until(() => gates.length === 2);
+      gates[1]();
+      const done = await next;
+      expect(done).toMatchObject({ kind: 'completed' });
+      expect(texts(done)).toEqual(['c']);
+    } finally {
+      await runtime.shutdown();
+    }
+  }, 120_000);
+
+  it('a terminate while the cell is still terminating answers "exec cell X is already terminating"; the session then runs a new cell', async () => {
+    const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
+    // A tool that never answers, even when aborted: the runtime's cleanup of the cell waits for it.
+    const counting = countingHost(() => new Promise(() => {}));
+    const session = runtime.openSession(counting.host);
+    try {
+      const created = await session.createCell({ source: `await tools.hang({});`, tools: [tool('hang')], yieldTimeMs: 200 });
+      expect(created.observation).toMatchObject({ kind: 'yielded' });
+      const terminating = session.terminate(created.cellId);
+      await expect(session.terminate(created.cellId)).rejects.toMatchObject({
+        code: 'RESPOND_TO_MODEL',
+        message: `exec cell ${created.cellId} is already terminating`,
+      });
+      expect(await terminating).toMatchObject({ kind: 'terminated', cellId: created.cellId });
+      const next = await session.createCell({ source: `text('fine')`, tools: [], yieldTimeMs: 30_000 });
+      expect(texts(next.observation)).toEqual(['fine']);
+    } finally {
+      await runtime.shutdown();
+    }
+  }, 120_000);
+});
