@@ -54,6 +54,7 @@ export const tooManyCells = (running: number, limit: number) =>
 export const creationCancelled = () => new SwitchyardError('ABORTED', 'exec cell creation was cancelled');
 export const cellIdInUse = (cellId: string) => new SwitchyardError('INVALID_INPUT', `createCell: cell id ${cellId} is already used by a cell of this session`);
 export const secondObserver = (cellId: string) => new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} already has an active observer`);
+export const alreadyTerminating = (cellId: string) => new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} is already terminating`);
 
 /** Throws INVALID_INPUT unless `yieldTimeMs` is a non-negative number. */
 export function checkYieldTime(yieldTimeMs: unknown): void {
@@ -200,9 +201,9 @@ export class Session implements CodeModeSession {
     if (this.shutdownPromise) throw shuttingDown();
     const cell = this.cells.get(cellId);
     if (!cell) throw notFound(cellId);
-    if (cell.state === 'terminating') {
-      throw new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} is already terminating`);
-    }
+    // Cleanup still running (aborted nested calls get up to 100 ms to settle): a second terminate
+    // is refused with the model-visible text, the first one answers.
+    if (cell.state === 'terminating') throw alreadyTerminating(cellId);
     return cell.terminate(startedAt);
   }
 

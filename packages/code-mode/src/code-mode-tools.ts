@@ -122,6 +122,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
               source: source.code,
               tools,
               yieldTimeMs: yieldTime(source.yieldTimeMs, options),
+              idempotencyKey: callKey(invocation),
               signal: invocation.signal,
             }),
           callBudget,
@@ -198,6 +199,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
           ? await session.runtime.terminate(args.cell_id)
           : await session.runtime.observe(args.cell_id, {
               yieldTimeMs: yieldTime(args.yield_time_ms, options),
+              idempotencyKey: callKey(invocation),
               // a cancelled wait detaches without taking the output: the next wait gets it
               signal: invocation.signal,
             });
@@ -216,4 +218,15 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       return respond(observation, started, callBudget, invocation);
     },
   };
+}
+
+/**
+ * The idempotency key of an exec's cell creation or a wait's observation: the model's call id,
+ * which names one call, within its turn (a model may use the same call id again in a later turn).
+ * A runtime answers a retry under the key with the original cell or observation.
+ */
+function callKey(invocation: { callId: string; step: { turnId: string } }): string | undefined {
+  const key = `${invocation.step.turnId}/${invocation.callId}`;
+  // Keys are at most 256 characters; a longer one is not shortened (two calls could then share it).
+  return key.length <= 256 ? key : undefined;
 }
