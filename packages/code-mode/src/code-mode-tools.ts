@@ -222,11 +222,12 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
 
 /**
  * The idempotency key of an exec's cell creation or a wait's observation: the model's call id,
- * which names one call, within its turn (a model may use the same call id again in a later turn).
- * A runtime answers a retry under the key with the original cell or observation.
+ * which names one call, within its turn and sampling step (a model may use the same call id again
+ * in a later step or turn; a retry of a call is always in its own step). A runtime answers a retry
+ * under the key with the original cell or observation.
  */
-function callKey(invocation: { callId: string; step: { turnId: string } }): string | undefined {
-  const key = `${invocation.step.turnId}/${invocation.callId}`;
+function callKey(invocation: { callId: string; step: { turnId: string; stepIndex: number } }): string | undefined {
+  const key = `${invocation.step.turnId}/${invocation.step.stepIndex}/${invocation.callId}`;
   // Keys are at most 256 characters; a longer one is not shortened (two calls could then share it).
   return key.length <= 256 ? key : undefined;
 }

@@ -105,7 +105,7 @@ export interface CreateCellOptions {
   typescript?: boolean;
   /**
    * Makes the call safe to retry (1–256 characters; `@switchyard/code-mode` uses the exec call's
-   * turn and `call_id`). A later `createCell` with the same key and the same `source` is a retry:
+   * turn, step and `call_id`). A later `createCell` with the same key and the same `source` is a retry:
    * it starts nothing and answers with the original cell (its id and its first observation, the
    * same one again), even when the first answer was lost on its way; when the first observation
    * was cancelled, the retry observes that cell. A different `source` under a used key is a new
@@ -128,7 +128,7 @@ export interface ObserveOptions {
   terminate?: boolean;
   /**
    * Makes the observation safe to retry (1–256 characters; `@switchyard/code-mode` uses the wait
-   * call's turn and `call_id`). A later `observe` of the same cell with the same key answers with
+   * call's turn, step and `call_id`). A later `observe` of the same cell with the same key answers with
    * the same observation again (still waiting: the same pending one), so output in an answer lost
    * on its way is replayed, never lost or observed twice; a cancelled observation is forgotten (the
    * retry observes afresh). A new key is a new observation.
