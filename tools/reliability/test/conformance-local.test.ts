@@ -10,7 +10,7 @@ describeRuntimeConformance('in-process', {
 });
 
 describeRuntimeConformance('worker processes', {
-  createRuntime: () => createCodeModeRuntime({ ...CONFORMANCE_LIMITS, workers: { shared: false, max: 4 } }),
+  createRuntime: (overrides) => createCodeModeRuntime({ ...CONFORMANCE_LIMITS, ...overrides, workers: { shared: false, max: 4 } }),
   containsCrashes: true,
 });
 

@@ -9,6 +9,16 @@ export type Fault = { kind: 'drop' } | { kind: 'delay'; ms: number } | { kind: '
 /** Decides the fault for the `index`-th frame (from 0) of a direction; undefined delivers it as sent. */
 export type FaultPlan = (frame: string, direction: Direction, index: number) => Fault | undefined;
 
+/** A plan that applies `fault` to the first frame `matches` accepts, on any link, and to no other. */
+export function faultOnce(matches: (frame: string, direction: Direction) => boolean, fault: Fault): FaultPlan {
+  let used = false;
+  return (frame, direction) => {
+    if (used || !matches(frame, direction)) return undefined;
+    used = true;
+    return fault;
+  };
+}
+
 /** A frame as the link saw it, and what it did to it. */
 export interface FrameRecord {
   direction: Direction;
@@ -29,17 +39,22 @@ export function createMemoryLink(plan: FaultPlan = () => undefined) {
   const due: Record<Direction, number> = { 'to-runtime': 0, 'to-host': 0 };
   const frames: FrameRecord[] = [];
   let closed = false;
+  let finished = false;
+  // As a stream does, frames already sent are delivered before the close is (a `fatal` before the end).
   const close = (reason?: string) => {
     if (closed) return;
     closed = true;
-    endings['to-host'].finish(reason);
-    endings['to-runtime'].finish(reason);
+    setTimeout(() => {
+      finished = true;
+      endings['to-host'].finish(reason);
+      endings['to-runtime'].finish(reason);
+    }, Math.max(due['to-host'], due['to-runtime'], Date.now()) - Date.now() + 1);
   };
   const deliver = (direction: Direction, frame: string, delayMs: number) => {
     // In order: never before the frame sent before it.
     const at = Math.max(Date.now() + delayMs, due[direction]);
     due[direction] = at;
-    setTimeout(() => !closed && listeners[direction](frame), at - Date.now());
+    setTimeout(() => !finished && listeners[direction](frame), at - Date.now());
   };
   const send = (direction: Direction) => (frame: string) => {
     if (closed) return;
