@@ -36,8 +36,8 @@ const TOOLS: CellToolDescriptor[] = [
 export function conformanceHost() {
   const notifications: Array<{ cellId: string; text: string }> = [];
   const host: CellHost = {
-    invokeTool: ({ tool, input, signal }) => {
-      if (tool === 'echo') return input;
+    invokeTool: async ({ tool, input, signal }) => {
+      if (tool === 'echo') return input ?? null;
       if (tool === 'fail') throw 'disk on fire';
       return new Promise((resolve) => {
         const timer = setTimeout(() => resolve('slow done'), (input as { ms: number }).ms);
