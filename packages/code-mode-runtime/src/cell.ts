@@ -2,7 +2,6 @@ import type ivm from 'isolated-vm';
 import { loadIsolatedVm } from './isolated-vm';
 import {
   type ContentItem,
-  type InputImageItem,
   SwitchyardError,
   errorMessage,
   type CellHost,
@@ -11,6 +10,8 @@ import {
 } from '@switchyard/protocol';
 import { codeModeDeclaration } from '@switchyard/kit';
 import { CELL_PRELUDE } from './cell-prelude';
+import { decodeCellMessage } from './cell-bridge';
+import type { ControlFunction, ControlMessage, PreludeConfig } from './prelude/bridge';
 import { compileCellModule } from './cell-source';
 import { watchCpu } from './cpu-watch';
 import { stripTypesBounded } from './type-stripper';
@@ -90,7 +91,7 @@ export class Cell {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private dueTimers: number[] = [];
   private isolate: ivm.Isolate | undefined;
-  private control: ivm.Reference<(kind: string, a?: unknown, b?: unknown, c?: unknown) => void> | undefined;
+  private control: ivm.Reference<ControlFunction> | undefined;
   private killedByHost = false;
   private wallTimer: NodeJS.Timeout | undefined;
   private stopCpuWatch: (() => void) | undefined;
@@ -117,7 +118,7 @@ export class Cell {
       if (this.state !== 'running') return this.dispose();
       const context = await isolate.createContext();
       if (this.state !== 'running') return this.dispose();
-      const config = JSON.stringify({
+      const preludeConfig: PreludeConfig = {
         tools: tools.map((tool) => ({
           name: tool.name,
           description: tool.description,
@@ -134,7 +135,8 @@ export class Cell {
           maxValueChars: maxValueChars(limits.heapMb),
           heapMb: limits.heapMb,
         },
-      });
+      };
+      const config = JSON.stringify(preludeConfig);
       // Copied as one string per value: a single string holding all stored values would be one
       // allocation of their total size inside the isolate (see value-limit.ts).
       const stored = new ivm.ExternalCopy(this.options.storedSnapshot).copyInto(nullPrototype({ release: true as const }));
@@ -262,55 +264,47 @@ export class Cell {
   }
 
   private handleMessage(kind: unknown, a: unknown, b: unknown, c: unknown): void {
-    switch (kind) {
+    const message = decodeCellMessage(kind, a, b, c);
+    if (message === undefined) return;
+    switch (message[0]) {
       case 'text':
-        if (typeof a === 'string') this.buffer.push({ type: 'input_text', text: a });
+        this.buffer.push({ type: 'input_text', text: message[1] });
         return;
       case 'image':
-        if (typeof a === 'string' && /^data:/i.test(a) && typeof b === 'string' && IMAGE_DETAILS.has(b)) {
-          this.buffer.push({ type: 'input_image', image_url: a, detail: b as InputImageItem['detail'] });
-        }
+        this.buffer.push({ type: 'input_image', image_url: message[1], detail: message[2] });
         return;
       case 'notify':
-        if (typeof a === 'string') {
-          try {
-            this.options.host.notify({ cellId: this.id, text: a });
-          } catch {
-            // a broken host never fails the cell
-          }
+        try {
+          this.options.host.notify({ cellId: this.id, text: message[1] });
+        } catch {
+          // a broken host never fails the cell
         }
         return;
       case 'yield':
         if (this.observer) this.yieldNow();
         return;
-      case 'calls':
+      case 'calls': {
         // [id, tool, inputJson, id, tool, inputJson, …]: the calls the cell started in one run
-        if (Array.isArray(a)) {
-          for (let i = 0; i + 2 < a.length; i += 3) {
-            const [id, tool, input] = [a[i], a[i + 1], a[i + 2]];
-            if (typeof id === 'string' && typeof tool === 'string' && typeof input === 'string' && !this.pendingCalls.has(id)) this.onCall(id, tool, input);
-          }
+        const batch = message[1];
+        for (let i = 0; i + 2 < batch.length; i += 3) {
+          const [id, tool, input] = [batch[i], batch[i + 1], batch[i + 2]];
+          if (!this.pendingCalls.has(id)) this.onCall(id, tool, input);
         }
         return;
+      }
       case 'set-timer':
-        if (typeof a === 'number' && typeof b === 'number') this.onSetTimer(a, b);
+        this.onSetTimer(message[1], message[2]);
         return;
       case 'clear-timer':
-        if (typeof a === 'number') {
-          clearTimeout(this.timers.get(a));
-          this.timers.delete(a);
-        }
+        clearTimeout(this.timers.get(message[1]));
+        this.timers.delete(message[1]);
         return;
       case 'write':
-        if (typeof a === 'string' && typeof b === 'string') this.writes.push([a, b]);
+        this.writes.push([message[1], message[2]]);
         return;
       case 'done':
-        if (typeof b === 'string' && typeof c === 'number') {
-          // A count that does not match what arrived (or -1: the cell could not report) commits nothing.
-          this.complete(a === 1 ? b : undefined, c === this.writes.length ? this.writes : []);
-        }
-        return;
-      default:
+        // A count that does not match what arrived (or -1: the cell could not report) commits nothing.
+        this.complete(message[1] === 1 ? message[2] : undefined, message[3] === this.writes.length ? this.writes : []);
         return;
     }
   }
@@ -377,10 +371,10 @@ export class Cell {
   }
 
   /** Enters the isolate asynchronously (isolated-vm thread pool); failures are inspected, never thrown. */
-  private enter(kind: string, a?: unknown, b?: unknown, c?: unknown): void {
+  private enter(...message: ControlMessage): void {
     const control = this.control;
     if (!control || this.state !== 'running') return;
-    control.apply(undefined, [kind, a, b, c] as never, nullPrototype({})).then(undefined, (error: unknown) => this.onEntryError(error));
+    control.apply(undefined, message as never, nullPrototype({})).then(undefined, (error: unknown) => this.onEntryError(error));
   }
 
   /** An entry failed: a disposed isolate we did not kill is a lost runtime; anything else is an ignored unhandled rejection. */
@@ -486,7 +480,6 @@ export class Cell {
   }
 }
 
-const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
 
 function toolErrorText(error: unknown): string {
   if (typeof error === 'string') return error;

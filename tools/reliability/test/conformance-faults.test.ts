@@ -1,0 +1,128 @@
+import { createRemoteRuntime } from '@switchyard/code-mode-runtime';
+import type { CellObservation, CodeModeRuntime } from '@switchyard/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
+import { conformanceHost } from './conformance/runtime-conformance';
+
+// Faults of a bus injected into the runtime protocol's link (the in-memory link of the
+// conformance suite). Each fault hits one frame of one session's link; the session beside it (its
+// own link) and the next session must not notice. The runtime protocol assumes an ordered link
+// that loses nothing (a stream; the NATS transport numbers its messages and ends the connection
+// on a gap or a replay), so what is checked here is containment and clear texts.
+
+const TOOLS = [
+  { name: 'echo', description: 'Returns its input.', kind: 'function' as const },
+  { name: 'slow', description: 'Answers after input.ms.', kind: 'function' as const },
+];
+const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.type));
+const carrying = (direction: Direction, type: string) => (frame: string, sent: Direction) => sent === direction && frame.includes(`"t":"${type}"`);
+
+let runtime: CodeModeRuntime | undefined;
+afterEach(async () => {
+  await runtime?.shutdown();
+  runtime = undefined;
+});
+
+/** A runtime over fault-injecting links; `bystander` is a session already holding a yielded cell on its own link. */
+async function faulty(plan: FaultPlan) {
+  let armed = false;
+  const memory = memoryPlacement((frame, direction, index) => (armed ? plan(frame, direction, index) : undefined));
+  runtime = createRemoteRuntime({ placement: memory.placement, onShutdown: memory.close });
+  const recorded = conformanceHost();
+  let calls = 0;
+  const host = { ...recorded.host, invokeTool: (request: Parameters<typeof recorded.host.invokeTool>[0]) => (calls++, recorded.host.invokeTool(request)) };
+  const bystander = runtime.openSession(conformanceHost().host);
+  const waiting = await bystander.createCell({ source: `text('bystander'); yield_control(); await new Promise((resolve) => setTimeout(resolve, 300)); text('done');`, tools: TOOLS, yieldTimeMs: 30_000 });
+  expect(waiting.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'bystander' }] });
+  armed = true;
+  const session = runtime.openSession(host);
+  const run = async (source: string, yieldTimeMs = 30_000) => (await session.createCell({ source, tools: TOOLS, yieldTimeMs })).observation;
+  /** The bystander finishes its cell and a new session runs: the fault stayed on its link. */
+  const othersUnharmed = async () => {
+    expect(await bystander.observe(waiting.cellId, { yieldTimeMs: 30_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'done' }] });
+    const next = runtime!.openSession(conformanceHost().host);
+    expect(texts((await next.createCell({ source: `text('next')`, tools: TOOLS, yieldTimeMs: 30_000 })).observation)).toEqual(['next']);
+  };
+  return { run, session, calls: () => calls, othersUnharmed, links: memory.links };
+}
+
+describe('runtime protocol faults on one link', () => {
+  it('a frame to the host that is not JSON ends that link: its cell fails naming the violation', async () => {
+    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call",' }));
+    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({
+      kind: 'completed',
+      items: [],
+      error: 'exec runtime ended unexpectedly: protocol violation: a frame that is not JSON',
+    });
+    expect(link.calls()).toBe(0);
+    await link.othersUnharmed();
+  });
+
+  it('a frame that parses but breaks the message table is refused after parsing, by field', async () => {
+    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call","call":"x"}]' }));
+    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({
+      error: 'exec runtime ended unexpectedly: protocol violation: call.call is not a non-negative integer',
+    });
+    expect(link.calls()).toBe(0);
+    await link.othersUnharmed();
+  });
+
+  it('a corrupt frame to the runtime ends that link: its cell fails, nothing else does', async () => {
+    const link = await faulty(faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'corrupt', frame: '[{"t":"create-cell"}]' }));
+    const observation = await link.run(`text('never');`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [] });
+    expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: /);
+    await link.othersUnharmed();
+  });
+
+  it('a duplicated frame is a protocol violation, never a second effect', async () => {
+    // a second call-result for one call (to the runtime), a second reply to one request (the runtime
+    // answering a duplicated create-cell), a call repeated while the first is still in flight
+    const cases: Array<[FaultPlan, string, RegExp]> = [
+      [faultOnce(carrying('to-runtime', 'call-result'), { kind: 'duplicate' }), `text(await tools.echo({ a: 1 }));`, /^exec runtime ended unexpectedly: the runtime gave up: protocol violation: a result for call 1, which is not pending$/],
+      [faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'duplicate' }), `text('once');`, /^exec runtime ended unexpectedly: protocol violation: a reply to request \d+, which is not pending$/],
+      [faultOnce(carrying('to-host', 'call'), { kind: 'duplicate' }), `text(await tools.slow({ ms: 2000 }));`, /^exec runtime ended unexpectedly: protocol violation: call 1 is already in flight$/],
+    ];
+    for (const [plan, source, error] of cases) {
+      const link = await faulty(plan);
+      const observation = await link.run(source);
+      expect(observation.kind === 'completed' && observation.error).toMatch(error);
+      expect(link.calls()).toBeLessThanOrEqual(1);
+      await link.othersUnharmed();
+      await runtime!.shutdown();
+    }
+  });
+
+  it('a dropped frame stalls only its cell: the yield time answers, terminate ends the cell, the tool never runs', async () => {
+    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'drop' }));
+    const { cellId, observation } = await link.session.createCell({ source: `text('before'); text(await tools.echo({ a: 1 }));`, tools: TOOLS, yieldTimeMs: 1_000 });
+    expect(observation).toMatchObject({ kind: 'yielded' });
+    const ended = await link.session.terminate(cellId);
+    expect(ended).toMatchObject({ kind: 'terminated' });
+    expect([...texts(observation), ...texts(ended)]).toEqual(['before']);
+    expect(link.calls()).toBe(0);
+    await link.othersUnharmed();
+  });
+
+  it('a dropped request is answered at the latest when its link ends (here: the runtime shuts down)', async () => {
+    // The session's second create-cell, sent while its first cell holds the session open (the
+    // first travels with the session's open-session).
+    let creates = 0;
+    const link = await faulty((frame, direction) => (carrying('to-runtime', 'create-cell')(frame, direction) && ++creates === 2 ? { kind: 'drop' } : undefined));
+    expect(texts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
+    const lost = link.session.createCell({ source: `text('lost')`, tools: TOOLS, yieldTimeMs: 500 });
+    await link.othersUnharmed();
+    await runtime!.shutdown();
+    const { observation } = await lost;
+    expect(observation).toMatchObject({ kind: 'completed', items: [] });
+    expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: /);
+  });
+
+  it('a delayed frame holds back the ones after it: results arrive whole and in order', async () => {
+    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'delay', ms: 400 }));
+    const observation = await link.run(`const r = await Promise.all([1, 2, 3].map((i) => tools.echo({ i }))); text(r.map((x) => x.i).join(','));`);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ text: '1,2,3' }] });
+    expect('error' in observation).toBe(false);
+    await link.othersUnharmed();
+  });
+});
