@@ -76,7 +76,7 @@ function makeResponse(id: string, overrides: Partial<OpenAIResponse> = {}): Open
 function usage(input: number, cached: number, output: number, reasoning: number): ResponseUsage {
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: cached },
+    input_tokens_details: { cached_tokens: cached, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: reasoning },
     total_tokens: input + output,
