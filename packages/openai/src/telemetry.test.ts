@@ -7,18 +7,12 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type {
-  Response as OpenAIResponse,
-  ResponseFunctionToolCall,
-  ResponseOutputMessage,
-  ResponseReasoningItem,
-  ResponseStreamEvent,
-  ResponseUsage,
-} from 'openai/resources/responses/responses';
+import type { ResponseFunctionToolCall } from 'openai/resources/responses/responses';
 import type { ModelClient } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { closeReplayServers, startReplayServer } from '../test/replay-server';
+import { assistantMessage, makeUsage, ndjson, reasoningResponse, streamed } from '../test/sdk-responses';
 import { chatCompletions } from './chat-completions';
 import { openaiResponses } from './openai-responses';
 import { providerInfo } from './streaming-client';
@@ -28,9 +22,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   await closeReplayServers();
 });
-
-const sse = (events: readonly object[]) => `${events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`;
-const ndjson = (events: readonly object[]) => new Response(events.map((event) => `${JSON.stringify(event)}\n`).join('')).body!;
 
 const lookup = defineFunctionTool({
   name: 'lookup',
@@ -50,63 +41,13 @@ function tracedSession(model: ModelClient, tracing: { providerName?: string } = 
   return { session, model, spans };
 }
 
-/** The responses a reasoning model streams for one tool round: reasoning + call, then reasoning + answer. */
-function makeResponse(id: string, overrides: Partial<OpenAIResponse> = {}): OpenAIResponse {
-  return {
-    id,
-    object: 'response',
-    created_at: 1_764_450_200,
-    model: 'gpt-5.1-codex-2025-11-13',
-    output: [],
-    output_text: '',
-    error: null,
-    incomplete_details: null,
-    instructions: null,
-    metadata: null,
-    parallel_tool_calls: true,
-    temperature: null,
-    tool_choice: 'auto',
-    tools: [],
-    top_p: null,
-    status: 'in_progress',
-    ...overrides,
-  } as OpenAIResponse;
-}
-
-function usage(input: number, cached: number, output: number, reasoning: number): ResponseUsage {
-  return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: cached, cache_write_tokens: 0 },
-    output_tokens: output,
-    output_tokens_details: { reasoning_tokens: reasoning },
-    total_tokens: input + output,
-  };
-}
-
-function reasoningRound(id: string, answer: ResponseFunctionToolCall | ResponseOutputMessage, tokens: ResponseUsage): ResponseStreamEvent[] {
-  const reasoning: ResponseReasoningItem = {
-    id: `rs_${id}`,
-    type: 'reasoning',
-    summary: [{ type: 'summary_text', text: 'Need the weather.' }],
-    encrypted_content: `gAAAAB-${id}`,
-  };
-  return [
-    { type: 'response.created', sequence_number: 0, response: makeResponse(id) },
-    { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { ...reasoning, summary: [] } },
-    { type: 'response.output_item.done', sequence_number: 2, output_index: 0, item: reasoning },
-    { type: 'response.output_item.added', sequence_number: 3, output_index: 1, item: { ...answer, status: 'in_progress' } as ResponseFunctionToolCall },
-    { type: 'response.output_item.done', sequence_number: 4, output_index: 1, item: answer },
-    { type: 'response.completed', sequence_number: 5, response: makeResponse(id, { status: 'completed', output: [reasoning, answer], usage: tokens }) },
-  ];
-}
-
 const call: ResponseFunctionToolCall = { id: 'fc_1', type: 'function_call', call_id: 'call_lookup', name: 'lookup', arguments: '{"city":"Oslo"}', status: 'completed' };
-const message: ResponseOutputMessage = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', annotations: [], text: 'It is 7 °C in Oslo.' }] };
+const message = assistantMessage('msg_1', 'It is 7 °C in Oslo.');
 
 describe('GenAI attributes from the Responses API stream', () => {
   it('chat spans carry provider, server, stream, response model, finish reasons, cached and reasoning tokens; the tool span its type and description', async () => {
-    const rounds = [reasoningRound('resp_1', call, usage(1_200, 1_024, 180, 128)), reasoningRound('resp_2', message, usage(1_420, 1_280, 40, 16))];
-    const server = await startReplayServer(rounds.map((events) => ({ body: sse(events), headers: { 'content-type': 'text/event-stream' } })));
+    const rounds = [reasoningResponse('resp_1', call, makeUsage(1_200, 1_024, 180, 128)).events, reasoningResponse('resp_2', message, makeUsage(1_420, 1_280, 40, 16)).events];
+    const server = await startReplayServer(rounds.map(streamed));
     const client = openaiResponses({ baseURL: `${server.url}/v1`, model: 'gpt-5.1-codex', maxAttempts: 1 });
     const { session, spans } = tracedSession(client);
 
@@ -184,7 +125,7 @@ describe('GenAI attributes from the Chat Completions stream', () => {
       ],
       [chunk({ role: 'assistant', content: 'Cold: 7 °C.' }), chunk({}, 'stop'), usageChunk(980, 896, 12, 0)],
     ];
-    const server = await startReplayServer(rounds.map((chunks) => ({ body: sse(chunks), headers: { 'content-type': 'text/event-stream' } })));
+    const server = await startReplayServer(rounds.map(streamed));
     const client = chatCompletions({ baseURL: `${server.url}/v1`, model: 'deepseek-reasoner', providerName: 'deepseek', maxAttempts: 1 });
     const { session, spans } = tracedSession(client);
     const result = await session.runTurn({ model: client, input: 'Weather in Oslo?' });
