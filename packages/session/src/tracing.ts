@@ -123,6 +123,8 @@ class SessionSpans {
   readonly hookRuns = new Map<string, Span>();
   /** `gen_ai.tool.description` by display name, from the latest plan (nested calls use the same names). */
   readonly toolDescriptions = new Map<string, string>();
+  /** Plans whose tools are in `toolDescriptions` (the planner reuses a plan while the tools stay the same). */
+  readonly plansSeen = new WeakSet<object>();
   lastTurn: TurnTrace | undefined;
   /** The attributes every span carries. */
   readonly conversation: Attributes;
@@ -323,7 +325,11 @@ function responseAttributes(event: { usage?: ModelUsage; responseId?: string; re
 
 /** `chat` spans: one per sampling attempt, children of the turn; and which turn each model-made call belongs to. */
 function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
-  on('step-start', (event) => rememberTools(spans, event.plan.executors));
+  on('step-start', (event) => {
+    if (spans.plansSeen.has(event.plan)) return;
+    spans.plansSeen.add(event.plan);
+    rememberTools(spans, event.plan.executors);
+  });
 
   on('model-request', (event) => {
     const turn = spans.turns.get(event.turnId);
