@@ -162,7 +162,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
       // Not { code: string }: the raw arguments are the cell's source, and exec answers with its own error.
       { type: 'output-item', item: { type: 'custom_tool_call', call_id: 'c3', name: 'exec', input: '{"source":"text(1)"}' } },
       { type: 'output-item', item: { type: 'function_call', call_id: 'c4', name: 'made_up', arguments: '{}' } },
-      { type: 'completed', usage: { inputTokens: 120, outputTokens: 30, totalTokens: 150 }, responseId: 'msg_1' },
+      { type: 'completed', usage: { inputTokens: 120, outputTokens: 30, totalTokens: 150, cacheReadInputTokens: 0, reasoningOutputTokens: 0 }, responseId: 'msg_1', finishReasons: ['stop'] },
     ]);
     const sent = model.doStreamCalls[0]!;
     expect(sent.tools!.map((tool) => tool.name)).toEqual(['lookup', 'clock__curr_time', 'exec', 'apply_patch']);

@@ -5,6 +5,7 @@ import {
   type JsonObject,
   type ModelCapabilities,
   type ModelClient,
+  type ModelProviderInfo,
   type ModelRequest,
   type ModelStreamEvent,
   type ModelUsage,
@@ -68,8 +69,33 @@ export function aiSdkModel(model: LanguageModelV4, options: AiSdkModelOptions = 
   };
   return {
     capabilities,
+    provider: providerOf(model.provider),
     stream: (request) => streamResponse(model, request, customTools, options.callOptions),
   };
+}
+
+/** The OpenTelemetry GenAI conventions' provider names, by the first part of an AI SDK `provider` (`openai.responses`, `amazon-bedrock`). */
+const PROVIDER_NAMES: Readonly<Record<string, string>> = {
+  azure: 'azure.ai.openai',
+  'amazon-bedrock': 'aws.bedrock',
+  bedrock: 'aws.bedrock',
+  google: 'gcp.gemini',
+  'google-vertex': 'gcp.vertex_ai',
+  vertex: 'gcp.vertex_ai',
+  mistral: 'mistral_ai',
+  xai: 'x_ai',
+};
+
+/**
+ * Who serves an AI SDK model, for telemetry: the provider named after the conventions (`openai`,
+ * `anthropic`, `aws.bedrock`, `gcp.gemini`; an unknown one as the AI SDK names it, up to its first
+ * dot). Requests always stream (`doStream`); an AI SDK model does not say which host it calls.
+ */
+function providerOf(provider: unknown): ModelProviderInfo | undefined {
+  if (typeof provider !== 'string' || provider === '') return undefined;
+  const [first, second] = provider.toLowerCase().split('.');
+  const name = first === 'google' && second === 'vertex' ? 'gcp.vertex_ai' : (PROVIDER_NAMES[first!] ?? first!);
+  return { name, streaming: true };
 }
 
 async function* streamResponse(
@@ -123,6 +149,8 @@ async function* streamResponse(
 class StreamedResponse {
   private readonly blocks = new OpenBlocks();
   private responseId: string | undefined;
+  /** The model that answered (`response-metadata`'s `modelId`). */
+  private responseModel: string | undefined;
   /** The `finish` part came and `completed` was yielded. */
   finished = false;
 
@@ -156,6 +184,7 @@ class StreamedResponse {
         break;
       case 'response-metadata':
         if (part.id) this.responseId = part.id;
+        if (part.modelId) this.responseModel = part.modelId;
         break;
       case 'error':
         throw requestError(part.error, this.signal);
@@ -163,7 +192,13 @@ class StreamedResponse {
         // Text blocks some providers never close still belong to the response.
         for (const entry of this.blocks.unclosedTexts()) yield { type: 'output-item', item: messageItem(entry.text, entry.metadata) };
         this.finished = true;
-        yield { type: 'completed', usage: usageOf(part.usage), ...(this.responseId ? { responseId: this.responseId } : {}) };
+        yield {
+          type: 'completed',
+          usage: usageOf(part.usage),
+          ...(this.responseId ? { responseId: this.responseId } : {}),
+          ...(this.responseModel ? { model: this.responseModel } : {}),
+          ...finishReasonsOf(part.finishReason),
+        };
         break;
       default:
         break;
@@ -251,12 +286,32 @@ function callItem(
   return withMetadata(item, metadata) as ResponseItem;
 }
 
-/** Token counts, with anything that is not a finite non-negative number (absent, NaN) read as 0. */
-function usageOf(usage: { inputTokens?: { total?: number }; outputTokens?: { total?: number } } | undefined): ModelUsage {
-  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
-  const inputTokens = count(usage?.inputTokens?.total);
-  const outputTokens = count(usage?.outputTokens?.total);
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+/** The provider's own finish reason (`raw`: `tool_calls`, `end_turn`), else the AI SDK's unified one; `{}` when there is neither. */
+function finishReasonsOf(reason: { unified?: unknown; raw?: unknown } | undefined): { finishReasons?: string[] } {
+  const value = typeof reason?.raw === 'string' && reason.raw !== '' ? reason.raw : reason?.unified;
+  return typeof value === 'string' && value !== '' ? { finishReasons: [value] } : {};
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/**
+ * Token counts, with anything that is not a finite non-negative number (absent, NaN) read as 0;
+ * cache reads and reasoning tokens only when the provider reported them.
+ */
+function usageOf(
+  usage: { inputTokens?: { total?: number; cacheRead?: number }; outputTokens?: { total?: number; reasoning?: number } } | undefined,
+): ModelUsage {
+  const inputTokens = isCount(usage?.inputTokens?.total) ? usage.inputTokens.total : 0;
+  const outputTokens = isCount(usage?.outputTokens?.total) ? usage.outputTokens.total : 0;
+  const cacheRead = usage?.inputTokens?.cacheRead;
+  const reasoning = usage?.outputTokens?.reasoning;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: inputTokens + outputTokens,
+    ...(isCount(cacheRead) ? { cacheReadInputTokens: cacheRead } : {}),
+    ...(isCount(reasoning) ? { reasoningOutputTokens: reasoning } : {}),
+  };
 }
 
 /**

@@ -105,7 +105,7 @@ describe('chatCompletions', () => {
     expect(events).toEqual([
       { type: 'output-item', item: { type: 'function_call', call_id: 'call_weather', name: 'get_weather', arguments: '{"city":"Lisbon"}', namespace: 'weather__' } },
       { type: 'output-item', item: { type: 'function_call', call_id: 'call_clock', name: 'curr_time', arguments: '{}', namespace: 'clock' } },
-      { type: 'completed', usage: { inputTokens: 412, outputTokens: 38, totalTokens: 450 }, responseId: 'chatcmpl-parallel01' },
+      { type: 'completed', usage: { inputTokens: 412, outputTokens: 38, totalTokens: 450 }, responseId: 'chatcmpl-parallel01', model: 'qwen2.5-coder-7b-instruct', finishReasons: ['tool_calls'] },
     ]);
   });
 
@@ -118,7 +118,7 @@ describe('chatCompletions', () => {
       { type: 'text-delta', delta: 'run that.' },
       { type: 'output-item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me run that.' }] } },
       { type: 'output-item', item: { type: 'custom_tool_call', call_id: 'call_exec', name: 'exec', input: 'const now = await tools.clock__curr_time({});\ntext(now);' } },
-      { type: 'completed', usage: { inputTokens: 980, outputTokens: 41, totalTokens: 1021 }, responseId: 'chatcmpl-exec01' },
+      { type: 'completed', usage: { inputTokens: 980, outputTokens: 41, totalTokens: 1021 }, responseId: 'chatcmpl-exec01', model: 'qwen2.5-coder-7b-instruct', finishReasons: ['tool_calls'] },
     ]);
   });
 
@@ -246,7 +246,7 @@ describe('chatCompletions', () => {
     expect(error).toBeUndefined();
     expect(events).toEqual([
       { type: 'output-item', item: { type: 'custom_tool_call', call_id: 'call_a', name: 'exec', input: 'text(1)' } },
-      { type: 'completed', usage: undefined, responseId: 'chatcmpl-nodone01' },
+      { type: 'completed', usage: undefined, responseId: 'chatcmpl-nodone01', model: 'local', finishReasons: ['tool_calls'] },
     ]);
   });
 

@@ -13,7 +13,7 @@ import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget 
 import { describeServerError, isRetryableServerError } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
-import { createStreamingClient, endpoint } from './streaming-client';
+import { createStreamingClient, endpoint, usageDetail } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link chatCompletions}. */
@@ -24,6 +24,12 @@ export interface ChatCompletionsOptions extends RetryOptions, StreamLimitOptions
   model: string;
   /** Sent as `Authorization: Bearer …` when set; local servers usually need none. */
   apiKey?: string;
+  /**
+   * `gen_ai.provider.name` on the session's spans (the OpenTelemetry GenAI conventions' names:
+   * `openai`, `azure.ai.openai`, `deepseek`, …). Default: read from the `baseURL` host, `openai`
+   * for a host not known to be another provider's.
+   */
+  providerName?: string;
   /** Default system instructions; a request's own `instructions` win. */
   instructions?: string;
   /** The model may emit several tool calls per response. Default true. */
@@ -61,6 +67,7 @@ const CHAT_OPTION_RULES: OptionsShape<ChatCompletionsOptions> = {
   baseURL: rule.required(rule.string()),
   model: rule.required(rule.string()),
   apiKey: rule.string(),
+  providerName: rule.string(),
   instructions: rule.string(),
   parallelToolCalls: rule.boolean(),
   contextWindow: rule.number({ min: 1 }),
@@ -149,6 +156,10 @@ class ChatStreamAssembly {
   private reasoningEmitted = false;
   private usage: ModelUsage | undefined;
   private responseId: string | undefined;
+  /** The chunks' `model`: the model that answered. */
+  private model: string | undefined;
+  /** The first choice's `finish_reason`. */
+  private finishReason: string | undefined;
   /** A choice has reported a `finish_reason`. */
   finished = false;
 
@@ -161,6 +172,7 @@ class ChatStreamAssembly {
   *readChunk(chunk: Record<string, unknown>): Generator<ModelStreamEvent> {
     throwIfStreamError(chunk);
     if (typeof chunk.id === 'string') this.responseId ??= chunk.id;
+    if (typeof chunk.model === 'string' && chunk.model !== '') this.model ??= chunk.model;
     if (chunk.usage && typeof chunk.usage === 'object') this.usage = readChatUsage(chunk.usage as Record<string, unknown>);
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
     const choice = choices.find((entry) => (entry.index ?? 0) === 0);
@@ -187,14 +199,18 @@ class ChatStreamAssembly {
       }
       yield* this.emitCalls({ all: false });
     }
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') this.finished = true;
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
+      this.finished = true;
+      this.finishReason = choice.finish_reason;
+    }
   }
 
   /** Yields what is still held (reasoning, text, every call) and the `completed` event. */
   *finish(): Generator<ModelStreamEvent> {
     yield* this.emitText();
     yield* this.emitCalls({ all: true });
-    yield { type: 'completed', usage: this.usage, responseId: this.responseId };
+    const finishReasons = this.finishReason !== undefined ? [this.finishReason] : undefined;
+    yield { type: 'completed', usage: this.usage, responseId: this.responseId, model: this.model, finishReasons };
   }
 
   /** Joins one `tool_calls` delta into its call, starting a new call when the delta begins one. */
@@ -294,5 +310,11 @@ function readChatUsage(usage: Record<string, unknown>): ModelUsage {
   const inputTokens = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0;
   const outputTokens = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
   const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
-  return { inputTokens, outputTokens, totalTokens };
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens,
+    ...usageDetail('cacheReadInputTokens', usage.prompt_tokens_details, 'cached_tokens'),
+    ...usageDetail('reasoningOutputTokens', usage.completion_tokens_details, 'reasoning_tokens'),
+  };
 }

@@ -110,7 +110,13 @@ describe('openaiResponses', () => {
         type: 'output-item',
         item: { id: 'fc_02', type: 'function_call', status: 'completed', arguments: '{}', call_id: 'call_clock', name: 'curr_time', namespace: 'clock' },
       },
-      { type: 'completed', usage: { inputTokens: 1830, outputTokens: 64, totalTokens: 1894 }, responseId: 'resp_parallel_01' },
+      {
+        type: 'completed',
+        usage: { inputTokens: 1830, outputTokens: 64, totalTokens: 1894, cacheReadInputTokens: 1024, reasoningOutputTokens: 0 },
+        responseId: 'resp_parallel_01',
+        model: 'gpt-5.1-codex',
+        finishReasons: ['completed'],
+      },
     ]);
   });
 
@@ -149,7 +155,13 @@ describe('openaiResponses', () => {
         name: 'exec',
       },
     ]);
-    expect(first.events.at(-1)).toEqual({ type: 'completed', usage: { inputTokens: 2400, outputTokens: 120, totalTokens: 2520 }, responseId: 'resp_exec_01' });
+    expect(first.events.at(-1)).toEqual({
+      type: 'completed',
+      usage: { inputTokens: 2400, outputTokens: 120, totalTokens: 2520, cacheReadInputTokens: 0, reasoningOutputTokens: 48 },
+      responseId: 'resp_exec_01',
+      model: 'gpt-5.1-codex',
+      finishReasons: ['completed'],
+    });
 
     const history: ResponseItem[] = [
       userMessage,

@@ -11,7 +11,7 @@ import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyar
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
-import { createStreamingClient, endpoint } from './streaming-client';
+import { createStreamingClient, endpoint, usageDetail } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link openaiResponses}. */
@@ -20,6 +20,12 @@ export interface OpenAIResponsesOptions extends RetryOptions, StreamLimitOptions
   model: string;
   /** Sent as `Authorization: Bearer …` when set. */
   apiKey?: string;
+  /**
+   * `gen_ai.provider.name` on the session's spans (the OpenTelemetry GenAI conventions' names:
+   * `openai`, `azure.ai.openai`, `deepseek`, …). Default: read from the `baseURL` host, `openai`
+   * for a host not known to be another provider's.
+   */
+  providerName?: string;
   /** API root; the client POSTs to `{baseURL}/responses`. Default `https://api.openai.com/v1`. */
   baseURL?: string;
   /** Default system instructions; a request's own `instructions` win. */
@@ -67,6 +73,7 @@ const RESPONSES_OPTION_RULES: OptionsShape<OpenAIResponsesOptions> = {
   ...STREAM_LIMIT_OPTION_RULES,
   model: rule.required(rule.string()),
   apiKey: rule.string(),
+  providerName: rule.string(),
   baseURL: rule.string(),
   instructions: rule.string(),
   parallelToolCalls: rule.boolean(),
@@ -210,7 +217,14 @@ function* completedEvents(event: Record<string, unknown>, state: ResponsesStream
     if (typeof item.id === 'string' ? state.doneIds.has(item.id) : state.doneIndexes.has(index)) continue;
     yield { type: 'output-item', item: completeItem(item, state.deltas) };
   }
-  yield { type: 'completed', usage: readUsage(response.usage), responseId: typeof response.id === 'string' ? response.id : undefined };
+  yield {
+    type: 'completed',
+    usage: readUsage(response.usage),
+    responseId: typeof response.id === 'string' ? response.id : undefined,
+    model: typeof response.model === 'string' && response.model !== '' ? response.model : undefined,
+    // The Responses API has no finish reason: its `status` says how the response ended.
+    finishReasons: typeof response.status === 'string' ? [response.status] : undefined,
+  };
 }
 
 function completeItem(item: Record<string, unknown>, deltas: Map<string, string>): ResponseItem {
@@ -234,6 +248,12 @@ function readUsage(value: unknown): ModelUsage | undefined {
   const inputTokens = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
   const outputTokens = typeof usage.output_tokens === 'number' ? usage.output_tokens : 0;
   const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
-  return { inputTokens, outputTokens, totalTokens };
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens,
+    ...usageDetail('cacheReadInputTokens', usage.input_tokens_details, 'cached_tokens'),
+    ...usageDetail('reasoningOutputTokens', usage.output_tokens_details, 'reasoning_tokens'),
+  };
 }
 

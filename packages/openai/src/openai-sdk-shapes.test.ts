@@ -7,7 +7,6 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type {
-  Response as OpenAIResponse,
   ResponseFunctionToolCall,
   ResponseOutputMessage,
   ResponseReasoningItem,
@@ -15,22 +14,20 @@ import type {
 } from 'openai/resources/responses/responses';
 import { toWireTools, type ResponseItem } from '@switchyard/protocol';
 import { applyPatchSpec } from '../test/tool-specs';
+import { makeResponse, ndjson, streamed } from '../test/sdk-responses';
 import { closeReplayServers, collect, instantRetries, modelRequest, outputItems, startReplayServer, userMessage } from '../test/replay-server';
 import { chatCompletions } from './chat-completions';
 import { openaiResponses } from './openai-responses';
 
 afterEach(closeReplayServers);
 
-const sse = (events: readonly object[]) => `${events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`;
-const ndjson = (events: readonly object[]) => new Response(events.map((event) => `${JSON.stringify(event)}\n`).join('')).body!;
-const streamed = (body: string) => ({ body, headers: { 'content-type': 'text/event-stream' } });
 
 function chunk(delta: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice['finish_reason'] = null): ChatCompletionChunk {
   return { id: 'chatcmpl-sdk', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, finish_reason: finish }] };
 }
 
 async function chatRun(chunks: ChatCompletionChunk[], history: (first: ResponseItem[]) => ResponseItem[] = () => []) {
-  const server = await startReplayServer([streamed(sse(chunks)), streamed(sse([chunk({ content: 'ok' }, 'stop')]))]);
+  const server = await startReplayServer([streamed(chunks), streamed([chunk({ content: 'ok' }, 'stop')])]);
   const { sleep, random } = instantRetries();
   const client = chatCompletions({ baseURL: `${server.url}/v1`, model: 'gpt-4o', sleep, random, maxAttempts: 1 });
   const first = await collect(client.stream(modelRequest(toWireTools([applyPatchSpec]), [userMessage])));
@@ -68,31 +65,8 @@ describe('Chat Completions shapes of the openai SDK', () => {
   });
 });
 
-function makeResponse(overrides: Partial<Pick<OpenAIResponse, 'status' | 'output' | 'output_text'>> = {}): OpenAIResponse {
-  return {
-    id: 'resp_sdk',
-    access_programs: null,
-    object: 'response',
-    created_at: 0,
-    model: 'gpt-5',
-    output: [],
-    output_text: '',
-    error: null,
-    incomplete_details: null,
-    instructions: null,
-    metadata: null,
-    parallel_tool_calls: true,
-    temperature: null,
-    tool_choice: 'auto',
-    tools: [],
-    top_p: null,
-    status: 'in_progress',
-    ...overrides,
-  };
-}
-
 async function responsesRun(events: ResponseStreamEvent[], options: { store?: boolean } = {}, second?: (items: ResponseItem[]) => ResponseItem[]) {
-  const server = await startReplayServer([streamed(sse(events)), streamed(sse(events))]);
+  const server = await startReplayServer([streamed(events), streamed(events)]);
   const { sleep, random } = instantRetries();
   const client = openaiResponses({ baseURL: `${server.url}/v1`, model: 'gpt-5', sleep, random, maxAttempts: 1, ...options });
   const first = await collect(client.stream(modelRequest([], [userMessage])));

@@ -1,4 +1,4 @@
-import { SwitchyardError, type ModelCapabilities, type ModelClient, type ModelRequest, type ModelStreamEvent } from '@switchyard/protocol';
+import { SwitchyardError, type ModelCapabilities, type ModelClient, type ModelProviderInfo, type ModelRequest, type ModelStreamEvent } from '@switchyard/protocol';
 import { postForStream, streamWithRetries, type RetryOptions } from './retry';
 import { StreamGuard, type StreamLimitOptions } from './stream-limits';
 
@@ -8,8 +8,32 @@ export interface StreamingClientOptions extends RetryOptions, StreamLimitOptions
   apiKey?: string;
   parallelToolCalls?: boolean;
   contextWindow?: number;
+  providerName?: string;
   headers?: Record<string, string>;
   fetch?: typeof fetch;
+}
+
+/**
+ * `gen_ai.provider.name` by API host, as the OpenTelemetry GenAI conventions name these providers;
+ * any other host (a local server, a proxy) speaks OpenAI's API and is reported as `openai`.
+ */
+const PROVIDER_BY_HOST: ReadonlyArray<readonly [RegExp, string]> = [
+  [/(^|\.)openai\.azure\.com$/, 'azure.ai.openai'],
+  [/(^|\.)deepseek\.com$/, 'deepseek'],
+  [/(^|\.)groq\.com$/, 'groq'],
+  [/(^|\.)x\.ai$/, 'x_ai'],
+  [/(^|\.)mistral\.ai$/, 'mistral_ai'],
+  [/(^|\.)perplexity\.ai$/, 'perplexity'],
+  [/^generativelanguage\.googleapis\.com$/, 'gcp.gemini'],
+];
+
+/** Who serves `url`, for telemetry: the provider (the host's `providerName`, else by host), host and port; requests always stream. */
+export function providerInfo(url: string, providerName?: string): ModelProviderInfo {
+  const parsed = new URL(url);
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = parsed.port !== '' ? Number(parsed.port) : parsed.protocol === 'http:' ? 80 : 443;
+  const name = providerName || (PROVIDER_BY_HOST.find(([pattern]) => pattern.test(host.toLowerCase()))?.[1] ?? 'openai');
+  return { name, serverAddress: host, serverPort: port, streaming: true };
 }
 
 /** One prepared request: its JSON body, and how to parse one response stream of it. */
@@ -43,6 +67,7 @@ export function createStreamingClient(
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   return {
     capabilities,
+    provider: providerInfo(url, options.providerName),
     stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
       const prepared = prepare(request);
       return streamWithRetries(
@@ -68,4 +93,13 @@ export function createStreamingClient(
 /** `{baseURL}/{path}` without doubled slashes. */
 export function endpoint(baseURL: string, path: string): string {
   return `${baseURL.replace(/\/+$/, '')}/${path}`;
+}
+
+/**
+ * `{ [field]: count }` when `details[key]` is a count (the `*_tokens_details` objects of both
+ * APIs' usage), else `{}`: a detail the server did not report stays absent, never 0.
+ */
+export function usageDetail<K extends 'cacheReadInputTokens' | 'reasoningOutputTokens'>(field: K, details: unknown, key: string): { [P in K]?: number } {
+  const count = typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[key] : undefined;
+  return typeof count === 'number' && Number.isFinite(count) && count >= 0 ? ({ [field]: count } as { [P in K]?: number }) : {};
 }

@@ -10,6 +10,26 @@ export interface ModelUsage {
   readonly outputTokens: number;
   /** Input plus output tokens; the session records it as the context's used tokens. */
   readonly totalTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache, when it reports them (`gen_ai.usage.cache_read.input_tokens`). */
+  readonly cacheReadInputTokens?: number;
+  /** Of `outputTokens`, those spent on reasoning, when the provider reports them (`gen_ai.usage.reasoning.output_tokens`). */
+  readonly reasoningOutputTokens?: number;
+}
+
+/**
+ * Who serves a model client's requests and how it sends them, as its telemetry reports them
+ * (`gen_ai.provider.name`, `server.address`, `server.port`, `gen_ai.request.stream` on the
+ * session's `chat` spans). Known before a request is sent, so a failed request carries it too.
+ */
+export interface ModelProviderInfo {
+  /** The provider, as the OpenTelemetry GenAI conventions name it: `openai`, `azure.ai.openai`, `anthropic`, `gcp.gemini`, `aws.bedrock`, … */
+  readonly name: string;
+  /** Host name (or address) the client sends its requests to. */
+  readonly serverAddress?: string;
+  /** Port the client sends its requests to (the scheme's default when the URL names none). */
+  readonly serverPort?: number;
+  /** True when the client asks for a streamed response. */
+  readonly streaming?: boolean;
 }
 
 /** What a model can do; the session reads it for `parallel_tool_calls` and the context window. */
@@ -62,6 +82,10 @@ export type ModelStreamEvent =
       readonly usage?: ModelUsage;
       /** The server's response id, when it has one. */
       readonly responseId?: string;
+      /** The model that answered, as the server names it (may differ from the requested one: `gpt-5` answered by `gpt-5-2025-08-07`). */
+      readonly model?: string;
+      /** Why the model stopped, one entry per choice, as the provider says it (`stop`, `tool_calls`, `length`; the Responses API's `completed`). */
+      readonly finishReasons?: readonly string[];
     };
 
 /**
@@ -72,6 +96,8 @@ export type ModelStreamEvent =
 export interface ModelClient {
   /** What the model can do; absent means the documented defaults. */
   readonly capabilities?: ModelCapabilities;
+  /** Who serves the model and how requests go, for telemetry; absent when the client cannot tell. */
+  readonly provider?: ModelProviderInfo;
   /**
    * Samples one request; yields events and ends after `completed`. Called by the session once per step attempt;
    * should stop when `request.signal` aborts.

@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, ToolOutputItem } from '@switchyard/protocol';
+import type { ModelProviderInfo, ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
 import type { SessionWarningEvent } from './session-hooks';
 
@@ -24,10 +24,26 @@ export type SessionLoopEvent =
    */
   | { type: 'turn-end'; turnId: string; result?: TurnResult; error?: unknown }
   | { type: 'step-start'; turnId: string; stepIndex: number; plan: ToolPlan }
-  /** One sampling attempt starts; `model` is the requested model's name when known (`model.name` or the client's `capabilities.name`). */
-  | { type: 'model-request'; turnId: string; stepIndex: number; attempt: number; plan: ToolPlan; request: ModelRequest; model?: string }
-  /** The attempt's stream ended: with `usage` / `responseId` as the model reported them, or with the `error` it threw. */
-  | { type: 'model-response'; turnId: string; stepIndex: number; attempt: number; usage?: ModelUsage; responseId?: string; error?: unknown }
+  /**
+   * One sampling attempt starts; `model` is the requested model's name when known (`model.name` or
+   * the client's `capabilities.name`), `provider` who serves it (the client's `provider`).
+   */
+  | { type: 'model-request'; turnId: string; stepIndex: number; attempt: number; plan: ToolPlan; request: ModelRequest; model?: string; provider?: ModelProviderInfo }
+  /**
+   * The attempt's stream ended: with `usage` / `responseId` / `responseModel` (the model that
+   * answered) / `finishReasons` as the model reported them, or with the `error` it threw.
+   */
+  | {
+      type: 'model-response';
+      turnId: string;
+      stepIndex: number;
+      attempt: number;
+      usage?: ModelUsage;
+      responseId?: string;
+      responseModel?: string;
+      finishReasons?: readonly string[];
+      error?: unknown;
+    }
   /** More assistant text as the model streams it (before the message's `model-item`). */
   | { type: 'text-delta'; turnId: string; delta: string }
   | { type: 'model-item'; turnId: string; item: ResponseItem }

@@ -14,7 +14,7 @@ import {
   type MessageItem,
   type ModelClient,
   type ModelRequest,
-  type ModelUsage,
+  type ModelStreamEvent,
   type ProviderCapabilities,
   type ResponseItem,
   type SandboxMode,
@@ -487,10 +487,10 @@ async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: 
   const { state, model, turn, step, request, attempt, progress } = run;
   const { emit } = turn;
   const stepIndex = step.context.stepIndex;
-  emit({ type: 'model-request', turnId: turn.id, stepIndex, attempt, plan: step.plan, request, model: state.options.model?.name ?? model.capabilities?.name });
+  emit({ type: 'model-request', turnId: turn.id, stepIndex, attempt, plan: step.plan, request, model: state.options.model?.name ?? model.capabilities?.name, provider: model.provider });
   progress.calls = [];
   progress.items = [];
-  let completed: { usage?: ModelUsage; responseId?: string } | undefined;
+  let completed: Extract<ModelStreamEvent, { type: 'completed' }> | undefined;
   for await (const event of model.stream(request)) {
     if (event.type === 'output-item') {
       progress.items.push(event.item);
@@ -508,7 +508,8 @@ async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: 
       if (event.usage) state.usedTokens = event.usage.totalTokens;
     }
   }
-  emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, usage: completed?.usage, responseId: completed?.responseId });
+  const response = { usage: completed?.usage, responseId: completed?.responseId, responseModel: completed?.model, finishReasons: completed?.finishReasons };
+  emit({ type: 'model-response', turnId: turn.id, stepIndex, attempt, ...response });
 }
 
 /** Samples the step, retrying a retryable model error (with backoff) while no tool call has started. */

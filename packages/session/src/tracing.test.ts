@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { ModelRequestError, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
+import { ModelRequestError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
@@ -176,6 +176,8 @@ describe('tracing', () => {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'lookup',
       'gen_ai.tool.call.id': 'c-lookup',
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.description': 'Looks a city up.',
       'gen_ai.conversation.id': 'session-1',
       'gen_ai.provider.name': 'openai',
       'switchyard.tool.caller': 'direct',
@@ -204,6 +206,8 @@ describe('tracing', () => {
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': index === 0 ? 'fetch_a' : 'fetch_b',
         'gen_ai.tool.call.id': expect.stringMatching(/^exec-/),
+        'gen_ai.tool.type': 'function',
+        'gen_ai.tool.description': `Answers ${index === 0 ? 'fetch_a' : 'fetch_b'} once its sibling runs too.`,
         'gen_ai.conversation.id': 'session-1',
         'gen_ai.provider.name': 'openai',
         'switchyard.tool.caller': 'code-mode',
@@ -223,6 +227,8 @@ describe('tracing', () => {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'delete_everything',
       'gen_ai.tool.call.id': 'c-delete',
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.description': 'Deletes the workspace.',
       'gen_ai.conversation.id': 'session-1',
       'gen_ai.provider.name': 'openai',
       'switchyard.tool.caller': 'direct',
@@ -345,6 +351,63 @@ describe('tracing', () => {
     expect(parentOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(idOf(turn));
     // no provider given: the attribute is left out rather than guessed
     expect(spans.some((span) => 'gen_ai.provider.name' in span.attributes)).toBe(false);
+  });
+
+  it("the client's provider and response facts reach the chat spans; the host's providerName overrides; long descriptions are cut", async () => {
+    const manual = defineFunctionTool({
+      name: 'manual',
+      description: 'x'.repeat(5_000),
+      parameters: { type: 'object', properties: {} },
+      handle: () => 'read',
+    });
+    const responses: ResponseItem[][] = [[call('c1', 'manual', {})], [say('ok')]];
+    const model: ModelClient = {
+      provider: { name: 'anthropic', serverAddress: 'api.anthropic.com', serverPort: 443, streaming: true },
+      async *stream() {
+        const step = responses.shift()!;
+        for (const item of step) yield { type: 'output-item', item };
+        const last = responses.length === 0;
+        yield {
+          type: 'completed',
+          usage: { inputTokens: 40, outputTokens: 9, totalTokens: 49, cacheReadInputTokens: 32, ...(last ? {} : { reasoningOutputTokens: 5 }) },
+          responseId: last ? 'msg_2' : 'msg_1',
+          model: 'claude-sonnet-4-5-20250929',
+          finishReasons: [last ? 'end_turn' : 'tool_use'],
+        };
+      },
+    };
+    const { exporter, tracer } = recording();
+    const session = track(createSession({ tools: [manual], tracer }));
+    await session.runTurn({ model, input: 'go' });
+    const spans = exporter.getFinishedSpans();
+    const chats = spans.filter((span) => span.name.startsWith('chat'));
+    expect(chats.map((span) => span.attributes)).toEqual([
+      expect.objectContaining({
+        'gen_ai.provider.name': 'anthropic',
+        'server.address': 'api.anthropic.com',
+        'server.port': 443,
+        'gen_ai.request.stream': true,
+        'gen_ai.response.id': 'msg_1',
+        'gen_ai.response.model': 'claude-sonnet-4-5-20250929',
+        'gen_ai.response.finish_reasons': ['tool_use'],
+        'gen_ai.usage.cache_read.input_tokens': 32,
+        'gen_ai.usage.reasoning.output_tokens': 5,
+      }),
+      expect.objectContaining({ 'gen_ai.response.finish_reasons': ['end_turn'], 'gen_ai.usage.cache_read.input_tokens': 32 }),
+    ]);
+    // a count the provider did not report stays absent
+    expect(chats[1]!.attributes).not.toHaveProperty('gen_ai.usage.reasoning.output_tokens');
+    expect(spans.find((span) => span.name === 'invoke_agent')!.attributes['gen_ai.provider.name']).toBe('anthropic');
+    const description = spans.find((span) => span.name === 'execute_tool manual')!.attributes['gen_ai.tool.description'];
+    expect(description).toBe(`${'x'.repeat(1_023)}…`);
+
+    const overridden = recording();
+    responses.push([say('again')]);
+    const named = track(createSession({ tools: [], tracer: { tracer: overridden.tracer, providerName: 'aws.bedrock' } }));
+    await named.runTurn({ model, input: 'go' });
+    const names = overridden.exporter.getFinishedSpans().map((span) => span.attributes['gen_ai.provider.name']);
+    expect(names.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(names)).toEqual(new Set(['aws.bedrock']));
   });
 
   it('a tracer that throws costs its spans, never the turn', async () => {

@@ -1,6 +1,16 @@
 import { createRequire } from 'node:module';
 import type { Attributes, Context, Exception, Span, SpanOptions, Tracer } from '@opentelemetry/api';
-import { SwitchyardError, isToolCallItem, type HookRunner, type SwitchyardEventListener, type ToolCallSource } from '@switchyard/protocol';
+import {
+  SwitchyardError,
+  displayName,
+  isToolCallItem,
+  type HookRunner,
+  type ModelProviderInfo,
+  type ModelUsage,
+  type SwitchyardEventListener,
+  type ToolCallSource,
+  type ToolExecutor,
+} from '@switchyard/protocol';
 import type { SessionEventListener, SessionEventType } from './session-events';
 
 /**
@@ -18,7 +28,11 @@ export type SessionTracer = OpenTelemetryTracer | SessionTracingOptions;
 export interface SessionTracingOptions {
   /** The tracer spans are started with (`trace.getTracer('my-host')` or a provider's `getTracer`). */
   tracer: OpenTelemetryTracer;
-  /** `gen_ai.provider.name` on model-request spans (`openai`, `anthropic`, …); a `ModelClient` does not say which provider it talks to. */
+  /**
+   * `gen_ai.provider.name` on every span (`openai`, `anthropic`, …). Without it, `chat` and
+   * `invoke_agent` spans carry the name the model client reports (its `provider`); set it for a
+   * client that reports none, or to override the one it reports.
+   */
   providerName?: string;
   /** `gen_ai.agent.name`: the turn span is then named `invoke_agent {agentName}`. */
   agentName?: string;
@@ -54,6 +68,8 @@ class Traced {
 
 class TurnTrace extends Traced {
   chat?: Span;
+  /** The turn span got the client's `gen_ai.provider.name`. */
+  hasProvider = false;
   inputTokens = 0;
   outputTokens = 0;
   hasUsage = false;
@@ -105,6 +121,10 @@ class SessionSpans {
   readonly tools = new Map<string, Traced>();
   readonly cells = new Map<string, Traced>();
   readonly hookRuns = new Map<string, Span>();
+  /** `gen_ai.tool.description` by display name, from the latest plan (nested calls use the same names). */
+  readonly toolDescriptions = new Map<string, string>();
+  /** Plans whose tools are in `toolDescriptions` (the planner reuses a plan while the tools stay the same). */
+  readonly plansSeen = new WeakSet<object>();
   lastTurn: TurnTrace | undefined;
   /** The attributes every span carries. */
   readonly conversation: Attributes;
@@ -158,9 +178,13 @@ class SessionSpans {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': toolName,
       'gen_ai.tool.call.id': callId,
+      // every call Switchyard traces runs on this side, in the host's process or one it started
+      'gen_ai.tool.type': 'function',
       ...this.conversation,
       'switchyard.tool.caller': source.kind,
     };
+    const description = this.toolDescriptions.get(toolName);
+    if (description !== undefined) attributes['gen_ai.tool.description'] = description;
     if (source.kind === 'code-mode') {
       attributes['switchyard.cell.id'] = source.cellId;
       attributes['switchyard.cell.tool_call_id'] = source.runtimeToolCallId;
@@ -257,8 +281,56 @@ function traceTurns(spans: SessionSpans, on: Subscribe): void {
   });
 }
 
+/** Longest `gen_ai.tool.description` recorded: Code Mode's `exec` description runs to thousands of tokens, and every call's span carries it. */
+const TOOL_DESCRIPTION_LIMIT = 1_024;
+
+/** Records the descriptions of a plan's tools, by display name (what `tool-call-start` says). */
+function rememberTools(spans: SessionSpans, executors: readonly ToolExecutor[]): void {
+  for (const executor of executors) {
+    const text = (executor.spec as { description?: unknown }).description;
+    if (typeof text !== 'string' || text === '') continue;
+    spans.toolDescriptions.set(displayName(executor.name), text.length > TOOL_DESCRIPTION_LIMIT ? `${text.slice(0, TOOL_DESCRIPTION_LIMIT - 1)}…` : text);
+  }
+}
+
+/**
+ * The attributes of who serves the request, as the model client reports them (read structurally:
+ * a client may bundle its own copy of protocol). The host's `providerName`, already on every span, wins.
+ */
+function providerAttributes(settings: SessionTracingOptions, provider: ModelProviderInfo | undefined): Attributes {
+  const attributes: Attributes = {};
+  if (!settings.providerName && typeof provider?.name === 'string' && provider.name !== '') attributes['gen_ai.provider.name'] = provider.name;
+  if (typeof provider?.serverAddress === 'string' && provider.serverAddress !== '') attributes['server.address'] = provider.serverAddress;
+  if (Number.isInteger(provider?.serverPort)) attributes['server.port'] = provider!.serverPort;
+  if (typeof provider?.streaming === 'boolean') attributes['gen_ai.request.stream'] = provider.streaming;
+  return attributes;
+}
+
+/** The attributes of a finished response: usage (with its cached and reasoning parts), id, the answering model, finish reasons. */
+function responseAttributes(event: { usage?: ModelUsage; responseId?: string; responseModel?: string; finishReasons?: readonly string[] }): Attributes {
+  const attributes: Attributes = {};
+  const { usage } = event;
+  if (usage) {
+    attributes['gen_ai.usage.input_tokens'] = usage.inputTokens;
+    attributes['gen_ai.usage.output_tokens'] = usage.outputTokens;
+    if (typeof usage.cacheReadInputTokens === 'number') attributes['gen_ai.usage.cache_read.input_tokens'] = usage.cacheReadInputTokens;
+    if (typeof usage.reasoningOutputTokens === 'number') attributes['gen_ai.usage.reasoning.output_tokens'] = usage.reasoningOutputTokens;
+  }
+  if (event.responseId) attributes['gen_ai.response.id'] = event.responseId;
+  if (event.responseModel) attributes['gen_ai.response.model'] = event.responseModel;
+  const reasons = Array.isArray(event.finishReasons) ? event.finishReasons.filter((reason) => typeof reason === 'string') : [];
+  if (reasons.length > 0) attributes['gen_ai.response.finish_reasons'] = reasons;
+  return attributes;
+}
+
 /** `chat` spans: one per sampling attempt, children of the turn; and which turn each model-made call belongs to. */
 function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
+  on('step-start', (event) => {
+    if (spans.plansSeen.has(event.plan)) return;
+    spans.plansSeen.add(event.plan);
+    rememberTools(spans, event.plan.executors);
+  });
+
   on('model-request', (event) => {
     const turn = spans.turns.get(event.turnId);
     if (!turn) return;
@@ -269,9 +341,16 @@ function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
       turn.model = model;
       turn.span.setAttribute('gen_ai.request.model', model);
     }
+    const served = providerAttributes(spans.settings, event.provider);
+    const providerName = served['gen_ai.provider.name'];
+    if (providerName !== undefined && !turn.hasProvider) {
+      turn.hasProvider = true;
+      turn.span.setAttribute('gen_ai.provider.name', providerName);
+    }
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
       ...spans.conversation,
+      ...served,
       'switchyard.step.index': event.stepIndex,
       'switchyard.model.attempt': event.attempt,
     };
@@ -292,13 +371,12 @@ function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
     if (!turn || !chat) return;
     turn.chat = undefined;
     const time = now();
+    chat.setAttributes(responseAttributes(event));
     if (event.usage) {
-      chat.setAttributes({ 'gen_ai.usage.input_tokens': event.usage.inputTokens, 'gen_ai.usage.output_tokens': event.usage.outputTokens });
       turn.inputTokens += event.usage.inputTokens;
       turn.outputTokens += event.usage.outputTokens;
       turn.hasUsage = true;
     }
-    if (event.responseId) chat.setAttribute('gen_ai.response.id', event.responseId);
     if (event.error !== undefined) spans.fail(chat, event.error, errorType(event.error), time);
     chat.end(time);
   });
