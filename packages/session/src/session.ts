@@ -854,7 +854,10 @@ export function createSession(options: SessionOptions): Session {
     backgroundRuntimes: [],
   };
   const background = backgroundSettings(options.background);
-  if (background) (state as { inbox: BackgroundInbox }).inbox = new BackgroundInbox(background, (event) => emitGlobal(state, event));
+  if (background) (state as { inbox: BackgroundInbox }).inbox = new BackgroundInbox(background, (event) => {
+      emitGlobal(state, event);
+      scheduleWake(state);
+    });
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   void checkToolSetup(state);
   if (codeMode) forwardCellEvents(state, codeMode);
