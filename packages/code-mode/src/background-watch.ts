@@ -28,14 +28,15 @@ export class BackgroundWatcher {
   /**
    * Starts watching `cellId` (a no-op when already watched). `deliver` receives the final
    * observation; with `background.maxUnobservedMs`, a cell still running that long after the
-   * watch began is terminated and delivered as terminated.
+   * watch began is terminated and delivered as terminated. `carried`: output nobody has seen yet
+   * (what a cancelled `wait` took back from an earlier watch), handed on with the end.
    */
-  watch(cellId: string, background: BackgroundDelivery, deliver: (observation: FinalObservation) => void): void {
+  watch(cellId: string, background: BackgroundDelivery, deliver: (observation: FinalObservation) => void, carried: readonly ContentItem[] = []): void {
     if (this.watches.has(cellId) || background.signal.aborted) return;
     const controller = new AbortController();
     const stopWithSession = () => controller.abort();
     background.signal.addEventListener('abort', stopWithSession, { once: true });
-    const watch: Watch = { controller, carried: [], done: Promise.resolve() };
+    const watch: Watch = { controller, carried: [...carried], done: Promise.resolve() };
     this.watches.set(cellId, watch);
     watch.done = this.run(cellId, watch, background.maxUnobservedMs)
       .then((final) => {

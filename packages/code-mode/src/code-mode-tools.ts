@@ -6,6 +6,7 @@ import {
   isSwitchyardError,
   toolName,
   type CellObservation,
+  type ContentItem,
   type CodeModeSurface,
   type JsonObject,
   type ToolExecutor,
@@ -90,7 +91,14 @@ function completionStatus(observation: FinalObservation): 'completed' | 'failed'
  * completions: watch the cell, and deliver its end as another `custom_tool_call_output` of the
  * `exec` call that created it (the shape `notify()` uses), under a fresh default output budget.
  */
-function watchInBackground(service: CodeModeService, session: BrokerSession, observation: CellObservation, invocation: ToolInvocation, options: CodeModeToolOptions): void {
+function watchInBackground(
+  service: CodeModeService,
+  session: BrokerSession,
+  observation: CellObservation,
+  invocation: ToolInvocation,
+  options: CodeModeToolOptions,
+  carried: readonly ContentItem[] = [],
+): void {
   const background = invocation.step.background;
   const execCallId = session.broker.execCallId(observation.cellId);
   if (observation.kind !== 'yielded' || !background || execCallId === undefined) return;
@@ -102,7 +110,7 @@ function watchInBackground(service: CodeModeService, session: BrokerSession, obs
     const formatted = formatObservation({ ...final, items }, { maxTokens: budget(undefined, options), wallTimeMs: Date.now() - started, originalImageDetail });
     const item = new FunctionToolOutput(formatted.items, formatted.success).toResponseItem(execCallId, { kind: 'custom', input: '' });
     background.complete({ callId: execCallId, cellId: final.cellId, status: completionStatus(final), item });
-  });
+  }, carried);
 }
 
 /** The note closing the output of a cell stopped for running unobserved too long. */
@@ -249,6 +257,8 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
           missing = true;
           observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found`, wallTimeMs: 0 };
         } else {
+          // a cancelled or refused wait leaves the cell running: the watch resumes with what it carried
+          watchInBackground(service, session, { kind: 'yielded', cellId: args.cell_id, items: [], wallTimeMs: 0 }, invocation, options, carried);
           serviceFailure(error);
         }
       }

@@ -84,6 +84,25 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     expect(session.history.filter((item) => outputText(item).includes('report ready'))).toHaveLength(1);
   });
 
+  it('a wait takes the cell over from the watcher, with what yield_control() handed it; nothing is delivered besides', async () => {
+    const session = open();
+    const completions: BackgroundCompleteEvent[] = [];
+    session.on('background-complete', (event) => completions.push(event));
+    const cell = `// @exec: {"yield_time_ms": 50}\nawait new Promise((r) => setTimeout(r, 200));\ntext('before-yield');\nyield_control();\nawait new Promise((r) => setTimeout(r, 1500));\ntext('after');`;
+    const model = createScriptedModel([
+      [exec('exec-1', cell)],
+      [call('sleepy-1', 'sleepy', {})],
+      (request) => [call('wait-1', 'wait', { cell_id: cellIdOf(request.input.find((item) => item.type === 'custom_tool_call_output')!) })],
+      [say('done')],
+    ]);
+    await session.runTurn({ model, input: 'go' });
+    const waited = model.requests[3].input.find((item) => (item as { call_id?: string }).call_id === 'wait-1' && item.type === 'function_call_output')!;
+    expect(outputText(waited)).toMatch(/^Script completed\nWall time [\d.]+ seconds\nOutput:\n\nbefore-yield\nafter$/);
+    expect(model.requests[3].input.filter((item) => outputText(item).includes('before-yield'))).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(completions).toEqual([]);
+  });
+
   it('a failed cell reports failed, with its error under the usual budget', async () => {
     const session = open();
     const done = nextEvent(session);
