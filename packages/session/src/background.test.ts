@@ -127,6 +127,25 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     expect(carrying(waker.requests[0], 'exec-1', 'build green')).toHaveLength(1);
   });
 
+  it('a completion arriving during the turn’s last request is not buried in the history: the wake turn’s request carries it', async () => {
+    const session = open();
+    const model = createScriptedModel([
+      [exec('exec-1', slowCell(200, 'late result'))],
+      // the model is still answering when the cell completes
+      async () => (await new Promise((resolve) => setTimeout(resolve, 800)), [say('started')]),
+      [say('got the late result')],
+    ]);
+    let turns = 0;
+    const woke = new Promise<void>((resolve) => session.on('turn-end', () => ++turns === 2 && resolve()));
+    session.wake({ model });
+    await session.runTurn({ model, input: 'go' });
+    await woke;
+    expect(model.requests).toHaveLength(3);
+    expect(carrying(model.requests[1], 'exec-1', 'late result')).toHaveLength(0);
+    expect(carrying(model.requests[2], 'exec-1', 'late result')).toHaveLength(1);
+    expect(session.history.filter((item) => outputText(item).includes('late result'))).toHaveLength(1);
+  });
+
   it('maxUnobservedMs terminates a cell left running unobserved and says so', async () => {
     const session = open({ background: { maxUnobservedMs: 200 } });
     const done = nextEvent(session);

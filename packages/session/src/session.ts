@@ -260,6 +260,12 @@ interface OwnTurn extends Turn {
   emit(event: SessionEvent): void;
   /** Queues hook contexts for the next request (as developer messages). */
   inject(contexts: readonly string[]): void;
+  /**
+   * What `takeInjected` returns, leaving background completions in the inbox: a turn ending
+   * without another request records notify() items and hook contexts, while a completion stays
+   * for a request that carries it (the next turn's, or a wake turn's).
+   */
+  takeInjectedForHistory(): ResponseItem[];
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
@@ -483,6 +489,15 @@ async function buildStep(scope: TurnScope): Promise<Step> {
   return step;
 }
 
+/** notify() items, then background completions (when `background`), then hook contexts: a cell's notifications precede its delivered end. */
+function injectedItems(scope: TurnScope, background: boolean): ResponseItem[] {
+  const { state } = scope;
+  const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
+  const completions = background ? (state.inbox?.take() ?? []) : [];
+  const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
+  return [...injected, ...completions, ...contexts.map(hookContextMessage)];
+}
+
 function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
   if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
   const controller = new AbortController();
@@ -505,12 +520,8 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
     emit,
     inject: (contexts) => void scope.pendingContexts.push(...contexts),
     step: () => buildStep(scope),
-    takeInjected() {
-      const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
-      const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
-      // notify() items first: a cell's notifications precede its delivered end
-      return [...injected, ...(state.inbox?.take() ?? []), ...contexts.map(hookContextMessage)];
-    },
+    takeInjected: () => injectedItems(scope, true),
+    takeInjectedForHistory: () => injectedItems(scope, false),
     abort(reason?: unknown) {
       controller.abort(reason);
     },
@@ -666,7 +677,7 @@ async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (eve
       if (results.filter(Boolean).length === 0) {
         const again = await stopContinues(state, turn, { finalText, stopHookActive });
         if (again === undefined) {
-          history.push(...turn.takeInjected());
+          history.push(...turn.takeInjectedForHistory());
           break;
         }
         // a Stop hook asked for more: its reason is the next input, and the next Stop run knows it
