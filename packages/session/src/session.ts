@@ -173,7 +173,10 @@ export interface Turn {
   readonly signal: AbortSignal;
   /** Captures a step context and builds its plan and router. */
   step(): Promise<Step>;
-  /** Outputs injected by `notify()` since the last call, plus hook context as developer messages. */
+  /**
+   * Outputs injected by `notify()` since the last call, then background completions (with the
+   * `background` option), then hook context as developer messages.
+   */
   takeInjected(): ResponseItem[];
   /** Cancels the turn's running tools. */
   abort(reason?: unknown): void;
