@@ -9,12 +9,15 @@ import type {
 } from '@switchyard/protocol';
 import { createEventHub } from '@switchyard/kit';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
+import { BackgroundWatcher } from './background-watch';
 
 /** One host session's Code Mode state: its runtime session (cells, stored values) and its broker. */
 export interface BrokerSession {
   readonly sessionId: string;
   readonly runtime: CodeModeSession;
   readonly broker: DispatchBroker;
+  /** Observes yielded cells nobody waits on, when the host delivers background completions. */
+  readonly watcher: BackgroundWatcher;
 }
 
 /**
@@ -58,15 +61,15 @@ export class CodeModeService {
         cellClosed: (cellId) => broker.closeCell(cellId),
         runtimeEvent: (event) => this.emitCellEvent(event),
       });
-      session = { sessionId, runtime, broker };
+      session = { sessionId, runtime, broker, watcher: new BackgroundWatcher(runtime) };
       this.sessions.set(sessionId, session);
     }
     return session;
   }
 
   /** Attaches the running step's worker for the session's nested calls; returns the detach function. */
-  attachWorker(sessionId: string, worker: NestedWorker): () => void {
-    return this.session(sessionId).broker.attachWorker(worker);
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void {
+    return this.session(sessionId).broker.attachWorker(worker, options);
   }
 
   /** Items injected by `notify()` in this session since the last call. */

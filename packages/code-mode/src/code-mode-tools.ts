@@ -6,6 +6,7 @@ import {
   isSwitchyardError,
   toolName,
   type CellObservation,
+  type ContentItem,
   type CodeModeSurface,
   type JsonObject,
   type ToolExecutor,
@@ -17,6 +18,8 @@ import { outputBudget, type OutputBudget } from './dispatch-broker';
 import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription, toolDeclaration } from './description';
 import { parseExecSource } from './pragma';
 import { formatObservation } from './response';
+import type { FinalObservation } from './background-watch';
+import type { BrokerSession } from './code-mode-service';
 
 /** Budgets and switches shared by `exec` and `wait`. */
 export interface CodeModeToolOptions {
@@ -30,7 +33,13 @@ export interface CodeModeToolOptions {
   maxYieldTimeMs?: number;
   /** Fire PreToolUse / PostToolUse hooks for the outer `exec` (`tool_input: { code }`). */
   execHooks: boolean;
+  /** The step delivers background completions: `exec`'s description says polling is unnecessary. */
+  background?: boolean;
 }
+
+/** What `exec`'s description adds when the host delivers background completions. */
+export const BACKGROUND_NOTE =
+  'A cell still running when `exec` returns keeps running in the background: its final output is delivered to you on its own once it finishes (completed, failed or terminated), as another output of the same `exec` call. You do not need to poll it with `wait`; use `wait` only to see intermediate output or to terminate the cell.';
 
 function budget(requested: number | undefined, options: CodeModeToolOptions): number {
   const value = requested ?? options.defaultMaxOutputTokens;
@@ -71,6 +80,44 @@ function respond(observation: CellObservation, started: number, budget: OutputBu
   return new FunctionToolOutput(formatted.items, formatted.success);
 }
 
+/** The status a background completion reports. */
+function completionStatus(observation: FinalObservation): 'completed' | 'failed' | 'terminated' {
+  if (observation.kind === 'terminated') return 'terminated';
+  return observation.error === undefined ? 'completed' : 'failed';
+}
+
+/**
+ * After an observation that left the cell running, and when the step delivers background
+ * completions: watch the cell, and deliver its end as another `custom_tool_call_output` of the
+ * `exec` call that created it (the shape `notify()` uses), under a fresh default output budget.
+ */
+function watchInBackground(
+  service: CodeModeService,
+  session: BrokerSession,
+  observation: CellObservation,
+  invocation: ToolInvocation,
+  options: CodeModeToolOptions,
+  carried: readonly ContentItem[] = [],
+): void {
+  const background = invocation.step.background;
+  const execCallId = session.broker.execCallId(observation.cellId);
+  if (observation.kind !== 'yielded' || !background || execCallId === undefined) return;
+  const started = Date.now();
+  const originalImageDetail = invocation.step.provider.originalImageDetail;
+  session.watcher.watch(observation.cellId, background, (final) => {
+    const items = final.unobservedLimitMs === undefined ? final.items : [...final.items, { type: 'input_text' as const, text: unobservedLimitMessage(final.unobservedLimitMs) }];
+    reportEnd(service, final);
+    const formatted = formatObservation({ ...final, items }, { maxTokens: budget(undefined, options), wallTimeMs: Date.now() - started, originalImageDetail });
+    const item = new FunctionToolOutput(formatted.items, formatted.success).toResponseItem(execCallId, { kind: 'custom', input: '' });
+    background.complete({ callId: execCallId, cellId: final.cellId, status: completionStatus(final), item });
+  }, carried);
+}
+
+/** The note closing the output of a cell stopped for running unobserved too long. */
+export function unobservedLimitMessage(limitMs: number): string {
+  return `[exec cell terminated: it ran ${limitMs} ms in the background without anyone observing it (the host's limit)]`;
+}
+
 /** Service-level failures are plain error texts with no header. */
 function serviceFailure(error: unknown): never {
   if (isSwitchyardError(error) && error.fatal) throw error;
@@ -87,7 +134,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
   }));
   return {
     name: toolName('exec'),
-    spec: { type: 'custom', name: 'exec', description: execDescription(surface), grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },
+    spec: { type: 'custom', name: 'exec', description: options.background ? `${execDescription(surface)}\n\n${BACKGROUND_NOTE}` : execDescription(surface), grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },
     exposure: 'direct-model-only',
     supportsParallelToolCalls: false,
     hookPayload: options.execHooks
@@ -137,7 +184,9 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       reportEnd(service, created.observation);
       const fatal = session.broker.takeFatal();
       if (fatal) throw fatal;
-      return respond(created.observation, started, callBudget, invocation);
+      const response = respond(created.observation, started, callBudget, invocation);
+      watchInBackground(service, session, created.observation, invocation, options);
+      return response;
     },
   };
 }
@@ -192,6 +241,8 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       const callBudget = outputBudget(budget(args.max_tokens, options));
       const session = service.session(invocation.step.sessionId);
       session.broker.observeWith(args.cell_id, callBudget);
+      // the background watch gives the cell up to this call, with what yield_control() handed it
+      const carried = await session.watcher.stop(args.cell_id);
       let observation: CellObservation;
       let missing = false;
       try {
@@ -208,14 +259,19 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
           missing = true;
           observation = { kind: 'completed', cellId: args.cell_id, items: [], error: `exec cell ${args.cell_id} not found`, wallTimeMs: 0 };
         } else {
+          // a cancelled or refused wait leaves the cell running: the watch resumes with what it carried
+          watchInBackground(service, session, { kind: 'yielded', cellId: args.cell_id, items: [], wallTimeMs: 0 }, invocation, options, carried);
           serviceFailure(error);
         }
       }
+      observation = { ...observation, items: [...carried, ...observation.items] };
       // a missing cell has no lifecycle of its own: no cell-end for it
       if (!missing) reportEnd(service, observation);
       const fatal = session.broker.takeFatal();
       if (fatal) throw fatal;
-      return respond(observation, started, callBudget, invocation);
+      const response = respond(observation, started, callBudget, invocation);
+      watchInBackground(service, session, observation, invocation, options);
+      return response;
     },
   };
 }

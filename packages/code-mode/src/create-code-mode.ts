@@ -29,8 +29,11 @@ export interface CreateCodeModeOptions {
 /** Code Mode for a host: the planner's contributor plus the per-session service. */
 export interface CodeMode extends CodeModeContributor {
   readonly service: CodeModeService;
-  /** Attaches the running step's worker (its `ToolCallRuntime`) for a host session; returns the detach function. */
-  attachWorker(sessionId: string, worker: NestedWorker): () => void;
+  /**
+   * Attaches the running step's worker (its `ToolCallRuntime`) for a host session; returns the
+   * detach function. `background`: a worker serving cells between turns (its calls' source says so).
+   */
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void;
   /** `notify()` items injected in a host session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[];
   /** `cell-start` / `cell-end` events of every session; returns the unsubscribe function. */
@@ -73,10 +76,12 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   };
   return {
     service,
-    executors(surface: CodeModeSurface, _step: StepContext): readonly ToolExecutor[] {
-      return [createExecTool(service, surface, toolOptions), createWaitTool(service, toolOptions)];
+    executors(surface: CodeModeSurface, step: StepContext): readonly ToolExecutor[] {
+      // a host delivering background completions tells the model it need not poll
+      const background = step.background !== undefined;
+      return [createExecTool(service, surface, { ...toolOptions, background }), createWaitTool(service, toolOptions)];
     },
-    attachWorker: (sessionId, worker) => service.attachWorker(sessionId, worker),
+    attachWorker: (sessionId, worker, attach) => service.attachWorker(sessionId, worker, attach),
     takeInjected: (sessionId) => service.takeInjected(sessionId),
     onCellEvent: (listener) => service.onCellEvent(listener),
     shutdown: () => service.shutdown(),

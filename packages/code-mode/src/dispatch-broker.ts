@@ -99,6 +99,8 @@ export class DispatchBroker {
   private readonly cells = new Map<string, CellRecord>();
   private readonly nextCellId = createCellIdGenerator();
   private worker: NestedWorker | undefined;
+  /** Workers attached for the time between turns: their calls' source says `background`. */
+  private readonly backgroundWorkers = new WeakSet<NestedWorker>();
   private workerWaiters: Array<() => void> = [];
   private readonly injected: CustomToolCallOutputItem[] = [];
   private fatal: unknown;
@@ -113,9 +115,14 @@ export class DispatchBroker {
   /** `onCellStart` is told each cell id once: at its first nested call or notify, or when its creation returned. */
   constructor(private readonly options: { onCellStart?: (cellId: string, start: { execCallId: string; startTime: number }) => void } = {}) {}
 
-  /** Attaches the current step's worker; returns a detach function (a no-op if another worker replaced it). */
-  attachWorker(worker: NestedWorker): () => void {
+  /**
+   * Attaches the current step's worker; returns a detach function (a no-op if another worker
+   * replaced it). A `background` worker serves cells between turns: its calls' source carries
+   * `background: true`.
+   */
+  attachWorker(worker: NestedWorker, options: { background?: boolean } = {}): () => void {
     this.worker = worker;
+    if (options.background) this.backgroundWorkers.add(worker);
     const waiters = this.workerWaiters;
     this.workerWaiters = [];
     for (const wake of waiters) wake();
@@ -159,6 +166,11 @@ export class DispatchBroker {
   observeWith(cellId: string, budget: OutputBudget): void {
     const record = this.cells.get(cellId);
     if (record) record.budget = budget;
+  }
+
+  /** The `call_id` of the exec call that created `cellId`, while the cell is open. */
+  execCallId(cellId: string): string | undefined {
+    return this.cells.get(cellId)?.execCallId;
   }
 
   /** Forgets a closed cell. */
@@ -211,7 +223,9 @@ export class DispatchBroker {
     // Fast path: a step is attached, nothing to wait for.
     const worker = this.worker ?? (await this.waitForWorker(signal));
     const call: ToolCall = { toolName: definition.toolName, callId: `exec-${randomUUID()}`, payload };
-    const source: ToolCallSource = { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId };
+    const source: ToolCallSource = this.backgroundWorkers.has(worker)
+      ? { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId, background: true }
+      : { kind: 'code-mode', cellId, runtimeToolCallId: request.runtimeToolCallId };
     let result: { output: ToolOutput; success: boolean | undefined; error?: { code?: string } };
     try {
       result = await untilAborted(worker.handle(call, { source, signal }), signal);

@@ -135,7 +135,7 @@ export function preToolUseInput(request: PreToolUseRequest, transcriptPath?: str
     tool_name: request.toolName,
     tool_input: request.toolInput,
     tool_use_id: request.toolUseId,
-    caller: caller.kind === 'direct' ? { kind: 'direct' } : { kind: 'code-mode', cell_id: caller.cell_id },
+    caller: caller.kind === 'direct' ? { kind: 'direct' } : { kind: 'code-mode', cell_id: caller.cell_id, ...(caller.background ? { background: true as const } : {}) },
   };
 }
 

@@ -21,6 +21,8 @@ export type ToolCallSource =
       readonly cellId: string;
       /** The runtime's id for the call inside the cell (`tool-1`, `tool-2`, …). */
       readonly runtimeToolCallId: string;
+      /** The call was made between turns by a cell that outlived its turn (dispatched under the session's current policy). */
+      readonly background?: true;
     };
 
 /** The direct source (a shared frozen value). */

@@ -1,4 +1,5 @@
 import type { ApprovalPolicy, ApprovalProvider, SandboxMode, TimeProvider } from './providers';
+import type { ToolOutputItem } from './wire';
 
 /** How a plan exposes tools to the model. */
 export type ToolMode = 'direct' | 'code-mode' | 'code-mode-only';
@@ -64,4 +65,40 @@ export interface StepContext {
    * symbols or package-scoped strings (`"@switchyard/tool-apply-patch:diff"`).
    */
   readonly turnState: Map<string | symbol, unknown>;
+  /**
+   * Where work that outlives its call reports its end (a yielded Code Mode cell, a process still
+   * running when `exec_command` answered). Present only when the host delivers background
+   * completions (`createSession({ background })`); absent, the model observes such work with
+   * `wait` / `write_stdin` as before.
+   */
+  readonly background?: BackgroundDelivery;
+}
+
+/**
+ * The host's inbox for background completions, shared by every step of a session. A tool that
+ * left work running calls `complete` once when that work ends (and only if no call of the model
+ * observed the end first); the host puts `item` into the model's next request and tells its
+ * listeners. Never throws.
+ */
+export interface BackgroundDelivery {
+  /** Delivers one completion (at most once per piece of work). After `signal` aborted it is ignored. */
+  complete(completion: BackgroundCompletion): void;
+  /** The most a cell may run unobserved (ms) before it is terminated; `undefined`: no bound. */
+  readonly maxUnobservedMs?: number;
+  /** Aborted when the session shuts down: watchers stop, nothing more is delivered. */
+  readonly signal: AbortSignal;
+}
+
+/** One piece of background work that ended, with what the model reads of it. */
+export interface BackgroundCompletion {
+  /** The model's call that started the work (`exec`, `exec_command`); `item` answers it. */
+  readonly callId: string;
+  /** The Code Mode cell, for a cell. */
+  readonly cellId?: string;
+  /** The process id `exec_command` answered with (`session_id` for `write_stdin`), for a process. */
+  readonly processId?: number;
+  /** `completed`; `failed` (a script error, a non-zero exit code); `terminated` (stopped before it finished). */
+  readonly status: 'completed' | 'failed' | 'terminated';
+  /** The final output as the model reads it: an output item for `callId`, under the usual output budget. */
+  readonly item: ToolOutputItem;
 }

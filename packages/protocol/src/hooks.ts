@@ -16,11 +16,14 @@ export type HookCaller =
       readonly kind: 'code-mode';
       /** The calling cell's id (snake_case: it is written to hook stdin as is). */
       readonly cell_id: string;
+      /** Set when the cell made the call between turns (it outlived its turn). */
+      readonly background?: true;
     };
 
 /** Converts a {@link ToolCallSource} to the hook caller field. */
 export function hookCaller(source: ToolCallSource): HookCaller {
-  return source.kind === 'direct' ? { kind: 'direct' } : { kind: 'code-mode', cell_id: source.cellId };
+  if (source.kind === 'direct') return { kind: 'direct' };
+  return source.background ? { kind: 'code-mode', cell_id: source.cellId, background: true } : { kind: 'code-mode', cell_id: source.cellId };
 }
 
 /**

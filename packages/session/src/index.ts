@@ -1,5 +1,6 @@
 export { createSession } from './session';
-export type { RunTurnOptions, Session, SessionOptions, SessionRetryOptions, Step, Turn, TurnOptions } from './session';
+export type { RunTurnOptions, Session, SessionOptions, SessionRetryOptions, Step, Turn, TurnOptions, WakeOptions } from './session';
+export type { BackgroundCompleteEvent, SessionBackgroundOptions } from './background';
 export type { SessionTracer, SessionTracingOptions } from './tracing';
 export type { SessionWarningEvent } from './session-hooks';
 export type { SessionEvent, SessionEventListener, SessionEventType, SessionLoopEvent, TurnEvent, TurnResult } from './session-events';

@@ -1,6 +1,7 @@
 import type { ModelProviderInfo, ModelRequest, ModelUsage, ResponseItem, SwitchyardError, SwitchyardEvent, ToolOutputItem } from '@switchyard/protocol';
 import type { ToolPlan } from '@switchyard/planner';
 import type { SessionWarningEvent } from './session-hooks';
+import type { BackgroundCompleteEvent } from './background';
 
 /** What a turn run by `runTurn` / `streamTurn` produced. */
 export interface TurnResult {
@@ -50,6 +51,7 @@ export type SessionLoopEvent =
   /** A retryable model error; the same step is sampled again after `delayMs`. Discard text shown since the last `model-request`. */
   | { type: 'model-retry'; turnId: string; stepIndex: number; attempt: number; delayMs: number; error: SwitchyardError }
   | { type: 'tool-output'; turnId: string; item: ToolOutputItem }
+  | BackgroundCompleteEvent
   | SessionWarningEvent;
 
 /** Everything a session emits. */

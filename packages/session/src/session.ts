@@ -38,6 +38,7 @@ import { assistantText } from './message-text';
 import { warnOnce } from './warn-once';
 import { traceSession, type SessionTracer } from './tracing';
 import { hostApprovals } from './host-approvals';
+import { BackgroundInbox, backgroundSettings, type SessionBackgroundOptions } from './background';
 import {
   forwardHookEvents,
   permissionApprovals,
@@ -125,6 +126,16 @@ export interface SessionOptions {
    * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
    */
   tracer?: SessionTracer;
+  /**
+   * Background work: a Code Mode cell still running after its `exec` / `wait`, or a process still
+   * running when `exec_command` answered (with `processScope: 'session'`), delivers its final
+   * output into the model's next request on its own, once (within a turn at the next sampling
+   * step, otherwise at the start of the next turn), and the session emits `background-complete`.
+   * A cell's nested calls between turns run at once under the session's current policy (hooks,
+   * approvals, sandbox; their source says `background`). `true` for the defaults. Default off:
+   * the model observes such work with `wait` / `write_stdin`, as in the reference.
+   */
+  background?: boolean | SessionBackgroundOptions;
 }
 
 /** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
@@ -162,7 +173,10 @@ export interface Turn {
   readonly signal: AbortSignal;
   /** Captures a step context and builds its plan and router. */
   step(): Promise<Step>;
-  /** Outputs injected by `notify()` since the last call, plus hook context as developer messages. */
+  /**
+   * Outputs injected by `notify()` since the last call, then background completions (with the
+   * `background` option), then hook context as developer messages.
+   */
   takeInjected(): ResponseItem[];
   /** Cancels the turn's running tools. */
   abort(reason?: unknown): void;
@@ -177,6 +191,14 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
 }
 
+
+/** Options of {@link Session.wake}. */
+export interface WakeOptions {
+  /** The model the session samples when it wakes itself. */
+  model: ModelClient;
+  /** Aborting it stops waking (a wake turn already running is not aborted). */
+  signal?: AbortSignal;
+}
 
 export interface Session {
   readonly id: string;
@@ -201,6 +223,13 @@ export interface Session {
    */
   streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /**
+   * Opt-in: from now on, when background work completes while no turn runs (or after the turn
+   * that was running ended without taking it), the session runs a turn itself with `model` and no
+   * new input, so the model reads the completion and goes on. Nothing completes, nothing is sent.
+   * Returns the function that stops it. Needs the `background` option (else a `CONFIG` error).
+   */
+  wake(options: WakeOptions): () => void;
   /** Terminates every cell (within 1 s) and refuses new turns. */
   shutdown(): Promise<void>;
 }
@@ -234,6 +263,12 @@ interface OwnTurn extends Turn {
   emit(event: SessionEvent): void;
   /** Queues hook contexts for the next request (as developer messages). */
   inject(contexts: readonly string[]): void;
+  /**
+   * What `takeInjected` returns, leaving background completions in the inbox: a turn ending
+   * without another request records notify() items and hook contexts, while a completion stays
+   * for a request that carries it (the next turn's, or a wake turn's).
+   */
+  takeInjectedForHistory(): ResponseItem[];
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
@@ -261,6 +296,14 @@ interface SessionState {
   sessionStart: Promise<readonly string[]> | undefined;
   /** Stops forwarding the hook runner's events. */
   unwatchHooks: () => void;
+  /** Background completions waiting for the next request (with the `background` option). */
+  readonly inbox: BackgroundInbox | undefined;
+  /** Turns begun and not yet finished. */
+  activeTurns: number;
+  /** The model a `wake()` registered. */
+  wakeModel: ModelClient | undefined;
+  /** Runtimes that served cells between turns (released once idle, aborted at shutdown). */
+  readonly backgroundRuntimes: ToolCallRuntime[];
 }
 
 /** To the session's listeners and every streamed turn: cell events are not tied to a step. */
@@ -347,6 +390,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     sandboxMode: options.sandboxMode,
     approvals: permissionApprovals(scope.state.hooked, hostApprovals(options.approvals), scope.id),
     turnState: scope.turnState,
+    ...(scope.state.inbox ? { background: scope.state.inbox.delivery } : {}),
   };
 }
 
@@ -385,9 +429,9 @@ function releaseIdleRuntimes(runtimes: ToolCallRuntime[]): void {
   }
 }
 
-/** Captures a step context and builds its plan, router and runtime (the current worker of Code Mode). */
-async function buildStep(scope: TurnScope): Promise<Step> {
-  const { state, emit, id } = scope;
+/** A step's context, plan, router and runtime (kept in the scope's runtimes). */
+async function planRuntime(scope: TurnScope): Promise<{ context: StepContext; plan: ToolPlan; router: ToolRouter; runtime: ToolCallRuntime }> {
+  const { state, emit } = scope;
   scope.stepIndex++;
   const context = stepContextOf(scope);
   const plan = await planStep(scope, context);
@@ -397,6 +441,37 @@ async function buildStep(scope: TurnScope): Promise<Step> {
   releaseIdleRuntimes(scope.runtimes);
   const runtime = new ToolCallRuntime({ router, step: context, signal: scope.controller.signal, maxConcurrentCalls: state.options.maxConcurrentToolCalls });
   scope.runtimes.push(runtime);
+  return { context, plan, router, runtime };
+}
+
+/**
+ * The worker serving a session's cells between turns (the `background` option): planned at its
+ * first nested call under the session's policy as it is then, a step of its own (turn id
+ * `background-…`) whose events go to the session's listeners.
+ */
+function backgroundWorker(state: SessionState, inbox: BackgroundInbox): Parameters<CodeMode['attachWorker']>[1] {
+  let planned: Promise<ToolCallRuntime> | undefined;
+  const plan = async () => {
+    releaseIdleRuntimes(state.backgroundRuntimes);
+    const controller = new AbortController();
+    if (inbox.signal.aborted) controller.abort(inbox.signal.reason);
+    else inbox.signal.addEventListener('abort', () => controller.abort(inbox.signal.reason), { once: true });
+    const emit = (event: SessionEvent) => emitGlobal(state, event);
+    const scope: TurnScope = { state, id: `background-${randomUUID()}`, controller, emit, turnState: new Map(), pendingContexts: [], runtimes: state.backgroundRuntimes, stepIndex: 0, detach: undefined };
+    return (await planRuntime(scope)).runtime;
+  };
+  return {
+    async handle(call, options) {
+      planned ??= plan();
+      return (await planned).handle(call, options);
+    },
+  };
+}
+
+/** Captures a step context and builds its plan, router and runtime (the current worker of Code Mode). */
+async function buildStep(scope: TurnScope): Promise<Step> {
+  const { state, emit, id } = scope;
+  const { context, plan, router, runtime } = await planRuntime(scope);
   const handleItem = async (item: ResponseItem) => {
     const result = await runtime.handleItem(item);
     if (result) {
@@ -417,6 +492,15 @@ async function buildStep(scope: TurnScope): Promise<Step> {
   return step;
 }
 
+/** notify() items, then background completions (when `background`), then hook contexts: a cell's notifications precede its delivered end. */
+function injectedItems(scope: TurnScope, background: boolean): ResponseItem[] {
+  const { state } = scope;
+  const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
+  const completions = background ? (state.inbox?.take() ?? []) : [];
+  const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
+  return [...injected, ...completions, ...contexts.map(hookContextMessage)];
+}
+
 function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
   if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
   const controller = new AbortController();
@@ -428,6 +512,7 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
     sink?.(event);
   };
   if (sink) state.turnSinks.add(sink);
+  state.activeTurns++;
   const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
   const { id } = scope;
   let ended = false;
@@ -438,11 +523,8 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
     emit,
     inject: (contexts) => void scope.pendingContexts.push(...contexts),
     step: () => buildStep(scope),
-    takeInjected() {
-      const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
-      const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
-      return [...injected, ...contexts.map(hookContextMessage)];
-    },
+    takeInjected: () => injectedItems(scope, true),
+    takeInjectedForHistory: () => injectedItems(scope, false),
     abort(reason?: unknown) {
       controller.abort(reason);
     },
@@ -455,11 +537,15 @@ function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?:
       ended = true;
       scope.detach?.();
       scope.detach = undefined;
+      // between turns, cells that outlived the turn keep dispatching (with the background option)
+      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true });
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
+      state.activeTurns--;
+      scheduleWake(state);
     },
   };
   return turn;
@@ -595,7 +681,7 @@ async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (eve
       if (results.filter(Boolean).length === 0) {
         const again = await stopContinues(state, turn, { finalText, stopHookActive });
         if (again === undefined) {
-          history.push(...turn.takeInjected());
+          history.push(...turn.takeInjectedForHistory());
           break;
         }
         // a Stop hook asked for more: its reason is the next input, and the next Stop run knows it
@@ -671,9 +757,39 @@ async function* streamTurn(state: SessionState, run: RunTurnOptions): AsyncGener
   }
 }
 
+/**
+ * With a `wake()` model: when completions wait in the inbox and no turn runs, the session runs a
+ * turn itself (no new input: the completions are what the model reads). Its events go to the
+ * session's listeners; its failure ends in its `turn-end`, never in an unhandled rejection.
+ */
+function scheduleWake(state: SessionState): void {
+  queueMicrotask(() => {
+    const model = state.wakeModel;
+    if (!model || state.closed || state.activeTurns > 0 || !state.inbox?.pending) return;
+    executeTurn(state, { model, input: [] }).catch(() => undefined);
+  });
+}
+
+function startWaking(state: SessionState, options: WakeOptions): () => void {
+  if (!state.inbox) throw new SwitchyardError('CONFIG', 'session.wake: needs the `background` option of createSession (background work must deliver its completions)');
+  const model = options.model;
+  if (typeof model?.stream !== 'function') throw new SwitchyardError('CONFIG', 'session.wake: option `model` must be a ModelClient');
+  const stop = () => {
+    if (state.wakeModel === model) state.wakeModel = undefined;
+  };
+  if (options.signal?.aborted) return stop;
+  state.wakeModel = model;
+  options.signal?.addEventListener('abort', stop, { once: true });
+  scheduleWake(state);
+  return stop;
+}
+
 async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
+  state.wakeModel = undefined;
+  // watchers stop and nothing more is delivered; nested calls between turns are cancelled
+  state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
   if (state.sessionStart) await runSessionEnd(state.hooked);
   state.unwatchHooks();
@@ -747,7 +863,16 @@ export function createSession(options: SessionOptions): Session {
     },
     sessionStart: undefined,
     unwatchHooks: () => undefined,
+    inbox: undefined,
+    activeTurns: 0,
+    wakeModel: undefined,
+    backgroundRuntimes: [],
   };
+  const background = backgroundSettings(options.background);
+  if (background) (state as { inbox: BackgroundInbox }).inbox = new BackgroundInbox(background, (event) => {
+      emitGlobal(state, event);
+      scheduleWake(state);
+    });
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   void checkToolSetup(state);
   if (codeMode) forwardCellEvents(state, codeMode);
@@ -763,6 +888,7 @@ export function createSession(options: SessionOptions): Session {
     },
     streamTurn: runStream,
     on: (type, listener) => hub.on(type, listener),
+    wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {
       if (state.closed) return;
       await shutdownSession(state);

@@ -2,6 +2,9 @@ import type { FunctionToolSpec, JsonSchema } from '@switchyard/protocol';
 
 /** The exec_command description the model reads. */
 export const EXEC_COMMAND_DESCRIPTION = 'Runs a command in a PTY, returning output or a session ID for ongoing interaction.';
+/** What the exec_command description adds when the session delivers process exits (`background: true`). */
+export const EXEC_COMMAND_BACKGROUND_NOTE =
+  'When the command is still running as this call answers, its exit and final output are delivered to you on their own once it finishes, as another output of this call; you do not need to poll it with write_stdin (use write_stdin only to send input or to see intermediate output).';
 /** The write_stdin description the model reads. */
 export const WRITE_STDIN_DESCRIPTION = 'Writes characters to an existing unified exec session and returns recent output.';
 
@@ -19,7 +22,7 @@ const RESULT_SCHEMA: JsonSchema = {
 };
 
 /** The exec_command spec; `login` is offered only when login shells are allowed. */
-export function execCommandSpec(options: { allowLoginShell: boolean }): FunctionToolSpec {
+export function execCommandSpec(options: { allowLoginShell: boolean; background?: boolean }): FunctionToolSpec {
   const properties: Record<string, JsonSchema> = {
     cmd: { type: 'string', description: 'Shell command to execute.' },
     workdir: { type: 'string', description: 'Working directory for the command, relative to the workspace root; defaults to the root.' },
@@ -45,7 +48,7 @@ export function execCommandSpec(options: { allowLoginShell: boolean }): Function
   return {
     type: 'function',
     name: 'exec_command',
-    description: EXEC_COMMAND_DESCRIPTION,
+    description: options.background ? `${EXEC_COMMAND_DESCRIPTION} ${EXEC_COMMAND_BACKGROUND_NOTE}` : EXEC_COMMAND_DESCRIPTION,
     strict: false,
     parameters: { type: 'object', properties, required: ['cmd'], additionalProperties: false },
     outputSchema: RESULT_SCHEMA,

@@ -9,6 +9,7 @@ import {
   toolName,
   type ApprovalPolicy,
   type ApprovalProvider,
+  type BackgroundDelivery,
   type JsonObject,
   type JsonValue,
   type SandboxMode,
@@ -105,6 +106,13 @@ export interface ExecToolsOptions {
    * to remove the host's signal handlers. A throw is ignored.
    */
   onShutdown?: () => void;
+  /**
+   * The host delivers process exits (`createSession({ background })`, with `processScope:
+   * 'session'` so processes outlive their turn): exec_command's description tells the model that
+   * polling is unnecessary. The delivery itself happens whenever the calling step carries
+   * `background`, with or without this switch. Default false.
+   */
+  background?: boolean;
 }
 
 /** The two executors plus process hygiene. */
@@ -264,6 +272,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
   processScope: rule.oneOf('turn', 'session'),
   onShutdown: rule.function(),
+  background: rule.boolean(),
 };
 
 /** What the two executors of one toolset share. */
@@ -499,7 +508,28 @@ function answerExec(run: {
   }
   const step = invocation.step;
   const entry = state.table.add({ process: execProcess, command: args.cmd, callId: invocation.callId, sessionId: step.sessionId, turnId: step.turnId });
+  // the model's own calls only: a cell's nested call id is not one the model could match
+  if (step.background && invocation.source.kind === 'direct') deliverOnExit(state, entry, step.background, { started, maxOutputTokens: args.maxOutputTokens });
   return new ExecCommandOutput({ ...result, sessionId: entry.id });
+}
+
+/**
+ * When a process that outlived its exec_command call exits while no write_stdin waits on it, its
+ * exit and remaining output go to the session's background inbox as another
+ * `function_call_output` of that exec_command call, and the process leaves the table (a later
+ * write_stdin finds no such process, as after any reported exit). A process killed with its turn,
+ * its session or by eviction has already left the table: nothing is delivered for it.
+ */
+function deliverOnExit(state: ToolsetState, entry: ProcessEntry, background: BackgroundDelivery, run: { started: number; maxOutputTokens?: number }): void {
+  const callId = entry.callId as string;
+  void entry.process.finished.then(() => {
+    if (background.signal.aborted || entry.polls > 0 || state.table.get(entry.id, entry.sessionId) !== entry) return;
+    state.table.remove(entry.id);
+    const exitCode = entry.process.exitCode;
+    const output = new ExecCommandOutput({ chunkId: chunkId(), wallTimeMs: Date.now() - run.started, output: entry.process.takeOutput(), exitCode, maxOutputTokens: run.maxOutputTokens });
+    const item = output.toResponseItem(callId, { kind: 'function', arguments: '{}' });
+    background.complete({ callId, processId: entry.id, status: exitCode === 0 ? 'completed' : 'failed', item });
+  });
 }
 
 /** exec_command: checks, apply_patch interception, approval, the sandboxed run, the answer. */
@@ -567,12 +597,15 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
     emit(invocation, 'terminal-interaction', { session_id: id, stdin: chars });
   }
   const yieldMs = chars === '' ? clamp(requestedYield, MIN_EMPTY_POLL_MS, MAX_BACKGROUND_POLL_MS) : clamp(requestedYield, MIN_YIELD_MS, MAX_YIELD_MS);
+  entry.polls++;
   try {
     await waitForProcess(execProcess, yieldMs, invocation.signal, started);
   } catch (error) {
     state.table.remove(id);
     execProcess.kill();
     throw error;
+  } finally {
+    entry.polls--;
   }
   const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: execProcess.takeOutput(), maxOutputTokens };
   if (execProcess.exited) {
@@ -670,7 +703,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   const hookContext = hookContextOf(state);
   const execCommand: ToolExecutor = {
     name: toolName('exec_command'),
-    spec: execCommandSpec({ allowLoginShell: state.allowLoginShell }),
+    spec: execCommandSpec({ allowLoginShell: state.allowLoginShell, background: options.background }),
     supportsParallelToolCalls: true,
     abortStyle: 'shell',
     hookPayload: execCommandHookAdapter(hookContext),

@@ -21,6 +21,8 @@ export interface ProcessEntry {
   lastUsed: number;
   /** The unfinished line typed into it so far (what write_stdin's hooks see before this write). */
   typed: TypedLine;
+  /** write_stdin calls waiting on it now: while one is, that call reports the exit, not the background delivery. */
+  polls: number;
 }
 
 /**
@@ -47,13 +49,13 @@ export class ProcessTable {
   }
 
   /** Stores a running process under a new session id, evicting one first when the table is full. */
-  add(init: Omit<ProcessEntry, 'id' | 'lastUsed' | 'typed'>): ProcessEntry {
+  add(init: Omit<ProcessEntry, 'id' | 'lastUsed' | 'typed' | 'polls'>): ProcessEntry {
     while (this.entries.size >= this.maxProcesses) {
       const victim = this.pickVictim();
       if (!victim) break;
       this.remove(victim.id)?.process.kill();
     }
-    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock, typed: EMPTY_LINE };
+    const entry: ProcessEntry = { ...init, id: this.nextId++, lastUsed: ++this.clock, typed: EMPTY_LINE, polls: 0 };
     this.entries.set(entry.id, entry);
     return entry;
   }
