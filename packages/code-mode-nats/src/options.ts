@@ -57,6 +57,16 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   identity: checkedLater,
   trustedAgentHosts: checkedLater,
   sealing: checkedLater,
+  isolation: checkedLater,
+  workers: rule.shape<NonNullable<ServeRuntimeOverNatsOptions['workers']>>({
+    max: checkedLater,
+    admissionMs: checkedLater,
+    idleMs: checkedLater,
+    prewarm: checkedLater,
+    memoryMb: checkedLater,
+    heartbeatTimeoutMs: checkedLater,
+    deathSignal: checkedLater,
+  }),
 };
 
 /**

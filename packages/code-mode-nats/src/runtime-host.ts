@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
-import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
+import { DEFAULT_MAX_FRAME_BYTES, createWorkerPool, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions, type ProcessWorkerOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
+import { WorkerSession } from './worker-session';
 import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
@@ -63,6 +64,18 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   trustedAgentHosts?: Record<string, string | string[]>;
   /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus); sealed placements are still served. Default `true`. */
   sealing?: boolean;
+  /**
+   * Where cells run. `'process'` (default): in worker processes, one placed session per worker (a
+   * V8 fatal error or a memory blow-up ends only that session's cells); `'in-process'`: isolates of
+   * this process (lower latency; one tenant's crash ends the host and every tenant's cells).
+   */
+  isolation?: 'process' | 'in-process';
+  /**
+   * The worker pool of `isolation: 'process'`: `max` workers at once (default: 4 per CPU, at least
+   * 4, at most one per 2 × `memoryMb` of the machine's memory), `admissionMs`, `idleMs`, `prewarm`,
+   * `memoryMb`, `heartbeatTimeoutMs`, `deathSignal` (see `@switchyard/code-mode-runtime`).
+   */
+  workers?: Omit<ProcessWorkerOptions, 'shared' | 'perSession' | 'maxFrameBytes'>;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
   onClosed?(cause: string | undefined): void;
 }
@@ -114,6 +127,8 @@ interface HostSettings {
   identity: NatsIdentity;
   trusted?: Map<string, string[]>;
   sealing: boolean;
+  /** The worker pool cells run in (`isolation: 'process'`); absent: isolates of this process. */
+  pool?: WorkerPoolPlacement;
 }
 
 /**
@@ -127,7 +142,13 @@ interface HostSettings {
  */
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
   const settings = hostSettings(options);
-  const nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
+  let nc: NatsConnection;
+  try {
+    nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
+  } catch (error) {
+    await settings.pool?.shutdown();
+    throw error;
+  }
   const host = new RuntimeHost(nc, settings, options.onClosed);
   return {
     id: settings.id,
@@ -147,12 +168,16 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const queue = options.queue ?? 'switchyard-runtime-hosts';
   if (typeof queue !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(queue)) throw config('serveRuntimeOverNats option queue must be 1-128 characters of [A-Za-z0-9_.-]');
   const limits = hostLimits(options.limits ?? {});
-  const problem = nodeSnapshotFlagProblem();
-  if (problem) throw config(`serveRuntimeOverNats runs cells in this process: ${problem}`);
+  const isolation = options.isolation ?? 'process';
+  if (isolation !== 'process' && isolation !== 'in-process') throw config(`serveRuntimeOverNats option isolation must be 'process' or 'in-process' (got ${String(isolation)})`);
+  const problem = isolation === 'in-process' ? nodeSnapshotFlagProblem() : undefined;
+  if (problem) throw config(`serveRuntimeOverNats runs cells in this process (isolation: 'in-process'): ${problem}`);
   const identity = loadIdentity(options.identity, options.auth, 'serveRuntimeOverNats');
   const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
   if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
-  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true };
+  if (isolation === 'in-process' && options.workers !== undefined) throw config("serveRuntimeOverNats option workers needs isolation: 'process'");
+  const pool = isolation === 'process' ? createWorkerPool({ ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false }, limits.heapMb) : undefined;
+  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, pool };
 }
 
 function trustedAgents(option: unknown): Map<string, string[]> {
@@ -215,6 +240,7 @@ class RuntimeHost {
       this.frameSub.unsubscribe();
       // Let the closes and the engines' last messages go out, then leave.
       await this.nc.drain().catch(() => undefined);
+      await this.settings.pool?.shutdown();
       this.resolveClosed(cause);
       this.onClosed?.(cause);
     })();
@@ -226,6 +252,7 @@ class RuntimeHost {
     const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
     clearInterval(this.sweep);
     for (const connection of [...this.served.values()]) connection.transport.end(cause);
+    void this.settings.pool?.shutdown();
     this.resolveClosed(cause);
     this.onClosed?.(cause);
   }
@@ -363,6 +390,7 @@ class RuntimeHost {
   private open(agent: string, conn: string, { heartbeatMs, keys }: Expected): Served {
     const key = connectionKey(agent, conn);
     const { limits } = this;
+    const { pool } = this.settings;
     const transport = createNatsTransport({
       nc: this.nc,
       subject: this.names.agent(agent, this.settings.id, conn),
@@ -385,6 +413,8 @@ class RuntimeHost {
         }
         return capped(options, limits);
       },
+      // Each placed connection is a tenant of its own: its sessions' cells run in workers no other connection's cells share.
+      openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: key })),
       sessionClosed: (session) => {
         if (connection.sessions.delete(session)) this.sessions--;
       },
