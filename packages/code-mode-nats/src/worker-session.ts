@@ -45,7 +45,7 @@ const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec
  * both ways (the session's key on the worker is the lease's). When the worker dies (a V8 fatal
  * error of one of its cells, its memory limit), only this tenant's cells end: each pending request
  * answers with a completed observation "exec runtime ended unexpectedly: <cause>", the agent host
- * hears `cellClosed` for every cell and a `runtime-lost` event, and the next cell gets a fresh worker.
+ * hears `cellClosed` for every cell, and the next cell gets a fresh worker.
  * Stored values stay with the agent host: the snapshot goes to the worker with the cell, its
  * writes come back as the agent host's commit (staged parts bounded by `maxStoredBytes`).
  */
@@ -124,7 +124,7 @@ export class WorkerSession implements CodeModeSession {
       let lostEarly: string | undefined;
       const sink = {
         onEvent: (message: RuntimeEventMessage) => (binding.lease ? this.onEvent(binding, message) : undefined),
-        onLost: (cause: string) => (binding.lease ? this.onLost(binding, cause) : (lostEarly ??= cause)),
+        onLost: (cause: string) => (binding.lease ? this.onLost(binding) : (lostEarly ??= cause)),
       };
       try {
         const lease = await this.settings.pool.acquire(sink, { tenant: this.settings.tenant });
@@ -161,13 +161,14 @@ export class WorkerSession implements CodeModeSession {
   }
 
   /** The worker died: this session's cells there are gone; the agent host hears each one and why. */
-  private onLost(binding: Binding, cause: string): void {
+  private onLost(binding: Binding): void {
     if (binding.lost) return;
     const cellIds = [...binding.cells];
     this.drop(binding);
     const { host } = this.settings;
+    // The runtime protocol has no runtime-lost event from a runtime (the agent host names its own
+    // runtime's loss): the agent host hears the failed observations and each cell's closing.
     for (const cellId of cellIds) safely(() => host.cellClosed(cellId));
-    safely(() => host.runtimeEvent?.({ type: 'runtime-lost', cause, cellIds }));
   }
 
   private onEvent(binding: Binding, message: RuntimeEventMessage): void {
