@@ -10,6 +10,7 @@ import {
   type RuntimeSink,
 } from '@switchyard/code-mode-runtime';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { createEventHub, type EventHub } from '@switchyard/kit';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
@@ -23,6 +24,41 @@ export interface NatsPlacementOptions {
   timeoutMs?: number;
   /** Placement requests per session before its cell fails (a full or silent host is skipped by asking again). Default 5. */
   attempts?: number;
+  /**
+   * How long a runtime host that misbehaved (frames that do not open or are replayed, a protocol
+   * violation, a call or notify flood past this host's limits) is left out of this agent host's
+   * placements (ms). Default 600,000.
+   */
+  dropMs?: number;
+}
+
+/**
+ * A runtime host misbehaved towards this agent host and is left out of its placements for `forMs`:
+ * its connections end with `cause`, and placement replies from it (its id or its key) are refused,
+ * so the next exec places on another host. Also reported through `process.emitWarning` (type
+ * `SwitchyardWarning`, code `SWITCHYARD_RUNTIME_HOST_DROPPED`).
+ */
+export interface RuntimeHostDroppedEvent {
+  readonly type: 'runtime-host-dropped';
+  /** The runtime host's subject token. */
+  readonly runtime: string;
+  /** Its name (as it announced it). */
+  readonly name: string;
+  /** The public NKey it signed its placement with (sealed placements). */
+  readonly key?: string;
+  /** What it did ("a frame from runtime host r1 did not open …", "exec nested call limit exceeded: …"). */
+  readonly cause: string;
+  /** How long it is left out (ms). */
+  readonly forMs: number;
+}
+
+/** Events of a NATS runtime (one so far). */
+export type NatsRuntimeEvent = RuntimeHostDroppedEvent;
+
+/** The runtime `createNatsRuntime` returns: a `CodeModeRuntime` that also reports its events. */
+export interface NatsRuntime extends CodeModeRuntime {
+  /** Subscribes to an event; returns the unsubscribe function. A listener that throws is reported as a warning, never thrown into the runtime. */
+  on<T extends NatsRuntimeEvent['type']>(type: T, listener: (event: Extract<NatsRuntimeEvent, { type: T }>) => void): () => void;
 }
 
 /** Liveness of runtime hosts, as seen from the agent host. */
@@ -66,6 +102,8 @@ export interface NatsRuntimeOptions extends Omit<RemoteRuntimeOptions, 'placemen
 interface Link {
   runtime: string;
   name: string;
+  /** The key the runtime host signed the placement with (sealed placements). */
+  key?: string;
   conn: string;
   transport: NatsTransport;
   ready: Promise<RuntimeClient>;
@@ -74,6 +112,8 @@ interface Link {
   lost: boolean;
   /** Why the link was lost (set with `lost`). */
   cause?: string;
+  /** The client the sessions use (see `watchedClient`). */
+  watched?: RuntimeClient;
 }
 
 /** The heartbeat of one runtime host and the links it covers. */
@@ -100,12 +140,13 @@ let sessionSequence = 0;
  * in-flight cells ("exec runtime ended unexpectedly: runtime host <name> …"); the session's next
  * cell is placed on a live host. Unknown or invalid options are a `CONFIG` error naming the option.
  */
-export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime {
+export function createNatsRuntime(options: NatsRuntimeOptions): NatsRuntime {
   const prefix = checkNatsRuntimeOptions(options);
   const agentId = options.agentId === undefined ? randomToken() : checkToken(options.agentId, 'createNatsRuntime option agentId');
   const placement = options.placement ?? {};
   const timeoutMs = placement.timeoutMs === undefined ? 5_000 : positive(placement.timeoutMs, 'createNatsRuntime option placement.timeoutMs', 1);
   const attempts = placement.attempts === undefined ? 5 : positive(placement.attempts, 'createNatsRuntime option placement.attempts', 1);
+  const dropMs = placement.dropMs === undefined ? 600_000 : positive(placement.dropMs, 'createNatsRuntime option placement.dropMs', 0);
   const heartbeat = options.heartbeat ?? {};
   const intervalMs = heartbeat.intervalMs === undefined ? 1_000 : positive(heartbeat.intervalMs, 'createNatsRuntime option heartbeat.intervalMs', 10);
   const heartbeatTimeoutMs = heartbeat.timeoutMs === undefined ? 10_000 : positive(heartbeat.timeoutMs, 'createNatsRuntime option heartbeat.timeoutMs', 10);
@@ -116,7 +157,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
   // The engine limits are checked now (a CONFIG error names the option), not at the first cell.
   void createRemoteRuntime({ ...engine, placement: { acquire: () => Promise.reject(new Error('unused')) } });
   const agent = new Agent({
-    ...{ options, prefix, agentId, timeoutMs, attempts, intervalMs, heartbeatTimeoutMs, maxFrameBytes, identity, trusted },
+    ...{ options, prefix, agentId, timeoutMs, attempts, dropMs, intervalMs, heartbeatTimeoutMs, maxFrameBytes, identity, trusted },
     sealing: sealing ?? true,
     name: name ?? `switchyard agent host ${agentId}`,
   });
@@ -124,6 +165,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
   const runtimes = new Set<CodeModeRuntime>();
   let shutdownPromise: Promise<void> | undefined;
   return {
+    on: (type, listener) => agent.events.on(type, listener),
     openSession(host: CellHost): CodeModeSession {
       if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
       // One remote runtime per session: its placement remembers the session's runtime host.
@@ -131,7 +173,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
       const sessionPlacement: RuntimePlacement = { acquire: (sink) => agent.acquire(stick, sink) };
       const runtime = createRemoteRuntime({ ...engine, placement: sessionPlacement });
       runtimes.add(runtime);
-      const session = runtime.openSession(host);
+      const session = runtime.openSession(watched(host, stick, agent));
       return {
         createCell: (cell) => session.createCell(cell),
         observe: (cellId, observe) => session.observe(cellId, observe),
@@ -159,6 +201,7 @@ interface AgentSettings {
   agentId: string;
   timeoutMs: number;
   attempts: number;
+  dropMs: number;
   intervalMs: number;
   heartbeatTimeoutMs: number;
   maxFrameBytes: number;
@@ -179,6 +222,9 @@ class Agent {
   private readonly byConn = new Map<string, Link>();
   /** Heartbeats by runtime host: one request per interval covers all of this agent host's connections there. */
   private readonly beats = new Map<string, Beat>();
+  /** Runtime hosts left out of placement: by id, with the key they signed with and until when. */
+  private readonly excluded = new Map<string, { key?: string; until: number; cause: string }>();
+  readonly events: EventHub<NatsRuntimeEvent> = createEventHub<NatsRuntimeEvent>({ name: 'nats-runtime' });
   private closing = false;
 
   constructor(settings: AgentSettings) {
@@ -244,7 +290,7 @@ class Agent {
     const chosen = link;
     let released = false;
     return {
-      client,
+      client: this.watchedClient(link, client),
       key,
       // The NATS connection keeps the event loop alive until shutdown(); nothing to count.
       hold: () => () => {},
@@ -282,7 +328,7 @@ class Agent {
         reasons.push(accepted);
         continue;
       }
-      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), request.conn, accepted.keys);
+      return this.link(nc, { runtime: reply.runtime, name: String(reply.name).slice(0, 128), key: reply.ok ? reply.key : undefined, conn: request.conn }, accepted.keys);
     }
     const distinct = [...new Set(reasons)];
     throw new Error(`exec runtime failed to start: no runtime host accepted the session after ${attempts} placement request(s) on ${subject} (${distinct.join('; ')})`);
@@ -303,6 +349,8 @@ class Agent {
     if (!reply || reply.v !== PLACEMENT_VERSION || typeof reply.runtime !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.runtime)) return malformed;
     if (!reply.ok) return `runtime host ${String(reply.name).slice(0, 128)} declined: ${String(reply.error).slice(0, 500)}`;
     if (reply.conn !== request.conn || typeof reply.name !== 'string') return malformed;
+    const left = this.excludedHost(reply.runtime, reply.key);
+    if (left) return `runtime host ${reply.name.slice(0, 128)} was dropped from placement (${left})`;
     if (!own) return {};
     const text = replyText(this.settings.agentId, request.eph!, reply);
     if (!verified(reply.key, text, reply.sig)) return `runtime host ${reply.name.slice(0, 128)} answered placement without a valid signature`;
@@ -313,7 +361,8 @@ class Agent {
     return keys ? { keys } : malformed;
   }
 
-  private link(nc: NatsConnection, runtime: string, name: string, conn: string, keys: PlacementKeys | undefined): Link {
+  private link(nc: NatsConnection, placed: Pick<Link, 'runtime' | 'name' | 'key' | 'conn'>, keys: PlacementKeys | undefined): Link {
+    const { runtime, name, conn } = placed;
     const { agentId, maxFrameBytes } = this.settings;
     const transport = createNatsTransport({
       nc,
@@ -322,7 +371,7 @@ class Agent {
       peer: `runtime host ${name}`,
       keys: keys && { send: keys.toRuntime, receive: keys.toAgent },
     });
-    const link: Link = { runtime, name, conn, transport, ready: undefined as never, sinks: new Map(), lost: false };
+    const link: Link = { ...placed, transport, ready: undefined as never, sinks: new Map(), lost: false };
     this.byConn.set(conn, link);
     link.ready = connectRuntime({
       transport,
@@ -418,6 +467,63 @@ class Agent {
     // Before the handshake, sessions are still waiting in acquire(), which rejects with the cause.
     if (link.client) for (const sink of [...link.sinks.values()]) sink.onLost(cause);
     link.sinks.clear();
+    if (MISBEHAVIOUR.test(cause)) this.exclude(link, cause);
+  }
+
+  /**
+   * The link's client as the session's remote runtime uses it: a call the runtime host started past
+   * `maxInFlightCalls` (answered with the limit's refusal) drops the runtime host.
+   */
+  private watchedClient(link: Link, client: RuntimeClient): RuntimeClient {
+    link.watched ??= {
+      get hello() { return client.hello; },
+      request: (message, signal) => client.request(message, signal),
+      post: (message, maxBacklogBytes) => {
+        if (message.t === 'call-result' && !message.ok && CALL_FLOOD.test(message.error)) this.exclude(link, message.error);
+        client.post(message, maxBacklogBytes);
+      },
+      get backlogBytes() { return client.backlogBytes; },
+      sizeOf: (message) => client.sizeOf(message),
+      get maxFrameBytes() { return client.maxFrameBytes; },
+      get pending() { return client.pending; },
+      get ended() { return client.ended; },
+      close: (cause) => client.close(cause),
+      lose: (cause) => client.lose(cause),
+    };
+    return link.watched;
+  }
+
+  /** Why the runtime host `runtime` (or one signing with `key`) is left out of placement now, if it is. */
+  private excludedHost(runtime: string, key: string | undefined): string | undefined {
+    const now = Date.now();
+    for (const [id, entry] of this.excluded) {
+      if (entry.until <= now) this.excluded.delete(id);
+      else if (id === runtime || (key !== undefined && entry.key === key)) return entry.cause;
+    }
+    return undefined;
+  }
+
+  /**
+   * Leaves the runtime host of `link` out of this agent host's placements for `placement.dropMs`
+   * (it misbehaved: `cause`), ends this agent host's other connections to it and reports it once
+   * (`runtime-host-dropped`, and a process warning).
+   */
+  exclude(link: Pick<Link, 'runtime' | 'name' | 'key'>, cause: string): void {
+    if (this.excludedHost(link.runtime, link.key) !== undefined) return;
+    const forMs = this.settings.dropMs;
+    this.excluded.set(link.runtime, { key: link.key, until: Date.now() + forMs, cause });
+    for (const other of [...this.byConn.values()]) {
+      if (other.runtime === link.runtime) this.lose(other, `runtime host ${link.name} was dropped from placement: ${cause}`);
+    }
+    this.events.emit({ type: 'runtime-host-dropped', runtime: link.runtime, name: link.name, key: link.key, cause, forMs });
+    try {
+      process.emitWarning(`runtime host ${link.name} (${link.runtime}) was dropped from placement for agent host ${this.settings.agentId} for ${forMs} ms: ${cause}`, {
+        type: 'SwitchyardWarning',
+        code: 'SWITCHYARD_RUNTIME_HOST_DROPPED',
+      });
+    } catch {
+      // a broken warning listener must not break the agent host
+    }
   }
 
   async close(): Promise<void> {
@@ -430,6 +536,36 @@ class Agent {
     this.sub?.unsubscribe();
     await nc?.drain().catch(() => undefined);
   }
+}
+
+/**
+ * Causes that only a misbehaving runtime host produces (with NATS permissions that let only it
+ * publish on its connections' subjects): a frame that does not open or is replayed, a protocol
+ * violation (a malformed or oversized frame, a reply nobody asked for). A sequence gap is not one
+ * (NATS drops messages on a reconnect or a slow consumer).
+ */
+const MISBEHAVIOUR = /did not open|was replayed|protocol violation/;
+
+/**
+ * Host limits an honest runtime never passes (the runtime host enforces the same limits, capped no
+ * higher, inside its isolates): notify texts past `maxOutputBytes` (the agent host's remote runtime
+ * reports it as a `cell-limit-exceeded` event), and a cell with more nested calls in flight than
+ * `maxInFlightCalls` (the remote runtime answers the extra call with this refusal).
+ */
+const FLOOD = /^exec notify limit exceeded: /;
+const CALL_FLOOD = /^exec nested call limit exceeded: the cell has \d+ nested calls in flight, the limit is \d+ \(maxInFlightCalls\)$/;
+
+/** The session's host, watched: a flood past this host's limits drops the runtime host that sent it. */
+function watched(host: CellHost, stick: Stick, agent: Agent): CellHost {
+  return {
+    invokeTool: (request) => host.invokeTool(request),
+    notify: (event) => host.notify(event),
+    cellClosed: (cellId) => host.cellClosed(cellId),
+    runtimeEvent: (event) => {
+      if (event.type === 'cell-limit-exceeded' && FLOOD.test(event.message) && stick.link) agent.exclude(stick.link, event.message);
+      host.runtimeEvent?.(event);
+    },
+  };
 }
 
 function describeRequestError(error: unknown, subject: string, timeoutMs: number): string {
