@@ -25,17 +25,18 @@ export interface NatsPlacementOptions {
   /** Placement requests per session before its cell fails (a full or silent host is skipped by asking again). Default 5. */
   attempts?: number;
   /**
-   * How long a runtime host that misbehaved (frames that do not open or are replayed, a protocol
-   * violation, a call or notify flood past this host's limits) is left out of this agent host's
-   * placements (ms). Default 600,000.
+   * How long a runtime host that misbehaved (frames that do not open, a protocol violation, a call
+   * or notify flood past this host's limits) is left out of this agent host's
+   * placements (ms); 0: never left out (a bus without per-runtime-host publish permissions, where
+   * any client could forge frames on a runtime host's subjects). Default 600,000.
    */
   dropMs?: number;
 }
 
 /**
  * A runtime host misbehaved towards this agent host and is left out of its placements for `forMs`:
- * its connections end with `cause`, and placement replies from it (its id or its key) are refused,
- * so the next exec places on another host. Also reported through `process.emitWarning` (type
+ * placement replies from it (its id or its key) are refused, so the next exec places on another
+ * host; the connection it misbehaved on ends, this agent host's other connections to it go on. Also reported through `process.emitWarning` (type
  * `SwitchyardWarning`, code `SWITCHYARD_RUNTIME_HOST_DROPPED`).
  */
 export interface RuntimeHostDroppedEvent {
@@ -505,16 +506,14 @@ class Agent {
 
   /**
    * Leaves the runtime host of `link` out of this agent host's placements for `placement.dropMs`
-   * (it misbehaved: `cause`), ends this agent host's other connections to it and reports it once
-   * (`runtime-host-dropped`, and a process warning).
+   * (it misbehaved: `cause`) and reports it once (`runtime-host-dropped`, and a process warning).
    */
-  exclude(link: Pick<Link, 'runtime' | 'name' | 'key'>, cause: string): void {
-    if (this.excludedHost(link.runtime, link.key) !== undefined) return;
+  exclude(link: Link, cause: string): void {
     const forMs = this.settings.dropMs;
+    if (forMs === 0 || this.excludedHost(link.runtime, link.key) !== undefined) return;
     this.excluded.set(link.runtime, { key: link.key, until: Date.now() + forMs, cause });
-    for (const other of [...this.byConn.values()]) {
-      if (other.runtime === link.runtime) this.lose(other, `runtime host ${link.name} was dropped from placement: ${cause}`);
-    }
+    // The connection it misbehaved on ends (after the message being handled): the session's next exec places afresh.
+    if (!link.lost) setImmediate(() => this.lose(link, `runtime host ${link.name} was dropped from placement: ${cause}`));
     this.events.emit({ type: 'runtime-host-dropped', runtime: link.runtime, name: link.name, key: link.key, cause, forMs });
     try {
       process.emitWarning(`runtime host ${link.name} (${link.runtime}) was dropped from placement for agent host ${this.settings.agentId} for ${forMs} ms: ${cause}`, {
@@ -539,12 +538,14 @@ class Agent {
 }
 
 /**
- * Causes that only a misbehaving runtime host produces (with NATS permissions that let only it
- * publish on its connections' subjects): a frame that does not open or is replayed, a protocol
- * violation (a malformed or oversized frame, a reply nobody asked for). A sequence gap is not one
- * (NATS drops messages on a reconnect or a slow consumer).
+ * Causes only a misbehaving runtime host produces: a protocol violation (a malformed or oversized
+ * frame, a reply nobody asked for: only the holder of the placement's keys can send a frame that
+ * opens), and a frame that does not open (with the deployment's permissions, only that runtime host
+ * may publish on its connections' subjects). Not one: a sequence gap (NATS drops messages on a
+ * reconnect or a slow consumer) and a replayed frame (a copy of ciphertext anyone who could read it
+ * can send; the runtime host gains nothing by it).
  */
-const MISBEHAVIOUR = /did not open|was replayed|protocol violation/;
+const MISBEHAVIOUR = /did not open|protocol violation/;
 
 /**
  * Host limits an honest runtime never passes (the runtime host enforces the same limits, capped no

@@ -181,7 +181,10 @@ describe('a bus peer against an agent host (it may read and publish every subjec
   it('reads only ciphertext; a forged or replayed "runtime host" frame runs no tool and fails only its own session; the next exec places afresh', async () => {
     const SECRET = 'prod-token-51f0';
     const deploys: unknown[] = [];
-    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim', trustedRuntimeHosts: [targetKey.getPublicKey()], placement: { attempts: 10 } });
+    // This bus has no per-runtime-host permissions: the forger is a bus peer, not the runtime host,
+    // so the agent host keeps using it (dropMs 0; the deployment's permissions make such frames the
+    // runtime host's own, see nats-rogue-host.test.ts).
+    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim', trustedRuntimeHosts: [targetKey.getPublicKey()], placement: { attempts: 10, dropMs: 0 } });
     let releaseB!: () => void;
     const gateB = new Promise<void>((resolve) => (releaseB = resolve));
     let waitingB = false;
