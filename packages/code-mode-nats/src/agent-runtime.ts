@@ -16,7 +16,7 @@ import { checkToken, connectNats, positive, type NatsConnectOptions } from './co
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkNatsRuntimeOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type Ephemeral, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
-import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { PLACEMENT_VERSION, pingText, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** How sessions are placed on runtime hosts. */
 export interface NatsPlacementOptions {
@@ -426,10 +426,15 @@ class Agent {
     };
     if (Date.now() - beat.answeredAt > heartbeatTimeoutMs) return loseAll(`runtime host ${name} stopped answering (no reply to a heartbeat for ${heartbeatTimeoutMs} ms)`);
     const subject = `${this.names.runtime(runtime, this.settings.agentId, '_')}.ping`;
-    nc.request(subject, [...beat.links].map((link) => link.conn).join(','), { timeout: heartbeatTimeoutMs }).then(
+    const conns = [...beat.links].map((link) => link.conn).join(',');
+    // Sealing: the answer must carry the runtime host's signature over this request's nonce.
+    const nonce = this.settings.sealing ? randomToken() : undefined;
+    nc.request(subject, nonce ? `${conns} ${nonce}` : conns, { timeout: heartbeatTimeoutMs }).then(
       (msg) => {
+        const text = this.pingAnswer(runtime, beat, msg.string(), nonce);
+        // An answer that is not the runtime host's counts as none (its silence is judged as usual).
+        if (text === undefined) return;
         beat.answeredAt = Math.max(beat.answeredAt, Date.now());
-        const text = msg.string();
         if (text === 'ok') return;
         const unknown = new Set(text.startsWith('unknown ') ? text.slice(8).split(',') : []);
         for (const link of [...beat.links]) {
@@ -443,6 +448,16 @@ class Agent {
         else if (!/did not answer/.test(text)) loseAll(`heartbeat to runtime host ${name} failed: ${text}`);
       },
     );
+  }
+
+  /** A heartbeat's answer ("ok", "unknown a,b"); with a nonce, only when signed by the key a link to `runtime` was placed with. */
+  private pingAnswer(runtime: string, beat: Beat, text: string, nonce: string | undefined): string | undefined {
+    if (nonce === undefined) return text;
+    const bar = text.lastIndexOf('|');
+    if (bar < 0) return undefined;
+    const answer = text.slice(0, bar);
+    const signedText = pingText(this.settings.agentId, runtime, nonce, answer);
+    return [...beat.links].some((link) => verified(link.key, signedText, text.slice(bar + 1))) ? answer : undefined;
   }
 
   /** Ends a link from this side: pending requests answer with `cause`, the sessions on it hear it. */

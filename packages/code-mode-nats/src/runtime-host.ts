@@ -6,7 +6,7 @@ import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from '
 import { checkRuntimeHostOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
 import { WorkerSession } from './worker-session';
-import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { PLACEMENT_VERSION, pingText, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
 export interface RuntimeHostLimits {
@@ -356,7 +356,11 @@ class RuntimeHost {
     const rest = msg.subject.slice(this.runtimePrefix.length).split('.');
     const [agent, conn, kind] = rest;
     if (!agent || !conn || rest.length > 3) return;
-    if (kind === 'ping') return this.ping(agent, conn === '_' ? msg.string().split(',') : [conn], msg);
+    if (kind === 'ping') {
+      // "<conns>" or, from an agent host that seals, "<conns> <nonce>": the answer is then signed.
+      const [list, nonce] = msg.string().split(' ');
+      return this.ping(agent, conn === '_' ? list!.split(',') : [conn], msg, nonce);
+    }
     if (kind !== undefined) return;
     let connection = this.served.get(connectionKey(agent, conn));
     if (!connection) {
@@ -370,9 +374,10 @@ class RuntimeHost {
 
   /**
    * One heartbeat of agent host `agent` for its connections `conns` (all of them on this host, in
-   * one request): each is seen; the answer names those this host does not serve ("unknown a,b").
+   * one request): each is seen; the answer names those this host does not serve ("unknown a,b"),
+   * signed with this host's NKey over the request's nonce when there is one (a sealing agent host).
    */
-  private ping(agent: string, conns: string[], msg: Msg): void {
+  private ping(agent: string, conns: string[], msg: Msg, nonce: string | undefined): void {
     const unknown: string[] = [];
     const now = Date.now();
     for (const conn of conns.slice(0, 10_000)) {
@@ -381,7 +386,9 @@ class RuntimeHost {
       else if (/^[A-Za-z0-9_-]{1,64}$/.test(conn)) unknown.push(conn);
     }
     try {
-      msg.respond(unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`);
+      const answer = unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`;
+      const valid = nonce !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(nonce);
+      msg.respond(valid ? `${answer}|${signed(this.settings.identity, pingText(agent, this.settings.id, nonce, answer))}` : answer);
     } catch {
       // nothing to answer to
     }

@@ -15,7 +15,7 @@ import { createNatsRuntime, type NatsRuntime, type RuntimeHostDroppedEvent } fro
 import type { CellHost, CellRuntimeEvent } from '@switchyard/protocol';
 // The rogue speaks the real protocol: the package's own placement texts, sealing and framing.
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
-import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
+import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { createNatsTransport, type NatsTransport } from '../../../packages/code-mode-nats/src/nats-transport.ts';
 import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
 import { spawnRuntimeHost } from './nats-runtime-host';
@@ -77,7 +77,7 @@ async function rogueHost(prefix: string, id: string) {
   nc.subscribe(`${prefix}.rt.${id}.>`, {
     callback: (_error, msg) => {
       const [agent, conn, kind] = msg.subject.slice(`${prefix}.rt.${id}.`.length).split('.');
-      if (kind === 'ping') return msg.respond('ok');
+      if (kind === 'ping') return msg.respond(`ok|${signed(me, pingText(agent!, id, msg.string().split(' ')[1]!, 'ok'))}`);
       connections.get(`${agent}.${conn}`)?.transport.deliver(msg.data);
     },
   });
