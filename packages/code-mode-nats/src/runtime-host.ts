@@ -65,9 +65,9 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus); sealed placements are still served. Default `true`. */
   sealing?: boolean;
   /**
-   * Where cells run. `'process'` (default): in worker processes, one placed session per worker (a
-   * V8 fatal error or a memory blow-up ends only that session's cells); `'in-process'`: isolates of
-   * this process (lower latency; one tenant's crash ends the host and every tenant's cells).
+   * Where cells run. `'process'` (default): in worker processes, one agent host (tenant) per worker
+   * (a V8 fatal error or a memory blow-up ends only that agent host's cells here); `'in-process'`:
+   * isolates of this process (lower latency; one tenant's crash ends the host and every tenant's cells).
    */
   isolation?: 'process' | 'in-process';
   /**
@@ -420,8 +420,8 @@ class RuntimeHost {
         }
         return capped(options, limits);
       },
-      // Each placed connection is a tenant of its own: its sessions' cells run in workers no other connection's cells share.
-      openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: key })),
+      // Each agent host is a tenant: its sessions' cells run in a worker no other agent host's cells share.
+      openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: agent })),
       sessionClosed: (session) => {
         if (connection.sessions.delete(session)) this.sessions--;
       },

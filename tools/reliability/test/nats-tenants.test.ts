@@ -1,7 +1,7 @@
 /**
  * A runtime host shared by two tenants (agent hosts `ta` and `tb`) on a real nats-server: tenant
  * A's model runs a one-line V8 fatal error (`"x".repeat(2 ** 28).split("")`). With the runtime
- * host's default isolation (each placed session's cells in worker processes of its own), only A's
+ * host's default isolation (each agent host's cells in a worker process of its own), only A's
  * cell fails, tenant B's cell that was running at that moment completes, the runtime host stays
  * up and A's next exec runs. With `isolation: 'in-process'` the same line ends the runtime host
  * and B's cell with it (the attack is real). Runtime hosts run in child processes; every cell and
