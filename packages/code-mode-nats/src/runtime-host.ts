@@ -73,7 +73,7 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   /**
    * The worker pool of `isolation: 'process'`: `max` workers at once (default: 4 per CPU, at least
    * 4, at most one per 2 × `memoryMb` of the machine's memory), `admissionMs`, `idleMs`, `prewarm`,
-   * `memoryMb`, `heartbeatTimeoutMs`, `deathSignal` (see `@switchyard/code-mode-runtime`).
+   * `memoryMb`, `heartbeatTimeoutMs` (default here 60,000), `deathSignal` (see `@switchyard/code-mode-runtime`).
    */
   workers?: Omit<ProcessWorkerOptions, 'shared' | 'perSession' | 'maxFrameBytes'>;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
@@ -129,6 +129,8 @@ interface HostSettings {
   sealing: boolean;
   /** The worker pool cells run in (`isolation: 'process'`); absent: isolates of this process. */
   pool?: WorkerPoolPlacement;
+  /** Makes the pool (`isolation: 'process'`), once connected. */
+  makePool?: () => WorkerPoolPlacement;
 }
 
 /**
@@ -142,13 +144,8 @@ interface HostSettings {
  */
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
   const settings = hostSettings(options);
-  let nc: NatsConnection;
-  try {
-    nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
-  } catch (error) {
-    await settings.pool?.shutdown();
-    throw error;
-  }
+  const nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
+  settings.pool = settings.makePool?.();
   const host = new RuntimeHost(nc, settings, options.onClosed);
   return {
     id: settings.id,
@@ -176,8 +173,15 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
   if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
   if (isolation === 'in-process' && options.workers !== undefined) throw config("serveRuntimeOverNats option workers needs isolation: 'process'");
-  const pool = isolation === 'process' ? createWorkerPool({ ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false }, limits.heapMb) : undefined;
-  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, pool };
+  // The pool starts its prewarmed worker at once: it is made after the NATS connection is up (a
+  // worker starting meanwhile would compete with the connection's handshake on a busy machine).
+  // A worker serves every session of one agent host here (dozens of cells starting at once): it gets
+  // 60 s to answer a heartbeat, not the local pool's 15 s, before it is taken for stuck and killed.
+  const workers = { heartbeatTimeoutMs: 60_000, ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false };
+  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.heapMb);
+  // Checked now (a CONFIG error names the option), before connecting: a pool that starts nothing.
+  if (isolation === 'process') void makePool(false).shutdown();
+  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, makePool: isolation === 'process' ? makePool : undefined };
 }
 
 function trustedAgents(option: unknown): Map<string, string[]> {
