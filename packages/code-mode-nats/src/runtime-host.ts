@@ -167,12 +167,12 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const limits = hostLimits(options.limits ?? {});
   const isolation = options.isolation ?? 'process';
   if (isolation !== 'process' && isolation !== 'in-process') throw config(`serveRuntimeOverNats option isolation must be 'process' or 'in-process' (got ${String(isolation)})`);
+  if (isolation === 'in-process' && options.workers !== undefined) throw config("serveRuntimeOverNats option workers needs isolation: 'process'");
   const problem = isolation === 'in-process' ? nodeSnapshotFlagProblem() : undefined;
   if (problem) throw config(`serveRuntimeOverNats runs cells in this process (isolation: 'in-process'): ${problem}`);
   const identity = loadIdentity(options.identity, options.auth, 'serveRuntimeOverNats');
   const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
   if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
-  if (isolation === 'in-process' && options.workers !== undefined) throw config("serveRuntimeOverNats option workers needs isolation: 'process'");
   // The pool starts its prewarmed worker at once: it is made after the NATS connection is up (a
   // worker starting meanwhile would compete with the connection's handshake on a busy machine).
   // A worker serves every session of one agent host here (dozens of cells starting at once): it gets
