@@ -77,7 +77,7 @@ async function rogueHost(prefix: string, id: string) {
   nc.subscribe(`${prefix}.rt.${id}.>`, {
     callback: (_error, msg) => {
       const [agent, conn, kind] = msg.subject.slice(`${prefix}.rt.${id}.`.length).split('.');
-      if (kind === 'ping') return msg.respond(`ok|${signed(me, pingText(agent!, id, msg.string().split(' ')[1]!, 'ok'))}`);
+      if (kind === 'ping') return void msg.respond(`ok|${signed(me, pingText(agent!, id, msg.string().split(' ')[1]!, 'ok'))}`);
       connections.get(`${agent}.${conn}`)?.transport.deliver(msg.data);
     },
   });
