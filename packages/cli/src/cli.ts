@@ -8,7 +8,7 @@ import { sandboxRefusal } from './builtins';
 import { demoCommand } from './demo-command';
 import { mcpServeCommand } from './mcp-command';
 import { planCommand } from './plan-command';
-import { runtimeServeCommand } from './runtime-command';
+import { parseTrustedAgents, runtimeServeCommand } from './runtime-command';
 import { colorsFor } from './render';
 import { lineReader, runCommand } from './run-command';
 import { VERSION } from './version';
@@ -33,7 +33,10 @@ Options:
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
   --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
-  --nats <url[,url]>        runtime serve: the NATS server(s); --name <name>: shown to agent hosts
+  --nats <url[,url]>        runtime serve: the NATS server(s); --name <name>: shown to agent hosts;
+                            --id <token>: the host's subject token (what its NATS permissions name);
+                            --trust-agent <agentId>=<public NKey> (repeatable): serve only placements
+                            of that agent id signed by that key
   --sandbox <mode>          run, demo, mcp serve: read-only | workspace-write (default) |
                             danger-full-access (no sandbox) for exec_command
   --help, --version`;
@@ -56,6 +59,8 @@ const OPTIONS = {
   sandbox: { type: 'string' },
   nats: { type: 'string' },
   name: { type: 'string' },
+  id: { type: 'string' },
+  'trust-agent': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
 
 type CliValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -114,7 +119,7 @@ async function runCommandLine(argv: readonly string[]): Promise<number> {
       return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox });
     case 'runtime':
       if (rest[0] !== 'serve' || !values.nats) refuse(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
-      return runtimeServeCommand({ nats: values.nats, name: values.name });
+      return runtimeServeCommand({ nats: values.nats, name: values.name, id: values.id, trustedAgentHosts: trustedAgents(values['trust-agent']) });
     case 'plan':
       return planCommand({ mode, json: values.json, cwd: process.cwd(), color: context.color }, out);
     case 'run':
@@ -122,6 +127,14 @@ async function runCommandLine(argv: readonly string[]): Promise<number> {
     default:
       refuse(`switchyard: unknown command "${command}"\n\n${USAGE}\n`);
   }
+}
+
+/** `--trust-agent` values as `trustedAgentHosts` (none: undefined, any agent host); a malformed one is refused. */
+function trustedAgents(values: string[] | undefined): Record<string, string[]> | undefined {
+  if (!values) return undefined;
+  const parsed = parseTrustedAgents(values);
+  if (typeof parsed === 'string') refuse(`switchyard: ${parsed}\n`);
+  return parsed;
 }
 
 function parseCommandLine(argv: readonly string[]) {

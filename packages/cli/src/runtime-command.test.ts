@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
+import { nkeys } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
 
 // The real, built binary (`pnpm build` first) against a real nats-server on loopback.
@@ -45,6 +46,30 @@ describe('switchyard runtime serve --nats', () => {
     await runtime.shutdown();
     host.child.kill('SIGTERM');
     expect(await host.exited).toBe(0);
+  }, 90_000);
+
+  it('--id names the host (its subjects), --trust-agent pins the key an agent id must sign with; a malformed --trust-agent exits 2', async () => {
+    const api1 = nkeys.createUser();
+    const seed = new TextDecoder().decode(api1.getSeed());
+    const host = serve({ NATS_USER: 'rt', NATS_PASSWORD: 'rt-pass' }, ['--id', 'r7', '--trust-agent', `api1=${api1.getPublicKey()}`]);
+    await Promise.race([host.serving, host.exited]);
+    expect(host.stderr()).toMatch(/^switchyard: runtime host cli-host \(id r7\) serving cells over /);
+    const cell = async (identity: string, agentId: string) => {
+      const runtime = createNatsRuntime({ servers: server.url, auth: { user: 'agent', pass: 'agent-pass' }, agentId, identity: { seed: identity }, placement: { attempts: 2 } });
+      const session = runtime.openSession({ invokeTool: async () => 1, notify: () => {}, cellClosed: () => {} });
+      const outcome = await session.createCell({ source: `text('on r7')`, tools: [], yieldTimeMs: 30_000 }).then((created) => created.observation, (error: Error) => error.message);
+      await runtime.shutdown();
+      return outcome;
+    };
+    expect(await cell(seed, 'api1')).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'on r7' }] });
+    const stranger = new TextDecoder().decode(nkeys.createUser().getSeed());
+    expect(await cell(stranger, 'api1')).toMatch(/runtime host cli-host declined: agent host api1 signed with a key this runtime host does not trust/);
+    expect(await cell(seed, 'api2')).toMatch(/runtime host cli-host declined: agent host api2 is not trusted by this runtime host/);
+    host.child.kill('SIGTERM');
+    expect(await host.exited).toBe(0);
+    const malformed = serve({}, ['--trust-agent', 'api1']);
+    expect(await malformed.exited).toBe(2);
+    expect(malformed.stderr()).toBe('switchyard: --trust-agent expects <agentId>=<public NKey>[,<key>…] (got "api1")\n');
   }, 90_000);
 
   it('exits 1 naming the refusal when the server rejects the credentials; 2 without --nats', async () => {

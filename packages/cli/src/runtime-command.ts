@@ -7,6 +7,10 @@ export interface RuntimeServeCommandOptions {
   nats: string;
   /** Shown to agent hosts. Default `<hostname>-<pid>`. */
   name?: string;
+  /** The host's subject token (what its NATS permissions name). Default: random. */
+  id?: string;
+  /** Agent hosts served, by agent id: the public NKeys that must sign their placements (`--trust-agent id=KEY`). Default: any. */
+  trustedAgentHosts?: Record<string, string[]>;
   /** Credentials come from the environment, never from argv (visible in `ps`). Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   log?: (text: string) => void;
@@ -25,6 +29,20 @@ export function natsAuthFromEnv(env: NodeJS.ProcessEnv): NatsAuth | undefined {
 }
 
 /**
+ * The `--trust-agent <agentId>=<public NKey>[,<key>…]` values (repeatable) as `trustedAgentHosts`,
+ * or the sentence saying which one is malformed. The keys themselves are checked by the runtime host.
+ */
+export function parseTrustedAgents(values: readonly string[]): Record<string, string[]> | string {
+  const trusted: Record<string, string[]> = {};
+  for (const value of values) {
+    const match = /^([^=\s]+)=(\S+)$/.exec(value);
+    if (!match) return `--trust-agent expects <agentId>=<public NKey>[,<key>…] (got "${value}")`;
+    trusted[match[1]!] = [...(trusted[match[1]!] ?? []), ...match[2]!.split(',').filter(Boolean)];
+  }
+  return trusted;
+}
+
+/**
  * `switchyard runtime serve --nats <url>`: a runtime host serving Code Mode cells to agent hosts
  * over NATS until SIGTERM / SIGINT. Resolves with the exit code: 0 after a signal, 1 when it
  * could not start (refused credentials, no server) or lost its NATS connection for good.
@@ -40,6 +58,8 @@ export async function runtimeServeCommand(options: RuntimeServeCommandOptions): 
       auth: natsAuthFromEnv(env),
       tls: env.NATS_CA ? { caFile: env.NATS_CA } : undefined,
       name: options.name,
+      id: options.id,
+      trustedAgentHosts: options.trustedAgentHosts,
     });
   } catch (error) {
     log(`switchyard: runtime serve: ${errorMessage(error)}\n`);

@@ -11,12 +11,13 @@ import {
   type RuntimeTransport,
 } from '@switchyard/code-mode-runtime';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
+import { createEventHub, type EventHub } from '@switchyard/kit';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import { checkNatsRuntimeOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type Ephemeral, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
-import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { PLACEMENT_VERSION, pingText, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** How sessions are placed on runtime hosts. */
 export interface NatsPlacementOptions {
@@ -24,6 +25,42 @@ export interface NatsPlacementOptions {
   timeoutMs?: number;
   /** Placement requests per session before its cell fails (a full or silent host is skipped by asking again). Default 5. */
   attempts?: number;
+  /**
+   * How long a runtime host that misbehaved (frames that do not open, a protocol violation, a call
+   * or notify flood past this host's limits) is left out of this agent host's
+   * placements (ms); 0: never left out (a bus without per-runtime-host publish permissions, where
+   * any client could forge frames on a runtime host's subjects). Default 600,000.
+   */
+  dropMs?: number;
+}
+
+/**
+ * A runtime host misbehaved towards this agent host and is left out of its placements for `forMs`:
+ * placement replies from it (its id or its key) are refused, so the next exec places on another
+ * host; the connection it misbehaved on ends, this agent host's other connections to it go on. Also reported through `process.emitWarning` (type
+ * `SwitchyardWarning`, code `SWITCHYARD_RUNTIME_HOST_DROPPED`).
+ */
+export interface RuntimeHostDroppedEvent {
+  readonly type: 'runtime-host-dropped';
+  /** The runtime host's subject token. */
+  readonly runtime: string;
+  /** Its name (as it announced it). */
+  readonly name: string;
+  /** The public NKey it signed its placement with (sealed placements). */
+  readonly key?: string;
+  /** What it did ("a frame from runtime host r1 did not open …", "exec nested call limit exceeded: …"). */
+  readonly cause: string;
+  /** How long it is left out (ms). */
+  readonly forMs: number;
+}
+
+/** Events of a NATS runtime (one so far). */
+export type NatsRuntimeEvent = RuntimeHostDroppedEvent;
+
+/** The runtime `createNatsRuntime` returns: a `CodeModeRuntime` that also reports its events. */
+export interface NatsRuntime extends CodeModeRuntime {
+  /** Subscribes to an event; returns the unsubscribe function. A listener that throws is reported as a warning, never thrown into the runtime. */
+  on<T extends NatsRuntimeEvent['type']>(type: T, listener: (event: Extract<NatsRuntimeEvent, { type: T }>) => void): () => void;
 }
 
 /** Liveness of runtime hosts, as seen from the agent host. */
@@ -67,6 +104,8 @@ export interface NatsRuntimeOptions extends Omit<RemoteRuntimeOptions, 'placemen
 interface Link {
   runtime: string;
   name: string;
+  /** The key the runtime host signed the placement with (sealed placements). */
+  key?: string;
   conn: string;
   transport: NatsTransport;
   ready: Promise<RuntimeClient>;
@@ -75,6 +114,8 @@ interface Link {
   lost: boolean;
   /** Why the link was lost (set with `lost`). */
   cause?: string;
+  /** The client the sessions use (see `watchedClient`). */
+  watched?: RuntimeClient;
 }
 
 /** The heartbeat of one runtime host and the links it covers. */
@@ -125,12 +166,13 @@ function tapped(transport: NatsTransport): RuntimeTransport {
  * in-flight cells ("exec runtime ended unexpectedly: runtime host <name> …"); the session's next
  * cell is placed on a live host. Unknown or invalid options are a `CONFIG` error naming the option.
  */
-export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime {
+export function createNatsRuntime(options: NatsRuntimeOptions): NatsRuntime {
   const prefix = checkNatsRuntimeOptions(options);
   const agentId = options.agentId === undefined ? randomToken() : checkToken(options.agentId, 'createNatsRuntime option agentId');
   const placement = options.placement ?? {};
   const timeoutMs = placement.timeoutMs === undefined ? 5_000 : positive(placement.timeoutMs, 'createNatsRuntime option placement.timeoutMs', 1);
   const attempts = placement.attempts === undefined ? 5 : positive(placement.attempts, 'createNatsRuntime option placement.attempts', 1);
+  const dropMs = placement.dropMs === undefined ? 600_000 : positive(placement.dropMs, 'createNatsRuntime option placement.dropMs', 0);
   const heartbeat = options.heartbeat ?? {};
   const intervalMs = heartbeat.intervalMs === undefined ? 1_000 : positive(heartbeat.intervalMs, 'createNatsRuntime option heartbeat.intervalMs', 10);
   const heartbeatTimeoutMs = heartbeat.timeoutMs === undefined ? 10_000 : positive(heartbeat.timeoutMs, 'createNatsRuntime option heartbeat.timeoutMs', 10);
@@ -141,7 +183,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
   // The engine limits are checked now (a CONFIG error names the option), not at the first cell.
   void createRemoteRuntime({ ...engine, placement: { acquire: () => Promise.reject(new Error('unused')) } });
   const agent = new Agent({
-    ...{ options, prefix, agentId, timeoutMs, attempts, intervalMs, heartbeatTimeoutMs, maxFrameBytes, identity, trusted },
+    ...{ options, prefix, agentId, timeoutMs, attempts, dropMs, intervalMs, heartbeatTimeoutMs, maxFrameBytes, identity, trusted },
     sealing: sealing ?? true,
     name: name ?? `switchyard agent host ${agentId}`,
   });
@@ -149,6 +191,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
   const runtimes = new Set<CodeModeRuntime>();
   let shutdownPromise: Promise<void> | undefined;
   return {
+    on: (type, listener) => agent.events.on(type, listener),
     openSession(host: CellHost): CodeModeSession {
       if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
       // One remote runtime per session: its placement remembers the session's runtime host.
@@ -156,7 +199,7 @@ export function createNatsRuntime(options: NatsRuntimeOptions): CodeModeRuntime 
       const sessionPlacement: RuntimePlacement = { acquire: (sink) => agent.acquire(stick, sink) };
       const runtime = createRemoteRuntime({ ...engine, placement: sessionPlacement });
       runtimes.add(runtime);
-      const session = runtime.openSession(host);
+      const session = runtime.openSession(watched(host, stick, agent));
       return {
         createCell: (cell) => session.createCell(cell),
         observe: (cellId, observe) => session.observe(cellId, observe),
@@ -184,6 +227,7 @@ interface AgentSettings {
   agentId: string;
   timeoutMs: number;
   attempts: number;
+  dropMs: number;
   intervalMs: number;
   heartbeatTimeoutMs: number;
   maxFrameBytes: number;
@@ -204,6 +248,9 @@ class Agent {
   private readonly byConn = new Map<string, Link>();
   /** Heartbeats by runtime host: one request per interval covers all of this agent host's connections there. */
   private readonly beats = new Map<string, Beat>();
+  /** Runtime hosts left out of placement: by id, with the key they signed with and until when. */
+  private readonly excluded = new Map<string, { key?: string; until: number; cause: string }>();
+  readonly events: EventHub<NatsRuntimeEvent> = createEventHub<NatsRuntimeEvent>({ name: 'nats-runtime' });
   private closing = false;
 
   constructor(settings: AgentSettings) {
@@ -269,7 +316,7 @@ class Agent {
     const chosen = link;
     let released = false;
     return {
-      client,
+      client: this.watchedClient(link, client),
       key,
       // The NATS connection keeps the event loop alive until shutdown(); nothing to count.
       hold: () => () => {},
@@ -307,7 +354,7 @@ class Agent {
         reasons.push(accepted);
         continue;
       }
-      return this.link(nc, reply.runtime, String(reply.name).slice(0, 128), request.conn, accepted.keys);
+      return this.link(nc, { runtime: reply.runtime, name: String(reply.name).slice(0, 128), key: reply.ok ? reply.key : undefined, conn: request.conn }, accepted.keys);
     }
     const distinct = [...new Set(reasons)];
     throw new Error(`exec runtime failed to start: no runtime host accepted the session after ${attempts} placement request(s) on ${subject} (${distinct.join('; ')})`);
@@ -328,6 +375,8 @@ class Agent {
     if (!reply || reply.v !== PLACEMENT_VERSION || typeof reply.runtime !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reply.runtime)) return malformed;
     if (!reply.ok) return `runtime host ${String(reply.name).slice(0, 128)} declined: ${String(reply.error).slice(0, 500)}`;
     if (reply.conn !== request.conn || typeof reply.name !== 'string') return malformed;
+    const left = this.excludedHost(reply.runtime, reply.key);
+    if (left) return `runtime host ${reply.name.slice(0, 128)} was dropped from placement (${left})`;
     if (!own) return {};
     const text = replyText(this.settings.agentId, request.eph!, reply);
     if (!verified(reply.key, text, reply.sig)) return `runtime host ${reply.name.slice(0, 128)} answered placement without a valid signature`;
@@ -338,7 +387,8 @@ class Agent {
     return keys ? { keys } : malformed;
   }
 
-  private link(nc: NatsConnection, runtime: string, name: string, conn: string, keys: PlacementKeys | undefined): Link {
+  private link(nc: NatsConnection, placed: Pick<Link, 'runtime' | 'name' | 'key' | 'conn'>, keys: PlacementKeys | undefined): Link {
+    const { runtime, name, conn } = placed;
     const { agentId, maxFrameBytes } = this.settings;
     const transport = createNatsTransport({
       nc,
@@ -347,7 +397,7 @@ class Agent {
       peer: `runtime host ${name}`,
       keys: keys && { send: keys.toRuntime, receive: keys.toAgent },
     });
-    const link: Link = { runtime, name, conn, transport, ready: undefined as never, sinks: new Map(), lost: false };
+    const link: Link = { ...placed, transport, ready: undefined as never, sinks: new Map(), lost: false };
     this.byConn.set(conn, link);
     link.ready = connectRuntime({
       transport: tapped(transport),
@@ -401,10 +451,15 @@ class Agent {
     };
     if (Date.now() - beat.answeredAt > heartbeatTimeoutMs) return loseAll(`runtime host ${name} stopped answering (no reply to a heartbeat for ${heartbeatTimeoutMs} ms)`);
     const subject = `${this.names.runtime(runtime, this.settings.agentId, '_')}.ping`;
-    nc.request(subject, [...beat.links].map((link) => link.conn).join(','), { timeout: heartbeatTimeoutMs }).then(
+    const conns = [...beat.links].map((link) => link.conn).join(',');
+    // Sealing: the answer must carry the runtime host's signature over this request's nonce.
+    const nonce = this.settings.sealing ? randomToken() : undefined;
+    nc.request(subject, nonce ? `${conns} ${nonce}` : conns, { timeout: heartbeatTimeoutMs }).then(
       (msg) => {
+        const text = this.pingAnswer(runtime, beat, msg.string(), nonce);
+        // An answer that is not the runtime host's counts as none (its silence is judged as usual).
+        if (text === undefined) return;
         beat.answeredAt = Math.max(beat.answeredAt, Date.now());
-        const text = msg.string();
         if (text === 'ok') return;
         const unknown = new Set(text.startsWith('unknown ') ? text.slice(8).split(',') : []);
         for (const link of [...beat.links]) {
@@ -418,6 +473,16 @@ class Agent {
         else if (!/did not answer/.test(text)) loseAll(`heartbeat to runtime host ${name} failed: ${text}`);
       },
     );
+  }
+
+  /** A heartbeat's answer ("ok", "unknown a,b"); with a nonce, only when signed by the key a link to `runtime` was placed with. */
+  private pingAnswer(runtime: string, beat: Beat, text: string, nonce: string | undefined): string | undefined {
+    if (nonce === undefined) return text;
+    const bar = text.lastIndexOf('|');
+    if (bar < 0) return undefined;
+    const answer = text.slice(0, bar);
+    const signedText = pingText(this.settings.agentId, runtime, nonce, answer);
+    return [...beat.links].some((link) => verified(link.key, signedText, text.slice(bar + 1))) ? answer : undefined;
   }
 
   /** Ends a link from this side: pending requests answer with `cause`, the sessions on it hear it. */
@@ -443,6 +508,61 @@ class Agent {
     // Before the handshake, sessions are still waiting in acquire(), which rejects with the cause.
     if (link.client) for (const sink of [...link.sinks.values()]) sink.onLost(cause);
     link.sinks.clear();
+    if (MISBEHAVIOUR.test(cause)) this.exclude(link, cause);
+  }
+
+  /**
+   * The link's client as the session's remote runtime uses it: a call the runtime host started past
+   * `maxInFlightCalls` (answered with the limit's refusal) drops the runtime host.
+   */
+  private watchedClient(link: Link, client: RuntimeClient): RuntimeClient {
+    link.watched ??= {
+      get hello() { return client.hello; },
+      request: (message, signal) => client.request(message, signal),
+      post: (message, maxBacklogBytes) => {
+        if (message.t === 'call-result' && !message.ok && CALL_FLOOD.test(message.error)) this.exclude(link, message.error);
+        client.post(message, maxBacklogBytes);
+      },
+      get backlogBytes() { return client.backlogBytes; },
+      sizeOf: (message) => client.sizeOf(message),
+      get maxFrameBytes() { return client.maxFrameBytes; },
+      get pending() { return client.pending; },
+      get ended() { return client.ended; },
+      close: (cause) => client.close(cause),
+      lose: (cause) => client.lose(cause),
+    };
+    return link.watched;
+  }
+
+  /** Why the runtime host `runtime` (or one signing with `key`) is left out of placement now, if it is. */
+  private excludedHost(runtime: string, key: string | undefined): string | undefined {
+    const now = Date.now();
+    for (const [id, entry] of this.excluded) {
+      if (entry.until <= now) this.excluded.delete(id);
+      else if (id === runtime || (key !== undefined && entry.key === key)) return entry.cause;
+    }
+    return undefined;
+  }
+
+  /**
+   * Leaves the runtime host of `link` out of this agent host's placements for `placement.dropMs`
+   * (it misbehaved: `cause`) and reports it once (`runtime-host-dropped`, and a process warning).
+   */
+  exclude(link: Link, cause: string): void {
+    const forMs = this.settings.dropMs;
+    if (forMs === 0 || this.excludedHost(link.runtime, link.key) !== undefined) return;
+    this.excluded.set(link.runtime, { key: link.key, until: Date.now() + forMs, cause });
+    // The connection it misbehaved on ends (after the message being handled): the session's next exec places afresh.
+    if (!link.lost) setImmediate(() => this.lose(link, `runtime host ${link.name} was dropped from placement: ${cause}`));
+    this.events.emit({ type: 'runtime-host-dropped', runtime: link.runtime, name: link.name, key: link.key, cause, forMs });
+    try {
+      process.emitWarning(`runtime host ${link.name} (${link.runtime}) was dropped from placement for agent host ${this.settings.agentId} for ${forMs} ms: ${cause}`, {
+        type: 'SwitchyardWarning',
+        code: 'SWITCHYARD_RUNTIME_HOST_DROPPED',
+      });
+    } catch {
+      // a broken warning listener must not break the agent host
+    }
   }
 
   async close(): Promise<void> {
@@ -455,6 +575,38 @@ class Agent {
     this.sub?.unsubscribe();
     await nc?.drain().catch(() => undefined);
   }
+}
+
+/**
+ * Causes only a misbehaving runtime host produces: a protocol violation (a malformed or oversized
+ * frame, a reply nobody asked for: only the holder of the placement's keys can send a frame that
+ * opens), and a frame that does not open (with the deployment's permissions, only that runtime host
+ * may publish on its connections' subjects). Not one: a sequence gap (NATS drops messages on a
+ * reconnect or a slow consumer) and a replayed frame (a copy of ciphertext anyone who could read it
+ * can send; the runtime host gains nothing by it).
+ */
+const MISBEHAVIOUR = /did not open|protocol violation/;
+
+/**
+ * Host limits an honest runtime never passes (the runtime host enforces the same limits, capped no
+ * higher, inside its isolates): notify texts past `maxOutputBytes` (the agent host's remote runtime
+ * reports it as a `cell-limit-exceeded` event), and a cell with more nested calls in flight than
+ * `maxInFlightCalls` (the remote runtime answers the extra call with this refusal).
+ */
+const FLOOD = /^exec notify limit exceeded: /;
+const CALL_FLOOD = /^exec nested call limit exceeded: the cell has \d+ nested calls in flight, the limit is \d+ \(maxInFlightCalls\)$/;
+
+/** The session's host, watched: a flood past this host's limits drops the runtime host that sent it. */
+function watched(host: CellHost, stick: Stick, agent: Agent): CellHost {
+  return {
+    invokeTool: (request) => host.invokeTool(request),
+    notify: (event) => host.notify(event),
+    cellClosed: (cellId) => host.cellClosed(cellId),
+    runtimeEvent: (event) => {
+      if (event.type === 'cell-limit-exceeded' && FLOOD.test(event.message) && stick.link) agent.exclude(stick.link, event.message);
+      host.runtimeEvent?.(event);
+    },
+  };
 }
 
 function describeRequestError(error: unknown, subject: string, timeoutMs: number): string {

@@ -1,6 +1,6 @@
 // The agent host's side: cells placed on runtime hosts over NATS.
 export { createNatsRuntime } from './agent-runtime';
-export type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntimeOptions } from './agent-runtime';
+export type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntime, NatsRuntimeEvent, NatsRuntimeOptions, RuntimeHostDroppedEvent } from './agent-runtime';
 
 // The runtime host's side.
 export { serveRuntimeOverNats } from './runtime-host';

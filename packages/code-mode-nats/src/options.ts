@@ -21,7 +21,7 @@ const NATS_RUNTIME_RULES: OptionsShape<NatsRuntimeOptions> = {
   ...RUNTIME_LIMIT_OPTION_RULES,
   ...CONNECT_RULES,
   agentId: checkedLater,
-  placement: rule.shape<NatsPlacementOptions>({ timeoutMs: checkedLater, attempts: checkedLater }),
+  placement: rule.shape<NatsPlacementOptions>({ timeoutMs: checkedLater, attempts: checkedLater, dropMs: checkedLater }),
   heartbeat: rule.shape<NatsHeartbeatOptions>({ intervalMs: checkedLater, timeoutMs: checkedLater }),
   maxFrameBytes: checkedLater,
   name: rule.string(),
@@ -57,6 +57,16 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   identity: checkedLater,
   trustedAgentHosts: checkedLater,
   sealing: checkedLater,
+  isolation: checkedLater,
+  workers: rule.shape<NonNullable<ServeRuntimeOverNatsOptions['workers']>>({
+    max: checkedLater,
+    admissionMs: checkedLater,
+    idleMs: checkedLater,
+    prewarm: checkedLater,
+    memoryMb: checkedLater,
+    heartbeatTimeoutMs: checkedLater,
+    deathSignal: checkedLater,
+  }),
 };
 
 /**

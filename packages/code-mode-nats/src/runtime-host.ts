@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
-import { DEFAULT_MAX_FRAME_BYTES, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
+import { DEFAULT_MAX_FRAME_BYTES, createWorkerPool, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions, type ProcessWorkerOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';
 import { checkRuntimeHostOptions } from './options';
 import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified, type NatsIdentity, type NatsIdentityOption, type PlacementKeys } from './seal';
-import { PLACEMENT_VERSION, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
+import { WorkerSession } from './worker-session';
+import { PLACEMENT_VERSION, pingText, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
 /** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
 export interface RuntimeHostLimits {
@@ -63,6 +64,18 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
   trustedAgentHosts?: Record<string, string | string[]>;
   /** `false`: frames travel in clear (benchmarks, a trusted single-tenant bus); sealed placements are still served. Default `true`. */
   sealing?: boolean;
+  /**
+   * Where cells run. `'process'` (default): in worker processes, one agent host (tenant) per worker
+   * (a V8 fatal error or a memory blow-up ends only that agent host's cells here); `'in-process'`:
+   * isolates of this process (lower latency; one tenant's crash ends the host and every tenant's cells).
+   */
+  isolation?: 'process' | 'in-process';
+  /**
+   * The worker pool of `isolation: 'process'`: `max` workers at once (default: 4 per CPU, at least
+   * 4, at most one per 2 × `memoryMb` of the machine's memory), `admissionMs`, `idleMs`, `prewarm`,
+   * `memoryMb`, `heartbeatTimeoutMs` (default here 60,000), `deathSignal` (see `@switchyard/code-mode-runtime`).
+   */
+  workers?: Omit<ProcessWorkerOptions, 'shared' | 'perSession' | 'maxFrameBytes'>;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
   onClosed?(cause: string | undefined): void;
 }
@@ -114,6 +127,10 @@ interface HostSettings {
   identity: NatsIdentity;
   trusted?: Map<string, string[]>;
   sealing: boolean;
+  /** The worker pool cells run in (`isolation: 'process'`); absent: isolates of this process. */
+  pool?: WorkerPoolPlacement;
+  /** Makes the pool (`isolation: 'process'`), once connected. */
+  makePool?: () => WorkerPoolPlacement;
 }
 
 /**
@@ -128,6 +145,7 @@ interface HostSettings {
 export async function serveRuntimeOverNats(options: ServeRuntimeOverNatsOptions): Promise<NatsRuntimeHost> {
   const settings = hostSettings(options);
   const nc = await connectNats(options, { name: `switchyard runtime host ${settings.name}`, who: 'serveRuntimeOverNats' });
+  settings.pool = settings.makePool?.();
   const host = new RuntimeHost(nc, settings, options.onClosed);
   return {
     id: settings.id,
@@ -147,12 +165,23 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   const queue = options.queue ?? 'switchyard-runtime-hosts';
   if (typeof queue !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(queue)) throw config('serveRuntimeOverNats option queue must be 1-128 characters of [A-Za-z0-9_.-]');
   const limits = hostLimits(options.limits ?? {});
-  const problem = nodeSnapshotFlagProblem();
-  if (problem) throw config(`serveRuntimeOverNats runs cells in this process: ${problem}`);
+  const isolation = options.isolation ?? 'process';
+  if (isolation !== 'process' && isolation !== 'in-process') throw config(`serveRuntimeOverNats option isolation must be 'process' or 'in-process' (got ${String(isolation)})`);
+  if (isolation === 'in-process' && options.workers !== undefined) throw config("serveRuntimeOverNats option workers needs isolation: 'process'");
+  const problem = isolation === 'in-process' ? nodeSnapshotFlagProblem() : undefined;
+  if (problem) throw config(`serveRuntimeOverNats runs cells in this process (isolation: 'in-process'): ${problem}`);
   const identity = loadIdentity(options.identity, options.auth, 'serveRuntimeOverNats');
   const trusted = options.trustedAgentHosts === undefined ? undefined : trustedAgents(options.trustedAgentHosts);
   if (options.sealing !== undefined && typeof options.sealing !== 'boolean') throw config('serveRuntimeOverNats option sealing must be a boolean');
-  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true };
+  // The pool starts its prewarmed worker at once: it is made after the NATS connection is up (a
+  // worker starting meanwhile would compete with the connection's handshake on a busy machine).
+  // A worker serves every session of one agent host here (dozens of cells starting at once): it gets
+  // 60 s to answer a heartbeat, not the local pool's 15 s, before it is taken for stuck and killed.
+  const workers = { heartbeatTimeoutMs: 60_000, ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false };
+  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.heapMb);
+  // Checked now (a CONFIG error names the option), before connecting: a pool that starts nothing.
+  if (isolation === 'process') void makePool(false).shutdown();
+  return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, makePool: isolation === 'process' ? makePool : undefined };
 }
 
 function trustedAgents(option: unknown): Map<string, string[]> {
@@ -215,6 +244,7 @@ class RuntimeHost {
       this.frameSub.unsubscribe();
       // Let the closes and the engines' last messages go out, then leave.
       await this.nc.drain().catch(() => undefined);
+      await this.settings.pool?.shutdown();
       this.resolveClosed(cause);
       this.onClosed?.(cause);
     })();
@@ -226,6 +256,7 @@ class RuntimeHost {
     const cause = error ? `the NATS connection ended: ${error.message}` : 'the NATS connection closed';
     clearInterval(this.sweep);
     for (const connection of [...this.served.values()]) connection.transport.end(cause);
+    void this.settings.pool?.shutdown();
     this.resolveClosed(cause);
     this.onClosed?.(cause);
   }
@@ -329,7 +360,11 @@ class RuntimeHost {
     const rest = msg.subject.slice(this.runtimePrefix.length).split('.');
     const [agent, conn, kind] = rest;
     if (!agent || !conn || rest.length > 3) return;
-    if (kind === 'ping') return this.ping(agent, conn === '_' ? msg.string().split(',') : [conn], msg);
+    if (kind === 'ping') {
+      // "<conns>" or, from an agent host that seals, "<conns> <nonce>": the answer is then signed.
+      const [list, nonce] = msg.string().split(' ');
+      return this.ping(agent, conn === '_' ? list!.split(',') : [conn], msg, nonce);
+    }
     if (kind !== undefined) return;
     let connection = this.served.get(connectionKey(agent, conn));
     if (!connection) {
@@ -343,9 +378,10 @@ class RuntimeHost {
 
   /**
    * One heartbeat of agent host `agent` for its connections `conns` (all of them on this host, in
-   * one request): each is seen; the answer names those this host does not serve ("unknown a,b").
+   * one request): each is seen; the answer names those this host does not serve ("unknown a,b"),
+   * signed with this host's NKey over the request's nonce when there is one (a sealing agent host).
    */
-  private ping(agent: string, conns: string[], msg: Msg): void {
+  private ping(agent: string, conns: string[], msg: Msg, nonce: string | undefined): void {
     const unknown: string[] = [];
     const now = Date.now();
     for (const conn of conns.slice(0, 10_000)) {
@@ -354,7 +390,9 @@ class RuntimeHost {
       else if (/^[A-Za-z0-9_-]{1,64}$/.test(conn)) unknown.push(conn);
     }
     try {
-      msg.respond(unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`);
+      const answer = unknown.length === 0 ? 'ok' : `unknown ${unknown.join(',')}`;
+      const valid = nonce !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(nonce);
+      msg.respond(valid ? `${answer}|${signed(this.settings.identity, pingText(agent, this.settings.id, nonce, answer))}` : answer);
     } catch {
       // nothing to answer to
     }
@@ -363,6 +401,7 @@ class RuntimeHost {
   private open(agent: string, conn: string, { heartbeatMs, keys }: Expected): Served {
     const key = connectionKey(agent, conn);
     const { limits } = this;
+    const { pool } = this.settings;
     const transport = createNatsTransport({
       nc: this.nc,
       subject: this.names.agent(agent, this.settings.id, conn),
@@ -385,6 +424,8 @@ class RuntimeHost {
         }
         return capped(options, limits);
       },
+      // Each agent host is a tenant: its sessions' cells run in a worker no other agent host's cells share.
+      openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: agent })),
       sessionClosed: (session) => {
         if (connection.sessions.delete(session)) this.sessions--;
       },

@@ -75,6 +75,15 @@ export function replyText(agent: string, requestEph: string, reply: { runtime: s
   return `switchyard placed v2|${agent}|${reply.runtime}|${reply.conn}|${requestEph}|${reply.key}|${reply.eph}|${reply.name}`;
 }
 
+/**
+ * What a runtime host signs in a heartbeat's answer (`<answer>|<signature>`): the agent host and
+ * runtime host of the subject, the request's random nonce (so an old answer cannot be replayed)
+ * and the answer ("ok", or "unknown a,b" naming connections it does not serve).
+ */
+export function pingText(agent: string, runtime: string, nonce: string, answer: string): string {
+  return `switchyard ping v1|${agent}|${runtime}|${nonce}|${answer}`;
+}
+
 /** A random id of 16 base-32 characters (80 bits), usable as a subject token. */
 export function randomToken(): string {
   const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -24,6 +24,7 @@ describe('createNatsRuntime options are strict', () => {
     expect(await configError(() => createNatsRuntime({ servers, name: 7 as never }))).toBe('createNatsRuntime: option `name` must be a string; got 7');
     expect(await configError(() => createNatsRuntime({ servers, tls: 'yes' as never }))).toBe('createNatsRuntime: option `tls` must be an object; got "yes"');
     expect(await configError(() => createNatsRuntime({ servers, placement: { timeoutMs: 0 } }))).toBe('createNatsRuntime option placement.timeoutMs must be a number >= 1 (got 0)');
+    expect(await configError(() => createNatsRuntime({ servers, placement: { dropMs: -1 } }))).toBe('createNatsRuntime option placement.dropMs must be a number >= 0 (got -1)');
     expect(await configError(() => createNatsRuntime({} as never))).toBe('createNatsRuntime: option `servers` is required');
   });
 });
@@ -35,10 +36,14 @@ describe('serveRuntimeOverNats options are strict', () => {
       'serveRuntimeOverNats: unknown option `limits.maxSession`; did you mean `limits.maxSessions`?',
     );
     expect(await configError(() => serveRuntimeOverNats({ servers, onClose: () => {} } as never))).toBe('serveRuntimeOverNats: unknown option `onClose`; did you mean `onClosed`?');
+    expect(await configError(() => serveRuntimeOverNats({ servers, workers: { maxWorkers: 3 } } as never))).toBe('serveRuntimeOverNats: unknown option `workers.maxWorkers`; did you mean `workers.max`?');
   });
 
   it('names an invalid value', async () => {
     expect(await configError(() => serveRuntimeOverNats({ servers, onClosed: 'log' as never }))).toBe('serveRuntimeOverNats: option `onClosed` must be a function; got "log"');
     expect(await configError(() => serveRuntimeOverNats({ servers, limits: { heapMb: 2 } }))).toBe('serveRuntimeOverNats option limits.heapMb must be a number >= 8 (got 2)');
+    expect(await configError(() => serveRuntimeOverNats({ servers, isolation: 'thread' as never }))).toBe("serveRuntimeOverNats option isolation must be 'process' or 'in-process' (got thread)");
+    expect(await configError(() => serveRuntimeOverNats({ servers, workers: { max: 0 } }))).toBe('code mode runtime option workers.max must be a number >= 1 (got 0)');
+    expect(await configError(() => serveRuntimeOverNats({ servers, isolation: 'in-process', workers: { max: 2 } }))).toBe("serveRuntimeOverNats option workers needs isolation: 'process'");
   });
 });

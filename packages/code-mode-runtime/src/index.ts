@@ -7,14 +7,15 @@ export { nodeSnapshotFlagProblem } from './node-snapshot-check';
 export type { NodeSnapshotCheckOptions } from './node-snapshot-check';
 
 // The runtime protocol: runtime hosts and placements beyond the local worker pool.
-export { createRemoteRuntime } from './process-runtime';
-export type { ProcessWorkerOptions, RemoteRuntimeOptions } from './process-runtime';
+export { createRemoteRuntime, createWorkerPool } from './process-runtime';
+export type { ProcessWorkerOptions, RemoteRuntimeOptions, WorkerPoolPlacement } from './process-runtime';
 export type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
 export { connectRuntime, RuntimeLostError } from './runtime-client';
 export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from './runtime-client';
 export { serveRuntime } from './runtime-server';
 export type { ServeRuntimeOptions } from './runtime-server';
-export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding } from './runtime-protocol';
-export type { EngineSessionOptions, RuntimeTransport, StreamTransportOptions, TransportEnding } from './runtime-protocol';
+export type { StoredValueStore } from './code-mode-session';
+export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding, splitStoredPairs } from './runtime-protocol';
+export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './runtime-protocol';
 
 export { VERSION } from './version';

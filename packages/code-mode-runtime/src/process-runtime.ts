@@ -102,6 +102,24 @@ export function createProcessRuntime(engine: EngineSessionOptions, options: Proc
   });
 }
 
+/** A pool of worker processes that isolates tenants (see {@link createWorkerPool}). */
+export interface WorkerPoolPlacement extends RuntimePlacement {
+  /** Ends every worker (pipes closed, SIGKILL after 1 s); pending acquisitions fail with `SHUTTING_DOWN`. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The worker pool of `isolation: 'process'` as a placement of its own, for a process that serves
+ * the runtime protocol to others (a runtime host) and runs each tenant's cells in worker processes:
+ * `acquire(sink, { tenant })` leases a worker that never serves another tenant. `heapMb` sizes the
+ * default `memoryMb`. Invalid options are a `CONFIG` error naming the option.
+ */
+export function createWorkerPool(options: ProcessWorkerOptions = {}, heapMb = 128): WorkerPoolPlacement {
+  const { shared: _shared, ...rest } = options;
+  const pool = new WorkerPool(workerSettings(rest, { heapMb } as EngineSessionOptions));
+  return { acquire: (sink, lease) => pool.acquire(sink, lease), shutdown: () => pool.shutdown() };
+}
+
 /** Options of {@link createRemoteRuntime}. */
 export interface RemoteRuntimeOptions extends Omit<CodeModeRuntimeOptions, 'isolation' | 'workers' | 'nodeSnapshotCheck'> {
   /** Where cells go: leases of connections to runtimes (see `RuntimePlacement`). */

@@ -1,7 +1,7 @@
-import { errorMessage, isSwitchyardError, type CellHost, type CellToolRequest, type JsonValue } from '@switchyard/protocol';
+import { errorMessage, isSwitchyardError, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
 import { createCellIdGenerator } from '@switchyard/kit';
 import { createEngineSession } from './engine-session';
-import type { Session } from './code-mode-session';
+import type { StoredValueStore } from './code-mode-session';
 import {
   DEFAULT_MAX_FRAME_BYTES,
   ProtocolError,
@@ -36,6 +36,13 @@ export interface ServeRuntimeOptions {
   admitSession?(session: string, options: EngineSessionOptions): EngineSessionOptions | string;
   /** Called when a session `admitSession` let in closes (`close-session`; a connection that ends closes none). */
   sessionClosed?(session: string): void;
+  /**
+   * Opens the engine of an admitted session somewhere else than in isolates of this process (a
+   * runtime host runs each tenant's cells in worker processes): `store` is the session's stored
+   * values as the host sends and receives them, `host` where its calls, notifications and events
+   * go. Default: an engine session in this process.
+   */
+  openSession?(session: string, options: EngineSessionOptions, host: CellHost, store: StoredValueStore): CodeModeSession;
 }
 
 interface PendingCall {
@@ -66,7 +73,7 @@ const stagedKey = (session: string, cellId: string) => `${session}\u0000${cellId
 
 /** One host's connection and what it holds: its sessions, staged snapshots, pending requests and nested calls. */
 class RuntimeServer {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, CodeModeSession>();
   /** Snapshots staged by `stored` messages, by session and cell, until the cell's `create-cell`. */
   private readonly staged = new Map<string, StoredPair[]>();
   /** Cancel handles of pending `create-cell` / `observe` requests. */
@@ -81,7 +88,7 @@ class RuntimeServer {
     transport: RuntimeTransport,
     private readonly maxFrameBytes: number,
     onStopped: (cause: string | undefined) => void,
-    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed'> = {},
+    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed' | 'openSession'> = {},
   ) {
     this.connection = createConnection<HostMessage, RuntimeMessage>({
       transport,
@@ -167,21 +174,17 @@ class RuntimeServer {
     const key = message.session;
     const options = this.admission.admitSession ? this.admission.admitSession(key, message.options) : message.options;
     if (typeof options === 'string') return this.reply(message.id, { error: new ProtocolError(options) });
-    this.sessions.set(
-      key,
-      createEngineSession(options, this.sessionHost(key), {
-        store: {
-          snapshot: (cellId) => {
-            const values = this.staged.get(stagedKey(key, cellId)) ?? [];
-            this.staged.delete(stagedKey(key, cellId));
-            return values;
-          },
-          commit: (cellId, writes) => this.commit(key, cellId, writes),
-        },
-        nextCellId: this.nextCellId,
-        closed: () => undefined,
-      }),
-    );
+    const store: StoredValueStore = {
+      snapshot: (cellId) => {
+        const values = this.staged.get(stagedKey(key, cellId)) ?? [];
+        this.staged.delete(stagedKey(key, cellId));
+        return values;
+      },
+      commit: (cellId, writes) => this.commit(key, cellId, writes),
+    };
+    const host = this.sessionHost(key);
+    const open = this.admission.openSession;
+    this.sessions.set(key, open ? open(key, options, host, store) : createEngineSession(options, host, { store, nextCellId: this.nextCellId, closed: () => undefined }));
     this.reply(message.id, { value: undefined });
   }
 

@@ -181,7 +181,10 @@ describe('a bus peer against an agent host (it may read and publish every subjec
   it('reads only ciphertext; a forged or replayed "runtime host" frame runs no tool and fails only its own session; the next exec places afresh', async () => {
     const SECRET = 'prod-token-51f0';
     const deploys: unknown[] = [];
-    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim', trustedRuntimeHosts: [targetKey.getPublicKey()], placement: { attempts: 10 } });
+    // This bus has no per-runtime-host permissions: the forger is a bus peer, not the runtime host,
+    // so the agent host keeps using it (dropMs 0; the deployment's permissions make such frames the
+    // runtime host's own, see nats-rogue-host.test.ts).
+    const runtime = createNatsRuntime({ servers: server.url, agentId: 'victim', trustedRuntimeHosts: [targetKey.getPublicKey()], placement: { attempts: 10, dropMs: 0 } });
     let releaseB!: () => void;
     const gateB = new Promise<void>((resolve) => (releaseB = resolve));
     let waitingB = false;
@@ -243,6 +246,25 @@ describe('a bus peer against an agent host (it may read and publish every subjec
     sniff.unsubscribe();
     await runtime.shutdown();
   }, 90_000);
+
+  it('a bus peer answering heartbeats first ("unknown <conn>", unsigned) ends no placement: answers must carry the runtime host\'s signature over the nonce', async () => {
+    const runtime = createNatsRuntime({ servers: server.url, agentId: 'beaten', trustedRuntimeHosts: [targetKey.getPublicKey()], heartbeat: { intervalMs: 200 } });
+    let forged = 0;
+    const forger = raw.subscribe(`switchyard.rt.${hostId}.beaten._.ping`, {
+      callback: (_error, msg) => {
+        forged++;
+        msg.respond(`unknown ${msg.string().split(' ')[0]}`);
+      },
+    });
+    await raw.flush();
+    const session = runtime.openSession({ invokeTool: async () => 1, notify: () => {}, cellClosed: () => {} });
+    const { observation } = await session.createCell({ source: `await new Promise((r) => setTimeout(r, 3000)); text('alive')`, tools: [], yieldTimeMs: 60_000 });
+    expect(forged).toBeGreaterThan(3);
+    expect(observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'alive' }] });
+    forger.unsubscribe();
+    await runtime.shutdown();
+    tried.push('agent host: forged heartbeat answers ("unknown <conn>") from a bus peer');
+  }, 60_000);
 
   it('a rogue runtime host answering placement is refused (a key the agent host does not pin); junk replies too; cells run on the trusted host', async () => {
     const rogue = await serveRuntimeOverNats({ servers: server.url, name: 'rogue' });

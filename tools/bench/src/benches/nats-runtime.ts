@@ -25,10 +25,15 @@ async function run(session: CodeModeSession, source: string): Promise<void> {
   if (observation.kind !== 'completed' || observation.error !== undefined) throw new Error(`bench cell failed: ${JSON.stringify(observation)}`);
 }
 
-/** A runtime host process from the built package; resolves with its pid once it serves. */
+/**
+ * A runtime host process from the built package; resolves with its pid once it serves. Its cells run
+ * in its own process (`isolation: 'in-process'`), so the figures stay comparable with earlier runs
+ * and the host's RSS holds every idle cell (with worker isolation, the default, cells are spread
+ * over worker processes of at most `workers.max` sessions at once).
+ */
 function startRuntimeHost(url: string): Promise<{ pid: number; stop(): void }> {
   const entry = require.resolve('@switchyard/code-mode-nats');
-  const script = `require(${JSON.stringify(entry)}).serveRuntimeOverNats({ servers: ${JSON.stringify(url)}, name: 'bench', limits: { maxSessions: 2000, maxConnections: 2000 }, sealing: false })
+  const script = `require(${JSON.stringify(entry)}).serveRuntimeOverNats({ servers: ${JSON.stringify(url)}, name: 'bench', isolation: 'in-process', limits: { maxSessions: 2000, maxConnections: 2000 }, sealing: false })
     .then(() => process.stdout.write('ready\\n'), (e) => { console.error(e.message); process.exit(1); });`;
   const child = spawn(process.execPath, ['--no-node-snapshot', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
