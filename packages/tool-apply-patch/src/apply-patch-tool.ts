@@ -73,6 +73,13 @@ export interface ApplyPatchToolOptions {
 /** Codes of refusals found while verifying (nothing was started): the model reads "apply_patch verification failed: …". */
 const VERIFICATION_CODES: ReadonlySet<ApplyPatchErrorCode> = new Set(['INVALID_PATCH', 'INVALID_HUNK', 'VERIFICATION_FAILED', 'PATH_OUTSIDE_ROOT', 'PROTECTED_PATH', 'LIMIT_EXCEEDED']);
 
+/**
+ * What the model reads for a patch without a single file section (`*** Begin Patch` then
+ * `*** End Patch`): Codex's tool rejects such a patch before anything runs, with this text (its
+ * library and command line say "No files were modified.", which `applyPatch` keeps).
+ */
+const EMPTY_PATCH_ERROR = 'patch rejected: empty patch';
+
 /** The model-visible error of a call made under a `read-only` sandbox. */
 export const READ_ONLY_SANDBOX_ERROR = 'apply_patch is not allowed: the sandbox is read-only';
 
@@ -207,7 +214,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
         });
       } catch (error) {
         if (!isApplyPatchError(error)) throw error;
-        if (error.code === 'NO_CHANGES') throw new RespondToModelError(error.message, { cause: error });
+        if (error.code === 'NO_CHANGES') throw new RespondToModelError(EMPTY_PATCH_ERROR, { cause: error });
         if (changes === undefined && VERIFICATION_CODES.has(error.code)) {
           throw new RespondToModelError(`apply_patch verification failed: ${error.message}`, { cause: error, code: error.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : undefined });
         }

@@ -1,3 +1,4 @@
+import { applyPatch as applyDiff } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { applyChunksWithDiff } from './apply-chunks';
 import type { UpdateChunk } from './parse-patch';
@@ -55,6 +56,25 @@ describe('per-file diffs computed on the changed windows only', () => {
       }
       const { content, unifiedDiff: windowed } = applyChunksWithDiff(before, chunks, 'f.txt');
       expect(windowed, `round ${round}`).toBe(unifiedDiff(before, content));
+    }
+  });
+
+  it('apply exactly when lines repeat (a small alphabet: removed, added and context lines collide)', () => {
+    const next = random(11);
+    for (let round = 0; round < 500; round++) {
+      const count = 1 + next(30);
+      const lines = Array.from({ length: count }, () => `w${next(4)}`);
+      const before = `${lines.join('\n')}\n`;
+      const chunks: UpdateChunk[] = [];
+      for (let at = next(3); at < count; at += 2 + next(6)) {
+        const length = Math.min(count - at, 1 + next(3));
+        chunks.push({ oldLines: lines.slice(at, at + length), newLines: Array.from({ length: next(4) }, () => `w${next(5)}`), isEndOfFile: false });
+        at += length;
+      }
+      const { content, unifiedDiff: windowed } = applyChunksWithDiff(before, chunks, 'f.txt');
+      // Where repeated lines make the alignment ambiguous the windows may place a change elsewhere
+      // than a whole-file diff would; either way the diff must turn `before` into `content`.
+      expect(content === before ? windowed : applyDiff(before, windowed), `round ${round}`).toBe(content === before ? '' : content);
     }
   });
 

@@ -93,6 +93,12 @@ const verificationError = (message: string, cause?: unknown) => new ApplyPatchEr
 
 /** What is at an entry now: a link (with the content it leads to), a folder, a file or nothing. */
 async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
+  // Most entries are plain files: one open (without following a link) answers; the rest are told apart by lstat.
+  const read = await fs.readFile(parts, maxBytes).catch((error: unknown) => {
+    if (error instanceof FileTooLargeError) throw error;
+    return undefined;
+  });
+  if (read) return { kind: 'file', bytes: read.bytes, mode: read.mode };
   const stats = await fs.lstat(parts);
   if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
