@@ -62,11 +62,24 @@ export class LiveHelper {
     if (options.signal?.aborted) throw new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
     if (this.closed) throw new ApplyPatchError('HELPER_FAILED', 'apply_patch helper was closed with its session; no file was changed');
     clearTimeout(this.idleTimer);
+    const reused = this.child !== undefined;
+    const { run, answer } = await this.send(patch, options);
+    // A waiting helper that died (killed, out of memory) before Node noticed: the patch never
+    // reached a live helper, so it goes once more, to a new one.
+    return answer.catch((error: unknown) => {
+      if (!reused || !run.exitedBeforeAnswer || this.closed) throw error;
+      return this.send(patch, options).then((retry) => retry.answer);
+    });
+  }
+
+  /** Starts one run on the running (or a new) helper. */
+  private async send(patch: string, options: HelperApplyOptions): Promise<{ run: HelperRun; answer: Promise<ApplyPatchResult> }> {
     const child = await this.ensure();
     (this.reader as FrameReader).maxFrameBytes = answerFrameLimit(patch, options.limits);
     holdLoop(child, true);
-    return new Promise<ApplyPatchResult>((resolve, reject) => {
-      const run = new HelperRun({
+    let run!: HelperRun;
+    const answer = new Promise<ApplyPatchResult>((resolve, reject) => {
+      run = new HelperRun({
         options,
         resolve,
         reject,
@@ -78,6 +91,7 @@ export class LiveHelper {
       this.current = run;
       run.start(patch);
     });
+    return { run, answer };
   }
 
   /** A run ended: a usable helper waits (idle clock running, loop released); any other is stopped. */

@@ -202,6 +202,8 @@ export class HelperRun {
   private readonly reject: (error: unknown) => void;
   private readonly channel: HelperChannel;
   private stage: HelperStage = 'verifying';
+  /** True when the helper was gone before it answered anything (nothing was written: no commit was sent). */
+  exitedBeforeAnswer = false;
   private verified: ApplyPatchResult | undefined;
   private stderr = '';
   private timer: NodeJS.Timeout | undefined;
@@ -304,6 +306,7 @@ export class HelperRun {
   /** The helper exited (or was killed) before answering. */
   onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.stage === 'settled') return;
+    if (this.stage === 'verifying') this.exitedBeforeAnswer = true;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const detail = this.stderr.trim() ? `: ${lastLine(this.stderr)}` : '';
     this.fail('HELPER_FAILED', `apply_patch helper ${how}${detail}; ${this.writtenSoFar()}`);
