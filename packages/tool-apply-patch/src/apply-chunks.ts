@@ -68,7 +68,7 @@ export function applyChunksWithDiff(
   chunks: readonly UpdateChunk[],
   displayPath: string,
   { withDiff = true }: { withDiff?: boolean } = {},
-): { content: string; unifiedDiff: string } {
+): { content: string; unifiedDiff: string; edits?: LineEdits } {
   const crlf = usesCrlf(original);
   if (!crlf && original.includes('\r\n')) {
     const content = applyToMixedEndings(original, chunks, displayPath);
@@ -84,7 +84,13 @@ export function applyChunksWithDiff(
   }
   if (lines[lines.length - 1] !== '') lines.push('');
   const content = lines.join(eol);
-  return { content, unifiedDiff: withDiff ? unifiedDiffOfReplacements(original, content, eol, replacements) : '' };
+  return { content, unifiedDiff: withDiff ? unifiedDiffOfReplacements(original, content, eol, replacements) : '', edits: { eol, replacements } };
+}
+
+/** Where an update changed a file with one line ending throughout: enough to diff it on the changed windows only. */
+export interface LineEdits {
+  readonly eol: string;
+  readonly replacements: readonly LineReplacement[];
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
 import { contentHash } from './content-hash';
 import { INLINE_CONTENT_BYTES, type PatchLimits } from './limits';
-import { gitFileDiff } from './unified-diff';
-import type { ApplyPatchResult, FileChange, FileState } from './verify-patch';
+import { fileGitDiff, type ApplyPatchResult, type FileChange, type FileState } from './verify-patch';
 
 /** What the host asks the helper to verify (the patch text travels as blob 0). */
 export interface HelperApplyRequest {
@@ -74,7 +73,7 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
     return { kind: change.kind, path: change.path, content, unifiedDiff: blob(change.unifiedDiff), ...extra };
   });
   const files = result.files.map((file): WireFile => {
-    const diff = blob(file.diff ?? gitFileDiff(file.displayPath, file.before, file.after));
+    const diff = blob(fileGitDiff(file));
     if (tooLarge(file.before, file.after)) {
       return { path: file.path, displayPath: file.displayPath, before: null, after: null, diff, hashes: { before: contentHash(file.before), after: contentHash(file.after) } };
     }

@@ -2,7 +2,7 @@ import { applyPatch as applyDiff } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { applyChunksWithDiff } from './apply-chunks';
 import type { UpdateChunk } from './parse-patch';
-import { gitFileDiff, unifiedDiff } from './unified-diff';
+import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff } from './unified-diff';
 
 /** A small deterministic generator (tests must not depend on Math.random). */
 function random(seed: number) {
@@ -54,8 +54,11 @@ describe('per-file diffs computed on the changed windows only', () => {
         });
         at += length;
       }
-      const { content, unifiedDiff: windowed } = applyChunksWithDiff(before, chunks, 'f.txt');
+      const { content, unifiedDiff: windowed, edits } = applyChunksWithDiff(before, chunks, 'f.txt');
       expect(windowed, `round ${round}`).toBe(unifiedDiff(before, content));
+      // The git diff of the file (3 lines of context, headers) on the windows equals the whole-file one.
+      const path = round % 3 === 0 ? 'dir/with space.txt' : 'src/f.txt';
+      expect(gitFileDiffOfReplacements(path, before, content, edits!.eol, edits!.replacements), `round ${round} (git)`).toBe(gitFileDiff(path, before, content));
     }
   });
 

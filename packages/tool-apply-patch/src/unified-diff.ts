@@ -29,6 +29,17 @@ export function gitFileDiff(path: string, before: string | null, after: string |
   });
 }
 
+/**
+ * {@link gitFileDiff} of a file changed in place by `replacements` (see
+ * {@link unifiedDiffOfReplacements}): the same git headers and 3 lines of context, with the diff
+ * library run on the changed windows only.
+ */
+export function gitFileDiffOfReplacements(path: string, before: string, after: string, eol: string, replacements: readonly LineReplacement[]): string {
+  const hunks = unifiedDiffOfReplacements(before, after, eol, replacements, 3);
+  if (hunks === '') return '';
+  return `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n${hunks}`;
+}
+
 /** A block of old lines replaced by new lines (old-line coordinates, 0-based). */
 export interface LineReplacement {
   start: number;

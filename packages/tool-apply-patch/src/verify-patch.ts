@@ -1,10 +1,10 @@
 import { relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
-import { applyChunksWithDiff } from './apply-chunks';
+import { applyChunksWithDiff, type LineEdits } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
-import { unifiedDiff } from './unified-diff';
+import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
@@ -180,6 +180,9 @@ class PatchVerification {
   private readonly modified: string[] = [];
   private readonly deleted: string[] = [];
   private readonly changes: FileChange[] = [];
+  /** Entries some hunk changed (content set or removed), and how an entry changed by exactly one in-place Update was edited. */
+  private readonly touched = new Set<FileEntry>();
+  private readonly edits = new Map<FileEntry, LineEdits>();
 
   constructor(private readonly scope: VerificationScope) {}
 
@@ -215,7 +218,7 @@ class PatchVerification {
       throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
     }
     const content = lossy.decode(entry.current);
-    entry.current = null;
+    this.remove(entry);
     this.changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
     this.deleted.push(hunk.path);
   }
@@ -223,10 +226,12 @@ class PatchVerification {
   async update(hunk: Extract<PatchHunk, { type: 'update' }>, resolved: ResolvedPath, move: ResolvedPath | undefined): Promise<void> {
     const sourceKey = this.contentKey(resolved);
     const source = await this.entryFor(resolved, sourceKey);
-    const { content: after, unifiedDiff: diff } = applyChunksWithDiff(this.textToUpdate(source, hunk.path), hunk.chunks, hunk.path);
+    const firstTouch = !this.touched.has(source);
+    const { content: after, unifiedDiff: diff, edits } = applyChunksWithDiff(this.textToUpdate(source, hunk.path), hunk.chunks, hunk.path);
     const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
     if (hunk.movePath === undefined || move === undefined) {
       this.setContent(source, after, hunk.path);
+      if (firstTouch && edits && source.original.kind === 'file') this.edits.set(source, edits);
       this.modified.push(hunk.path);
     } else {
       const destination = await this.entryFor(move, this.contentKey(move));
@@ -235,7 +240,7 @@ class PatchVerification {
       }
       // A move removes the source's directory entry: a link itself, not the file it points to.
       const removed = sourceKey === resolved.location ? source : await this.entryFor(resolved, resolved.location);
-      if (destination !== removed) removed.current = null;
+      if (destination !== removed) this.remove(removed);
       this.setContent(destination, after, hunk.movePath);
       change.movePath = hunk.movePath;
       this.modified.push(hunk.movePath);
@@ -251,7 +256,12 @@ class PatchVerification {
   /** The summary, the changes and the before/after of every file. */
   result(): ApplyPatchResult {
     const { added, modified, deleted, changes } = this;
-    const files = this.entries().map((entry) => fileState(entry, this.scope.root));
+    const files = this.entries().map((entry) => {
+      const state = fileState(entry, this.scope.root);
+      const edits = this.edits.get(entry);
+      if (edits) windowedDiffs.set(state, edits);
+      return state;
+    });
     const summary = ['Success. Updated the following files:', ...added.map((p) => `A ${p}`), ...modified.map((p) => `M ${p}`), ...deleted.map((p) => `D ${p}`)]
       .map((line) => `${line}\n`)
       .join('');
@@ -323,6 +333,18 @@ class PatchVerification {
     }
     this.account(bytes.length);
     entry.current = bytes;
+    this.touch(entry);
+  }
+
+  private remove(entry: FileEntry): void {
+    entry.current = null;
+    this.touch(entry);
+  }
+
+  /** A second change of an entry makes its single-edit record stale. */
+  private touch(entry: FileEntry): void {
+    if (this.touched.has(entry)) this.edits.delete(entry);
+    this.touched.add(entry);
   }
 
   /**
@@ -355,6 +377,21 @@ function patchPlan(result: ApplyPatchResult, entries: readonly FileEntry[], { al
       return result;
     },
   };
+}
+
+/** How files changed by one in-place Update were edited, so their git diff runs on the changed windows only (see {@link fileGitDiff}). */
+const windowedDiffs = new WeakMap<FileState, LineEdits>();
+
+/**
+ * The git-style diff of a file's before → after (`gitFileDiff`), computed on the changed windows
+ * when this process verified the patch and one in-place Update changed the file (most files of
+ * most patches), else over the whole texts.
+ */
+export function fileGitDiff(file: FileState): string {
+  if (file.diff !== undefined) return file.diff;
+  const edits = windowedDiffs.get(file);
+  if (edits && file.before !== null && file.after !== null) return gitFileDiffOfReplacements(file.displayPath, file.before, file.after, edits.eol, edits.replacements);
+  return gitFileDiff(file.displayPath, file.before, file.after);
 }
 
 function fileState(entry: FileEntry, root: WorkspaceRoot): FileState {
