@@ -64,9 +64,11 @@ export interface ApplyPatchToolOptions {
    */
   sandbox?: Partial<Omit<SandboxPolicy, 'root'>>;
   /**
-   * Wraps the helper process's argv instead of the sandbox (a host's own launcher). Default: the
-   * sandbox of `sandbox` / the step, else run it as is (the helper still resolves every path
-   * without following links, see the README).
+   * Wraps the helper process's argv instead of the sandbox (a host's own launcher). Called when a
+   * session's helper starts, with the invocation of the call that starts it; the helper then
+   * serves that session's later patches in the same workspace. Default: the sandbox of `sandbox` /
+   * the step, else run it as is (the helper still resolves every path without following links,
+   * see the README).
    */
   wrapHelper?: (command: HelperCommand, invocation: ToolInvocation) => HelperCommand;
   /** Heap of the helper process in MiB. Default 2048. */
