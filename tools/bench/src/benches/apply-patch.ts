@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +110,39 @@ async function timePair(
   return [median(samples[0]), median(samples[1])];
 }
 
+/** CPU milliseconds this process's waited-for children have used (`cutime` + `cstime` of /proc/self/stat, 10 ms ticks). */
+function childrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** CPU milliseconds of this process (every thread, libuv's pool included). */
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/**
+ * CPU time per run of the in-process `subject` and of the `git` child, over `runs` alternating runs
+ * (workspace reset untimed): unlike wall time, barely moved by other processes' load.
+ */
+async function cpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => unknown, runs = 21): Promise<[number, number]> {
+  let own = 0;
+  let children = 0;
+  for (let run = 0; run < runs; run++) {
+    await reset(root, files);
+    const start = ownCpuMs();
+    await subject();
+    own += ownCpuMs() - start;
+    await reset(root, files);
+    const before = childrenCpuMs();
+    git();
+    children += childrenCpuMs() - before;
+  }
+  return [own / runs, children / runs];
+}
+
 /** The report's freezing patches, through the tool: a 30k-line near-miss on 60k lines; a 10k-line rewrite then one more patch. */
 async function bombs(base: string): Promise<BenchFigure[]> {
   const root = join(base, 'bombs');
@@ -203,6 +236,7 @@ const bench: Bench = {
       const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, unsandboxedStep), () => git());
       const [applyMs, gitMs] = await timePair(root, originals, () => applyPatch(patch, { root }), () => git());
       const [verifyMs, checkMs] = await timePair(root, originals, () => verifyPatch(patch, { root }), () => git('--check'));
+      const [applyCpuMs, gitCpuMs] = await cpuPair(root, originals, () => applyPatch(patch, { root }), () => git());
       await reset(root, originals);
       const toolDelay = await maxLoopDelay(() => callTool(patch, sandboxedStep));
       await reset(root, originals);
@@ -214,6 +248,7 @@ const bench: Bench = {
         compare('tool, unsandboxed: the session\'s helper (100 × 20)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; warm helper` }),
         compare('library applyPatch in the caller\'s process (100 × 20)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
         compare('verify only (parse, read, locate, no writes)', verifyMs, 'ms', { name: 'git apply --check', value: checkMs }, { note }),
+        compare('CPU time: library applyPatch (100 × 20)', applyCpuMs, 'ms', { name: 'git apply, its process start included', value: gitCpuMs }, { note: 'mean of 21 alternating runs; user + system time of every thread; load-independent' }),
         compare('longest host event-loop stall during a sandboxed tool call (100 × 20)', toolDelay, 'ms', { name: 'applyPatch in-process', value: inProcessDelay }, { note: 'monitorEventLoopDelay max, one run each' }),
         ...(await bombs(base)),
       ];
