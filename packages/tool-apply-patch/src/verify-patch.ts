@@ -4,7 +4,7 @@ import { applyChunksWithDiff, type LineEdits } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
-import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff } from './unified-diff';
+import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
@@ -183,6 +183,8 @@ class PatchVerification {
   /** Entries some hunk changed (content set or removed), and how an entry changed by exactly one in-place Update was edited. */
   private readonly touched = new Set<FileEntry>();
   private readonly edits = new Map<FileEntry, LineEdits>();
+  /** The text of contents already decoded (or written from a text), so no content is decoded twice. */
+  private readonly texts = new WeakMap<Buffer, string>();
 
   constructor(private readonly scope: VerificationScope) {}
 
@@ -207,7 +209,7 @@ class PatchVerification {
       throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
     }
     this.setContent(entry, hunk.contents, hunk.path);
-    this.changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
+    this.changes.push(lazyDiff({ kind: 'add', path: hunk.path, content: hunk.contents }, () => unifiedDiff('', hunk.contents)));
     this.added.push(hunk.path);
   }
 
@@ -219,7 +221,7 @@ class PatchVerification {
     }
     const content = lossy.decode(entry.current);
     this.remove(entry);
-    this.changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
+    this.changes.push(lazyDiff({ kind: 'delete', path: hunk.path, content }, () => unifiedDiff(content, '')));
     this.deleted.push(hunk.path);
   }
 
@@ -227,8 +229,11 @@ class PatchVerification {
     const sourceKey = this.contentKey(resolved);
     const source = await this.entryFor(resolved, sourceKey);
     const firstTouch = !this.touched.has(source);
-    const { content: after, unifiedDiff: diff, edits } = applyChunksWithDiff(this.textToUpdate(source, hunk.path), hunk.chunks, hunk.path);
-    const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
+    const before = this.textToUpdate(source, hunk.path);
+    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, hunk.path, { withDiff: false });
+    const change: FileChange = lazyDiff({ kind: 'update', path: hunk.path, newContent: after }, () =>
+      edits ? unifiedDiffOfReplacements(before, after, edits.eol, edits.replacements) : unifiedDiff(before, after),
+    );
     if (hunk.movePath === undefined || move === undefined) {
       this.setContent(source, after, hunk.path);
       if (firstTouch && edits && source.original.kind === 'file') this.edits.set(source, edits);
@@ -257,7 +262,7 @@ class PatchVerification {
   result(): ApplyPatchResult {
     const { added, modified, deleted, changes } = this;
     const files = this.entries().map((entry) => {
-      const state = fileState(entry, this.scope.root);
+      const state = fileState(entry, this.scope.root, this.texts);
       const edits = this.edits.get(entry);
       if (edits) windowedDiffs.set(state, edits);
       return state;
@@ -278,8 +283,12 @@ class PatchVerification {
     if (exceedsLines(source.current, limits.maxFileLines)) {
       throw limitError(`${path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
     }
+    const known = this.texts.get(source.current);
+    if (known !== undefined) return known;
     try {
-      return utf8.decode(source.current);
+      const text = utf8.decode(source.current);
+      this.texts.set(source.current, text);
+      return text;
     } catch (error) {
       throw verificationError(`Failed to read file to update ${path}: stream did not contain valid UTF-8`, error);
     }
@@ -333,6 +342,7 @@ class PatchVerification {
     }
     this.account(bytes.length);
     entry.current = bytes;
+    this.texts.set(bytes, content);
     this.touch(entry);
   }
 
@@ -379,6 +389,23 @@ function patchPlan(result: ApplyPatchResult, entries: readonly FileEntry[], { al
   };
 }
 
+/**
+ * Gives a change its `unifiedDiff` as an enumerable property computed on first read (then kept):
+ * spreading, JSON and structured cloning see a plain string, and a caller that never reads the
+ * per-hunk diffs (a library `applyPatch` that only writes) never pays for them.
+ */
+function lazyDiff<T extends Record<string, unknown>>(change: T, compute: () => string): T & { unifiedDiff: string } {
+  let value: string | undefined;
+  return Object.defineProperty(change, 'unifiedDiff', {
+    enumerable: true,
+    configurable: true,
+    get: () => (value ??= compute()),
+    set: (next: string) => {
+      value = next;
+    },
+  }) as T & { unifiedDiff: string };
+}
+
 /** How files changed by one in-place Update were edited, so their git diff runs on the changed windows only (see {@link fileGitDiff}). */
 const windowedDiffs = new WeakMap<FileState, LineEdits>();
 
@@ -394,9 +421,10 @@ export function fileGitDiff(file: FileState): string {
   return gitFileDiff(file.displayPath, file.before, file.after);
 }
 
-function fileState(entry: FileEntry, root: WorkspaceRoot): FileState {
-  const before = entry.original.kind === 'file' || entry.original.kind === 'symlink' ? lossy.decode(entry.original.bytes) : null;
-  const after = entry.current === null ? null : lossy.decode(entry.current);
+function fileState(entry: FileEntry, root: WorkspaceRoot, texts: WeakMap<Buffer, string>): FileState {
+  const text = (bytes: Buffer) => texts.get(bytes) ?? lossy.decode(bytes);
+  const before = entry.original.kind === 'file' || entry.original.kind === 'symlink' ? text(entry.original.bytes) : null;
+  const after = entry.current === null ? null : text(entry.current);
   const base = isInside(root.realPath, entry.path) ? root.realPath : isInside(root.path, entry.path) ? root.path : undefined;
   const displayPath = base === undefined ? entry.path : relative(base, entry.path).split(sep).join('/');
   return { path: entry.path, displayPath, before, after };
