@@ -60,6 +60,19 @@ describe('applyChunks', () => {
     expect(applyChunks('a\nb\r\nc\n', chunks('@@\n-b\n+B'), 'f.txt')).toBe('a\nB\nc\n');
   });
 
+  it('keeps the ending of every line a mixed-ending file does not change (Codex\'s line-ending tests)', () => {
+    // Untouched lines keep their own ending; the changed line takes the file's first ending.
+    expect(applyChunks('one\r\ntwo\nthree\r\nfour\n', chunks('@@\n one\n two\n-three\n+THREE\n four'), 'f.txt')).toBe('one\r\ntwo\nTHREE\r\nfour\n');
+    // A removed line among repeated ones: the kept context line keeps its LF.
+    expect(applyChunks('same\r\nsame\n', chunks('@@\n-same\n same'), 'f.txt')).toBe('same\n');
+    // Inserted lines and a final line break added to the last line use the first ending (CRLF).
+    expect(applyChunks('a\r\nb\nc', chunks('@@\n a\n+new\n b'), 'f.txt')).toBe('a\r\nnew\r\nb\nc\r\n');
+    expect(applyChunks('x\ny\r\nz\n', chunks('@@\n-x\n+X'), 'f.txt')).toBe('X\ny\r\nz\n');
+    // Uniform files as before: CRLF everywhere, including a missing final line break.
+    expect(applyChunks('one\r\ntwo', chunks('@@\n-one\n+ONE'), 'f.txt')).toBe('ONE\r\ntwo\r\n');
+    expect(applyChunks('one\r\ntwo\r\nthree\r\n', chunks('@@\n-one\n+uno\n@@\n two\n+\n+between\n three'), 'f.txt')).toBe('uno\r\ntwo\r\n\r\nbetween\r\nthree\r\n');
+  });
+
   it('names the missing context and the missing lines', () => {
     expect(() => applyChunks('a\n', chunks('@@ class Nope\n-a\n+b'), 'src/x.py')).toThrow("Failed to find context 'class Nope' in src/x.py");
     expect(() => applyChunks('a\n', chunks('@@\n-b\n-c\n+d'), 'src/x.py')).toThrow('Failed to find expected lines in src/x.py:\nb\nc');

@@ -1,7 +1,7 @@
 import { ApplyPatchError } from './apply-patch-error';
 import type { UpdateChunk } from './parse-patch';
 import { LineMatcher } from './seek-sequence';
-import { unifiedDiffOfReplacements, type LineReplacement } from './unified-diff';
+import { unifiedDiff, unifiedDiffOfReplacements, type LineReplacement } from './unified-diff';
 
 /** True when every `\n` of `text` is part of a `\r\n` (and there is at least one). */
 export function usesCrlf(text: string): boolean {
@@ -68,8 +68,13 @@ export function applyChunksWithDiff(
   chunks: readonly UpdateChunk[],
   displayPath: string,
   { withDiff = true }: { withDiff?: boolean } = {},
-): { content: string; unifiedDiff: string } {
-  const eol = usesCrlf(original) ? '\r\n' : '\n';
+): { content: string; unifiedDiff: string; edits?: LineEdits } {
+  const crlf = usesCrlf(original);
+  if (!crlf && original.includes('\r\n')) {
+    const content = applyToMixedEndings(original, chunks, displayPath);
+    return { content, unifiedDiff: withDiff ? unifiedDiff(original, content) : '' };
+  }
+  const eol = crlf ? '\r\n' : '\n';
   const lines = original.split(eol);
   if (lines[lines.length - 1] === '') lines.pop();
   const replacements = computeReplacements(lines, chunks, displayPath);
@@ -79,5 +84,54 @@ export function applyChunksWithDiff(
   }
   if (lines[lines.length - 1] !== '') lines.push('');
   const content = lines.join(eol);
-  return { content, unifiedDiff: withDiff ? unifiedDiffOfReplacements(original, content, eol, replacements) : '' };
+  return { content, unifiedDiff: withDiff ? unifiedDiffOfReplacements(original, content, eol, replacements) : '', edits: { eol, replacements } };
+}
+
+/** Where an update changed a file with one line ending throughout: enough to diff it on the changed windows only. */
+export interface LineEdits {
+  readonly eol: string;
+  readonly replacements: readonly LineReplacement[];
+}
+
+/**
+ * A file mixing CRLF and LF lines: every line is matched without its ending and keeps its own
+ * ending unless the patch replaces it. Each replacement first gives back the lines it leaves as
+ * they are — the common trailing lines, then the common leading ones (a chunk's context) — so
+ * only the lines it really changes or inserts are new; those take the file's preferred ending,
+ * that of its first line break. A last line without one gets it too (the result always ends
+ * with a line break, as for any updated file).
+ */
+function applyToMixedEndings(original: string, chunks: readonly UpdateChunk[], displayPath: string): string {
+  const texts: string[] = [];
+  const endings: string[] = [];
+  let start = 0;
+  for (let at = original.indexOf('\n'); at !== -1; at = original.indexOf('\n', start)) {
+    const crlf = at > start && original.charCodeAt(at - 1) === 13;
+    texts.push(original.slice(start, crlf ? at - 1 : at));
+    endings.push(crlf ? '\r\n' : '\n');
+    start = at + 1;
+  }
+  if (start < original.length) {
+    texts.push(original.slice(start));
+    endings.push('');
+  }
+  const preferred = endings[0] === '' ? '\n' : endings[0];
+  const parts: string[] = [];
+  const keep = (from: number, to: number) => {
+    for (let index = from; index < to; index++) parts.push(texts[index], endings[index] || preferred);
+  };
+  let next = 0;
+  for (const { start: at, oldLength, newLines } of computeReplacements(texts, chunks, displayPath)) {
+    keep(next, at);
+    let tail = 0;
+    while (tail < oldLength && tail < newLines.length && texts[at + oldLength - 1 - tail] === newLines[newLines.length - 1 - tail]) tail += 1;
+    let head = 0;
+    while (head < oldLength - tail && head < newLines.length - tail && texts[at + head] === newLines[head]) head += 1;
+    keep(at, at + head);
+    for (const line of newLines.slice(head, newLines.length - tail)) parts.push(line, preferred);
+    keep(at + oldLength - tail, at + oldLength);
+    next = at + oldLength;
+  }
+  keep(next, texts.length);
+  return parts.join('');
 }

@@ -1,12 +1,16 @@
 /**
  * The apply_patch helper process: apply_patch runs it (inside the exec sandbox when one is set)
  * so that reading, matching, diffing and writing happen off the host's thread and, sandboxed,
- * under the kernel's confinement. It speaks frames (see helper-frames.ts) on stdin/stdout:
+ * under the kernel's confinement. One helper serves one session's patches one after another. It
+ * speaks frames (see helper-frames.ts) on stdin/stdout, per patch:
  *
  *   host → helper   {type:"apply", root, …} + patch blob      verify only, write nothing
  *   helper → host   {type:"verified", …} + content blobs       or {type:"error", code, message}
- *   host → helper   {type:"commit"}                            (or closes stdin: nothing is written)
- *   helper → host   {type:"committed"}                         or {type:"error", …}; then it exits
+ *   host → helper   {type:"commit"}                            or {type:"abort"}: nothing is written
+ *   helper → host   {type:"committed"}                         or {type:"error", …}
+ *
+ * then waits for the next "apply". A message out of turn is answered with an error and the helper
+ * exits; so does it when stdin closes (the host went away), never in the middle of a commit.
  */
 import { isApplyPatchError } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
@@ -36,9 +40,15 @@ async function main(): Promise<void> {
   // Room for the largest patch the default limits allow, plus its header.
   const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
   let plan: PatchPlan | undefined;
-  let state: 'waiting' | 'verifying' | 'verified' | 'committing' | 'done' = 'waiting';
+  let state: 'waiting' | 'verified' | 'committing' | 'done' = 'waiting';
 
-  const finish = async (header: Record<string, unknown>) => {
+  /** Answers and waits for the next patch. */
+  const answer = async (header: Record<string, unknown>, blobs: Buffer[] = []) => {
+    plan = undefined;
+    state = 'waiting';
+    await send(header, blobs).catch(() => undefined);
+  };
+  const quit = async (header: Record<string, unknown>) => {
     state = 'done';
     await send(header).catch(() => undefined);
     process.exit(0);
@@ -47,18 +57,12 @@ async function main(): Promise<void> {
   const onFrame = async (frame: Frame) => {
     const header = frame.header;
     if (header.type === 'apply' && state === 'waiting') {
-      state = 'verifying';
       const request = header as unknown as HelperApplyRequest;
       try {
         const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
-        plan = await verifyPatch(text, {
-          root: request.root,
-          allowOutsideRoot: request.allowOutsideRoot,
-          protectedNames: request.protectedNames,
-          limits: request.limits,
-        });
+        plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
       } catch (error) {
-        await finish(errorFrame(error));
+        await answer(errorFrame(error));
         return;
       }
       const { header: verified, blobs } = encodeVerified(plan);
@@ -66,18 +70,23 @@ async function main(): Promise<void> {
       await send(verified as unknown as Record<string, unknown>, blobs);
       return;
     }
+    if (header.type === 'abort' && state === 'verified') {
+      plan = undefined;
+      state = 'waiting';
+      return;
+    }
     if (header.type === 'commit' && state === 'verified' && plan) {
       state = 'committing';
       try {
         await plan.commit();
       } catch (error) {
-        await finish(errorFrame(error));
+        await answer(errorFrame(error));
         return;
       }
-      await finish({ type: 'committed' });
+      await answer({ type: 'committed' });
       return;
     }
-    await finish({ type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper got an unexpected ${String(header.type)} message` });
+    await quit({ type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper got an unexpected ${String(header.type)} message` });
   };
 
   let queue = Promise.resolve();
@@ -86,16 +95,14 @@ async function main(): Promise<void> {
     try {
       frames = reader.push(chunk);
     } catch (error) {
-      void finish(errorFrame(error));
+      void quit(errorFrame(error));
       return;
     }
     for (const frame of frames) queue = queue.then(() => onFrame(frame));
   });
-  // The host went away (or decided not to commit): leave without writing anything.
+  // The host went away: leave once any commit in progress is done, without writing anything new.
   process.stdin.on('end', () => {
-    void queue.then(() => {
-      if (state !== 'committing' && state !== 'done') process.exit(0);
-    });
+    void queue.then(() => process.exit(0));
   });
 }
 

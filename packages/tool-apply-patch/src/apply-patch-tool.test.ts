@@ -134,7 +134,9 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
     await expect(run(wrap('*** Add File: ../escape.txt', '+x'), step, events)).rejects.toThrow(
       "apply_patch verification failed: path '../escape.txt' resolves outside the workspace root",
     );
-    await expect(run('*** Begin Patch\n*** End Patch', step, events)).rejects.toThrow(/^No files were modified\.$/);
+    // An empty patch answers like Codex's tool (not its library's "No files were modified.").
+    await expect(run('*** Begin Patch\n*** End Patch', step, events)).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'patch rejected: empty patch' });
+    await expect(run('  *** Begin Patch  \n  *** End Patch\n', step, events)).rejects.toThrow(/^patch rejected: empty patch$/);
     expect(events).toEqual([]);
   });
 

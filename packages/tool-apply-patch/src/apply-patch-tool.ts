@@ -8,11 +8,14 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { FunctionToolOutput, checkOptions, defineFreeformTool, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { assertSandbox, sandboxCommand, sandboxEnvironment, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
-import { applyPatchInHelper, type HelperCommand } from './run-helper';
+import { HelperPool, type HelperLaunch } from './helper-pool';
+import { helperCommand, type HelperCommand } from './run-helper';
 import { turnDiffTracker } from './turn-diff';
 import type { ApplyPatchResult, FileChange } from './verify-patch';
 
@@ -61,9 +64,11 @@ export interface ApplyPatchToolOptions {
    */
   sandbox?: Partial<Omit<SandboxPolicy, 'root'>>;
   /**
-   * Wraps the helper process's argv instead of the sandbox (a host's own launcher). Default: the
-   * sandbox of `sandbox` / the step, else run it as is (the helper still resolves every path
-   * without following links, see the README).
+   * Wraps the helper process's argv instead of the sandbox (a host's own launcher). Called when a
+   * session's helper starts, with the invocation of the call that starts it; the helper then
+   * serves that session's later patches in the same workspace. Default: the sandbox of `sandbox` /
+   * the step, else run it as is (the helper still resolves every path without following links,
+   * see the README).
    */
   wrapHelper?: (command: HelperCommand, invocation: ToolInvocation) => HelperCommand;
   /** Heap of the helper process in MiB. Default 2048. */
@@ -72,6 +77,13 @@ export interface ApplyPatchToolOptions {
 
 /** Codes of refusals found while verifying (nothing was started): the model reads "apply_patch verification failed: …". */
 const VERIFICATION_CODES: ReadonlySet<ApplyPatchErrorCode> = new Set(['INVALID_PATCH', 'INVALID_HUNK', 'VERIFICATION_FAILED', 'PATH_OUTSIDE_ROOT', 'PROTECTED_PATH', 'LIMIT_EXCEEDED']);
+
+/**
+ * What the model reads for a patch without a single file section (`*** Begin Patch` then
+ * `*** End Patch`): Codex's tool rejects such a patch before anything runs, with this text (its
+ * library and command line say "No files were modified.", which `applyPatch` keeps).
+ */
+const EMPTY_PATCH_ERROR = 'patch rejected: empty patch';
 
 /** The model-visible error of a call made under a `read-only` sandbox. */
 export const READ_ONLY_SANDBOX_ERROR = 'apply_patch is not allowed: the sandbox is read-only';
@@ -119,28 +131,58 @@ const APPLY_PATCH_OPTION_RULES: OptionsShape<ApplyPatchToolOptions> = {
   sandbox: rule.object(),
 };
 
+/** Milliseconds a helper of a workspace with its own `.git` (or unsandboxed) may sit idle: a session's patches reuse it. */
+const IDLE_MS = 10 * 60_000;
+/**
+ * Milliseconds a sandboxed helper of a workspace without `.git` may sit idle: the sandbox holds an
+ * empty read-only `<root>/.git` mount point while any sandboxed process runs there, and a workspace
+ * that is not a repository should not keep one between bursts of patches.
+ */
+const PLACEHOLDER_IDLE_MS = 1_000;
+
+/** How the tool starts a helper for one call's workspace: the pool key and the launch. */
+interface HelperSetup {
+  key: string;
+  launch: () => Promise<HelperLaunch>;
+}
+
 /**
  * The helper's sandbox for this call: the exec sandbox of the configured (or the step's) mode, in
  * which the kernel — not a path check — keeps every write inside the writable roots and off
  * `.git`. `read-only` is refused before this (or, with `allowWritesInReadOnly`, patched under
- * `workspace-write`). Throws `SANDBOX_UNAVAILABLE` when the sandbox cannot start; never falls
- * back to writing unsandboxed.
+ * `workspace-write`). The sandbox is checked when a helper starts: `SANDBOX_UNAVAILABLE` when it
+ * cannot; never falls back to writing unsandboxed.
  */
-async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode | undefined, root: string): Promise<((command: HelperCommand) => HelperCommand) | undefined> {
-  const requested = options.sandbox?.mode ?? stepMode;
-  if (requested === undefined || requested === 'danger-full-access') return undefined;
+function helperSetup(options: ApplyPatchToolOptions, invocation: ToolInvocation, root: string): HelperSetup {
+  const heapMb = options.helperHeapMb;
+  if (options.wrapHelper) {
+    const wrapHelper = options.wrapHelper;
+    return { key: `wrap\u0000${root}`, launch: async () => ({ command: wrapHelper(helperCommand(heapMb), invocation), idleMs: IDLE_MS }) };
+  }
+  const requested = options.sandbox?.mode ?? invocation.step.sandboxMode;
+  if (requested === undefined || requested === 'danger-full-access') {
+    return { key: `none\u0000${root}`, launch: async () => ({ command: helperCommand(heapMb), idleMs: IDLE_MS }) };
+  }
   const mode: SandboxMode = requested === 'read-only' ? 'workspace-write' : requested;
   const policy: SandboxPolicy = { ...options.sandbox, mode, root };
-  await assertSandbox(policy);
-  return (command) => {
-    const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads });
-    return {
-      file: wrapped.file,
-      args: wrapped.args,
-      env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }),
-      // the helper's cgroups and, after the last sandboxed command, the empty <root>/.git placeholder
-      release: () => wrapped.release(),
-    };
+  return {
+    key: `sandbox\u0000${JSON.stringify(policy)}`,
+    async launch() {
+      await assertSandbox(policy);
+      const command = helperCommand(heapMb);
+      const idleMs = existsSync(join(root, '.git')) ? IDLE_MS : PLACEHOLDER_IDLE_MS;
+      const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads });
+      return {
+        idleMs,
+        command: {
+          file: wrapped.file,
+          args: wrapped.args,
+          env: sandboxEnvironment({ mode, writable: [root, ...(policy.writableRoots ?? [])] }),
+          // the helper's cgroups and, after the last sandboxed process, the empty <root>/.git placeholder
+          release: () => wrapped.release(),
+        },
+      };
+    },
   };
 }
 
@@ -155,7 +197,8 @@ async function sandboxWrap(options: ApplyPatchToolOptions, stepMode: SandboxMode
  */
 export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecutor {
   checkOptions('applyPatchTool', options, APPLY_PATCH_OPTION_RULES);
-  return defineFreeformTool({
+  const pool = new HelperPool();
+  const executor = defineFreeformTool({
     name: 'apply_patch',
     description: APPLY_PATCH_DESCRIPTION,
     grammar: { syntax: 'lark', definition: APPLY_PATCH_GRAMMAR },
@@ -184,21 +227,18 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
         );
       }
       const root = options.root ?? invocation.step.cwd;
-      const wrap = options.wrapHelper
-        ? (command: HelperCommand) => options.wrapHelper!(command, invocation)
-        : await sandboxWrap(options, invocation.step.sandboxMode, root);
+      const setup = helperSetup(options, invocation, root);
+      const helper = pool.helperFor(invocation.step.sessionId, setup.key, setup.launch);
       const turnId = invocation.step.turnId;
       let changes: JsonValue | undefined;
       let result: ApplyPatchResult;
       try {
-        result = await applyPatchInHelper(input, {
+        result = await helper.apply(input, {
           root,
           allowOutsideRoot: options.allowOutsideRoot,
           protectedNames: options.protectedNames,
           limits: options.limits,
           signal,
-          heapMb: options.helperHeapMb,
-          wrap,
           onVerified(verified) {
             changes = jsonChanges(verified.changes);
             emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });
@@ -207,7 +247,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
         });
       } catch (error) {
         if (!isApplyPatchError(error)) throw error;
-        if (error.code === 'NO_CHANGES') throw new RespondToModelError(error.message, { cause: error });
+        if (error.code === 'NO_CHANGES') throw new RespondToModelError(EMPTY_PATCH_ERROR, { cause: error });
         if (changes === undefined && VERIFICATION_CODES.has(error.code)) {
           throw new RespondToModelError(`apply_patch verification failed: ${error.message}`, { cause: error, code: error.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : undefined });
         }
@@ -224,4 +264,6 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       return new FunctionToolOutput(result.summary, true, { ...outcome });
     },
   });
+  // A session's helpers end with it (each session calls this once, with its id).
+  return { ...executor, dispose: (context) => pool.dispose(context?.sessionId) };
 }

@@ -26,8 +26,8 @@ export class FrameReader {
   /** Bytes of the pending header already searched for its newline (each byte is searched once). */
   private scanned = 0;
 
-  /** @param maxFrameBytes the largest frame (header + blobs) accepted. */
-  constructor(private readonly maxFrameBytes: number) {}
+  /** @param maxFrameBytes the largest frame (header + blobs) accepted; a long-lived reader may change it between frames. */
+  constructor(public maxFrameBytes: number) {}
 
   /** Adds bytes; returns every frame they complete, in order. */
   push(chunk: Buffer): Frame[] {

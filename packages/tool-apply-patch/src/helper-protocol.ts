@@ -1,8 +1,7 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
 import { contentHash } from './content-hash';
 import { INLINE_CONTENT_BYTES, type PatchLimits } from './limits';
-import { gitFileDiff } from './unified-diff';
-import type { ApplyPatchResult, FileChange, FileState } from './verify-patch';
+import { fileGitDiff, type ApplyPatchResult, type FileChange, type FileState } from './verify-patch';
 
 /** What the host asks the helper to verify (the patch text travels as blob 0). */
 export interface HelperApplyRequest {
@@ -62,7 +61,16 @@ export type HelperError = {
 /** Packs a verified result as a header plus blobs (each file's git diff computed here, off the host). */
 export function encodeVerified(result: ApplyPatchResult): { header: HelperVerified; blobs: Buffer[] } {
   const blobs: Buffer[] = [];
-  const blob = (text: string) => blobs.push(Buffer.from(text, 'utf8')) - 1;
+  // A text sent once however often it appears (an updated file's new content is also its `after`).
+  const sent = new Map<string, number>();
+  const blob = (text: string) => {
+    let index = sent.get(text);
+    if (index === undefined) {
+      index = blobs.push(Buffer.from(text, 'utf8')) - 1;
+      sent.set(text, index);
+    }
+    return index;
+  };
   const changes = result.changes.map((change): WireChange => {
     const text = change.kind === 'update' ? change.newContent : change.content;
     const omitted = tooLarge(text);
@@ -74,7 +82,7 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
     return { kind: change.kind, path: change.path, content, unifiedDiff: blob(change.unifiedDiff), ...extra };
   });
   const files = result.files.map((file): WireFile => {
-    const diff = blob(file.diff ?? gitFileDiff(file.displayPath, file.before, file.after));
+    const diff = blob(fileGitDiff(file));
     if (tooLarge(file.before, file.after)) {
       return { path: file.path, displayPath: file.displayPath, before: null, after: null, diff, hashes: { before: contentHash(file.before), after: contentHash(file.after) } };
     }
@@ -86,9 +94,15 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
 
 /** Unpacks {@link encodeVerified}. Throws on a malformed header. */
 export function decodeVerified(header: Record<string, unknown>, blobs: readonly Buffer[]): ApplyPatchResult {
+  const decoded = new Map<number, string>();
   const text = (ref: unknown): string => {
     if (typeof ref !== 'number' || !blobs[ref]) throw new Error('helper answer refers to a missing blob');
-    return blobs[ref].toString('utf8');
+    let value = decoded.get(ref);
+    if (value === undefined) {
+      value = blobs[ref].toString('utf8');
+      decoded.set(ref, value);
+    }
+    return value;
   };
   const strings = (value: unknown): string[] => {
     if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new Error('helper answer has a malformed list');

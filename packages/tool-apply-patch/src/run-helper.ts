@@ -83,11 +83,19 @@ function currentModuleUrl(): string {
 
 const MAX_STDERR = 64 * 1024;
 
+/** The frame limit of a helper's answer to `patch`: contents and diffs as blobs, plus the header a patch of this size can need. */
+export function answerFrameLimit(patch: string, limitsOption?: Partial<PatchLimits>): number {
+  const limits = { ...DEFAULT_PATCH_LIMITS, ...limitsOption };
+  return limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024 + maxAnswerHeaderBytes(Buffer.byteLength(patch, 'utf8'), limits);
+}
+
 /**
- * Verifies and applies a patch in a helper process (all-or-nothing, see `verifyPatch` and
- * `PatchPlan.commit`), so the host's event loop only relays frames: reading, matching, diffing
- * and writing happen in the helper, optionally wrapped in a sandbox by `wrap`. Resolves with the
- * result; throws an `ApplyPatchError` (`HELPER_FAILED` when the helper itself broke).
+ * Verifies and applies a patch in a helper process of its own, started for this call and stopped
+ * after it (all-or-nothing, see `verifyPatch` and `PatchPlan.commit`), so the host's event loop
+ * only relays frames: reading, matching, diffing and writing happen in the helper, optionally
+ * wrapped in a sandbox by `wrap`. Resolves with the result; throws an `ApplyPatchError`
+ * (`HELPER_FAILED` when the helper itself broke). The tool keeps one helper per session instead
+ * (see `HelperPool`), which answers the same way.
  */
 export function applyPatchInHelper(patch: string, options: HelperApplyOptions): Promise<ApplyPatchResult> {
   if (options.signal?.aborted) return Promise.reject(new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written'));
@@ -98,61 +106,120 @@ export function applyPatchInHelper(patch: string, options: HelperApplyOptions): 
   } catch (error) {
     return Promise.reject(error);
   }
-  return new Promise<ApplyPatchResult>((resolve, reject) => new HelperRun({ options, resolve, reject }).start(command, patch));
+  return new Promise<ApplyPatchResult>((resolve, reject) => {
+    const child = spawnHelper(command);
+    const reader = new FrameReader(answerFrameLimit(patch, options.limits));
+    const run = new HelperRun({
+      options,
+      resolve,
+      reject,
+      channel: {
+        send: (header, blobs) => writeFrame(child, header, blobs),
+        // One call, one process: whatever the outcome, it is stopped.
+        done: () => stopHelper(child),
+      },
+    });
+    watchHelper(child, reader, () => run);
+    run.start(patch);
+  });
+}
+
+/** Spawns a helper process with pipes; `release` runs once it is gone (or never started). */
+export function spawnHelper(command: HelperCommand): ChildProcessWithoutNullStreams {
+  const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(command.env ? { env: command.env } : {}) });
+  child.stdin.on('error', () => {
+    // The helper exited early; its exit is reported to the run.
+  });
+  if (command.release) {
+    const release = command.release;
+    child.once('close', release);
+    child.once('error', release);
+  }
+  return child;
+}
+
+/** Writes one frame to the helper's stdin (nothing once stdin is closed). */
+export function writeFrame(child: ChildProcessWithoutNullStreams, header: Record<string, unknown>, blobs: Buffer[] = []): void {
+  if (child.stdin.destroyed || child.stdin.writableEnded) return;
+  for (const part of encodeFrame(header, blobs)) child.stdin.write(part);
+}
+
+/** Kills a helper that is still running. */
+export function stopHelper(child: ChildProcessWithoutNullStreams): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/**
+ * Relays a helper's output to whichever run is current (`current()`): its frames, a malformed
+ * stream, its stderr (for the crash message), a failed start, and its exit.
+ */
+export function watchHelper(child: ChildProcessWithoutNullStreams, reader: FrameReader, current: () => HelperRun | undefined): void {
+  child.on('error', (error) => current()?.fail('HELPER_FAILED', `apply_patch helper could not start: ${error.message}; no file was changed`));
+  child.stderr.on('data', (chunk: Buffer) => current()?.addStderr(chunk));
+  child.stdout.on('data', (chunk: Buffer) => {
+    let frames: Frame[];
+    try {
+      frames = reader.push(chunk);
+    } catch (error) {
+      current()?.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
+      return;
+    }
+    for (const frame of frames) {
+      const run = current();
+      // A frame no run waits for (a helper speaking out of turn) breaks the protocol.
+      if (!run) {
+        stopHelper(child);
+        return;
+      }
+      if (!run.onFrame(frame)) return;
+    }
+  });
+  child.on('exit', (code, signal) => current()?.onExit(code, signal));
 }
 
 /** Where a helper run is: verifying, waiting for `onVerified`, writing, or answered. */
 type HelperStage = 'verifying' | 'deciding' | 'committing' | 'settled';
 
 /**
- * One helper process from spawn to its single answer: the request, the verified frame, the
- * host's decision, the commit — and the timeout, the abort, a malformed or unexpected frame and
- * an early exit, each of which ends the run once.
+ * How a run talks to its helper: `send` a frame; `done` once the run is answered — `reusable`
+ * when the helper is back to waiting for a request (it answered, refused, or was told to drop the
+ * verified patch), false when it must be stopped (it broke, timed out, or is busy with a patch the
+ * host gave up on).
  */
-class HelperRun {
+export interface HelperChannel {
+  send(header: Record<string, unknown>, blobs?: Buffer[]): void;
+  done(reusable: boolean): void;
+}
+
+/**
+ * One patch through a helper process, from the request to its single answer: the request, the
+ * verified frame, the host's decision, the commit — and the timeout, the abort, a malformed or
+ * unexpected frame and an early exit, each of which ends the run once.
+ */
+export class HelperRun {
   private readonly options: HelperApplyOptions;
   private readonly resolve: (result: ApplyPatchResult) => void;
   private readonly reject: (error: unknown) => void;
-  // Set by start(), sized to the patch.
-  private reader!: FrameReader;
-  // Set by start(), before anything can settle the run.
-  private child!: ChildProcessWithoutNullStreams;
+  private readonly channel: HelperChannel;
   private stage: HelperStage = 'verifying';
+  /** True when the helper was gone before it answered anything (nothing was written: no commit was sent). */
+  exitedBeforeAnswer = false;
   private verified: ApplyPatchResult | undefined;
   private stderr = '';
   private timer: NodeJS.Timeout | undefined;
 
-  constructor({ options, resolve, reject }: { options: HelperApplyOptions; resolve: (result: ApplyPatchResult) => void; reject: (error: unknown) => void }) {
+  constructor({ options, resolve, reject, channel }: { options: HelperApplyOptions; resolve: (result: ApplyPatchResult) => void; reject: (error: unknown) => void; channel: HelperChannel }) {
     this.options = options;
     this.resolve = resolve;
     this.reject = reject;
+    this.channel = channel;
   }
 
-  /** Spawns the helper, watches it and sends it the patch. */
-  start(command: HelperCommand, patch: string): void {
+  /** Sends the helper the patch and starts the clock. */
+  start(patch: string): void {
     const options = this.options;
-    const limits = { ...DEFAULT_PATCH_LIMITS, ...options.limits };
-    const patchBytes = Buffer.byteLength(patch, 'utf8');
-    // contents and diffs as blobs, plus the header a patch of this size can need
-    this.reader = new FrameReader(limits.maxTotalBytes * 4 + limits.maxPatchBytes + 16 * 1024 * 1024 + maxAnswerHeaderBytes(patchBytes, limits));
-    const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(command.env ? { env: command.env } : {}) });
-    this.child = child;
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     this.timer = setTimeout(() => this.onTimeout(), options.timeoutMs ?? 120_000);
-    child.on('error', (error) => this.fail('HELPER_FAILED', `apply_patch helper could not start: ${error.message}; no file was changed`));
-    child.stdin.on('error', () => {
-      // The helper exited early; its exit is reported below.
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (this.stderr.length < MAX_STDERR) this.stderr += chunk.toString('utf8').slice(0, MAX_STDERR - this.stderr.length);
-    });
-    child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
-    child.on('exit', (code, signal) => this.onExit(code, signal));
-    if (command.release) {
-      const release = command.release;
-      child.once('close', release);
-      child.once('error', release);
-    }
     const request: HelperApplyRequest = {
       type: 'apply',
       root: options.root,
@@ -160,50 +227,57 @@ class HelperRun {
       ...(options.protectedNames ? { protectedNames: options.protectedNames } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
     };
-    for (const part of encodeFrame(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8')])) child.stdin.write(part);
+    this.channel.send(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8')]);
   }
 
-  private settle(outcome: { result: ApplyPatchResult } | { error: unknown }): void {
+  /** True once the run is answered. */
+  get settled(): boolean {
+    return this.stage === 'settled';
+  }
+
+  /** Keeps the start of the helper's stderr, for the message of a crash. */
+  addStderr(chunk: Buffer): void {
+    if (this.stderr.length < MAX_STDERR) this.stderr += chunk.toString('utf8').slice(0, MAX_STDERR - this.stderr.length);
+  }
+
+  private settle(outcome: { result: ApplyPatchResult } | { error: unknown }, reusable = false): void {
     if (this.stage === 'settled') return;
     this.stage = 'settled';
     clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    const child = this.child;
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    this.channel.done(reusable);
     if ('result' in outcome) this.resolve(outcome.result);
     else this.reject(outcome.error);
   }
 
-  private fail(code: ApplyPatchErrorCode, message: string): void {
+  /** Ends the run with an `ApplyPatchError`; the helper is stopped. */
+  fail(code: ApplyPatchErrorCode, message: string): void {
     this.settle({ error: new ApplyPatchError(code, message) });
   }
 
-  private readonly onAbort = () => {
-    // Only before the commit: a commit in progress finishes (all-or-nothing).
-    if (this.stage === 'verifying' || this.stage === 'deciding') this.fail('ABORTED', 'apply_patch was aborted before any file was written');
-  };
-
-  private onStdout(chunk: Buffer): void {
-    let frames;
-    try {
-      frames = this.reader.push(chunk);
-    } catch (error) {
-      this.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
-      return;
-    }
-    for (const frame of frames) {
-      if (!this.onFrame(frame)) return;
-    }
+  /** Tells a helper holding a verified patch to drop it, and ends the run with `error`; the helper stays usable. */
+  private drop(error: unknown): void {
+    this.channel.send({ type: 'abort' });
+    this.settle({ error }, true);
   }
 
+  private readonly onAbort = () => {
+    // Only before the commit: a commit in progress finishes (all-or-nothing). A helper still
+    // verifying is stopped; one waiting for the decision drops the patch.
+    const error = new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
+    if (this.stage === 'verifying') this.settle({ error });
+    else if (this.stage === 'deciding') this.drop(error);
+  };
+
   /** Handles one frame of the helper's answer; `false` once the run is answered. */
-  private onFrame(frame: Frame): boolean {
+  onFrame(frame: Frame): boolean {
     const header = frame.header;
-    if (header.type === 'error') {
+    if (header.type === 'error' && this.stage !== 'settled') {
       const error = new ApplyPatchError(header.code as ApplyPatchErrorCode, String(header.message), {
         ...(Array.isArray(header.unrestoredPaths) ? { unrestoredPaths: header.unrestoredPaths as string[] } : {}),
       });
-      this.settle({ error });
+      // A refusal while verifying or a failed commit: the helper is waiting for the next request.
+      this.settle({ error }, this.stage === 'verifying' || this.stage === 'committing');
       return false;
     }
     if (header.type === 'verified' && this.stage === 'verifying') {
@@ -218,7 +292,7 @@ class HelperRun {
       return true;
     }
     if (header.type === 'committed' && this.stage === 'committing' && this.verified) {
-      this.settle({ result: this.verified });
+      this.settle({ result: this.verified }, true);
       return false;
     }
     this.fail('HELPER_FAILED', `apply_patch helper sent an unexpected ${String(header.type)} message`);
@@ -229,8 +303,10 @@ class HelperRun {
     this.fail('HELPER_FAILED', `apply_patch helper did not finish within ${this.options.timeoutMs ?? 120_000} ms and was stopped; ${this.writtenSoFar()}`);
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+  /** The helper exited (or was killed) before answering. */
+  onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.stage === 'settled') return;
+    if (this.stage === 'verifying') this.exitedBeforeAnswer = true;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const detail = this.stderr.trim() ? `: ${lastLine(this.stderr)}` : '';
     this.fail('HELPER_FAILED', `apply_patch helper ${how}${detail}; ${this.writtenSoFar()}`);
@@ -241,25 +317,22 @@ class HelperRun {
     return this.stage === 'committing' ? 'files may have been partly written' : 'no file was changed';
   }
 
-  /** Asks the host (`onVerified`) and then tells the helper to commit, or ends the run. */
+  /** Asks the host (`onVerified`) and then tells the helper to commit, or drops the patch. */
   private async decide(result: ApplyPatchResult): Promise<void> {
     let go: boolean;
     try {
       go = this.options.onVerified ? await this.options.onVerified(result) : true;
     } catch (error) {
-      this.settle({ error });
+      if (this.stage === 'deciding') this.drop(error);
       return;
     }
     if (this.stage !== 'deciding') return;
-    const stdin = this.child.stdin;
     if (!go || this.options.signal?.aborted) {
-      stdin.end();
-      this.fail('ABORTED', 'apply_patch was aborted before any file was written');
+      this.drop(new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written'));
       return;
     }
     this.stage = 'committing';
-    for (const part of encodeFrame({ type: 'commit' })) stdin.write(part);
-    stdin.end();
+    this.channel.send({ type: 'commit' });
   }
 }
 

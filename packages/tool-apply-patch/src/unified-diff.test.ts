@@ -1,7 +1,8 @@
+import { applyPatch as applyDiff } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { applyChunksWithDiff } from './apply-chunks';
 import type { UpdateChunk } from './parse-patch';
-import { gitFileDiff, unifiedDiff } from './unified-diff';
+import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff } from './unified-diff';
 
 /** A small deterministic generator (tests must not depend on Math.random). */
 function random(seed: number) {
@@ -53,8 +54,30 @@ describe('per-file diffs computed on the changed windows only', () => {
         });
         at += length;
       }
-      const { content, unifiedDiff: windowed } = applyChunksWithDiff(before, chunks, 'f.txt');
+      const { content, unifiedDiff: windowed, edits } = applyChunksWithDiff(before, chunks, 'f.txt');
       expect(windowed, `round ${round}`).toBe(unifiedDiff(before, content));
+      // The git diff of the file (3 lines of context, headers) on the windows equals the whole-file one.
+      const path = round % 3 === 0 ? 'dir/with space.txt' : 'src/f.txt';
+      expect(gitFileDiffOfReplacements(path, before, content, edits!.eol, edits!.replacements), `round ${round} (git)`).toBe(gitFileDiff(path, before, content));
+    }
+  });
+
+  it('apply exactly when lines repeat (a small alphabet: removed, added and context lines collide)', () => {
+    const next = random(11);
+    for (let round = 0; round < 500; round++) {
+      const count = 1 + next(30);
+      const lines = Array.from({ length: count }, () => `w${next(4)}`);
+      const before = `${lines.join('\n')}\n`;
+      const chunks: UpdateChunk[] = [];
+      for (let at = next(3); at < count; at += 2 + next(6)) {
+        const length = Math.min(count - at, 1 + next(3));
+        chunks.push({ oldLines: lines.slice(at, at + length), newLines: Array.from({ length: next(4) }, () => `w${next(5)}`), isEndOfFile: false });
+        at += length;
+      }
+      const { content, unifiedDiff: windowed } = applyChunksWithDiff(before, chunks, 'f.txt');
+      // Where repeated lines make the alignment ambiguous the windows may place a change elsewhere
+      // than a whole-file diff would; either way the diff must turn `before` into `content`.
+      expect(content === before ? windowed : applyDiff(before, windowed), `round ${round}`).toBe(content === before ? '' : content);
     }
   });
 

@@ -29,6 +29,17 @@ export function gitFileDiff(path: string, before: string | null, after: string |
   });
 }
 
+/**
+ * {@link gitFileDiff} of a file changed in place by `replacements` (see
+ * {@link unifiedDiffOfReplacements}): the same git headers and 3 lines of context, with the diff
+ * library run on the changed windows only.
+ */
+export function gitFileDiffOfReplacements(path: string, before: string, after: string, eol: string, replacements: readonly LineReplacement[]): string {
+  const hunks = unifiedDiffOfReplacements(before, after, eol, replacements, 3);
+  if (hunks === '') return '';
+  return `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n${hunks}`;
+}
+
 /** A block of old lines replaced by new lines (old-line coordinates, 0-based). */
 export interface LineReplacement {
   start: number;
@@ -74,6 +85,50 @@ interface Window {
   readonly to: number;
   readonly newFrom: number;
   readonly newTo: number;
+  /** How many replacements the window groups. */
+  readonly replacements: number;
+  /** Context lines before the first replacement. */
+  readonly lead: number;
+  /** Old lines the first replacement removes. */
+  readonly oldLength: number;
+}
+
+/** Lines `from`..`to` of a text (by its line offsets), each without its `\n` (a `\r` stays, as jsdiff keeps it). */
+function linesBetween(text: string, offsets: readonly number[], from: number, to: number): string[] {
+  const lines: string[] = [];
+  for (let index = from; index < to; index++) {
+    const line = text.slice(offsets[index], offsets[index + 1]);
+    lines.push(line.endsWith('\n') ? line.slice(0, -1) : line);
+  }
+  return lines;
+}
+
+/** True when no two of `lines` are equal (a pairwise scan for the few lines of a typical window). */
+function allDistinct(lines: readonly string[]): boolean {
+  if (lines.length > 16) return new Set(lines).size === lines.length;
+  for (let index = 1; index < lines.length; index++) {
+    for (let other = 0; other < index; other++) if (lines[index] === lines[other]) return false;
+  }
+  return true;
+}
+
+/**
+ * The hunk of a window holding one replacement whose removed lines, added lines and context lines
+ * are pairwise distinct: its longest common subsequence is then exactly the context, so every
+ * minimal diff is "context, removed lines, added lines, context" — what jsdiff prints (removals
+ * first) — and no diff needs to run. `undefined` when the lines overlap (jsdiff decides then).
+ */
+function disjointHunk(before: string, oldOffsets: readonly number[], after: string, newOffsets: readonly number[], window: Window): StructuredPatchHunk | undefined {
+  const { from, to, newFrom, newTo, lead, oldLength } = window;
+  const old = linesBetween(before, oldOffsets, from, to);
+  const next = linesBetween(after, newOffsets, newFrom, newTo);
+  const trail = old.length - lead - oldLength;
+  const added = next.slice(lead, next.length - trail);
+  const removed = old.slice(lead, lead + oldLength);
+  const all = [...old.slice(0, lead), ...old.slice(lead + oldLength), ...removed, ...added];
+  if (!allDistinct(all)) return undefined;
+  const lines = [...old.slice(0, lead).map((line) => ` ${line}`), ...removed.map((line) => `-${line}`), ...added.map((line) => `+${line}`), ...old.slice(lead + oldLength).map((line) => ` ${line}`)];
+  return { oldStart: from + 1, oldLines: old.length, newStart: newFrom + 1, newLines: next.length, lines };
 }
 
 /**
@@ -112,7 +167,8 @@ export function unifiedDiffOfReplacements(
     }
     const from = Math.max(0, replacements[index].start - context);
     const to = Math.min(oldCount, replacements[last].start + replacements[last].oldLength + context);
-    windows.push({ from, to, newFrom: from + delta, newTo: to + delta + groupDelta });
+    const start = replacements[index].start;
+    windows.push({ from, to, newFrom: from + delta, newTo: to + delta + groupDelta, replacements: last - index + 1, lead: start - from, oldLength: replacements[index].oldLength });
     delta += groupDelta;
     index = last + 1;
   }
@@ -127,11 +183,17 @@ export function unifiedDiffOfReplacements(
     return unifiedDiff(before, after, context);
   }
   const hunks: StructuredPatchHunk[] = [];
-  for (const { from, to, newFrom, newTo } of windows) {
+  for (const window of windows) {
+    const { from, to, newFrom, newTo } = window;
+    const direct = window.replacements === 1 ? disjointHunk(before, oldOffsets, after, newOffsets, window) : undefined;
+    if (direct) {
+      hunks.push(direct);
+      continue;
+    }
     const oldText = before.slice(oldOffsets[from], oldOffsets[to]);
     const newText = after.slice(newOffsets[newFrom], newOffsets[newTo]);
-    const window = boundedStructuredPatch('', '', oldText, newText, context);
-    for (const hunk of window.hunks) hunks.push({ ...hunk, oldStart: hunk.oldStart + from, newStart: hunk.newStart + newFrom });
+    const patch = boundedStructuredPatch('', '', oldText, newText, context);
+    for (const hunk of patch.hunks) hunks.push({ ...hunk, oldStart: hunk.oldStart + from, newStart: hunk.newStart + newFrom });
   }
   if (hunks.length === 0) return '';
   return formatPatch({ oldFileName: '', newFileName: '', oldHeader: undefined, newHeader: undefined, hunks }, OMIT_HEADERS);

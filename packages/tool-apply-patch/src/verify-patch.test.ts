@@ -109,6 +109,13 @@ describe('applyPatch', () => {
     expect((await stat(join(root, 'win.txt'))).mode & 0o777).toBe(0o751);
   });
 
+  it('keeps the ending of each untouched line of a mixed CRLF/LF file, on disk', async () => {
+    await put('mixed.txt', 'one\r\ntwo\nthree\r\nfour\n');
+    const result = await applyPatch(wrap('*** Update File: mixed.txt', '@@', ' one', ' two', '-three', '+THREE', ' four'), { root });
+    expect(await readFile(join(root, 'mixed.txt'))).toEqual(Buffer.from('one\r\ntwo\nTHREE\r\nfour\n'));
+    expect(result.changes[0]).toMatchObject({ newContent: 'one\r\ntwo\nTHREE\r\nfour\n', unifiedDiff: '@@ -2,3 +2,3 @@\n two\n-three\r\n+THREE\r\n four\n' });
+  });
+
   it('leaves no temporary files behind', async () => {
     await put('a.txt', 'x\n');
     await applyPatch(wrap('*** Update File: a.txt', '-x', '+y', '*** Add File: b/c.txt', '+z'), { root });

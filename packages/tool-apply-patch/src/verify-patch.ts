@@ -1,10 +1,10 @@
 import { relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
-import { applyChunksWithDiff } from './apply-chunks';
+import { applyChunksWithDiff, type LineEdits } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
-import { unifiedDiff } from './unified-diff';
+import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
@@ -93,6 +93,12 @@ const verificationError = (message: string, cause?: unknown) => new ApplyPatchEr
 
 /** What is at an entry now: a link (with the content it leads to), a folder, a file or nothing. */
 async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
+  // Most entries are plain files: one open (without following a link) answers; the rest are told apart by lstat.
+  const read = await fs.readFile(parts, maxBytes).catch((error: unknown) => {
+    if (error instanceof FileTooLargeError) throw error;
+    return undefined;
+  });
+  if (read) return { kind: 'file', bytes: read.bytes, mode: read.mode };
   const stats = await fs.lstat(parts);
   if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
@@ -174,6 +180,11 @@ class PatchVerification {
   private readonly modified: string[] = [];
   private readonly deleted: string[] = [];
   private readonly changes: FileChange[] = [];
+  /** Entries some hunk changed (content set or removed), and how an entry changed by exactly one in-place Update was edited. */
+  private readonly touched = new Set<FileEntry>();
+  private readonly edits = new Map<FileEntry, LineEdits>();
+  /** The text of contents already decoded (or written from a text), so no content is decoded twice. */
+  private readonly texts = new WeakMap<Buffer, string>();
 
   constructor(private readonly scope: VerificationScope) {}
 
@@ -198,7 +209,7 @@ class PatchVerification {
       throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
     }
     this.setContent(entry, hunk.contents, hunk.path);
-    this.changes.push({ kind: 'add', path: hunk.path, content: hunk.contents, unifiedDiff: unifiedDiff('', hunk.contents) });
+    this.changes.push(lazyDiff({ kind: 'add', path: hunk.path, content: hunk.contents }, () => unifiedDiff('', hunk.contents)));
     this.added.push(hunk.path);
   }
 
@@ -209,18 +220,23 @@ class PatchVerification {
       throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
     }
     const content = lossy.decode(entry.current);
-    entry.current = null;
-    this.changes.push({ kind: 'delete', path: hunk.path, content, unifiedDiff: unifiedDiff(content, '') });
+    this.remove(entry);
+    this.changes.push(lazyDiff({ kind: 'delete', path: hunk.path, content }, () => unifiedDiff(content, '')));
     this.deleted.push(hunk.path);
   }
 
   async update(hunk: Extract<PatchHunk, { type: 'update' }>, resolved: ResolvedPath, move: ResolvedPath | undefined): Promise<void> {
     const sourceKey = this.contentKey(resolved);
     const source = await this.entryFor(resolved, sourceKey);
-    const { content: after, unifiedDiff: diff } = applyChunksWithDiff(this.textToUpdate(source, hunk.path), hunk.chunks, hunk.path);
-    const change: FileChange = { kind: 'update', path: hunk.path, newContent: after, unifiedDiff: diff };
+    const firstTouch = !this.touched.has(source);
+    const before = this.textToUpdate(source, hunk.path);
+    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, hunk.path, { withDiff: false });
+    const change: FileChange = lazyDiff({ kind: 'update', path: hunk.path, newContent: after }, () =>
+      edits ? unifiedDiffOfReplacements(before, after, edits.eol, edits.replacements) : unifiedDiff(before, after),
+    );
     if (hunk.movePath === undefined || move === undefined) {
       this.setContent(source, after, hunk.path);
+      if (firstTouch && edits && source.original.kind === 'file') this.edits.set(source, edits);
       this.modified.push(hunk.path);
     } else {
       const destination = await this.entryFor(move, this.contentKey(move));
@@ -229,7 +245,7 @@ class PatchVerification {
       }
       // A move removes the source's directory entry: a link itself, not the file it points to.
       const removed = sourceKey === resolved.location ? source : await this.entryFor(resolved, resolved.location);
-      if (destination !== removed) removed.current = null;
+      if (destination !== removed) this.remove(removed);
       this.setContent(destination, after, hunk.movePath);
       change.movePath = hunk.movePath;
       this.modified.push(hunk.movePath);
@@ -245,7 +261,12 @@ class PatchVerification {
   /** The summary, the changes and the before/after of every file. */
   result(): ApplyPatchResult {
     const { added, modified, deleted, changes } = this;
-    const files = this.entries().map((entry) => fileState(entry, this.scope.root));
+    const files = this.entries().map((entry) => {
+      const state = fileState(entry, this.scope.root, this.texts);
+      const edits = this.edits.get(entry);
+      if (edits) windowedDiffs.set(state, edits);
+      return state;
+    });
     const summary = ['Success. Updated the following files:', ...added.map((p) => `A ${p}`), ...modified.map((p) => `M ${p}`), ...deleted.map((p) => `D ${p}`)]
       .map((line) => `${line}\n`)
       .join('');
@@ -262,8 +283,12 @@ class PatchVerification {
     if (exceedsLines(source.current, limits.maxFileLines)) {
       throw limitError(`${path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
     }
+    const known = this.texts.get(source.current);
+    if (known !== undefined) return known;
     try {
-      return utf8.decode(source.current);
+      const text = utf8.decode(source.current);
+      this.texts.set(source.current, text);
+      return text;
     } catch (error) {
       throw verificationError(`Failed to read file to update ${path}: stream did not contain valid UTF-8`, error);
     }
@@ -317,6 +342,19 @@ class PatchVerification {
     }
     this.account(bytes.length);
     entry.current = bytes;
+    this.texts.set(bytes, content);
+    this.touch(entry);
+  }
+
+  private remove(entry: FileEntry): void {
+    entry.current = null;
+    this.touch(entry);
+  }
+
+  /** A second change of an entry makes its single-edit record stale. */
+  private touch(entry: FileEntry): void {
+    if (this.touched.has(entry)) this.edits.delete(entry);
+    this.touched.add(entry);
   }
 
   /**
@@ -351,9 +389,42 @@ function patchPlan(result: ApplyPatchResult, entries: readonly FileEntry[], { al
   };
 }
 
-function fileState(entry: FileEntry, root: WorkspaceRoot): FileState {
-  const before = entry.original.kind === 'file' || entry.original.kind === 'symlink' ? lossy.decode(entry.original.bytes) : null;
-  const after = entry.current === null ? null : lossy.decode(entry.current);
+/**
+ * Gives a change its `unifiedDiff` as an enumerable property computed on first read (then kept):
+ * spreading, JSON and structured cloning see a plain string, and a caller that never reads the
+ * per-hunk diffs (a library `applyPatch` that only writes) never pays for them.
+ */
+function lazyDiff<T extends Record<string, unknown>>(change: T, compute: () => string): T & { unifiedDiff: string } {
+  let value: string | undefined;
+  return Object.defineProperty(change, 'unifiedDiff', {
+    enumerable: true,
+    configurable: true,
+    get: () => (value ??= compute()),
+    set: (next: string) => {
+      value = next;
+    },
+  }) as T & { unifiedDiff: string };
+}
+
+/** How files changed by one in-place Update were edited, so their git diff runs on the changed windows only (see {@link fileGitDiff}). */
+const windowedDiffs = new WeakMap<FileState, LineEdits>();
+
+/**
+ * The git-style diff of a file's before → after (`gitFileDiff`), computed on the changed windows
+ * when this process verified the patch and one in-place Update changed the file (most files of
+ * most patches), else over the whole texts.
+ */
+export function fileGitDiff(file: FileState): string {
+  if (file.diff !== undefined) return file.diff;
+  const edits = windowedDiffs.get(file);
+  if (edits && file.before !== null && file.after !== null) return gitFileDiffOfReplacements(file.displayPath, file.before, file.after, edits.eol, edits.replacements);
+  return gitFileDiff(file.displayPath, file.before, file.after);
+}
+
+function fileState(entry: FileEntry, root: WorkspaceRoot, texts: WeakMap<Buffer, string>): FileState {
+  const text = (bytes: Buffer) => texts.get(bytes) ?? lossy.decode(bytes);
+  const before = entry.original.kind === 'file' || entry.original.kind === 'symlink' ? text(entry.original.bytes) : null;
+  const after = entry.current === null ? null : text(entry.current);
   const base = isInside(root.realPath, entry.path) ? root.realPath : isInside(root.path, entry.path) ? root.path : undefined;
   const displayPath = base === undefined ? entry.path : relative(base, entry.path).split(sep).join('/');
   return { path: entry.path, displayPath, before, after };

@@ -29,6 +29,8 @@ export interface PhysicalPath {
   readonly components: readonly string[];
   /** False when some component (the last, or a folder before it) does not exist yet. */
   readonly exists: boolean;
+  /** True when the last component is a symbolic link left unfollowed (`followFinal: false`). */
+  readonly finalLink?: boolean;
 }
 
 /**
@@ -46,6 +48,15 @@ export interface PhysicalPath {
  * still redirect one operation there (see the package README for the residual risk).
  */
 export class WorkspaceFs {
+  /**
+   * Folders opened so far (below the root, by their components joined with `/`), each opened once
+   * per walker: a patch naming 100 files in one folder opens it once, not 600 times. A held
+   * descriptor keeps naming the folder it opened even if that folder is then renamed or swapped
+   * for a link, so later operations still land in a real folder reached without following a link
+   * (the folder-moved residual risk of the README spans the walker's life, one phase of a patch).
+   */
+  private readonly folders = new Map<string, Promise<FileHandle>>();
+
   private constructor(
     /** The root as the kernel knows it (links resolved). */
     readonly realRoot: string,
@@ -66,6 +77,9 @@ export class WorkspaceFs {
 
   /** Closes the root descriptor. The object must not be used afterwards. */
   async close(): Promise<void> {
+    const folders = [...this.folders.values()];
+    this.folders.clear();
+    for (const pending of folders) await pending.then((handle) => handle.close()).catch(() => undefined);
     await this.rootHandle?.close();
   }
 
@@ -115,6 +129,7 @@ export class WorkspaceFs {
         continue;
       }
       stack.push(name);
+      if (last && stats?.isSymbolicLink()) return { components: stack, exists: true, finalLink: true };
       if (!stats) {
         // Missing: nothing below it exists, so nothing below it is a link; `..` there cannot resolve.
         if (targetMustExist) throw new OutsideRootError('dangling');
@@ -212,6 +227,14 @@ export class WorkspaceFs {
   /** Removes an empty folder. */
   async rmdir(components: readonly string[]): Promise<void> {
     await this.withParent(components, false, (at) => rmdir(at));
+    // A removed folder's descriptor (and those below it) must not be reused.
+    const key = components.join('/');
+    for (const [cached, pending] of this.folders) {
+      if (cached === key || cached.startsWith(`${key}/`)) {
+        this.folders.delete(cached);
+        void pending.then((handle) => handle.close()).catch(() => undefined);
+      }
+    }
   }
 
   /**
@@ -229,22 +252,29 @@ export class WorkspaceFs {
     const folders = components.slice(0, -1);
     if (this.rootHandle === undefined) return this.withParentByPath(folders, name, create, action, onCreated);
     let fd = this.rootHandle.fd;
-    const opened: FileHandle[] = [];
-    try {
-      for (const [index, folder] of folders.entries()) {
-        const handle = await openChildFolder(fd, folder, create, folders.slice(0, index + 1), (first) => {
+    for (const [index, folder] of folders.entries()) {
+      const soFar = folders.slice(0, index + 1);
+      const key = soFar.join('/');
+      const open = () => {
+        const pending = openChildFolder(parent, folder, create, soFar, (first) => {
           onCreated?.(first);
           onCreated = undefined;
         });
-        opened.push(handle);
-        fd = handle.fd;
-      }
-      const base = fd;
-      const folderPath = (child: string) => `/proc/self/fd/${base}/${child}`;
-      return await action(folderPath(name), name, folderPath);
-    } finally {
-      for (const handle of opened.reverse()) await handle.close().catch(() => undefined);
+        this.folders.set(key, pending);
+        // A failed open is not remembered: the folder may be created by a later write.
+        pending.catch(() => {
+          if (this.folders.get(key) === pending) this.folders.delete(key);
+        });
+        return pending;
+      };
+      const parent = fd;
+      const cached = this.folders.get(key);
+      // A write creates the folder a concurrent read found missing.
+      fd = (await (cached ? cached.catch((error: unknown) => (create ? open() : Promise.reject(error))) : open())).fd;
     }
+    const base = fd;
+    const folderPath = (child: string) => `/proc/self/fd/${base}/${child}`;
+    return action(folderPath(name), name, folderPath);
   }
 
   /** The fallback without `/proc`: each folder is checked with lstat right before use. */

@@ -104,7 +104,8 @@ export async function resolveWorkspacePath(raw: string, root: WorkspaceRoot, { a
   try {
     location = await root.fs.resolve(components, { followFinal: false, aliases });
     try {
-      target = await root.fs.resolve(components, { followFinal: true, aliases });
+      // Following the final component only differs from not following it when it is a link.
+      target = location.finalLink === true ? await root.fs.resolve(components, { followFinal: true, aliases }) : location;
     } catch (error) {
       // With outside paths allowed, a dangling link is written as a plain file in its place.
       if (!(allowOutsideRoot && error instanceof OutsideRootError && error.how === 'dangling')) throw error;

@@ -80,7 +80,7 @@ type Counts = Map<string, number>;
 const count = (counts: Counts, key: string, by = 1) => counts.set(key, (counts.get(key) ?? 0) + by);
 const summary = (counts: Counts) => [...counts].map(([key, value]) => `${key} ${value}`).join(', ');
 
-/** `attempts` apply_patch tool calls (one helper process each) adding `d/…`; counts applied and refused. */
+/** `attempts` apply_patch tool calls (one session per tool, so one helper each) adding `d/…`; counts applied and refused. */
 async function toolAttempts(root: string, tools: ReturnType<typeof applyPatchTool>[], attempts: number, label: string, counts: Counts): Promise<void> {
   const harnesses = await Promise.all(tools.map((tool) => openHarness({ toolMode: 'direct', tools: [tool], cwd: root })));
   try {
@@ -122,6 +122,7 @@ async function sandboxedAttempts(root: string, attempts: number): Promise<Record
 
 const ATTEMPTS = byProfile(600, 5_000);
 const TOOL_ATTEMPTS = byProfile(10, 200);
+const RACE_PATCHES = 900;
 
 describe('apply_patch attacks', () => {
   it(`the symlink swap race without a sandbox: ${ATTEMPTS} attempts of the helper's walk and ${TOOL_ATTEMPTS} tool calls against a live swap loop write nothing outside`, async () => {
@@ -171,6 +172,28 @@ describe('apply_patch attacks', () => {
     expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
     held.push(`symlink swap race, sandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
   }, 240_000);
+
+  // The sandboxed tool keeps one helper per session, so a call pays a message, not a process
+  // tree: 900 patches finish within the test's 60 s (each used to start Node inside bubblewrap).
+  it(`the symlink swap race through the long-lived sandboxed helper: ${RACE_PATCHES} small patches within 60 s write nothing outside`, async () => {
+    const { root, outside } = workspace();
+    const loop = startSwapLoop(root, outside);
+    const counts: Counts = new Map();
+    const started = performance.now();
+    try {
+      const sandboxed = { sandbox: { mode: 'workspace-write' } } as const;
+      await toolAttempts(root, [applyPatchTool(sandboxed), applyPatchTool({ ...sandboxed, allowOutsideRoot: true })], RACE_PATCHES, 'sandboxed tool', counts);
+    } finally {
+      stop(loop);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    expectNothingOutside(root, outside);
+    expect([...counts.values()].reduce((sum, value) => sum + value, 0)).toBe(RACE_PATCHES);
+    // The race was live and the helper wrote: some landed inside, some were refused.
+    expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
+    expect(RACE_PATCHES - (counts.get('sandboxed tool applied') ?? 0)).toBeGreaterThan(0);
+    held.push(`symlink swap race, ${RACE_PATCHES} sandboxed tool calls through the long-lived helper in ${seconds.toFixed(1)} s (${summary(counts)}): nothing written outside, no temporary files left`);
+  }, 60_000);
 
   it('.git metadata at any depth is refused by the tool with a message naming the path', async () => {
     const { root } = workspace();

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { gitFileDiff } from '../../../../packages/tool-apply-patch/src/unified-d
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 
 const tool = applyPatchTool();
-/** One apply_patch call as the registry makes it (helper process, events, turn diff). */
+/** One apply_patch call as the registry makes it (the session's helper process, events, turn diff). */
 async function callTool(patch: string, step: StepContext): Promise<void> {
   const output = await tool.handle({
     callId: 'bench',
@@ -37,6 +38,7 @@ const FILES = 100;
 const HUNKS = 20;
 const GAP = 12; // lines between edited lines, so hunks never share context
 const RUNS = 7;
+const SMALL_RUNS = 21;
 
 interface Fixture {
   originals: Map<string, string>;
@@ -74,6 +76,8 @@ function fixture(): Fixture {
 
 async function reset(root: string, files: Map<string, string>): Promise<void> {
   await mkdir(join(root, 'src'), { recursive: true });
+  // A repository, as an agent's workspace usually is (the sandboxed helper then stays up between calls).
+  if (!existsSync(join(root, '.git'))) execFileSync('git', ['init', '-q'], { cwd: root });
   await Promise.all([...files].map(([path, content]) => writeFile(join(root, path), content)));
 }
 
@@ -92,9 +96,10 @@ async function timePair(
   files: Map<string, string>,
   subject: () => Promise<unknown> | unknown,
   reference: () => Promise<unknown> | unknown,
+  runs = RUNS,
 ): Promise<[number, number]> {
   const samples: [number[], number[]] = [[], []];
-  for (let run = -1; run < RUNS; run++) {
+  for (let run = -1; run < runs; run++) {
     for (const [slot, body] of [subject, reference].entries()) {
       await reset(root, files);
       const start = performance.now();
@@ -103,6 +108,39 @@ async function timePair(
     }
   }
   return [median(samples[0]), median(samples[1])];
+}
+
+/** CPU milliseconds this process's waited-for children have used (`cutime` + `cstime` of /proc/self/stat, 10 ms ticks). */
+function childrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** CPU milliseconds of this process (every thread, libuv's pool included). */
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/**
+ * CPU time per run of the in-process `subject` and of the `git` child, over `runs` alternating runs
+ * (workspace reset untimed): unlike wall time, barely moved by other processes' load.
+ */
+async function cpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => unknown, runs = 21): Promise<[number, number]> {
+  let own = 0;
+  let children = 0;
+  for (let run = 0; run < runs; run++) {
+    await reset(root, files);
+    const start = ownCpuMs();
+    await subject();
+    own += ownCpuMs() - start;
+    await reset(root, files);
+    const before = childrenCpuMs();
+    git();
+    children += childrenCpuMs() - before;
+  }
+  return [own / runs, children / runs];
 }
 
 /** The report's freezing patches, through the tool: a 30k-line near-miss on 60k lines; a 10k-line rewrite then one more patch. */
@@ -144,6 +182,34 @@ async function bombs(base: string): Promise<BenchFigure[]> {
   ];
 }
 
+/** One small patch (one line of a 3-line file) through the warm tool, sandboxed and not, beside `git apply` of the same edit. */
+async function smallPatch(base: string): Promise<BenchFigure[]> {
+  const root = join(base, 'small');
+  const files = new Map([['src/small.txt', 'one\ntwo\nthree\n']]);
+  const patch = '*** Begin Patch\n*** Update File: src/small.txt\n@@\n one\n-two\n+2\n three\n*** End Patch';
+  const diffPath = join(base, 'small.diff');
+  await writeFile(diffPath, gitFileDiff('src/small.txt', 'one\ntwo\nthree\n', 'one\n2\nthree\n'));
+  const git = () => execFileSync('git', ['apply', diffPath], { cwd: root, stdio: 'ignore' });
+  const sandboxed = createStepContext({ cwd: root, sandboxMode: 'workspace-write' });
+  await reset(root, files);
+  // The first call of a session starts its helper (Node inside bubblewrap).
+  const start = performance.now();
+  await callTool(patch, sandboxed);
+  const coldMs = performance.now() - start;
+  await check(root, new Map([['src/small.txt', 'one\n2\nthree\n']]), 'the small patch');
+  const [sandboxedMs, gitSandboxedMs] = await timePair(root, files, () => callTool(patch, sandboxed), git, SMALL_RUNS);
+  const unsandboxed = createStepContext({ cwd: root, sandboxMode: 'danger-full-access' });
+  await reset(root, files);
+  await callTool(patch, unsandboxed);
+  const [toolMs, gitToolMs] = await timePair(root, files, () => callTool(patch, unsandboxed), git, SMALL_RUNS);
+  const note = `update one line of a 3-line file, warm helper, median of ${SMALL_RUNS} alternating runs; git includes its process start`;
+  return [
+    compare('one small patch, sandboxed tool (workspace-write), warm helper', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxedMs }, { note }),
+    compare('one small patch, unsandboxed tool, warm helper', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note }),
+    { name: 'first small patch of a session, sandboxed (starts the helper: Node inside bubblewrap)', value: coldMs, unit: 'ms', note: 'one run' },
+  ];
+}
+
 const bench: Bench = {
   name: 'apply_patch',
   async run(): Promise<BenchFigure[]> {
@@ -163,24 +229,31 @@ const bench: Bench = {
       git();
       await check(root, edited, 'git apply');
 
-      const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, createStepContext({ cwd: root })), () => git());
-      const [sandboxedMs, gitSandboxMs] = await timePair(root, originals, () => callTool(patch, createStepContext({ cwd: root, sandboxMode: 'workspace-write' })), () => git());
+      const small = await smallPatch(base);
+      const sandboxedStep = createStepContext({ cwd: root, sandboxMode: 'workspace-write' });
+      const unsandboxedStep = createStepContext({ cwd: root, sandboxMode: 'danger-full-access' });
+      const [sandboxedMs, gitSandboxMs] = await timePair(root, originals, () => callTool(patch, sandboxedStep), () => git());
+      const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, unsandboxedStep), () => git());
       const [applyMs, gitMs] = await timePair(root, originals, () => applyPatch(patch, { root }), () => git());
       const [verifyMs, checkMs] = await timePair(root, originals, () => verifyPatch(patch, { root }), () => git('--check'));
+      const [applyCpuMs, gitCpuMs] = await cpuPair(root, originals, () => applyPatch(patch, { root }), () => git());
       await reset(root, originals);
-      const toolDelay = await maxLoopDelay(() => callTool(patch, createStepContext({ cwd: root })));
+      const toolDelay = await maxLoopDelay(() => callTool(patch, sandboxedStep));
       await reset(root, originals);
       const inProcessDelay = await maxLoopDelay(() => applyPatch(patch, { root }));
       const note = `${FILES} files × ${HUNKS} hunks, median of ${RUNS} alternating runs; git includes its process start`;
       return [
-        compare('tool, unsandboxed: helper process, events, turn diff (100 files × 20 hunks)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; the helper includes its Node start` }),
-        compare('tool, sandboxed (workspace-write): helper inside bubblewrap (100 × 20)', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxMs }, { note: `${note}; includes the sandbox start` }),
+        ...small,
+        compare('tool, sandboxed (workspace-write): the session\'s helper inside bubblewrap (100 files × 20 hunks)', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxMs }, { note: `${note}; warm helper, events and turn diff included` }),
+        compare('tool, unsandboxed: the session\'s helper (100 × 20)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; warm helper` }),
         compare('library applyPatch in the caller\'s process (100 × 20)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
         compare('verify only (parse, read, locate, no writes)', verifyMs, 'ms', { name: 'git apply --check', value: checkMs }, { note }),
-        compare('longest host event-loop stall during the tool call (100 × 20)', toolDelay, 'ms', { name: 'applyPatch in-process', value: inProcessDelay }, { note: 'monitorEventLoopDelay max, one run each' }),
+        compare('CPU time: library applyPatch (100 × 20)', applyCpuMs, 'ms', { name: 'git apply, its process start included', value: gitCpuMs }, { note: 'mean of 21 alternating runs; user + system time of every thread; load-independent' }),
+        compare('longest host event-loop stall during a sandboxed tool call (100 × 20)', toolDelay, 'ms', { name: 'applyPatch in-process', value: inProcessDelay }, { note: 'monitorEventLoopDelay max, one run each' }),
         ...(await bombs(base)),
       ];
     } finally {
+      await tool.dispose?.({ sessionId: 'session' });
       await rm(base, { recursive: true, force: true });
     }
   },
