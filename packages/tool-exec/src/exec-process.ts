@@ -124,9 +124,13 @@ export class ExecProcess {
     this.writer(data);
   }
 
-  /** Takes the output collected since the last call (after the audit's note, if any). */
+  /**
+   * Takes the output collected since the last call (after the audit's note, if any). Once the
+   * process ended, the audit already ran at its exit and nothing of it is left to change anything,
+   * so it does not run again.
+   */
   takeOutput(): string {
-    this.runAudit();
+    if (!this.done) this.runAudit();
     return this.buffer.drain();
   }
 
