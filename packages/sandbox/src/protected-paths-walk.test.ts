@@ -6,7 +6,7 @@ import { protectedPaths } from './protected-paths';
 import { makeWorkspace } from './test-support';
 
 // The walk for nested .git reuses what it read of a directory whose change time did not move since
-// (settled: changed more than a second before that walk). The clock is moved forward so every
+// (settled: changed more than two seconds before that walk). The clock is moved forward so every
 // directory made here counts as settled; each change must still be found by the next walk.
 const nested = (root: string) => protectedPaths({ root }).filter((entry) => entry.kind === 'nested-git').map((entry) => entry.path).sort();
 let clock = Date.now();
@@ -68,7 +68,7 @@ describe('the nested .git walk, run again on a changed workspace', () => {
     expect(nested(root)).toEqual([join(root, 'd1', 'e1', 'moved', 'x', '.git'), join(root, 'd3', 'e4', '.git')]);
   });
 
-  test('a repository planted in a directory changed within the same second as the walk is found (not trusted yet)', () => {
+  test('a repository planted in a directory changed just before the walk is found (not trusted yet)', () => {
     vi.useRealTimers();
     const root = makeWorkspace('walk-cache-fresh-');
     mkdirSync(join(root, 'a', 'b'), { recursive: true });

@@ -82,11 +82,11 @@ interface DirectoryRecord {
 
 /**
  * How long before a walk a directory's last change must lie for its record to be reused: the
- * kernel stamps change times from a coarse clock (one tick late at most), so a directory changed in
- * the same tick as the walk that read it could change again without a new stamp. One second covers
- * every tick length.
+ * kernel stamps change times from a coarse clock (one tick late at most) and some file systems
+ * round them (to 1 s, FAT's to 2 s), so a directory changed within that span of the walk that read
+ * it could change again and keep its stamp. Two seconds cover every tick and rounding.
  */
-const SETTLED_MS = 1_000;
+const SETTLED_MS = 2_000;
 
 /** The records of the last walk of each root; bounded, the oldest root dropped first. */
 const walkCache = new Map<string, Map<string, DirectoryRecord>>();

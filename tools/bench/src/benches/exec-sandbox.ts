@@ -158,7 +158,7 @@ async function pieces(root: string): Promise<BenchFigure[]> {
   const first = performance.now();
   if (protectedPaths({ root }).length !== 2) throw new Error('expected 2 protected paths');
   const cold = performance.now() - first;
-  await new Promise((resolve) => setTimeout(resolve, 1_200)); // the directories' change times settle
+  await new Promise((resolve) => setTimeout(resolve, 2_200)); // the directories' change times settle
   protectedPaths({ root });
   const [warm, previous] = await alternatingMedians(
     [
