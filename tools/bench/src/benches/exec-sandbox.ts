@@ -4,7 +4,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, type SandboxMode } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
-import { findExecutable, killProcessTree, quarantineNewGitMetadata, sandboxCommand, sandboxEnvironment } from '@switchyard/sandbox';
+import { findExecutable, killProcessTree, sandboxCommand, sandboxEnvironment } from '@switchyard/sandbox';
+// The walk and the audit from one module instance (the walk's records live in it), as the bench's other internals.
+import { quarantineNewGitMetadata } from '../../../../packages/sandbox/src/git-quarantine';
 import { protectedPaths } from '../../../../packages/sandbox/src/protected-paths';
 import { commandLimits } from '../../../../packages/sandbox/src/resource-limits';
 import { REAPER, launcherSyscalls } from '../../../../packages/sandbox/src/launchers';
