@@ -85,6 +85,7 @@ function bwrapArgs(extra: readonly string[]): string[] {
 async function startUp(root: string): Promise<BenchFigure[]> {
   const perl = findExecutable('perl') as string;
   const bwrap = findExecutable('bwrap') as string;
+  const [setpriv, unshare] = [findExecutable('setpriv'), findExecutable('unshare')];
   const spawner = longLivedSpawner(root, perl);
   const bodies: Array<[string, () => Promise<void>]> = [
     ['bare', () => spawned(root, '/bin/sh', ['-c', 'true'])],
@@ -97,8 +98,9 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     ['bwrap minimal', () => spawned(root, bwrap, bwrapArgs([]))],
     ['bwrap + net', () => spawned(root, bwrap, bwrapArgs(['--unshare-net']))],
     ['bwrap + net ipc uts cgroup', () => spawned(root, bwrap, bwrapArgs(['--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try']))],
-    ['setpriv', () => spawned(root, '/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--bounding-set=-all', '--', '/bin/sh', '-c', 'true'])],
-    ['unshare -m', () => spawned(root, '/usr/bin/unshare', ['--mount', '--', '/bin/sh', '-c', 'true'])],
+    // util-linux may be missing: its figures then fall back to a bare spawn and say so below
+    ['setpriv', () => (setpriv ? spawned(root, setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', '--bounding-set=-all', '--', '/bin/sh', '-c', 'true']) : spawned(root, '/bin/sh', ['-c', 'true']))],
+    ['unshare -m', () => (unshare ? spawned(root, unshare, ['--mount', '--', '/bin/sh', '-c', 'true']) : spawned(root, '/bin/sh', ['-c', 'true']))],
     ['long-lived spawner', spawner.run],
   ];
   let values: number[];
@@ -122,8 +124,8 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     compare('bwrap, user + pid namespaces, / read-only, /proc, /dev', at('bwrap minimal'), 'ms', bare, { note: 'the least bubblewrap does per command' }),
     compare('bwrap, + network namespace', at('bwrap + net'), 'ms', bare, { note }),
     compare('bwrap, + network, ipc, uts, cgroup namespaces', at('bwrap + net ipc uts cgroup'), 'ms', bare, { note: 'the namespaces the sandbox asks for' }),
-    compare('setpriv (util-linux): drop to 65534, no groups, empty bounding set', at('setpriv'), 'ms', bare, { note: 'could replace only the launcher’s last step' }),
-    compare('unshare --mount (util-linux)', at('unshare -m'), 'ms', bare, { note: 'could replace only the launcher’s mount namespace step' }),
+    compare('setpriv (util-linux): drop to 65534, no groups, empty bounding set', at('setpriv'), 'ms', bare, { note: setpriv ? 'could replace only the launcher’s last step' : 'setpriv not installed: a bare spawn' }),
+    compare('unshare --mount (util-linux)', at('unshare -m'), 'ms', bare, { note: unshare ? 'could replace only the launcher’s mount namespace step' : 'unshare not installed: a bare spawn' }),
     compare('long-lived spawner: one message, fork + exec sh -c true', at('long-lived spawner'), 'ms', bare, { note: 'the floor of Build item 1 (no namespaces, no cgroup per call)' }),
   ];
 }
