@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from './policy';
 
@@ -66,29 +66,83 @@ function isDirectoryEntry(path: string): 'dir' | 'file' | undefined {
   return undefined;
 }
 
-/** Every `.git` below `root` (not `root/.git` itself), breadth first, links not followed, bounded. */
+/** What the walk learned about one directory, valid while its identity and change time stay the same. */
+interface DirectoryRecord {
+  readonly dev: number;
+  readonly ino: number;
+  readonly ctimeMs: number;
+  readonly mtimeMs: number;
+  /** Names of the subdirectories the walk enters (not `.git`, not skipped ones, no links). */
+  readonly subdirectories: readonly string[];
+  /** A `.git` directory or gitfile is in it. */
+  readonly git: boolean;
+  /** False when it changed too close to the walk that read it for its change time to tell a later change apart. */
+  readonly settled: boolean;
+}
+
+/**
+ * How long before a walk a directory's last change must lie for its record to be reused: the
+ * kernel stamps change times from a coarse clock (one tick late at most) and some file systems
+ * round them (to 1 s, FAT's to 2 s), so a directory changed within that span of the walk that read
+ * it could change again and keep its stamp. Two seconds cover every tick and rounding.
+ */
+const SETTLED_MS = 2_000;
+
+/** The records of the last walk of each root; the oldest root is dropped past 8 (at most 8 × 50,000 small records). */
+const walkCache = new Map<string, Map<string, DirectoryRecord>>();
+const MAX_CACHED_ROOTS = 8;
+
+/** Reads `dir` afresh: its subdirectories to enter and whether a `.git` is in it (`undefined` when unreadable or gone). */
+function readDirectory(dir: string, stat: Stats, walkStarted: number): DirectoryRecord | undefined {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return undefined; // unreadable or gone
+  }
+  const subdirectories: string[] = [];
+  let git = false;
+  for (const entry of entries) {
+    if (entry.name === GIT_DIR_NAME) {
+      git ||= entry.isDirectory() || entry.isFile();
+      continue; // never descend into a repository's own directory
+    }
+    if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) subdirectories.push(entry.name);
+  }
+  const settled = Math.max(stat.ctimeMs, stat.mtimeMs) < walkStarted - SETTLED_MS;
+  return { dev: stat.dev, ino: stat.ino, ctimeMs: stat.ctimeMs, mtimeMs: stat.mtimeMs, subdirectories, git, settled };
+}
+
+/**
+ * Every `.git` below `root` (not `root/.git` itself), breadth first, links not followed, bounded.
+ *
+ * A directory's list of entries changes only together with its change time (`ctime`, which the
+ * kernel sets and no process can set back: `touch -d` moves `mtime` and stamps a new `ctime`), so
+ * a directory whose device, inode and change time match the last walk's record, settled
+ * ({@link SETTLED_MS}), is not read again: one `lstat` instead of a `readdir`. Every directory is
+ * still visited, so a `.git` created anywhere (or a tree renamed in) is found by the next walk.
+ */
 function nestedGitEntries(root: string): string[] {
+  const walkStarted = Date.now();
+  const previous = walkCache.get(root);
+  const records = new Map<string, DirectoryRecord>();
   const found: string[] = [];
   const queue = [root];
-  let visited = 0;
-  for (let next = 0; next < queue.length && visited < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
+  for (let next = 0; next < queue.length && next < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
     const dir = queue[next];
-    visited++;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue; // unreadable or gone
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.name === GIT_DIR_NAME) {
-        if (dir !== root && (entry.isDirectory() || entry.isFile())) found.push(path);
-        continue; // never descend into a repository's own directory
-      }
-      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) queue.push(path);
-    }
+    const stat = lstatSync(dir, { throwIfNoEntry: false });
+    if (!stat?.isDirectory()) continue; // gone, or replaced by a link or a file since it was listed
+    const known = previous?.get(dir);
+    const same = known !== undefined && known.settled && known.dev === stat.dev && known.ino === stat.ino && known.ctimeMs === stat.ctimeMs && known.mtimeMs === stat.mtimeMs;
+    const record = same ? known : readDirectory(dir, stat, walkStarted);
+    if (!record) continue;
+    records.set(dir, record);
+    if (record.git && dir !== root) found.push(join(dir, GIT_DIR_NAME));
+    for (const name of record.subdirectories) queue.push(join(dir, name));
   }
+  walkCache.delete(root);
+  walkCache.set(root, records);
+  if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
   return found;
 }
 

@@ -124,9 +124,13 @@ export class ExecProcess {
     this.writer(data);
   }
 
-  /** Takes the output collected since the last call (after the audit's note, if any). */
+  /**
+   * Takes the output collected since the last call (after the audit's note, if any). Once the
+   * process ended, the audit already ran at its exit and nothing of it is left to change anything,
+   * so it does not run again.
+   */
   takeOutput(): string {
-    this.runAudit();
+    if (!this.done) this.runAudit();
     return this.buffer.drain();
   }
 
@@ -173,6 +177,21 @@ function trackUntilFinished(execProcess: ExecProcess): void {
   }
 }
 
+/**
+ * SIGKILLs what is left of an ended process's group. Not the /proc sweep of {@link ExecProcess.kill}:
+ * once the process was reaped its children belong to its reaper or init (a sandboxed command's die
+ * with its PID namespace, an unsandboxed one's with the perl reaper), so a sweep from its pid finds
+ * nothing — or the children of a new process that reused the pid — and reads every process's
+ * /proc entry for it. Never throws.
+ */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is already empty
+  }
+}
+
 function signalExitCode(signal: NodeJS.Signals | number | null | undefined): number {
   if (typeof signal === 'number') return 128 + signal;
   if (!signal) return 1;
@@ -204,7 +223,7 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
     const exitCode = code ?? signalExitCode(signal);
     const settle = () => {
       // A background grandchild may still hold the pipes: nothing outlives the command.
-      killTree(pid);
+      killGroup(pid);
       appendExitNote(spec, execProcess);
       execProcess.markExited(exitCode);
       resolveFinished();
@@ -244,7 +263,7 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
     const exitedAt = Date.now();
     const check = () => {
       if (Date.now() - lastData >= DRAIN_GRACE_MS / 2 || Date.now() - exitedAt >= DRAIN_GRACE_MS * 5) {
-        killTree(terminal.pid);
+        killGroup(terminal.pid);
         appendExitNote(spec, execProcess);
         execProcess.markExited(code);
         resolveFinished();

@@ -73,6 +73,23 @@ describe('exec git metadata: nothing planted runs later', () => {
     });
   }
 
+  it('a settled workspace the walk already knows: a repository planted deep, its directory times set back, is still renamed', async () => {
+    const { root, outside } = places();
+    for (let a = 0; a < 30; a++) for (let b = 0; b < 30; b++) mkdirSync(join(root, `d${a}`, `e${b}`), { recursive: true });
+    // Older than two seconds: the walk keeps what it read of these directories and reads them no more.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await run(root, 'echo warm')).toContain('warm');
+    // The planting restores the times of the directory it planted in, as `touch -d` would.
+    const dir = 'd17/e23';
+    const answer = await run(root, `touch -r ${dir} times && ${plant(dir, outside)} && touch -r times ${dir}`);
+    expect(answer).toContain('planted');
+    expect(answer).toMatch(/\nsandbox: new git metadata d17\/e23\/\.git was renamed to d17\/e23\/\.git\.untrusted-[0-9a-f]{6}/);
+    expect(existsSync(join(root, dir, '.git'))).toBe(false);
+    hostGitStatus(join(root, dir));
+    expect(readdirSync(outside)).toEqual([]);
+    held.push('a repository planted in a directory the walk had cached, with the directory times set back: renamed, host git status ran nothing');
+  });
+
   it('a gitfile pointing at a planted git directory, and a repository planted by a background child after the answer', async () => {
     const { root, outside } = places();
     const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
