@@ -3,6 +3,8 @@ import { checkOptions, createEventHub, optionRules as rule, warnListenerError, t
 import { SwitchyardError } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
+import type { McpElicitationHandler } from './elicitation';
+import type { McpAuthOptions } from './oauth';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
 
 /** Options of {@link mcpTools}. */
@@ -29,6 +31,18 @@ export interface McpToolsOptions {
    * answer `initialize` at once).
    */
   waitForServers?: boolean;
+  /**
+   * OAuth 2.1 for streamable HTTP servers (those without `bearerTokenEnvVar`), with the MCP SDK's
+   * client flow: discovery, dynamic or pre-registered clients, PKCE, refresh and scope step-up.
+   * The host provides the token store and, for a user's consent, `authorize`.
+   */
+  auth?: McpAuthOptions;
+  /**
+   * Receives servers' `elicitation/create` requests (form or URL mode) and answers for the user.
+   * Only with it does the client declare the `elicitation` capability; without it a server that
+   * asks anyway gets a `decline`.
+   */
+  onElicitation?: McpElicitationHandler;
 }
 
 /** Events of {@link McpTools}, discriminated on `type`. */
@@ -80,6 +94,16 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
     maxMessageBytes: rule.number({ min: 1, integer: true }),
     onWarning: rule.function(),
     waitForServers: rule.boolean(),
+    auth: rule.shape<McpAuthOptions>({
+      store: rule.required(rule.object()),
+      authorize: rule.function(),
+      redirectUrl: rule.string(),
+      clientName: rule.string(),
+      clientMetadataUrl: rule.string(),
+      scope: rule.string(),
+      provider: rule.function(),
+    }),
+    onElicitation: rule.function(),
   } satisfies OptionsShape<McpToolsOptions>);
   const resolved = resolveServerConfigs(options.servers);
   const warnings: McpWarning[] = [];
@@ -113,7 +137,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
             emit({ type: 'log', ...message });
           },
         },
-        { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes },
+        { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes, auth: options.auth, onElicitation: options.onElicitation },
       ),
   );
   await startConnections(connections, resolved, options.waitForServers !== false, emit);
