@@ -589,16 +589,19 @@ export class McpServerConnection {
   }
 
   /**
-   * Closes the client: a stdio server's process is ended; an HTTP session is ended with the
+   * Closes the client: a stdio server's process is ended (at once while it is still starting); an HTTP session is ended with the
    * `DELETE` the streamable HTTP transport defines (a server that does not support it answers 405,
    * which is fine). Idempotent; never throws.
    */
   async close(): Promise<void> {
     const client = this.client;
     const transport = this.transport;
+    const starting = this.currentState === 'starting';
     this.client = undefined;
     this.transport = undefined;
     this.currentState = 'closed';
+    // still starting: no session to end cleanly, and it may never read stdin
+    if (starting && transport instanceof BoundedStdioClientTransport) await transport.terminate();
     this.tools = [];
     if (client && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => undefined);

@@ -42,7 +42,7 @@ beforeAll(async () => {
   workspace = mkdtempSync(join(tmpdir(), 'switchyard-agents-js-'));
   writeFileSync(join(workspace, 'note.txt'), 'agents js was here\n');
   const slow = { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1e9)', MARKER], startupTimeoutMs: 300_000 };
-  const shop = { command: process.execPath, args: [CATALOG, MARKER] };
+  const shop = { command: process.execPath, args: [CATALOG, MARKER], startupTimeoutMs: 120_000 };
   writeFileSync(join(workspace, 'servers.json'), JSON.stringify({ servers: { slow, shop } }));
   server = new MCPServerStdio({
     name: 'switchyard',
@@ -114,6 +114,6 @@ describe('Agents JS MCPServerStdio against switchyard mcp serve', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       left = markedProcesses();
     }
-    expect(left).toEqual([]);
+    expect(left.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '))).toEqual([]);
   }, 30_000);
 });
