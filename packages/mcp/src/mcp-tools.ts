@@ -82,29 +82,32 @@ export interface McpTools {
   close(): Promise<void>;
 }
 
+/** The checks of {@link mcpTools}'s options (a typo gets "did you mean"). */
+const MCP_TOOLS_OPTIONS = {
+  servers: rule.required(rule.object()),
+  maxOutputTokens: rule.number({ min: 1, integer: true }),
+  maxMessageBytes: rule.number({ min: 1, integer: true }),
+  onWarning: rule.function(),
+  waitForServers: rule.boolean(),
+  auth: rule.shape<McpAuthOptions>({
+    store: rule.required(rule.object()),
+    authorize: rule.function(),
+    redirectUrl: rule.string(),
+    clientName: rule.string(),
+    clientMetadataUrl: rule.string(),
+    scope: rule.string(),
+    provider: rule.function(),
+  }),
+  onElicitation: rule.function(),
+} satisfies OptionsShape<McpToolsOptions>;
+
 /**
  * Connects to every configured server (stdio or streamable HTTP) concurrently, lists its tools
  * (following pagination) and returns them as executors. Throws a `SwitchyardError` with code
  * `CONFIG` for an invalid configuration; a server that fails to start only produces a warning.
  */
 export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
-  checkOptions('mcpTools', options, {
-    servers: rule.required(rule.object()),
-    maxOutputTokens: rule.number({ min: 1, integer: true }),
-    maxMessageBytes: rule.number({ min: 1, integer: true }),
-    onWarning: rule.function(),
-    waitForServers: rule.boolean(),
-    auth: rule.shape<McpAuthOptions>({
-      store: rule.required(rule.object()),
-      authorize: rule.function(),
-      redirectUrl: rule.string(),
-      clientName: rule.string(),
-      clientMetadataUrl: rule.string(),
-      scope: rule.string(),
-      provider: rule.function(),
-    }),
-    onElicitation: rule.function(),
-  } satisfies OptionsShape<McpToolsOptions>);
+  checkOptions('mcpTools', options, MCP_TOOLS_OPTIONS);
   const resolved = resolveServerConfigs(options.servers);
   const warnings: McpWarning[] = [];
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never breaks the connection that reported the event
