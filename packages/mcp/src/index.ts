@@ -3,6 +3,8 @@ export { mcpTools } from './mcp-tools';
 export type { McpTools, McpToolsOptions, McpToolsEvent, McpServerStatus } from './mcp-tools';
 export type { McpWarning } from './server-connection';
 export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './config';
+export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest } from './oauth';
+export type { McpElicitationHandler, McpElicitationRequest, McpElicitationResult } from './elicitation';
 
 // Code Mode served over MCP.
 export { serveCodeModeOverMcp } from './serve';

@@ -3,6 +3,8 @@ import { checkOptions, createEventHub, optionRules as rule, warnListenerError, t
 import { SwitchyardError } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig } from './config';
 import { createResourceTools } from './resource-tools';
+import type { McpElicitationHandler } from './elicitation';
+import type { McpAuthOptions } from './oauth';
 import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
 
 /** Options of {@link mcpTools}. */
@@ -29,6 +31,18 @@ export interface McpToolsOptions {
    * answer `initialize` at once).
    */
   waitForServers?: boolean;
+  /**
+   * OAuth 2.1 for streamable HTTP servers (those without `bearerTokenEnvVar`), with the MCP SDK's
+   * client flow: discovery, dynamic or pre-registered clients, PKCE, refresh and scope step-up.
+   * The host provides the token store and, for a user's consent, `authorize`.
+   */
+  auth?: McpAuthOptions;
+  /**
+   * Receives servers' `elicitation/create` requests (form or URL mode) and answers for the user.
+   * Only with it does the client declare the `elicitation` capability; without it a server that
+   * asks anyway gets a `decline`.
+   */
+  onElicitation?: McpElicitationHandler;
 }
 
 /** Events of {@link McpTools}, discriminated on `type`. */
@@ -68,19 +82,32 @@ export interface McpTools {
   close(): Promise<void>;
 }
 
+/** The checks of {@link mcpTools}'s options (a typo gets "did you mean"). */
+const MCP_TOOLS_OPTIONS = {
+  servers: rule.required(rule.object()),
+  maxOutputTokens: rule.number({ min: 1, integer: true }),
+  maxMessageBytes: rule.number({ min: 1, integer: true }),
+  onWarning: rule.function(),
+  waitForServers: rule.boolean(),
+  auth: rule.shape<McpAuthOptions>({
+    store: rule.required(rule.object()),
+    authorize: rule.function(),
+    redirectUrl: rule.string(),
+    clientName: rule.string(),
+    clientMetadataUrl: rule.string(),
+    scope: rule.string(),
+    provider: rule.function(),
+  }),
+  onElicitation: rule.function(),
+} satisfies OptionsShape<McpToolsOptions>;
+
 /**
  * Connects to every configured server (stdio or streamable HTTP) concurrently, lists its tools
  * (following pagination) and returns them as executors. Throws a `SwitchyardError` with code
  * `CONFIG` for an invalid configuration; a server that fails to start only produces a warning.
  */
 export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
-  checkOptions('mcpTools', options, {
-    servers: rule.required(rule.object()),
-    maxOutputTokens: rule.number({ min: 1, integer: true }),
-    maxMessageBytes: rule.number({ min: 1, integer: true }),
-    onWarning: rule.function(),
-    waitForServers: rule.boolean(),
-  } satisfies OptionsShape<McpToolsOptions>);
+  checkOptions('mcpTools', options, MCP_TOOLS_OPTIONS);
   const resolved = resolveServerConfigs(options.servers);
   const warnings: McpWarning[] = [];
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never breaks the connection that reported the event
@@ -113,7 +140,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
             emit({ type: 'log', ...message });
           },
         },
-        { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes },
+        { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes, auth: options.auth, onElicitation: options.onElicitation },
       ),
   );
   await startConnections(connections, resolved, options.waitForServers !== false, emit);

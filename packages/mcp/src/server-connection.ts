@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   ErrorCode,
   LoggingMessageNotificationSchema,
@@ -34,6 +36,8 @@ import {
   type StructuredContentCheck,
 } from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
+import { answerElicitations, elicitationCapabilities, type McpElicitationHandler } from './elicitation';
+import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
 import { ToolSchemaValidators } from './schema-dialect';
@@ -44,8 +48,8 @@ export type McpServerState = 'starting' | 'ready' | 'failed' | 'closed';
 
 /** Something a host should know about; MCP problems never throw after configuration. */
 export interface McpWarning {
-  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept). */
-  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed';
+  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept); `elicitation-failed`: `onElicitation` threw or answered nonsense (the server got a decline). */
+  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed' | 'elicitation-failed';
   /** The configured server name. */
   readonly server: string;
   /** The raw MCP tool name, for `tool-skipped`. */
@@ -91,7 +95,14 @@ export interface ServerConnectionLimits {
   readonly maxOutputTokens?: number;
   /** Largest stdio message read from the server, in bytes. */
   readonly maxMessageBytes?: number;
+  /** OAuth for streamable HTTP servers. */
+  readonly auth?: McpAuthOptions;
+  /** Receives the server's `elicitation/create` requests; without it they are declined. */
+  readonly onElicitation?: McpElicitationHandler;
 }
+
+/** Authorization rounds (401 → the user's consent → tokens) one connect or call may take. */
+const MAX_AUTHORIZATIONS = 2;
 
 
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
@@ -131,6 +142,7 @@ export class McpServerConnection {
   private listChangedWhileStarting = false;
   private readonly reportedSkips = new Set<string>();
   private transport: Transport | undefined;
+  private authProvider: OAuthClientProvider | undefined;
 
   constructor(
     private readonly resolved: ResolvedServerConfig,
@@ -157,7 +169,7 @@ export class McpServerConnection {
 
   /** Connects, initializes and lists tools within the startup timeout. Never throws. */
   async start(): Promise<void> {
-    const { config, startupTimeoutMs } = this.resolved;
+    const { startupTimeoutMs } = this.resolved;
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
@@ -167,25 +179,7 @@ export class McpServerConnection {
       }, startupTimeoutMs);
     });
     try {
-      const transport = this.createTransport();
-      this.transport = transport;
-      const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: {} });
-      this.client = client;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-        const { level, logger, data } = notification.params;
-        this.listener.log({ server: this.name, level, ...(logger !== undefined ? { logger } : {}), data });
-      });
-      client.onclose = () => this.handleClose();
-      client.onerror = () => {
-        // Transport noise (a malformed line, a failed cancellation send) affects one request at most;
-        // the request itself reports it. Death is detected through onclose.
-      };
-      const work = (async () => {
-        await client.connect(transport, { signal: controller.signal, timeout: startupTimeoutMs });
-        const tools = await this.listTools(controller.signal, startupTimeoutMs);
-        return tools;
-      })();
+      const work = this.connectAndList(controller.signal, startupTimeoutMs);
       work.catch(() => undefined);
       const tools = await Promise.race([work, timedOut]);
       if (this.currentState !== 'starting') return;
@@ -193,11 +187,70 @@ export class McpServerConnection {
       this.currentState = 'ready';
       if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
-      const detail = isStdioConfig(config) ? ` (command: ${config.command})` : ` (url: ${config.url})`;
-      this.fail(`failed to start${detail}: ${errorMessage(error)}`);
+      this.fail(this.startFailure(error));
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Connects and lists the tools. An OAuth authorization the host granted during the attempt
+   * (`auth.authorize` answered a code) is finished with the SDK's `finishAuth` and the connection
+   * made again with the new tokens.
+   */
+  private async connectAndList(signal: AbortSignal, timeout: number): Promise<ToolExecutor[]> {
+    for (let round = 0; ; round++) {
+      const transport = this.createTransport();
+      this.transport = transport;
+      const client = this.createClient();
+      this.client = client;
+      try {
+        await client.connect(transport, { signal, timeout });
+        return await this.listTools(signal, timeout);
+      } catch (error) {
+        if (!(await this.finishAuthorization(error, round))) throw error;
+        await client.close().catch(() => undefined);
+      }
+    }
+  }
+
+  /** After an `UnauthorizedError` with a code from the host: exchanges it for tokens; true when the request may be made again. */
+  private async finishAuthorization(error: unknown, round: number): Promise<boolean> {
+    const provider = this.authProvider;
+    const transport = this.transport;
+    if (!(error instanceof UnauthorizedError) || !(provider instanceof StoreOAuthProvider) || !(transport instanceof StreamableHTTPClientTransport)) return false;
+    const code = provider.takeAuthorizationCode();
+    if (code === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
+    await transport.finishAuth(code);
+    return true;
+  }
+
+  private createClient(): Client {
+    const onElicitation = this.limits.onElicitation;
+    const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: elicitationCapabilities(onElicitation) });
+    answerElicitations(client, this.name, onElicitation, (message) =>
+      this.listener.warning({ kind: 'elicitation-failed', server: this.name, message: `MCP server \`${this.name}\`: ${message}` }),
+    );
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const { level, logger, data } = notification.params;
+      this.listener.log({ server: this.name, level, ...(logger !== undefined ? { logger } : {}), data });
+    });
+    client.onclose = () => {
+      if (this.client === client) this.handleClose();
+    };
+    client.onerror = () => {
+      // Transport noise (a malformed line, a failed cancellation send) affects one request at most;
+      // the request itself reports it. Death is detected through onclose.
+    };
+    return client;
+  }
+
+  /** Why the start failed, as the sentence after "MCP server `name` ": 401/403 and OAuth said as such. */
+  private startFailure(error: unknown): string {
+    const config = this.resolved.config;
+    if (isStdioConfig(config)) return `failed to start (command: ${config.command}): ${errorMessage(error)}`;
+    return authorizationProblem(error, config.url, this.authProvider !== undefined) ?? `failed to start (url: ${config.url}): ${errorMessage(error)}`;
   }
 
   private createTransport(): Transport {
@@ -221,7 +274,11 @@ export class McpServerConnection {
       if (!token) throw new Error(`environment variable ${config.bearerTokenEnvVar} is not set`);
       headers.Authorization = `Bearer ${token}`;
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+    const auth = this.limits.auth;
+    if (auth && !config.bearerTokenEnvVar) {
+      this.authProvider ??= auth.provider?.(this.name) ?? new StoreOAuthProvider(this.name, config.url, auth);
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, ...(this.authProvider ? { authProvider: this.authProvider } : {}) });
   }
 
   private handleClose(): void {
@@ -411,7 +468,7 @@ export class McpServerConnection {
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
     try {
-      const raw = await client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
+      const raw = await this.withAuthorization(() => client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
         signal,
         timeout,
         resetTimeoutOnProgress: true,
@@ -427,10 +484,25 @@ export class McpServerConnection {
           }
         },
         ...(config.maxCallTimeMs ? { maxTotalTimeout: config.maxCallTimeMs } : {}),
-      });
+      }));
       return normalizeCallToolResult(raw);
     } catch (error) {
       throw this.describeRequestError(error, signal, 'tools/call', timeout);
+    }
+  }
+
+  /**
+   * Runs a request; when the server asked for more (a 403 `insufficient_scope` step-up or a 401
+   * after the tokens expired) and the host's `authorize` granted it, finishes that authorization
+   * and makes the request again.
+   */
+  private async withAuthorization<T>(request: () => Promise<T>): Promise<T> {
+    for (let round = 0; ; round++) {
+      try {
+        return await request();
+      } catch (error) {
+        if (!(await this.finishAuthorization(error, round))) throw error;
+      }
     }
   }
 
@@ -479,6 +551,10 @@ export class McpServerConnection {
       return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
     }
     if (error instanceof McpError) error.message = withoutRepeatedPrefix(error.message);
+    if (!isStdioConfig(config)) {
+      const problem = authorizationProblem(error, config.url, this.authProvider !== undefined);
+      if (problem) return new Error(`MCP server \`${this.name}\` ${problem}`, { cause: error });
+    }
     return error;
   }
 
@@ -513,16 +589,19 @@ export class McpServerConnection {
   }
 
   /**
-   * Closes the client: a stdio server's process is ended; an HTTP session is ended with the
+   * Closes the client: a stdio server's process is ended (at once while it is still starting); an HTTP session is ended with the
    * `DELETE` the streamable HTTP transport defines (a server that does not support it answers 405,
    * which is fine). Idempotent; never throws.
    */
   async close(): Promise<void> {
     const client = this.client;
     const transport = this.transport;
+    const starting = this.currentState === 'starting';
     this.client = undefined;
     this.transport = undefined;
     this.currentState = 'closed';
+    // still starting: no session to end cleanly, and it may never read stdin
+    if (starting && transport instanceof BoundedStdioClientTransport) await transport.terminate();
     this.tools = [];
     if (client && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => undefined);

@@ -132,6 +132,20 @@ export class BoundedStdioClientTransport implements Transport {
 
   /** Ends stdin, then SIGTERM after 2 s, then SIGKILL after 2 s more (the SDK transport's order). */
   async close(): Promise<void> {
+    await this.stop(true);
+  }
+
+  /**
+   * Ends the server without the stdin grace period: SIGTERM at once, SIGKILL after the grace. For
+   * a server that never answered `initialize` (it holds no session worth a clean exit, and may not
+   * read stdin at all): its owner's own shutdown may be cut short (an MCP client SIGKILLs
+   * `mcp serve` 4 s after ending its stdin), and the server must not outlive it.
+   */
+  async terminate(): Promise<void> {
+    await this.stop(false);
+  }
+
+  private async stop(graceful: boolean): Promise<void> {
     const child = this.child;
     this.child = undefined;
     this.pending.clear();
@@ -143,7 +157,7 @@ export class BoundedStdioClientTransport implements Transport {
     } catch {
       // already closed
     }
-    await Promise.race([exited, grace()]);
+    if (graceful) await Promise.race([exited, grace()]);
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await Promise.race([exited, grace()]);

@@ -1,0 +1,183 @@
+import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { errorMessage } from '@switchyard/protocol';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+
+/** What the OAuth client keeps for one server between runs; the host's {@link McpTokenStore} holds it. */
+export interface McpOAuthState {
+  /** The tokens of the last successful authorization (access token, refresh token, scope, expiry). */
+  tokens?: OAuthTokens;
+  /** The client registration (dynamic, or pre-registered by the host: `client_id`, `client_secret`). */
+  clientInformation?: OAuthClientInformationMixed;
+  /** The PKCE verifier of the authorization in progress. */
+  codeVerifier?: string;
+  /** Discovered protected-resource and authorization-server metadata (saves discovery requests). */
+  discoveryState?: OAuthDiscoveryState;
+}
+
+/** Where the host keeps OAuth credentials, per configured server name. May be synchronous or async. */
+export interface McpTokenStore {
+  load(server: string): McpOAuthState | undefined | Promise<McpOAuthState | undefined>;
+  save(server: string, state: McpOAuthState): void | Promise<void>;
+}
+
+/** One authorization the user must grant: open `url`, resolve with the `code` of the redirect. */
+export interface McpAuthorizationRequest {
+  /** The configured server name. */
+  readonly server: string;
+  /** The server's MCP endpoint. */
+  readonly serverUrl: string;
+  /** The authorization URL (PKCE, `state`, `resource` and `scope` included) to send the user to. */
+  readonly url: URL;
+}
+
+/** The `auth` option of `mcpTools`: OAuth 2.1 for streamable HTTP servers, through the MCP SDK. */
+export interface McpAuthOptions {
+  /** Keeps tokens and client registrations per server (required). */
+  store: McpTokenStore;
+  /**
+   * Sends the user to `request.url` and resolves with the authorization code the authorization
+   * server redirected to `redirectUrl` with. Without it a server that needs a user's consent fails
+   * with an "authorization required" warning.
+   */
+  authorize?: (request: McpAuthorizationRequest) => Promise<string>;
+  /** The redirect URI registered for the client (e.g. `http://127.0.0.1:8765/callback`). */
+  redirectUrl?: string;
+  /** `client_name` of dynamic registration. Default `switchyard`. */
+  clientName?: string;
+  /** A URL of a client ID metadata document, used as `client_id` where the server supports it. */
+  clientMetadataUrl?: string;
+  /** Scope to request when neither the server's challenge nor its metadata names one. */
+  scope?: string;
+  /**
+   * Replaces the built-in provider for a server (e.g. the SDK's `ClientCredentialsProvider` for
+   * machine-to-machine access); return `undefined` to use the built-in one.
+   */
+  provider?: (server: string) => OAuthClientProvider | undefined;
+}
+
+/**
+ * The SDK's `OAuthClientProvider` over the host's store: discovery, registration, PKCE, token
+ * exchange and refresh are the SDK's `auth()`; this class only keeps state and hands the
+ * authorization URL to the host, keeping the code it answers for {@link takeAuthorizationCode}.
+ */
+export class StoreOAuthProvider implements OAuthClientProvider {
+  private pendingCode: string | undefined;
+
+  constructor(
+    private readonly server: string,
+    private readonly serverUrl: string,
+    private readonly options: McpAuthOptions,
+  ) {}
+
+  get redirectUrl(): string | undefined {
+    return this.options.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const redirect = this.options.redirectUrl;
+    return {
+      client_name: this.options.clientName ?? 'switchyard',
+      redirect_uris: redirect ? [redirect] : [],
+      ...(this.options.scope ? { scope: this.options.scope } : {}),
+    };
+  }
+
+  private async stored(): Promise<McpOAuthState> {
+    return (await this.options.store.load(this.server)) ?? {};
+  }
+
+  private async update(change: Partial<McpOAuthState>): Promise<void> {
+    const next: McpOAuthState = { ...(await this.stored()), ...change };
+    for (const key of Object.keys(next) as Array<keyof McpOAuthState>) if (next[key] === undefined) delete next[key];
+    await this.options.store.save(this.server, next);
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    return (await this.stored()).clientInformation;
+  }
+
+  async saveClientInformation(clientInformation: OAuthClientInformationMixed): Promise<void> {
+    await this.update({ clientInformation });
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    return (await this.stored()).tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.update({ tokens });
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    await this.update({ codeVerifier });
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = (await this.stored()).codeVerifier;
+    if (!verifier) throw new Error('no PKCE code verifier saved for this authorization');
+    return verifier;
+  }
+
+  async saveDiscoveryState(discoveryState: OAuthDiscoveryState): Promise<void> {
+    await this.update({ discoveryState });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return (await this.stored()).discoveryState;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const all = scope === 'all';
+    await this.update({
+      ...(all || scope === 'tokens' ? { tokens: undefined } : {}),
+      ...(all || scope === 'client' ? { clientInformation: undefined } : {}),
+      ...(all || scope === 'verifier' ? { codeVerifier: undefined } : {}),
+      ...(all || scope === 'discovery' ? { discoveryState: undefined } : {}),
+    });
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    const authorize = this.options.authorize;
+    if (!authorize) throw new AuthorizationRequiredError('the server needs a user to authorize this client, and `auth.authorize` is not set');
+    if (!this.options.redirectUrl) throw new AuthorizationRequiredError('the server needs a user to authorize this client, and `auth.redirectUrl` is not set');
+    const code = await authorize({ server: this.server, serverUrl: this.serverUrl, url });
+    if (typeof code !== 'string' || code === '') throw new AuthorizationRequiredError('`auth.authorize` did not resolve with an authorization code');
+    this.pendingCode = code;
+  }
+
+  /** The code `authorize` answered since the last call, once. */
+  takeAuthorizationCode(): string | undefined {
+    const code = this.pendingCode;
+    this.pendingCode = undefined;
+    return code;
+  }
+}
+
+/** The server needs a user's consent this client cannot get. */
+export class AuthorizationRequiredError extends Error {
+  override name = 'AuthorizationRequiredError';
+}
+
+/**
+ * The sentence (after "MCP server `name` ") for an HTTP server that refused this client for want
+ * of authorization: HTTP 401 (OAuth required), HTTP 403, or an OAuth flow that did not complete;
+ * `undefined` for any other error.
+ */
+export function authorizationProblem(error: unknown, url: string, hasAuth: boolean): string | undefined {
+  const detail = errorMessage(error);
+  if (error instanceof StreamableHTTPError && error.code === 401) {
+    if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}) and refused the authorized request: ${detail}`;
+    return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
+  }
+  if (error instanceof StreamableHTTPError && error.code === 403) return `refused access (HTTP 403 Forbidden from ${url}): ${detail}`;
+  if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): ${detail}`;
+  if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): the authorization did not complete${error.message ? ` (${error.message})` : ''}`;
+  if (error instanceof OAuthError) return `requires OAuth authorization (from ${url}), which failed: ${detail}`;
+  return undefined;
+}
