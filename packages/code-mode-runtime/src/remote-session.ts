@@ -77,6 +77,8 @@ interface Binding {
   stagedBytes: number;
   /** Nested calls in flight (and waiting to start): runtime call number → its cancel handle and cell. */
   calls: Map<number, { controller: AbortController; cellId: string }>;
+  /** The highest call number this binding has seen: a runtime numbers its calls upward per connection. */
+  lastCall: number;
   /** The host work of this binding's calls, in slices per event-loop turn. */
   work: TurnQueue;
   /** Keyed requests in flight or kept for a retry: the binding stays while any is (see `retain`). */
@@ -354,7 +356,7 @@ export class RemoteSession implements CodeModeSession {
   private bind(): Promise<Binding> {
     if (this.binding && !this.binding.lost) return Promise.resolve(this.binding);
     if (this.binding$) return this.binding$;
-    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), work: new TurnQueue(), retained: 0 };
+    const binding: Binding = { lease: undefined as never, cells: new Set(), creating: 0, lost: false, accounts: new Map(), stagedBytes: 0, calls: new Map(), lastCall: 0, work: new TurnQueue(), retained: 0 };
     // A placement may report the connection lost (or, in principle, an event) after its handshake
     // but before `acquire` has resolved: the binding has no lease yet and no cells, so the loss is
     // only remembered and the acquisition fails with its cause.
@@ -532,6 +534,10 @@ export class RemoteSession implements CodeModeSession {
     };
     if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);
     if (binding.calls.has(message.call)) return binding.lease.client.lose(`protocol violation: call ${message.call} is already in flight`);
+    // A runtime numbers its calls upward on a connection, so a number at or below the highest seen
+    // is a replayed frame: refused, or the tool would run a second time after its first call ended.
+    if (message.call <= binding.lastCall) return binding.lease.client.lose(`protocol violation: call ${message.call} repeats an earlier call`);
+    binding.lastCall = message.call;
     const account = this.account(binding, message.cellId);
     if (account.calls >= this.limits.maxInFlightCalls) {
       return answer(false, `exec nested call limit exceeded: the cell has ${account.calls} nested calls in flight, the limit is ${this.limits.maxInFlightCalls} (maxInFlightCalls)`);

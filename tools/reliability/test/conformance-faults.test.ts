@@ -93,6 +93,14 @@ describe('runtime protocol faults on one link', () => {
     }
   });
 
+  it('a call frame replayed after its call ended is a protocol violation: the tool never runs twice', async () => {
+    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'replay', afterMs: 300 }));
+    const observation = await link.run(`text(await tools.echo({ a: 1 })); await new Promise((resolve) => setTimeout(resolve, 3000)); text('after');`);
+    expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: protocol violation: call 1 repeats an earlier call$/);
+    expect(link.calls()).toBe(1);
+    await link.othersUnharmed();
+  });
+
   it('a dropped frame stalls only its cell: the yield time answers, terminate ends the cell, the tool never runs', async () => {
     const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'drop' }));
     const { cellId, observation } = await link.session.createCell({ source: `text('before'); text(await tools.echo({ a: 1 }));`, tools: TOOLS, yieldTimeMs: 1_000 });

@@ -4,7 +4,7 @@ import { connectRuntime, createTransportEnding, serveRuntime, type RuntimePlacem
 export type Direction = 'to-runtime' | 'to-host';
 
 /** What the link does to one frame. */
-export type Fault = { kind: 'drop' } | { kind: 'delay'; ms: number } | { kind: 'duplicate' } | { kind: 'corrupt'; frame: string };
+export type Fault = { kind: 'drop' } | { kind: 'delay'; ms: number } | { kind: 'duplicate' } | { kind: 'replay'; afterMs: number } | { kind: 'corrupt'; frame: string };
 
 /** Decides the fault for the `index`-th frame (from 0) of a direction; undefined delivers it as sent. */
 export type FaultPlan = (frame: string, direction: Direction, index: number) => Fault | undefined;
@@ -29,7 +29,7 @@ export interface FrameRecord {
 
 /**
  * Two ends of an in-memory runtime link that can drop, delay, duplicate and corrupt frames (the
- * faults of a real bus). Delivery is asynchronous and in order per direction, as on a stream or a
+ * faults of a real bus; a replay sends one again later). Delivery is asynchronous and in order per direction, as on a stream or a
  * NATS subject: a delayed frame holds back the frames sent after it. Closing either end closes both.
  */
 export function createMemoryLink(plan: FaultPlan = () => undefined) {
@@ -65,6 +65,8 @@ export function createMemoryLink(plan: FaultPlan = () => undefined) {
     if (fault?.kind === 'corrupt') return deliver(direction, fault.frame, 0);
     deliver(direction, frame, fault?.kind === 'delay' ? fault.ms : 0);
     if (fault?.kind === 'duplicate') deliver(direction, frame, 0);
+    // A replay: the same frame again later, after the frames sent in between.
+    if (fault?.kind === 'replay') setTimeout(() => !closed && deliver(direction, frame, 0), fault.afterMs);
   };
   // The host end sends to the runtime and hears the host-bound frames; the runtime end the reverse.
   const end = (sending: Direction, receiving: Direction): RuntimeTransport => ({
