@@ -34,7 +34,17 @@ interface Binding {
   calls: Map<number, AbortController>;
   /** Commit parts staged per cell until the last part. */
   commits: Map<string, { writes: StoredPair[]; bytes: number }>;
+  /** When the session last made a keyed (`idempotencyKey`) request through this lease. */
+  keyedAt?: number;
+  /** Set while an idle lease is kept for the retries of keyed requests. */
+  idleTimer?: NodeJS.Timeout;
 }
+
+/**
+ * How long an idle session keeps its worker after its last keyed request (ms): the worker's session
+ * holds the answers a retried create or observe repeats, and closing it would lose them.
+ */
+const KEYED_RETRY_WINDOW_MS = 60_000;
 
 const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec cell ${cellId} not found`);
 
@@ -69,8 +79,9 @@ export class WorkerSession implements CodeModeSession {
       const parts = splitStoredPairs(pairs, Math.floor(client.maxFrameBytes / 2));
       const last = parts.pop() ?? [];
       for (const part of parts) client.post({ t: 'stored', session: key, cellId, values: part });
-      const { source, tools, yieldTimeMs, typescript } = options;
-      const observation = await client.request({ t: 'create-cell', session: key, cellId, source, tools: [...tools], yieldTimeMs, typescript, stored: last }, options.signal);
+      const { source, tools, yieldTimeMs, typescript, idempotencyKey } = options;
+      // The idempotency key travels on: the worker's engine answers a retried create with the original cell.
+      const observation = await client.request({ t: 'create-cell', session: key, cellId, source, tools: [...tools], yieldTimeMs, typescript, stored: last, key: idempotencyKey }, options.signal);
       return { cellId, observation: observation! };
     } catch (error) {
       if (error instanceof RuntimeLostError) return { cellId, observation: lost(cellId, error.reason) };
@@ -78,12 +89,13 @@ export class WorkerSession implements CodeModeSession {
       throw error;
     } finally {
       binding.creating--;
+      if (options.idempotencyKey !== undefined) binding.keyedAt = Date.now();
       this.releaseIfIdle(binding);
     }
   }
 
   observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
-    return this.ask(cellId, (key) => ({ t: 'observe', session: key, cellId, yieldTimeMs: options.yieldTimeMs }), options.signal);
+    return this.ask(cellId, (key) => ({ t: 'observe', session: key, cellId, yieldTimeMs: options.yieldTimeMs, key: options.idempotencyKey }), options.signal, options.idempotencyKey !== undefined);
   }
 
   terminate(cellId: string): Promise<CellObservation> {
@@ -101,7 +113,7 @@ export class WorkerSession implements CodeModeSession {
     }
   }
 
-  private async ask(cellId: string, message: (key: string) => Parameters<RuntimeLease['client']['request']>[0], signal?: AbortSignal): Promise<CellObservation> {
+  private async ask(cellId: string, message: (key: string) => Parameters<RuntimeLease['client']['request']>[0], signal?: AbortSignal, keyed = false): Promise<CellObservation> {
     const binding = this.binding;
     if (!binding || binding.lost || !binding.cells.has(cellId)) throw notFound(cellId);
     binding.creating++;
@@ -112,6 +124,7 @@ export class WorkerSession implements CodeModeSession {
       throw error;
     } finally {
       binding.creating--;
+      if (keyed) binding.keyedAt = Date.now();
       this.releaseIfIdle(binding);
     }
   }
@@ -146,12 +159,23 @@ export class WorkerSession implements CodeModeSession {
 
   /** A worker lease without cells goes back to the pool (its session there closed). */
   private releaseIfIdle(binding: Binding): void {
-    if (binding.cells.size > 0 || binding.creating > 0 || binding.lost) return;
+    if (binding.cells.size > 0 || binding.creating > 0 || binding.lost || binding.idleTimer) return;
+    const keep = binding.keyedAt === undefined ? 0 : binding.keyedAt + KEYED_RETRY_WINDOW_MS - Date.now();
+    if (keep > 0) {
+      binding.idleTimer = setTimeout(() => {
+        binding.idleTimer = undefined;
+        this.releaseIfIdle(binding);
+      }, keep);
+      binding.idleTimer.unref();
+      return;
+    }
     if (!binding.lease.client.ended) binding.lease.client.request({ t: 'close-session', session: binding.lease.key }).catch(() => undefined);
     this.drop(binding);
   }
 
   private drop(binding: Binding): void {
+    clearTimeout(binding.idleTimer);
+    binding.idleTimer = undefined;
     if (this.binding === binding) this.binding = undefined;
     binding.lost = true;
     for (const controller of binding.calls.values()) controller.abort('exec cell ended');

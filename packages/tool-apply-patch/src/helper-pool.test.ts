@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIRECT_SOURCE, type StepContext, type SwitchyardEvent, type ToolExecutor } from '@switchyard/protocol';
-import { createStepContext } from '@switchyard/kit';
+import type { StepContext, SwitchyardEvent, ToolExecutor } from '@switchyard/protocol';
+import { createToolHarness } from '@switchyard/registry/testing';
 import { applyPatchTool } from './apply-patch-tool';
 
 let base: string;
@@ -22,11 +22,21 @@ afterEach(async () => {
 
 const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 
-/** One call as the registry makes it; `onEvent` sees each notification as it is emitted. Resolves with the model's text. */
-async function call(tool: ToolExecutor, patch: string, step: StepContext, onEvent: (event: SwitchyardEvent) => void = () => undefined): Promise<string> {
-  const output = await tool.handle({ callId: 'c', toolName: tool.name, source: DIRECT_SOURCE, payload: { kind: 'custom', input: patch }, signal: new AbortController().signal, step, emit: onEvent });
-  const body = (output as { body?: unknown }).body;
-  return typeof body === 'string' ? body : JSON.stringify(body);
+/**
+ * One call through the registry, as a session makes it; `onEvent` sees each notification as it is
+ * emitted. Resolves with the model's text; a failure rejects with the model-visible error.
+ */
+async function call(tool: ToolExecutor, patch: string, step: Partial<StepContext>, onEvent: (event: SwitchyardEvent) => void = () => undefined): Promise<string> {
+  const harness = createToolHarness(tool, { step, hooks: false });
+  harness.router.on('tool-notification', onEvent);
+  try {
+    const result = await harness.call({ kind: 'custom', input: patch });
+    if (result.error) throw result.error;
+    const body = (result.output as { body?: unknown }).body;
+    return typeof body === 'string' ? body : JSON.stringify(body);
+  } finally {
+    harness.dispose();
+  }
 }
 
 /** The live apply_patch helper processes this process started (from /proc: parent pid and command line). */
@@ -50,8 +60,8 @@ function helperPids(): number[] {
 describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
   it('serves a session\'s patches from one process; two sessions never share one; dispose ends a session\'s helper', async () => {
     const tool = applyPatchTool();
-    const alpha = createStepContext({ cwd: root, sessionId: 'alpha' });
-    const beta = createStepContext({ cwd: root, sessionId: 'beta' });
+    const alpha = { cwd: root, sessionId: 'alpha' };
+    const beta = { cwd: root, sessionId: 'beta' };
     try {
       expect(helperPids()).toEqual([]);
       await call(tool, wrap('*** Add File: a1.txt', '+a'), alpha);
@@ -81,7 +91,7 @@ describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
 
   it('a helper killed mid-patch changes nothing and leaves nothing half-written; the next call starts a new one and applies', async () => {
     const tool = applyPatchTool();
-    const step = createStepContext({ cwd: root, sessionId: 'killed' });
+    const step = { cwd: root, sessionId: 'killed' };
     const files = Array.from({ length: 50 }, (_, index) => `f${String(index).padStart(2, '0')}.txt`);
     await Promise.all(files.map((name) => writeFile(join(root, name), `${name} one\n${name} two\n`)));
     const patch = wrap(...files.flatMap((name) => [`*** Update File: ${name}`, '@@', `-${name} two`, `+${name} TWO`]));
