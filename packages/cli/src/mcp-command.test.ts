@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMcpServeConfig } from './mcp-command';
 
@@ -93,6 +94,23 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     const gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
     expect(gone.isError).toBe(true);
     expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+  });
+
+  it('runs a yielding cell as an MCP task when the client asks for one (2025-11-25 Tasks)', async () => {
+    const statuses: string[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(`${notification.params.status}:${notification.params.statusMessage ?? ''}`));
+    const code = 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 500));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);';
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+    expect(task.status).toBe('working');
+    const running = await client.experimental.tasks.getTask(task.taskId);
+    expect(running.status).toBe('working');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.isError).toBeUndefined();
+    expect(texts(result)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(result).slice(1)).toEqual(['before', 'after string']);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    expect(statuses).toEqual([expect.stringMatching(/^working:Script running with cell ID \S+$/), 'completed:Script completed']);
+    client.removeNotificationHandler('notifications/tasks/status');
   });
 
   it('terminates a busy cell through wait', async () => {

@@ -82,7 +82,8 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     expect(result.isError).toBeUndefined();
     expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
     await expect.poll(() => statuses.map((status) => status.status)).toEqual(['working', 'completed']);
-    expect(statuses[0]).toMatchObject({ taskId: task.taskId, statusMessage: 'Script running with cell ID 7' });
+    expect(statuses.map((status) => status.statusMessage)).toEqual(['Script running with cell ID 7', 'Script completed']);
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'completed', statusMessage: 'Script completed' });
     expect(cell.received).toHaveLength(2);
   });
 
@@ -96,7 +97,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(texts(result)).toEqual([header('Script failed').text, 'before', 'Script error:\nboom']);
-    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed', statusMessage: 'Script failed' });
   });
 
   it('callToolStream (the SDK client\'s task flow for a tool marked optional) ends with the result', async () => {

@@ -1,6 +1,6 @@
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ContentBlock, CreateTaskResult, Result, ServerCapabilities, TaskStatus } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock, CreateTaskResult, Result, ServerCapabilities, Task, TaskStatus } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type ToolCallItem, type ToolOutputItem } from '@switchyard/protocol';
 import type { CodeModeDispatchResult, CodeModeMcpHost } from './serve';
 
@@ -22,6 +22,42 @@ const RUNNING = /^Script running with cell ID (\S+)/;
 
 type Answer = ToolOutputItem | CodeModeDispatchResult;
 
+/**
+ * The SDK's in-memory store, plus: a cancelled task calls `onCancel`, and a finished task's status
+ * message is its result's status line (`Script completed` / `Script failed` / `Script terminated`)
+ * instead of the last "Script running with cell ID …".
+ */
+class CodeModeTaskStore extends InMemoryTaskStore {
+  private readonly finalMessages = new Map<string, string>();
+
+  constructor(private readonly onCancel: (taskId: string) => void) {
+    super();
+  }
+
+  override async updateTaskStatus(taskId: string, status: TaskStatus, statusMessage?: string, sessionId?: string): Promise<void> {
+    await super.updateTaskStatus(taskId, status, statusMessage, sessionId);
+    if (status === 'cancelled') this.onCancel(taskId);
+  }
+
+  override async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result, sessionId?: string): Promise<void> {
+    await super.storeTaskResult(taskId, status, result, sessionId);
+    const first = (result as CallToolResult).content?.[0];
+    if (first?.type === 'text') this.finalMessages.set(taskId, first.text.split('\n')[0]);
+  }
+
+  override async getTask(taskId: string, sessionId?: string): Promise<Task | null> {
+    const task = await super.getTask(taskId, sessionId);
+    const message = this.finalMessages.get(taskId);
+    if (!task) this.finalMessages.delete(taskId); // expired (ttl)
+    return task && message !== undefined ? { ...task, statusMessage: message } : task;
+  }
+
+  override cleanup(): void {
+    super.cleanup();
+    this.finalMessages.clear();
+  }
+}
+
 /** What a task needs from serve: the host, the result conversion and the result cap. */
 export interface CodeModeTaskContext {
   readonly host: CodeModeMcpHost;
@@ -34,17 +70,11 @@ export interface CodeModeTaskContext {
  * terminates a task's cell when the client cancels it, and the runs of task-augmented calls.
  */
 export class CodeModeTasks {
-  readonly store: InMemoryTaskStore;
+  readonly store: CodeModeTaskStore;
   private readonly runs = new Map<string, { controller: AbortController; cellId?: string }>();
 
   constructor(private readonly context: CodeModeTaskContext) {
-    const cancelled = (taskId: string) => this.cancel(taskId);
-    this.store = new (class extends InMemoryTaskStore {
-      override async updateTaskStatus(taskId: string, status: TaskStatus, statusMessage?: string, sessionId?: string): Promise<void> {
-        await super.updateTaskStatus(taskId, status, statusMessage, sessionId);
-        if (status === 'cancelled') cancelled(taskId);
-      }
-    })();
+    this.store = new CodeModeTaskStore((taskId) => this.cancel(taskId));
   }
 
   /**
