@@ -63,6 +63,9 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     const { tools } = await client.listTools();
     expect(tools[0]).toMatchObject({ name: 'exec', execution: { taskSupport: 'optional' } });
     expect(tools[1].execution).toBeUndefined();
+    await expect(client.request({ method: 'tools/call', params: { name: 'wait', arguments: { cell_id: '7' } } }, CreateTaskResultSchema, { task: {} })).rejects.toThrow(
+      'MCP error -32601: wait cannot run as a task: only exec supports MCP Tasks',
+    );
   });
 
   it('runs a yielding cell as a task: working while it runs, completed with the whole output, with status notifications', async () => {
@@ -98,6 +101,16 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     expect(result.isError).toBe(true);
     expect(texts(result)).toEqual([header('Script failed').text, 'before', 'Script error:\nboom']);
     expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed', statusMessage: 'Script failed' });
+  });
+
+  it('a task-augmented exec without a code argument is a failed task with the usual error result', async () => {
+    const cell = gatedCellHost();
+    const { client } = await connect(cell.host);
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { source: '1' } } }, CreateTaskResultSchema, { task: {} });
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'exec expects a `code` argument holding the JavaScript source as a string' }] });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    expect(cell.received).toEqual([]);
   });
 
   it('callToolStream (the SDK client\'s task flow for a tool marked optional) ends with the result', async () => {

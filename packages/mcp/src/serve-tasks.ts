@@ -82,9 +82,9 @@ export class CodeModeTasks {
    * dispatches the call; while the answer is "Script running with cell ID …" it follows the cell
    * with `wait` (the status message names the cell, and each step sends
    * `notifications/tasks/status`), then stores the final result: `completed`, or `failed` for an
-   * error result.
+   * error result. `call` may be the error result of a wrong argument: the task fails with it.
    */
-  async start(call: ToolCallItem, ttl: number | null | undefined, taskStore: RequestTaskStore): Promise<CreateTaskResult> {
+  async start(call: ToolCallItem | CallToolResult, ttl: number | null | undefined, taskStore: RequestTaskStore): Promise<CreateTaskResult> {
     const task = await taskStore.createTask({ ttl: ttl ?? DEFAULT_CODE_MODE_TASK_TTL_MS, pollInterval: POLL_INTERVAL_MS });
     const run = { controller: new AbortController(), cellId: undefined as string | undefined };
     this.runs.set(task.taskId, run);
@@ -99,9 +99,11 @@ export class CodeModeTasks {
     this.store.cleanup();
   }
 
-  private async follow(taskId: string, call: ToolCallItem, run: { controller: AbortController; cellId?: string }, taskStore: RequestTaskStore): Promise<void> {
+  private async follow(taskId: string, call: ToolCallItem | CallToolResult, run: { controller: AbortController; cellId?: string }, taskStore: RequestTaskStore): Promise<void> {
     const signal = run.controller.signal;
     const earlier: ContentBlock[] = [];
+    // A wrong `exec` argument arrives as its error result: the task fails with it.
+    if ('content' in call) return void (await taskStore.storeTaskResult(taskId, 'failed', call as Result).catch(() => undefined));
     let result = await this.dispatch(call, signal);
     for (let cellId = runningCell(result); cellId !== undefined && !signal.aborted; cellId = runningCell(result)) {
       run.cellId = cellId;

@@ -287,9 +287,13 @@ function handleToolsCall(server: Server, host: CodeModeMcpHost, maxResultBytes: 
     requireInitialized(server, 'tools/call');
     const params = request.params as { name: string; arguments?: Record<string, unknown>; task?: { ttl?: number | null } };
     const call = toCallItem(params.name, params.arguments ?? {}, `mcp-${String(extra.requestId)}-${++sequence}`);
-    if ('content' in call) return call; // a wrong argument's error result
     // A client that sent `task` (MCP Tasks) gets the task at once; one that did not, the result.
-    if (params.task && extra.taskStore) return tasks.start(call, params.task.ttl, extra.taskStore);
+    if (params.task && extra.taskStore) {
+      // Only `exec` declares taskSupport; a task-augmented call of another tool is refused (-32601).
+      if (params.name !== 'exec') throw new McpError(ErrorCode.MethodNotFound, `${params.name} cannot run as a task: only exec supports MCP Tasks`);
+      return tasks.start(call, params.task.ttl, extra.taskStore);
+    }
+    if ('content' in call) return call; // a wrong argument's error result
     let result: CallToolResult;
     try {
       result = toolOutputToCallToolResult(await host.dispatch(call, { signal: extra.signal }));
