@@ -113,6 +113,22 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     client.removeNotificationHandler('notifications/tasks/status');
   });
 
+  it('tasks/cancel terminates the task\'s cell', async () => {
+    const code = 'text("spinning");\nyield_control();\nwhile (true) {}';
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+    let message = '';
+    for (let tries = 0; tries < 100 && !message.startsWith('Script running'); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      message = (await client.experimental.tasks.getTask(task.taskId)).statusMessage ?? '';
+    }
+    const cellId = /^Script running with cell ID (\S+)$/.exec(message)![1];
+    expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ status: 'cancelled' });
+    let gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 5_000 } });
+    // The terminate may still be on its way: a wait that catches the cell first sees it end terminated.
+    if (/^Script terminated/.test(texts(gone)[0])) gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
+    expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+  });
+
   it('terminates a busy cell through wait', async () => {
     const first = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"yield_time_ms": 100}\ntext("spinning");\nwhile (true) {}' } });
     const cellId = /cell ID (\S+)/.exec(texts(first)[0])![1];
