@@ -99,7 +99,8 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   it('runs a yielding cell as an MCP task when the client asks for one (2025-11-25 Tasks)', async () => {
     const statuses: string[] = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(`${notification.params.status}:${notification.params.statusMessage ?? ''}`));
-    const code = 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 500));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);';
+    // 2.5 s: the server follows the cell with several 1 s waits; one notification, one result.
+    const code = 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 2500));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);';
     const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
     expect(task.status).toBe('working');
     const running = await client.experimental.tasks.getTask(task.taskId);
@@ -122,6 +123,11 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
       message = (await client.experimental.tasks.getTask(task.taskId)).statusMessage ?? '';
     }
     const cellId = /^Script running with cell ID (\S+)$/.exec(message)![1];
+    // serve runs calls one at a time: another call waits behind a follow-up wait (1 s), not the cell.
+    const started = Date.now();
+    const other = await client.callTool({ name: 'exec', arguments: { code: 'text("other")' } });
+    expect(texts(other).slice(1)).toEqual(['other']);
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ status: 'cancelled' });
     let gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 5_000 } });
     // The terminate may still be on its way: a wait that catches the cell first sees it end terminated.

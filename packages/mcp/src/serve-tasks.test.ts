@@ -74,7 +74,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     const { task } = await startTask(client, 'text("before"); yield_control(); text("after")');
     expect(task).toMatchObject({ taskId: expect.any(String), status: 'working', ttl: 60_000, pollInterval: 500 });
     await expect.poll(() => cell.received.length).toBe(2); // exec, then the server's own wait on cell 7
-    expect(cell.received[1]).toMatchObject({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"7","yield_time_ms":30000}' });
+    expect(cell.received[1]).toMatchObject({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"7","yield_time_ms":1000}' });
     expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'working', statusMessage: 'Script running with cell ID 7' });
     expect((await client.experimental.tasks.listTasks()).tasks.map((listed) => listed.taskId)).toEqual([task.taskId]);
 

@@ -16,8 +16,12 @@ export const CODE_MODE_TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']
 export const DEFAULT_CODE_MODE_TASK_TTL_MS = 60 * 60 * 1000;
 /** The `pollInterval` suggested to clients, in milliseconds. */
 const POLL_INTERVAL_MS = 500;
-/** The `yield_time_ms` of each `wait` the server issues while it follows a yielded cell. */
-const FOLLOW_YIELD_MS = 30_000;
+/**
+ * The `yield_time_ms` of each `wait` the server issues while it follows a yielded cell. Short,
+ * because a host may run calls one at a time (`switchyard mcp serve` does): the client's other
+ * calls then wait behind one of these for at most about this long.
+ */
+const FOLLOW_YIELD_MS = 1_000;
 const RUNNING = /^Script running with cell ID (\S+)/;
 
 type Answer = ToolOutputItem | CodeModeDispatchResult;
@@ -106,9 +110,10 @@ export class CodeModeTasks {
     if ('content' in call) return void (await taskStore.storeTaskResult(taskId, 'failed', call as Result).catch(() => undefined));
     let result = await this.dispatch(call, signal);
     for (let cellId = runningCell(result); cellId !== undefined && !signal.aborted; cellId = runningCell(result)) {
-      run.cellId = cellId;
       earlier.push(...result.content.slice(1));
-      await taskStore.updateTaskStatus(taskId, 'working', `Script running with cell ID ${cellId}`).catch(() => undefined);
+      // One status notification per cell, not one per follow-up wait.
+      if (run.cellId !== cellId) await taskStore.updateTaskStatus(taskId, 'working', `Script running with cell ID ${cellId}`).catch(() => undefined);
+      run.cellId = cellId;
       const wait: ToolCallItem = { type: 'function_call', call_id: call.call_id, name: 'wait', arguments: JSON.stringify({ cell_id: cellId, yield_time_ms: FOLLOW_YIELD_MS }) };
       result = await this.dispatch(wait, signal);
     }
