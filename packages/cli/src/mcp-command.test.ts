@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMcpServeConfig } from './mcp-command';
 
@@ -92,6 +93,45 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     expect(texts(done).slice(1)).toEqual(['after string']);
     const gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
     expect(gone.isError).toBe(true);
+    expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+  });
+
+  it('runs a yielding cell as an MCP task when the client asks for one (2025-11-25 Tasks)', async () => {
+    const statuses: string[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(`${notification.params.status}:${notification.params.statusMessage ?? ''}`));
+    // 2.5 s: the server follows the cell with several 1 s waits; one notification, one result.
+    const code = 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 2500));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);';
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+    expect(task.status).toBe('working');
+    const running = await client.experimental.tasks.getTask(task.taskId);
+    expect(running.status).toBe('working');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.isError).toBeUndefined();
+    expect(texts(result)[0]).toMatch(HEADER('Script completed'));
+    expect(texts(result).slice(1)).toEqual(['before', 'after string']);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    expect(statuses).toEqual([expect.stringMatching(/^working:Script running with cell ID \S+$/), 'completed:Script completed']);
+    client.removeNotificationHandler('notifications/tasks/status');
+  });
+
+  it('tasks/cancel terminates the task\'s cell', async () => {
+    const code = 'text("spinning");\nyield_control();\nwhile (true) {}';
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+    let message = '';
+    for (let tries = 0; tries < 100 && !message.startsWith('Script running'); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      message = (await client.experimental.tasks.getTask(task.taskId)).statusMessage ?? '';
+    }
+    const cellId = /^Script running with cell ID (\S+)$/.exec(message)![1];
+    // serve runs calls one at a time: another call waits behind a follow-up wait (1 s), not the cell.
+    const started = Date.now();
+    const other = await client.callTool({ name: 'exec', arguments: { code: 'text("other")' } });
+    expect(texts(other).slice(1)).toEqual(['other']);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ status: 'cancelled' });
+    let gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 5_000 } });
+    // The terminate may still be on its way: a wait that catches the cell first sees it end terminated.
+    if (/^Script terminated/.test(texts(gone)[0])) gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
     expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
   });
 

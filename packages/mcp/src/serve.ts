@@ -1,9 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type ContentBlock, type CreateTaskResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type ContentItem, type JsonObject, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
 import { truncateMiddle } from '@switchyard/kit';
 import { z } from 'zod';
+import { CODE_MODE_TASKS_CAPABILITY, CodeModeTasks } from './serve-tasks';
 import { BoundedStdioServerTransport } from './stdio-transports';
 import { VERSION } from './version';
 
@@ -143,6 +144,8 @@ export function codeModeMcpToolDefinitions(descriptions: CodeModeToolDescription
     {
       name: 'exec',
       description: `${EXEC_PREAMBLE}\n\n${execDescription}`,
+      // A client that supports MCP Tasks may run a cell as a task (see serve-tasks.ts).
+      execution: { taskSupport: 'optional' },
       inputSchema: {
         type: 'object',
         properties: { code: { type: 'string', description: 'JavaScript (or TypeScript) source of the cell.' } },
@@ -213,13 +216,22 @@ export function capCallToolResult(result: CallToolResult, maxBytes: number): Cal
  */
 export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions): Promise<CodeModeMcpServer> {
   const { host } = options;
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES;
+  const tasks = new CodeModeTasks({ host, toResult: toolOutputToCallToolResult, capResult: (result) => capCallToolResult(result, maxResultBytes) });
   const server = new Server(
     { name: options.name ?? 'switchyard-code-mode', version: VERSION },
-    { capabilities: { tools: { listChanged: true } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+    {
+      capabilities: { tools: { listChanged: true }, tasks: CODE_MODE_TASKS_CAPABILITY },
+      taskStore: tasks.store,
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+    },
   );
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  server.onclose = () => resolveClosed();
+  server.onclose = () => {
+    tasks.close();
+    resolveClosed();
+  };
   server.onerror = (error) => {
     try {
       options.onError?.(error);
@@ -228,7 +240,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     }
   };
   handleToolsList(server, host);
-  handleToolsCall(server, host, options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES);
+  handleToolsCall(server, host, maxResultBytes, tasks);
   const stopWatching = host.onToolsChanged?.(() => {
     server.sendToolListChanged().catch(() => undefined);
   });
@@ -239,6 +251,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     closing ??= (async () => {
       stopWatching?.();
       stdio?.detach();
+      tasks.close();
       await server.close().catch(() => undefined);
       resolveClosed();
     })();
@@ -267,13 +280,19 @@ function handleToolsList(server: Server, host: CodeModeMcpHost): void {
   });
 }
 
-function handleToolsCall(server: Server, host: CodeModeMcpHost, maxResultBytes: number): void {
+function handleToolsCall(server: Server, host: CodeModeMcpHost, maxResultBytes: number, tasks: CodeModeTasks): void {
   let sequence = 0;
   // The SDK wraps a tools/call handler: it checks the request (-32602 when invalid) and the result.
-  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
     requireInitialized(server, 'tools/call');
-    const params = request.params as { name: string; arguments?: Record<string, unknown> };
+    const params = request.params as { name: string; arguments?: Record<string, unknown>; task?: { ttl?: number | null } };
     const call = toCallItem(params.name, params.arguments ?? {}, `mcp-${String(extra.requestId)}-${++sequence}`);
+    // A client that sent `task` (MCP Tasks) gets the task at once; one that did not, the result.
+    if (params.task && extra.taskStore) {
+      // Only `exec` declares taskSupport; a task-augmented call of another tool is refused (-32601).
+      if (params.name !== 'exec') throw new McpError(ErrorCode.MethodNotFound, `${params.name} cannot run as a task: only exec supports MCP Tasks`);
+      return tasks.start(call, params.task.ttl, extra.taskStore);
+    }
     if ('content' in call) return call; // a wrong argument's error result
     let result: CallToolResult;
     try {

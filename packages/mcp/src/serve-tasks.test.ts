@@ -1,0 +1,160 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolCallItem, ToolOutputItem } from '@switchyard/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { serveCodeModeOverMcp, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
+
+const header = (status: string) => ({ type: 'input_text' as const, text: `${status}\nWall time 0.1 seconds\nOutput:\n` });
+
+/**
+ * A Code Mode host with one cell `7` that yields at once (`before`) and ends when `finish` is
+ * called (`after`, or a failure); every dispatched item is recorded.
+ */
+function gatedCellHost() {
+  const received: ToolCallItem[] = [];
+  let finish!: (outcome: 'completed' | 'failed') => void;
+  const ended = new Promise<'completed' | 'failed'>((resolve) => (finish = resolve));
+  const host: CodeModeMcpHost = {
+    describe: () => ({
+      exec: { type: 'custom', name: 'exec', description: 'Run JavaScript.' },
+      wait: { type: 'function', name: 'wait', description: 'Waits on a cell.', parameters: { type: 'object', properties: { cell_id: { type: 'string' } } } },
+    }),
+    dispatch: async (item, { signal }): Promise<ToolOutputItem> => {
+      received.push(item);
+      if (item.type === 'custom_tool_call') return { type: 'custom_tool_call_output', call_id: item.call_id, output: [header('Script running with cell ID 7'), { type: 'input_text', text: 'before' }] };
+      const args = JSON.parse((item as { arguments: string }).arguments) as { terminate?: boolean };
+      if (args.terminate) return { type: 'function_call_output', call_id: item.call_id, output: [header('Script terminated')] };
+      const outcome = await Promise.race([ended, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))]);
+      const text = outcome === 'completed' ? 'after' : 'Script error:\nboom';
+      return { type: 'function_call_output', call_id: item.call_id, output: [header(outcome === 'completed' ? 'Script completed' : 'Script failed'), { type: 'input_text', text }] };
+    },
+  };
+  return { host, received, finish };
+}
+
+const open: Array<{ client: Client; served: CodeModeMcpServer }> = [];
+afterEach(async () => {
+  for (const { client, served } of open.splice(0)) {
+    await client.close();
+    await served.close();
+  }
+});
+
+async function connect(host: CodeModeMcpHost) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const served = await serveCodeModeOverMcp({ host, transport: serverSide });
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const statuses: Task[] = [];
+  client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(notification.params as Task));
+  await client.connect(clientSide);
+  open.push({ client, served });
+  return { client, served, statuses };
+}
+
+const texts = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((block) => block.text);
+const startTask = (client: Client, code: string) =>
+  client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+
+describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s experimental tasks API)', () => {
+  it('declares task support for tools/call and marks exec optional', async () => {
+    const { client } = await connect(gatedCellHost().host);
+    expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    const { tools } = await client.listTools();
+    expect(tools[0]).toMatchObject({ name: 'exec', execution: { taskSupport: 'optional' } });
+    expect(tools[1].execution).toBeUndefined();
+    await expect(client.request({ method: 'tools/call', params: { name: 'wait', arguments: { cell_id: '7' } } }, CreateTaskResultSchema, { task: {} })).rejects.toThrow(
+      'MCP error -32601: wait cannot run as a task: only exec supports MCP Tasks',
+    );
+  });
+
+  it('runs a yielding cell as a task: working while it runs, completed with the whole output, with status notifications', async () => {
+    const cell = gatedCellHost();
+    const { client, statuses } = await connect(cell.host);
+    const { task } = await startTask(client, 'text("before"); yield_control(); text("after")');
+    expect(task).toMatchObject({ taskId: expect.any(String), status: 'working', ttl: 60_000, pollInterval: 500 });
+    await expect.poll(() => cell.received.length).toBe(2); // exec, then the server's own wait on cell 7
+    expect(cell.received[1]).toMatchObject({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"7","yield_time_ms":1000}' });
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'working', statusMessage: 'Script running with cell ID 7' });
+    expect((await client.experimental.tasks.listTasks()).tasks.map((listed) => listed.taskId)).toEqual([task.taskId]);
+
+    cell.finish('completed');
+    await expect.poll(async () => (await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(texts(result)).toEqual([header('Script completed').text, 'before', 'after']);
+    expect(result.isError).toBeUndefined();
+    expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
+    await expect.poll(() => statuses.map((status) => status.status)).toEqual(['working', 'completed']);
+    expect(statuses.map((status) => status.statusMessage)).toEqual(['Script running with cell ID 7', 'Script completed']);
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'completed', statusMessage: 'Script completed' });
+    expect(cell.received).toHaveLength(2);
+  });
+
+  it('tasks/result blocks until the cell ends; a failed script ends the task failed with an error result', async () => {
+    const cell = gatedCellHost();
+    const { client } = await connect(cell.host);
+    const { task } = await startTask(client, 'yield_control(); throw new Error("boom")');
+    const pending = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    await expect.poll(() => cell.received.length).toBe(2);
+    cell.finish('failed');
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(texts(result)).toEqual([header('Script failed').text, 'before', 'Script error:\nboom']);
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed', statusMessage: 'Script failed' });
+  });
+
+  it('a task-augmented exec without a code argument is a failed task with the usual error result', async () => {
+    const cell = gatedCellHost();
+    const { client } = await connect(cell.host);
+    const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { source: '1' } } }, CreateTaskResultSchema, { task: {} });
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'exec expects a `code` argument holding the JavaScript source as a string' }] });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    expect(cell.received).toEqual([]);
+  });
+
+  it('callToolStream (the SDK client\'s task flow for a tool marked optional) ends with the result', async () => {
+    const cell = gatedCellHost();
+    const { client } = await connect(cell.host);
+    await client.listTools(); // the client learns exec's taskSupport here
+    const seen: string[] = [];
+    const stream = client.experimental.tasks.callToolStream({ name: 'exec', arguments: { code: 'yield_control()' } });
+    setTimeout(() => cell.finish('completed'), 50);
+    let last: unknown;
+    for await (const message of stream) {
+      seen.push(message.type === 'taskStatus' ? `taskStatus:${message.task.status}` : message.type);
+      last = message;
+    }
+    expect(seen[0]).toBe('taskCreated');
+    expect(seen.at(-1)).toBe('result');
+    expect(seen).not.toContain('error');
+    expect(texts((last as { result: { content: Array<{ type: string; text?: string }> } }).result)).toEqual([header('Script completed').text, 'before', 'after']);
+  });
+
+  it('tasks/cancel cancels the task and terminates its cell', async () => {
+    const cell = gatedCellHost();
+    const { client } = await connect(cell.host);
+    const { task } = await startTask(client, 'yield_control(); await new Promise(() => {})');
+    await expect.poll(() => cell.received.length).toBe(2);
+    expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
+    await expect.poll(() => cell.received.length).toBe(3);
+    expect(cell.received[2]).toMatchObject({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"7","terminate":true}' });
+    cell.finish('completed'); // too late: a cancelled task keeps its status
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('cancelled');
+  });
+
+  it('a call without `task` gets today\'s exec/wait behaviour: the yielded answer, and the server waits on nothing', async () => {
+    const cell = gatedCellHost();
+    const { client, statuses } = await connect(cell.host);
+    const first = await client.callTool({ name: 'exec', arguments: { code: 'text("before"); yield_control()' } });
+    expect(texts(first as never)).toEqual([header('Script running with cell ID 7').text, 'before']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(cell.received).toHaveLength(1);
+    cell.finish('completed');
+    const done = await client.callTool({ name: 'wait', arguments: { cell_id: '7' } });
+    expect(texts(done as never)).toEqual([header('Script completed').text, 'after']);
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
+    expect(statuses).toEqual([]);
+  });
+});
