@@ -51,8 +51,10 @@ function listing(folder: string): string[] {
  * in the gap, the old one is dropped so the loop keeps racing.
  */
 function startSwapLoop(root: string, outside: string): ChildProcess {
+  // Bounded by its owner: it ends when this test process or the workspace is gone (a test that
+  // timed out, or a runner torn down before `finally`, once left a loop spinning for hours).
   const script = `cd "${root}" || exit 1
-while :; do
+while kill -0 ${process.pid} 2>/dev/null && [ -d "${root}" ]; do
   mv -T d d.real 2>/dev/null
   ln -s "${outside}" d 2>/dev/null
   rm -f d 2>/dev/null
