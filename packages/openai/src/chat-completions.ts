@@ -13,7 +13,7 @@ import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget 
 import { describeServerError, isRetryableServerError } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
-import { createStreamingClient, endpoint, usageDetail } from './streaming-client';
+import { createStreamingClient, endpoint, readTokenUsage } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link chatCompletions}. */
@@ -173,7 +173,7 @@ class ChatStreamAssembly {
     throwIfStreamError(chunk);
     if (typeof chunk.id === 'string') this.responseId ??= chunk.id;
     if (typeof chunk.model === 'string' && chunk.model !== '') this.model ??= chunk.model;
-    if (chunk.usage && typeof chunk.usage === 'object') this.usage = readChatUsage(chunk.usage as Record<string, unknown>);
+    if (chunk.usage && typeof chunk.usage === 'object') this.usage = readTokenUsage(chunk.usage as Record<string, unknown>, CHAT_USAGE);
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
     const choice = choices.find((entry) => (entry.index ?? 0) === 0);
     if (!choice) return;
@@ -306,15 +306,5 @@ function customInput(raw: string): string {
   return raw;
 }
 
-function readChatUsage(usage: Record<string, unknown>): ModelUsage {
-  const inputTokens = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0;
-  const outputTokens = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
-  const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
-  return {
-    inputTokens,
-    outputTokens,
-    totalTokens,
-    ...usageDetail('cacheReadInputTokens', usage.prompt_tokens_details, 'cached_tokens'),
-    ...usageDetail('reasoningOutputTokens', usage.completion_tokens_details, 'reasoning_tokens'),
-  };
-}
+/** Chat Completions names its counts `prompt_tokens` / `completion_tokens`. */
+const CHAT_USAGE = { input: 'prompt_tokens', output: 'completion_tokens', inputDetails: 'prompt_tokens_details', outputDetails: 'completion_tokens_details' };

@@ -11,7 +11,7 @@ import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyar
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';
-import { createStreamingClient, endpoint, usageDetail } from './streaming-client';
+import { createStreamingClient, endpoint, readTokenUsage } from './streaming-client';
 import { parseEventData, readServerSentEvents } from './server-sent-events';
 
 /** Options of {@link openaiResponses}. */
@@ -244,16 +244,6 @@ function streamError(prefix: string, error: unknown): ModelRequestError {
 
 function readUsage(value: unknown): ModelUsage | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const usage = value as Record<string, unknown>;
-  const inputTokens = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
-  const outputTokens = typeof usage.output_tokens === 'number' ? usage.output_tokens : 0;
-  const totalTokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens;
-  return {
-    inputTokens,
-    outputTokens,
-    totalTokens,
-    ...usageDetail('cacheReadInputTokens', usage.input_tokens_details, 'cached_tokens'),
-    ...usageDetail('reasoningOutputTokens', usage.output_tokens_details, 'reasoning_tokens'),
-  };
+  return readTokenUsage(value as Record<string, unknown>, { input: 'input_tokens', output: 'output_tokens', inputDetails: 'input_tokens_details', outputDetails: 'output_tokens_details' });
 }
 

@@ -1,4 +1,4 @@
-import { SwitchyardError, type ModelCapabilities, type ModelClient, type ModelProviderInfo, type ModelRequest, type ModelStreamEvent } from '@switchyard/protocol';
+import { SwitchyardError, type ModelCapabilities, type ModelClient, type ModelProviderInfo, type ModelRequest, type ModelStreamEvent, type ModelUsage } from '@switchyard/protocol';
 import { postForStream, streamWithRetries, type RetryOptions } from './retry';
 import { StreamGuard, type StreamLimitOptions } from './stream-limits';
 
@@ -95,11 +95,34 @@ export function endpoint(baseURL: string, path: string): string {
   return `${baseURL.replace(/\/+$/, '')}/${path}`;
 }
 
+/** Where one API's usage object keeps its counts: `input_tokens` or `prompt_tokens`, and so on. */
+interface UsageFields {
+  input: string;
+  output: string;
+  /** The `*_tokens_details` objects carrying `cached_tokens` and `reasoning_tokens`. */
+  inputDetails: string;
+  outputDetails: string;
+}
+
 /**
- * `{ [field]: count }` when `details[key]` is a count (the `*_tokens_details` objects of both
- * APIs' usage), else `{}`: a detail the server did not report stays absent, never 0.
+ * The usage both APIs report, read by their field names. The total falls back to input + output;
+ * a detail the server did not report (cache reads, reasoning tokens) stays absent, never 0.
  */
-export function usageDetail<K extends 'cacheReadInputTokens' | 'reasoningOutputTokens'>(field: K, details: unknown, key: string): { [P in K]?: number } {
-  const count = typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[key] : undefined;
-  return typeof count === 'number' && Number.isFinite(count) && count >= 0 ? ({ [field]: count } as { [P in K]?: number }) : {};
+export function readTokenUsage(usage: Record<string, unknown>, fields: UsageFields): ModelUsage {
+  const count = (value: unknown) => (typeof value === 'number' ? value : 0);
+  const detail = (details: unknown, key: string) => {
+    const value = typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[key] : undefined;
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+  };
+  const inputTokens = count(usage[fields.input]);
+  const outputTokens = count(usage[fields.output]);
+  const cacheReadInputTokens = detail(usage[fields.inputDetails], 'cached_tokens');
+  const reasoningOutputTokens = detail(usage[fields.outputDetails], 'reasoning_tokens');
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: typeof usage.total_tokens === 'number' ? usage.total_tokens : inputTokens + outputTokens,
+    ...(cacheReadInputTokens === undefined ? {} : { cacheReadInputTokens }),
+    ...(reasoningOutputTokens === undefined ? {} : { reasoningOutputTokens }),
+  };
 }
