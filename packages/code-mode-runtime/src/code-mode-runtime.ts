@@ -5,7 +5,7 @@ import { createStoredValues } from './code-mode-session';
 import { checkHost, createEngineSession, positiveInteger } from './engine-session';
 import { nodeSnapshotFlagProblem } from './node-snapshot-check';
 import { createProcessRuntime, type ProcessWorkerOptions } from './process-runtime';
-import type { EngineSessionOptions } from './runtime-protocol';
+import type { EngineSessionOptions } from './protocol';
 import { CODE_MODE_RUNTIME_OPTION_RULES, DEFAULT_CPU_TIME_MS } from './runtime-options';
 import { maxValueChars } from './value-limit';
 import { defaultMaxStoredBytes } from './host-limits';

@@ -1,6 +1,6 @@
 import { SwitchyardError, type CellHost } from '@switchyard/protocol';
 import { Session } from './code-mode-session';
-import type { EngineSessionOptions } from './runtime-protocol';
+import type { EngineSessionOptions } from './protocol';
 
 /** An engine session with `engine`'s limits (used in process and by the worker's protocol server). */
 export function createEngineSession(

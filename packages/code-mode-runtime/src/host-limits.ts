@@ -1,4 +1,4 @@
-import type { EngineSessionOptions, StoredPair } from './runtime-protocol';
+import type { EngineSessionOptions, StoredPair } from './protocol';
 import { maxValueChars } from './value-limit';
 
 /**

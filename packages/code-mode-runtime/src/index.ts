@@ -15,7 +15,7 @@ export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from '
 export { serveRuntime } from './runtime-server';
 export type { ServeRuntimeOptions } from './runtime-server';
 export type { StoredValueStore } from './code-mode-session';
-export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding, splitStoredPairs } from './runtime-protocol';
-export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './runtime-protocol';
+export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding, splitStoredPairs } from './protocol';
+export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './protocol';
 
 export { VERSION } from './version';

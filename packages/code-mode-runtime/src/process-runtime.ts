@@ -5,7 +5,7 @@ import { checkHost, positiveInteger } from './engine-session';
 import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { RemoteSession, type RuntimePlacement } from './remote-session';
 import { REMOTE_RUNTIME_OPTION_RULES } from './runtime-options';
-import { DEFAULT_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES, type EngineSessionOptions } from './runtime-protocol';
+import { DEFAULT_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES, type EngineSessionOptions } from './protocol';
 import { WorkerPool, type WorkerPoolSettings } from './worker-pool';
 
 /** The worker processes of `isolation: 'process'`. */

@@ -6,7 +6,7 @@ import type { CellObservation, CodeModeSession } from '@switchyard/protocol';
 import { createRemoteRuntime } from './process-runtime';
 import type { RuntimePlacement } from './remote-session';
 import { connectRuntime } from './runtime-client';
-import { createStreamTransport, type RuntimeMessage, type RuntimeTransport } from './runtime-protocol';
+import { createStreamTransport, type RuntimeMessage, type RuntimeTransport } from './protocol';
 import { createTestHost, fn, rejection, until } from '../test/helpers';
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');

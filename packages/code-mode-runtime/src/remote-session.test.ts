@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRemoteRuntime } from './process-runtime';
 import type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
 import { connectRuntime } from './runtime-client';
-import { createStreamTransport } from './runtime-protocol';
+import { createStreamTransport } from './protocol';
 import { serveRuntime } from './runtime-server';
 import { createTestHost } from '../test/helpers';
 

@@ -21,7 +21,7 @@ import {
   validateCreateOptions,
 } from './code-mode-session';
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
-import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './runtime-protocol';
+import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';

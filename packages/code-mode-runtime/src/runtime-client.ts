@@ -8,7 +8,7 @@ import {
   type HostMessage,
   type RuntimeMessage,
   type RuntimeTransport,
-} from './runtime-protocol';
+} from './protocol';
 
 /** A host message that expects a reply, without its `id` (the client numbers requests). */
 export type HostRequest = HostMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;

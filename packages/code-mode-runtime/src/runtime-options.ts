@@ -1,7 +1,7 @@
 import { optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
 import type { CodeModeRuntimeOptions } from './code-mode-runtime';
 import type { ProcessWorkerOptions, RemoteRuntimeOptions } from './process-runtime';
-import { MIN_MAX_FRAME_BYTES } from './runtime-protocol';
+import { MIN_MAX_FRAME_BYTES } from './protocol';
 
 /** The CPU time a cell gets when `cpuTimeMs` is not set (ms): a `while (true) {}` ends after it. */
 export const DEFAULT_CPU_TIME_MS = 60_000;

@@ -17,7 +17,7 @@ import {
   type StoredPair,
   type WireError,
   type EngineSessionOptions,
-} from './runtime-protocol';
+} from './protocol';
 import { VERSION } from './version';
 
 /** Options of {@link serveRuntime}. */

@@ -4,7 +4,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SwitchyardError } from '@switchyard/protocol';
 import { connectRuntime, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
-import { createStreamTransport } from './runtime-protocol';
+import { createStreamTransport } from './protocol';
 import type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
 
 /** Settings of a pool of runtime worker processes (see `ProcessWorkerOptions`, all filled in). */

@@ -7,7 +7,7 @@
  * `setpriv --pdeathsig SIGKILL`, by the kernel's signal even if this thread is stuck.
  */
 import { loadIsolatedVm } from './isolated-vm';
-import { DEFAULT_MAX_FRAME_BYTES, createStreamTransport } from './runtime-protocol';
+import { DEFAULT_MAX_FRAME_BYTES, createStreamTransport } from './protocol';
 import { serveRuntime } from './runtime-server';
 
 const flag = process.argv.find((argument) => argument.startsWith('--max-frame-bytes='));

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { isSwitchyardError, type JsonValue } from '@switchyard/protocol';
 import { describe, expect, it } from 'vitest';
-import { connectRuntime, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
+import { connectRuntime, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from '../runtime-client';
 import {
   RUNTIME_PROTOCOL_VERSION,
   createStreamTransport,
@@ -9,8 +9,8 @@ import {
   parseRuntimeMessage,
   type EngineSessionOptions,
   type RuntimeTransport,
-} from './runtime-protocol';
-import { serveRuntime } from './runtime-server';
+} from './index';
+import { serveRuntime } from '../runtime-server';
 
 const ENGINE: EngineSessionOptions = {
   heapMb: 64,
