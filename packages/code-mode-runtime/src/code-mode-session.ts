@@ -2,6 +2,7 @@ import { CELL_ID_PATTERN, SwitchyardError, hasErrorCode } from '@switchyard/prot
 import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, CreatedCell, ObserveOptions } from '@switchyard/protocol';
 import { Cell, observationCancelled, type CellLimits } from './cell';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
+import { cellError, cellIdOf } from './protocol/wire-error';
 
 /** `[key, JSON text]` of one stored value. */
 export type StoredPair = [string, string];
@@ -71,7 +72,7 @@ interface KeyedCreation {
   cancelled: boolean;
 }
 
-const hasCellId = (error: unknown) => hasErrorCode(error, 'ABORTED') && typeof (error as { cellId?: unknown }).cellId === 'string';
+const hasCellId = (error: unknown) => hasErrorCode(error, 'ABORTED') && cellIdOf(error) !== undefined;
 
 /** One session: its cells and its stored-values map. */
 export class Session implements CodeModeSession {
@@ -136,7 +137,7 @@ export class Session implements CodeModeSession {
     } catch (error) {
       // Only an aborted signal rejects the first observation: name the cell, which keeps running
       // with its output kept, so the host can still observe or terminate it.
-      throw Object.assign(error as SwitchyardError, { cellId: cell.id });
+      throw cellError(error, cell.id);
     }
   }
 
@@ -154,7 +155,7 @@ export class Session implements CodeModeSession {
   private retryCreation(entry: KeyedCreation, options: CreateCellOptions): Promise<CreatedCell> {
     const { cellId } = entry;
     if (!entry.cancelled) {
-      return joinAnswer(entry.reply, options.signal, () => Object.assign(creationCancelled(), { cellId })).catch((error: unknown) => {
+      return joinAnswer(entry.reply, options.signal, () => cellError(creationCancelled(), cellId)).catch((error: unknown) => {
         // The original's first observation was cancelled while this retry waited on it: observe instead.
         if (!hasCellId(error) || options.signal?.aborted) throw error;
         entry.cancelled = true;
@@ -165,7 +166,7 @@ export class Session implements CodeModeSession {
     entry.reply = this.observe(cellId, { yieldTimeMs: options.yieldTimeMs, signal: options.signal }).then(
       (observation) => ({ cellId, observation }),
       (error: unknown) => {
-        throw Object.assign(error as SwitchyardError, { cellId });
+        throw cellError(error, cellId);
       },
     );
     entry.reply.catch((error: unknown) => {

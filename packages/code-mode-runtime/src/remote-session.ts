@@ -21,7 +21,7 @@ import {
   validateCreateOptions,
 } from './code-mode-session';
 import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
-import { BacklogError, ProtocolError, splitStoredPairs, type EngineSessionOptions } from './protocol';
+import { BacklogError, ProtocolError, cellError, cellIdOf, splitStoredPairs, type EngineSessionOptions } from './protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
@@ -229,10 +229,10 @@ export class RemoteSession implements CodeModeSession {
    * its runtime are kept for a retry. Anything else created nothing.
    */
   private createFailed(binding: Binding, cellId: string, error: unknown, keyed: KeyedRequest | undefined): unknown {
-    if (hasErrorCode(error, 'ABORTED') && (error as { cellId?: unknown }).cellId === cellId) return error;
+    if (hasErrorCode(error, 'ABORTED') && cellIdOf(error) === cellId) return error;
     if (keyed && hasErrorCode(error, 'ABORTED')) {
       this.retain(keyed);
-      return Object.assign(error as SwitchyardError, { cellId });
+      return cellError(error, cellId);
     }
     // Nothing was created: a retry under the key is a new creation.
     if (keyed) this.keyed.forget(keyed.key, keyed);

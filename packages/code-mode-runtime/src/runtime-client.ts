@@ -1,8 +1,9 @@
-import { SwitchyardError, type CellObservation, type SwitchyardErrorCode } from '@switchyard/protocol';
+import { SwitchyardError, type CellObservation } from '@switchyard/protocol';
 import {
   DEFAULT_MAX_FRAME_BYTES,
   RUNTIME_PROTOCOL_VERSION,
   createConnection,
+  fromWireError,
   parseRuntimeMessage,
   type Connection,
   type HostMessage,
@@ -29,11 +30,6 @@ export class RuntimeLostError extends Error {
     this.name = 'RuntimeLostError';
   }
 }
-
-const ERROR_CODES = new Set<string>([
-  'RESPOND_TO_MODEL', 'TOOL_NOT_FOUND', 'INVALID_INPUT', 'HOOK_BLOCKED', 'ABORTED', 'FATAL', 'INCOMPATIBLE_PAYLOAD',
-  'CELL_NOT_FOUND', 'LIMIT_EXCEEDED', 'SANDBOX_UNAVAILABLE', 'APPROVAL_DENIED', 'SHUTTING_DOWN', 'CONFIG', 'MODEL_ERROR', 'INTERNAL',
-]);
 
 /** Cancelled keyed requests whose late replies are still recognised (and dropped). */
 const MAX_ABANDONED = 4_096;
@@ -190,9 +186,7 @@ class RuntimeLink {
     if (!entry) return this.violate(`protocol violation: a reply to request ${message.id}, which is not pending`);
     this.pending.delete(message.id);
     if (message.ok) return entry.resolve(message.value);
-    const code = (ERROR_CODES.has(message.error.code) ? message.error.code : 'INTERNAL') as SwitchyardErrorCode;
-    const error = new SwitchyardError(code, message.error.message);
-    entry.reject(message.error.cellId === undefined ? error : Object.assign(error, { cellId: message.error.cellId }));
+    entry.reject(fromWireError(message.error));
   }
 
   /** The transport closed: the cause is this side's own, or what `decideCause` makes of the transport's reason. */

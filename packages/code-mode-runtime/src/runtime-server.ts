@@ -1,4 +1,4 @@
-import { errorMessage, isSwitchyardError, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
+import { errorMessage, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
 import { createCellIdGenerator } from '@switchyard/kit';
 import { createEngineSession } from './engine-session';
 import type { StoredValueStore } from './code-mode-session';
@@ -10,12 +10,12 @@ import {
   createConnection,
   parseHostMessage,
   splitStoredPairs,
+  toWireError,
   type Connection,
   type HostMessage,
   type RuntimeMessage,
   type RuntimeTransport,
   type StoredPair,
-  type WireError,
   type EngineSessionOptions,
 } from './protocol';
 import { VERSION } from './version';
@@ -252,11 +252,7 @@ class RuntimeServer {
 
   private reply(id: number, outcome: { value?: unknown } | { error: unknown }): void {
     if ('error' in outcome) {
-      const error = outcome.error;
-      const wire: WireError = isSwitchyardError(error) ? { code: error.code, message: error.message } : { code: 'INTERNAL', message: errorMessage(error) };
-      const cellId = (error as { cellId?: unknown } | undefined)?.cellId;
-      if (typeof cellId === 'string') wire.cellId = cellId;
-      this.connection.post({ t: 'reply', id, ok: false, error: wire });
+      this.connection.post({ t: 'reply', id, ok: false, error: toWireError(outcome.error) });
       return;
     }
     try {
@@ -303,7 +299,8 @@ class RuntimeServer {
         connection.post({ t: 'cell-closed', session, cellId });
       },
       runtimeEvent(event) {
-        connection.post({ t: 'cell-event', session, event });
+        // Only a cell's own event travels: `runtime-lost` is the agent host's to say (it sees the link end).
+        if (event.type === 'cell-limit-exceeded') connection.post({ t: 'cell-event', session, event });
       },
     };
   }

@@ -23,3 +23,4 @@
 export * from './messages';
 export * from './framing';
 export * from './connection';
+export * from './wire-error';

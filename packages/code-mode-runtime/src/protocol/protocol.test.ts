@@ -1,13 +1,23 @@
 import { PassThrough } from 'node:stream';
-import { isSwitchyardError, type JsonValue } from '@switchyard/protocol';
+import { SwitchyardError, isSwitchyardError, type JsonValue } from '@switchyard/protocol';
 import { describe, expect, it } from 'vitest';
 import { connectRuntime, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from '../runtime-client';
 import {
+  CellError,
+  HOST_MESSAGES,
+  ProtocolError,
+  RUNTIME_MESSAGES,
   RUNTIME_PROTOCOL_VERSION,
+  WIRE_ERROR_CODES,
+  cellError,
   createStreamTransport,
+  fromWireError,
   parseHostMessage,
   parseRuntimeMessage,
+  toWireError,
   type EngineSessionOptions,
+  type HostMessage,
+  type RuntimeMessage,
   type RuntimeTransport,
 } from './index';
 import { serveRuntime } from '../runtime-server';
@@ -279,29 +289,134 @@ describe('a runtime that breaks the protocol, or goes away', () => {
   });
 });
 
-describe('validation of messages', () => {
-  it('accepts every well-formed message and refuses malformed ones with a reason', () => {
-    expect(parseRuntimeMessage({ t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'x', input: { a: 1 } })).toMatchObject({ t: 'call' });
-    expect(parseHostMessage({ t: 'call-result', call: 1, ok: false, error: 'nope' })).toMatchObject({ t: 'call-result' });
-    const refusals: Array<[unknown, string]> = [
+/** One message of every kind and variant, in both directions (the types make a missing kind a compile error). */
+const HOST_SAMPLES: { [T in HostMessage['t']]: Array<Extract<HostMessage, { t: T }>> } = {
+  hello: [{ t: 'hello', version: 1, maxFrameBytes: 65_536 }],
+  'open-session': [{ t: 'open-session', id: 1, session: 's', options: ENGINE }, { t: 'open-session', id: 2, session: 's', options: { ...ENGINE, maxStoredKeys: 9, wallTimeMs: 5 } }],
+  'close-session': [{ t: 'close-session', id: 3, session: 's' }],
+  stored: [{ t: 'stored', session: 's', cellId: 'c', values: [['k', '"v"']] }],
+  'create-cell': [
+    { t: 'create-cell', id: 4, session: 's', cellId: 'c', source: 'text(1)', tools: [], yieldTimeMs: 0, stored: [] },
+    {
+      t: 'create-cell', id: 5, session: 's', cellId: 'c', source: 'x', yieldTimeMs: 10, typescript: true, stored: [['a', '1']], key: 'k1',
+      tools: [{ name: 'x', description: 'd', kind: 'freeform', declaration: 'declare const tools: {};' }],
+    },
+  ],
+  observe: [{ t: 'observe', id: 6, session: 's', cellId: 'c', yieldTimeMs: 5 }, { t: 'observe', id: 7, session: 's', cellId: 'c', yieldTimeMs: 5, key: 'k' }],
+  terminate: [{ t: 'terminate', id: 8, session: 's', cellId: 'c' }],
+  cancel: [{ t: 'cancel', id: 9 }],
+  'call-result': [{ t: 'call-result', call: 1, ok: true, value: { a: [1, null, 'x'] } }, { t: 'call-result', call: 2, ok: true }, { t: 'call-result', call: 3, ok: false, error: 'nope' }],
+  ping: [{ t: 'ping', id: 10 }],
+};
+const RUNTIME_SAMPLES: { [T in RuntimeMessage['t']]: Array<Extract<RuntimeMessage, { t: T }>> } = {
+  hello: [{ t: 'hello', version: 1, maxFrameBytes: 65_536, capabilities: ['typescript'] }, { t: 'hello', version: 1, maxFrameBytes: 1, capabilities: [], pid: 7, engine: 'isolated-vm' }],
+  reply: [
+    { t: 'reply', id: 1, ok: true },
+    { t: 'reply', id: 2, ok: true, value: { kind: 'yielded', cellId: 'c', items: [{ type: 'input_text', text: 'a' }], wallTimeMs: 1.5 } },
+    { t: 'reply', id: 3, ok: true, value: { kind: 'completed', cellId: 'c', items: [{ type: 'input_image', image_url: 'data:,', detail: 'low' }], error: 'boom', wallTimeMs: 0 } },
+    { t: 'reply', id: 4, ok: true, value: { kind: 'terminated', cellId: 'c', items: [], wallTimeMs: 0 } },
+    { t: 'reply', id: 5, ok: false, error: { code: 'CELL_NOT_FOUND', message: 'exec cell c not found' } },
+    { t: 'reply', id: 6, ok: false, error: { code: 'ABORTED', message: 'exec cell creation was cancelled', cellId: 'c' } },
+  ],
+  call: [{ t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'x', input: { a: 1 } }, { t: 'call', call: 2, session: 's', cellId: 'c', runtimeToolCallId: 'tool-2', tool: 'x' }],
+  'call-abort': [{ t: 'call-abort', call: 1, session: 's' }],
+  notify: [{ t: 'notify', session: 's', cellId: 'c', text: 'hi' }],
+  commit: [{ t: 'commit', session: 's', cellId: 'c', writes: [['k', '{}']], more: true }],
+  'cell-closed': [{ t: 'cell-closed', session: 's', cellId: 'c' }],
+  'cell-event': [{ t: 'cell-event', session: 's', event: { type: 'cell-limit-exceeded', cellId: 'c', message: 'over' } }],
+  fatal: [{ t: 'fatal', message: 'bye' }],
+};
+
+describe('validation of messages (the message table)', () => {
+  it('every message kind of both directions, in every variant, round-trips through JSON and validation', () => {
+    expect(Object.keys(HOST_SAMPLES).sort()).toEqual(Object.keys(HOST_MESSAGES).sort());
+    expect(Object.keys(RUNTIME_SAMPLES).sort()).toEqual(Object.keys(RUNTIME_MESSAGES).sort());
+    for (const message of Object.values(HOST_SAMPLES).flat()) expect(parseHostMessage(JSON.parse(JSON.stringify(message)))).toEqual(message);
+    for (const message of Object.values(RUNTIME_SAMPLES).flat()) expect(parseRuntimeMessage(JSON.parse(JSON.stringify(message)))).toEqual(message);
+  });
+
+  it('each field kind refuses a wrong value, naming the field and the kind', () => {
+    const observation = { t: 'reply', id: 2, ok: true, value: { kind: 'yielded', cellId: 'c', items: [{ type: 'input_text', text: 'a' }], wallTimeMs: 1.5 } };
+    const create = HOST_SAMPLES['create-cell'][1];
+    const runtime: Array<[unknown, string]> = [
       [{ t: 'reply', id: -1, ok: true }, 'reply.id is not a non-negative integer'],
-      [{ t: 'reply', id: 1, ok: true, value: { kind: 'exploded', cellId: 'c', items: [], wallTimeMs: 0 } }, 'reply.value.kind is not yielded, completed or terminated'],
-      [{ t: 'reply', id: 1, ok: true, value: { kind: 'completed', cellId: 'c', items: [{ type: 'input_audio' }], wallTimeMs: 0 } }, 'an output item is neither input_text nor input_image'],
-      [{ t: 'commit', session: 's', cellId: 'c', writes: [['k', 1]], more: false }, 'commit.writes holds an entry that is not [string, string]'],
+      [{ t: 'reply', id: 1.5, ok: true }, 'reply.id is not a non-negative integer'],
+      [{ t: 'reply', id: '1', ok: true }, 'reply.id is not a non-negative integer'],
+      [{ t: 'call', call: 'x' }, 'call.call is not a non-negative integer'],
+      [{ ...RUNTIME_SAMPLES.call[0], tool: 7 }, 'call.tool is not a string'],
+      [{ ...RUNTIME_SAMPLES.commit[0], more: 'no' }, 'commit.more is not a boolean'],
+      [{ ...RUNTIME_SAMPLES.commit[0], writes: [['k', 1]] }, 'commit.writes holds an entry that is not [string, string]'],
+      [{ ...RUNTIME_SAMPLES.commit[0], writes: {} }, 'commit.writes is not an array'],
+      [{ ...RUNTIME_SAMPLES.hello[0], capabilities: 'all' }, 'hello.capabilities is not an array'],
+      [{ ...RUNTIME_SAMPLES.hello[0], capabilities: ['a', 1] }, 'hello.capabilities[1] is not a string'],
+      [{ ...RUNTIME_SAMPLES.hello[0], pid: null }, 'hello.pid is not a non-negative integer'],
+      [{ t: 'reply', id: 1 }, 'reply.ok is not a boolean'],
+      [{ t: 'reply', id: 1, ok: false }, 'reply.error is not an object'],
+      [{ ...observation, value: { ...observation.value, kind: 'exploded' } }, 'reply.value.kind is not yielded, completed or terminated'],
+      [{ ...observation, value: { ...observation.value, wallTimeMs: 'soon' } }, 'reply.value.wallTimeMs is not a number'],
+      [{ ...observation, value: { ...observation.value, items: [{ type: 'input_text', text: 'a' }, { type: 'input_audio' }] } }, 'reply.value.items[1].type is not input_text or input_image'],
+      [{ ...observation, value: { ...observation.value, items: [{ type: 'input_image', image_url: 'x', detail: 'huge' }] } }, 'reply.value.items[0].detail is not auto, low, high or original'],
       [{ t: 'cell-event', session: 's', event: { type: 'runtime-lost' } }, 'cell-event.event.type is not cell-limit-exceeded'],
+      [{ t: 'cell-event', session: 's', event: [] }, 'cell-event.event is not an object'],
       [{ t: 'teleport' }, 'unknown message type "teleport"'],
+      [{ t: '__proto__' }, 'unknown message type "__proto__"'],
+      [{ version: 1 }, 'unknown message type "undefined"'],
+      [{ t: 'create-cell', id: 1 }, 'unknown message type "create-cell"'],
       ['hello', 'a message is not an object'],
+      [null, 'a message is not an object'],
     ];
-    for (const [value, reason] of refusals) expect(() => parseRuntimeMessage(value)).toThrow(reason);
-    expect(() => parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'magic' }], yieldTimeMs: 0, stored: [] })).toThrow(
-      'create-cell.tools[].kind is not function or freeform',
+    for (const [value, reason] of runtime) expect(() => parseRuntimeMessage(value), reason).toThrow(new ProtocolError(reason));
+    const host: Array<[unknown, string]> = [
+      [{ ...create, tools: [{ name: 'x', description: '', kind: 'magic' }] }, 'create-cell.tools[0].kind is not function or freeform'],
+      [{ ...create, tools: [create.tools[0], { name: 'x', description: '', kind: 'function', declaration: 7 }] }, 'create-cell.tools[1].declaration is not a string'],
+      [{ ...create, typescript: null }, 'create-cell.typescript is not a boolean'],
+      [{ ...create, key: 1 }, 'create-cell.key is not a string'],
+      [{ ...HOST_SAMPLES['open-session'][0], options: 'big' }, 'open-session.options is not an object'],
+      [{ ...HOST_SAMPLES['open-session'][0], options: { ...ENGINE, heapMb: 'big' } }, 'open-session.options.heapMb is not a non-negative integer'],
+      [{ ...HOST_SAMPLES['open-session'][0], options: { ...ENGINE, maxStoredBytes: -1 } }, 'open-session.options.maxStoredBytes is not a non-negative integer'],
+      [{ t: 'call-result', call: 1, ok: false }, 'call-result.error is not a string'],
+      [{ t: 'call-result', call: 1, ok: 'yes' }, 'call-result.ok is not a boolean'],
+      [{ t: 'reply', id: 1, ok: true }, 'unknown message type "reply"'],
+    ];
+    for (const [value, reason] of host) expect(() => parseHostMessage(value), reason).toThrow(new ProtocolError(reason));
+  });
+
+  it('a JSON field takes any JSON value; fields the table does not name are kept and not read', () => {
+    for (const input of [null, 0, 'x', [1, [2]], { deep: { er: [true] } }]) expect(parseRuntimeMessage({ ...RUNTIME_SAMPLES.call[1], input })).toMatchObject({ input });
+    const tool = { name: 'x', description: '', kind: 'function', inputSchema: { type: 'object' } };
+    expect(parseHostMessage({ ...HOST_SAMPLES['create-cell'][0], tools: [tool] })).toMatchObject({ tools: [tool] });
+  });
+
+  it('an error code outside WIRE_ERROR_CODES is a protocol violation: the connection ends naming the field', async () => {
+    expect(() => parseRuntimeMessage({ t: 'reply', id: 1, ok: false, error: { code: 'OOPS', message: 'm' } })).toThrow(
+      `reply.error.code is not one of 15 known values (${WIRE_ERROR_CODES.join(', ')})`,
     );
-    expect(() => parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'function', declaration: 7 }], yieldTimeMs: 0, stored: [] })).toThrow(
-      'create-cell.tools[].declaration is not a string',
-    );
-    const declaration = 'declare const tools: { x(args: { id: string; }): Promise<unknown>; };';
-    const created = parseHostMessage({ t: 'create-cell', id: 1, session: 's', cellId: 'c', source: '', tools: [{ name: 'x', description: '', kind: 'function', declaration }], yieldTimeMs: 0, stored: [] });
-    expect(created).toMatchObject({ tools: [{ name: 'x', declaration }] });
-    expect(() => parseHostMessage({ t: 'open-session', id: 1, session: 's', options: { ...ENGINE, heapMb: 'big' } })).toThrow('open-session.options.heapMb is not a non-negative integer');
+    const pair = pipePair();
+    pair.runtime.onFrame((frame) => {
+      for (const message of JSON.parse(frame) as Array<{ t: string; id?: number }>) {
+        if (message.t === 'hello') pair.runtime.send(JSON.stringify([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes: 65_536, capabilities: [] }]));
+        else pair.runtime.send(JSON.stringify([{ t: 'reply', id: message.id, ok: false, error: { code: 'OOPS', message: 'm' } }]));
+      }
+    });
+    const client = await connectRuntime({ transport: pair.host, onEvent: () => {} });
+    await expect(client.request({ t: 'ping' })).rejects.toThrow(/^exec runtime ended unexpectedly: protocol violation: reply\.error\.code is not one of 15 known values \(RESPOND_TO_MODEL, /);
+  });
+
+  it('a wire error turns back into the SwitchyardError it was, with the cell it names as a typed field', async () => {
+    const { client } = await connected();
+    await client.request({ t: 'open-session', session: 's', options: ENGINE });
+    const missing = await client.request({ t: 'observe', session: 's', cellId: 'nope', yieldTimeMs: 0 }).catch((error: unknown) => error);
+    expect(isSwitchyardError(missing) && [missing.code, missing.message, missing instanceof CellError]).toEqual(['CELL_NOT_FOUND', 'exec cell nope not found', false]);
+    const controller = new AbortController();
+    const creating = client.request({ t: 'create-cell', session: 's', cellId: 'c9', source: `await new Promise((r) => setTimeout(r, 300)); text('late');`, tools: [], yieldTimeMs: 10_000, stored: [] }, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort();
+    const cancelled = await creating.catch((error: unknown) => error);
+    expect(cancelled).toBeInstanceOf(CellError);
+    expect(cancelled).toMatchObject({ code: 'ABORTED', cellId: 'c9' });
+    expect(toWireError(cellError(new SwitchyardError('ABORTED', 'm'), 'c1'))).toEqual({ code: 'ABORTED', message: 'm', cellId: 'c1' });
+    expect(toWireError(new Error('plain'))).toEqual({ code: 'INTERNAL', message: 'plain' });
+    expect(fromWireError({ code: 'LIMIT_EXCEEDED', message: 'm', cellId: 'c' })).toMatchObject({ code: 'LIMIT_EXCEEDED', message: 'm', cellId: 'c', name: 'CellError' });
+    client.close();
   });
 });

@@ -1,0 +1,47 @@
+import { SwitchyardError, errorMessage, isSwitchyardError, type SwitchyardErrorCode } from '@switchyard/protocol';
+import type { WireError } from './messages';
+
+/**
+ * A `SwitchyardError` about one cell: `cellId` names it. A creation cancelled after the cell was
+ * made rejects with one (`ABORTED`; the cell runs on, so the host can still observe or terminate
+ * it); it crosses the runtime protocol as a `WireError` with `cellId`.
+ */
+export class CellError extends SwitchyardError {
+  readonly cellId: string;
+  constructor(code: SwitchyardErrorCode, message: string, cellId: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.cellId = cellId;
+    this.name = 'CellError';
+  }
+}
+
+/**
+ * `error` naming cell `cellId`: a {@link CellError} with the same code and message (the original
+ * is its `cause`); an error that already names that cell is returned as it is. A value that is not
+ * a `SwitchyardError` becomes an `INTERNAL` one.
+ */
+export function cellError(error: unknown, cellId: string): CellError {
+  if (error instanceof CellError && error.cellId === cellId) return error;
+  const base = isSwitchyardError(error) ? error : new SwitchyardError('INTERNAL', errorMessage(error), { cause: error });
+  return new CellError(base.code, base.message, cellId, { cause: base });
+}
+
+/** The cell an error names (a {@link CellError}, or any error with a string `cellId`, from another copy of this package). */
+export function cellIdOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const cellId = (error as { cellId?: unknown }).cellId;
+  return typeof cellId === 'string' ? cellId : undefined;
+}
+
+/** The error as it travels in a `reply`: its code (`INTERNAL` for what is not a `SwitchyardError`), its message and its cell. */
+export function toWireError(error: unknown): WireError {
+  const wire: WireError = isSwitchyardError(error) ? { code: error.code, message: error.message } : { code: 'INTERNAL', message: errorMessage(error) };
+  const cellId = cellIdOf(error);
+  if (cellId !== undefined) wire.cellId = cellId;
+  return wire;
+}
+
+/** The error a `reply` carried, as the host rejects with it: a `SwitchyardError`, a {@link CellError} when it names a cell. */
+export function fromWireError(wire: WireError): SwitchyardError {
+  return wire.cellId === undefined ? new SwitchyardError(wire.code, wire.message) : new CellError(wire.code, wire.message, wire.cellId);
+}
