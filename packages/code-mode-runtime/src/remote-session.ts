@@ -20,7 +20,7 @@ import {
   tooManyCells,
   validateCreateOptions,
 } from './code-mode-session';
-import { RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
+import { ReplyTimeoutError, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { BacklogError, ProtocolError, cellError, cellIdOf, splitStoredPairs, type EngineSessionOptions } from './protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
@@ -41,6 +41,12 @@ export interface RuntimeLease {
   hold(): () => void;
   /** Gives the connection back (the session has no cells on it any more). */
   release(): void;
+  /**
+   * How long beyond a creation's yield time its reply may take on this connection (ms) before an
+   * unkeyed `createCell` gives up on it (its reply or its request was lost): the cell is
+   * terminated and the creation answers a failure saying so. Default 30,000.
+   */
+  readonly replyGraceMs?: number;
 }
 
 /**
@@ -105,6 +111,9 @@ interface KeyedRequest {
 
 /** How long a keyed request cancelled here keeps its runtime connection for a retry (ms). */
 const RETRY_WINDOW_MS = 60_000;
+
+/** {@link RuntimeLease.replyGraceMs} when the placement does not say. */
+const DEFAULT_REPLY_GRACE_MS = 30_000;
 
 /** The most a yield time can be on the wire (and as a Node timer). */
 const MAX_YIELD_MS = 2 ** 31 - 1;
@@ -209,12 +218,15 @@ export class RemoteSession implements CodeModeSession {
           ...(options.idempotencyKey === undefined ? {} : { key: options.idempotencyKey }),
         },
         options.signal,
+        // A keyed creation is answered by its retry (the caller's); an unkeyed one has no retry: bounded here.
+        keyed ? undefined : Math.min(MAX_YIELD_MS, clampYield(options.yieldTimeMs) + replyGrace(binding)),
       );
       const answer = this.timed(observation, cellId, startedAt);
       if (keyed) keyed.answer = answer;
       return { cellId, observation: answer };
     } catch (error) {
       if (error instanceof RuntimeLostError) return { cellId, observation: lostObservation(cellId, error.reason, startedAt) };
+      if (error instanceof ReplyTimeoutError) return { cellId, observation: await this.createTimedOut(binding, cellId, error, startedAt) };
       throw this.createFailed(binding, cellId, error, keyed);
     } finally {
       release();
@@ -238,6 +250,22 @@ export class RemoteSession implements CodeModeSession {
     if (keyed) this.keyed.forget(keyed.key, keyed);
     this.forget(binding, cellId);
     return error;
+  }
+
+  /**
+   * An unkeyed creation whose reply did not come in time (lost with its request or on its way
+   * back): the cell, if the runtime made it, is terminated (bounded by the same grace) and
+   * forgotten; the creation answers a failure naming the time waited, with what the terminate
+   * returned of the cell's output.
+   */
+  private async createTimedOut(binding: Binding, cellId: string, timeout: ReplyTimeoutError, startedAt: number): Promise<CellObservation> {
+    const grace = replyGrace(binding);
+    const terminate = { t: 'terminate', session: binding.lease.key, cellId } as const;
+    const ended = await binding.lease.client.request(terminate, undefined, grace).catch(() => undefined);
+    this.failures.delete(cellId);
+    this.forget(binding, cellId, true);
+    const error = `exec runtime did not answer within ${timeout.timeoutMs} ms (the yield time and ${grace} ms for the link): the reply to the cell's creation was lost, and the cell was terminated`;
+    return { kind: 'completed', cellId, items: ended?.items ?? [], error, wallTimeMs: performance.now() - startedAt };
   }
 
   async observe(cellId: string, options: ObserveOptions): Promise<CellObservation> {
@@ -596,6 +624,10 @@ function unsendable(error: unknown): string {
   }
   if (error instanceof ProtocolError) return `tool result could not be sent to the cell: ${error.message}`;
   return `tool result is not JSON-serializable: ${errorMessage(error)}`;
+}
+
+function replyGrace(binding: Binding): number {
+  return binding.lease.replyGraceMs ?? DEFAULT_REPLY_GRACE_MS;
 }
 
 function clampYield(yieldTimeMs: number): number {

@@ -31,7 +31,22 @@ export class RuntimeLostError extends Error {
   }
 }
 
-/** Cancelled keyed requests whose late replies are still recognised (and dropped). */
+/**
+ * A request whose reply did not come within the time the caller gave it (the reply, or the
+ * request, was lost on the link). The request was cancelled and its reply, if it still comes, is
+ * dropped.
+ */
+export class ReplyTimeoutError extends Error {
+  constructor(
+    readonly type: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`exec runtime did not answer ${type} within ${timeoutMs} ms`);
+    this.name = 'ReplyTimeoutError';
+  }
+}
+
+/** Requests given up on here (cancelled keyed ones, timed-out ones) whose late replies are still recognised (and dropped). */
 const MAX_ABANDONED = 4_096;
 
 /** Options of {@link connectRuntime}. */
@@ -55,8 +70,12 @@ export interface ConnectRuntimeOptions {
 /** The host side of one connection to a runtime. */
 export interface RuntimeClient {
   readonly hello: RuntimeHello;
-  /** Sends a request; resolves with the reply's value, rejects with a `SwitchyardError` or a {@link RuntimeLostError}. */
-  request(message: HostRequest, signal?: AbortSignal): Promise<CellObservation | undefined>;
+  /**
+   * Sends a request; resolves with the reply's value, rejects with a `SwitchyardError` or a
+   * {@link RuntimeLostError}. `timeoutMs`: without a reply by then, the request is cancelled, its
+   * late reply dropped, and the promise rejects with a {@link ReplyTimeoutError}.
+   */
+  request(message: HostRequest, signal?: AbortSignal, timeoutMs?: number): Promise<CellObservation | undefined>;
   /**
    * Sends a message that has no reply (`stored`, `call-result`). Throws when it is bigger than the
    * runtime accepts, or a `BacklogError` (nothing sent) when `maxBacklogBytes` is given and the
@@ -116,7 +135,7 @@ class RuntimeLink {
   /** Settles the promise `connectRuntime` returned (set before the first message can arrive). */
   handshake!: { resolve(client: RuntimeClient): void; reject(error: Error): void };
   private readonly pending = new Map<number, PendingRequest>();
-  /** Keyed requests given up on (cancelled here): a reply that still arrives for one is dropped. */
+  /** Requests given up on here (cancelled keyed ones, timed-out ones): a reply that still arrives for one is dropped. */
   private readonly abandoned = new Set<number>();
   private sequence = 0;
   private hello: RuntimeHello | undefined;
@@ -200,7 +219,7 @@ class RuntimeLink {
     );
   }
 
-  private request(message: HostRequest, signal?: AbortSignal): Promise<CellObservation | undefined> {
+  private request(message: HostRequest, signal?: AbortSignal, timeoutMs?: number): Promise<CellObservation | undefined> {
     if (this.ended) return Promise.reject(new RuntimeLostError(this.lostCause ?? 'the connection to the runtime closed'));
     const id = ++this.sequence;
     return new Promise((resolve, reject) => {
@@ -211,6 +230,7 @@ class RuntimeLink {
         return;
       }
       this.pending.set(id, { resolve, reject });
+      if (timeoutMs !== undefined) this.deadline(id, message.t, timeoutMs);
       if (signal) {
         const onAbort = () => {
           if (!this.pending.has(id)) return;
@@ -225,8 +245,25 @@ class RuntimeLink {
     });
   }
 
-  /** Answers request `id` with ABORTED now; its reply, if it still comes, is dropped. */
-  private abandon(id: number): void {
+  /** Without a reply within `timeoutMs`, request `id` is cancelled and answered with a {@link ReplyTimeoutError}. */
+  private deadline(id: number, type: string, timeoutMs: number): void {
+    const entry = this.pending.get(id)!;
+    const timer = setTimeout(() => {
+      if (this.pending.get(id) !== timed) return;
+      this.connection.post({ t: 'cancel', id });
+      this.abandon(id, new ReplyTimeoutError(type, timeoutMs));
+    }, timeoutMs);
+    timer.unref?.();
+    const settle = <T>(settled: (value: T) => void) => (value: T) => {
+      clearTimeout(timer);
+      settled(value);
+    };
+    const timed: PendingRequest = { resolve: settle(entry.resolve), reject: settle(entry.reject) };
+    this.pending.set(id, timed);
+  }
+
+  /** Answers request `id` with `error` (ABORTED by default) now; its reply, if it still comes, is dropped. */
+  private abandon(id: number, error: unknown = new SwitchyardError('ABORTED', 'exec request was cancelled')): void {
     const entry = this.pending.get(id)!;
     this.pending.delete(id);
     this.abandoned.add(id);
@@ -235,7 +272,7 @@ class RuntimeLink {
       if (this.abandoned.size <= MAX_ABANDONED) break;
       this.abandoned.delete(oldest);
     }
-    entry.reject(new SwitchyardError('ABORTED', 'exec request was cancelled'));
+    entry.reject(error);
   }
 
   private createClient(): RuntimeClient {
@@ -244,7 +281,7 @@ class RuntimeLink {
       get hello() {
         return link.hello!;
       },
-      request: (message, signal) => link.request(message, signal),
+      request: (message, signal, timeoutMs) => link.request(message, signal, timeoutMs),
       post(message, maxBacklogBytes) {
         link.connection.post(message, maxBacklogBytes);
       },

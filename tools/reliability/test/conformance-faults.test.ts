@@ -24,9 +24,9 @@ afterEach(async () => {
 });
 
 /** A runtime over fault-injecting links; `bystander` is a session already holding a yielded cell on its own link. */
-async function faulty(plan: FaultPlan) {
+async function faulty(plan: FaultPlan, options: { replyGraceMs?: number } = {}) {
   let armed = false;
-  const memory = memoryPlacement((frame, direction, index) => (armed ? plan(frame, direction, index) : undefined));
+  const memory = memoryPlacement((frame, direction, index) => (armed ? plan(frame, direction, index) : undefined), options);
   runtime = createRemoteRuntime({ placement: memory.placement, onShutdown: memory.close });
   const recorded = conformanceHost();
   let calls = 0;
@@ -112,18 +112,49 @@ describe('runtime protocol faults on one link', () => {
     await link.othersUnharmed();
   });
 
-  it('a dropped request is answered at the latest when its link ends (here: the runtime shuts down)', async () => {
+  it('a dropped keyed request is answered at the latest when its link ends (here: the runtime shuts down)', async () => {
     // The session's second create-cell, sent while its first cell holds the session open (the
-    // first travels with the session's open-session).
+    // first travels with the session's open-session). Keyed: its answer is its caller's retry's.
     let creates = 0;
     const link = await faulty((frame, direction) => (carrying('to-runtime', 'create-cell')(frame, direction) && ++creates === 2 ? { kind: 'drop' } : undefined));
     expect(texts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
-    const lost = link.session.createCell({ source: `text('lost')`, tools: TOOLS, yieldTimeMs: 500 });
+    const lost = link.session.createCell({ source: `text('lost')`, tools: TOOLS, yieldTimeMs: 500, idempotencyKey: 'k-lost' });
     await link.othersUnharmed();
     await runtime!.shutdown();
     const { observation } = await lost;
     expect(observation).toMatchObject({ kind: 'completed', items: [] });
     expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: /);
+  });
+
+  it('an unkeyed create-cell whose request or reply is dropped fails within its yield time and the link grace: the cell terminated, the session goes on', async () => {
+    const grace = 400;
+    const yieldTimeMs = 300;
+    const expected = `exec runtime did not answer within ${yieldTimeMs + grace} ms (the yield time and ${grace} ms for the link): the reply to the cell's creation was lost, and the cell was terminated`;
+    // The request dropped (the session's second create-cell: the first travels with open-session),
+    // then the reply dropped (the runtime ran the cell: its first observation never arrives).
+    let creates = 0;
+    const requestDropped = (frame: string, direction: Direction) => carrying('to-runtime', 'create-cell')(frame, direction) && ++creates === 2;
+    const replyDropped = (frame: string, direction: Direction) => carrying('to-host', 'reply')(frame, direction) && frame.includes('"text":"unseen"');
+    for (const [drop, source] of [
+      [requestDropped, `text('never ran')`],
+      [replyDropped, `text('unseen'); yield_control(); await new Promise(() => {});`],
+    ] as const) {
+      const link = await faulty((frame, direction) => (drop(frame, direction) ? { kind: 'drop' } : undefined), { replyGraceMs: grace });
+      expect(texts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
+      const startedAt = performance.now();
+      const { cellId, observation } = await link.session.createCell({ source, tools: TOOLS, yieldTimeMs });
+      const waited = performance.now() - startedAt;
+      expect(observation).toMatchObject({ kind: 'completed', cellId, items: [], error: expected });
+      expect(waited).toBeGreaterThanOrEqual(yieldTimeMs + grace - 5);
+      expect(waited).toBeLessThan(yieldTimeMs + 2 * grace + 10_000);
+      // The cell is gone on both sides: the host forgot it, the runtime was told to terminate it.
+      await expect(link.session.observe(cellId, { yieldTimeMs: 0 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND' });
+      const sent = link.links.at(-1)!.frames.filter((record) => record.direction === 'to-runtime').map((record) => record.frame);
+      expect(sent.some((frame) => frame.includes('"t":"terminate"') && frame.includes(`"cellId":"${cellId}"`))).toBe(true);
+      expect(texts(await link.run(`text('after')`))).toEqual(['after']);
+      await link.othersUnharmed();
+      await runtime!.shutdown();
+    }
   });
 
   it('a delayed frame holds back the ones after it: results arrive whole and in order', async () => {

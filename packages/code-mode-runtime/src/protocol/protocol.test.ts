@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { SwitchyardError, isSwitchyardError, type JsonValue } from '@switchyard/protocol';
 import { describe, expect, it } from 'vitest';
-import { connectRuntime, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from '../runtime-client';
+import { connectRuntime, ReplyTimeoutError, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from '../runtime-client';
 import {
   CellError,
   HOST_MESSAGES,
@@ -229,6 +229,22 @@ describe('requests, calls and events', () => {
     await expect(observing).rejects.toMatchObject({ code: 'ABORTED' });
     expect(await client.request({ t: 'observe', session: 's', cellId: 'c', yieldTimeMs: 10_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'b' }] });
     expect(client.pending).toBe(0);
+    client.close();
+  });
+
+  it('a request not answered within its timeout is cancelled and rejects with ReplyTimeoutError; its late reply is dropped, the connection stays up', async () => {
+    const { client, lost } = await connected();
+    await client.request({ t: 'open-session', session: 's', options: ENGINE });
+    const waiting = client.request({ t: 'create-cell', session: 's', cellId: 'slow', source: `await new Promise((r) => setTimeout(r, 5000));`, tools: [], yieldTimeMs: 10_000, stored: [] }, undefined, 100);
+    const error = await waiting.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplyTimeoutError);
+    expect((error as Error).message).toBe('exec runtime did not answer create-cell within 100 ms');
+    expect(client.pending).toBe(0);
+    // the cancel made the runtime answer (ABORTED, the cell named): that late reply was dropped, not a violation
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await client.request({ t: 'ping' })).toBeUndefined();
+    expect(await client.request({ t: 'terminate', session: 's', cellId: 'slow' })).toMatchObject({ kind: 'terminated' });
+    expect(lost()).toBeUndefined();
     client.close();
   });
 

@@ -83,8 +83,9 @@ export function createMemoryLink(plan: FaultPlan = () => undefined) {
  * (the engine runs isolates here: `--no-node-snapshot`). `links` lists the links made, in order.
  * A released lease keeps its link (a session may release with a reply still on its way, as the
  * worker pool keeps its workers); `close()` ends them all (the runtime's `onShutdown`).
+ * `replyGraceMs`: the leases' `RuntimeLease.replyGraceMs` (default: the session's own default).
  */
-export function memoryPlacement(plan?: FaultPlan) {
+export function memoryPlacement(plan?: FaultPlan, options: { replyGraceMs?: number } = {}) {
   const links: Array<ReturnType<typeof createMemoryLink>> = [];
   let sequence = 0;
   const placement: RuntimePlacement = {
@@ -93,7 +94,7 @@ export function memoryPlacement(plan?: FaultPlan) {
       links.push(link);
       serveRuntime({ transport: link.runtime });
       const client = await connectRuntime({ transport: link.host, onEvent: (message) => sink.onEvent(message), onLost: (cause) => sink.onLost(cause) });
-      return { client, key: `m${++sequence}`, hold: () => () => {}, release: () => {} };
+      return { client, key: `m${++sequence}`, hold: () => () => {}, release: () => {}, replyGraceMs: options.replyGraceMs };
     },
   };
   return { placement, links, close: () => links.forEach((link) => link.close()) };
