@@ -1,7 +1,7 @@
 import { createRemoteRuntime } from '@switchyard/code-mode-runtime';
 import type { CellObservation, CodeModeRuntime } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
+import { createMemoryLink, faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
 import { conformanceHost } from './conformance/runtime-conformance';
 
 // Faults of a bus injected into the runtime protocol's link (the in-memory link of the
@@ -45,6 +45,25 @@ async function faulty(plan: FaultPlan, options: { replyGraceMs?: number } = {}) 
   };
   return { run, session, calls: () => calls, othersUnharmed, links: memory.links };
 }
+
+describe('the in-memory link itself', () => {
+  it('keeps the order of frames in each direction whatever their random delays', async () => {
+    // Frames sent over several milliseconds with delays of 0-15 ms each: a timer per frame let a
+    // later frame with a shorter delay overtake an earlier one (Node counts timers from the event
+    // loop's cached clock); the link's suites rely on a stream's order.
+    const link = createMemoryLink(() => ({ kind: 'delay', ms: Math.floor(Math.random() * 16) }));
+    const received: number[] = [];
+    link.runtime.onFrame((frame) => received.push(Number(frame)));
+    for (let i = 0; i < 2_000; i++) {
+      link.host.send(String(i));
+      const until = performance.now() + 0.05;
+      while (performance.now() < until);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(received).toEqual(Array.from({ length: 2_000 }, (_, i) => i));
+    link.close();
+  });
+});
 
 describe('runtime protocol faults on one link', () => {
   it('a frame to the host that is not JSON ends that link: its cell fails naming the violation', async () => {

@@ -6,9 +6,10 @@ import type { JsonValue } from '@switchyard/protocol';
  * documentation. A message is a shape (field name → kind); the table maps each message name `t`
  * to its shape, and the types, the validators and the README's table are all derived from it.
  *
- * Why hand-written rather than zod / valibot / typebox: see "The runtime protocol" in the README
- * (the `call` message is validated on every nested call; a dozen closures do it in well under a
- * microsecond, and the error texts name the exact field: `call.call is not a non-negative integer`).
+ * Why hand-written rather than zod / valibot / TypeBox: see "The runtime protocol" in the README
+ * (the `call` message is validated on every nested call: compiled checks do it in ~0.02 µs, zod 4
+ * in ~2 µs; and a refusal names the exact field: `reply.value.items[1].type is not input_text or
+ * input_image`).
  */
 
 /** A malformed frame or message, or a broken rule of this protocol. */
@@ -160,9 +161,6 @@ export interface NamedKind {
   readonly variants: ReadonlyArray<{ readonly when?: string; readonly shape: Shape }>;
 }
 
-/** A shape's check: undefined when every field passes, else the first refusal (with the field's key). */
-type ShapeCheck = (object: Record<string, unknown>) => Refusal | undefined;
-
 /**
  * A check compiled with `new Function` from the code of this module and the field names of the
  * tables (never from received data; each name is written as a JSON string literal). Why: each
@@ -192,12 +190,6 @@ function shapeStatements(shape: Shape, scope: Record<string, unknown>): string {
     }
   }
   return `let r, v;\n${lines.join('\n')}`;
-}
-
-function compileShape(shape: Shape): ShapeCheck {
-  const scope: Record<string, unknown> = {};
-  const statements = shapeStatements(shape, scope);
-  return generated<ShapeCheck>(scope, `return function checkShape(o) {\n${statements}\nreturn undefined;\n};`);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -50,11 +50,24 @@ export function createMemoryLink(plan: FaultPlan = () => undefined) {
       endings['to-runtime'].finish(reason);
     }, Math.max(due['to-host'], due['to-runtime'], Date.now()) - Date.now() + 1);
   };
+  // In order: one queue and one timer per direction. (A timer per frame is not enough: two timers
+  // set in one turn of the event loop with different durations can fire in the wrong order, since
+  // Node counts both from the loop's cached clock while `due` was computed from `Date.now()`.)
+  const queues: Record<Direction, Array<{ at: number; frame: string }>> = { 'to-runtime': [], 'to-host': [] };
+  const pump = (direction: Direction) => {
+    const queue = queues[direction];
+    while (queue.length > 0 && queue[0].at <= Date.now()) {
+      const { frame } = queue.shift()!;
+      if (!finished) listeners[direction](frame);
+    }
+    if (queue.length > 0) setTimeout(() => pump(direction), queue[0].at - Date.now());
+  };
   const deliver = (direction: Direction, frame: string, delayMs: number) => {
-    // In order: never before the frame sent before it.
+    // never before the frame sent before it
     const at = Math.max(Date.now() + delayMs, due[direction]);
     due[direction] = at;
-    setTimeout(() => !finished && listeners[direction](frame), at - Date.now());
+    queues[direction].push({ at, frame });
+    if (queues[direction].length === 1) setTimeout(() => pump(direction), at - Date.now());
   };
   const send = (direction: Direction) => (frame: string) => {
     if (closed) return;
