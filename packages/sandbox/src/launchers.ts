@@ -130,19 +130,12 @@ exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
 `;
 
 /**
- * The reaper for unsandboxed (`danger-full-access`) commands:
- * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
- * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
- * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
- * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
- * no children: as subreaper it inherits every orphan), reaps them, and exits with
- * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ * What the reaper and each command of the spawner share: `descendants()` (every process below this
+ * one, read from `/proc`), `reap_all()` (SIGKILLs and reaps them until none is left) and
+ * `run_reaped(prctl, parent pid, start)`: become a subreaper that dies with its parent, fork
+ * `start`, wait for it, kill and reap whatever it left, exit with its status (see {@link REAPER}).
  */
-export const REAPER = String.raw`
-my $NR_PRCTL = shift @ARGV;
-my $sep = shift @ARGV;
-defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
-my $ppid = getppid();
+const REAP_SUBS = String.raw`
 sub descendants {
   my %kids;
   opendir(my $dir, '/proc') or return ();
@@ -167,24 +160,155 @@ sub reap_all {
     last if waitpid(-1, 0) == -1;
   }
 }
-my $stopping = sub { reap_all(); exit 143 };
-$SIG{TERM} = $stopping; $SIG{HUP} = $stopping;
+sub run_reaped {
+  my ($nr_prctl, $ppid, $start) = @_;
+  my $stopping = sub { reap_all(); exit 143 };
+  $SIG{TERM} = $stopping; $SIG{HUP} = $stopping;
+  syscall(0 + $nr_prctl, 36, 1, 0, 0, 0);
+  syscall(0 + $nr_prctl, 1, 15, 0, 0, 0);
+  exit 125 if getppid() != $ppid;
+  my $child = fork();
+  defined $child or do { print STDERR "reaper: fork: $!\n"; exit 125 };
+  if ($child == 0) { $SIG{TERM} = 'DEFAULT'; $SIG{HUP} = 'DEFAULT'; $start->() }
+  $SIG{INT} = 'IGNORE'; $SIG{QUIT} = 'IGNORE';
+  my $status = 0;
+  for (;;) {
+    my $pid = waitpid(-1, 0);
+    if ($pid == $child) { $status = $?; last }
+    if ($pid == -1) { last }
+  }
+  reap_all();
+  exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
+}
+`;
+
+/**
+ * The reaper for unsandboxed (`danger-full-access`) commands:
+ * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
+ * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
+ * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
+ * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
+ * no children: as subreaper it inherits every orphan), reaps them, and exits with
+ * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ */
+export const REAPER = String.raw`
+my $NR_PRCTL = shift @ARGV;
+my $sep = shift @ARGV;
+defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
+my $ppid = getppid();
+${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 } });
+`;
+
+/**
+ * The long-lived spawner of one session's unsandboxed commands: `perl -e SPAWNER <prctl number>`,
+ * started once, so a command pays a message and a fork instead of a perl start. It is a child
+ * subreaper that dies with its parent (SIGTERM by `PR_SET_PDEATHSIG`), and reads requests, one a
+ * line, from stdin; every field but the first two is hex-encoded bytes:
+ *
+ * - `R <id> <cwd> <argc> <arg>×argc <envc> <NAME=value>×envc` — run a command: a pipe for its
+ *   output, then a fork that becomes the command's own reaper (a new session, so the command's
+ *   process group is the fork's pid; a subreaper that dies with the spawner; see `run_reaped`) and
+ *   runs the command with stdin `/dev/null` and stdout + stderr on the pipe. Answers
+ *   `S <id> <pid> <fd>`: the fork's pid and the spawner's fd of the pipe's read end, which the
+ *   host opens through `/proc/<spawner>/fd/<fd>` (as root or as the same user) and then closes
+ *   here with `C <id>`. Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
+ * - `C <id>` — closes the spawner's copy of the read end of command `id`.
+ *
+ * When a command's reaper ends it answers `X <id> <code>` (its exit code, 128 + signal for a
+ * signal). Processes that outlived a reaper killed by a signal are reparented to the spawner (it
+ * is their subreaper): it SIGKILLs them. A malformed line, or the end of stdin, ends it; its
+ * commands' reapers then kill their commands (their parent died).
+ */
+export const SPAWNER = String.raw`
+my $NR_PRCTL = shift @ARGV;
+my $ppid = getppid();
+${REAP_SUBS}
 syscall(0 + $NR_PRCTL, 36, 1, 0, 0, 0);
 syscall(0 + $NR_PRCTL, 1, 15, 0, 0, 0);
 exit 125 if getppid() != $ppid;
-my $child = fork();
-defined $child or do { print STDERR "reaper: fork: $!\n"; exit 125 };
-if ($child == 0) {
-  $SIG{TERM} = 'DEFAULT'; $SIG{HUP} = 'DEFAULT';
-  exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 };
+$SIG{PIPE} = 'IGNORE';
+my (%reaper, %held);
+pipe(my $wake_r, my $wake_w) or exit 125;
+my $flags = fcntl($wake_w, 3, 0); fcntl($wake_w, 4, 2048 | $flags);
+require POSIX;
+$SIG{CHLD} = sub { syswrite($wake_w, 'c') };
+sub say_line { syswrite(STDOUT, "$_[0]\n") or exit 0 }
+sub unhex { return pack('H*', $_[0]) }
+sub orphans {
+  my @found = descendants();
+  my %mine = map { $_ => 1 } keys %reaper;
+  return grep { !$mine{$_} && !is_below($_, \%mine) } @found;
 }
-$SIG{INT} = 'IGNORE'; $SIG{QUIT} = 'IGNORE';
-my $status = 0;
+sub is_below {
+  my ($pid, $mine) = @_;
+  for (1 .. 64) {
+    open(my $fh, '<', "/proc/$pid/stat") or return 0;
+    my $stat = <$fh>; close $fh;
+    return 0 unless defined $stat && $stat =~ /.*\)\s+\S+\s+(\d+)/s;
+    $pid = $1;
+    return 1 if $mine->{$pid};
+    return 0 if $pid == $$ || $pid <= 1;
+  }
+  return 0;
+}
+sub reap {
+  my $stray = 0;
+  while ((my $pid = waitpid(-1, 1)) > 0) {
+    my $status = $?;
+    my $id = delete $reaper{$pid};
+    if (!defined $id) { $stray = 1; next }
+    $stray = 1 if $status & 127;
+    say_line("X $id " . (($status & 127) ? 128 + ($status & 127) : $status >> 8));
+  }
+  if ($stray) { my @left = orphans(); kill 'KILL', @left if @left }
+}
+sub command {
+  my ($w, $cwd, $argv, $env) = @_;
+  $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
+  close $_ for values %held;
+  close $wake_r; close $wake_w;
+  POSIX::setsid();
+  open(STDIN, '<', '/dev/null') or exit 125;
+  open(STDOUT, '>&', $w) or exit 125;
+  open(STDERR, '>&', $w) or exit 125;
+  close $w;
+  chdir($cwd) or do { print STDERR "spawner: chdir $cwd: $!\n"; exit 125 };
+  %ENV = map { split(/=/, $_, 2) } @$env;
+  run_reaped($NR_PRCTL, $ppid, sub { exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; exit 127 } });
+}
+sub run {
+  my ($id, @f) = @_;
+  my $cwd = unhex(shift @f);
+  my $argc = shift @f;
+  my @argv = map { unhex($_) } splice(@f, 0, $argc);
+  my $envc = shift @f;
+  my @env = map { unhex($_) } splice(@f, 0, $envc);
+  (@argv && @argv == $argc && @env == $envc && !@f) or exit 125;
+  -d $cwd or return say_line("E $id " . unpack('H*', "cwd $cwd is not a directory"));
+  pipe(my $r, my $w) or return say_line("E $id " . unpack('H*', "pipe: $!"));
+  my $pid = fork();
+  defined $pid or return say_line("E $id " . unpack('H*', "fork: $!"));
+  if ($pid == 0) { close $r; $ppid = getppid(); command($w, $cwd, \@argv, \@env) }
+  close $w;
+  $reaper{$pid} = $id; $held{$id} = $r;
+  say_line("S $id $pid " . fileno($r));
+}
+my $buf = '';
 for (;;) {
-  my $pid = waitpid(-1, 0);
-  if ($pid == $child) { $status = $?; last }
-  if ($pid == -1) { last }
+  my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno($wake_r), 1) = 1;
+  my $n = select(my $rout = $rin, undef, undef, undef);
+  sysread($wake_r, my $junk, 4096) if $n > 0 && vec($rout, fileno($wake_r), 1);
+  reap();
+  next unless $n > 0 && vec($rout, 0, 1);
+  my $got = sysread(STDIN, $buf, 65536, length $buf);
+  next if !defined $got && $! == 4;
+  exit 0 unless $got;
+  while ($buf =~ s/^([^\n]*)\n//) {
+    my ($op, $id, @f) = split(/ /, $1, -1);
+    defined $id && $id =~ /^\d+$/ or exit 125;
+    if ($op eq 'C' && !@f) { close(delete $held{$id}) if $held{$id} }
+    elsif ($op eq 'R') { run($id, @f) }
+    else { exit 125 }
+  }
 }
-reap_all();
-exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
 `;

@@ -34,6 +34,8 @@ import { OPAQUE_LINE_MESSAGE, typeInto } from './typed-line';
 import {
   assertSandbox,
   checkSandbox,
+  CommandSpawner,
+  SpawnerPool,
   findExecutable,
   isLikelySandboxDenial,
   quarantineNewGitMetadata,
@@ -84,6 +86,15 @@ export interface ExecToolsOptions {
    * rlimits). A command that runs into a cap gets a `sandbox limit: …` line at the end of its output.
    */
   limits?: SandboxLimits;
+  /**
+   * `danger-full-access` commands without a tty start through a long-lived spawner per session
+   * (default true): started by the session's first command, ended with the session
+   * ({@link ExecToolset.endSession}, `dispose` with the session id, {@link ExecToolset.shutdown})
+   * or after a minute without commands, restarted when it died. A command pays a message and a
+   * fork instead of a process start, and keeps its own reaper (its tree dies when it ends, is
+   * killed, or the spawner dies). False: a reaper process per command.
+   */
+  spawner?: boolean;
   /**
    * exec_command calls of one session that run at once (from the sandbox start until the call
    * answers). Default 16; the others wait their turn (a call cancelled while waiting answers
@@ -267,6 +278,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
     tmpBytes: rule.number({ min: 1, integer: true }),
     cgroups: rule.boolean(),
   }),
+  spawner: rule.boolean(),
   maxConcurrentCommands: rule.number({ min: 1, integer: true }),
   maxProcesses: rule.number({ min: 1, integer: true }),
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
@@ -286,6 +298,8 @@ interface ToolsetState {
   readonly allowLoginShell: boolean;
   /** At most `maxConcurrentCommands` exec_command calls of one session run at once. */
   readonly admission: SessionAdmission;
+  /** The long-lived spawners of unsandboxed commands, one per session. */
+  readonly spawners: SpawnerPool;
   shuttingDown: boolean;
 }
 
@@ -357,6 +371,12 @@ function afterExit(wrapped: SandboxCommand): string | undefined {
   }
 }
 
+/** The session's long-lived spawner when the command goes through one (unsandboxed, no tty, where it runs). */
+function spawnerOf(state: ToolsetState, mode: SandboxMode, tty: boolean, sessionId: string): CommandSpawner | undefined {
+  if (mode !== 'danger-full-access' || tty || state.options.spawner === false || !CommandSpawner.supported()) return undefined;
+  return state.spawners.spawnerFor(sessionId, mode);
+}
+
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
 async function runOnce(run: {
   state: ToolsetState;
@@ -372,7 +392,9 @@ async function runOnce(run: {
   const login = args.login ?? state.allowLoginShell;
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
-  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+  const spawner = spawnerOf(state, sandbox.mode, args.tty, invocation.step.sessionId);
+  // Through the spawner the command gets its reaper there, not a reaper process of its own.
+  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: spawner === undefined });
   if (wrapped.limits) {
     const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
     emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
@@ -388,6 +410,7 @@ async function runOnce(run: {
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       onExit: () => afterExit(wrapped),
       audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
+      spawner,
     });
   } catch (error) {
     wrapped.release();
@@ -638,6 +661,7 @@ async function endSessionOf(state: ToolsetState, sessionId: string): Promise<voi
   const running = [...state.inFlight].filter(([, owner]) => owner === sessionId).map(([execProcess]) => execProcess);
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere((entry) => entry.sessionId === sessionId)), waitForExit(running)]);
+  await state.spawners.close(sessionId);
 }
 
 /**
@@ -664,6 +688,7 @@ async function shutdownToolset(state: ToolsetState): Promise<void> {
   const running = [...state.inFlight.keys()];
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere(() => true)), waitForExit(running)]);
+  await state.spawners.close();
 }
 
 /**
@@ -698,6 +723,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     scope: options.processScope ?? 'turn',
     allowLoginShell: options.allowLoginShell ?? false,
     admission: new SessionAdmission(options.maxConcurrentCommands ?? DEFAULT_MAX_CONCURRENT_COMMANDS),
+    spawners: new SpawnerPool(),
     shuttingDown: false,
   };
   const hookContext = hookContextOf(state);
