@@ -217,7 +217,9 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  * When a command's reaper ends it answers `X <id> <code>` (its exit code, 128 + signal for a
  * signal). Processes that outlived a reaper killed by a signal are reparented to the spawner (it
  * is their subreaper): it SIGKILLs them. A malformed line, or the end of stdin, ends it; its
- * commands' reapers then kill their commands (their parent died).
+ * commands' reapers then kill their commands (their parent died). It also looks for ended commands
+ * once a second, so a wake-up lost to a command draining its wake pipe (same user, reopened through
+ * `/proc`) only delays an exit.
  */
 export const SPAWNER = String.raw`
 my $NR_PRCTL = shift @ARGV;
@@ -296,7 +298,7 @@ sub run {
 my $buf = '';
 for (;;) {
   my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno($wake_r), 1) = 1;
-  my $n = select(my $rout = $rin, undef, undef, undef);
+  my $n = select(my $rout = $rin, undef, undef, 1);
   sysread($wake_r, my $junk, 4096) if $n > 0 && vec($rout, fileno($wake_r), 1);
   reap();
   next unless $n > 0 && vec($rout, 0, 1);
