@@ -26,6 +26,11 @@ export interface SpawnedCommand {
 
 /** Milliseconds {@link CommandSpawner.close} waits for the spawner to leave before SIGKILL. */
 const CLOSE_GRACE_MS = 2_000;
+/**
+ * Milliseconds the spawner has to answer a request: one that does not (stopped by a signal,
+ * traced, starved) is killed, so a command cannot hang its session's later commands.
+ */
+const ANSWER_TIMEOUT_MS = 10_000;
 /** Default milliseconds without a command after which the spawner exits (the next command starts a new one). */
 const DEFAULT_IDLE_MS = 60_000;
 /** The last bytes of the spawner's stderr kept for the message when it ends. */
@@ -65,6 +70,8 @@ export class CommandSpawner {
   private closed = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly idleMs: number;
+  /** Why the host killed a spawner, for the message its commands get. */
+  private readonly why = new WeakMap<ChildProcessWithoutNullStreams, string>();
 
   /** True where it can run: Linux, perl, and known system call numbers. */
   static supported(): boolean {
@@ -95,7 +102,12 @@ export class CommandSpawner {
     const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { state: 'starting', start: { resolve, reject } }));
     this.busy(child);
     child.stdin.write(`${line}\n`);
-    return started;
+    const timer = setTimeout(() => {
+      if (this.pending.get(id)?.state !== 'starting') return;
+      this.why.set(child, `it did not answer within ${ANSWER_TIMEOUT_MS / 1000} s and was killed`);
+      child.kill('SIGKILL');
+    }, ANSWER_TIMEOUT_MS);
+    return started.finally(() => clearTimeout(timer));
   }
 
   /** Ends the spawner (its running commands are killed by their reapers); later spawns are refused. */
@@ -145,14 +157,18 @@ export class CommandSpawner {
         const line = buffer.slice(0, end);
         buffer = buffer.slice(end + 1);
         if (!this.answer(child, line)) {
-          // Not what the spawner says: a command wrote into its pipes. Trust nothing more from it.
+          // Not what the spawner says. Trust nothing more from it.
+          this.why.set(child, 'it broke the protocol and was killed');
           child.kill('SIGKILL');
           return;
         }
       }
     });
     // 'close', not 'exit': the answers it wrote before it ended are read first.
-    child.once('close', (code, signal) => this.lost(child, `${exitText(code, signal)}${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
+    child.once('close', (code, signal) => {
+      const why = this.why.get(child) ?? exitText(code, signal);
+      this.lost(child, `${why}${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
+    });
   }
 
   /** Handles one answer; false when it breaks the protocol. */
