@@ -178,7 +178,10 @@ sub run_reaped {
     if ($pid == -1) { last }
   }
   reap_all();
-  exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
+  my $code = ($status & 127) ? 128 + ($status & 127) : $status >> 8;
+  # Where POSIX is loaded (the spawner), _exit skips perl's global destruction: a fork has nothing to flush.
+  POSIX::_exit($code) if defined &POSIX::_exit;
+  exit($code);
 }
 `;
 
