@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { findExecutable } from './find-executable';
-import { SPAWNER, launcherSyscalls } from './launchers';
+import { SANDBOX_SPAWNER, SPAWNER, launcherSyscalls } from './launchers';
 
 /** How one command ended. */
 export interface SpawnedExit {
@@ -12,6 +12,17 @@ export interface SpawnedExit {
   readonly code: number;
   /** Set when the spawner itself ended while the command ran (the command was killed with it): the line to show. */
   readonly lost?: string;
+}
+
+/** Where and how {@link CommandSpawner.spawn} runs a command. */
+export interface SpawnOptions {
+  cwd: string;
+  /** The whole environment. */
+  env: Record<string, string>;
+  /** Sandbox launcher only: the `cgroup.procs` files the command joins before it drops root. */
+  cgroupProcs?: readonly string[];
+  /** Sandbox launcher only: the file opened as the command's fd 3 (bubblewrap's `--seccomp 3`). */
+  fd3?: string;
 }
 
 /** One command started by a {@link CommandSpawner}. */
@@ -78,8 +89,17 @@ export class CommandSpawner {
     return process.platform === 'linux' && launcherSyscalls() !== undefined && findExecutable('perl') !== undefined;
   }
 
-  constructor(options: { idleMs?: number } = {}) {
+  private readonly launcher: readonly string[] | undefined;
+
+  /**
+   * @param options.launcher the root launcher's staging arguments (`sandboxCommand`'s
+   * `spawnable.launcher`): the spawner is then the long-lived sandbox launcher of that workspace and
+   * policy (`SANDBOX_SPAWNER`, as root), and each command is bubblewrap's argv with its cgroups and
+   * seccomp filter. Without it: unsandboxed commands, each under its own reaper (`SPAWNER`).
+   */
+  constructor(options: { idleMs?: number; launcher?: readonly string[] } = {}) {
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.launcher = options.launcher;
   }
 
   /** The running spawner's pid, if one runs. */
@@ -92,13 +112,14 @@ export class CommandSpawner {
    * be started, `cwd` is not a directory, the spawner ended meanwhile); a missing program is an
    * exit code 127 with its message in the output, as a shell would say.
    */
-  async spawn(argv: readonly string[], options: { cwd: string; env: Record<string, string> }): Promise<SpawnedCommand> {
+  async spawn(argv: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
     if (this.closed) throw new Error('the command spawner was closed with its session');
     if (argv.length === 0) throw new TypeError('CommandSpawner.spawn: argv must not be empty');
     const child = await this.ensure();
     const id = this.nextId++;
     const env = Object.entries(options.env).map(([name, value]) => hex(`${name}=${value}`));
-    const line = ['R', String(id), hex(options.cwd), String(argv.length), ...argv.map(hex), String(env.length), ...env].join(' ');
+    const procs = options.cgroupProcs ?? [];
+    const line = ['R', String(id), hex(options.cwd), String(argv.length), ...argv.map(hex), String(env.length), ...env, String(procs.length), ...procs.map(hex), hex(options.fd3 ?? '')].join(' ');
     const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { state: 'starting', start: { resolve, reject } }));
     this.busy(child);
     child.stdin.write(`${line}\n`);
@@ -135,7 +156,8 @@ export class CommandSpawner {
     const perl = findExecutable('perl');
     const syscalls = launcherSyscalls();
     if (!perl || !syscalls) throw new Error('the command spawner needs perl and a known architecture');
-    const child = spawn(perl, ['-e', SPAWNER, String(syscalls.prctl)], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: {} });
+    const args = this.launcher ? ['-e', SANDBOX_SPAWNER, ...this.launcher] : ['-e', SPAWNER, String(syscalls.prctl)];
+    const child = spawn(perl, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: {} });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', reject);
@@ -256,12 +278,15 @@ export class SpawnerPool {
 
   constructor(private readonly options: { idleMs?: number } = {}) {}
 
-  /** The spawner of `sessionId` for `key`, created (not yet started) on first use. */
-  spawnerFor(sessionId: string, key: string): CommandSpawner {
+  /**
+   * The spawner of `sessionId` for `key`, created (not yet started) on first use; `launcher` makes
+   * it a sandbox launcher (see {@link CommandSpawner}), and belongs in `key`.
+   */
+  spawnerFor(sessionId: string, key: string, launcher?: readonly string[]): CommandSpawner {
     const id = JSON.stringify([sessionId, key]);
     let entry = this.spawners.get(id);
     if (!entry) {
-      entry = { sessionId, spawner: new CommandSpawner(this.options) };
+      entry = { sessionId, spawner: new CommandSpawner({ ...this.options, launcher }) };
       this.spawners.set(id, entry);
     }
     return entry.spawner;

@@ -32,6 +32,8 @@ export interface ExecProcessSpec {
    * process of its own: the spawner is already running, so the command pays a message and a fork.
    */
   spawner?: CommandSpawner;
+  /** With a sandbox launcher as `spawner`: the cgroups the command joins and its seccomp filter (fd 3). */
+  spawnOptions?: { cgroupProcs?: readonly string[]; fd3?: string };
 }
 
 /** Calls a note producer; a throw is no note. */
@@ -269,7 +271,7 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
  * killed with it and the output says so.
  */
 async function startSpawned(spec: ExecProcessSpec, spawner: CommandSpawner): Promise<ExecProcess> {
-  const command = await spawner.spawn([spec.file, ...spec.args], { cwd: spec.cwd, env: spec.env });
+  const command = await spawner.spawn([spec.file, ...spec.args], { cwd: spec.cwd, env: spec.env, ...spec.spawnOptions });
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   const buffer = new HeadTailBuffer(spec.maxRetainedBytes);

@@ -24,7 +24,7 @@ import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCo
 import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
-import { ExecProcess } from './exec-process';
+import { ExecProcess, type ExecProcessSpec } from './exec-process';
 import { execCommandSpec, writeStdinSpec } from './exec-specs';
 import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } from './hook-adapters';
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
@@ -371,10 +371,24 @@ function afterExit(wrapped: SandboxCommand): string | undefined {
   }
 }
 
-/** The session's long-lived spawner when the command goes through one (unsandboxed, no tty, where it runs). */
-function spawnerOf(state: ToolsetState, mode: SandboxMode, tty: boolean, sessionId: string): CommandSpawner | undefined {
-  if (mode !== 'danger-full-access' || tty || state.options.spawner === false || !CommandSpawner.supported()) return undefined;
-  return state.spawners.spawnerFor(sessionId, mode);
+/** Whether this command may go through a long-lived spawner at all (no tty, not switched off, where it runs). */
+function spawnerAllowed(state: ToolsetState, tty: boolean): boolean {
+  return !tty && state.options.spawner !== false && CommandSpawner.supported();
+}
+
+/**
+ * How the wrapped command starts: through the session's long-lived spawner for `danger-full-access`
+ * (the plain spawner) or as root in a sandbox (the sandbox launcher of its workspace and policy,
+ * bubblewrap still per command), else as a process of its own.
+ */
+function launchOf(state: ToolsetState, wrapped: SandboxCommand, sessionId: string, spawned: boolean): Pick<ExecProcessSpec, 'file' | 'args' | 'spawner' | 'spawnOptions'> {
+  const direct = { file: wrapped.file, args: wrapped.args };
+  if (!spawned) return direct;
+  if (!wrapped.sandboxed) return { ...direct, spawner: state.spawners.spawnerFor(sessionId, 'danger-full-access') };
+  const spawnable = wrapped.spawnable;
+  if (!spawnable) return direct;
+  const spawner = state.spawners.spawnerFor(sessionId, spawnable.key, spawnable.launcher);
+  return { file: spawnable.argv[0], args: spawnable.argv.slice(1), spawner, spawnOptions: { cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3 } };
 }
 
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
@@ -392,9 +406,9 @@ async function runOnce(run: {
   const login = args.login ?? state.allowLoginShell;
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
-  const spawner = spawnerOf(state, sandbox.mode, args.tty, invocation.step.sessionId);
-  // Through the spawner the command gets its reaper there, not a reaper process of its own.
-  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: spawner === undefined });
+  const spawned = spawnerAllowed(state, args.tty);
+  // Through the spawner an unsandboxed command gets its reaper there, not a reaper process of its own.
+  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: !spawned });
   if (wrapped.limits) {
     const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
     emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
@@ -402,15 +416,13 @@ async function runOnce(run: {
   let execProcess: ExecProcess;
   try {
     execProcess = await ExecProcess.start({
-      file: wrapped.file,
-      args: wrapped.args,
+      ...launchOf(state, wrapped, invocation.step.sessionId, spawned),
       cwd,
       env: commandEnvironment(sandbox, args.tty, state.options),
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       onExit: () => afterExit(wrapped),
       audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
-      spawner,
     });
   } catch (error) {
     wrapped.release();
