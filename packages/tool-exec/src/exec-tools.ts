@@ -87,12 +87,14 @@ export interface ExecToolsOptions {
    */
   limits?: SandboxLimits;
   /**
-   * `danger-full-access` commands without a tty start through a long-lived spawner per session
-   * (default true): started by the session's first command, ended with the session
-   * ({@link ExecToolset.endSession}, `dispose` with the session id, {@link ExecToolset.shutdown})
-   * or after a minute without commands, restarted when it died. A command pays a message and a
-   * fork instead of a process start, and keeps its own reaper (its tree dies when it ends, is
-   * killed, or the spawner dies). False: a reaper process per command.
+   * Commands without a tty start through a long-lived spawner per session and sandbox policy
+   * (default true): `danger-full-access` ones, and sandboxed ones when the host runs as root (the
+   * launcher's per-workspace steps done once; bubblewrap still per command). Started by the
+   * session's first command, ended with the session ({@link ExecToolset.endSession}, `dispose`
+   * with the session id, {@link ExecToolset.shutdown}) or after a minute without commands,
+   * restarted when it died. A command pays a message and a fork instead of a process start and
+   * keeps its own reaper or sandbox (its tree dies when it ends, is killed, or the spawner dies).
+   * False: a launcher or reaper process per command.
    */
   spawner?: boolean;
   /**

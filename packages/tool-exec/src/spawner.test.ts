@@ -79,3 +79,58 @@ describe.runIf(CommandSpawner.supported())('exec_command through the session’s
     expect((tty.output as string).trim()).toBe(String(process.pid));
   });
 });
+
+/** The session's sandbox launcher of a running sandboxed `sleep <marker>`: the perl ancestor whose parent is this host. */
+function launcherOf(marker: string): number | undefined {
+  let pid: number | undefined = sleepProcesses(marker)[0];
+  while (pid !== undefined && pid > 1) {
+    const found = processOf(pid);
+    if (!found) return undefined;
+    if (found.parent === process.pid) return /^\S*perl -e .*sandbox launcher: /s.test(found.cmdline) ? pid : undefined;
+    pid = found.parent;
+  }
+  return undefined;
+}
+
+const asRoot = process.geteuid?.() === 0;
+
+describe.runIf(CommandSpawner.supported() && asRoot)('sandboxed exec_command through the session’s long-lived sandbox launcher (as root)', () => {
+  const sandboxed = () => open({ sandbox: 'workspace-write' });
+
+  test('one launcher per session, reused; each command still gets its own /tmp, PID namespace and cgroup', async () => {
+    const { exec } = sandboxed();
+    const run = async (sessionId: string, cmd: string, yieldMs = 10_000) => codeModeValue(await callTool(exec, { cmd, yield_time_ms: yieldMs }, { step: step(sessionId) }));
+    const [a1, a2, b1] = [uniqueSleepSeconds(), uniqueSleepSeconds(), uniqueSleepSeconds()];
+    await run('alice', `sleep ${a1}`, 300);
+    await run('bob', `sleep ${b1}`, 300);
+    expect(await eventually(() => launcherOf(a1) !== undefined && launcherOf(b1) !== undefined)).toBe(true);
+    const [alice, bob] = [launcherOf(a1) as number, launcherOf(b1) as number];
+    expect(alice).not.toBe(bob);
+    await run('alice', `sleep ${a2}`, 300);
+    expect(await eventually(() => launcherOf(a2) === alice)).toBe(true);
+    // the two sleeps of alice run in different cgroups, each its own
+    const cgroupOf = (marker: string) => readFileSync(`/proc/${sleepProcesses(marker)[0]}/cgroup`, 'utf8').split('\n').find((line) => line.includes('switchyard-'));
+    expect(cgroupOf(a1)).toMatch(/switchyard-\d+-\d+/);
+    expect(cgroupOf(a1)).not.toBe(cgroupOf(a2));
+    // private /tmp per command, PID namespace per command (the shell is pid 2 under bubblewrap's init; no host process visible)
+    expect((await run('alice', 'echo mine > /tmp/mark; cat /tmp/mark; echo $$')).output).toBe('mine\n2\n');
+    expect(await run('alice', 'test -e /tmp/mark && echo shared || echo private; ls /proc | grep -c "^[0-9]"; exit 3')).toMatchObject({ exit_code: 3, output: expect.stringMatching(/^private\n[0-9]\n$/) });
+  });
+
+  test('killing the launcher mid-command: the sandboxed tree dies, the poll says so, the next command gets a fresh launcher', async () => {
+    const { exec, write } = sandboxed();
+    const [inner, outer] = [uniqueSleepSeconds(), uniqueSleepSeconds()];
+    const started = codeModeValue(await callTool(exec, { cmd: `(setsid sleep ${inner} &); sleep ${outer}`, yield_time_ms: 500 }, { step: step('alice') }));
+    expect(await eventually(() => launcherOf(inner) !== undefined && sleepProcesses(outer).length === 1)).toBe(true);
+    const launcher = launcherOf(inner) as number;
+    process.kill(launcher, 'SIGKILL');
+    const polled = codeModeValue(await callTool(write, { session_id: started.session_id as number, chars: '', yield_time_ms: 5_000 }, { step: step('alice') }));
+    expect(polled.exit_code).toBe(137);
+    expect(polled.output).toBe(`\nexec_command: the session's command spawner (pid ${launcher}) ended (signal SIGKILL) while this command ran; the command and everything it started were killed\n`);
+    expect(await eventually(() => sleepProcesses(inner).length + sleepProcesses(outer).length === 0)).toBe(true);
+    const next = uniqueSleepSeconds();
+    await callTool(exec, { cmd: `sleep ${next}`, yield_time_ms: 300 }, { step: step('alice') });
+    expect(await eventually(() => launcherOf(next) !== undefined)).toBe(true);
+    expect(launcherOf(next)).not.toBe(launcher);
+  });
+});

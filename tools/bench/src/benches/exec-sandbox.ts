@@ -105,6 +105,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     ['bare', () => spawned(root, '/bin/sh', ['-c', 'true'])],
     ['workspace-write', execTrue('workspace-write', root)],
     ['read-only', execTrue('read-only', root)],
+    ['workspace-write, launcher per command', execTrue('workspace-write', root, { spawner: false })],
     ['danger-full-access', execTrue('danger-full-access', root)],
     ['danger-full-access, reaper per command', execTrue('danger-full-access', root, { spawner: false })],
     ['CommandSpawner sh', throughSpawner(commandSpawner, root, ['/bin/sh', '-c', 'true'])],
@@ -132,13 +133,14 @@ async function startUp(root: string): Promise<BenchFigure[]> {
   const note = `median of ${RUNS} alternating runs; ${process.geteuid?.() === 0 ? 'as root (launcher + idmapped workspace)' : 'as a user'}`;
   const chain = { name: 'the raw sandbox chain, no executor', value: at('raw sandbox chain') };
   return [
-    compare('exec_command `true`, workspace-write sandbox', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
+    compare('exec_command `true`, workspace-write sandbox (the session’s long-lived sandbox launcher, bwrap per command)', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
+    compare('exec_command `true`, workspace-write, the launcher per command (spawner: false)', at('workspace-write, launcher per command'), 'ms', bare, { note: 'the previous path' }),
     compare('exec_command `true`, read-only sandbox', at('read-only'), 'ms', bare, { note }),
     compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
     compare('exec_command `true`, danger-full-access, a reaper process per command (spawner: false)', at('danger-full-access, reaper per command'), 'ms', bare, { note: 'the previous path' }),
     compare('CommandSpawner alone: one request, fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
     compare('CommandSpawner → bwrap (the namespaces the sandbox asks for) → sh -c true', at('CommandSpawner bwrap'), 'ms', bare, { note: 'the floor of a long-lived sandbox launcher that still runs bubblewrap per command; target ≤ 2.5×' }),
-    compare('exec_command `true`, workspace-write: the executor around the chain', at('workspace-write'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
+    compare('exec_command `true`, workspace-write (launcher per command): the executor around the chain', at('workspace-write, launcher per command'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
     compare('the raw sandbox chain: sh → perl launcher → bwrap → sh', at('raw sandbox chain'), 'ms', bare, { note: 'sandboxCommand + spawn + release, no executor' }),
     compare('the perl reaper chain: perl → sh', at('reaper chain'), 'ms', bare, { note }),
     compare('perl -e "exit 0" (the launcher interpreter alone)', at('perl start'), 'ms', bare, { note }),
