@@ -108,3 +108,52 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
     }
   }, 60_000);
 });
+
+/** This host's sandbox launchers (perl children running the long-lived sandbox launcher). */
+function sandboxLaunchers(): number[] {
+  return processesWith('sandbox launcher: ').filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against its session’s sandbox launcher', () => {
+  const root = join(scratch, 'sandboxed');
+  mkdirSync(root, { recursive: true });
+  const exec = execTools({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+  afterAll(() => exec.shutdown());
+
+  it('cannot see or signal the launcher: a /proc search, a kill of its pid and kill -9 -1 reach only its own sandbox', async () => {
+    const before = sandboxLaunchers();
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      expect(await run(harness, 'echo warm')).toContain('warm');
+      const launchers = sandboxLaunchers().filter((pid) => !before.includes(pid));
+      expect(launchers).toHaveLength(1);
+      // The pattern is assembled in a file, so that no command line in the sandbox contains it.
+      const attack = [
+        "printf 'sandbox launc%s' her > /tmp/pattern",
+        'grep -l -F -f /tmp/pattern /proc/[0-9]*/cmdline 2>/dev/null | wc -l',
+        `kill -9 ${launchers[0]} 2>/dev/null && echo "signalled the launcher" || echo "no such process"`,
+        'ls /proc | grep -c "^[0-9]"',
+        '(kill -9 -1) 2>/dev/null',
+      ].join('; ');
+      const answer = await run(harness, attack);
+      // kill -9 -1 from a subshell reaches every process of its own PID namespace but init, the shell included: 137
+      expect(answer).toContain('Process exited with code 137');
+      expect(answer).toMatch(/Output:\n0\nno such process\n[2-4]\n/);
+      expect(answer).not.toContain('signalled the launcher');
+      // the launcher lives and serves the next command of the session
+      expect(sandboxLaunchers()).toContain(launchers[0]);
+      expect(await run(harness, 'echo next')).toContain('next');
+      expect(sandboxLaunchers()).toContain(launchers[0]);
+      outcomes.push('sandboxed command vs its launcher: not visible, not signallable, kill -9 -1 stayed inside its PID namespace');
+    } finally {
+      await harness.close();
+    }
+  }, 30_000);
+});
