@@ -217,10 +217,13 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  * and reads requests, one a line, from stdin; every field but the first two is hex-encoded bytes:
  *
  * - `R <id> <cwd> <argc> <arg>×argc <envc> <NAME=value>×envc <pc> <cgroup.procs file>×pc <fd3>` —
- *   run a command: a pipe for its output, then a fork that starts a new session (the command's
- *   process group is the fork's pid), takes stdin `/dev/null` and stdout + stderr on the pipe,
- *   and calls the program's `command(cwd, argv, env, procs, fd3)`. Answers `S <id> <pid> <fd>`:
- *   the fork's pid and the spawner's fd of the pipe's read end, which the host opens through
+ *   run a command in a fork of the spawner: one that starts a new session (the command's process
+ *   group is the fork's pid), takes stdin `/dev/null` and stdout + stderr on a fresh pipe, and
+ *   calls the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
+ *   request (a spare, forked once the spawner sat 50 ms without a message, so its cost falls
+ *   outside a command's start and outside a short command's run) and handed the request on its
+ *   own pipe; without a spare, one is forked on the spot. Answers `S <id> <pid> <fd>`: the fork's
+ *   pid and the spawner's fd of the pipe's read end, which the host opens through
  *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and then closes here with `C <id>`.
  *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
  * - `C <id>` — closes the spawner's copy of the read end of command `id`.
@@ -228,15 +231,16 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  * When a fork ends it answers `X <id> <code>` (its exit code, 128 + signal for a signal).
  * Processes that outlived a fork killed by a signal are reparented to the spawner (it is their
  * subreaper): it SIGKILLs them. A malformed line, or the end of stdin, ends it; its forks die with
- * it (`PR_SET_PDEATHSIG`). It also looks for ended forks once a second, so a wake-up lost to a
- * command draining its wake pipe (same user, reopened through `/proc`) only delays an exit.
+ * it (`PR_SET_PDEATHSIG`; a spare on the end of its request pipe). It also looks for ended forks
+ * once a second, so a wake-up lost to a command draining its wake pipe (same user, reopened
+ * through `/proc`) only delays an exit.
  */
 const SPAWN_LOOP = String.raw`
 syscall(0 + $NR_PRCTL, 36, 1, 0, 0, 0);
 syscall(0 + $NR_PRCTL, 1, 15, 0, 0, 0);
 exit 125 if getppid() != $ppid;
 $SIG{PIPE} = 'IGNORE';
-my (%reaper, %held);
+my (%reaper, %held, $spare);
 pipe(my $wake_r, my $wake_w) or exit 125;
 my $flags = fcntl($wake_w, 3, 0); fcntl($wake_w, 4, 2048 | $flags);
 require POSIX;
@@ -245,7 +249,7 @@ sub say_line { syswrite(STDOUT, "$_[0]\n") or exit 0 }
 sub unhex { return pack('H*', $_[0]) }
 sub orphans {
   my @found = descendants();
-  my %mine = map { $_ => 1 } keys %reaper;
+  my %mine = map { $_ => 1 } keys %reaper, ($spare ? $spare->{pid} : ());
   return grep { !$mine{$_} && !is_below($_, \%mine) } @found;
 }
 sub is_below {
@@ -265,52 +269,72 @@ sub reap {
   while ((my $pid = waitpid(-1, 1)) > 0) {
     my $status = $?;
     my $id = delete $reaper{$pid};
+    if ($spare && $pid == $spare->{pid}) { close $spare->{r}; close $spare->{req}; $spare = undef; next }
     if (!defined $id) { $stray = 1; next }
     $stray = 1 if $status & 127;
     say_line("X $id " . (($status & 127) ? 128 + ($status & 127) : $status >> 8));
   }
   if ($stray) { my @left = orphans(); kill 'KILL', @left if @left }
 }
-sub forked {
-  my ($w, @request) = @_;
-  $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
-  close $_ for values %held;
-  close $wake_r; close $wake_w;
-  POSIX::setsid();
-  open(STDIN, '<', '/dev/null') or POSIX::_exit(125);
-  open(STDOUT, '>&', $w) or POSIX::_exit(125);
-  open(STDERR, '>&', $w) or POSIX::_exit(125);
-  close $w;
-  command(@request);
-  POSIX::_exit(125);
+sub parse {
+  my @f = @_;
+  my $cwd = unhex(shift(@f) // '');
+  my $argc = shift(@f) // 0;
+  my @argv = map { unhex($_) } splice(@f, 0, $argc);
+  my $envc = shift(@f) // 0;
+  my @env = map { unhex($_) } splice(@f, 0, $envc);
+  my $pc = shift(@f) // 0;
+  my @files = map { unhex($_) } splice(@f, 0, $pc);
+  my $fd3 = unhex(shift(@f) // '');
+  (@argv && @argv == $argc && @env == $envc && @files == $pc && !@f) or return ();
+  return ($cwd, \@argv, \@env, \@files, $fd3);
+}
+sub prepare {
+  pipe(my $r, my $w) or return;
+  pipe(my $req_r, my $req_w) or return;
+  my $parent = $$;
+  my $pid = fork();
+  defined $pid or return;
+  if ($pid == 0) {
+    close $r; close $req_w; $ppid = $parent;
+    $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
+    close $_ for values %held;
+    close $wake_r; close $wake_w;
+    POSIX::setsid();
+    open(STDIN, '<', '/dev/null') or POSIX::_exit(125);
+    open(STDOUT, '>&', $w) or POSIX::_exit(125);
+    open(STDERR, '>&', $w) or POSIX::_exit(125);
+    close $w;
+    my $line = '';
+    while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
+    close $req_r;
+    chomp $line;
+    my @request = parse(split(/ /, $line, -1));
+    command(@request) if @request;
+    POSIX::_exit(125);
+  }
+  close $w; close $req_r;
+  $spare = { pid => $pid, r => $r, req => $req_w };
 }
 sub run {
   my ($id, @f) = @_;
-  my $cwd = unhex(shift @f);
-  my $argc = shift @f;
-  my @argv = map { unhex($_) } splice(@f, 0, $argc);
-  my $envc = shift @f;
-  my @env = map { unhex($_) } splice(@f, 0, $envc);
-  my $pc = shift @f;
-  my @files = map { unhex($_) } splice(@f, 0, $pc);
-  my $fd3 = unhex(shift(@f) // '');
-  (@argv && @argv == $argc && @env == $envc && @files == $pc && !@f) or exit 125;
-  -d $cwd or return say_line("E $id " . unpack('H*', "cwd $cwd is not a directory"));
-  pipe(my $r, my $w) or return say_line("E $id " . unpack('H*', "pipe: $!"));
-  my $parent = $$;
-  my $pid = fork();
-  defined $pid or return say_line("E $id " . unpack('H*', "fork: $!"));
-  if ($pid == 0) { close $r; $ppid = $parent; forked($w, $cwd, \@argv, \@env, \@files, $fd3) }
-  close $w;
-  $reaper{$pid} = $id; $held{$id} = $r;
-  say_line("S $id $pid " . fileno($r));
+  my @request = parse(@f) or exit 125;
+  -d $request[0] or return say_line("E $id " . unpack('H*', "cwd $request[0] is not a directory"));
+  prepare() unless $spare;
+  my $fork = $spare or return say_line("E $id " . unpack('H*', "fork: $!"));
+  $spare = undef;
+  syswrite($fork->{req}, join(' ', @f) . "\n");
+  close $fork->{req};
+  $reaper{$fork->{pid}} = $id; $held{$id} = $fork->{r};
+  say_line("S $id $fork->{pid} " . fileno($fork->{r}));
 }
 my $buf = '';
 for (;;) {
   my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno($wake_r), 1) = 1;
-  my $n = select(my $rout = $rin, undef, undef, 1);
+  my $n = select(my $rout = $rin, undef, undef, $spare ? 1 : 0.05);
   sysread($wake_r, my $junk, 4096) if $n > 0 && vec($rout, fileno($wake_r), 1);
   reap();
+  prepare() if $n == 0 && !$spare;
   next unless $n > 0 && vec($rout, 0, 1);
   my $got = sysread(STDIN, $buf, 65536, length $buf);
   next if !defined $got && $! == 4;

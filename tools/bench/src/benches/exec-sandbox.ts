@@ -77,10 +77,15 @@ function longLivedSpawner(root: string, perl: string): { run: () => Promise<void
   };
 }
 
-/** One command through a {@link CommandSpawner} (the one exec_command uses), until its output closed; throws on a non-zero exit. */
+/**
+ * One command through a {@link CommandSpawner} (the one exec_command uses), with the environment
+ * exec_command gives (its size matters: every variable is a field of the request), until its
+ * output closed; throws on a non-zero exit.
+ */
 function throughSpawner(spawner: CommandSpawner, root: string, argv: readonly string[]): () => Promise<void> {
+  const env = sandboxEnvironment({ mode: 'danger-full-access', env: { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' } });
   return async () => {
-    const command = await spawner.spawn(argv, { cwd: root, env: { PATH: '/usr/bin:/bin' } });
+    const command = await spawner.spawn(argv, { cwd: root, env });
     const closed = new Promise((resolve) => command.output.once('close', resolve));
     command.output.resume();
     const { code } = await command.exited;
@@ -138,7 +143,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     compare('exec_command `true`, read-only sandbox', at('read-only'), 'ms', bare, { note }),
     compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
     compare('exec_command `true`, danger-full-access, a reaper process per command (spawner: false)', at('danger-full-access, reaper per command'), 'ms', bare, { note: 'the previous path' }),
-    compare('CommandSpawner alone: one request, fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
+    compare('CommandSpawner alone: one request, a spare fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
     compare('CommandSpawner → bwrap (the namespaces the sandbox asks for) → sh -c true', at('CommandSpawner bwrap'), 'ms', bare, { note: 'the floor of a long-lived sandbox launcher that still runs bubblewrap per command; target ≤ 2.5×' }),
     compare('exec_command `true`, workspace-write (launcher per command): the executor around the chain', at('workspace-write, launcher per command'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
     compare('the raw sandbox chain: sh → perl launcher → bwrap → sh', at('raw sandbox chain'), 'ms', bare, { note: 'sandboxCommand + spawn + release, no executor' }),
