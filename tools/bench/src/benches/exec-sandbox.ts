@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, type SandboxMode } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
-import { CommandSpawner, findExecutable, killProcessTree, sandboxCommand, sandboxEnvironment } from '@switchyard/sandbox';
+import { CommandSpawner, findExecutable, killProcessTree, sandboxCommand, sandboxEnvironment, type SpawnOptions } from '@switchyard/sandbox';
 // The walk and the audit from one module instance (the walk's records live in it), as the bench's other internals.
 import { quarantineNewGitMetadata } from '../../../../packages/sandbox/src/git-quarantine';
 import { protectedPaths } from '../../../../packages/sandbox/src/protected-paths';
@@ -84,13 +84,39 @@ function longLivedSpawner(root: string, perl: string): { run: () => Promise<void
  */
 function throughSpawner(spawner: CommandSpawner, root: string, argv: readonly string[]): () => Promise<void> {
   const env = sandboxEnvironment({ mode: 'danger-full-access', env: { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' } });
-  return async () => {
-    const command = await spawner.spawn(argv, { cwd: root, env });
-    const closed = new Promise((resolve) => command.output.once('close', resolve));
-    command.output.resume();
-    const { code } = await command.exited;
-    await closed;
-    if (code !== 0) throw new Error(`${argv[0]} exited ${code} through the spawner`);
+  return () => spawnedThrough(spawner, argv, { cwd: root, env });
+}
+
+/** One command through `spawner` until its output closed; throws on a non-zero exit. */
+async function spawnedThrough(spawner: CommandSpawner, argv: readonly string[], options: SpawnOptions): Promise<void> {
+  const command = await spawner.spawn(argv, options);
+  const closed = new Promise((resolve) => command.output.once('close', resolve));
+  command.output.resume();
+  const { code } = await command.exited;
+  await closed;
+  if (code !== 0) throw new Error(`${argv[0]} exited ${code} through the spawner`);
+}
+
+/**
+ * The sandbox chain alone through the long-lived sandbox launcher (as root; the per-command
+ * launcher otherwise): `sandboxCommand`, one request, bubblewrap → sh, release; no executor.
+ */
+function rawSandboxThroughLauncher(root: string): { run: () => Promise<void>; close: () => Promise<void> } {
+  const env = sandboxEnvironment({ mode: 'workspace-write', writable: [root] });
+  let spawner: CommandSpawner | undefined;
+  return {
+    run: async () => {
+      const command = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root });
+      try {
+        const spawnable = command.spawnable;
+        if (!spawnable) return await spawned(root, command.file, command.args, { env, piped: true });
+        spawner ??= new CommandSpawner({ launcher: spawnable.launcher });
+        await spawnedThrough(spawner, spawnable.argv, { cwd: root, env, cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3 });
+      } finally {
+        command.release();
+      }
+    },
+    close: async () => spawner?.close(),
   };
 }
 
@@ -105,6 +131,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
   const [setpriv, unshare] = [findExecutable('setpriv'), findExecutable('unshare')];
   const spawner = longLivedSpawner(root, perl);
   const commandSpawner = new CommandSpawner();
+  const launcherChain = rawSandboxThroughLauncher(root);
   const sandboxNamespaces = ['--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   const bodies: Array<[string, () => Promise<void>]> = [
     ['bare', () => spawned(root, '/bin/sh', ['-c', 'true'])],
@@ -114,7 +141,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     ['danger-full-access', execTrue('danger-full-access', root)],
     ['danger-full-access, reaper per command', execTrue('danger-full-access', root, { spawner: false })],
     ['CommandSpawner sh', throughSpawner(commandSpawner, root, ['/bin/sh', '-c', 'true'])],
-    ['CommandSpawner bwrap', throughSpawner(commandSpawner, root, [bwrap, ...bwrapArgs(sandboxNamespaces)])],
+    ['raw sandbox chain, launcher', launcherChain.run],
     ['raw sandbox chain', rawSandbox(root)],
     ['reaper chain', () => spawned(root, perl, ['-e', REAPER, String(launcherSyscalls()?.prctl), '--', '/bin/sh', '-c', 'true'])],
     ['perl start', () => spawned(root, perl, ['-e', 'exit 0'])],
@@ -132,6 +159,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
   } finally {
     spawner.close();
     await commandSpawner.close();
+    await launcherChain.close();
   }
   const at = (name: string) => values[bodies.findIndex(([label]) => label === name)];
   const bare = { name: 'bare spawn of /bin/sh -c true', value: at('bare') };
@@ -144,7 +172,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
     compare('exec_command `true`, danger-full-access, a reaper process per command (spawner: false)', at('danger-full-access, reaper per command'), 'ms', bare, { note: 'the previous path' }),
     compare('CommandSpawner alone: one request, a spare fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
-    compare('CommandSpawner → bwrap (the namespaces the sandbox asks for) → sh -c true', at('CommandSpawner bwrap'), 'ms', bare, { note: 'the floor of a long-lived sandbox launcher that still runs bubblewrap per command; target ≤ 2.5×' }),
+    compare('the raw sandbox chain through the long-lived launcher: one request, fork → bwrap → sh', at('raw sandbox chain, launcher'), 'ms', bare, { note: 'sandboxCommand + request + release, no executor' }),
     compare('exec_command `true`, workspace-write (launcher per command): the executor around the chain', at('workspace-write, launcher per command'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
     compare('the raw sandbox chain: sh → perl launcher → bwrap → sh', at('raw sandbox chain'), 'ms', bare, { note: 'sandboxCommand + spawn + release, no executor' }),
     compare('the perl reaper chain: perl → sh', at('reaper chain'), 'ms', bare, { note }),
