@@ -145,6 +145,18 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
     expect((await result(await idle.spawn(['/bin/echo', 'restarted'], { cwd: root, env }))).output).toBe('restarted\n');
   });
 
+  test('commands arriving just as an idle spawner leaves each start (on a new spawner when needed)', async () => {
+    const spawner = open({ idleMs: 30 });
+    const pids = new Set<number>();
+    for (let round = 0; round < 12; round++) {
+      const command = await spawner.spawn(['/bin/echo', String(round)], { cwd: root, env });
+      pids.add(spawner.pid as number);
+      expect(await result(command)).toEqual({ output: `${round}\n`, code: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 24 + (round % 4) * 4));
+    }
+    expect(pids.size).toBeGreaterThan(1);
+  });
+
   test('a pool gives each session its own spawner and closes one session’s alone', async () => {
     const pool = new SpawnerPool();
     const a = pool.spawnerFor('a', 'danger-full-access');

@@ -48,6 +48,8 @@ const DEFAULT_IDLE_MS = 60_000;
 const STDERR_TAIL = 512;
 
 interface Pending {
+  /** The spawner process the request went to. */
+  child: ChildProcessWithoutNullStreams;
   state: 'starting' | 'running';
   start?: { resolve: (command: SpawnedCommand) => void; reject: (error: Error) => void };
   exit?: (exit: SpawnedExit) => void;
@@ -120,7 +122,7 @@ export class CommandSpawner {
     const env = Object.entries(options.env).map(([name, value]) => hex(`${name}=${value}`));
     const procs = options.cgroupProcs ?? [];
     const line = ['R', String(id), hex(options.cwd), String(argv.length), ...argv.map(hex), String(env.length), ...env, String(procs.length), ...procs.map(hex), hex(options.fd3 ?? '')].join(' ');
-    const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { state: 'starting', start: { resolve, reject } }));
+    const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { child, state: 'starting', start: { resolve, reject } }));
     this.busy(child);
     child.stdin.write(`${line}\n`);
     const timer = setTimeout(() => {
@@ -198,7 +200,7 @@ export class CommandSpawner {
     const fields = line.split(' ');
     const id = Number(fields[1]);
     const entry = this.pending.get(id);
-    if (!entry || !/^\d+$/.test(fields[1] ?? '')) return false;
+    if (!entry || entry.child !== child || !/^\d+$/.test(fields[1] ?? '')) return false;
     if (fields[0] === 'S' && fields.length === 4 && entry.state === 'starting') return this.started(child, id, entry, Number(fields[2]), Number(fields[3]));
     if (fields[0] === 'E' && fields.length === 3 && entry.state === 'starting' && /^[0-9a-f]*$/.test(fields[2])) {
       this.pending.delete(id);
@@ -240,10 +242,13 @@ export class CommandSpawner {
 
   /** The spawner ended: commands still starting fail, running ones end (their reapers killed them). */
   private lost(child: ChildProcessWithoutNullStreams, how: string): void {
-    if (this.child === child) this.child = undefined;
-    clearTimeout(this.idleTimer);
+    if (this.child === child) {
+      this.child = undefined;
+      clearTimeout(this.idleTimer);
+    }
     const signal = osConstants.signals.SIGKILL;
     for (const [id, entry] of this.pending) {
+      if (entry.child !== child) continue;
       this.pending.delete(id);
       const lost = `exec_command: the session's command spawner (pid ${child.pid}) ended (${how}) while this command ran; the command and everything it started were killed`;
       if (entry.start) entry.start.reject(new Error(`the session's command spawner (pid ${child.pid}) ended (${how}) before the command started`));
@@ -263,7 +268,10 @@ export class CommandSpawner {
     for (const handle of handlesOf(child)) handle.unref?.();
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.pending.size === 0 && this.child === child) void this.stop(child);
+      if (this.pending.size > 0 || this.child !== child) return;
+      // Forgotten first: a command arriving while it leaves starts a new spawner.
+      this.child = undefined;
+      void this.stop(child);
     }, this.idleMs);
     this.idleTimer.unref();
   }
