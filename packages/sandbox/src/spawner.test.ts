@@ -65,7 +65,7 @@ async function until(check: () => boolean, ms = 5_000): Promise<boolean> {
 describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () => {
   test('runs commands as forks of one spawner: output (stdout and stderr in order), exit codes, signals, cwd and env', async () => {
     const spawner = open();
-    const first = await spawner.spawn(['/bin/sh', '-c', 'echo out; echo err >&2; pwd; echo "$GREETING"; exit 3'], { cwd: root, env: { ...env, GREETING: 'hi there' } });
+    const first = await spawner.spawn(['/bin/sh', '-c', 'sleep 0.5; echo out; echo err >&2; pwd; echo "$GREETING"; exit 3'], { cwd: root, env: { ...env, GREETING: 'hi there' } });
     const pid = spawner.pid as number;
     expect(parentOf(first.pid)).toBe(pid);
     expect(await result(first)).toEqual({ output: `out\nerr\n${root}\nhi there\n`, code: 3 });
@@ -75,6 +75,13 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
     expect(await result(missing)).toEqual({ output: '/no/such/program: No such file or directory\n', code: 127 });
     // the same spawner served every command
     expect(spawner.pid).toBe(pid);
+  });
+
+  test('commands sent at once to a spawner not yet running share one start', async () => {
+    const spawner = open();
+    const commands = await Promise.all([1, 2, 3, 4, 5].map((n) => spawner.spawn(['/bin/sh', '-c', `sleep 1; echo ${n}`], { cwd: root, env })));
+    expect(new Set(commands.map((command) => parentOf(command.pid))).size).toBe(1);
+    expect(await Promise.all(commands.map(result))).toEqual([1, 2, 3, 4, 5].map((n) => ({ output: `${n}\n`, code: 0 })));
   });
 
   test('a cwd that is not a directory is refused before anything runs', async () => {

@@ -67,14 +67,16 @@ function exitText(code: number | null, signal: NodeJS.Signals | null): string {
 }
 
 /**
- * One long-lived unsandboxed command spawner (the perl program `SPAWNER`): started by the first
- * command, then sent each command as one line, so a command pays a message and a fork instead of
- * a process start. Every command keeps what the per-command reaper gives it: its own session and
- * process group, a subreaper that kills whatever it left (`setsid` and double forks included) when
- * it ends, SIGKILL of its tree with the spawner or the host. Started again by the next command when
- * it died or sat idle; {@link close} ends it. Only for `danger-full-access`: a command can reach
- * the spawner (same user), which gives it nothing it does not already have, and any answer that
- * breaks the protocol stops the spawner (its commands end with a clear note).
+ * One long-lived command spawner: started by the first command, then sent each command as one
+ * line, so a command pays a message and a fork instead of a process start. Unsandboxed (`SPAWNER`)
+ * every command keeps what the per-command reaper gives it: its own session and process group, a
+ * subreaper that kills whatever it left (`setsid` and double forks included) when it ends, SIGKILL
+ * of its tree with the spawner or the host; an unsandboxed command can reach the spawner (same
+ * user), which gives it nothing it does not already have. With `launcher` (`SANDBOX_SPAWNER`, as
+ * root) it is the sandbox launcher of one workspace and policy and each command is bubblewrap,
+ * which its commands cannot see. Started again by the next command when it died or sat idle;
+ * {@link close} ends it. Any answer that breaks the protocol stops it (its commands end with a
+ * clear note).
  */
 export class CommandSpawner {
   private child: ChildProcessWithoutNullStreams | undefined;
@@ -92,6 +94,7 @@ export class CommandSpawner {
   }
 
   private readonly launcher: readonly string[] | undefined;
+  private starting: Promise<ChildProcessWithoutNullStreams> | undefined;
 
   /**
    * @param options.launcher the root launcher's staging arguments (`sandboxCommand`'s
@@ -151,10 +154,15 @@ export class CommandSpawner {
     clearTimeout(timer);
   }
 
-  /** The running spawner, or a new one. */
-  private async ensure(): Promise<ChildProcessWithoutNullStreams> {
+  /** The running spawner, or a new one (one start shared by concurrent commands). */
+  private ensure(): Promise<ChildProcessWithoutNullStreams> {
     const running = this.child;
-    if (running && running.exitCode === null && running.signalCode === null) return running;
+    if (running && running.exitCode === null && running.signalCode === null) return Promise.resolve(running);
+    this.starting ??= this.start().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async start(): Promise<ChildProcessWithoutNullStreams> {
     const perl = findExecutable('perl');
     const syscalls = launcherSyscalls();
     if (!perl || !syscalls) throw new Error('the command spawner needs perl and a known architecture');
@@ -166,6 +174,10 @@ export class CommandSpawner {
     });
     child.on('error', () => undefined);
     child.stdin.on('error', () => undefined);
+    if (this.closed) {
+      child.kill('SIGKILL');
+      throw new Error('the command spawner was closed with its session');
+    }
     this.child = child;
     this.listen(child);
     return child;
