@@ -30,39 +30,16 @@ export function launcherSyscalls(arch: NodeJS.Architecture = process.arch): Laun
   return SYSCALLS[arch];
 }
 
-/**
- * The root launcher, run as root right before bubblewrap:
- * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> (<readable path> <owner uid|-> <owner gid|->)×m <c> (<cgroup.procs file>)×c -- bwrap …`
- *
- * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
- * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
- *    (`mount_setattr`) — files owned by the host user appear owned by the sandbox user, and what
- *    the sandbox user creates is stored as the host user — and attached at `<stage>/<i>`
- *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents;
- *    each readable path (a file or folder the command needs) cloned to `<stage>/r<k>`, for
- *    bubblewrap to bind read-only where it belongs — as is, or, when its owner is given (the path
- *    itself is closed to other users, e.g. a `0700` checkout), idmapped like a root so the sandbox
- *    user can enter it (bubblewrap's read-only bind still refuses every write).
- * 3. Joins the command's cgroups (writes its pid into each `cgroup.procs`: everything it starts
- *    stays inside, under the group's pids and memory caps).
- * 4. Empties the capability bounding set, drops every group, becomes the sandbox user (which
- *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
- *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
- *
- * Any failure prints `sandbox launcher: <step>: <errno text>` and exits 125 before running anything.
- */
-export const ROOT_LAUNCHER = String.raw`
+/** The root launcher's first arguments: system call numbers, the sandbox user, the stage, the roots and the readable paths. */
+const LAUNCHER_ARGS = String.raw`
 my ($NR_UNSHARE, $NR_MOUNT, $NR_SETGROUPS, $NR_SETRESGID, $NR_SETRESUID, $NR_PRCTL, $uid, $gid, $stage, $n) = splice(@ARGV, 0, 10);
 my @roots; push @roots, [splice(@ARGV, 0, 3)] for 1 .. $n;
 my $m = shift @ARGV;
 my @readable; push @readable, [splice(@ARGV, 0, 3)] for 1 .. (defined $m && $m =~ /^\d+$/ ? $m : 0);
-my $c = shift @ARGV;
-my @procs = splice(@ARGV, 0, (defined $c && $c =~ /^\d+$/ ? $c : 0));
-my $sep = shift @ARGV;
-sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
-defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
-my $ppid = getppid();
-my %ns;
+`;
+
+/** Steps 1 and 2 of the root launcher: the same for every command of one workspace and policy. */
+const LAUNCHER_STAGE = String.raw`my %ns;
 for my $r (@roots, grep { $_->[1] ne '-' } @readable) {
   my $key = "$r->[1]:$r->[2]";
   next if $ns{$key};
@@ -115,7 +92,10 @@ for my $r (@readable) {
   syscall(429, $fd, my $none = '', -100, my $where = $to, 4) == 0 or fail("move_mount $p");
   $k++;
 }
-for my $file (@procs) {
+`;
+
+/** Steps 3 and 4 of the root launcher, per command: join \`@procs\`, drop every privilege, die with \`$ppid\`. */
+const LAUNCHER_DROP = String.raw`for my $file (@procs) {
   open(my $fh, '>', $file) or fail("join the cgroup $file");
   (print $fh "$$\n") or fail("join the cgroup $file");
   close $fh or fail("join the cgroup $file");
@@ -126,23 +106,45 @@ syscall(0 + $NR_SETRESGID, 0 + $gid, 0 + $gid, 0 + $gid) == 0 or fail('setresgid
 syscall(0 + $NR_SETRESUID, 0 + $uid, 0 + $uid, 0 + $uid) == 0 or fail('setresuid');
 syscall(0 + $NR_PRCTL, 1, 9, 0, 0, 0) == 0 or fail('prctl(PR_SET_PDEATHSIG)');
 exit 125 if getppid() != $ppid;
-exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
 `;
 
 /**
- * The reaper for unsandboxed (`danger-full-access`) commands:
- * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
- * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
- * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
- * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
- * no children: as subreaper it inherits every orphan), reaps them, and exits with
- * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ * The root launcher, run as root right before bubblewrap:
+ * `perl -e ROOT_LAUNCHER <6 syscall numbers> <uid> <gid> <stage> <n> (<root> <owner uid> <owner gid>)×n <m> (<readable path> <owner uid|-> <owner gid|->)×m <c> (<cgroup.procs file>)×c -- bwrap …`
+ *
+ * 1. For each owner of a writable root, a user namespace mapping that owner to the sandbox user.
+ * 2. A private mount namespace; each root cloned (`open_tree`), idmapped with that namespace
+ *    (`mount_setattr`) — files owned by the host user appear owned by the sandbox user, and what
+ *    the sandbox user creates is stored as the host user — and attached at `<stage>/<i>`
+ *    (`move_mount`) on a fresh tmpfs, reachable whatever the permissions of the root's parents;
+ *    each readable path (a file or folder the command needs) cloned to `<stage>/r<k>`, for
+ *    bubblewrap to bind read-only where it belongs — as is, or, when its owner is given (the path
+ *    itself is closed to other users, e.g. a `0700` checkout), idmapped like a root so the sandbox
+ *    user can enter it (bubblewrap's read-only bind still refuses every write).
+ * 3. Joins the command's cgroups (writes its pid into each `cgroup.procs`: everything it starts
+ *    stays inside, under the group's pids and memory caps).
+ * 4. Empties the capability bounding set, drops every group, becomes the sandbox user (which
+ *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
+ *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
+ *
+ * Any failure prints `sandbox launcher: <step>: <errno text>` and exits 125 before running anything.
  */
-export const REAPER = String.raw`
-my $NR_PRCTL = shift @ARGV;
+export const ROOT_LAUNCHER = String.raw`${LAUNCHER_ARGS}my $c = shift @ARGV;
+my @procs = splice(@ARGV, 0, (defined $c && $c =~ /^\d+$/ ? $c : 0));
 my $sep = shift @ARGV;
-defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
+sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
+defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
 my $ppid = getppid();
+${LAUNCHER_STAGE}${LAUNCHER_DROP}exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
+`;
+
+/**
+ * What the reaper and each command of the spawner share: `descendants()` (every process below this
+ * one, read from `/proc`), `reap_all()` (SIGKILLs and reaps them until none is left) and
+ * `run_reaped(prctl, parent pid, start)`: become a subreaper that dies with its parent, fork
+ * `start`, wait for it, kill and reap whatever it left, exit with its status (see {@link REAPER}).
+ */
+const REAP_SUBS = String.raw`
 sub descendants {
   my %kids;
   opendir(my $dir, '/proc') or return ();
@@ -167,24 +169,231 @@ sub reap_all {
     last if waitpid(-1, 0) == -1;
   }
 }
-my $stopping = sub { reap_all(); exit 143 };
-$SIG{TERM} = $stopping; $SIG{HUP} = $stopping;
+sub run_reaped {
+  my ($nr_prctl, $ppid, $start) = @_;
+  my $stopping = sub { reap_all(); exit 143 };
+  $SIG{TERM} = $stopping; $SIG{HUP} = $stopping;
+  syscall(0 + $nr_prctl, 36, 1, 0, 0, 0);
+  syscall(0 + $nr_prctl, 1, 15, 0, 0, 0);
+  exit 125 if getppid() != $ppid;
+  my $child = fork();
+  defined $child or do { print STDERR "reaper: fork: $!\n"; exit 125 };
+  if ($child == 0) { $SIG{TERM} = 'DEFAULT'; $SIG{HUP} = 'DEFAULT'; $start->() }
+  $SIG{INT} = 'IGNORE'; $SIG{QUIT} = 'IGNORE';
+  my $status = 0;
+  for (;;) {
+    my $pid = waitpid(-1, 0);
+    if ($pid == $child) { $status = $?; last }
+    if ($pid == -1) { last }
+  }
+  reap_all();
+  my $code = ($status & 127) ? 128 + ($status & 127) : $status >> 8;
+  # Where POSIX is loaded (the spawner), _exit skips perl's global destruction: a fork has nothing to flush.
+  POSIX::_exit($code) if defined &POSIX::_exit;
+  exit($code);
+}
+`;
+
+/**
+ * The reaper for unsandboxed (`danger-full-access`) commands:
+ * `perl -e REAPER <prctl number> -- <argv>`. It becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`),
+ * so whatever the command starts — `setsid`, double forks included — stays its descendant; runs the
+ * command; when the command ends (or the reaper is told to stop by SIGTERM/SIGHUP, or by
+ * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
+ * no children: as subreaper it inherits every orphan), reaps them, and exits with
+ * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ */
+export const REAPER = String.raw`
+my $NR_PRCTL = shift @ARGV;
+my $sep = shift @ARGV;
+defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
+my $ppid = getppid();
+${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 } });
+`;
+
+/**
+ * The request loop of both long-lived spawners ({@link SPAWNER}, {@link SANDBOX_SPAWNER}). It
+ * makes the spawner a child subreaper that dies with its parent (SIGTERM by `PR_SET_PDEATHSIG`)
+ * and reads requests, one a line, from stdin; every field but the first two is hex-encoded bytes:
+ *
+ * - `R <id> <cwd> <argc> <arg>×argc <envc> <NAME=value>×envc <pc> <cgroup.procs file>×pc <fd3>` —
+ *   run a command in a fork of the spawner: one that starts a new session (the command's process
+ *   group is the fork's pid), takes stdin `/dev/null` and stdout + stderr on a fresh pipe, and
+ *   calls the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
+ *   request (a spare, forked once the spawner sat 50 ms without a message, so its cost falls
+ *   outside a command's start and outside a short command's run) and handed the request on its
+ *   own pipe; without a spare, one is forked on the spot. Answers `S <id> <pid> <fd>`: the fork's
+ *   pid and the spawner's fd of the pipe's read end, which the host opens through
+ *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and then closes here with `C <id>`.
+ *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
+ * - `C <id>` — closes the spawner's copy of the read end of command `id`.
+ *
+ * When a fork ends it answers `X <id> <code>` (its exit code, 128 + signal for a signal).
+ * Processes that outlived a fork killed by a signal are reparented to the spawner (it is their
+ * subreaper): it SIGKILLs them. A malformed line, or the end of stdin, ends it; its forks die with
+ * it (`PR_SET_PDEATHSIG`; a spare on the end of its request pipe). It also looks for ended forks
+ * once a second, so a wake-up lost to a command draining its wake pipe (same user, reopened
+ * through `/proc`) only delays an exit.
+ */
+const SPAWN_LOOP = String.raw`
 syscall(0 + $NR_PRCTL, 36, 1, 0, 0, 0);
 syscall(0 + $NR_PRCTL, 1, 15, 0, 0, 0);
 exit 125 if getppid() != $ppid;
-my $child = fork();
-defined $child or do { print STDERR "reaper: fork: $!\n"; exit 125 };
-if ($child == 0) {
-  $SIG{TERM} = 'DEFAULT'; $SIG{HUP} = 'DEFAULT';
-  exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 };
+$SIG{PIPE} = 'IGNORE';
+my (%reaper, %held, $spare);
+pipe(my $wake_r, my $wake_w) or exit 125;
+my $flags = fcntl($wake_w, 3, 0); fcntl($wake_w, 4, 2048 | $flags);
+require POSIX;
+$SIG{CHLD} = sub { syswrite($wake_w, 'c') };
+sub say_line { syswrite(STDOUT, "$_[0]\n") or exit 0 }
+sub unhex { return pack('H*', $_[0]) }
+sub orphans {
+  my @found = descendants();
+  my %mine = map { $_ => 1 } keys %reaper, ($spare ? $spare->{pid} : ());
+  return grep { !$mine{$_} && !is_below($_, \%mine) } @found;
 }
-$SIG{INT} = 'IGNORE'; $SIG{QUIT} = 'IGNORE';
-my $status = 0;
+sub is_below {
+  my ($pid, $mine) = @_;
+  for (1 .. 64) {
+    open(my $fh, '<', "/proc/$pid/stat") or return 0;
+    my $stat = <$fh>; close $fh;
+    return 0 unless defined $stat && $stat =~ /.*\)\s+\S+\s+(\d+)/s;
+    $pid = $1;
+    return 1 if $mine->{$pid};
+    return 0 if $pid == $$ || $pid <= 1;
+  }
+  return 0;
+}
+sub reap {
+  my $stray = 0;
+  while ((my $pid = waitpid(-1, 1)) > 0) {
+    my $status = $?;
+    my $id = delete $reaper{$pid};
+    if ($spare && $pid == $spare->{pid}) { close $spare->{r}; close $spare->{req}; $spare = undef; next }
+    if (!defined $id) { $stray = 1; next }
+    $stray = 1 if $status & 127;
+    say_line("X $id " . (($status & 127) ? 128 + ($status & 127) : $status >> 8));
+  }
+  if ($stray) { my @left = orphans(); kill 'KILL', @left if @left }
+}
+sub parse {
+  my @f = @_;
+  my $cwd = unhex(shift(@f) // '');
+  my $argc = shift(@f) // 0;
+  my @argv = map { unhex($_) } splice(@f, 0, $argc);
+  my $envc = shift(@f) // 0;
+  my @env = map { unhex($_) } splice(@f, 0, $envc);
+  my $pc = shift(@f) // 0;
+  my @files = map { unhex($_) } splice(@f, 0, $pc);
+  my $fd3 = unhex(shift(@f) // '');
+  (@argv && @argv == $argc && @env == $envc && @files == $pc && !@f) or return ();
+  return ($cwd, \@argv, \@env, \@files, $fd3);
+}
+sub prepare {
+  pipe(my $r, my $w) or return;
+  pipe(my $req_r, my $req_w) or return;
+  my $parent = $$;
+  my $pid = fork();
+  defined $pid or return;
+  if ($pid == 0) {
+    close $r; close $req_w; $ppid = $parent;
+    $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
+    close $_ for values %held;
+    close $wake_r; close $wake_w;
+    POSIX::setsid();
+    open(STDIN, '<', '/dev/null') or POSIX::_exit(125);
+    open(STDOUT, '>&', $w) or POSIX::_exit(125);
+    open(STDERR, '>&', $w) or POSIX::_exit(125);
+    close $w;
+    my $line = '';
+    while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
+    close $req_r;
+    chomp $line;
+    my @request = parse(split(/ /, $line, -1));
+    command(@request) if @request;
+    POSIX::_exit(125);
+  }
+  close $w; close $req_r;
+  $spare = { pid => $pid, r => $r, req => $req_w };
+}
+sub run {
+  my ($id, @f) = @_;
+  my @request = parse(@f) or exit 125;
+  -d $request[0] or return say_line("E $id " . unpack('H*', "cwd $request[0] is not a directory"));
+  prepare() unless $spare;
+  my $fork = $spare or return say_line("E $id " . unpack('H*', "fork: $!"));
+  $spare = undef;
+  syswrite($fork->{req}, join(' ', @f) . "\n");
+  close $fork->{req};
+  $reaper{$fork->{pid}} = $id; $held{$id} = $fork->{r};
+  say_line("S $id $fork->{pid} " . fileno($fork->{r}));
+}
+my $buf = '';
 for (;;) {
-  my $pid = waitpid(-1, 0);
-  if ($pid == $child) { $status = $?; last }
-  if ($pid == -1) { last }
+  my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno($wake_r), 1) = 1;
+  my $n = select(my $rout = $rin, undef, undef, $spare ? 1 : 0.05);
+  sysread($wake_r, my $junk, 4096) if $n > 0 && vec($rout, fileno($wake_r), 1);
+  reap();
+  prepare() if $n == 0 && !$spare;
+  next unless $n > 0 && vec($rout, 0, 1);
+  my $got = sysread(STDIN, $buf, 65536, length $buf);
+  next if !defined $got && $! == 4;
+  exit 0 unless $got;
+  while ($buf =~ s/^([^\n]*)\n//) {
+    my ($op, $id, @f) = split(/ /, $1, -1);
+    defined $id && $id =~ /^\d+$/ or exit 125;
+    if ($op eq 'C' && !@f) { close(delete $held{$id}) if $held{$id} }
+    elsif ($op eq 'R') { run($id, @f) }
+    else { exit 125 }
+  }
 }
-reap_all();
-exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
 `;
+
+/**
+ * The long-lived spawner of one session's unsandboxed commands: `perl -e SPAWNER <prctl number>`,
+ * started once, so a command pays a message and a fork instead of a perl start (the requests:
+ * `SPAWN_LOOP`; no cgroup files, no fd 3). Each fork becomes the command's own reaper
+ * (`run_reaped`: a subreaper that dies with the spawner and kills whatever the command left,
+ * `setsid` and double forks included) and runs the command in `cwd` with exactly `env`.
+ */
+export const SPAWNER = String.raw`
+my $NR_PRCTL = shift @ARGV;
+my $ppid = getppid();
+${REAP_SUBS}
+sub command {
+  my ($cwd, $argv, $env, $files, $fd3) = @_;
+  (@$files == 0 && $fd3 eq '') or do { print STDERR "spawner: no cgroups or fd 3 here\n"; POSIX::_exit(125) };
+  chdir($cwd) or do { print STDERR "spawner: chdir $cwd: $!\n"; POSIX::_exit(125) };
+  %ENV = map { split(/=/, $_, 2) } @$env;
+  run_reaped($NR_PRCTL, $ppid, sub { exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) } });
+}
+${SPAWN_LOOP}`;
+
+/**
+ * The long-lived launcher of one session's sandboxed commands, as root:
+ * `perl -e SANDBOX_SPAWNER <the root launcher's arguments up to the readable paths>`. It does the
+ * root launcher's per-workspace steps once — a user namespace per owner of a root, its own mount
+ * namespace with the idmapped roots and readable paths staged (`LAUNCHER_STAGE`) — then serves
+ * requests (`SPAWN_LOOP`). Each fork does the per-command steps: opens the seccomp filter `fd3`
+ * as fd 3, enters `cwd`, takes `env`, joins the command's cgroups, drops every privilege, dies
+ * with the spawner (`LAUNCHER_DROP`), then executes `argv` (bubblewrap, which makes the command's
+ * own user, PID, IPC, UTS, cgroup and network namespaces, private `/tmp`, and kills everything
+ * with its PID namespace). A failure before the command runs prints `sandbox launcher: <step>:
+ * <errno text>` and exits 125.
+ */
+export const SANDBOX_SPAWNER = String.raw`${LAUNCHER_ARGS}
+sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; defined &POSIX::_exit ? POSIX::_exit(125) : exit 125 }
+(defined $n && @roots == $n && !@ARGV) or do { $! = 22; fail('arguments') };
+my $ppid = getppid();
+my @procs;
+${LAUNCHER_STAGE}${REAP_SUBS}
+sub command {
+  my ($cwd, $argv, $env, $files, $fd3) = @_;
+  open(my $filter, '<', $fd3) or fail("open the seccomp filter $fd3");
+  if (fileno($filter) == 3) { fcntl($filter, 2, 0) } else { POSIX::dup2(fileno($filter), 3) // fail('dup2') }
+  chdir($cwd) or fail("chdir $cwd");
+  %ENV = map { split(/=/, $_, 2) } @$env;
+  @procs = @$files;
+${LAUNCHER_DROP}  exec { $argv->[0] } @$argv or fail("exec $argv->[0]");
+}
+${SPAWN_LOOP}`;

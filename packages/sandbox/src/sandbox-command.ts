@@ -58,6 +58,14 @@ export interface SandboxCommand {
    */
   limits?: CommandLimits;
   /**
+   * As root, the command in the parts a long-lived sandbox launcher (`CommandSpawner` with
+   * `launcher`) takes: the launcher's per-workspace arguments (the same for every command of one
+   * workspace and policy; `key` names them, with the roots' device and inode, so a root replaced
+   * by another directory gets a new launcher), bubblewrap's argv, the cgroups to join and the
+   * seccomp filter for fd 3. `undefined` unprivileged and for `danger-full-access`.
+   */
+  spawnable?: { key: string; launcher: string[]; argv: string[]; cgroupProcs: string[]; fd3: string };
+  /**
    * Call once the command ended: removes its cgroups and, after the last command using it, the
    * empty `<root>/.git` placeholder (a workspace that is not a repository keeps no trace).
    * Idempotent; a no-op without a sandbox.
@@ -133,7 +141,9 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   const guarded = writable && !options.probe ? protectPaths(policy, source, args) : [];
   args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
 
-  const launcher = asRoot ? rootLauncher({ ...setup, policy, roots, stage, procsFiles: limits?.procsFiles ?? [] }) : [];
+  const procsFiles = [...(limits?.procsFiles ?? [])];
+  const staging = asRoot ? launcherArgs({ ...setup, policy, roots, stage }) : [];
+  const launcher = asRoot ? [setup.perl as string, '-e', ROOT_LAUNCHER, ...staging, String(procsFiles.length), ...procsFiles, '--'] : [];
   const prefix = limits?.prefix ?? [];
   let released = false;
   const release = () => {
@@ -142,7 +152,8 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     limits?.release();
     guarded.forEach(releaseGitPlaceholder);
   };
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, release };
+  const spawnable = asRoot ? { key: JSON.stringify([...staging, ...roots.map(identity)]), launcher: staging, argv: [...prefix, bwrap, ...args], cgroupProcs: procsFiles, fd3: setup.filter } : undefined;
+  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
 }
 
 /** `danger-full-access`: the command itself, under the reaper when perl is there. */
@@ -282,16 +293,25 @@ function protectPaths(policy: SandboxPolicy, source: (path: string) => string | 
   return guarded;
 }
 
-/** The root launcher's argv: it stages the roots (idmapped to their owners) and drops root before bubblewrap. */
-function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string; procsFiles: readonly string[] }): string[] {
+/** Device and inode of a path: a directory replaced at the same path is another one. */
+function identity(path: string): string {
+  const stat = statSync(path);
+  return `${stat.dev}:${stat.ino}`;
+}
+
+/**
+ * The root launcher's per-workspace arguments (system call numbers, the sandbox user, the stage,
+ * the roots idmapped to their owners, the readable paths): the launcher stages the roots and drops
+ * root before bubblewrap; the cgroups and `--` follow.
+ */
+function launcherArgs(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string }): string[] {
   const { policy, roots, readable, syscalls } = options;
   const user = policy.sandboxUser ?? DEFAULT_SANDBOX_USER;
   const owners = roots.flatMap((path) => {
     const stat = statSync(path);
     return [path, String(stat.uid), String(stat.gid)];
   });
-  const launcher = [options.perl as string, '-e', ROOT_LAUNCHER];
-  launcher.push(...[syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String));
+  const launcher = [syscalls.unshare, syscalls.mount, syscalls.setgroups, syscalls.setresgid, syscalls.setresuid, syscalls.prctl].map(String);
   // A readable path other users cannot enter or read (a checkout in a 0700 temporary folder) is
   // idmapped for the sandbox user; the rest is shown as is.
   const readers = readable.flatMap((path) => {
@@ -300,6 +320,5 @@ function rootLauncher(options: SandboxSetup & { policy: SandboxPolicy; roots: re
     return (stat.mode & need) === need ? [path, '-', '-'] : [path, String(stat.uid), String(stat.gid)];
   });
   launcher.push(String(user.uid), String(user.gid), options.stage, String(roots.length), ...owners, String(readable.length), ...readers);
-  launcher.push(String(options.procsFiles.length), ...options.procsFiles, '--');
   return launcher;
 }

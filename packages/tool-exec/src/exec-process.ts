@@ -1,6 +1,7 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { killProcessTree as killTree } from '@switchyard/sandbox';
+import { killProcessTree as killTree, type CommandSpawner } from '@switchyard/sandbox';
+import type { Readable } from 'node:stream';
 import { createEventHub } from '@switchyard/kit';
 import { HeadTailBuffer } from './head-tail-buffer';
 
@@ -26,6 +27,13 @@ export interface ExecProcessSpec {
    * check found and did, e.g. new git metadata renamed) is appended to the output.
    */
   audit?: () => string | undefined;
+  /**
+   * Start `file` + `args` through this session's long-lived spawner (pipes only) instead of a
+   * process of its own: the spawner is already running, so the command pays a message and a fork.
+   */
+  spawner?: CommandSpawner;
+  /** With a sandbox launcher as `spawner`: the cgroups the command joins and its seccomp filter (fd 3). */
+  spawnOptions?: { cgroupProcs?: readonly string[]; fd3?: string };
 }
 
 /** Calls a note producer; a throw is no note. */
@@ -102,7 +110,7 @@ export class ExecProcess {
    * Every live process is also killed if the host process exits without shutting down.
    */
   static async start(spec: ExecProcessSpec): Promise<ExecProcess> {
-    const started = spec.tty ? await startPty(spec) : await startPipes(spec);
+    const started = spec.tty ? await startPty(spec) : spec.spawner ? await startSpawned(spec, spec.spawner) : await startPipes(spec);
     trackUntilFinished(started);
     return started;
   }
@@ -198,6 +206,42 @@ function signalExitCode(signal: NodeJS.Signals | number | null | undefined): num
   return 128 + (osConstants.signals[signal] ?? 0);
 }
 
+/**
+ * Settles a pipe-connected process once it exited with `exitCode` and its output is drained (the
+ * output's `close`, or {@link DRAIN_GRACE_MS} at most): a background grandchild may still hold
+ * the pipes, and nothing outlives the command, so what is left of its group is killed first.
+ */
+function settleWhenDrained(run: { spec: ExecProcessSpec; execProcess: ExecProcess; isClosed: () => boolean; onClose: (listener: () => void) => void; resolve: () => void }, exitCode: number): void {
+  const { spec, execProcess } = run;
+  const settle = () => {
+    killGroup(execProcess.pid);
+    appendExitNote(spec, execProcess);
+    execProcess.markExited(exitCode);
+    run.resolve();
+  };
+  if (run.isClosed()) return settle();
+  const timer = setTimeout(settle, DRAIN_GRACE_MS);
+  run.onClose(() => {
+    clearTimeout(timer);
+    settle();
+  });
+}
+
+/** Collects a process's output streams into its buffer; the returned flag says when they all closed. */
+function collectOutput(execProcess: ExecProcess, streams: ReadonlyArray<Readable | null | undefined>): { isClosed: () => boolean; onClose: (listener: () => void) => void } {
+  const open = streams.filter((stream): stream is Readable => stream !== null && stream !== undefined);
+  let remaining = open.length;
+  const listeners: Array<() => void> = [];
+  for (const stream of open) {
+    stream.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
+    stream.on('error', () => undefined);
+    stream.once('close', () => {
+      if (--remaining === 0) listeners.splice(0).forEach((listener) => listener());
+    });
+  }
+  return { isClosed: () => remaining === 0, onClose: (listener) => (remaining === 0 ? listener() : listeners.push(listener)) };
+}
+
 async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
   const child: ChildProcess = spawnChild(spec.file, spec.args, {
     cwd: spec.cwd,
@@ -214,26 +258,28 @@ async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
   const execProcess = new ExecProcess({ pid, tty: false, buffer, finished, audit: spec.audit });
-  child.stdout?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
+  const output = collectOutput(execProcess, [child.stdout, child.stderr]);
   child.on('error', () => undefined);
-  let closed = false;
-  child.once('close', () => (closed = true));
-  child.once('exit', (code, signal) => {
-    const exitCode = code ?? signalExitCode(signal);
-    const settle = () => {
-      // A background grandchild may still hold the pipes: nothing outlives the command.
-      killGroup(pid);
-      appendExitNote(spec, execProcess);
-      execProcess.markExited(exitCode);
-      resolveFinished();
-    };
-    if (closed) return settle();
-    const timer = setTimeout(settle, DRAIN_GRACE_MS);
-    child.once('close', () => {
-      clearTimeout(timer);
-      settle();
-    });
+  child.once('exit', (code, signal) => settleWhenDrained({ spec, execProcess, ...output, resolve: resolveFinished }, code ?? signalExitCode(signal)));
+  return execProcess;
+}
+
+/**
+ * Starts the command through the session's spawner: its reaper's pid stands for it (its process
+ * group; the kill takes that group and every descendant), stdout and stderr arrive on one pipe,
+ * the exit code as the spawner's message. When the spawner itself ends meanwhile, the command was
+ * killed with it and the output says so.
+ */
+async function startSpawned(spec: ExecProcessSpec, spawner: CommandSpawner): Promise<ExecProcess> {
+  const command = await spawner.spawn([spec.file, ...spec.args], { cwd: spec.cwd, env: spec.env, ...spec.spawnOptions });
+  let resolveFinished!: () => void;
+  const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
+  const buffer = new HeadTailBuffer(spec.maxRetainedBytes);
+  const execProcess = new ExecProcess({ pid: command.pid, tty: false, buffer, finished, audit: spec.audit });
+  const output = collectOutput(execProcess, [command.output]);
+  void command.exited.then(({ code, lost }) => {
+    if (lost) execProcess.pushOutput(`\n${lost}\n`);
+    settleWhenDrained({ spec, execProcess, ...output, resolve: resolveFinished }, code);
   });
   return execProcess;
 }

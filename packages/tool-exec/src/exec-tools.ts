@@ -24,7 +24,7 @@ import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCo
 import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
-import { ExecProcess } from './exec-process';
+import { ExecProcess, type ExecProcessSpec } from './exec-process';
 import { execCommandSpec, writeStdinSpec } from './exec-specs';
 import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } from './hook-adapters';
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
@@ -34,6 +34,8 @@ import { OPAQUE_LINE_MESSAGE, typeInto } from './typed-line';
 import {
   assertSandbox,
   checkSandbox,
+  CommandSpawner,
+  SpawnerPool,
   findExecutable,
   isLikelySandboxDenial,
   quarantineNewGitMetadata,
@@ -84,6 +86,17 @@ export interface ExecToolsOptions {
    * rlimits). A command that runs into a cap gets a `sandbox limit: …` line at the end of its output.
    */
   limits?: SandboxLimits;
+  /**
+   * Commands without a tty start through a long-lived spawner per session and sandbox policy
+   * (default true): `danger-full-access` ones, and sandboxed ones when the host runs as root (the
+   * launcher's per-workspace steps done once; bubblewrap still per command). Started by the
+   * session's first command, ended with the session ({@link ExecToolset.endSession}, `dispose`
+   * with the session id, {@link ExecToolset.shutdown}) or after a minute without commands,
+   * restarted when it died. A command pays a message and a fork instead of a process start and
+   * keeps its own reaper or sandbox (its tree dies when it ends, is killed, or the spawner dies).
+   * False: a launcher or reaper process per command.
+   */
+  spawner?: boolean;
   /**
    * exec_command calls of one session that run at once (from the sandbox start until the call
    * answers). Default 16; the others wait their turn (a call cancelled while waiting answers
@@ -267,6 +280,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
     tmpBytes: rule.number({ min: 1, integer: true }),
     cgroups: rule.boolean(),
   }),
+  spawner: rule.boolean(),
   maxConcurrentCommands: rule.number({ min: 1, integer: true }),
   maxProcesses: rule.number({ min: 1, integer: true }),
   maxRetainedBytes: rule.number({ min: 1, integer: true }),
@@ -286,6 +300,8 @@ interface ToolsetState {
   readonly allowLoginShell: boolean;
   /** At most `maxConcurrentCommands` exec_command calls of one session run at once. */
   readonly admission: SessionAdmission;
+  /** The long-lived spawners of unsandboxed commands, one per session. */
+  readonly spawners: SpawnerPool;
   shuttingDown: boolean;
 }
 
@@ -357,6 +373,26 @@ function afterExit(wrapped: SandboxCommand): string | undefined {
   }
 }
 
+/** Whether this command may go through a long-lived spawner at all (no tty, not switched off, where it runs). */
+function spawnerAllowed(state: ToolsetState, tty: boolean): boolean {
+  return !tty && state.options.spawner !== false && CommandSpawner.supported();
+}
+
+/**
+ * How the wrapped command starts: through the session's long-lived spawner for `danger-full-access`
+ * (the plain spawner) or as root in a sandbox (the sandbox launcher of its workspace and policy,
+ * bubblewrap still per command), else as a process of its own.
+ */
+function launchOf(state: ToolsetState, wrapped: SandboxCommand, sessionId: string, spawned: boolean): Pick<ExecProcessSpec, 'file' | 'args' | 'spawner' | 'spawnOptions'> {
+  const direct = { file: wrapped.file, args: wrapped.args };
+  if (!spawned) return direct;
+  if (!wrapped.sandboxed) return { ...direct, spawner: state.spawners.spawnerFor(sessionId, 'danger-full-access') };
+  const spawnable = wrapped.spawnable;
+  if (!spawnable) return direct;
+  const spawner = state.spawners.spawnerFor(sessionId, spawnable.key, spawnable.launcher);
+  return { file: spawnable.argv[0], args: spawnable.argv.slice(1), spawner, spawnOptions: { cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3 } };
+}
+
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */
 async function runOnce(run: {
   state: ToolsetState;
@@ -372,7 +408,9 @@ async function runOnce(run: {
   const login = args.login ?? state.allowLoginShell;
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
-  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty });
+  const spawned = spawnerAllowed(state, args.tty);
+  // Through the spawner an unsandboxed command gets its reaper there, not a reaper process of its own.
+  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: !spawned });
   if (wrapped.limits) {
     const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
     emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
@@ -380,8 +418,7 @@ async function runOnce(run: {
   let execProcess: ExecProcess;
   try {
     execProcess = await ExecProcess.start({
-      file: wrapped.file,
-      args: wrapped.args,
+      ...launchOf(state, wrapped, invocation.step.sessionId, spawned),
       cwd,
       env: commandEnvironment(sandbox, args.tty, state.options),
       tty: args.tty,
@@ -638,6 +675,7 @@ async function endSessionOf(state: ToolsetState, sessionId: string): Promise<voi
   const running = [...state.inFlight].filter(([, owner]) => owner === sessionId).map(([execProcess]) => execProcess);
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere((entry) => entry.sessionId === sessionId)), waitForExit(running)]);
+  await state.spawners.close(sessionId);
 }
 
 /**
@@ -664,6 +702,7 @@ async function shutdownToolset(state: ToolsetState): Promise<void> {
   const running = [...state.inFlight.keys()];
   for (const execProcess of running) execProcess.kill();
   await Promise.all([killAndWait(state.table.killWhere(() => true)), waitForExit(running)]);
+  await state.spawners.close();
 }
 
 /**
@@ -698,6 +737,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     scope: options.processScope ?? 'turn',
     allowLoginShell: options.allowLoginShell ?? false,
     admission: new SessionAdmission(options.maxConcurrentCommands ?? DEFAULT_MAX_CONCURRENT_COMMANDS),
+    spawners: new SpawnerPool(),
     shuttingDown: false,
   };
   const hookContext = hookContextOf(state);

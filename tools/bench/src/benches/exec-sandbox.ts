@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIRECT_SOURCE, type SandboxMode } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
-import { findExecutable, killProcessTree, sandboxCommand, sandboxEnvironment } from '@switchyard/sandbox';
+import { CommandSpawner, findExecutable, killProcessTree, sandboxCommand, sandboxEnvironment, type SpawnOptions } from '@switchyard/sandbox';
 // The walk and the audit from one module instance (the walk's records live in it), as the bench's other internals.
 import { quarantineNewGitMetadata } from '../../../../packages/sandbox/src/git-quarantine';
 import { protectedPaths } from '../../../../packages/sandbox/src/protected-paths';
@@ -16,8 +16,8 @@ import { alternatingMedians, compare, median, type Bench, type BenchFigure } fro
 const RUNS = 15;
 
 /** One `exec_command {cmd: 'true'}` through the real executor, wire arguments in, output out. */
-function execTrue(mode: SandboxMode, root: string): () => Promise<void> {
-  const toolset = execTools({ root, sandbox: mode, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+function execTrue(mode: SandboxMode, root: string, options: { spawner?: boolean } = {}): () => Promise<void> {
+  const toolset = execTools({ root, sandbox: mode, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', ...options });
   const [exec] = toolset;
   let calls = 0;
   return async () => {
@@ -77,6 +77,49 @@ function longLivedSpawner(root: string, perl: string): { run: () => Promise<void
   };
 }
 
+/**
+ * One command through a {@link CommandSpawner} (the one exec_command uses), with the environment
+ * exec_command gives (its size matters: every variable is a field of the request), until its
+ * output closed; throws on a non-zero exit.
+ */
+function throughSpawner(spawner: CommandSpawner, root: string, argv: readonly string[]): () => Promise<void> {
+  const env = sandboxEnvironment({ mode: 'danger-full-access', env: { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' } });
+  return () => spawnedThrough(spawner, argv, { cwd: root, env });
+}
+
+/** One command through `spawner` until its output closed; throws on a non-zero exit. */
+async function spawnedThrough(spawner: CommandSpawner, argv: readonly string[], options: SpawnOptions): Promise<void> {
+  const command = await spawner.spawn(argv, options);
+  const closed = new Promise((resolve) => command.output.once('close', resolve));
+  command.output.resume();
+  const { code } = await command.exited;
+  await closed;
+  if (code !== 0) throw new Error(`${argv[0]} exited ${code} through the spawner`);
+}
+
+/**
+ * The sandbox chain alone through the long-lived sandbox launcher (as root; the per-command
+ * launcher otherwise): `sandboxCommand`, one request, bubblewrap → sh, release; no executor.
+ */
+function rawSandboxThroughLauncher(root: string): { run: () => Promise<void>; close: () => Promise<void> } {
+  const env = sandboxEnvironment({ mode: 'workspace-write', writable: [root] });
+  let spawner: CommandSpawner | undefined;
+  return {
+    run: async () => {
+      const command = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'workspace-write', root }, { cwd: root });
+      try {
+        const spawnable = command.spawnable;
+        if (!spawnable) return await spawned(root, command.file, command.args, { env, piped: true });
+        spawner ??= new CommandSpawner({ launcher: spawnable.launcher });
+        await spawnedThrough(spawner, spawnable.argv, { cwd: root, env, cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3 });
+      } finally {
+        command.release();
+      }
+    },
+    close: async () => spawner?.close(),
+  };
+}
+
 function bwrapArgs(extra: readonly string[]): string[] {
   return ['--unshare-user', '--unshare-pid', ...extra, '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c', 'true'];
 }
@@ -87,17 +130,24 @@ async function startUp(root: string): Promise<BenchFigure[]> {
   const bwrap = findExecutable('bwrap') as string;
   const [setpriv, unshare] = [findExecutable('setpriv'), findExecutable('unshare')];
   const spawner = longLivedSpawner(root, perl);
+  const commandSpawner = new CommandSpawner();
+  const launcherChain = rawSandboxThroughLauncher(root);
+  const sandboxNamespaces = ['--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   const bodies: Array<[string, () => Promise<void>]> = [
     ['bare', () => spawned(root, '/bin/sh', ['-c', 'true'])],
     ['workspace-write', execTrue('workspace-write', root)],
     ['read-only', execTrue('read-only', root)],
+    ['workspace-write, launcher per command', execTrue('workspace-write', root, { spawner: false })],
     ['danger-full-access', execTrue('danger-full-access', root)],
+    ['danger-full-access, reaper per command', execTrue('danger-full-access', root, { spawner: false })],
+    ['CommandSpawner sh', throughSpawner(commandSpawner, root, ['/bin/sh', '-c', 'true'])],
+    ['raw sandbox chain, launcher', launcherChain.run],
     ['raw sandbox chain', rawSandbox(root)],
     ['reaper chain', () => spawned(root, perl, ['-e', REAPER, String(launcherSyscalls()?.prctl), '--', '/bin/sh', '-c', 'true'])],
     ['perl start', () => spawned(root, perl, ['-e', 'exit 0'])],
     ['bwrap minimal', () => spawned(root, bwrap, bwrapArgs([]))],
     ['bwrap + net', () => spawned(root, bwrap, bwrapArgs(['--unshare-net']))],
-    ['bwrap + net ipc uts cgroup', () => spawned(root, bwrap, bwrapArgs(['--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try']))],
+    ['bwrap + net ipc uts cgroup', () => spawned(root, bwrap, bwrapArgs(sandboxNamespaces))],
     // util-linux may be missing: its figures then fall back to a bare spawn and say so below
     ['setpriv', () => (setpriv ? spawned(root, setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', '--bounding-set=-all', '--', '/bin/sh', '-c', 'true']) : spawned(root, '/bin/sh', ['-c', 'true']))],
     ['unshare -m', () => (unshare ? spawned(root, unshare, ['--mount', '--', '/bin/sh', '-c', 'true']) : spawned(root, '/bin/sh', ['-c', 'true']))],
@@ -108,16 +158,22 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     values = await alternatingMedians(bodies.map(([, body]) => body), RUNS, 1);
   } finally {
     spawner.close();
+    await commandSpawner.close();
+    await launcherChain.close();
   }
   const at = (name: string) => values[bodies.findIndex(([label]) => label === name)];
   const bare = { name: 'bare spawn of /bin/sh -c true', value: at('bare') };
   const note = `median of ${RUNS} alternating runs; ${process.geteuid?.() === 0 ? 'as root (launcher + idmapped workspace)' : 'as a user'}`;
   const chain = { name: 'the raw sandbox chain, no executor', value: at('raw sandbox chain') };
   return [
-    compare('exec_command `true`, workspace-write sandbox', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
+    compare('exec_command `true`, workspace-write sandbox (the session’s long-lived sandbox launcher, bwrap per command)', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
+    compare('exec_command `true`, workspace-write, the launcher per command (spawner: false)', at('workspace-write, launcher per command'), 'ms', bare, { note: 'the previous path' }),
     compare('exec_command `true`, read-only sandbox', at('read-only'), 'ms', bare, { note }),
-    compare('exec_command `true`, danger-full-access (reaper)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
-    compare('exec_command `true`, workspace-write: the executor around the chain', at('workspace-write'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
+    compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
+    compare('exec_command `true`, danger-full-access, a reaper process per command (spawner: false)', at('danger-full-access, reaper per command'), 'ms', bare, { note: 'the previous path' }),
+    compare('CommandSpawner alone: one request, a spare fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
+    compare('the raw sandbox chain through the long-lived launcher: one request, fork → bwrap → sh', at('raw sandbox chain, launcher'), 'ms', bare, { note: 'sandboxCommand + request + release, no executor' }),
+    compare('exec_command `true`, workspace-write (launcher per command): the executor around the chain', at('workspace-write, launcher per command'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
     compare('the raw sandbox chain: sh → perl launcher → bwrap → sh', at('raw sandbox chain'), 'ms', bare, { note: 'sandboxCommand + spawn + release, no executor' }),
     compare('the perl reaper chain: perl → sh', at('reaper chain'), 'ms', bare, { note }),
     compare('perl -e "exit 0" (the launcher interpreter alone)', at('perl start'), 'ms', bare, { note }),

@@ -1,0 +1,159 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CommandSpawner } from '@switchyard/sandbox';
+import { execTools } from '@switchyard/tool-exec';
+import { report } from '../src/profile';
+import { callItem, openHarness, texts, type Harness } from './helpers';
+
+// Unsandboxed (danger-full-access) commands of a session go through one long-lived spawner. A
+// command runs as the spawner's user and can find it (its reaper's parent), so these attacks are
+// about robustness, not a boundary: whatever a command does to the spawner, the host keeps
+// answering, the session's next command runs, and nothing the command started survives.
+const scratch = mkdtempSync(join(tmpdir(), 'reliability-exec-spawner-'));
+const outcomes: string[] = [];
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+  report('exec spawner attacks', outcomes.join('\n'));
+});
+
+const text = (item: unknown) => texts(item as never).join('\n');
+const SPAWNER_PID = 's=$(cut -d" " -f4 /proc/$PPID/stat)';
+const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
+
+/** Pids whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) found.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return found;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+let calls = 0;
+async function run(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
+  return text(await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd, yield_time_ms: yieldMs })));
+}
+
+describe.runIf(CommandSpawner.supported())('exec_command: a command against its session’s spawner', () => {
+  const root = join(scratch, 'ws');
+  mkdirSync(root, { recursive: true });
+  const exec = execTools({ root, sandbox: 'danger-full-access', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+  const open = () => openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+  afterAll(() => exec.shutdown());
+
+  it('SIGKILL of its own spawner: the call answers (killed, with a note), its setsid child dies, the next call works', async () => {
+    const harness = await open();
+    try {
+      const marker = '4711.0815';
+      const answer = await run(harness, `${SPAWNER_PID}; (setsid sleep ${marker} &); sleep 0.3; kill -9 $s; sleep 5`);
+      expect(answer).toContain('Process exited with code 137');
+      expect(answer).toMatch(/exec_command: the session's command spawner \(pid \d+\) ended \(signal SIGKILL\) while this command ran; the command and everything it started were killed/);
+      expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+      expect(await run(harness, 'echo next')).toContain('next');
+      outcomes.push('SIGKILL of the spawner: call answered 137 with the note, tree gone, next call ran');
+    } finally {
+      await harness.close();
+    }
+  }, 30_000);
+
+  it('SIGSTOP of its spawner: the next call is not hung — the spawner is killed after 10 s and the call after it runs', async () => {
+    const harness = await open();
+    try {
+      expect(await run(harness, `${SPAWNER_PID}; kill -STOP $s; echo stopped`, 1_000)).toContain('stopped');
+      const started = Date.now();
+      const stalled = await run(harness, 'echo never');
+      expect(stalled).toMatch(/Failed to create unified exec process: the session's command spawner \(pid \d+\) ended \(it did not answer within 10 s and was killed\) before the command started/);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(await run(harness, 'echo after')).toContain('after');
+      outcomes.push(`SIGSTOP of the spawner: the next call failed clearly after ${Date.now() - started} ms, the one after ran`);
+    } finally {
+      await harness.close();
+    }
+  }, 60_000);
+
+  it('reopening the spawner’s control channel and pipes through /proc forges nothing; draining its wake pipe only delays exits', async () => {
+    const harness = await open();
+    try {
+      const forge = `${SPAWNER_PID}; for fd in 0 1 2; do (echo "X 1 0" > /proc/$s/fd/$fd) 2>/dev/null && echo "wrote $fd"; done; echo tried`;
+      const forged = await run(harness, forge);
+      expect(forged).toContain('tried');
+      expect(forged).not.toMatch(/wrote \d/);
+      // A background command keeps reading the spawner's wake pipe (its fd 3) for 20 s.
+      const thief = await harness.step.dispatch(
+        callItem(`c${++calls}`, 'exec_command', { cmd: `${SPAWNER_PID}; end=$(($(date +%s)+20)); while [ $(date +%s) -lt $end ]; do timeout 1 cat /proc/$s/fd/3 >/dev/null 2>&1; done`, yield_time_ms: 300 }),
+      );
+      expect(idOf(thief)).toBeGreaterThan(0);
+      const started = Date.now();
+      expect(await run(harness, 'echo still answered')).toContain('still answered');
+      expect(Date.now() - started).toBeLessThan(8_000);
+      outcomes.push(`forging through /proc/<spawner>/fd: refused; wake pipe drained: exit still reported in ${Date.now() - started} ms`);
+    } finally {
+      await harness.close();
+    }
+  }, 60_000);
+});
+
+/** This host's sandbox launchers (perl children running the long-lived sandbox launcher). */
+function sandboxLaunchers(): number[] {
+  return processesWith('sandbox launcher: ').filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against its session’s sandbox launcher', () => {
+  const root = join(scratch, 'sandboxed');
+  mkdirSync(root, { recursive: true });
+  const exec = execTools({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+  afterAll(() => exec.shutdown());
+
+  it('cannot see or signal the launcher: a /proc search, a kill of its pid and kill -9 -1 reach only its own sandbox', async () => {
+    const before = sandboxLaunchers();
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      expect(await run(harness, 'echo warm')).toContain('warm');
+      const launchers = sandboxLaunchers().filter((pid) => !before.includes(pid));
+      expect(launchers).toHaveLength(1);
+      // The pattern is assembled in a file, so that no command line in the sandbox contains it.
+      const attack = [
+        "printf 'sandbox launc%s' her > /tmp/pattern",
+        'grep -l -F -f /tmp/pattern /proc/[0-9]*/cmdline 2>/dev/null | wc -l',
+        `kill -9 ${launchers[0]} 2>/dev/null && echo "signalled the launcher" || echo "no such process"`,
+        'ls /proc | grep -c "^[0-9]"',
+        '(kill -9 -1) 2>/dev/null',
+      ].join('; ');
+      const answer = await run(harness, attack);
+      // kill -9 -1 from a subshell reaches every process of its own PID namespace but init, the shell included: 137
+      expect(answer).toContain('Process exited with code 137');
+      expect(answer).toMatch(/Output:\n0\nno such process\n[2-4]\n/);
+      expect(answer).not.toContain('signalled the launcher');
+      // the launcher lives and serves the next command of the session
+      expect(sandboxLaunchers()).toContain(launchers[0]);
+      expect(await run(harness, 'echo next')).toContain('next');
+      expect(sandboxLaunchers()).toContain(launchers[0]);
+      outcomes.push('sandboxed command vs its launcher: not visible, not signallable, kill -9 -1 stayed inside its PID namespace');
+    } finally {
+      await harness.close();
+    }
+  }, 30_000);
+});
