@@ -17,6 +17,7 @@ import { FrameReader, encodeFrame, type Frame } from './helper-frames';
 import { encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS } from './limits';
 import { verifyPatch, type PatchPlan } from './verify-patch';
+import { useWorkspaceIo } from './workspace-io';
 
 /** Writes one frame to stdout and resolves once it is flushed. */
 function send(header: Record<string, unknown>, blobs: Buffer[] = []): Promise<void> {
@@ -37,6 +38,9 @@ function errorFrame(error: unknown): HelperError {
 }
 
 async function main(): Promise<void> {
+  // This process serves one patch at a time and nothing else: blocking file calls stall no one
+  // and cost one system call each (the walk and its guarantees are the same as asynchronous).
+  useWorkspaceIo('sync');
   // Room for the largest patch the default limits allow, plus its header.
   const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
   let plan: PatchPlan | undefined;
