@@ -14,7 +14,8 @@
  */
 import { isApplyPatchError } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
-import { encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
+import { decodeSeed, encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
+import { HelperTurns } from './helper-turn';
 import { DEFAULT_PATCH_LIMITS } from './limits';
 import { verifyPatch, type PatchPlan } from './verify-patch';
 import { useWorkspaceIo } from './workspace-io';
@@ -44,11 +45,15 @@ async function main(): Promise<void> {
   // Room for the largest patch the default limits allow, plus its header.
   const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
   let plan: PatchPlan | undefined;
+  /** Remembers the turn's baselines once the verified patch is written (nothing when it is not). */
+  let remember: (() => void) | undefined;
+  const turns = new HelperTurns();
   let state: 'waiting' | 'verified' | 'committing' | 'done' = 'waiting';
 
   /** Answers and waits for the next patch. */
   const answer = async (header: Record<string, unknown>, blobs: Buffer[] = []) => {
     plan = undefined;
+    remember = undefined;
     state = 'waiting';
     await send(header, blobs).catch(() => undefined);
   };
@@ -64,18 +69,22 @@ async function main(): Promise<void> {
       const request = header as unknown as HelperApplyRequest;
       try {
         const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
+        if (request.turn?.seed !== undefined) turns.seed(String(request.turn.token), decodeSeed(request.turn.seed, frame.blobs));
         plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
       } catch (error) {
         await answer(errorFrame(error));
         return;
       }
-      const { header: verified, blobs } = encodeVerified(plan);
+      const turn = request.turn !== undefined ? turns.answer(String(request.turn.token), plan.files) : undefined;
+      remember = turn?.commit;
+      const { header: verified, blobs } = encodeVerified(plan, turn?.diffs);
       state = 'verified';
       await send(verified as unknown as Record<string, unknown>, blobs);
       return;
     }
     if (header.type === 'abort' && state === 'verified') {
       plan = undefined;
+      remember = undefined;
       state = 'waiting';
       return;
     }
@@ -87,6 +96,7 @@ async function main(): Promise<void> {
         await answer(errorFrame(error));
         return;
       }
+      remember?.();
       await answer({ type: 'committed' });
       return;
     }
