@@ -66,7 +66,8 @@ export class HelperTurns {
         return { ...base, diff: fileGitDiff(file), sequence: large, changed: file.before !== file.after, baseline: first };
       }
       if ('text' in baseline && !large) {
-        const diff = gitFileDiff(file.displayPath, baseline.text, file.after, 3, TURN_DIFF_BUDGET);
+        // Unchanged since the baseline (first touch, or put back meanwhile): this patch's own diff, on its changed windows only.
+        const diff = baseline.text === file.before ? fileGitDiff(file) : gitFileDiff(file.displayPath, baseline.text, file.after, 3, TURN_DIFF_BUDGET);
         return { ...base, diff, sequence: false, changed: baseline.text !== file.after };
       }
       const hash = 'hash' in baseline ? baseline.hash : contentHash(baseline.text);
