@@ -38,22 +38,36 @@ function errorFrame(error: unknown): HelperError {
   return { type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper failed: ${error instanceof Error ? error.message : String(error)}` };
 }
 
+/** A verified patch waiting for the host's decision, and what to remember of the turn once it is written. */
+interface Pending {
+  plan: PatchPlan;
+  remember?: () => void;
+}
+
+/** Verifies an `apply` request (the patch is blob 0; a turn seed's texts follow it) and encodes the answer. */
+async function verifyRequest(frame: Frame, turns: HelperTurns): Promise<{ pending: Pending; header: Record<string, unknown>; blobs: Buffer[] }> {
+  const request = frame.header as unknown as HelperApplyRequest;
+  const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
+  if (request.turn?.seed !== undefined) turns.seed(String(request.turn.token), decodeSeed(request.turn.seed, frame.blobs));
+  const plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
+  const turn = request.turn !== undefined ? turns.answer(String(request.turn.token), plan.files) : undefined;
+  const { header, blobs } = encodeVerified(plan, turn?.diffs);
+  return { pending: { plan, ...(turn ? { remember: turn.commit } : {}) }, header: header as unknown as Record<string, unknown>, blobs };
+}
+
 async function main(): Promise<void> {
   // This process serves one patch at a time and nothing else: blocking file calls stall no one
   // and cost one system call each (the walk and its guarantees are the same as asynchronous).
   useWorkspaceIo('sync');
   // Room for the largest patch the default limits allow, plus its header.
   const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
-  let plan: PatchPlan | undefined;
-  /** Remembers the turn's baselines once the verified patch is written (nothing when it is not). */
-  let remember: (() => void) | undefined;
+  let pending: Pending | undefined;
   const turns = new HelperTurns();
   let state: 'waiting' | 'verified' | 'committing' | 'done' = 'waiting';
 
   /** Answers and waits for the next patch. */
   const answer = async (header: Record<string, unknown>, blobs: Buffer[] = []) => {
-    plan = undefined;
-    remember = undefined;
+    pending = undefined;
     state = 'waiting';
     await send(header, blobs).catch(() => undefined);
   };
@@ -66,30 +80,26 @@ async function main(): Promise<void> {
   const onFrame = async (frame: Frame) => {
     const header = frame.header;
     if (header.type === 'apply' && state === 'waiting') {
-      const request = header as unknown as HelperApplyRequest;
+      let verified;
       try {
-        const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
-        if (request.turn?.seed !== undefined) turns.seed(String(request.turn.token), decodeSeed(request.turn.seed, frame.blobs));
-        plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
+        verified = await verifyRequest(frame, turns);
       } catch (error) {
         await answer(errorFrame(error));
         return;
       }
-      const turn = request.turn !== undefined ? turns.answer(String(request.turn.token), plan.files) : undefined;
-      remember = turn?.commit;
-      const { header: verified, blobs } = encodeVerified(plan, turn?.diffs);
+      pending = verified.pending;
       state = 'verified';
-      await send(verified as unknown as Record<string, unknown>, blobs);
+      await send(verified.header, verified.blobs);
       return;
     }
     if (header.type === 'abort' && state === 'verified') {
-      plan = undefined;
-      remember = undefined;
+      pending = undefined;
       state = 'waiting';
       return;
     }
-    if (header.type === 'commit' && state === 'verified' && plan) {
+    if (header.type === 'commit' && state === 'verified' && pending) {
       state = 'committing';
+      const { plan, remember } = pending;
       try {
         await plan.commit();
       } catch (error) {
