@@ -33,8 +33,11 @@ export function tooLarge(...texts: Array<string | null>): boolean {
   return length * 3 > INLINE_CONTENT_BYTES && texts.reduce((sum, text) => sum + Buffer.byteLength(text ?? '', 'utf8'), 0) > INLINE_CONTENT_BYTES;
 }
 
-/** Turns whose baselines a helper keeps (a session's turns come one after another; older ones are dropped). */
-const TURNS_KEPT = 16;
+/**
+ * Turns whose baselines a helper keeps, the most recently used (a session's turns come one after
+ * another, so the turn in progress is always among them; older ones only hold memory).
+ */
+const TURNS_KEPT = 4;
 
 /**
  * The turn diff's baselines, kept in the helper process from its own reads: the first `before` of
@@ -45,10 +48,10 @@ const TURNS_KEPT = 16;
 export class HelperTurns {
   private readonly turns = new Map<string, Map<string, Baseline>>();
 
-  /** Starts `token` with the host's baselines (every file the turn touched so far). */
-  seed(token: string, baselines: ReadonlyMap<string, Baseline>): void {
+  /** Starts `token` with the host's baselines (every file the turn touched so far); the map is kept, not copied. */
+  seed(token: string, baselines: Map<string, Baseline>): void {
     this.turns.delete(token);
-    this.turns.set(token, new Map(baselines));
+    this.turns.set(token, baselines);
     for (const old of [...this.turns.keys()].slice(0, -TURNS_KEPT)) this.turns.delete(old);
   }
 
@@ -76,9 +79,10 @@ export class HelperTurns {
       return { ...base, diff: fileGitDiff(file), sequence: true, changed: hash !== contentHash(file.after), ...became };
     });
     const commit = () => {
-      if (!this.turns.has(token)) this.seed(token, new Map());
-      const turn = this.turns.get(token) as Map<string, Baseline>;
+      const turn = this.turns.get(token) ?? new Map<string, Baseline>();
       for (const [path, baseline] of updates) turn.set(path, baseline);
+      // Most recently used last: the oldest turns are dropped first.
+      this.seed(token, turn);
     };
     return { diffs, commit };
   }
