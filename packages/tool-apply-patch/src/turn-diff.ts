@@ -122,15 +122,16 @@ export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): Tu
   let lastHelper: string | undefined;
   /** Every differing file's diff, sorted by path (a file recorded both ways: the library's part first). */
   const differing = () => {
+    // Keyed by absolute path, as both maps are: two workspaces may each hold an `a.txt`.
     const parts = new Map<string, { displayPath: string; diff: () => string }>();
-    for (const file of files.values()) {
-      if (differs(file)) parts.set(file.displayPath, { displayPath: file.displayPath, diff: () => (file.large ? file.large.diffs.join('') : (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget))) });
+    for (const [path, file] of files) {
+      if (differs(file)) parts.set(path, { displayPath: file.displayPath, diff: () => (file.large ? file.large.diffs.join('') : (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget))) });
     }
-    for (const file of fromHelpers.values()) {
+    for (const [path, file] of fromHelpers) {
       const diff = helperDiff(file);
       if (diff === '') continue;
-      const local = parts.get(file.displayPath);
-      parts.set(file.displayPath, { displayPath: file.displayPath, diff: local ? () => local.diff() + diff : () => diff });
+      const local = parts.get(path);
+      parts.set(path, { displayPath: file.displayPath, diff: local ? () => local.diff() + diff : () => diff });
     }
     return [...parts.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
   };
