@@ -14,9 +14,11 @@
  */
 import { isApplyPatchError } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
-import { encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
+import { decodeSeed, encodeVerified, type HelperApplyRequest, type HelperError } from './helper-protocol';
+import { HelperTurns } from './helper-turn';
 import { DEFAULT_PATCH_LIMITS } from './limits';
 import { verifyPatch, type PatchPlan } from './verify-patch';
+import { useWorkspaceIo } from './workspace-io';
 
 /** Writes one frame to stdout and resolves once it is flushed. */
 function send(header: Record<string, unknown>, blobs: Buffer[] = []): Promise<void> {
@@ -36,15 +38,36 @@ function errorFrame(error: unknown): HelperError {
   return { type: 'error', code: 'HELPER_FAILED', message: `apply_patch helper failed: ${error instanceof Error ? error.message : String(error)}` };
 }
 
+/** A verified patch waiting for the host's decision, and what to remember of the turn once it is written. */
+interface Pending {
+  plan: PatchPlan;
+  remember?: () => void;
+}
+
+/** Verifies an `apply` request (the patch is blob 0; a turn seed's texts follow it) and encodes the answer. */
+async function verifyRequest(frame: Frame, turns: HelperTurns): Promise<{ pending: Pending; header: Record<string, unknown>; blobs: Buffer[] }> {
+  const request = frame.header as unknown as HelperApplyRequest;
+  const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
+  if (request.turn?.seed !== undefined) turns.seed(String(request.turn.token), decodeSeed(request.turn.seed, frame.blobs));
+  const plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
+  const turn = request.turn !== undefined ? turns.answer(String(request.turn.token), plan.files) : undefined;
+  const { header, blobs } = encodeVerified(plan, turn?.diffs);
+  return { pending: { plan, ...(turn ? { remember: turn.commit } : {}) }, header: header as unknown as Record<string, unknown>, blobs };
+}
+
 async function main(): Promise<void> {
+  // This process serves one patch at a time and nothing else: blocking file calls stall no one
+  // and cost one system call each (the walk and its guarantees are the same as asynchronous).
+  useWorkspaceIo('sync');
   // Room for the largest patch the default limits allow, plus its header.
   const reader = new FrameReader(DEFAULT_PATCH_LIMITS.maxPatchBytes * 4 + 1024 * 1024);
-  let plan: PatchPlan | undefined;
+  let pending: Pending | undefined;
+  const turns = new HelperTurns();
   let state: 'waiting' | 'verified' | 'committing' | 'done' = 'waiting';
 
   /** Answers and waits for the next patch. */
   const answer = async (header: Record<string, unknown>, blobs: Buffer[] = []) => {
-    plan = undefined;
+    pending = undefined;
     state = 'waiting';
     await send(header, blobs).catch(() => undefined);
   };
@@ -57,32 +80,33 @@ async function main(): Promise<void> {
   const onFrame = async (frame: Frame) => {
     const header = frame.header;
     if (header.type === 'apply' && state === 'waiting') {
-      const request = header as unknown as HelperApplyRequest;
+      let verified;
       try {
-        const text = (frame.blobs[0] ?? Buffer.alloc(0)).toString('utf8');
-        plan = await verifyPatch(text, { root: request.root, allowOutsideRoot: request.allowOutsideRoot, protectedNames: request.protectedNames, limits: request.limits });
+        verified = await verifyRequest(frame, turns);
       } catch (error) {
         await answer(errorFrame(error));
         return;
       }
-      const { header: verified, blobs } = encodeVerified(plan);
+      pending = verified.pending;
       state = 'verified';
-      await send(verified as unknown as Record<string, unknown>, blobs);
+      await send(verified.header, verified.blobs);
       return;
     }
     if (header.type === 'abort' && state === 'verified') {
-      plan = undefined;
+      pending = undefined;
       state = 'waiting';
       return;
     }
-    if (header.type === 'commit' && state === 'verified' && plan) {
+    if (header.type === 'commit' && state === 'verified' && pending) {
       state = 'committing';
+      const { plan, remember } = pending;
       try {
         await plan.commit();
       } catch (error) {
         await answer(errorFrame(error));
         return;
       }
+      remember?.();
       await answer({ type: 'committed' });
       return;
     }

@@ -15,6 +15,7 @@ import { assertSandbox, sandboxCommand, sandboxEnvironment, type SandboxPolicy }
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
 import { HelperPool, type HelperLaunch } from './helper-pool';
+import type { VerifiedAnswer } from './helper-protocol';
 import { helperCommand, type HelperCommand } from './run-helper';
 import { turnDiffTracker } from './turn-diff';
 import type { ApplyPatchResult, FileChange } from './verify-patch';
@@ -230,8 +231,9 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       const setup = helperSetup(options, invocation, root);
       const helper = pool.helperFor(invocation.step.sessionId, setup.key, setup.launch);
       const turnId = invocation.step.turnId;
+      const tracker = turnDiffTracker(invocation.step);
       let changes: JsonValue | undefined;
-      let result: ApplyPatchResult;
+      let result: VerifiedAnswer;
       try {
         result = await helper.apply(input, {
           root,
@@ -239,6 +241,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
           protectedNames: options.protectedNames,
           limits: options.limits,
           signal,
+          turn: (instance) => tracker.helperTurn(setup.key, instance),
           onVerified(verified) {
             changes = jsonChanges(verified.changes);
             emitSafely(invocation, 'patch-apply-begin', { turnId, autoApproved: true, changes });
@@ -256,8 +259,8 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
         }
         throw new RespondToModelError(error.message, { cause: error, code: error.code === 'ABORTED' ? 'ABORTED' : undefined });
       }
-      const tracker = turnDiffTracker(invocation.step);
-      tracker.record(result.files);
+      if (result.turnFiles) tracker.recordDiffs(result.turnFiles);
+      else tracker.record(result.files);
       emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: result.summary, stderr: '', changes: changes ?? jsonChanges(result.changes) });
       emitSafely(invocation, 'turn-diff', { turnId, unifiedDiff: tracker.unifiedDiff() });
       const outcome: ApplyPatchToolResult = { status: 'completed', added: result.added, modified: result.modified, deleted: result.deleted };

@@ -27,4 +27,29 @@ describe('helper frames', () => {
     expect((error as Error).message).toBe('helper frame larger than 1048576 bytes');
     expect(reader.pending).toBeLessThanOrEqual(1024 * 1024 + 65_536);
   });
+
+  it('cuts blobs out as their chunks arrive: a blob inside one chunk is a view of it, one across chunks a copy of its own; the frame is never copied whole', () => {
+    const blobs = Array.from({ length: 200 }, (_, index) => Buffer.alloc(10_000 + index, 97 + (index % 26)));
+    const bytes = Buffer.concat(encodeFrame({ type: 'verified' }, blobs));
+    const reader = new FrameReader(64 * 1024 * 1024);
+    const chunks: Buffer[] = [];
+    const frames = [];
+    for (let at = 0; at < bytes.length; at += 65_536) {
+      // Each chunk in memory of its own, as a pipe delivers it.
+      const chunk = Buffer.from(bytes.subarray(at, at + 65_536));
+      chunks.push(chunk);
+      frames.push(...reader.push(chunk));
+    }
+    expect(frames).toHaveLength(1);
+    const received = frames[0].blobs;
+    expect(received.map((blob) => blob.length)).toEqual(blobs.map((blob) => blob.length));
+    for (const [index, blob] of received.entries()) expect(blob.equals(blobs[index])).toBe(true);
+    const views = received.filter((blob) => chunks.some((chunk) => chunk.buffer === blob.buffer));
+    const copies = received.filter((blob) => !chunks.some((chunk) => chunk.buffer === blob.buffer));
+    // ~10 kB blobs in 64 KiB chunks: most lie inside one chunk; the rest (at most one per chunk boundary) are copied alone.
+    expect(views.length).toBeGreaterThan(150);
+    expect(copies.length).toBeLessThanOrEqual(chunks.length);
+    // No buffer behind a blob holds the whole frame (a copy may sit in Node's small-buffer pool).
+    expect(received.every((blob) => blob.buffer.byteLength < bytes.length)).toBe(true);
+  });
 });

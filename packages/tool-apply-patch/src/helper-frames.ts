@@ -18,11 +18,16 @@ export function encodeFrame(header: Record<string, unknown>, blobs: readonly Uin
   return [line, ...blobs.map((blob) => (Buffer.isBuffer(blob) ? blob : Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)))];
 }
 
-/** Splits a byte stream into frames. Throws on a malformed or oversized frame. */
+/**
+ * Splits a byte stream into frames. Throws on a malformed or oversized frame. A frame's blobs are
+ * cut out as their bytes arrive (each chunk's share of the work is done while handling that
+ * chunk), never by one copy of the whole frame at its end: a receiver of a frame of megabytes
+ * spends a few milliseconds per pipe chunk, not one long task when the frame completes.
+ */
 export class FrameReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
-  private header: { value: Record<string, unknown>; lengths: number[]; total: number } | undefined;
+  private header: { value: Record<string, unknown>; lengths: number[]; blobs: Buffer[] } | undefined;
   /** Bytes of the pending header already searched for its newline (each byte is searched once). */
   private scanned = 0;
 
@@ -35,41 +40,39 @@ export class FrameReader {
     this.buffered += chunk.length;
     const frames: Frame[] = [];
     for (;;) {
-      if (!this.header) {
-        const end = this.findNewline();
-        if (end === -1) {
-          if (this.buffered > this.maxFrameBytes) throw new Error(`helper frame larger than ${this.maxFrameBytes} bytes`);
-          return frames;
-        }
-        const joined = this.flatten();
-        this.scanned = 0;
-        const value: unknown = JSON.parse(joined.subarray(0, end).toString('utf8'));
-        if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('helper frame header is not an object');
-        const lengths = (value as { blobs?: unknown }).blobs;
-        if (!Array.isArray(lengths) || !lengths.every((length) => Number.isSafeInteger(length) && length >= 0)) throw new Error('helper frame has no blob lengths');
-        const total = (lengths as number[]).reduce((sum, length) => sum + length, 0);
-        if (total + end > this.maxFrameBytes) throw new Error(`helper frame larger than ${this.maxFrameBytes} bytes`);
-        this.header = { value: value as Record<string, unknown>, lengths: lengths as number[], total };
-        this.replace(joined.subarray(end + 1));
+      if (!this.header && !this.readHeader()) return frames;
+      const header = this.header as NonNullable<FrameReader['header']>;
+      while (header.blobs.length < header.lengths.length && this.buffered >= header.lengths[header.blobs.length]) {
+        header.blobs.push(this.take(header.lengths[header.blobs.length]));
       }
-      if (this.buffered < this.header.total) return frames;
-      const joined = this.flatten();
-      const blobs: Buffer[] = [];
-      let offset = 0;
-      for (const length of this.header.lengths) {
-        // Copies: the frame's blobs outlive the read buffer.
-        blobs.push(Buffer.from(joined.subarray(offset, offset + length)));
-        offset += length;
-      }
-      frames.push({ header: this.header.value, blobs });
+      if (header.blobs.length < header.lengths.length) return frames;
+      frames.push({ header: header.value, blobs: header.blobs });
       this.header = undefined;
-      this.replace(joined.subarray(offset));
     }
   }
 
   /** Bytes received after the last complete frame. */
   get pending(): number {
-    return this.buffered;
+    return this.buffered + (this.header?.blobs.reduce((sum, blob) => sum + blob.length, 0) ?? 0);
+  }
+
+  /** Parses the header once its newline arrived; false while it has not. */
+  private readHeader(): boolean {
+    const end = this.findNewline();
+    if (end === -1) {
+      if (this.buffered > this.maxFrameBytes) throw new Error(`helper frame larger than ${this.maxFrameBytes} bytes`);
+      return false;
+    }
+    this.scanned = 0;
+    const line = this.take(end + 1);
+    const value: unknown = JSON.parse(line.subarray(0, end).toString('utf8'));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('helper frame header is not an object');
+    const lengths = (value as { blobs?: unknown }).blobs;
+    if (!Array.isArray(lengths) || !lengths.every((length) => Number.isSafeInteger(length) && length >= 0)) throw new Error('helper frame has no blob lengths');
+    const total = (lengths as number[]).reduce((sum, length) => sum + length, 0);
+    if (total + end > this.maxFrameBytes) throw new Error(`helper frame larger than ${this.maxFrameBytes} bytes`);
+    this.header = { value: value as Record<string, unknown>, lengths: lengths as number[], blobs: [] };
+    return true;
   }
 
   /** The offset of the first newline in the buffered bytes, or -1; searches only bytes not searched before. */
@@ -87,13 +90,28 @@ export class FrameReader {
     return -1;
   }
 
-  private flatten(): Buffer {
-    if (this.chunks.length !== 1) this.chunks = [Buffer.concat(this.chunks, this.buffered)];
-    return this.chunks[0] ?? Buffer.alloc(0);
-  }
-
-  private replace(rest: Buffer): void {
-    this.chunks = rest.length > 0 ? [rest] : [];
-    this.buffered = rest.length;
+  /**
+   * Removes the first `length` buffered bytes (there are at least that many) and returns them: a
+   * view of the chunk holding them all (chunks are the stream's own, never reused), else one copy.
+   */
+  private take(length: number): Buffer {
+    this.buffered -= length;
+    const first = this.chunks[0];
+    if (first !== undefined && first.length >= length) {
+      if (first.length === length) this.chunks.shift();
+      else this.chunks[0] = first.subarray(length);
+      return first.subarray(0, length);
+    }
+    const out = Buffer.allocUnsafe(length);
+    let filled = 0;
+    while (filled < length) {
+      const chunk = this.chunks[0] as Buffer;
+      const part = Math.min(chunk.length, length - filled);
+      chunk.copy(out, filled, 0, part);
+      filled += part;
+      if (part === chunk.length) this.chunks.shift();
+      else this.chunks[0] = chunk.subarray(part);
+    }
+    return out;
   }
 }

@@ -2,7 +2,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ApplyPatchError } from './apply-patch-error';
 import { FrameReader } from './helper-frames';
 import { HelperRun, answerFrameLimit, spawnHelper, stopHelper, watchHelper, writeFrame, type HelperApplyOptions, type HelperCommand } from './run-helper';
-import type { ApplyPatchResult } from './verify-patch';
+import type { VerifiedAnswer } from './helper-protocol';
 
 /** How to start a helper: its (possibly sandboxed) command, and how long it may sit idle before it exits. */
 export interface HelperLaunch {
@@ -13,6 +13,9 @@ export interface HelperLaunch {
 
 /** Milliseconds {@link LiveHelper.close} waits for a helper to finish a commit in progress before killing it. */
 const CLOSE_GRACE_MS = 10_000;
+
+/** Helper processes started by this process so far: each one's instance number. */
+let started = 0;
 
 type Refable = { ref?: () => void; unref?: () => void };
 
@@ -42,6 +45,8 @@ export class LiveHelper {
   private idleTimer: NodeJS.Timeout | undefined;
   private idleMs = 0;
   private closed = false;
+  /** The running helper's instance number (see `HelperApplyOptions.turn`). */
+  private instance = 0;
 
   /** @param launch how to start the helper (may throw: the patch is refused with its error). */
   constructor(private readonly launch: () => Promise<HelperLaunch>) {}
@@ -52,13 +57,13 @@ export class LiveHelper {
   }
 
   /** Verifies and applies `patch` in the helper (see `applyPatchInHelper`: the same answers). */
-  apply(patch: string, options: HelperApplyOptions): Promise<ApplyPatchResult> {
+  apply(patch: string, options: HelperApplyOptions): Promise<VerifiedAnswer> {
     const result = this.queue.then(() => this.runOne(patch, options));
     this.queue = result.catch(() => undefined);
     return result;
   }
 
-  private async runOne(patch: string, options: HelperApplyOptions): Promise<ApplyPatchResult> {
+  private async runOne(patch: string, options: HelperApplyOptions): Promise<VerifiedAnswer> {
     if (options.signal?.aborted) throw new ApplyPatchError('ABORTED', 'apply_patch was aborted before any file was written');
     if (this.closed) throw new ApplyPatchError('HELPER_FAILED', 'apply_patch helper was closed with its session; no file was changed');
     clearTimeout(this.idleTimer);
@@ -73,12 +78,12 @@ export class LiveHelper {
   }
 
   /** Starts one run on the running (or a new) helper. */
-  private async send(patch: string, options: HelperApplyOptions): Promise<{ run: HelperRun; answer: Promise<ApplyPatchResult> }> {
+  private async send(patch: string, options: HelperApplyOptions): Promise<{ run: HelperRun; answer: Promise<VerifiedAnswer> }> {
     const child = await this.ensure();
     (this.reader as FrameReader).maxFrameBytes = answerFrameLimit(patch, options.limits);
     holdLoop(child, true);
     let run!: HelperRun;
-    const answer = new Promise<ApplyPatchResult>((resolve, reject) => {
+    const answer = new Promise<VerifiedAnswer>((resolve, reject) => {
       run = new HelperRun({
         options,
         resolve,
@@ -89,7 +94,7 @@ export class LiveHelper {
         },
       });
       this.current = run;
-      run.start(patch);
+      run.start(patch, this.instance);
     });
     return { run, answer };
   }
@@ -121,6 +126,7 @@ export class LiveHelper {
     this.child = child;
     this.reader = reader;
     this.idleMs = idleMs;
+    this.instance = ++started;
     return child;
   }
 

@@ -1,6 +1,7 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
 import { contentHash } from './content-hash';
-import { INLINE_CONTENT_BYTES, type PatchLimits } from './limits';
+import { tooLarge, type Baseline, type TurnFileDiff } from './helper-turn';
+import type { PatchLimits } from './limits';
 import { fileGitDiff, type ApplyPatchResult, type FileChange, type FileState } from './verify-patch';
 
 /** What the host asks the helper to verify (the patch text travels as blob 0). */
@@ -10,7 +11,16 @@ export interface HelperApplyRequest {
   allowOutsideRoot: boolean;
   protectedNames?: readonly string[];
   limits?: Partial<PatchLimits>;
+  /**
+   * The turn this patch belongs to: the helper answers each file's part of the turn diff from the
+   * baselines it keeps (`turnFiles`) instead of the files' texts. `seed` (first use of a token)
+   * gives it the host's baselines; a text baseline travels as a blob after the patch.
+   */
+  turn?: { token: string; seed?: WireSeed[] };
 }
+
+/** One baseline the host seeds a helper's turn with. */
+export type WireSeed = { path: string; text: BlobRef | null } | { path: string; hash: string | null };
 
 type BlobRef = number;
 
@@ -20,13 +30,6 @@ export type WireChange = (
   | { kind: 'delete'; path: string; content: BlobRef; unifiedDiff: BlobRef }
   | { kind: 'update'; path: string; movePath?: string; newContent: BlobRef; unifiedDiff: BlobRef }
 ) & { contentOmitted?: true };
-
-/** True when a text is past {@link INLINE_CONTENT_BYTES} (checked by length first: no UTF-8 pass over a small text). */
-function tooLarge(...texts: Array<string | null>): boolean {
-  const length = texts.reduce((sum, text) => sum + (text?.length ?? 0), 0);
-  if (length > INLINE_CONTENT_BYTES) return true;
-  return length * 3 > INLINE_CONTENT_BYTES && texts.reduce((sum, text) => sum + Buffer.byteLength(text ?? '', 'utf8'), 0) > INLINE_CONTENT_BYTES;
-}
 
 /** A {@link FileState} with its texts replaced by blob indices (`null`: absent). */
 export interface WireFile {
@@ -39,6 +42,9 @@ export interface WireFile {
   hashes?: { before: string | null; after: string | null };
 }
 
+/** A {@link TurnFileDiff} with its diff and baseline text replaced by blob indices. */
+export type WireTurnFile = Omit<TurnFileDiff<BlobRef>, 'diff'> & { diff: BlobRef };
+
 /** The helper's answer once every hunk is verified (nothing written yet). */
 export interface HelperVerified {
   type: 'verified';
@@ -47,8 +53,13 @@ export interface HelperVerified {
   modified: string[];
   deleted: string[];
   changes: WireChange[];
+  /** Empty when the request named a turn: `turnFiles` then stands for the files. */
   files: WireFile[];
+  turnFiles?: WireTurnFile[];
 }
+
+/** What the host decodes from a verified answer: the result, and the turn-diff parts when it named a turn (its `files` are then empty). */
+export type VerifiedAnswer = ApplyPatchResult & { turnFiles?: TurnFileDiff<Buffer>[] };
 
 /** A refusal or failure, as an `ApplyPatchError`. */
 export type HelperError = {
@@ -58,8 +69,12 @@ export type HelperError = {
   unrestoredPaths?: readonly string[];
 };
 
-/** Packs a verified result as a header plus blobs (each file's git diff computed here, off the host). */
-export function encodeVerified(result: ApplyPatchResult): { header: HelperVerified; blobs: Buffer[] } {
+/**
+ * Packs a verified result as a header plus blobs (each file's git diff computed here, off the
+ * host). Given `turnFiles` (the request named a turn), the files' texts are not sent at all: the
+ * host needs only their turn-diff parts.
+ */
+export function encodeVerified(result: ApplyPatchResult, turnFiles?: readonly TurnFileDiff[]): { header: HelperVerified; blobs: Buffer[] } {
   const blobs: Buffer[] = [];
   // A text sent once however often it appears (an updated file's new content is also its `after`).
   const sent = new Map<string, number>();
@@ -81,6 +96,14 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
     }
     return { kind: change.kind, path: change.path, content, unifiedDiff: blob(change.unifiedDiff), ...extra };
   });
+  if (turnFiles) {
+    const { summary, added, modified, deleted } = result;
+    const wire = turnFiles.map(({ baseline, ...file }): WireTurnFile => {
+      const sent = baseline === undefined ? {} : { baseline: 'text' in baseline ? { text: baseline.text === null ? null : blob(baseline.text) } : baseline };
+      return { ...file, diff: blob(file.diff), ...sent };
+    });
+    return { header: { type: 'verified', summary, added, modified, deleted, changes, files: [], turnFiles: wire }, blobs };
+  }
   const files = result.files.map((file): WireFile => {
     const diff = blob(fileGitDiff(file));
     if (tooLarge(file.before, file.after)) {
@@ -93,7 +116,7 @@ export function encodeVerified(result: ApplyPatchResult): { header: HelperVerifi
 }
 
 /** Unpacks {@link encodeVerified}. Throws on a malformed header. */
-export function decodeVerified(header: Record<string, unknown>, blobs: readonly Buffer[]): ApplyPatchResult {
+export function decodeVerified(header: Record<string, unknown>, blobs: readonly Buffer[]): VerifiedAnswer {
   const decoded = new Map<number, string>();
   const text = (ref: unknown): string => {
     if (typeof ref !== 'number' || !blobs[ref]) throw new Error('helper answer refers to a missing blob');
@@ -124,7 +147,50 @@ export function decodeVerified(header: Record<string, unknown>, blobs: readonly 
     ...(file.diff !== undefined ? { diff: text(file.diff) } : {}),
     ...(file.hashes !== undefined ? { hashes: hashesOf(file.hashes) } : {}),
   }));
-  return { summary: header.summary, added: strings(header.added), modified: strings(header.modified), deleted: strings(header.deleted), changes, files };
+  const result = { summary: header.summary, added: strings(header.added), modified: strings(header.modified), deleted: strings(header.deleted), changes, files };
+  if (header.turnFiles === undefined) return result;
+  if (!Array.isArray(header.turnFiles)) throw new Error('helper answer has malformed turn files');
+  return { ...result, turnFiles: (header.turnFiles as unknown[]).map((file) => turnFileOf(file, text, blobs)) };
+}
+
+/** Checks one wire turn file (strings, flags, blobs) and decodes its diff; a baseline text stays bytes (the host only keeps it). */
+function turnFileOf(value: unknown, text: (ref: unknown) => string, blobs: readonly Buffer[]): TurnFileDiff<Buffer> {
+  const file = value as Partial<Record<keyof WireTurnFile, unknown>> | null;
+  const flags = file !== null && typeof file === 'object' && typeof file.sequence === 'boolean' && typeof file.changed === 'boolean';
+  if (!flags || typeof file.path !== 'string' || typeof file.displayPath !== 'string') throw new Error('helper answer has a malformed turn file');
+  const decoded: TurnFileDiff<Buffer> = { path: file.path, displayPath: file.displayPath, diff: text(file.diff), sequence: file.sequence as boolean, changed: file.changed as boolean };
+  if (file.baseline === undefined) return decoded;
+  const baseline = file.baseline as { text?: unknown; hash?: unknown } | null;
+  if (baseline !== null && typeof baseline === 'object' && 'text' in baseline) {
+    if (baseline.text !== null && (typeof baseline.text !== 'number' || !blobs[baseline.text])) throw new Error('helper answer refers to a missing blob');
+    return { ...decoded, baseline: { text: baseline.text === null ? null : blobs[baseline.text] } };
+  }
+  return { ...decoded, baseline: { hash: hashesOf({ before: baseline?.hash, after: null }).before } };
+}
+
+/** Encodes the host's baselines of a turn for a helper's request: seeds and their blobs, the first blob at index `firstBlob`. */
+export function encodeSeed(baselines: ReadonlyMap<string, { text: Buffer | null } | { hash: string | null }>, firstBlob: number): { seed: WireSeed[]; blobs: Buffer[] } {
+  const blobs: Buffer[] = [];
+  const seed = [...baselines].map(([path, baseline]): WireSeed => {
+    if ('hash' in baseline) return { path, hash: baseline.hash };
+    if (baseline.text === null) return { path, text: null };
+    return { path, text: firstBlob + blobs.push(baseline.text) - 1 };
+  });
+  return { seed, blobs };
+}
+
+/** Decodes a request's seed (in the helper). Throws on a malformed one. */
+export function decodeSeed(value: unknown, blobs: readonly Buffer[]): Map<string, Baseline> {
+  if (!Array.isArray(value)) throw new Error('apply request has a malformed turn seed');
+  const baselines = new Map<string, Baseline>();
+  for (const entry of value as Array<Record<string, unknown>>) {
+    if (typeof entry?.path !== 'string') throw new Error('apply request has a malformed turn seed');
+    if ('hash' in entry) baselines.set(entry.path, { hash: hashesOf({ before: entry.hash, after: null }).before });
+    else if (entry.text === null) baselines.set(entry.path, { text: null });
+    else if (typeof entry.text === 'number' && blobs[entry.text]) baselines.set(entry.path, { text: blobs[entry.text].toString('utf8') });
+    else throw new Error('apply request has a malformed turn seed');
+  }
+  return baselines;
 }
 
 /** Checks a wire file's `hashes` (64 hex characters or `null` each). */

@@ -45,6 +45,7 @@ function splitLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
+  if (!text.includes('\r')) return lines;
   return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
 }
 
@@ -76,7 +77,9 @@ function checkBoundariesLenient(lines: string[]): { patchLines: string[]; hunkLi
  * `INVALID_HUNK` with the 1-based line number) with the reference's texts. Pure.
  */
 export function parsePatch(text: string): ParsedPatch {
-  const { patchLines, hunkLines } = checkBoundariesLenient(splitLines(text.trim()));
+  const trimmed = text.trim();
+  const lines = splitLines(trimmed);
+  const { patchLines, hunkLines } = checkBoundariesLenient(lines);
   const hunks: PatchHunk[] = [];
   // Index-based over one array: slicing per hunk or chunk would make big patches quadratic.
   let index = 0;
@@ -85,7 +88,9 @@ export function parsePatch(text: string): ParsedPatch {
     hunks.push(hunk);
     index += consumed;
   }
-  return { hunks, patch: patchLines.join('\n') };
+  // The lines of a trimmed text without `\r`, joined again, are that text: no second copy of a large patch.
+  const patch = patchLines === lines && !trimmed.includes('\r') ? trimmed : patchLines.join('\n');
+  return { hunks, patch };
 }
 
 /** Parses the hunk starting at `lines[at]`, whose 1-based patch line number is `lineNumber`. */

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { FrameReader, encodeFrame, type Frame } from './helper-frames';
-import { decodeVerified, type HelperApplyRequest } from './helper-protocol';
+import { decodeVerified, encodeSeed, type HelperApplyRequest, type VerifiedAnswer } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS, maxAnswerHeaderBytes, type PatchLimits } from './limits';
 import type { ApplyPatchResult } from './verify-patch';
 
@@ -44,6 +44,18 @@ export interface HelperApplyOptions {
   heapMb?: number;
   /** Milliseconds the helper may run before it is killed. Default 120 000. */
   timeoutMs?: number;
+  /**
+   * The turn the patch belongs to, asked once the helper process is known (`instance`: a number
+   * new for each process started): its token, and the baselines to seed a token the helper has
+   * not seen with. The answer then carries `turnFiles`, not the files' texts.
+   */
+  turn?: (instance: number) => HelperTurnRequest;
+}
+
+/** A patch's turn, as the host names it to a helper (see {@link HelperApplyOptions.turn}). */
+export interface HelperTurnRequest {
+  token: string;
+  seed?: ReadonlyMap<string, { text: Buffer | null } | { hash: string | null }>;
 }
 
 /**
@@ -198,36 +210,39 @@ export interface HelperChannel {
  */
 export class HelperRun {
   private readonly options: HelperApplyOptions;
-  private readonly resolve: (result: ApplyPatchResult) => void;
+  private readonly resolve: (result: VerifiedAnswer) => void;
   private readonly reject: (error: unknown) => void;
   private readonly channel: HelperChannel;
   private stage: HelperStage = 'verifying';
   /** True when the helper was gone before it answered anything (nothing was written: no commit was sent). */
   exitedBeforeAnswer = false;
-  private verified: ApplyPatchResult | undefined;
+  private verified: VerifiedAnswer | undefined;
   private stderr = '';
   private timer: NodeJS.Timeout | undefined;
 
-  constructor({ options, resolve, reject, channel }: { options: HelperApplyOptions; resolve: (result: ApplyPatchResult) => void; reject: (error: unknown) => void; channel: HelperChannel }) {
+  constructor({ options, resolve, reject, channel }: { options: HelperApplyOptions; resolve: (result: VerifiedAnswer) => void; reject: (error: unknown) => void; channel: HelperChannel }) {
     this.options = options;
     this.resolve = resolve;
     this.reject = reject;
     this.channel = channel;
   }
 
-  /** Sends the helper the patch and starts the clock. */
-  start(patch: string): void {
+  /** Sends the helper the patch (and the turn's baselines, when the helper is new to it) and starts the clock. */
+  start(patch: string, instance = 0): void {
     const options = this.options;
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     this.timer = setTimeout(() => this.onTimeout(), options.timeoutMs ?? 120_000);
+    const turn = options.turn?.(instance);
+    const seed = turn?.seed ? encodeSeed(turn.seed, 1) : undefined;
     const request: HelperApplyRequest = {
       type: 'apply',
       root: options.root,
       allowOutsideRoot: options.allowOutsideRoot ?? false,
       ...(options.protectedNames ? { protectedNames: options.protectedNames } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(turn ? { turn: { token: turn.token, ...(seed ? { seed: seed.seed } : {}) } } : {}),
     };
-    this.channel.send(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8')]);
+    this.channel.send(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8'), ...(seed?.blobs ?? [])]);
   }
 
   /** True once the run is answered. */
@@ -240,7 +255,7 @@ export class HelperRun {
     if (this.stderr.length < MAX_STDERR) this.stderr += chunk.toString('utf8').slice(0, MAX_STDERR - this.stderr.length);
   }
 
-  private settle(outcome: { result: ApplyPatchResult } | { error: unknown }, reusable = false): void {
+  private settle(outcome: { result: VerifiedAnswer } | { error: unknown }, reusable = false): void {
     if (this.stage === 'settled') return;
     this.stage = 'settled';
     clearTimeout(this.timer);

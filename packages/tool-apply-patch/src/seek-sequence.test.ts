@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizePunctuation, seekSequence } from './seek-sequence';
+import { LineMatcher, normalizePunctuation, seekSequence } from './seek-sequence';
 
 describe('seekSequence', () => {
   it('finds an exact match from the start position', () => {
@@ -32,5 +32,41 @@ describe('seekSequence', () => {
   it('with end of file only tries the last position', () => {
     expect(seekSequence(['a', 'b', 'a', 'c'], ['a'], 0, true)).toBe(-1);
     expect(seekSequence(['a', 'b', 'a'], ['a'], 0, true)).toBe(2);
+  });
+
+  it('answers what a position-by-position scan of the four passes answers, over many generated files (in-place scan, indexed search, one matcher searched many times)', () => {
+    const passes = [(line: string) => line, (line: string) => line.trimEnd(), (line: string) => line.trim(), normalizePunctuation];
+    const naive = (lines: string[], pattern: string[], start: number, endOfFile: boolean) => {
+      if (pattern.length === 0) return start;
+      if (pattern.length > lines.length) return -1;
+      const last = lines.length - pattern.length;
+      const from = endOfFile ? last : Math.max(0, start);
+      for (const normalize of passes) {
+        for (let at = from; at <= last; at++) if (pattern.every((line, offset) => normalize(lines[at + offset]) === normalize(line))) return at;
+      }
+      return -1;
+    };
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = ['a', 'b', 'a ', ' b', 'c\u2013', 'c-'];
+    // Near-misses that exhaust the in-place scan's budget: the indexed search answers the same.
+    const near = [...Array.from({ length: 40 }, () => 'a'), 'a', 'b'];
+    expect(seekSequence(near, ['a', 'a', 'a', 'b'], 0, false)).toBe(38);
+    expect(seekSequence(near, ['a', 'a', 'a', 'c'], 0, false)).toBe(-1);
+    expect(seekSequence(near, ['a', 'a', 'a', 'b '], 5, false)).toBe(38);
+    for (let round = 0; round < 2000; round++) {
+      const lines = Array.from({ length: 1 + random(30) }, () => alphabet[random(alphabet.length)]);
+      const matcher = new LineMatcher(lines);
+      for (let search = 0; search < 3; search++) {
+        const pattern = Array.from({ length: random(5) }, () => alphabet[random(alphabet.length)]);
+        const start = random(lines.length + 1);
+        const endOfFile = random(4) === 0;
+        expect(matcher.seek(pattern, start, endOfFile)).toBe(naive(lines, pattern, start, endOfFile));
+        expect(seekSequence(lines, pattern, start, endOfFile)).toBe(naive(lines, pattern, start, endOfFile));
+      }
+    }
   });
 });

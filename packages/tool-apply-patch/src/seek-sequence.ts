@@ -48,6 +48,14 @@ export class LineMatcher {
     const from = endOfFile ? last : Math.max(0, start);
     if (from > last) return -1;
     for (let pass = 0; pass < PASSES.length; pass++) {
+      if (pass === 0 && this.passes[0] === undefined) {
+        // Most hunks match exactly a few lines on: compare in place before interning the file.
+        const found = scanExact(lines, pattern, from, last, 2 * lines.length + pattern.length);
+        if (found !== undefined) {
+          if (found !== -1) return found;
+          continue;
+        }
+      }
       const index = this.index(pass);
       const wanted = new Int32Array(pattern.length);
       let possible = true;
@@ -86,6 +94,23 @@ export class LineMatcher {
     }
     return index;
   }
+}
+
+/**
+ * The exact pass without an index: the first position in `from..last` where every pattern line
+ * equals the file's, or -1 — or `undefined` once `budget` line comparisons are spent (a near-miss
+ * repeating the pattern's first lines), so a search never costs more than linear work before the
+ * indexed search takes over.
+ */
+function scanExact(lines: readonly string[], pattern: readonly string[], from: number, last: number, budget: number): number | undefined {
+  for (let at = from; at <= last; at++) {
+    let offset = 0;
+    while (offset < pattern.length && lines[at + offset] === pattern[offset]) offset++;
+    if (offset === pattern.length) return at;
+    budget -= offset + 1;
+    if (budget < 0) return undefined;
+  }
+  return -1;
 }
 
 function matchesAt(ids: Int32Array, wanted: Int32Array, at: number): boolean {

@@ -29,4 +29,26 @@ describe('turn diff of files whose texts were left out', () => {
     tracker.record([inline('grow.txt', 'one\ntwo\n', 'one\ntwo\nthree\n')]);
     expect(tracker.unifiedDiff()).toBe(gitFileDiff('grow.txt', null, 'one\n') + gitFileDiff('grow.txt', 'one\n', 'one\ntwo\n') + gitFileDiff('grow.txt', 'one\ntwo\n', 'one\ntwo\nthree\n'));
   });
+
+  it('diffs from helpers: two workspaces holding the same relative path both show; a file back to its baseline drops out; a seed carries the baselines', () => {
+    const tracker = createTurnDiffTracker();
+    const first = tracker.helperTurn('key', 1);
+    expect(first.seed).toBeUndefined();
+    tracker.recordDiffs([
+      { path: '/b/x.txt', displayPath: 'x.txt', diff: gitFileDiff('x.txt', 'b\n', 'B\n'), sequence: false, changed: true, baseline: { text: Buffer.from('b\n') } },
+      { path: '/a/x.txt', displayPath: 'x.txt', diff: gitFileDiff('x.txt', 'a\n', 'A\n'), sequence: false, changed: true, baseline: { text: Buffer.from('a\n') } },
+    ]);
+    expect(tracker.unifiedDiff()).toBe(gitFileDiff('x.txt', 'b\n', 'B\n') + gitFileDiff('x.txt', 'a\n', 'A\n'));
+    // The same helper: the same token, nothing to seed. Another process: a new token with every baseline.
+    expect(tracker.helperTurn('key', 1)).toEqual({ token: first.token });
+    const moved = tracker.helperTurn('key', 2);
+    expect(moved.token).not.toBe(first.token);
+    expect([...(moved.seed ?? new Map())].map(([path, baseline]) => [path, 'text' in baseline ? String(baseline.text) : baseline.hash])).toEqual([
+      ['/b/x.txt', 'b\n'],
+      ['/a/x.txt', 'a\n'],
+    ]);
+    tracker.recordDiffs([{ path: '/b/x.txt', displayPath: 'x.txt', diff: '', sequence: false, changed: false }]);
+    expect(tracker.unifiedDiff()).toBe(gitFileDiff('x.txt', 'a\n', 'A\n'));
+    expect(tracker.changedPaths()).toEqual(['x.txt']);
+  });
 });

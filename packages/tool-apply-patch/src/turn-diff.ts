@@ -2,6 +2,8 @@ import type { StepContext } from '@switchyard/protocol';
 import type { DiffBudget } from './bounded-diff';
 import { contentHash } from './content-hash';
 import { gitFileDiff } from './unified-diff';
+import type { TurnFileDiff } from './helper-turn';
+import type { HelperTurnRequest } from './run-helper';
 import type { FileState } from './verify-patch';
 
 /** The `turnState` key under which apply_patch keeps the turn's diff tracker. */
@@ -15,7 +17,47 @@ export interface TurnDiffTracker {
   unifiedDiff(): string;
   /** Paths (relative to the root) whose content differs from their baseline. */
   changedPaths(): string[];
+  /**
+   * How to name this turn to the helper process `instance` under `source` (its pool key): a token
+   * new whenever the turn moves to another helper process, seeded with every baseline the host
+   * holds, so each helper diffs against the turn's true baselines.
+   */
+  helperTurn(source: string, instance: number): HelperTurnRequest;
+  /** Records the turn-diff parts of an applied patch as its helper computed them (see {@link TurnFileDiff}). */
+  recordDiffs(files: readonly TurnFileDiff<Buffer>[]): void;
 }
+
+/** A file whose diffs came from helpers: strings, and its baseline as bytes (kept to seed a helper, never decoded here). */
+interface HelperTracked {
+  displayPath: string;
+  /** Unset only if a helper answered a file it knew without being told (a protocol slip): then not seeded. */
+  baseline?: { text: Buffer | null } | { hash: string | null };
+  /** Diffs of a file that was large, shown in order before `live`. */
+  sequence: string[];
+  live: string;
+  changed: boolean;
+}
+
+/** The file's part of the turn diff (`""` when it is back to its baseline). */
+function helperDiff(file: HelperTracked): string {
+  return file.changed ? file.sequence.join('') + file.live : '';
+}
+
+/** Folds one helper answer for a file into what the host holds for it. */
+function recordHelperFile(files: Map<string, HelperTracked>, state: TurnFileDiff<Buffer>): void {
+  const known = files.get(state.path);
+  if (!known) {
+    // A helper answers a file it did not know with its baseline: it was seeded with every other one.
+    files.set(state.path, { displayPath: state.displayPath, ...(state.baseline ? { baseline: state.baseline } : {}), sequence: [], live: state.diff, changed: state.changed });
+    return;
+  }
+  if (state.baseline) known.baseline = state.baseline;
+  if (state.sequence && known.live !== '') known.sequence.push(known.live);
+  known.live = state.diff;
+  known.changed = state.changed;
+}
+
+let turns = 0;
 
 interface Tracked {
   displayPath: string;
@@ -74,9 +116,38 @@ export const TURN_DIFF_BUDGET: DiffBudget = Object.freeze({ maxEditLength: 2_000
  */
 export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): TurnDiffTracker {
   const files = new Map<string, Tracked>();
-  const differing = () =>
-    [...files.values()].filter(differs).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
+  const fromHelpers = new Map<string, HelperTracked>();
+  const turn = `${process.pid}.${++turns}`;
+  let generation = 0;
+  let lastHelper: string | undefined;
+  /** Every differing file's diff, sorted by path (a file recorded both ways: the library's part first). */
+  const differing = () => {
+    // Keyed by absolute path, as both maps are: two workspaces may each hold an `a.txt`.
+    const parts = new Map<string, { displayPath: string; diff: () => string }>();
+    for (const [path, file] of files) {
+      if (differs(file)) parts.set(path, { displayPath: file.displayPath, diff: () => (file.large ? file.large.diffs.join('') : (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget))) });
+    }
+    for (const [path, file] of fromHelpers) {
+      const diff = helperDiff(file);
+      if (diff === '') continue;
+      const local = parts.get(path);
+      parts.set(path, { displayPath: file.displayPath, diff: local ? () => local.diff() + diff : () => diff });
+    }
+    return [...parts.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
+  };
   return {
+    helperTurn(source, instance) {
+      const helper = `${instance}\u0000${source}`;
+      if (helper === lastHelper) return { token: `${turn}.${generation}` };
+      lastHelper = helper;
+      generation++;
+      const seed = new Map<string, NonNullable<HelperTracked['baseline']>>();
+      for (const [path, file] of fromHelpers) if (file.baseline) seed.set(path, file.baseline);
+      return { token: `${turn}.${generation}`, ...(seed.size > 0 ? { seed } : {}) };
+    },
+    recordDiffs(states) {
+      for (const state of states) recordHelperFile(fromHelpers, state);
+    },
     record(states) {
       for (const state of states) {
         const known = files.get(state.path);
@@ -94,7 +165,7 @@ export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): Tu
     },
     unifiedDiff() {
       return differing()
-        .map((file) => (file.large ? file.large.diffs.join('') : (file.diff ??= gitFileDiff(file.displayPath, file.baseline, file.current, 3, budget))))
+        .map((file) => file.diff())
         .join('');
     },
     changedPaths() {

@@ -1,8 +1,8 @@
 import { closeSync, constants, existsSync, openSync } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Stats } from 'node:fs';
+import { attempt, workspaceIo, type WorkspaceIo } from './workspace-io';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
 
@@ -55,32 +55,35 @@ export class WorkspaceFs {
    * for a link, so later operations still land in a real folder reached without following a link
    * (the folder-moved residual risk of the README spans the walker's life, one phase of a patch).
    */
-  private readonly folders = new Map<string, Promise<FileHandle>>();
+  private readonly folders = new Map<string, Promise<number>>();
 
   private constructor(
     /** The root as the kernel knows it (links resolved). */
     readonly realRoot: string,
-    private readonly rootHandle: FileHandle | undefined,
+    private readonly rootFd: number | undefined,
+    /** The file-system calls, synchronous or not (see `useWorkspaceIo`): the same walk either way. */
+    private readonly io: WorkspaceIo,
   ) {}
 
   /** Opens `root` (its links resolved once: the host chose it). Throws the fs error when it cannot. */
   static async open(root: string): Promise<WorkspaceFs> {
-    const realRoot = await realpath(root);
-    const rootHandle = procFdUsable() ? await open(realRoot, O_RDONLY | O_DIRECTORY) : undefined;
-    return new WorkspaceFs(realRoot, rootHandle);
+    const io = workspaceIo();
+    const realRoot = await io.realpath(root);
+    const rootFd = procFdUsable() ? await io.open(realRoot, O_RDONLY | O_DIRECTORY) : undefined;
+    return new WorkspaceFs(realRoot, rootFd, io);
   }
 
   /** True when operations go through descriptors (race-free); false on the lstat fallback. */
   get descriptorBased(): boolean {
-    return this.rootHandle !== undefined;
+    return this.rootFd !== undefined;
   }
 
   /** Closes the root descriptor. The object must not be used afterwards. */
   async close(): Promise<void> {
     const folders = [...this.folders.values()];
     this.folders.clear();
-    for (const pending of folders) await pending.then((handle) => handle.close()).catch(() => undefined);
-    await this.rootHandle?.close();
+    for (const pending of folders) await pending.then((fd) => this.io.close(fd)).catch(() => undefined);
+    if (this.rootFd !== undefined) await this.io.close(this.rootFd);
   }
 
   /** The absolute path of physical components (for messages and keys). */
@@ -143,8 +146,8 @@ export class WorkspaceFs {
 
   /** `lstat` of a physical path (`undefined` when it, or a folder on the way, does not exist). */
   async lstat(components: readonly string[]): Promise<Stats | undefined> {
-    if (components.length === 0) return lstat(this.realRoot);
-    return this.withParent(components, false, (at) => lstat(at)).catch((error: NodeJS.ErrnoException) => {
+    if (components.length === 0) return this.io.lstat(this.realRoot);
+    return this.withParent(components, false, async (at) => this.io.lstat(at)).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
       throw error;
     });
@@ -152,7 +155,7 @@ export class WorkspaceFs {
 
   /** The target text of a link. */
   async readlink(components: readonly string[]): Promise<string> {
-    return this.withParent(components, false, (at) => readlink(at));
+    return this.withParent(components, false, async (at) => this.io.readlink(at));
   }
 
   /**
@@ -160,10 +163,11 @@ export class WorkspaceFs {
    * `ELOOP` for a link, and a {@link FileTooLargeError} when it holds more than `maxBytes`.
    */
   async readFile(components: readonly string[], maxBytes: number): Promise<{ bytes: Buffer; mode: number }> {
+    const io = this.io;
     return this.withParent(components, false, async (at) => {
-      const handle = await open(at, O_RDONLY | O_NOFOLLOW);
+      const fd = await io.open(at, O_RDONLY | O_NOFOLLOW);
       try {
-        const stats = await handle.stat();
+        const stats = await io.fstat(fd);
         if (stats.isDirectory()) throw Object.assign(new Error('Is a directory'), { code: 'EISDIR' });
         if (!stats.isFile()) throw Object.assign(new Error('Not a regular file'), { code: 'EINVAL' });
         if (stats.size > maxBytes) throw new FileTooLargeError(stats.size, maxBytes);
@@ -171,7 +175,7 @@ export class WorkspaceFs {
         const buffer = Buffer.allocUnsafe(Math.min(stats.size, maxBytes) + 1);
         let length = 0;
         for (;;) {
-          const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+          const bytesRead = await io.read(fd, buffer, length, buffer.length - length, length);
           if (bytesRead === 0) break;
           length += bytesRead;
           if (length > maxBytes) throw new FileTooLargeError(length, maxBytes);
@@ -179,7 +183,7 @@ export class WorkspaceFs {
         }
         return { bytes: buffer.subarray(0, length), mode: stats.mode & 0o7777 };
       } finally {
-        await handle.close();
+        await io.close(fd);
       }
     });
   }
@@ -195,17 +199,18 @@ export class WorkspaceFs {
     await this.withParent(components, true, async (at, name, folder) => {
       const temporary = folder(`.${name}.${randomBytes(6).toString('hex')}.apply-patch.tmp`);
       // 0o666 less the umask, like any new file; an existing file's mode is copied below.
-      const handle = await open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+      const io = this.io;
+      const fd = await io.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
       try {
         try {
-          await handle.writeFile(bytes);
-          if (mode !== undefined) await handle.chmod(mode);
+          await io.writeAll(fd, bytes);
+          if (mode !== undefined) await io.fchmod(fd, mode);
         } finally {
-          await handle.close();
+          await io.close(fd);
         }
-        await rename(temporary, at);
+        await io.rename(temporary, at);
       } catch (error) {
-        await unlink(temporary).catch(() => undefined);
+        await attempt(() => io.unlink(temporary)).catch(() => undefined);
         throw error;
       }
     }, (first) => {
@@ -216,23 +221,23 @@ export class WorkspaceFs {
 
   /** Removes a file or link (never what a link points to). */
   async unlink(components: readonly string[]): Promise<void> {
-    await this.withParent(components, false, (at) => unlink(at));
+    await this.withParent(components, false, async (at) => this.io.unlink(at));
   }
 
   /** Creates a symbolic link (rollback of a deleted link). */
   async symlink(target: string, components: readonly string[]): Promise<void> {
-    await this.withParent(components, false, (at) => symlink(target, at));
+    await this.withParent(components, false, async (at) => this.io.symlink(target, at));
   }
 
   /** Removes an empty folder. */
   async rmdir(components: readonly string[]): Promise<void> {
-    await this.withParent(components, false, (at) => rmdir(at));
+    await this.withParent(components, false, async (at) => this.io.rmdir(at));
     // A removed folder's descriptor (and those below it) must not be reused.
     const key = components.join('/');
     for (const [cached, pending] of this.folders) {
       if (cached === key || cached.startsWith(`${key}/`)) {
         this.folders.delete(cached);
-        void pending.then((handle) => handle.close()).catch(() => undefined);
+        void pending.then((fd) => this.io.close(fd)).catch(() => undefined);
       }
     }
   }
@@ -250,13 +255,13 @@ export class WorkspaceFs {
   ): Promise<T> {
     const name = components[components.length - 1];
     const folders = components.slice(0, -1);
-    if (this.rootHandle === undefined) return this.withParentByPath(folders, name, create, action, onCreated);
-    let fd = this.rootHandle.fd;
+    if (this.rootFd === undefined) return this.withParentByPath(folders, name, create, action, onCreated);
+    let fd = this.rootFd;
     for (const [index, folder] of folders.entries()) {
       const soFar = folders.slice(0, index + 1);
       const key = soFar.join('/');
       const open = () => {
-        const pending = openChildFolder(parent, folder, create, soFar, (first) => {
+        const pending = openChildFolder(this.io, parent, folder, create, soFar, (first) => {
           onCreated?.(first);
           onCreated = undefined;
         });
@@ -270,7 +275,7 @@ export class WorkspaceFs {
       const parent = fd;
       const cached = this.folders.get(key);
       // A write creates the folder a concurrent read found missing.
-      fd = (await (cached ? cached.catch((error: unknown) => (create ? open() : Promise.reject(error))) : open())).fd;
+      fd = await (cached ? cached.catch((error: unknown) => (create ? open() : Promise.reject(error))) : open());
     }
     const base = fd;
     const folderPath = (child: string) => `/proc/self/fd/${base}/${child}`;
@@ -288,14 +293,14 @@ export class WorkspaceFs {
     let current = this.realRoot;
     for (const [index, folder] of folders.entries()) {
       current = join(current, folder);
-      const stats = await lstat(current).catch((error: NodeJS.ErrnoException) => {
+      const stats = await attempt(() => this.io.lstat(current)).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT' && create) return undefined;
         throw error;
       });
       if (stats?.isSymbolicLink()) throw new LinkInPathError(join(...folders.slice(0, index + 1)));
       if (stats && !stats.isDirectory()) throw create ? Object.assign(new Error('File exists'), { code: 'EEXIST' }) : Object.assign(new Error('Not a directory'), { code: 'ENOTDIR' });
       if (!stats) {
-        await mkdir(current).catch((error: NodeJS.ErrnoException) => {
+        await attempt(() => this.io.mkdir(current)).catch((error: NodeJS.ErrnoException) => {
           if (error.code !== 'EEXIST') throw error;
         });
         onCreated?.(folders.slice(0, index + 1));
@@ -303,7 +308,7 @@ export class WorkspaceFs {
       }
     }
     // Re-check that the folder we reached is still beneath the root, then act.
-    const reached = await realpath(current);
+    const reached = await this.io.realpath(current);
     if (reached !== current) throw new LinkInPathError(join(...folders));
     const base = current;
     return action(join(base, name), name, (child) => join(base, child));
@@ -312,28 +317,29 @@ export class WorkspaceFs {
 
 /** Opens `name` below the folder `parentFd` as a folder, refusing a link; creates it if asked. */
 async function openChildFolder(
+  io: WorkspaceIo,
   parentFd: number,
   name: string,
   create: boolean,
   soFar: readonly string[],
   onCreated: (first: readonly string[]) => void,
-): Promise<FileHandle> {
+): Promise<number> {
   const at = `/proc/self/fd/${parentFd}/${name}`;
-  for (let attempt = 0; ; attempt++) {
+  for (let round = 0; ; round++) {
     try {
-      return await open(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      return await io.open(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOTDIR' || code === 'ELOOP') {
-        const stats = await lstat(at).catch(() => undefined);
+        const stats = await attempt(() => io.lstat(at)).catch(() => undefined);
         if (stats?.isSymbolicLink()) throw new LinkInPathError(join(...soFar));
         // A file where a folder must be created: what `mkdir -p` reports.
         if (create) throw Object.assign(new Error('File exists'), { code: 'EEXIST' });
         throw error;
       }
-      if (code !== 'ENOENT' || !create || attempt > 0) throw error;
+      if (code !== 'ENOENT' || !create || round > 0) throw error;
       try {
-        await mkdir(at);
+        await io.mkdir(at);
         onCreated(soFar);
       } catch (mkdirError) {
         // Someone else created it meanwhile: open whatever is there now (still without following).

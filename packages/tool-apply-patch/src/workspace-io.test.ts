@@ -1,0 +1,93 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ApplyPatchError } from './apply-patch-error';
+import { applyPatch, verifyPatch } from './verify-patch';
+import { useWorkspaceIo } from './workspace-io';
+
+let base: string;
+let root: string;
+let outside: string;
+
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), 'apply-patch-io-'));
+  root = join(base, 'workspace');
+  outside = join(base, 'outside');
+  await mkdir(root);
+  await mkdir(outside);
+});
+
+afterEach(async () => {
+  useWorkspaceIo('async');
+  await rm(base, { recursive: true, force: true });
+});
+
+const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
+
+async function failure(run: Promise<unknown>): Promise<ApplyPatchError> {
+  return run.then(
+    () => {
+      throw new Error('expected the patch to fail');
+    },
+    (error: ApplyPatchError) => error,
+  );
+}
+
+/** Whether a `setImmediate` queued before `body` ran before `body` resolved (the event loop turned meanwhile). */
+async function loopTurnedDuring(body: () => Promise<unknown>): Promise<boolean> {
+  let turned = false;
+  setImmediate(() => {
+    turned = true;
+  });
+  await body();
+  return turned;
+}
+
+describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls', (mode) => {
+  beforeEach(() => useWorkspaceIo(mode));
+
+  it(mode === 'sync' ? 'never yields to the event loop while it patches (blocking calls: the helper process)' : 'yields to the event loop while it patches (the library in a host)', async () => {
+    await Promise.all(Array.from({ length: 20 }, (_, index) => writeFile(join(root, `f${index}.txt`), 'a\n')));
+    const patch = wrap(...Array.from({ length: 20 }, (_, index) => [`*** Update File: f${index}.txt`, '-a', '+b']).flat(), '*** Add File: new/deep/n.txt', '+n');
+    expect(await loopTurnedDuring(() => applyPatch(patch, { root }))).toBe(mode === 'async');
+    expect(await readFile(join(root, 'f19.txt'), 'utf8')).toBe('b\n');
+    expect(await readFile(join(root, 'new', 'deep', 'n.txt'), 'utf8')).toBe('n\n');
+  });
+
+  it('a folder swapped for a link between verification and the write is caught; nothing lands outside', async () => {
+    await mkdir(join(root, 'd'));
+    await writeFile(join(outside, 'victim.txt'), 'original\n');
+    const plan = await verifyPatch(wrap('*** Add File: d/victim.txt', '+pwned'), { root });
+    await rename(join(root, 'd'), join(root, 'd.real'));
+    await symlink(outside, join(root, 'd'));
+    const error = await failure(plan.commit());
+    expect(error.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
+    expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
+    expect(await readdir(outside)).toEqual(['victim.txt']);
+  });
+
+  it('links are followed by the walk and must stay inside; .git is refused; a failed write rolls back; the mode is kept', async () => {
+    await mkdir(join(root, 'real'));
+    await writeFile(join(root, 'real', 'f.txt'), 'f\n');
+    await symlink('real', join(root, 'rel'));
+    await symlink(outside, join(root, 'out'));
+    await applyPatch(wrap('*** Update File: rel/f.txt', '-f', '+g'), { root });
+    expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');
+    expect((await failure(applyPatch(wrap('*** Add File: out/x.txt', '+x'), { root }))).message).toBe("path 'out/x.txt' resolves outside the workspace root through a symbolic link");
+    expect((await failure(applyPatch(wrap('*** Add File: sub/.git/config', '+x'), { root }))).message).toBe("path 'sub/.git/config' is inside .git, which apply_patch does not change");
+    // A file where a folder must be created fails the second write: the first is undone.
+    await writeFile(join(root, 'blocker'), 'file\n');
+    const error = await failure(applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h', '*** Add File: blocker/x.txt', '+x'), { root }));
+    expect(error.code).toBe('WRITE_FAILED');
+    expect(error.message).toBe('Failed to create parent directories for blocker/x.txt: File exists. No files were changed.');
+    expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');
+    expect(await readdir(outside)).toEqual([]);
+    await chmod(join(root, 'real', 'f.txt'), 0o640);
+    await applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h'), { root });
+    expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('h\n');
+    // The file's mode is kept (the temporary file is given it before the rename).
+    expect((await stat(join(root, 'real', 'f.txt'))).mode & 0o777).toBe(0o640);
+    expect((await readdir(join(root, 'real'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+});
