@@ -125,6 +125,8 @@ async function sandboxedAttempts(root: string, attempts: number): Promise<Record
 const ATTEMPTS = byProfile(600, 5_000);
 const TOOL_ATTEMPTS = byProfile(10, 200);
 const RACE_PATCHES = 900;
+/** A write inside the sandbox that no path check stopped and the read-only mount refused. */
+const KERNEL_REFUSED = 'WRITE_FAILED read-only (no path check)';
 
 describe('apply_patch attacks', () => {
   it(`the symlink swap race without a sandbox: ${ATTEMPTS} attempts of the helper's walk and ${TOOL_ATTEMPTS} tool calls against a live swap loop write nothing outside`, async () => {
@@ -158,8 +160,14 @@ describe('apply_patch attacks', () => {
     const { root, outside } = workspace();
     const loop = startSwapLoop(root, outside);
     const counts: Counts = new Map();
+    let rounds = 0;
     try {
-      for (const [key, value] of Object.entries(await sandboxedAttempts(root, ATTEMPTS))) count(counts, key, value);
+      // The race is live but its timing is the scheduler's: under heavy load a whole round can miss
+      // the window where only the kernel stops a write. Another round (at most three more) then runs.
+      for (let round = 0; round < 4 && !counts.has(KERNEL_REFUSED); round++) {
+        for (const [key, value] of Object.entries(await sandboxedAttempts(root, ATTEMPTS))) count(counts, key, value);
+        rounds++;
+      }
       const sandboxed = { sandbox: { mode: 'workspace-write' } } as const;
       await toolAttempts(root, [applyPatchTool(sandboxed), applyPatchTool({ ...sandboxed, allowOutsideRoot: true })], TOOL_ATTEMPTS, 'sandboxed tool', counts);
     } finally {
@@ -168,11 +176,11 @@ describe('apply_patch attacks', () => {
     expectNothingOutside(root, outside);
     // Live race, and the kernel refused writes that no path check stopped.
     expect(counts.get('applied') ?? 0).toBeGreaterThan(0);
-    expect(counts.get('WRITE_FAILED read-only (no path check)') ?? 0).toBeGreaterThan(0);
-    expect([...counts.values()].reduce((sum, value) => sum + value, 0)).toBe(ATTEMPTS + TOOL_ATTEMPTS);
+    expect(counts.get(KERNEL_REFUSED) ?? 0).toBeGreaterThan(0);
+    expect([...counts.values()].reduce((sum, value) => sum + value, 0)).toBe(rounds * ATTEMPTS + TOOL_ATTEMPTS);
     // The sandboxed helper starts (its Node and script are shown to it wherever they live) and writes.
     expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
-    held.push(`symlink swap race, sandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
+    held.push(`symlink swap race, sandboxed, ${rounds * ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
   }, 240_000);
 
   // The sandboxed tool keeps one helper per session, so a call pays a message, not a process
