@@ -38,6 +38,8 @@ export type { BudgetCost } from './tool-budget';
 export { flattenWireTools } from './flat-tools';
 export type { FlatWireTool } from './flat-tools';
 export { checkOptions, optionRules, closestName } from './options';
+export { SessionPool } from './session-pool';
+export type { Closeable } from './session-pool';
 export type { OptionRule, OptionsShape } from './options';
 export { backoffDelay, abortableSleep, BACKOFF_OPTION_RULES } from './backoff';
 export type { BackoffOptions } from './backoff';

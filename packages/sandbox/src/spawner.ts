@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { SessionPool } from '@switchyard/kit';
 import { findExecutable } from './find-executable';
 import { SANDBOX_SPAWNER, SPAWNER, launcherSyscalls } from './launchers';
 
@@ -290,11 +291,11 @@ export class CommandSpawner {
 }
 
 /**
- * The spawners of one toolset: one per session and key (the sandbox mode), so two sessions never
- * share one. `close(sessionId)` ends a session's spawners; `close()` ends them all.
+ * The spawners of one tool: one per session and key (the sandbox policy and workspace), so two
+ * sessions never share a spawner. `close(sessionId)` ends a session's spawners.
  */
 export class SpawnerPool {
-  private readonly spawners = new Map<string, { sessionId: string; spawner: CommandSpawner }>();
+  private readonly pool = new SessionPool<CommandSpawner>();
 
   constructor(private readonly options: { idleMs?: number } = {}) {}
 
@@ -303,19 +304,11 @@ export class SpawnerPool {
    * it a sandbox launcher (see {@link CommandSpawner}), and belongs in `key`.
    */
   spawnerFor(sessionId: string, key: string, launcher?: readonly string[]): CommandSpawner {
-    const id = JSON.stringify([sessionId, key]);
-    let entry = this.spawners.get(id);
-    if (!entry) {
-      entry = { sessionId, spawner: new CommandSpawner({ ...this.options, launcher }) };
-      this.spawners.set(id, entry);
-    }
-    return entry.spawner;
+    return this.pool.get(sessionId, key, () => new CommandSpawner({ ...this.options, launcher }));
   }
 
   /** Ends the spawners of `sessionId` (every spawner without one) and waits until they are gone. */
-  async close(sessionId?: string): Promise<void> {
-    const ending = [...this.spawners].filter(([, entry]) => sessionId === undefined || entry.sessionId === sessionId);
-    for (const [id] of ending) this.spawners.delete(id);
-    await Promise.all(ending.map(([, entry]) => entry.spawner.close()));
+  close(sessionId?: string): Promise<void> {
+    return this.pool.close(sessionId);
   }
 }

@@ -1,4 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { SessionPool } from '@switchyard/kit';
 import { ApplyPatchError } from './apply-patch-error';
 import { FrameReader } from './helper-frames';
 import { HelperRun, answerFrameLimit, spawnHelper, stopHelper, watchHelper, writeFrame, type HelperApplyOptions, type HelperCommand } from './run-helper';
@@ -170,23 +171,15 @@ export class LiveHelper {
  * policy get their own. `dispose(sessionId)` ends a session's helpers.
  */
 export class HelperPool {
-  private readonly helpers = new Map<string, { sessionId: string; helper: LiveHelper }>();
+  private readonly pool = new SessionPool<LiveHelper>();
 
   /** The helper of `sessionId` for `key`, created (not yet started) on first use. */
   helperFor(sessionId: string, key: string, launch: () => Promise<HelperLaunch>): LiveHelper {
-    const id = `${sessionId}\u0000${key}`;
-    let entry = this.helpers.get(id);
-    if (!entry) {
-      entry = { sessionId, helper: new LiveHelper(launch) };
-      this.helpers.set(id, entry);
-    }
-    return entry.helper;
+    return this.pool.get(sessionId, key, () => new LiveHelper(launch));
   }
 
   /** Ends the helpers of `sessionId` (every helper without one) and waits until they are gone. */
-  async dispose(sessionId?: string): Promise<void> {
-    const ending = [...this.helpers].filter(([, entry]) => sessionId === undefined || entry.sessionId === sessionId);
-    for (const [id] of ending) this.helpers.delete(id);
-    await Promise.all(ending.map(([, entry]) => entry.helper.close()));
+  dispose(sessionId?: string): Promise<void> {
+    return this.pool.close(sessionId);
   }
 }
