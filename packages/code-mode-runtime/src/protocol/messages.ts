@@ -65,7 +65,8 @@ export type HostMessage =
   | { t: 'terminate'; id: number; session: string; cellId: string }
   /** Cancels the pending `create-cell` / `observe` request `id` (a dropped observer). */
   | { t: 'cancel'; id: number }
-  | { t: 'call-result'; call: number; ok: true; value?: JsonValue }
+  /** `json`: the result's JSON text (a blob); `value`: the result inline (older hosts). Neither: no value. */
+  | { t: 'call-result'; call: number; ok: true; json?: string; value?: JsonValue }
   | { t: 'call-result'; call: number; ok: false; error: string }
   | { t: 'ping'; id: number };
 
@@ -74,7 +75,8 @@ export type RuntimeMessage =
   | { t: 'hello'; version: number; maxFrameBytes: number; capabilities: string[]; pid?: number; engine?: string }
   | { t: 'reply'; id: number; ok: true; value?: CellObservation }
   | { t: 'reply'; id: number; ok: false; error: WireError }
-  | { t: 'call'; call: number; session: string; cellId: string; runtimeToolCallId: string; tool: string; input?: JsonValue }
+  /** `inputJson`: the arguments' JSON text as the cell produced it (a blob); `input`: the arguments inline (older runtimes). */
+  | { t: 'call'; call: number; session: string; cellId: string; runtimeToolCallId: string; tool: string; inputJson?: string; input?: JsonValue }
   /** The cell no longer waits for call `call` (it completed, failed or was terminated): stop the tool. */
   | { t: 'call-abort'; call: number; session: string }
   | { t: 'notify'; session: string; cellId: string; text: string }
@@ -84,6 +86,19 @@ export type RuntimeMessage =
   | { t: 'cell-event'; session: string; event: CellRuntimeEvent }
   /** The runtime cannot go on (a version mismatch, a protocol violation it saw); it closes after sending this. */
   | { t: 'fatal'; message: string };
+
+/**
+ * The fields carried as blobs: texts that travel after the frame's JSON header as they are, never
+ * JSON-escaped or parsed on the way (message type → its blob fields; each holds a string once the
+ * frame is read). On the wire such a field holds the blob's length instead (UTF-16 code units),
+ * and the blobs follow the header in the order of the messages and of their fields here (see
+ * `connection.ts`); a sender may also put the text inline as a JSON string.
+ */
+export const BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  call: ['inputJson'],
+  'call-result': ['json'],
+  notify: ['text'],
+};
 
 /** What the runtime supports beside the core messages. */
 export const RUNTIME_CAPABILITIES = ['typescript', 'stored-values', 'cancel', 'heap-limit', 'cpu-limit', 'wall-limit', 'output-limits'];
@@ -197,6 +212,7 @@ export function parseRuntimeMessage(value: unknown): RuntimeMessage {
       string(message, 'cellId', t);
       string(message, 'runtimeToolCallId', t);
       string(message, 'tool', t);
+      if (message.inputJson !== undefined) string(message, 'inputJson', t);
       return message as unknown as RuntimeMessage;
     case 'call-abort':
       integer(message, 'call', t);
@@ -305,6 +321,7 @@ export function parseHostMessage(value: unknown): HostMessage {
     case 'call-result':
       integer(message, 'call', t);
       if (!boolean(message, 'ok', t)) string(message, 'error', t);
+      else if (message.json !== undefined) string(message, 'json', t);
       return message as unknown as HostMessage;
     default:
       return fail(`unknown message type ${JSON.stringify(String(t)).slice(0, 40)}`);

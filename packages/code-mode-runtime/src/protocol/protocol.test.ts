@@ -5,6 +5,8 @@ import { connectRuntime, RuntimeLostError, type RuntimeClient, type RuntimeEvent
 import {
   RUNTIME_PROTOCOL_VERSION,
   createStreamTransport,
+  formatFrame,
+  parseFrame,
   parseHostMessage,
   parseRuntimeMessage,
   type EngineSessionOptions,
@@ -50,7 +52,7 @@ async function connected(tools: Record<string, (input: unknown) => JsonValue | P
     onEvent(message) {
       events.push(message);
       if (message.t !== 'call') return;
-      void Promise.resolve(tools[message.tool]?.(message.input) ?? Promise.reject(`no tool ${message.tool}`)).then(
+      void Promise.resolve(tools[message.tool]?.(message.inputJson === undefined ? undefined : JSON.parse(message.inputJson)) ?? Promise.reject(`no tool ${message.tool}`)).then(
         (value) => client.post({ t: 'call-result', call: message.call, ok: true, value }),
         (error) => client.post({ t: 'call-result', call: message.call, ok: false, error: String(error) }),
       );
@@ -136,12 +138,47 @@ describe('framing over a byte stream', () => {
   });
 });
 
+describe('blobs', () => {
+  it('call arguments, call results and notify texts travel after the header as they are, and read back unchanged', () => {
+    const args = '{"q":"a \\"quoted\\" line\\nand é ✓ 😀"}';
+    const messages = [
+      { t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'f', inputJson: args },
+      { t: 'cell-closed', session: 's', cellId: 'c' },
+      { t: 'notify', session: 's', cellId: 'c', text: 'lone \ud800 surrogate' },
+      { t: 'call-result', call: 1, ok: true, json: '[1,2]' },
+    ];
+    const frame = formatFrame(messages);
+    const header = JSON.stringify([
+      { ...messages[0], inputJson: args.length },
+      messages[1],
+      { ...messages[2], text: 'lone \ud800 surrogate'.length },
+      { ...messages[3], json: 5 },
+    ]);
+    expect(frame).toBe(`#${header.length}\n${header}${args}lone \ud800 surrogate[1,2]`);
+    expect(parseFrame(frame)).toEqual(messages);
+    // Through UTF-8 (a stream or a bus), a lone surrogate becomes U+FFFD: one code unit as well, so every length still holds.
+    expect(parseFrame(Buffer.from(frame, 'utf8').toString('utf8'))[2]).toEqual({ ...messages[2], text: 'lone \ufffd surrogate' });
+    expect(formatFrame([{ t: 'cell-closed', session: 's', cellId: 'c' }])).toBe('[{"t":"cell-closed","session":"s","cellId":"c"}]');
+  });
+
+  it('a malformed blob frame is a protocol violation naming what is wrong', () => {
+    const header = '[{"t":"call-result","call":1,"ok":true,"json":5}]';
+    expect(() => parseFrame(`#${header.length}\n${header}[1,2`)).toThrow('a blob that passes the end of its frame');
+    expect(() => parseFrame(`#${header.length}\n${header}[1,2]extra`)).toThrow('a frame with text after its blobs');
+    expect(() => parseFrame(`#${header.length + 50}\n${header}`)).toThrow('a frame whose blob header is malformed');
+    expect(() => parseFrame(`#x\n${header}`)).toThrow('a frame whose blob header is malformed');
+    expect(() => parseFrame('#2\n{}')).toThrow('a frame that is not an array of messages');
+    const negative = '[{"t":"notify","session":"s","cellId":"c","text":-1}]';
+    expect(() => parseFrame(`#${negative.length}\n${negative}`)).toThrow('a blob that passes the end of its frame');
+  });
+});
+
 describe('handshake', () => {
   it('a runtime refuses a host of another protocol version with a fatal message, then closes', async () => {
     const pair = pipePair();
     serveRuntime({ transport: pair.runtime });
     const frames: unknown[] = [];
-    pair.host.onFrame((frame) => frames.push(...JSON.parse(frame)));
+    pair.host.onFrame((frame) => frames.push(...parseFrame(frame)));
     const closed = new Promise((resolve) => pair.host.onClose(resolve));
     pair.host.send(JSON.stringify([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION + 1, maxFrameBytes: 65_536 }]));
     await closed;
@@ -202,7 +239,7 @@ describe('requests, calls and events', () => {
     expect(observation?.items).toEqual([{ type: 'input_text', text: Array.from({ length: 20 }, (_, i) => i).join(',') }]);
     const callFrames = pair.received.host.slice(hostFramesBefore).filter((frame) => frame.includes('"t":"call"'));
     expect(callFrames).toHaveLength(1);
-    expect(JSON.parse(callFrames[0]).filter((message: { t: string }) => message.t === 'call')).toHaveLength(20);
+    expect((parseFrame(callFrames[0]) as Array<{ t: string }>).filter((message) => message.t === 'call')).toHaveLength(20);
     const resultFrames = pair.received.runtime.filter((frame) => frame.includes('"t":"call-result"'));
     expect(resultFrames).toHaveLength(1);
     client.close();
@@ -238,7 +275,7 @@ describe('a runtime that breaks the protocol, or goes away', () => {
     const pair = pipePair();
     let answered = false;
     pair.runtime.onFrame((frame) => {
-      const messages = JSON.parse(frame) as Array<{ t: string; id?: number }>;
+      const messages = parseFrame(frame) as Array<{ t: string; id?: number }>;
       if (messages.some((message) => message.t === 'hello')) {
         pair.runtime.send(JSON.stringify([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes: 65_536, capabilities: [] }]));
       } else if (!answered) {
