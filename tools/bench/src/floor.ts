@@ -10,7 +10,6 @@ import { createInterface } from 'node:readline';
 import { toolName, type CellHost, type CellToolRequest, type JsonValue, type ToolCall, type ToolPayload } from '@switchyard/protocol';
 import { createStepContext, defineFunctionTool } from '@switchyard/kit';
 import { ToolCallRuntime, ToolRegistry, createToolRouter } from '@switchyard/registry';
-import { median } from './harness';
 
 /** The child's side of the ping-pong: parse each line, answer one line. */
 const ECHO_CHILD = `
@@ -18,8 +17,8 @@ const lines = require('node:readline').createInterface({ input: process.stdin })
 lines.on('line', (line) => { const message = JSON.parse(line); process.stdout.write(JSON.stringify({ t: 'call-result', call: message.call, ok: true, value: null }) + '\\n'); });
 `;
 
-/** Microseconds per JSON-line round trip to a child process (median of `runs` runs of `trips` sequential trips). */
-export async function pipePingPongMicros(trips = 500, runs = 9): Promise<number> {
+/** A child process answering JSON lines: `trips(n)` makes n sequential round trips (each message encoded, parsed, answered, parsed). */
+export function startPingPong(): { trips(count: number): Promise<void>; close(): void } {
   const child = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   let answer: ((line: string) => void) | undefined;
@@ -32,18 +31,15 @@ export async function pipePingPongMicros(trips = 500, runs = 9): Promise<number>
       };
       child.stdin!.write(`${JSON.stringify({ t: 'call', call, session: 's', cellId: 'c', runtimeToolCallId: `tool-${call}`, tool: 'noop', input: {} })}\n`);
     });
-  try {
-    const samples: number[] = [];
-    for (let run = 0; run < runs + 2; run++) {
-      const started = performance.now();
-      for (let call = 0; call < trips; call++) await trip(call);
-      if (run >= 2) samples.push(((performance.now() - started) * 1000) / trips);
-    }
-    return median(samples);
-  } finally {
-    child.stdin!.end();
-    child.kill();
-  }
+  return {
+    async trips(count) {
+      for (let call = 0; call < count; call++) await trip(call);
+    },
+    close() {
+      child.stdin!.end();
+      child.kill();
+    },
+  };
 }
 
 /** A registry holding one no-op function tool, and its step runtime. */
@@ -61,16 +57,14 @@ function noopRegistry(): { runtime: ToolCallRuntime; call(argumentsJson: string)
   return { runtime, call: (argumentsJson) => ({ toolName: toolName('noop'), callId: `c${++sequence}`, payload: { kind: 'function', arguments: argumentsJson } }) };
 }
 
-/** Microseconds per direct registry dispatch of the no-op tool (median of `runs` runs of `calls` sequential calls). */
-export async function directDispatchMicros(calls = 2_000, runs = 9): Promise<number> {
+/** `calls(n)`: n sequential direct registry dispatches of the no-op tool. */
+export function directDispatch(): { calls(count: number): Promise<void> } {
   const { runtime, call } = noopRegistry();
-  const samples: number[] = [];
-  for (let run = 0; run < runs + 2; run++) {
-    const started = performance.now();
-    for (let i = 0; i < calls; i++) await runtime.handle(call('{}'));
-    if (run >= 2) samples.push(((performance.now() - started) * 1000) / calls);
-  }
-  return median(samples);
+  return {
+    async calls(count) {
+      for (let i = 0; i < count; i++) await runtime.handle(call('{}'));
+    },
+  };
 }
 
 /**

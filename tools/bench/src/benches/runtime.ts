@@ -12,7 +12,7 @@ import { createCodeModeRuntime, type CodeModeRuntimeOptions } from '@switchyard/
 import type { CellHost, CellToolDescriptor } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
-import { directDispatchMicros, pipePingPongMicros, registryHost } from '../floor';
+import { directDispatch, registryHost, startPingPong } from '../floor';
 import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
 
 const rssKiB = (pid: number) => residentMb(pid) * 1024;
@@ -109,23 +109,38 @@ function inProcessPerCellKiB(kind: 'runtime' | 'raw'): number {
 
 /**
  * The sequential nested call through a worker, dispatched through a registry, against its physical
- * floor measured in the same run: the raw bridge call (`rawCall`, µs) + one JSON-line ping-pong to
- * a child process + one direct registry dispatch.
+ * floor measured in the same rounds (sampled in alternation, like the rest): the raw bridge call +
+ * one JSON-line ping-pong to a child process + one direct registry dispatch.
  */
-async function againstFloor(dispatched: ReturnType<typeof open>, rawCall: number): Promise<BenchFigure[]> {
-  const loop = `for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await tools.noop(); text('ok');`;
-  const [empty, full] = await alternatingMedians([() => dispatched.run(`text('ok')`), () => dispatched.run(loop)], 9, 2);
-  const pingPong = await pipePingPongMicros();
-  const dispatch = await directDispatchMicros();
-  const floor = rawCall + pingPong + dispatch;
-  const nested = ((full - empty) * 1000) / SEQUENTIAL_CALLS;
-  return [
-    { name: 'floor part: one JSON-line ping-pong with a child process', value: pingPong, unit: 'µs', note: '500 sequential round trips, median of 9 runs' },
-    { name: 'floor part: one direct registry dispatch (no-op tool, no hooks)', value: dispatch, unit: 'µs', note: '2000 sequential calls, median of 9 runs' },
-    compare('nested no-op call through a worker, registry-dispatched (sequential)', nested, 'µs', { name: `physical floor: raw bridge ${rawCall.toFixed(0)} + ping-pong ${pingPong.toFixed(0)} + dispatch ${dispatch.toFixed(0)} µs`, value: floor }, {
-      note: `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9; target ≤ 1.5× the floor`,
-    }),
-  ];
+async function againstFloor(dispatched: ReturnType<typeof open>): Promise<BenchFigure[]> {
+  const pingPong = startPingPong();
+  const dispatch = directDispatch();
+  try {
+    const [empty, full, rawEmpty, rawFull, pipe, direct] = await alternatingMedians(
+      [
+        () => dispatched.run(`text('ok')`),
+        () => dispatched.run(`for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await tools.noop(); text('ok');`),
+        () => rawRun(`text('ok')`),
+        () => rawRun(`for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await noop(); text('ok');`),
+        () => pingPong.trips(SEQUENTIAL_CALLS),
+        () => dispatch.calls(SEQUENTIAL_CALLS),
+      ],
+      9,
+      2,
+    );
+    const micros = (ms: number) => (ms * 1000) / SEQUENTIAL_CALLS;
+    const [nested, raw, trip, call] = [micros(full - empty), micros(rawFull - rawEmpty), micros(pipe), micros(direct)];
+    const floor = raw + trip + call;
+    return [
+      { name: 'floor part: one JSON-line ping-pong with a child process', value: trip, unit: 'µs', note: `${SEQUENTIAL_CALLS} sequential round trips, median of 9 alternating runs` },
+      { name: 'floor part: one direct registry dispatch (no-op tool, no hooks)', value: call, unit: 'µs', note: `${SEQUENTIAL_CALLS} sequential calls, median of 9 alternating runs` },
+      compare('nested no-op call through a worker, registry-dispatched (sequential)', nested, 'µs', { name: `physical floor: raw bridge ${raw.toFixed(0)} + ping-pong ${trip.toFixed(0)} + dispatch ${call.toFixed(0)} µs`, value: floor }, {
+        note: `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs; target ≤ 1.5× the floor`,
+      }),
+    ];
+  } finally {
+    pingPong.close();
+  }
 }
 
 const bench: Bench = {
@@ -168,7 +183,7 @@ const bench: Bench = {
       );
       const perCall = (a: number, b: number) => ((b - a) * 1000) / SEQUENTIAL_CALLS;
       both('nested no-op call round trip (sequential)', 'µs', [perCall(empty, full), perCall(inEmpty, inFull), perCall(rawEmpty, rawFull)], `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs`);
-      figures.push(...(await againstFloor(dispatched, perCall(rawEmpty, rawFull))));
+      figures.push(...(await againstFloor(dispatched)));
 
       const parallel = (call: string) => `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${call})); text('ok');`;
       const parallelTimes = await alternatingMedians(
