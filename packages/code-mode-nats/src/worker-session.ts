@@ -242,7 +242,9 @@ export class WorkerSession implements CodeModeSession {
     let running: Promise<string | undefined>;
     try {
       const request = callToolRequest(message, controller.signal);
-      running = host.invokeToolJson ? host.invokeToolJson(request) : Promise.resolve(host.invokeTool(request)).then((value) => JSON.stringify(value));
+      running = (host.invokeToolJson ? host.invokeToolJson(request) : Promise.resolve(host.invokeTool(request)).then((value) => ({ value }))).then((answer) =>
+        'json' in answer ? answer.json : JSON.stringify(answer.value),
+      );
     } catch (error) {
       running = Promise.reject(error);
     }

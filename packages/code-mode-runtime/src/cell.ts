@@ -317,7 +317,9 @@ export class Cell {
     try {
       // The arguments stay the cell's JSON text: the host parses them once (or relays the text on).
       const request = cellToolRequest({ cellId: this.id, runtimeToolCallId, tool, signal: controller.signal }, inputJson);
-      result = host.invokeToolJson ? Promise.resolve(host.invokeToolJson(request)) : Promise.resolve(host.invokeTool(request)).then(encodeResult);
+      result = host.invokeToolJson
+        ? Promise.resolve(host.invokeToolJson(request)).then((answer) => ('json' in answer ? answer.json : encodeResult(answer.value)))
+        : Promise.resolve(host.invokeTool(request)).then(encodeResult);
     } catch (error) {
       result = Promise.reject(error);
     }

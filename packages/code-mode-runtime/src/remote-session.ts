@@ -554,12 +554,12 @@ export class RemoteSession implements CodeModeSession {
     });
   }
 
-  /** Starts the host's tool: resolves with the result's JSON text when the host gives text (`invokeToolJson`), else the value. */
+  /** Starts the host's tool: resolves with the result's JSON text when the host holds it (`invokeToolJson`), else the value (encoded in `sendResult`, after the backlog check). */
   private startCall(message: Extract<RuntimeEventMessage, { t: 'call' }>, signal: AbortSignal): Promise<unknown> {
     const { host } = this.settings;
     try {
       const request = callToolRequest(message, signal);
-      if (host.invokeToolJson) return host.invokeToolJson(request).then((json) => new JsonText(json));
+      if (host.invokeToolJson) return host.invokeToolJson(request).then((answer) => ('json' in answer ? new JsonText(answer.json) : answer.value));
       return Promise.resolve(host.invokeTool(request));
     } catch (error) {
       return Promise.reject(error);

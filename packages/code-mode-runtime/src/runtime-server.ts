@@ -294,7 +294,7 @@ class RuntimeServer {
     const connection = this.connection;
     return {
       invokeTool: (request) => this.invokeTool(session, request).then((json) => (json === undefined ? undefined : JSON.parse(json)) as JsonValue),
-      invokeToolJson: (request) => this.invokeTool(session, request),
+      invokeToolJson: (request) => this.invokeTool(session, request).then((json) => ({ json })),
       notify({ cellId, text }) {
         try {
           connection.post({ t: 'notify', session, cellId, text });

@@ -4,6 +4,7 @@ import {
   isFatalError,
   isJsonObject,
   type CellToolRequest,
+  type CellToolResult,
   type CustomToolCallOutputItem,
   type JsonValue,
   type NestedToolDefinition,
@@ -241,18 +242,14 @@ export class DispatchBroker {
   }
 
   /**
-   * {@link invoke}, resolving with the result's JSON text: the output's own when it holds one (a
-   * JSON output encoded its value once already), else the value encoded here, once.
+   * {@link invoke}, resolving with the result's JSON text when the output holds one (a JSON output
+   * encoded its value once already), else with the value: the runtime encodes it once, after its
+   * limits on results in flight (a flood of huge results is refused before it is encoded).
    */
-  async invokeJson(request: CellToolRequest): Promise<string | undefined> {
+  async invokeJson(request: CellToolRequest): Promise<CellToolResult> {
     const { value, output, payload } = await this.run(request);
     const held = output.codeModeResultJson?.(payload);
-    if (held !== undefined) return held;
-    try {
-      return JSON.stringify(value);
-    } catch (error) {
-      throw `tool result is not JSON-serializable: ${errorMessage(error)}`;
-    }
+    return held !== undefined ? { json: held } : { value };
   }
 
   /**

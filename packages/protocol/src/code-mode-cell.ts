@@ -34,6 +34,9 @@ export interface CellToolRequest {
   readonly signal: AbortSignal;
 }
 
+/** A nested call's result as {@link CellHost.invokeToolJson} gives it: its JSON text, or its value. */
+export type CellToolResult = { readonly json: string | undefined } | { readonly value: JsonValue };
+
 /**
  * What a runtime reports about itself to its host beside observations (the protocol events
  * `runtime-lost` and `cell-limit-exceeded`), through the optional {@link CellHost.runtimeEvent}. A
@@ -54,12 +57,13 @@ export interface CellHost {
    */
   invokeTool(request: CellToolRequest): Promise<JsonValue>;
   /**
-   * Optional: runs one nested call like {@link invokeTool} but resolves with the JSON text of the
-   * result (`undefined`: no value), as it arrived. A runtime that relays calls (a worker's runtime
-   * server, a runtime host) implements it so that the result's text reaches the isolate, which
-   * parses it, without being decoded and encoded again on the way.
+   * Optional: runs one nested call like {@link invokeTool} but resolves with the result's JSON text
+   * when the host holds it (`{ json }`, `undefined`: no value; a relaying runtime has the text as it
+   * arrived, a JSON tool output has its own), else with the value (`{ value }`: the runtime encodes
+   * it once, after checking its limits). The text then reaches the isolate, which parses it,
+   * without being decoded and encoded again on the way.
    */
-  invokeToolJson?(request: CellToolRequest): Promise<string | undefined>;
+  invokeToolJson?(request: CellToolRequest): Promise<CellToolResult>;
   /** `notify(text)` from a cell: the host injects `text` into the active turn. Never awaited. */
   notify(event: { readonly cellId: string; readonly text: string }): void;
   /** The cell left its session (its final observation was taken, it was terminated, or its runtime ended). Called once per cell. */

@@ -86,7 +86,8 @@ export function registryHost(): CellHost {
     },
     invokeToolJson: async (request) => {
       const { output, payload } = await run(request);
-      return output.codeModeResultJson?.(payload) ?? JSON.stringify(output.codeModeResult(payload));
+      const json = output.codeModeResultJson?.(payload);
+      return json !== undefined ? { json } : { value: output.codeModeResult(payload) };
     },
     notify() {},
     cellClosed() {},

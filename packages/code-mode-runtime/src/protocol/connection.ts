@@ -1,4 +1,4 @@
-import { BLOB_FIELDS, DEFAULT_MAX_FRAME_BYTES, ProtocolError, type StoredPair } from './messages';
+import { BLOB_FIELDS, DEFAULT_MAX_FRAME_BYTES, PAIR_BLOB_FIELDS, ProtocolError, type StoredPair } from './messages';
 import type { RuntimeTransport } from './framing';
 
 /**
@@ -6,7 +6,8 @@ import type { RuntimeTransport } from './framing';
  * arrives.
  *
  * A frame is the JSON text of an array of messages, or, when its messages carry blobs (the texts
- * of `BLOB_FIELDS`: nested-call arguments and results, notify texts),
+ * of `BLOB_FIELDS`: nested-call arguments and results, notify texts; and the JSON texts of the
+ * stored pairs of `PAIR_BLOB_FIELDS`),
  * `#<header length>\n<header><blob><blob>…`: the header is the JSON array of messages, each blob
  * field in it holds its text's length (UTF-16 code units), and the texts follow the header in the
  * order of the messages and of their fields. A text is thus sent as it is, never JSON-escaped,
@@ -64,6 +65,7 @@ const FRAME_OVERHEAD = 2 + 12;
 
 /** The blob fields of each message type (a map: a message's `t` is never looked up on a prototype). */
 const BLOB_FIELD_MAP: ReadonlyMap<unknown, readonly string[]> = new Map(Object.entries(BLOB_FIELDS));
+const PAIR_BLOB_FIELD_MAP: ReadonlyMap<unknown, readonly string[]> = new Map(Object.entries(PAIR_BLOB_FIELDS));
 
 /** A message as it goes into a frame: its header text, its blobs, and its bytes (separator included). */
 interface EncodedMessage {
@@ -87,6 +89,19 @@ function encodeMessage(message: unknown): EncodedMessage {
     header[field] = value.length;
     blobs.push(value);
     bytes += Buffer.byteLength(value, 'utf8');
+  }
+  for (const field of PAIR_BLOB_FIELD_MAP.get(header.t) ?? []) {
+    const pairs = header[field];
+    if (!Array.isArray(pairs) || pairs.length === 0) continue;
+    if (blobs === undefined) {
+      blobs = [];
+      header = { ...header };
+    }
+    header[field] = pairs.map((pair: [string, string]) => [pair[0], pair[1].length]);
+    for (const pair of pairs as Array<[string, string]>) {
+      blobs.push(pair[1]);
+      bytes += Buffer.byteLength(pair[1], 'utf8');
+    }
   }
   const text = JSON.stringify(header);
   return { text, blobs, bytes: bytes + Buffer.byteLength(text, 'utf8') };
@@ -257,18 +272,35 @@ function readFrame(frame: string): unknown[] | string {
 function attachBlobs(messages: unknown[], frame: string, at: number): string | undefined {
   for (const message of messages) {
     if (typeof message !== 'object' || message === null) continue; // validation names it
-    const fields = BLOB_FIELD_MAP.get((message as { t?: unknown }).t);
-    if (fields === undefined) continue;
-    for (const field of fields) {
-      const record = message as Record<string, unknown>;
+    const record = message as Record<string, unknown>;
+    for (const field of BLOB_FIELD_MAP.get(record.t) ?? []) {
       const length = record[field];
       if (typeof length !== 'number') continue; // absent or inline: validation checks it
       if (!Number.isSafeInteger(length) || length < 0 || at + length > frame.length) return 'a blob that passes the end of its frame';
       record[field] = frame.slice(at, at + length);
       at += length;
     }
+    const taken = attachPairBlobs(record, frame, at);
+    if (typeof taken === 'string') return taken;
+    at = taken;
   }
   return at === frame.length ? undefined : 'a frame with text after its blobs';
+}
+
+/** The stored pairs of one message whose texts are blobs (`[key, length]`) get their texts; returns where the next blob starts, or why that failed. */
+function attachPairBlobs(record: Record<string, unknown>, frame: string, at: number): number | string {
+  for (const field of PAIR_BLOB_FIELD_MAP.get(record.t) ?? []) {
+    const pairs = record[field];
+    if (!Array.isArray(pairs)) continue; // validation names it
+    for (const pair of pairs) {
+      if (!Array.isArray(pair) || typeof pair[1] !== 'number') continue; // inline, or malformed: validation checks it
+      const length = pair[1];
+      if (!Number.isSafeInteger(length) || length < 0 || at + length > frame.length) return 'a blob that passes the end of its frame';
+      pair[1] = frame.slice(at, at + length);
+      at += length;
+    }
+  }
+  return at;
 }
 
 /** Validates and handles one message; returns why the connection must end, if it must. */

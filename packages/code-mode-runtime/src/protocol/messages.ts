@@ -100,6 +100,17 @@ export const BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = {
   notify: ['text'],
 };
 
+/**
+ * The fields holding stored pairs (`[key, JSON text]`) whose JSON texts are carried as blobs, the
+ * same way (on the wire each pair holds its text's length instead): a stored value of many
+ * megabytes is never JSON-escaped into a frame nor parsed out of one.
+ */
+export const PAIR_BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  commit: ['writes'],
+  stored: ['values'],
+  'create-cell': ['stored'],
+};
+
 /** What the runtime supports beside the core messages. */
 export const RUNTIME_CAPABILITIES = ['typescript', 'stored-values', 'cancel', 'heap-limit', 'cpu-limit', 'wall-limit', 'output-limits'];
 

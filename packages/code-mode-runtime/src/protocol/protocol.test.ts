@@ -161,6 +161,23 @@ describe('blobs', () => {
     expect(formatFrame([{ t: 'cell-closed', session: 's', cellId: 'c' }])).toBe('[{"t":"cell-closed","session":"s","cellId":"c"}]');
   });
 
+  it('the JSON texts of stored pairs (commit, stored, create-cell) travel as blobs too, keys in the header', () => {
+    const big = JSON.stringify('x"y'.repeat(1000));
+    const messages = [
+      { t: 'commit', session: 's', cellId: 'c', writes: [['a', big], ['b', '1']], more: false },
+      { t: 'stored', session: 's', cellId: 'c', values: [['k', '{"v":"planted"}']] },
+    ];
+    const frame = formatFrame(messages);
+    const header = JSON.stringify([
+      { ...messages[0], writes: [['a', big.length], ['b', 1]] },
+      { ...messages[1], values: [['k', 15]] },
+    ]);
+    expect(frame).toBe(`#${header.length}\n${header}${big}1{"v":"planted"}`);
+    expect(parseFrame(frame)).toEqual(messages);
+    // inline pairs (a sender that puts the texts in the header) still read as they are
+    expect(parseFrame(JSON.stringify(messages))).toEqual(messages);
+  });
+
   it('a malformed blob frame is a protocol violation naming what is wrong', () => {
     const header = '[{"t":"call-result","call":1,"ok":true,"json":5}]';
     expect(() => parseFrame(`#${header.length}\n${header}[1,2`)).toThrow('a blob that passes the end of its frame');
