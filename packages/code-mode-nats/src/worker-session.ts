@@ -1,5 +1,6 @@
 import {
   RuntimeLostError,
+  callToolRequest,
   splitStoredPairs,
   type EngineSessionOptions,
   type RuntimeEventMessage,
@@ -220,28 +221,35 @@ export class WorkerSession implements CodeModeSession {
     }
   }
 
-  /** A nested call of a cell: relayed to the agent host, its result back to the worker, exactly once. */
+  /**
+   * A nested call of a cell: relayed to the agent host, its result back to the worker, exactly
+   * once. The arguments and the result travel as the JSON texts they arrived as (never decoded
+   * here) when the host relays texts (`invokeToolJson`, as a runtime server does).
+   */
   private onCall(binding: Binding, message: Extract<RuntimeEventMessage, { t: 'call' }>): void {
     const controller = new AbortController();
     binding.calls.set(message.call, controller);
-    const answer = (result: { ok: true; value: unknown } | { ok: false; error: string }) => {
+    const answer = (result: { ok: true; json: string | undefined } | { ok: false; error: string }) => {
       if (!binding.calls.delete(message.call) || binding.lost) return;
       const client = binding.lease.client;
       try {
-        client.post(result.ok ? { t: 'call-result', call: message.call, ok: true, value: result.value as never } : { t: 'call-result', call: message.call, ok: false, error: result.error });
+        client.post(result.ok ? { t: 'call-result', call: message.call, ok: true, ...(result.json === undefined ? {} : { json: result.json }) } : { t: 'call-result', call: message.call, ok: false, error: result.error });
       } catch (error) {
         client.post({ t: 'call-result', call: message.call, ok: false, error: `tool result could not be sent to the cell: ${errorMessage(error)}` });
       }
     };
-    const { cellId, runtimeToolCallId, tool, input } = message;
-    let running: Promise<unknown>;
+    const { host } = this.settings;
+    let running: Promise<string | undefined>;
     try {
-      running = this.settings.host.invokeTool({ cellId, runtimeToolCallId, tool, input, signal: controller.signal });
+      const request = callToolRequest(message, controller.signal);
+      running = (host.invokeToolJson ? host.invokeToolJson(request) : Promise.resolve(host.invokeTool(request)).then((value) => ({ value }))).then((answer) =>
+        'json' in answer ? answer.json : JSON.stringify(answer.value),
+      );
     } catch (error) {
       running = Promise.reject(error);
     }
     running.then(
-      (value) => answer({ ok: true, value }),
+      (json) => answer({ ok: true, json }),
       (error: unknown) => answer({ ok: false, error: typeof error === 'string' ? error : errorMessage(error) }),
     );
   }

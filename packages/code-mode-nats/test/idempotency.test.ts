@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CellObservation } from '@switchyard/protocol';
+import { formatFrame, parseFrame } from '@switchyard/code-mode-runtime';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
 import { frameTap } from '../src/agent-runtime';
 import { countingHost, startDeployment, type Deployment } from './helpers';
@@ -25,14 +26,14 @@ function loseFirstReply(wanted: (observation: CellObservation) => boolean): Repl
   const lost: Reply[] = [];
   frameTap.incoming = (frame) => {
     if (lost.length > 0) return frame;
-    const messages = JSON.parse(frame) as Array<{ t: string }>;
+    const messages = parseFrame(frame) as Array<{ t: string }>;
     const kept = messages.filter((message) => {
       const reply = message as Reply;
       if (lost.length > 0 || reply.t !== 'reply' || !reply.value || !wanted(reply.value)) return true;
       lost.push(reply);
       return false;
     });
-    return kept.length > 0 ? JSON.stringify(kept) : undefined;
+    return kept.length > 0 ? formatFrame(kept) : undefined;
   };
   return lost;
 }

@@ -125,6 +125,24 @@ describe('resources: each fails its own cell only, the host stays healthy', () =
     }
   });
 
+  it('a memory bomb inside a later entry (after a nested call resolved, in a timer callback) fails its cell with the heap-limit error too', async () => {
+    const small = setup({ echo: () => 'ok' }, { heapMb: 16 });
+    const bomb = `const hoard = []; while (true) hoard.push(new Array(100000).fill(Math.random()));`;
+    try {
+      for (const source of [
+        `text(await tools.echo({})); ${bomb}`,
+        `await new Promise((resolve) => setTimeout(() => { text('timer'); ${bomb} }, 10));`,
+      ]) {
+        const observation = await small.run(source);
+        expect(observation).toMatchObject({ kind: 'completed', error: 'exec runtime ended unexpectedly: the cell exceeded its heap limit of 16 MB' });
+        expect(observation.items.length).toBe(1);
+      }
+      expect(await small.texts(`text('next cell fine');`)).toEqual(['next cell fine']);
+    } finally {
+      await small.runtime.shutdown();
+    }
+  });
+
   it('runs 10,000 timers', async () => {
     const texts = await env.texts(`
       let fired = 0;

@@ -13,9 +13,10 @@ export type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-sessi
 export { connectRuntime, RuntimeLostError } from './runtime-client';
 export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from './runtime-client';
 export { serveRuntime } from './runtime-server';
+export { callToolRequest } from './tool-request';
 export type { ServeRuntimeOptions } from './runtime-server';
 export type { StoredValueStore } from './code-mode-session';
-export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, createTransportEnding, splitStoredPairs } from './protocol';
+export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, formatFrame, parseFrame, createTransportEnding, splitStoredPairs } from './protocol';
 export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './protocol';
 
 export { VERSION } from './version';

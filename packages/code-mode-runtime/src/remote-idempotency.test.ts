@@ -6,7 +6,7 @@ import type { CellObservation, CodeModeSession } from '@switchyard/protocol';
 import { createRemoteRuntime } from './process-runtime';
 import type { RuntimePlacement } from './remote-session';
 import { connectRuntime } from './runtime-client';
-import { createStreamTransport, type RuntimeMessage, type RuntimeTransport } from './protocol';
+import { createStreamTransport, formatFrame, parseFrame, type RuntimeMessage, type RuntimeTransport } from './protocol';
 import { createTestHost, fn, rejection, until } from '../test/helpers';
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,13 +33,13 @@ function droppingWorker(drop: (reply: Reply) => boolean) {
         ...stream,
         onFrame(listener) {
           stream.onFrame((frame) => {
-            const messages = JSON.parse(frame) as RuntimeMessage[];
+            const messages = parseFrame(frame) as RuntimeMessage[];
             const kept = messages.filter((message) => {
               if (message.t !== 'reply' || !drop(message)) return true;
               dropped.push(message);
               return false;
             });
-            if (kept.length > 0) listener(JSON.stringify(kept));
+            if (kept.length > 0) listener(formatFrame(kept));
           });
         },
       };

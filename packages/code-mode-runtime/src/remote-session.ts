@@ -8,7 +8,6 @@ import {
   type CodeModeSession,
   type CreateCellOptions,
   type CreatedCell,
-  type JsonValue,
   type ObserveOptions,
 } from '@switchyard/protocol';
 import {
@@ -23,6 +22,7 @@ import {
 import { ReplyTimeoutError, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { BacklogError, ProtocolError, cellError, cellIdOf, splitStoredPairs, type EngineSessionOptions } from './protocol';
 import { TurnQueue, resultUnits } from './turn-queue';
+import { callToolRequest } from './tool-request';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
@@ -558,7 +558,7 @@ export class RemoteSession implements CodeModeSession {
         }
         return;
       }
-      binding.work.push(() => this.sendResult(client, message.call, value), resultUnits(value));
+      binding.work.push(() => this.sendResult(client, message.call, value), resultUnits(value instanceof JsonText ? value.text : value));
     };
     if (this.cells.get(message.cellId) !== binding) return answer(false, `exec cell ${message.cellId} not found`);
     if (binding.calls.has(message.call)) return binding.lease.client.lose(`protocol violation: call ${message.call} is already in flight`);
@@ -582,27 +582,31 @@ export class RemoteSession implements CodeModeSession {
     });
   }
 
+  /** Starts the host's tool: resolves with the result's JSON text when the host holds it (`invokeToolJson`), else the value (encoded in `sendResult`, after the backlog check). */
   private startCall(message: Extract<RuntimeEventMessage, { t: 'call' }>, signal: AbortSignal): Promise<unknown> {
+    const { host } = this.settings;
     try {
-      return Promise.resolve(
-        this.settings.host.invokeTool({ cellId: message.cellId, runtimeToolCallId: message.runtimeToolCallId, tool: message.tool, input: message.input, signal }),
-      );
+      const request = callToolRequest(message, signal);
+      if (host.invokeToolJson) return host.invokeToolJson(request).then((answer) => ('json' in answer ? new JsonText(answer.json) : answer.value));
+      return Promise.resolve(host.invokeTool(request));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** Sends a tool's result, or why it could not be sent (backlog, frame limit, not JSON). */
+  /** Sends a tool's result (its JSON text, or a value encoded here once), or why it could not be sent (backlog, frame limit, not JSON). */
   private sendResult(client: RuntimeClient, call: number, value: unknown): void {
     if (client.ended) return;
     try {
       // A string's JSON is at least as long as the string: a result certain to pass the backlog
       // limit is refused before it is encoded (a flood of large results costs no encoding).
-      const atLeast = typeof value === 'string' ? value.length + 2 : 0;
+      const atLeast = value instanceof JsonText ? (value.text?.length ?? 0) : typeof value === 'string' ? value.length + 2 : 0;
       const limit = this.limits.maxInFlightResultBytes;
       if (client.backlogBytes + atLeast > limit) throw new BacklogError(atLeast, client.backlogBytes, limit);
-      // Encoded once, into the frame: a value JSON cannot encode (circular, BigInt) throws a TypeError here.
-      client.post({ t: 'call-result', call, ok: true, value: value as JsonValue }, limit);
+      // A value JSON cannot encode (circular, BigInt) throws a TypeError here; the text travels as
+      // a blob, never escaped again into the frame.
+      const json = value instanceof JsonText ? value.text : JSON.stringify(value);
+      client.post(json === undefined ? { t: 'call-result', call, ok: true } : { t: 'call-result', call, ok: true, json }, limit);
     } catch (error) {
       client.post({ t: 'call-result', call, ok: false, error: unsendable(error) });
     }
@@ -615,6 +619,11 @@ export class RemoteSession implements CodeModeSession {
       // a broken host never harms the session
     }
   }
+}
+
+/** A result as the JSON text the host gave (`undefined`: no value), sent as it is. */
+class JsonText {
+  constructor(readonly text: string | undefined) {}
 }
 
 /** Why a tool's result could not go to the cell (a frame or backlog limit, or a value JSON cannot encode). */

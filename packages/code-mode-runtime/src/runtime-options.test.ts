@@ -6,6 +6,7 @@ import {
   createCodeModeRuntime,
   createRemoteRuntime,
   createStreamTransport,
+  parseFrame,
   serveRuntime,
   type RuntimePlacement,
 } from './index';
@@ -21,7 +22,7 @@ function recordingPlacement() {
       const toHost = new PassThrough();
       serveRuntime({ transport: createStreamTransport({ readable: toRuntime, writable: toHost }) });
       const transport = createStreamTransport({ readable: toHost, writable: toRuntime });
-      const recording = { ...transport, send: (frame: string) => (sent.push(...(JSON.parse(frame) as unknown[])), transport.send(frame)) };
+      const recording = { ...transport, send: (frame: string) => (sent.push(...parseFrame(frame)), transport.send(frame)) };
       const client = await connectRuntime({ transport: recording, onEvent: (message) => sink.onEvent(message), onLost: (cause) => sink.onLost(cause) });
       return { client, key: 's1', hold: () => () => {}, release: () => {} };
     },

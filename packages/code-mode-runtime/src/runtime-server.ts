@@ -46,7 +46,8 @@ export interface ServeRuntimeOptions {
 }
 
 interface PendingCall {
-  resolve(value: JsonValue): void;
+  /** The result's JSON text as the host sent it (`undefined`: no value). */
+  resolve(json: string | undefined): void;
   reject(error: string): void;
 }
 
@@ -237,7 +238,8 @@ class RuntimeServer {
     const call = this.calls.get(message.call);
     if (!call) return this.fatal(`protocol violation: a result for call ${message.call}, which is not pending`);
     this.calls.delete(message.call);
-    if (message.ok) call.resolve(message.value as JsonValue);
+    // The result's text goes on as it arrived (a host that put the value inline: encoded here once).
+    if (message.ok) call.resolve(message.json ?? (message.value === undefined ? undefined : JSON.stringify(message.value)));
     else call.reject(message.error);
   }
 
@@ -287,7 +289,8 @@ class RuntimeServer {
   private sessionHost(session: string): CellHost {
     const connection = this.connection;
     return {
-      invokeTool: (request) => this.invokeTool(session, request),
+      invokeTool: (request) => this.invokeTool(session, request).then((json) => (json === undefined ? undefined : JSON.parse(json)) as JsonValue),
+      invokeToolJson: (request) => this.invokeTool(session, request).then((json) => ({ json })),
       notify({ cellId, text }) {
         try {
           connection.post({ t: 'notify', session, cellId, text });
@@ -305,9 +308,12 @@ class RuntimeServer {
     };
   }
 
-  /** A nested call of a cell: sent to the host, settled by its `call-result`; an abort tells the host to stop the tool. */
-  private invokeTool(session: string, request: CellToolRequest): Promise<JsonValue> {
-    return new Promise<JsonValue>((resolve, reject) => {
+  /**
+   * A nested call of a cell: sent to the host, settled by its `call-result` with the result's JSON
+   * text; an abort tells the host to stop the tool. The arguments travel as the cell's JSON text.
+   */
+  private invokeTool(session: string, request: CellToolRequest): Promise<string | undefined> {
+    return new Promise<string | undefined>((resolve, reject) => {
       const call = ++this.callSequence;
       try {
         this.connection.post({
@@ -317,7 +323,7 @@ class RuntimeServer {
           cellId: request.cellId,
           runtimeToolCallId: request.runtimeToolCallId,
           tool: request.tool,
-          input: request.input as JsonValue,
+          ...(request.inputJson !== undefined ? { inputJson: request.inputJson } : request.input === undefined ? {} : { inputJson: JSON.stringify(request.input) }),
         });
       } catch (error) {
         reject(`tool \`${request.tool}\` was not called: ${error instanceof ProtocolError ? error.message : errorMessage(error)}`);

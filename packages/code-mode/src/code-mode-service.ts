@@ -57,6 +57,7 @@ export class CodeModeService {
       const broker = new DispatchBroker({ onCellStart: (cellId, start) => this.emitCellEvent({ type: 'cell-start', cellId, ...start }) });
       const runtime = this.runtime.openSession({
         invokeTool: (request) => broker.invoke(request),
+        invokeToolJson: (request) => broker.invokeJson(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),
         cellClosed: (cellId) => broker.closeCell(cellId),
         runtimeEvent: (event) => this.emitCellEvent(event),

@@ -4,6 +4,7 @@ import {
   isFatalError,
   isJsonObject,
   type CellToolRequest,
+  type CellToolResult,
   type CustomToolCallOutputItem,
   type JsonValue,
   type NestedToolDefinition,
@@ -199,26 +200,15 @@ export class DispatchBroker {
     );
   }
 
-  /**
-   * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
-   * model-visible failure text, the abort message, or the rejection text of a nested call).
-   */
-  async invoke(request: CellToolRequest): Promise<JsonValue> {
-    const { cellId, tool, input, signal } = request;
+  /** Dispatches one nested call; rejects as {@link invoke} does. */
+  private async run(request: CellToolRequest): Promise<{ value: JsonValue; output: ToolOutput; payload: ToolPayload }> {
+    const { cellId, tool, signal } = request;
     if (tool === 'exec') throw 'exec cannot invoke itself';
     const record = this.record(cellId);
     if (!record) throw `exec cell ${cellId} not found`;
     const definition = record.tools.get(tool);
     if (!definition) throw `tool \`${tool}\` is not enabled in exec`;
-    let payload: ToolPayload;
-    if (definition.kind === 'freeform') {
-      if (typeof input !== 'string') throw `tool \`${tool}\` expects a string input`;
-      payload = { kind: 'custom', input };
-    } else {
-      if (input !== undefined && input !== null && !isJsonObject(input)) throw `tool \`${tool}\` expects a JSON object for arguments`;
-      if (input === null) throw `tool \`${tool}\` expects a JSON object for arguments`;
-      payload = { kind: 'function', arguments: input === undefined ? '{}' : JSON.stringify(input) };
-    }
+    const payload = callPayload(request, definition.kind);
     if (signal.aborted) throw abortError(signal);
     // Fast path: a step is attached, nothing to wait for.
     const worker = this.worker ?? (await this.waitForWorker(signal));
@@ -240,7 +230,26 @@ export class DispatchBroker {
     if (rejects || result.error?.code === 'ABORTED' || result.output instanceof AbortedToolOutput) {
       throw typeof value === 'string' ? value : JSON.stringify(value);
     }
-    return value;
+    return { value, output: result.output, payload };
+  }
+
+  /**
+   * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
+   * model-visible failure text, the abort message, or the rejection text of a nested call).
+   */
+  async invoke(request: CellToolRequest): Promise<JsonValue> {
+    return (await this.run(request)).value;
+  }
+
+  /**
+   * {@link invoke}, resolving with the result's JSON text when the output holds one (a JSON output
+   * encoded its value once already), else with the value: the runtime encodes it once, after its
+   * limits on results in flight (a flood of huge results is refused before it is encoded).
+   */
+  async invokeJson(request: CellToolRequest): Promise<CellToolResult> {
+    const { value, output, payload } = await this.run(request);
+    const held = output.codeModeResultJson?.(payload);
+    return held !== undefined ? { json: held } : { value };
   }
 
   /**
@@ -274,4 +283,27 @@ export class DispatchBroker {
   takeInjected(): CustomToolCallOutputItem[] {
     return this.injected.splice(0, this.injected.length);
   }
+}
+
+/**
+ * The registry payload of a nested call. Function arguments go on as the JSON text the cell
+ * produced when the runtime passed it (`inputJson`): the registry's validation is their one parse.
+ * A text opening with `{` is an object once it parses (a malformed one fails that parse); the
+ * decoded `input` is read only for freeform tools and for runtimes that send no text. Throws the
+ * model-visible text of an input of the wrong kind.
+ */
+function callPayload(request: CellToolRequest, kind: 'function' | 'freeform'): ToolPayload {
+  const { tool, inputJson } = request;
+  if (kind === 'freeform') {
+    const input = request.input;
+    if (typeof input !== 'string') throw `tool \`${tool}\` expects a string input`;
+    return { kind: 'custom', input };
+  }
+  if (inputJson !== undefined) {
+    if (inputJson.trimStart().charCodeAt(0) !== 0x7b /* { */) throw `tool \`${tool}\` expects a JSON object for arguments`;
+    return { kind: 'function', arguments: inputJson };
+  }
+  const input = request.input;
+  if (input === null || (input !== undefined && !isJsonObject(input))) throw `tool \`${tool}\` expects a JSON object for arguments`;
+  return { kind: 'function', arguments: input === undefined ? '{}' : JSON.stringify(input) };
 }

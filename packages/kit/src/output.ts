@@ -111,6 +111,11 @@ export class JsonToolOutput implements ToolOutput {
     return this.value;
   }
 
+  /** The value's JSON text, encoded once in the constructor (undefined for an undefined value). */
+  codeModeResultJson(): string | undefined {
+    return this.value === undefined ? undefined : this.text;
+  }
+
   /** The JSON text, cut to the preview limits. */
   logPreview(): string {
     return previewText(this.text);

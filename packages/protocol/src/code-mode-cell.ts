@@ -21,12 +21,21 @@ export interface CellToolRequest {
   /** Function tools: the JSON object argument (`{}` when called with nothing); freeform tools: the string. */
   readonly input: JsonValue | string | undefined;
   /**
+   * The JSON text of `input` as the cell produced it, when the runtime has it (`undefined`: no
+   * argument). A host that parses arguments itself (the registry validates function arguments from
+   * their text) takes this instead of re-encoding `input`; `input` is then decoded only when read.
+   */
+  readonly inputJson?: string;
+  /**
    * Aborted when the call's result can no longer reach the cell: the cell completed, failed, was
    * terminated, its session shut down, or the runtime holding it ended. The host should stop the
    * tool; whatever it answers afterwards is dropped.
    */
   readonly signal: AbortSignal;
 }
+
+/** A nested call's result as {@link CellHost.invokeToolJson} gives it: its JSON text, or its value. */
+export type CellToolResult = { readonly json: string | undefined } | { readonly value: JsonValue };
 
 /**
  * What a runtime reports about itself to its host beside observations (the protocol events
@@ -47,6 +56,14 @@ export interface CellHost {
    * and the promise inside the cell then rejects with that text. Called concurrently.
    */
   invokeTool(request: CellToolRequest): Promise<JsonValue>;
+  /**
+   * Optional: runs one nested call like {@link invokeTool} but resolves with the result's JSON text
+   * when the host holds it (`{ json }`, `undefined`: no value; a relaying runtime has the text as it
+   * arrived, a JSON tool output has its own), else with the value (`{ value }`: the runtime encodes
+   * it once, after checking its limits). The text then reaches the isolate, which parses it,
+   * without being decoded and encoded again on the way.
+   */
+  invokeToolJson?(request: CellToolRequest): Promise<CellToolResult>;
   /** `notify(text)` from a cell: the host injects `text` into the active turn. Never awaited. */
   notify(event: { readonly cellId: string; readonly text: string }): void;
   /** The cell left its session (its final observation was taken, it was terminated, or its runtime ended). Called once per cell. */

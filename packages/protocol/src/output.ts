@@ -25,6 +25,12 @@ export interface ToolOutput {
    * items → their non-empty texts and image URLs joined by `\n`. JSON outputs give the value itself.
    */
   codeModeResult(payload: ToolPayload): JsonValue;
+  /**
+   * Optional: the JSON text of {@link codeModeResult}, when the output already holds it (a JSON
+   * output encodes its value once, for the model and a cell alike). A Code Mode host sends it to
+   * the cell as it is instead of encoding the value again. Never throws.
+   */
+  codeModeResultJson?(payload: ToolPayload): string | undefined;
   /** Lossy diagnostic text, at most 2 KiB / 64 lines (suffix "[... telemetry preview truncated ...]"). */
   logPreview(): string;
   /** The `tool_response` a PostToolUse hook sees; defaults to {@link codeModeResult}. */

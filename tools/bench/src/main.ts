@@ -5,9 +5,12 @@ import type { Bench, BenchFigure } from './harness';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
-const files = readdirSync(join(here, 'benches'))
+const benchFiles = readdirSync(join(here, 'benches'));
+const exact = (name: string) => benchFiles.includes(`${name}.ts`);
+const files = benchFiles
   .filter((file) => file.endsWith('.ts'))
-  .filter((file) => only.length === 0 || only.some((name) => file.includes(name)))
+  // A name that is a bench's own (`runtime` → runtime.ts) selects that bench alone; any other selects every bench whose file contains it.
+  .filter((file) => only.length === 0 || only.some((name) => (exact(name) ? file === `${name}.ts` : file.includes(name))))
   .sort();
 
 const fmt = (n: number | undefined) => (n === undefined ? '' : n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toPrecision(3));

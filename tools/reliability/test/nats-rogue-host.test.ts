@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, type NatsRuntime, type RuntimeHostDroppedEvent } from '@switchyard/code-mode-nats';
 import type { CellHost, CellRuntimeEvent } from '@switchyard/protocol';
+import { parseFrame } from '@switchyard/code-mode-runtime';
 // The rogue speaks the real protocol: the package's own placement texts, sealing and framing.
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
@@ -63,7 +64,7 @@ async function rogueHost(prefix: string, id: string) {
       const transport = createNatsTransport({ nc, subject, maxFrameBytes: 64 * 1024 * 1024, peer: `agent host ${agent}`, keys: { send: keys.toAgent, receive: keys.toRuntime } });
       const send = (messages: Message[]) => transport.send(JSON.stringify(messages));
       transport.onFrame((frame) => {
-        for (const message of JSON.parse(frame) as Message[]) {
+        for (const message of parseFrame(frame) as Message[]) {
           if (message.t === 'hello') send([{ t: 'hello', version: message.version, maxFrameBytes: 64 * 1024 * 1024, capabilities: [] }]);
           else if (message.t === 'open-session' || message.t === 'close-session' || message.t === 'ping') send([{ t: 'reply', id: message.id, ok: true }]);
           else if (message.t === 'create-cell') misbehave(message, send, subject);

@@ -1,4 +1,4 @@
-import { createRemoteRuntime, connectRuntime, createTransportEnding, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime, connectRuntime, createTransportEnding, parseFrame, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime';
 import type { CellHost, CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -84,7 +84,7 @@ function rogueRuntime() {
     reply();
   };
   rogue.onFrame((frame) => {
-    for (const message of JSON.parse(frame) as Message[]) {
+    for (const message of parseFrame(frame) as Message[]) {
       if (message.t === 'hello') rogue.send([{ t: 'hello', version: message.version, maxFrameBytes: 64 * 1024 * 1024, capabilities: [] }]);
       else if (message.t === 'open-session' || message.t === 'close-session') rogue.send([{ t: 'reply', id: message.id, ok: true }]);
       else if (message.t === 'stored') staged.push(...(message.values as Array<[string, string]>));

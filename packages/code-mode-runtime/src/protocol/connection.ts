@@ -1,7 +1,20 @@
-import { DEFAULT_MAX_FRAME_BYTES, ProtocolError, type StoredPair } from './messages';
+import { BLOB_FIELDS, DEFAULT_MAX_FRAME_BYTES, PAIR_BLOB_FIELDS, ProtocolError, type StoredPair } from './messages';
 import type { RuntimeTransport } from './framing';
 
-/** A connection: one side's batching of messages into frames, its limits, and the parsing of what arrives. */
+/**
+ * A connection: one side's batching of messages into frames, its limits, and the parsing of what
+ * arrives.
+ *
+ * A frame is the JSON text of an array of messages, or, when its messages carry blobs (the texts
+ * of `BLOB_FIELDS`: nested-call arguments and results, notify texts; and the JSON texts of the
+ * stored pairs of `PAIR_BLOB_FIELDS`),
+ * `#<header length>\n<header><blob><blob>…`: the header is the JSON array of messages, each blob
+ * field in it holds its text's length (UTF-16 code units), and the texts follow the header in the
+ * order of the messages and of their fields. A text is thus sent as it is, never JSON-escaped,
+ * and read back by one slice: the JSON a cell produced for a call's arguments reaches the one
+ * place that parses it unchanged. Lengths count UTF-16 code units because they survive every
+ * transport's UTF-8 round trip (a lone surrogate becomes U+FFFD, one unit as well).
+ */
 
 /** Options of {@link createConnection}. */
 export interface ConnectionOptions<In> {
@@ -47,8 +60,52 @@ export class BacklogError extends Error {
   }
 }
 
-/** Two brackets and the separators of a frame's array. */
-const FRAME_OVERHEAD = 2;
+/** Two brackets and the separators of a frame's array, and room for a blob header (`#`, 10 digits, a newline). */
+const FRAME_OVERHEAD = 2 + 12;
+
+/** The blob fields of each message type (a map: a message's `t` is never looked up on a prototype). */
+const BLOB_FIELD_MAP: ReadonlyMap<unknown, readonly string[]> = new Map(Object.entries(BLOB_FIELDS));
+const PAIR_BLOB_FIELD_MAP: ReadonlyMap<unknown, readonly string[]> = new Map(Object.entries(PAIR_BLOB_FIELDS));
+
+/** A message as it goes into a frame: its header text, its blobs, and its bytes (separator included). */
+interface EncodedMessage {
+  text: string;
+  blobs: string[] | undefined;
+  bytes: number;
+}
+
+/** Encodes one message: its blob fields' texts are taken out (the header holds their lengths), the rest is JSON. */
+function encodeMessage(message: unknown): EncodedMessage {
+  let header = message as Record<string, unknown>;
+  let blobs: string[] | undefined;
+  let bytes = 1;
+  for (const field of BLOB_FIELD_MAP.get(header.t) ?? []) {
+    const value = header[field];
+    if (typeof value !== 'string') continue;
+    if (blobs === undefined) {
+      blobs = [];
+      header = { ...header };
+    }
+    header[field] = value.length;
+    blobs.push(value);
+    bytes += Buffer.byteLength(value, 'utf8');
+  }
+  for (const field of PAIR_BLOB_FIELD_MAP.get(header.t) ?? []) {
+    const pairs = header[field];
+    if (!Array.isArray(pairs) || pairs.length === 0) continue;
+    if (blobs === undefined) {
+      blobs = [];
+      header = { ...header };
+    }
+    header[field] = pairs.map((pair: [string, string]) => [pair[0], pair[1].length]);
+    for (const pair of pairs as Array<[string, string]>) {
+      blobs.push(pair[1]);
+      bytes += Buffer.byteLength(pair[1], 'utf8');
+    }
+  }
+  const text = JSON.stringify(header);
+  return { text, blobs, bytes: bytes + Buffer.byteLength(text, 'utf8') };
+}
 
 /** Creates one side of a connection over a transport (see the rules at the top of this module). */
 export function createConnection<In, Out>(options: ConnectionOptions<In>): Connection<Out> {
@@ -69,8 +126,7 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
     peerMaxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
     post(message, maxBacklogBytes) {
       if (closed) return;
-      const text = JSON.stringify(message);
-      const bytes = Buffer.byteLength(text, 'utf8') + 1;
+      const { text, blobs, bytes } = encodeMessage(message);
       if (bytes + FRAME_OVERHEAD > connection.peerMaxFrameBytes) {
         throw new ProtocolError(`a ${(message as { t: string }).t} message of ${bytes} bytes is over the peer's frame limit of ${connection.peerMaxFrameBytes} bytes`);
       }
@@ -78,13 +134,13 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
         const backlog = connection.backlogBytes;
         if (backlog + bytes > maxBacklogBytes) throw new BacklogError(bytes, backlog, maxBacklogBytes);
       }
-      outgoing.queue(text, bytes, connection.peerMaxFrameBytes);
+      outgoing.queue(text, blobs, bytes, connection.peerMaxFrameBytes);
     },
     get backlogBytes() {
       return outgoing.queuedBytes + (transport.queuedBytes?.() ?? 0);
     },
     sizeOf(message) {
-      return Buffer.byteLength(JSON.stringify(message), 'utf8') + 1 + FRAME_OVERHEAD;
+      return encodeMessage(message).bytes + FRAME_OVERHEAD;
     },
     fail(cause) {
       if (closed) return;
@@ -109,6 +165,7 @@ export function createConnection<In, Out>(options: ConnectionOptions<In>): Conne
 /** The messages posted this tick, sent as one frame on the next turn of the event loop (or sooner when the next one would not fit). */
 class OutgoingFrames {
   private texts: string[] = [];
+  private blobs: string[] = [];
   private bytes = FRAME_OVERHEAD;
   private scheduled = false;
   private stopped = false;
@@ -120,10 +177,11 @@ class OutgoingFrames {
     return this.bytes - FRAME_OVERHEAD;
   }
 
-  /** Adds one encoded message of `bytes` bytes (its separator included); sends the queue first when the frame would pass `maxFrameBytes`. */
-  queue(text: string, bytes: number, maxFrameBytes: number): void {
+  /** Adds one encoded message of `bytes` bytes (its separator and blobs included); sends the queue first when the frame would pass `maxFrameBytes`. */
+  queue(text: string, blobs: string[] | undefined, bytes: number, maxFrameBytes: number): void {
     if (this.bytes + bytes > maxFrameBytes) this.flush();
     this.texts.push(text);
+    if (blobs !== undefined) for (const blob of blobs) this.blobs.push(blob);
     this.bytes += bytes;
     if (!this.scheduled) {
       this.scheduled = true;
@@ -134,8 +192,9 @@ class OutgoingFrames {
   flush(): void {
     this.scheduled = false;
     if (this.texts.length === 0 || this.stopped) return;
-    const frame = `[${this.texts.join(',')}]`;
+    const frame = joinFrame(this.texts, this.blobs);
     this.texts = [];
+    this.blobs = [];
     this.bytes = FRAME_OVERHEAD;
     this.transport.send(frame);
   }
@@ -144,23 +203,104 @@ class OutgoingFrames {
   stop(): void {
     this.stopped = true;
     this.texts = [];
+    this.blobs = [];
   }
 }
 
 /** Hands the messages of one incoming frame to the connection's handler, in order, until one breaks a rule or the connection ends. */
 function receiveFrame<In>(frame: string, options: ConnectionOptions<In>, connection: Connection<unknown>): void {
-  let messages: unknown;
-  try {
-    messages = JSON.parse(frame);
-  } catch {
-    return connection.fail('protocol violation: a frame that is not JSON');
-  }
-  if (!Array.isArray(messages)) return connection.fail('protocol violation: a frame that is not an array of messages');
+  const messages = readFrame(frame);
+  if (typeof messages === 'string') return connection.fail(`protocol violation: ${messages}`);
   for (const value of messages) {
     if (connection.closed) return;
     const problem = receiveMessage(value, options);
     if (problem !== undefined) return connection.fail(problem);
   }
+}
+
+/**
+ * The messages of one frame's text, their blob fields holding their texts (for transports and
+ * tests that look into frames). Throws `ProtocolError` for a malformed frame; the messages are
+ * not validated.
+ */
+export function parseFrame(frame: string): unknown[] {
+  const messages = readFrame(frame);
+  if (typeof messages === 'string') throw new ProtocolError(messages);
+  return messages;
+}
+
+/** The text of one frame holding `messages`, their blob fields carried as blobs (the inverse of {@link parseFrame}). */
+export function formatFrame(messages: readonly unknown[]): string {
+  const texts: string[] = [];
+  const blobs: string[] = [];
+  for (const message of messages) {
+    const encoded = encodeMessage(message);
+    texts.push(encoded.text);
+    if (encoded.blobs !== undefined) blobs.push(...encoded.blobs);
+  }
+  return joinFrame(texts, blobs);
+}
+
+/** A frame's text: the header (the array of message texts), then the blobs. */
+function joinFrame(texts: readonly string[], blobs: readonly string[]): string {
+  const header = `[${texts.join(',')}]`;
+  return blobs.length === 0 ? header : `#${header.length}\n${header}${blobs.join('')}`;
+}
+
+/** The messages of a frame, their blob fields holding their texts; or why the frame is malformed. */
+function readFrame(frame: string): unknown[] | string {
+  let header = frame;
+  let blobsAt = -1;
+  if (frame.charCodeAt(0) === 0x23 /* # */) {
+    const newline = frame.indexOf('\n');
+    const length = newline > 1 && newline <= 12 ? Number(frame.slice(1, newline)) : Number.NaN;
+    if (!Number.isSafeInteger(length) || length < 0 || newline + 1 + length > frame.length) return 'a frame whose blob header is malformed';
+    header = frame.slice(newline + 1, newline + 1 + length);
+    blobsAt = newline + 1 + length;
+  }
+  let messages: unknown;
+  try {
+    messages = JSON.parse(header);
+  } catch {
+    return 'a frame that is not JSON';
+  }
+  if (!Array.isArray(messages)) return 'a frame that is not an array of messages';
+  return blobsAt < 0 ? messages : (attachBlobs(messages, frame, blobsAt) ?? messages);
+}
+
+/** Puts each blob's text into the field that references it (by its length, in order); returns why that failed, if it did. */
+function attachBlobs(messages: unknown[], frame: string, at: number): string | undefined {
+  for (const message of messages) {
+    if (typeof message !== 'object' || message === null) continue; // validation names it
+    const record = message as Record<string, unknown>;
+    for (const field of BLOB_FIELD_MAP.get(record.t) ?? []) {
+      const length = record[field];
+      if (typeof length !== 'number') continue; // absent or inline: validation checks it
+      if (!Number.isSafeInteger(length) || length < 0 || at + length > frame.length) return 'a blob that passes the end of its frame';
+      record[field] = frame.slice(at, at + length);
+      at += length;
+    }
+    const taken = attachPairBlobs(record, frame, at);
+    if (typeof taken === 'string') return taken;
+    at = taken;
+  }
+  return at === frame.length ? undefined : 'a frame with text after its blobs';
+}
+
+/** The stored pairs of one message whose texts are blobs (`[key, length]`) get their texts; returns where the next blob starts, or why that failed. */
+function attachPairBlobs(record: Record<string, unknown>, frame: string, at: number): number | string {
+  for (const field of PAIR_BLOB_FIELD_MAP.get(record.t) ?? []) {
+    const pairs = record[field];
+    if (!Array.isArray(pairs)) continue; // validation names it
+    for (const pair of pairs) {
+      if (!Array.isArray(pair) || typeof pair[1] !== 'number') continue; // inline, or malformed: validation checks it
+      const length = pair[1];
+      if (!Number.isSafeInteger(length) || length < 0 || at + length > frame.length) return 'a blob that passes the end of its frame';
+      pair[1] = frame.slice(at, at + length);
+      at += length;
+    }
+  }
+  return at;
 }
 
 /** Validates and handles one message; returns why the connection must end, if it must. */

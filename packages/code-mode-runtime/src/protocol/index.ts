@@ -1,7 +1,8 @@
 /**
  * The runtime protocol: how a host (the agent's process) and a runtime (the isolate engine, in a
  * worker process today, on another machine later) speak. Transport-neutral: a transport carries
- * frames, each frame one JSON array of messages; this module defines the messages, the version
+ * frames, each frame one JSON array of messages (followed by the raw texts of its blob fields, see
+ * `connection.ts`); this module defines the messages, the version
  * handshake, validation of everything that arrives, and the framing over a duplex byte stream
  * (stdio pipes, a socket). A message bus that carries whole frames (NATS) implements
  * {@link RuntimeTransport} directly and reuses the rest.

@@ -1,5 +1,5 @@
 import type { SwitchyardErrorCode } from '@switchyard/protocol';
-import { arrayOf, boolean, compileTable, finite, integer, json, literal, message, object, optional, outcome, pairs, string, variants, type Infer, type MessagesOf } from './schema';
+import { arrayOf, blob, blobFieldsOf, blobPairs, boolean, compileTable, finite, integer, json, literal, message, object, optional, outcome, pairs, string, variants, type Infer, type MessagesOf } from './schema';
 
 export { ProtocolError } from './schema';
 
@@ -87,7 +87,7 @@ export const HOST_MESSAGES = {
   stored: message('Part of the stored-values snapshot of cell `cellId` that the next `create-cell` of that id starts with (a snapshot too big for one frame).', {
     session: string,
     cellId: string,
-    values: pairs,
+    values: blobPairs,
   }),
   'create-cell': message('Starts cell `cellId` and answers its first observation. `key`: the idempotency key (a repeat with the same source answers with the original cell).', {
     id: integer,
@@ -97,7 +97,7 @@ export const HOST_MESSAGES = {
     tools: arrayOf(CELL_TOOL_DESCRIPTOR),
     yieldTimeMs: integer,
     typescript: optional(boolean),
-    stored: pairs,
+    stored: blobPairs,
     key: optional(string),
   }),
   observe: message('Answers the cell\'s next observation (`wait`). `key`: the idempotency key (a repeat answers with the same observation).', {
@@ -109,7 +109,12 @@ export const HOST_MESSAGES = {
   }),
   terminate: message('Terminates the cell; answers its last observation.', { id: integer, session: string, cellId: string }),
   cancel: message('Cancels the pending `create-cell` / `observe` request `id` (still answered once: `ABORTED` when the cancel won).', { id: integer }),
-  'call-result': outcome('Answers nested call `call`: its JSON result, or the text the cell\'s promise rejects with.', { call: integer }, { value: optional(json) }, { error: string }),
+  'call-result': outcome(
+    'Answers nested call `call`: its result as JSON text (`json`) or inline (`value`; neither: no value), or the text the cell\'s promise rejects with.',
+    { call: integer },
+    { json: optional(blob), value: optional(json) },
+    { error: string },
+  ),
   ping: message('Asks for an empty reply (liveness).', { id: integer }),
 } as const;
 
@@ -129,14 +134,15 @@ export const RUNTIME_MESSAGES = {
     cellId: string,
     runtimeToolCallId: string,
     tool: string,
+    inputJson: optional(blob),
     input: optional(json),
   }),
   'call-abort': message('The cell no longer waits for call `call` (it completed, failed or was terminated): stop the tool.', { call: integer, session: string }),
-  notify: message('`notify(text)` from a cell: the host injects the text into the active turn.', { session: string, cellId: string, text: string }),
+  notify: message('`notify(text)` from a cell: the host injects the text into the active turn.', { session: string, cellId: string, text: blob }),
   commit: message('Stored writes of a cell that completed; `more: true` parts are staged until the last part commits them all.', {
     session: string,
     cellId: string,
-    writes: pairs,
+    writes: blobPairs,
     more: boolean,
   }),
   'cell-closed': message('Cell `cellId` is gone (its output observed, or terminated).', { session: string, cellId: string }),
@@ -161,6 +167,22 @@ export type WireError = Infer<typeof WIRE_ERROR>;
 
 /** The named kinds the tables use, for the documentation (in the order they are documented). */
 export const PROTOCOL_KINDS = [ENGINE_SESSION_OPTIONS, CELL_TOOL_DESCRIPTOR, CELL_OBSERVATION, CONTENT_ITEM, WIRE_ERROR, CELL_EVENT];
+
+/**
+ * The fields carried as blobs: texts that travel after the frame's JSON header as they are, never
+ * JSON-escaped or parsed on the way (message type → its blob fields; each holds a string once the
+ * frame is read). On the wire such a field holds the blob's length instead (UTF-16 code units),
+ * and the blobs follow the header in the order of the messages and of their fields here (see
+ * `connection.ts`); a sender may also put the text inline as a JSON string.
+ */
+export const BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = { ...blobFieldsOf(HOST_MESSAGES, 'text'), ...blobFieldsOf(RUNTIME_MESSAGES, 'text') };
+
+/**
+ * The fields holding stored pairs (`[key, JSON text]`) whose JSON texts are carried as blobs, the
+ * same way (on the wire each pair holds its text's length instead): a stored value of many
+ * megabytes is never JSON-escaped into a frame nor parsed out of one.
+ */
+export const PAIR_BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = { ...blobFieldsOf(HOST_MESSAGES, 'pairs'), ...blobFieldsOf(RUNTIME_MESSAGES, 'pairs') };
 
 /** What the runtime supports beside the core messages. */
 export const RUNTIME_CAPABILITIES = ['typescript', 'stored-values', 'cancel', 'heap-limit', 'cpu-limit', 'wall-limit', 'output-limits'];

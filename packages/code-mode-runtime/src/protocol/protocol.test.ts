@@ -3,15 +3,19 @@ import { SwitchyardError, isSwitchyardError, type JsonValue } from '@switchyard/
 import { describe, expect, it } from 'vitest';
 import { connectRuntime, ReplyTimeoutError, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from '../runtime-client';
 import {
+  BLOB_FIELDS,
   CellError,
   HOST_MESSAGES,
+  PAIR_BLOB_FIELDS,
   ProtocolError,
   RUNTIME_MESSAGES,
   RUNTIME_PROTOCOL_VERSION,
   WIRE_ERROR_CODES,
   cellError,
   createStreamTransport,
+  formatFrame,
   fromWireError,
+  parseFrame,
   parseHostMessage,
   parseRuntimeMessage,
   toWireError,
@@ -60,7 +64,7 @@ async function connected(tools: Record<string, (input: unknown) => JsonValue | P
     onEvent(message) {
       events.push(message);
       if (message.t !== 'call') return;
-      void Promise.resolve(tools[message.tool]?.(message.input) ?? Promise.reject(`no tool ${message.tool}`)).then(
+      void Promise.resolve(tools[message.tool]?.(message.inputJson === undefined ? undefined : JSON.parse(message.inputJson)) ?? Promise.reject(`no tool ${message.tool}`)).then(
         (value) => client.post({ t: 'call-result', call: message.call, ok: true, value }),
         (error) => client.post({ t: 'call-result', call: message.call, ok: false, error: String(error) }),
       );
@@ -146,12 +150,64 @@ describe('framing over a byte stream', () => {
   });
 });
 
+describe('blobs', () => {
+  it('call arguments, call results and notify texts travel after the header as they are, and read back unchanged', () => {
+    const args = '{"q":"a \\"quoted\\" line\\nand é ✓ 😀"}';
+    const messages = [
+      { t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'f', inputJson: args },
+      { t: 'cell-closed', session: 's', cellId: 'c' },
+      { t: 'notify', session: 's', cellId: 'c', text: 'lone \ud800 surrogate' },
+      { t: 'call-result', call: 1, ok: true, json: '[1,2]' },
+    ];
+    const frame = formatFrame(messages);
+    const header = JSON.stringify([
+      { ...messages[0], inputJson: args.length },
+      messages[1],
+      { ...messages[2], text: 'lone \ud800 surrogate'.length },
+      { ...messages[3], json: 5 },
+    ]);
+    expect(frame).toBe(`#${header.length}\n${header}${args}lone \ud800 surrogate[1,2]`);
+    expect(parseFrame(frame)).toEqual(messages);
+    // Through UTF-8 (a stream or a bus), a lone surrogate becomes U+FFFD: one code unit as well, so every length still holds.
+    expect(parseFrame(Buffer.from(frame, 'utf8').toString('utf8'))[2]).toEqual({ ...messages[2], text: 'lone \ufffd surrogate' });
+    expect(formatFrame([{ t: 'cell-closed', session: 's', cellId: 'c' }])).toBe('[{"t":"cell-closed","session":"s","cellId":"c"}]');
+  });
+
+  it('the JSON texts of stored pairs (commit, stored, create-cell) travel as blobs too, keys in the header', () => {
+    const big = JSON.stringify('x"y'.repeat(1000));
+    const messages = [
+      { t: 'commit', session: 's', cellId: 'c', writes: [['a', big], ['b', '1']], more: false },
+      { t: 'stored', session: 's', cellId: 'c', values: [['k', '{"v":"planted"}']] },
+    ];
+    const frame = formatFrame(messages);
+    const header = JSON.stringify([
+      { ...messages[0], writes: [['a', big.length], ['b', 1]] },
+      { ...messages[1], values: [['k', 15]] },
+    ]);
+    expect(frame).toBe(`#${header.length}\n${header}${big}1{"v":"planted"}`);
+    expect(parseFrame(frame)).toEqual(messages);
+    // inline pairs (a sender that puts the texts in the header) still read as they are
+    expect(parseFrame(JSON.stringify(messages))).toEqual(messages);
+  });
+
+  it('a malformed blob frame is a protocol violation naming what is wrong', () => {
+    const header = '[{"t":"call-result","call":1,"ok":true,"json":5}]';
+    expect(() => parseFrame(`#${header.length}\n${header}[1,2`)).toThrow('a blob that passes the end of its frame');
+    expect(() => parseFrame(`#${header.length}\n${header}[1,2]extra`)).toThrow('a frame with text after its blobs');
+    expect(() => parseFrame(`#${header.length + 50}\n${header}`)).toThrow('a frame whose blob header is malformed');
+    expect(() => parseFrame(`#x\n${header}`)).toThrow('a frame whose blob header is malformed');
+    expect(() => parseFrame('#2\n{}')).toThrow('a frame that is not an array of messages');
+    const negative = '[{"t":"notify","session":"s","cellId":"c","text":-1}]';
+    expect(() => parseFrame(`#${negative.length}\n${negative}`)).toThrow('a blob that passes the end of its frame');
+  });
+});
+
 describe('handshake', () => {
   it('a runtime refuses a host of another protocol version with a fatal message, then closes', async () => {
     const pair = pipePair();
     serveRuntime({ transport: pair.runtime });
     const frames: unknown[] = [];
-    pair.host.onFrame((frame) => frames.push(...JSON.parse(frame)));
+    pair.host.onFrame((frame) => frames.push(...parseFrame(frame)));
     const closed = new Promise((resolve) => pair.host.onClose(resolve));
     pair.host.send(JSON.stringify([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION + 1, maxFrameBytes: 65_536 }]));
     await closed;
@@ -212,7 +268,7 @@ describe('requests, calls and events', () => {
     expect(observation?.items).toEqual([{ type: 'input_text', text: Array.from({ length: 20 }, (_, i) => i).join(',') }]);
     const callFrames = pair.received.host.slice(hostFramesBefore).filter((frame) => frame.includes('"t":"call"'));
     expect(callFrames).toHaveLength(1);
-    expect(JSON.parse(callFrames[0]).filter((message: { t: string }) => message.t === 'call')).toHaveLength(20);
+    expect((parseFrame(callFrames[0]) as Array<{ t: string }>).filter((message) => message.t === 'call')).toHaveLength(20);
     const resultFrames = pair.received.runtime.filter((frame) => frame.includes('"t":"call-result"'));
     expect(resultFrames).toHaveLength(1);
     client.close();
@@ -264,7 +320,7 @@ describe('a runtime that breaks the protocol, or goes away', () => {
     const pair = pipePair();
     let answered = false;
     pair.runtime.onFrame((frame) => {
-      const messages = JSON.parse(frame) as Array<{ t: string; id?: number }>;
+      const messages = parseFrame(frame) as Array<{ t: string; id?: number }>;
       if (messages.some((message) => message.t === 'hello')) {
         pair.runtime.send(JSON.stringify([{ t: 'hello', version: RUNTIME_PROTOCOL_VERSION, maxFrameBytes: 65_536, capabilities: [] }]));
       } else if (!answered) {
@@ -321,7 +377,12 @@ const HOST_SAMPLES: { [T in HostMessage['t']]: Array<Extract<HostMessage, { t: T
   observe: [{ t: 'observe', id: 6, session: 's', cellId: 'c', yieldTimeMs: 5 }, { t: 'observe', id: 7, session: 's', cellId: 'c', yieldTimeMs: 5, key: 'k' }],
   terminate: [{ t: 'terminate', id: 8, session: 's', cellId: 'c' }],
   cancel: [{ t: 'cancel', id: 9 }],
-  'call-result': [{ t: 'call-result', call: 1, ok: true, value: { a: [1, null, 'x'] } }, { t: 'call-result', call: 2, ok: true }, { t: 'call-result', call: 3, ok: false, error: 'nope' }],
+  'call-result': [
+    { t: 'call-result', call: 1, ok: true, value: { a: [1, null, 'x'] } },
+    { t: 'call-result', call: 2, ok: true },
+    { t: 'call-result', call: 3, ok: false, error: 'nope' },
+    { t: 'call-result', call: 4, ok: true, json: '{"a":[1,null,"x"]}' },
+  ],
   ping: [{ t: 'ping', id: 10 }],
 };
 const RUNTIME_SAMPLES: { [T in RuntimeMessage['t']]: Array<Extract<RuntimeMessage, { t: T }>> } = {
@@ -334,7 +395,11 @@ const RUNTIME_SAMPLES: { [T in RuntimeMessage['t']]: Array<Extract<RuntimeMessag
     { t: 'reply', id: 5, ok: false, error: { code: 'CELL_NOT_FOUND', message: 'exec cell c not found' } },
     { t: 'reply', id: 6, ok: false, error: { code: 'ABORTED', message: 'exec cell creation was cancelled', cellId: 'c' } },
   ],
-  call: [{ t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'x', input: { a: 1 } }, { t: 'call', call: 2, session: 's', cellId: 'c', runtimeToolCallId: 'tool-2', tool: 'x' }],
+  call: [
+    { t: 'call', call: 1, session: 's', cellId: 'c', runtimeToolCallId: 'tool-1', tool: 'x', input: { a: 1 } },
+    { t: 'call', call: 2, session: 's', cellId: 'c', runtimeToolCallId: 'tool-2', tool: 'x' },
+    { t: 'call', call: 3, session: 's', cellId: 'c', runtimeToolCallId: 'tool-3', tool: 'x', inputJson: '{"a":1}' },
+  ],
   'call-abort': [{ t: 'call-abort', call: 1, session: 's' }],
   notify: [{ t: 'notify', session: 's', cellId: 'c', text: 'hi' }],
   commit: [{ t: 'commit', session: 's', cellId: 'c', writes: [['k', '{}']], more: true }],
@@ -344,6 +409,11 @@ const RUNTIME_SAMPLES: { [T in RuntimeMessage['t']]: Array<Extract<RuntimeMessag
 };
 
 describe('validation of messages (the message table)', () => {
+  it('the blob fields derive from the table: arguments, results, notify texts, stored values (their order is the wire order)', () => {
+    expect(BLOB_FIELDS).toEqual({ 'call-result': ['json'], call: ['inputJson'], notify: ['text'] });
+    expect(PAIR_BLOB_FIELDS).toEqual({ stored: ['values'], 'create-cell': ['stored'], commit: ['writes'] });
+  });
+
   it('every message kind of both directions, in every variant, round-trips through JSON and validation', () => {
     expect(Object.keys(HOST_SAMPLES).sort()).toEqual(Object.keys(HOST_MESSAGES).sort());
     expect(Object.keys(RUNTIME_SAMPLES).sort()).toEqual(Object.keys(RUNTIME_MESSAGES).sort());

@@ -57,6 +57,11 @@ export interface Field<T> {
   readonly present?: (value: unknown) => Refusal | undefined;
   /** Nothing to check (a shape reads no such field). */
   readonly unchecked?: true;
+  /**
+   * Carried as a blob after the frame's JSON header (`text`: the field is a text; `pairs`: the
+   * second element of each `[key, text]` pair is), never JSON-escaped or parsed on the way.
+   */
+  readonly blob?: 'text' | 'pairs';
   readonly type?: T;
 }
 
@@ -152,6 +157,25 @@ export const pairs: Field<Array<[string, string]>> = {
     return undefined;
   },
 };
+
+/** A text carried as a blob (a nested call's arguments or result as JSON text, a notify text). */
+export const blob: Field<string> = { ...string, doc: 'string (blob)', blob: 'text' };
+
+/** Stored pairs whose texts are carried as blobs. */
+export const blobPairs: Field<Array<[string, string]>> = { ...pairs, doc: '[string, string (blob)][]', blob: 'pairs' };
+
+/** The fields of kind `blob` (`which: 'text'`) or `blobPairs` (`'pairs'`) of every message in `table`, in field order. */
+export function blobFieldsOf(table: Readonly<Record<string, { shape: Shape; ok?: Shape; failed?: Shape }>>, which: 'text' | 'pairs'): Record<string, string[]> {
+  const fields: Record<string, string[]> = {};
+  for (const [t, entry] of Object.entries(table)) {
+    const names: string[] = [];
+    for (const shape of [entry.shape, entry.ok, entry.failed]) {
+      for (const [name, field] of Object.entries(shape ?? {})) if (field.blob === which && !names.includes(name)) names.push(name);
+    }
+    if (names.length > 0) fields[t] = names;
+  }
+  return fields;
+}
 
 /** A named object or union kind, as its documentation table shows it. */
 export interface NamedKind {

@@ -9,9 +9,10 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from '@switchyard/code-mode-runtime';
-import type { CellToolDescriptor } from '@switchyard/protocol';
+import type { CellHost, CellToolDescriptor } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
+import { directDispatch, registryHost, startPingPong } from '../floor';
 import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
 
 const rssKiB = (pid: number) => residentMb(pid) * 1024;
@@ -28,9 +29,9 @@ const noopTool: CellToolDescriptor[] = [{ name: 'noop', description: 'does nothi
 const rawRun = (source: string) => rawBridgeRun(source, async () => null, 'noop');
 
 /** A runtime and a session whose `run(source)` resolves once the cell completed (throws otherwise). */
-function open(options: CodeModeRuntimeOptions) {
+function open(options: CodeModeRuntimeOptions, host: CellHost = { invokeTool: async () => null, notify() {}, cellClosed() {} }) {
   const runtime = createCodeModeRuntime({ maxInFlightCalls: 1024, maxCells: 1000, nodeSnapshotCheck: 'ignore', ...options });
-  const session = runtime.openSession({ invokeTool: async () => null, notify() {}, cellClosed() {} });
+  const session = runtime.openSession(host);
   return {
     runtime,
     session,
@@ -106,15 +107,54 @@ function inProcessPerCellKiB(kind: 'runtime' | 'raw'): number {
   return Number(execFileSync(process.execPath, ['--no-node-snapshot', '--expose-gc', '-e', script], { encoding: 'utf8' }));
 }
 
+/**
+ * The sequential nested call through a worker, dispatched through a registry, against its physical
+ * floor measured in the same rounds (sampled in alternation, like the rest): the raw bridge call +
+ * one JSON-line ping-pong to a child process + one direct registry dispatch.
+ */
+async function againstFloor(dispatched: ReturnType<typeof open>): Promise<BenchFigure[]> {
+  const pingPong = startPingPong();
+  const dispatch = directDispatch();
+  try {
+    const [empty, full, rawEmpty, rawFull, pipe, direct] = await alternatingMedians(
+      [
+        () => dispatched.run(`text('ok')`),
+        () => dispatched.run(`for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await tools.noop(); text('ok');`),
+        () => rawRun(`text('ok')`),
+        () => rawRun(`for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await noop(); text('ok');`),
+        () => pingPong.trips(SEQUENTIAL_CALLS),
+        () => dispatch.calls(SEQUENTIAL_CALLS),
+      ],
+      9,
+      2,
+    );
+    const micros = (ms: number) => (ms * 1000) / SEQUENTIAL_CALLS;
+    const [nested, raw, trip, call] = [micros(full - empty), micros(rawFull - rawEmpty), micros(pipe), micros(direct)];
+    const floor = raw + trip + call;
+    return [
+      { name: 'floor part: one JSON-line ping-pong with a child process', value: trip, unit: 'µs', note: `${SEQUENTIAL_CALLS} sequential round trips, median of 9 alternating runs` },
+      { name: 'floor part: one direct registry dispatch (no-op tool, no hooks)', value: call, unit: 'µs', note: `${SEQUENTIAL_CALLS} sequential calls, median of 9 alternating runs` },
+      compare('nested no-op call through a worker, registry-dispatched (sequential)', nested, 'µs', { name: `physical floor: raw bridge ${raw.toFixed(0)} + ping-pong ${trip.toFixed(0)} + dispatch ${call.toFixed(0)} µs`, value: floor }, {
+        note: `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs; target ≤ 1.5× the floor`,
+      }),
+    ];
+  } finally {
+    pingPong.close();
+  }
+}
+
 const bench: Bench = {
   name: 'code-mode-runtime',
   async run(): Promise<BenchFigure[]> {
     const processSide = open({ workers: { shared: false } });
     const inProcess = open({ isolation: 'in-process' });
+    // Nested calls dispatched through a registry, as Code Mode's broker does (the floor has one dispatch too).
+    const dispatched = open({ workers: { shared: false } }, registryHost());
     const figures: BenchFigure[] = [];
     try {
       // A warm worker: the session's worker and its prewarmed spare are started before anything is timed.
       await processSide.run(`text('warm')`);
+      await dispatched.run(`text('warm')`);
       const both = (name: string, unit: string, [processValue, inProcessValue, rawValue]: number[], note: string) => {
         figures.push(compare(`${name} — process`, processValue, unit, { name: RAW, value: rawValue }, { note }));
         figures.push(compare(`${name} — in-process`, inProcessValue, unit, { name: RAW, value: rawValue }, { note }));
@@ -143,6 +183,7 @@ const bench: Bench = {
       );
       const perCall = (a: number, b: number) => ((b - a) * 1000) / SEQUENTIAL_CALLS;
       both('nested no-op call round trip (sequential)', 'µs', [perCall(empty, full), perCall(inEmpty, inFull), perCall(rawEmpty, rawFull)], `${SEQUENTIAL_CALLS} calls per cell, cell start subtracted, median of 9 alternating runs`);
+      figures.push(...(await againstFloor(dispatched)));
 
       const parallel = (call: string) => `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => ${call})); text('ok');`;
       const parallelTimes = await alternatingMedians(
@@ -154,6 +195,7 @@ const bench: Bench = {
     } finally {
       await processSide.runtime.shutdown();
       await inProcess.runtime.shutdown();
+      await dispatched.runtime.shutdown();
     }
 
     const samples = [await workerMemory(), await workerMemory(), await workerMemory()];
