@@ -9,7 +9,7 @@ import {
   type StoredPair,
   type StoredValueStore,
 } from '@switchyard/code-mode-runtime';
-import { SwitchyardError, errorMessage, type CellHost, type CellObservation, type CodeModeSession, type CreateCellOptions, type CreatedCell, type ObserveOptions } from '@switchyard/protocol';
+import { SwitchyardError, cellIdOf, errorMessage, type CellHost, type CellObservation, type CodeModeSession, type CreateCellOptions, type CreatedCell, type ObserveOptions } from '@switchyard/protocol';
 
 /** Settings of a {@link WorkerSession}. */
 export interface WorkerSessionSettings {
@@ -86,7 +86,7 @@ export class WorkerSession implements CodeModeSession {
       return { cellId, observation: observation! };
     } catch (error) {
       if (error instanceof RuntimeLostError) return { cellId, observation: lost(cellId, error.reason) };
-      if (!((error as { cellId?: unknown }).cellId === cellId)) binding.cells.delete(cellId);
+      if (cellIdOf(error) !== cellId) binding.cells.delete(cellId);
       throw error;
     } finally {
       binding.creating--;

@@ -1,5 +1,6 @@
 import {
   RespondToModelError,
+  cellIdOf,
   errorMessage,
   hasErrorCode,
   isJsonObject,
@@ -177,7 +178,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       } catch (error) {
         // A cancelled exec never tells the model its cell id, so nobody could observe the cell:
         // terminate it rather than leave it running (or holding its result) until session shutdown.
-        const orphan = hasErrorCode(error, 'ABORTED') ? (error as { cellId?: unknown }).cellId : undefined;
+        const orphan = hasErrorCode(error, 'ABORTED') ? cellIdOf(error) : undefined;
         if (typeof orphan === 'string') void session.runtime.terminate(orphan).catch(() => undefined);
         serviceFailure(error);
       }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  cellIdOf,
   errorMessage,
   isFatalError,
   isJsonObject,
@@ -154,7 +155,7 @@ export class DispatchBroker {
       created = await create(cellId);
     } catch (error) {
       // Cancelled after creation (the error names the cell): it runs on until terminated and closed.
-      if ((error as { cellId?: unknown } | undefined)?.cellId !== cellId) this.cells.delete(cellId);
+      if (cellIdOf(error) !== cellId) this.cells.delete(cellId);
       throw error;
     }
     this.start(cellId, record);

@@ -66,6 +66,27 @@ export class SwitchyardError extends Error {
 }
 
 /**
+ * A `SwitchyardError` about one Code Mode cell: `cellId` names it. A cell creation cancelled after
+ * the cell was made rejects with one (`ABORTED`; the cell runs on, so the host can still observe
+ * or terminate it).
+ */
+export class CellError extends SwitchyardError {
+  readonly cellId: string;
+  constructor(code: SwitchyardErrorCode, message: string, cellId: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.cellId = cellId;
+    this.name = 'CellError';
+  }
+}
+
+/** The cell an error names: a {@link CellError}'s `cellId`, or any error's string `cellId` (from another copy of this package). */
+export function cellIdOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const cellId = (error as { cellId?: unknown }).cellId;
+  return typeof cellId === 'string' ? cellId : undefined;
+}
+
+/**
  * A model-visible failure: the message becomes the tool output text with `success: false`
  * (reference `FunctionCallError::RespondToModel`). Throw it from a handler to refuse a call politely.
  */

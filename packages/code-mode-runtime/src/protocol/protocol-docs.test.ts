@@ -10,7 +10,7 @@ describe('the README table of the runtime protocol', () => {
 
   it('names every message of both directions, its fields and the error codes', () => {
     const docs = renderProtocolDocs();
-    for (const row of ['| `call` | `call`: integer ≥ 0, `session`: string, `cellId`: string, `runtimeToolCallId`: string, `tool`: string, `input?`: JSON |', '| `reply` | `id`: integer ≥ 0<br>`ok: true`, `value?`: CellObservation<br>`ok: false`, `error`: WireError |']) {
+    for (const row of ['| `call` | `call`: integer ≥ 0, `session`: string, `cellId`: string, `runtimeToolCallId`: string, `tool`: string, `inputJson?`: string (blob), `input?`: JSON |', '| `reply` | `id`: integer ≥ 0<br>`ok: true`, `value?`: CellObservation<br>`ok: false`, `error`: WireError |']) {
       expect(docs).toContain(row);
     }
     expect(docs).toContain('`kind`: `function` \\| `freeform`');

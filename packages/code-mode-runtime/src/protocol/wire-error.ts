@@ -1,19 +1,9 @@
-import { SwitchyardError, errorMessage, isSwitchyardError, type SwitchyardErrorCode } from '@switchyard/protocol';
+import { CellError, SwitchyardError, cellIdOf, errorMessage, isSwitchyardError } from '@switchyard/protocol';
+
 import type { WireError } from './messages';
 
-/**
- * A `SwitchyardError` about one cell: `cellId` names it. A creation cancelled after the cell was
- * made rejects with one (`ABORTED`; the cell runs on, so the host can still observe or terminate
- * it); it crosses the runtime protocol as a `WireError` with `cellId`.
- */
-export class CellError extends SwitchyardError {
-  readonly cellId: string;
-  constructor(code: SwitchyardErrorCode, message: string, cellId: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-    this.cellId = cellId;
-    this.name = 'CellError';
-  }
-}
+/** The cell error of the cell contract (`@switchyard/protocol`), re-exported where the wire errors are made. */
+export { CellError, cellIdOf };
 
 /**
  * `error` naming cell `cellId`: a {@link CellError} with the same code and message (the original
@@ -24,13 +14,6 @@ export function cellError(error: unknown, cellId: string): CellError {
   if (error instanceof CellError && error.cellId === cellId) return error;
   const base = isSwitchyardError(error) ? error : new SwitchyardError('INTERNAL', errorMessage(error), { cause: error });
   return new CellError(base.code, base.message, cellId, { cause: base });
-}
-
-/** The cell an error names (a {@link CellError}, or any error with a string `cellId`, from another copy of this package). */
-export function cellIdOf(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const cellId = (error as { cellId?: unknown }).cellId;
-  return typeof cellId === 'string' ? cellId : undefined;
 }
 
 /** The error as it travels in a `reply`: its code (`INTERNAL` for what is not a `SwitchyardError`), its message and its cell. */
