@@ -1,4 +1,4 @@
-/** How often running cells' CPU time is checked (ms). */
+/** How often running cells are checked (CPU time, an isolate lost at its memory limit) (ms). */
 export const CPU_POLL_MS = 10;
 
 const checks = new Set<() => void>();
