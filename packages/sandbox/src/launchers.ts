@@ -219,7 +219,9 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  * - `R <id> <cwd> <argc> <arg>×argc <envc> <NAME=value>×envc <pc> <cgroup.procs file>×pc <fd3>` —
  *   run a command in a fork of the spawner: one that starts a new session (the command's process
  *   group is the fork's pid), takes stdin `/dev/null` and stdout + stderr on a fresh pipe, and
- *   calls the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
+ *   through the program's `serve(body)` (the plain spawner: a reaper whose child runs `body`,
+ *   forked ahead too; the sandbox launcher: `body` in the fork itself) reads the request and calls
+ *   the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
  *   request (a spare, forked once the spawner sat 50 ms without a message, so its cost falls
  *   outside a command's start and outside a short command's run) and handed the request on its
  *   own pipe; without a spare, one is forked on the spot. Answers `S <id> <pid> <fd>`: the fork's
@@ -305,13 +307,15 @@ sub prepare {
     open(STDOUT, '>&', $w) or POSIX::_exit(125);
     open(STDERR, '>&', $w) or POSIX::_exit(125);
     close $w;
-    my $line = '';
-    while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
-    close $req_r;
-    chomp $line;
-    my @request = parse(split(/ /, $line, -1));
-    command(@request) if @request;
-    POSIX::_exit(125);
+    serve(sub {
+      my $line = '';
+      while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
+      close $req_r;
+      chomp $line;
+      my @request = parse(split(/ /, $line, -1));
+      command(@request) if @request;
+      POSIX::_exit(125);
+    });
   }
   close $w; close $req_r;
   $spare = { pid => $pid, r => $r, req => $req_w };
@@ -360,12 +364,13 @@ export const SPAWNER = String.raw`
 my $NR_PRCTL = shift @ARGV;
 my $ppid = getppid();
 ${REAP_SUBS}
+sub serve { run_reaped($NR_PRCTL, $ppid, $_[0]) }
 sub command {
   my ($cwd, $argv, $env, $files, $fd3) = @_;
   (@$files == 0 && $fd3 eq '') or do { print STDERR "spawner: no cgroups or fd 3 here\n"; POSIX::_exit(125) };
   chdir($cwd) or do { print STDERR "spawner: chdir $cwd: $!\n"; POSIX::_exit(125) };
   %ENV = map { split(/=/, $_, 2) } @$env;
-  run_reaped($NR_PRCTL, $ppid, sub { exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) } });
+  exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) };
 }
 ${SPAWN_LOOP}`;
 
@@ -387,6 +392,7 @@ sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; defined &POSIX::_exit ?
 my $ppid = getppid();
 my @procs;
 ${LAUNCHER_STAGE}${REAP_SUBS}
+sub serve { $_[0]->() }
 sub command {
   my ($cwd, $argv, $env, $files, $fd3) = @_;
   open(my $filter, '<', $fd3) or fail("open the seccomp filter $fd3");
