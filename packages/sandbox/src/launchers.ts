@@ -226,7 +226,8 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  *   outside a command's start and outside a short command's run) and handed the request on its
  *   own pipe; without a spare, one is forked on the spot. Answers `S <id> <pid> <fd>`: the fork's
  *   pid and the spawner's fd of the pipe's read end, which the host opens through
- *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and then closes here with `C <id>`.
+ *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and closes here with `C <id>` once
+ *   the command ended (no message while it starts).
  *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
  * - `C <id>` — closes the spawner's copy of the read end of command `id`.
  *
