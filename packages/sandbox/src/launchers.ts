@@ -219,12 +219,16 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  * - `R <id> <cwd> <argc> <arg>×argc <envc> <NAME=value>×envc <pc> <cgroup.procs file>×pc <fd3>` —
  *   run a command in a fork of the spawner: one that starts a new session (the command's process
  *   group is the fork's pid), takes stdin `/dev/null` and stdout + stderr on a fresh pipe, and
- *   calls the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
- *   request (a spare, forked once the spawner sat 50 ms without a message, so its cost falls
- *   outside a command's start and outside a short command's run) and handed the request on its
+ *   through the program's `serve(body)` (the plain spawner: a reaper whose child runs `body`,
+ *   forked ahead too; the sandbox launcher: `body` in the fork itself) reads the request and calls
+ *   the program's `command(cwd, argv, env, procs, fd3)`. The fork is made ahead of the
+ *   request (a spare, forked once the spawner sat 50 ms without a message or right after the exit
+ *   of the last running command was reported, so its cost falls outside a command's start and
+ *   outside a short command's run, and a command sent right after another finds it) and handed the request on its
  *   own pipe; without a spare, one is forked on the spot. Answers `S <id> <pid> <fd>`: the fork's
  *   pid and the spawner's fd of the pipe's read end, which the host opens through
- *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and then closes here with `C <id>`.
+ *   `/proc/<spawner>/fd/<fd>` (as root or as the same user) and closes here with `C <id>` once
+ *   the command ended (no message while it starts).
  *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
  * - `C <id>` — closes the spawner's copy of the read end of command `id`.
  *
@@ -265,7 +269,7 @@ sub is_below {
   return 0;
 }
 sub reap {
-  my $stray = 0;
+  my ($stray, $reported) = (0, 0);
   while ((my $pid = waitpid(-1, 1)) > 0) {
     my $status = $?;
     my $id = delete $reaper{$pid};
@@ -273,8 +277,10 @@ sub reap {
     if (!defined $id) { $stray = 1; next }
     $stray = 1 if $status & 127;
     say_line("X $id " . (($status & 127) ? 128 + ($status & 127) : $status >> 8));
+    $reported = 1;
   }
   if ($stray) { my @left = orphans(); kill 'KILL', @left if @left }
+  return $reported;
 }
 sub parse {
   my @f = @_;
@@ -289,6 +295,13 @@ sub parse {
   (@argv && @argv == $argc && @env == $envc && @files == $pc && !@f) or return ();
   return ($cwd, \@argv, \@env, \@files, $fd3);
 }
+# A fork shares its parent's memory until one of them writes a page, and each first write is a
+# page fault (tens of microseconds in a virtual machine; a request's parse takes hundreds). So
+# before a request arrives, the spare and the spawner after an idle fork run a parse of a request
+# of the usual size (the spare also takes its environment, replaced by the request's): the pages
+# that work writes are their own by the time a real request comes.
+my $WARM = join(' ', '2f', 3, ('41' x 16) x 3, 64, (map { unpack('H*', "W$_=" . ('x' x 60)) } 1 .. 64), 0, '');
+sub warm { my @parsed = parse(split(/ /, $WARM, -1)); %ENV = map { split(/=/, $_, 2) } @{ $parsed[2] || [] } if $_[0] }
 sub prepare {
   pipe(my $r, my $w) or return;
   pipe(my $req_r, my $req_w) or return;
@@ -305,13 +318,18 @@ sub prepare {
     open(STDOUT, '>&', $w) or POSIX::_exit(125);
     open(STDERR, '>&', $w) or POSIX::_exit(125);
     close $w;
-    my $line = '';
-    while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
-    close $req_r;
-    chomp $line;
-    my @request = parse(split(/ /, $line, -1));
-    command(@request) if @request;
-    POSIX::_exit(125);
+    serve(sub {
+      # Forked on the spot, the request is already there: no time to win.
+      my $bits = ''; vec($bits, fileno($req_r), 1) = 1;
+      warm(1) unless select($bits, undef, undef, 0);
+      my $line = ' ' x 65536; $line = '';
+      while (index($line, "\n") < 0) { my $got = sysread($req_r, $line, 65536, length $line); POSIX::_exit(0) unless $got }
+      close $req_r;
+      chomp $line;
+      my @request = parse(split(/ /, $line, -1));
+      command(@request) if @request;
+      POSIX::_exit(125);
+    });
   }
   close $w; close $req_r;
   $spare = { pid => $pid, r => $r, req => $req_w };
@@ -328,14 +346,16 @@ sub run {
   $reaper{$fork->{pid}} = $id; $held{$id} = $fork->{r};
   say_line("S $id $fork->{pid} " . fileno($fork->{r}));
 }
-my $buf = '';
+my ($buf, $exited) = ('', 0);
 for (;;) {
   my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno($wake_r), 1) = 1;
   my $n = select(my $rout = $rin, undef, undef, $spare ? 1 : 0.05);
   sysread($wake_r, my $junk, 4096) if $n > 0 && vec($rout, fileno($wake_r), 1);
-  reap();
-  prepare() if $n == 0 && !$spare;
-  next unless $n > 0 && vec($rout, 0, 1);
+  $exited = 1 if reap();
+  my $asked = $n > 0 && vec($rout, 0, 1);
+  if (!$spare && ($n == 0 || ($exited && !%reaper && !$asked))) { prepare(); warm() }
+  $exited = 0 if $spare || $asked;
+  next unless $asked;
   my $got = sysread(STDIN, $buf, 65536, length $buf);
   next if !defined $got && $! == 4;
   exit 0 unless $got;
@@ -360,12 +380,13 @@ export const SPAWNER = String.raw`
 my $NR_PRCTL = shift @ARGV;
 my $ppid = getppid();
 ${REAP_SUBS}
+sub serve { run_reaped($NR_PRCTL, $ppid, $_[0]) }
 sub command {
   my ($cwd, $argv, $env, $files, $fd3) = @_;
   (@$files == 0 && $fd3 eq '') or do { print STDERR "spawner: no cgroups or fd 3 here\n"; POSIX::_exit(125) };
   chdir($cwd) or do { print STDERR "spawner: chdir $cwd: $!\n"; POSIX::_exit(125) };
   %ENV = map { split(/=/, $_, 2) } @$env;
-  run_reaped($NR_PRCTL, $ppid, sub { exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) } });
+  exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) };
 }
 ${SPAWN_LOOP}`;
 
@@ -387,6 +408,7 @@ sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; defined &POSIX::_exit ?
 my $ppid = getppid();
 my @procs;
 ${LAUNCHER_STAGE}${REAP_SUBS}
+sub serve { $_[0]->() }
 sub command {
   my ($cwd, $argv, $env, $files, $fd3) = @_;
   open(my $filter, '<', $fd3) or fail("open the seccomp filter $fd3");

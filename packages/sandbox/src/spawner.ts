@@ -61,6 +61,9 @@ type Refable = { ref?: () => void; unref?: () => void };
 /** The spawner and its pipes: what keeps the host's event loop waiting for it. */
 const handlesOf = (child: ChildProcessWithoutNullStreams) => [child, child.stdin, child.stdout, child.stderr] as Refable[];
 
+/** Set once {@link CommandSpawner.supported} said yes. */
+let supportedHere = false;
+
 const hex = (text: string) => Buffer.from(text, 'utf8').toString('hex');
 
 function exitText(code: number | null, signal: NodeJS.Signals | null): string {
@@ -89,9 +92,14 @@ export class CommandSpawner {
   /** Why the host killed a spawner, for the message its commands get. */
   private readonly why = new WeakMap<ChildProcessWithoutNullStreams, string>();
 
-  /** True where it can run: Linux, perl, and known system call numbers. */
+  /**
+   * True where it can run: Linux, perl, and known system call numbers. Asked before every command,
+   * so a yes is remembered (a search of `PATH` costs a failed `access` per directory); a no is
+   * asked again, so perl installed later is used.
+   */
   static supported(): boolean {
-    return process.platform === 'linux' && launcherSyscalls() !== undefined && findExecutable('perl') !== undefined;
+    supportedHere ||= process.platform === 'linux' && launcherSyscalls() !== undefined && findExecutable('perl') !== undefined;
+    return supportedHere;
   }
 
   private readonly launcher: readonly string[] | undefined;
@@ -223,6 +231,9 @@ export class CommandSpawner {
     }
     if (fields[0] === 'X' && fields.length === 3 && entry.state === 'running' && /^\d+$/.test(fields[2])) {
       this.pending.delete(id);
+      // Its copy of the read end is closed now, not at the start: a message then would wake the
+      // spawner while the command starts, and a command's output reads to its end either way.
+      child.stdin.write(`C ${id}\n`);
       entry.exit?.({ code: Number(fields[2]) });
       this.idleWhenDone(child);
       return true;
@@ -230,7 +241,7 @@ export class CommandSpawner {
     return false;
   }
 
-  /** `S <id> <pid> <fd>`: opens the output pipe through /proc, tells the spawner to close its copy. */
+  /** `S <id> <pid> <fd>`: opens the output pipe through /proc (the spawner closes its copy at `C`, sent at the exit). */
   private started(child: ChildProcessWithoutNullStreams, id: number, entry: Pending, pid: number, fd: number): boolean {
     if (!Number.isInteger(pid) || pid <= 1 || !Number.isInteger(fd) || fd < 3) return false;
     let output: Socket;
@@ -245,7 +256,6 @@ export class CommandSpawner {
     } catch {
       return false;
     }
-    child.stdin.write(`C ${id}\n`);
     entry.state = 'running';
     const exited = new Promise<SpawnedExit>((resolve) => (entry.exit = resolve));
     entry.start?.resolve({ pid, output, exited });

@@ -171,7 +171,7 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     compare('exec_command `true`, read-only sandbox', at('read-only'), 'ms', bare, { note }),
     compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
     compare('exec_command `true`, danger-full-access, a reaper process per command (spawner: false)', at('danger-full-access, reaper per command'), 'ms', bare, { note: 'the previous path' }),
-    compare('CommandSpawner alone: one request, a spare fork (the reaper) + fork/exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
+    compare('CommandSpawner alone: one request to a spare (its reaper and the command’s process forked ahead), exec sh -c true, output via /proc', at('CommandSpawner sh'), 'ms', bare, { note: 'no executor' }),
     compare('the raw sandbox chain through the long-lived launcher: one request, fork → bwrap → sh', at('raw sandbox chain, launcher'), 'ms', bare, { note: 'sandboxCommand + request + release, no executor' }),
     compare('exec_command `true`, workspace-write (launcher per command): the executor around the chain', at('workspace-write, launcher per command'), 'ms', chain, { note: 'args, approval, admission, cgroups, walks, output, answer' }),
     compare('the raw sandbox chain: sh → perl launcher → bwrap → sh', at('raw sandbox chain'), 'ms', bare, { note: 'sandboxCommand + spawn + release, no executor' }),
