@@ -1,10 +1,21 @@
-import { closeSync, constants, existsSync, openSync } from 'node:fs';
+import { close as closeFd, closeSync, constants, existsSync, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Stats } from 'node:fs';
 import { attempt, workspaceIo, type WorkspaceIo } from './workspace-io';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
+
+/**
+ * Linux's `O_PATH` (Node does not export it): a descriptor that names an inode without opening it
+ * for reading — no side effect on a FIFO or a device swapped in, no permission needed. Its value is
+ * the generic one, which x86-64 and arm64 use; elsewhere replaced files are not held (see
+ * {@link WorkspaceFs.writeFileAtomic}).
+ */
+const O_PATH = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') ? 0o10000000 : undefined;
+
+/** Replaced files held open at most per walker (each is one descriptor until the walker closes). */
+const MAX_HELD_REPLACED = 256;
 
 /** Symbolic links followed while resolving one path, at most (the kernel's own limit is 40). */
 const MAX_LINK_HOPS = 40;
@@ -56,6 +67,8 @@ export class WorkspaceFs {
    * (the folder-moved residual risk of the README spans the walker's life, one phase of a patch).
    */
   private readonly folders = new Map<string, Promise<number>>();
+  /** `O_PATH` descriptors of files replaced by {@link writeFileAtomic}, closed by {@link close} without waiting. */
+  private readonly replaced: number[] = [];
 
   private constructor(
     /** The root as the kernel knows it (links resolved). */
@@ -84,6 +97,9 @@ export class WorkspaceFs {
     this.folders.clear();
     for (const pending of folders) await pending.then((fd) => this.io.close(fd)).catch(() => undefined);
     if (this.rootFd !== undefined) await this.io.close(this.rootFd);
+    // The last reference to each replaced file goes on the thread pool, unawaited: freeing its
+    // blocks happens off the patch's path.
+    for (const fd of this.replaced.splice(0)) closeFd(fd, () => undefined);
   }
 
   /** The absolute path of physical components (for messages and keys). */
@@ -208,6 +224,7 @@ export class WorkspaceFs {
         } finally {
           await io.close(fd);
         }
+        if (mode !== undefined) await this.holdReplaced(at);
         await io.rename(temporary, at);
       } catch (error) {
         await attempt(() => io.unlink(temporary)).catch(() => undefined);
@@ -217,6 +234,23 @@ export class WorkspaceFs {
       created = first;
     });
     return created;
+  }
+
+  /**
+   * Holds the file about to be replaced at `at` by an `O_PATH` descriptor (never following a
+   * link), so the rename over it only drops a name: the kernel frees the replaced file's blocks
+   * when the last reference goes, which is then {@link close}'s unawaited close instead of the
+   * rename. Measured on ext4 (mounted with `discard`): renaming over 100 files of 12 KB took
+   * 9–35 ms; holding them first, 6–10 ms, and the frees ran after. Best effort: a failure (the
+   * file is gone, too many held) leaves the rename to free it.
+   */
+  private async holdReplaced(at: string): Promise<void> {
+    if (O_PATH === undefined || this.replaced.length >= MAX_HELD_REPLACED) return;
+    try {
+      this.replaced.push(await this.io.open(at, O_PATH | O_NOFOLLOW));
+    } catch {
+      // nothing to hold: the rename frees whatever it replaces
+    }
   }
 
   /** Removes a file or link (never what a link points to). */

@@ -91,3 +91,28 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     expect((await readdir(join(root, 'real'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 });
+
+describe('files replaced by a patch', () => {
+  /** Descriptors of this process naming a file under `dir` (held `O_PATH` ones included), from /proc. */
+  async function descriptorsUnder(dir: string): Promise<string[]> {
+    const { readlink } = await import('node:fs/promises');
+    const names = await readdir('/proc/self/fd');
+    const targets = await Promise.all(names.map((name) => readlink(`/proc/self/fd/${name}`).catch(() => '')));
+    return targets.filter((target) => target.startsWith(dir));
+  }
+
+  it.each(['sync', 'async'] as const)('are held only until the patch ends, then released (%s I/O), and the old contents are gone', async (mode) => {
+    useWorkspaceIo(mode);
+    const names = ['a.txt', 'b.txt', 'c.txt'];
+    for (const name of names) await writeFile(join(root, name), `old ${name}\n`);
+    const inodes = await Promise.all(names.map(async (name) => (await stat(join(root, name))).ino));
+    await applyPatch(wrap(...names.flatMap((name) => [`*** Update File: ${name}`, `-old ${name}`, `+new ${name}`])), { root });
+    for (const name of names) expect(await readFile(join(root, name), 'utf8')).toBe(`new ${name}\n`);
+    // Each file was replaced by a new inode (written beside it, renamed over it).
+    expect(await Promise.all(names.map(async (name) => (await stat(join(root, name))).ino))).not.toEqual(inodes);
+    // The descriptors that held the replaced files close on the thread pool, unawaited: soon none is left.
+    const deadline = Date.now() + 5_000;
+    while ((await descriptorsUnder(root)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await descriptorsUnder(root)).toEqual([]);
+  });
+});
