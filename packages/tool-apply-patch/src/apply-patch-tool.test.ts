@@ -3,7 +3,7 @@ import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'nod
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
+import { DIRECT_SOURCE, toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
 import { createToolHarness, invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -159,6 +159,35 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
         name: 'turn-diff',
         data: { turnId: 'turn-7', unifiedDiff: 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n' },
       },
+    ]);
+  });
+
+  it('a turn-diff event keeps the turn diff of its own patch, however late it is read', async () => {
+    await writeFile(join(root, 'a.txt'), 'one\n');
+    await writeFile(join(root, 'b.txt'), 'uno\n');
+    const tool = applyPatchTool();
+    const step = createStepContext({ cwd: root, turnId: 'turn-8' });
+    const seen: SwitchyardEvent[] = [];
+    const call = async (input: string) => {
+      const output = await tool.handle({ callId: 'late', toolName: tool.name, source: DIRECT_SOURCE, payload: custom(input), signal: new AbortController().signal, step, emit: (event) => seen.push(event) });
+      expect(output.success).toBe(true);
+    };
+    try {
+      await call(wrap('*** Update File: a.txt', '-one', '+two'));
+      await call(wrap('*** Update File: b.txt', '-uno', '+dos'));
+    } finally {
+      await tool.dispose?.({ sessionId: step.sessionId });
+    }
+    const diffs = seen.filter((event) => event.type === 'tool-notification' && event.name === 'turn-diff').map((event) => (event as unknown as { data: { unifiedDiff: string } }).data.unifiedDiff);
+    const a = 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n';
+    const b = 'diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1,1 +1,1 @@\n-uno\n+dos\n';
+    // Both read only now, after the second patch: the first still says what the turn was after the first.
+    expect(diffs).toEqual([a, a + b]);
+    // The change texts the helper sent, decoded on first read.
+    const begins = seen.filter((event) => event.type === 'tool-notification' && event.name === 'patch-apply-begin').map((event) => JSON.parse(JSON.stringify((event as unknown as { data: JsonValue }).data)));
+    expect(begins.map((data) => data.changes)).toEqual([
+      [{ kind: 'update', path: 'a.txt', newContent: 'two\n', unifiedDiff: '@@ -1,1 +1,1 @@\n-one\n+two\n' }],
+      [{ kind: 'update', path: 'b.txt', newContent: 'dos\n', unifiedDiff: '@@ -1,1 +1,1 @@\n-uno\n+dos\n' }],
     ]);
   });
 

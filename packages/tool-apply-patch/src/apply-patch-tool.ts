@@ -17,6 +17,7 @@ import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
 import { HelperPool, type HelperLaunch } from './helper-pool';
 import type { VerifiedAnswer } from './helper-protocol';
 import { helperCommand, type HelperCommand } from './run-helper';
+import { lazyProperty } from './lazy-property';
 import { turnDiffTracker } from './turn-diff';
 import type { ApplyPatchResult, FileChange } from './verify-patch';
 
@@ -114,6 +115,7 @@ function emitSafely(invocation: ToolInvocation, name: string, data: Record<strin
 }
 
 const jsonChanges = (changes: FileChange[]) => changes as unknown as JsonValue;
+
 
 const APPLY_PATCH_OPTION_RULES: OptionsShape<ApplyPatchToolOptions> = {
   root: rule.string(),
@@ -262,7 +264,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       if (result.turnFiles) tracker.recordDiffs(result.turnFiles);
       else tracker.record(result.files);
       emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: result.summary, stderr: '', changes: changes ?? jsonChanges(result.changes) });
-      emitSafely(invocation, 'turn-diff', { turnId, unifiedDiff: tracker.unifiedDiff() });
+      emitSafely(invocation, 'turn-diff', lazyProperty({ turnId }, 'unifiedDiff', tracker.unifiedDiffSnapshot()));
       const outcome: ApplyPatchToolResult = { status: 'completed', added: result.added, modified: result.modified, deleted: result.deleted };
       return new FunctionToolOutput(result.summary, true, { ...outcome });
     },

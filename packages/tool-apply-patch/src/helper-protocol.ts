@@ -1,5 +1,6 @@
 import type { ApplyPatchErrorCode } from './apply-patch-error';
 import { contentHash } from './content-hash';
+import { lazyProperty } from './lazy-property';
 import { tooLarge, type Baseline, type TurnFileDiff } from './helper-turn';
 import type { PatchLimits } from './limits';
 import { fileGitDiff, type ApplyPatchResult, type FileChange, type FileState } from './verify-patch';
@@ -132,12 +133,19 @@ export function decodeVerified(header: Record<string, unknown>, blobs: readonly 
     return value as string[];
   };
   if (typeof header.summary !== 'string' || !Array.isArray(header.changes) || !Array.isArray(header.files)) throw new Error('helper answer is malformed');
+  // A change's texts are decoded when first read (the events' listeners read them, if any);
+  // their blob indices are checked now, so a malformed answer still fails here.
+  const lazyText = <T extends object, K extends string>(target: T, key: K, ref: unknown) => {
+    if (typeof ref !== 'number' || !blobs[ref]) throw new Error('helper answer refers to a missing blob');
+    return lazyProperty(target, key, () => text(ref));
+  };
   const changes = (header.changes as WireChange[]).map((change): FileChange => {
     const extra = change.contentOmitted === true ? { contentOmitted: true as const } : {};
     if (change.kind === 'update') {
-      return { kind: 'update', path: change.path, ...(change.movePath !== undefined ? { movePath: change.movePath } : {}), newContent: text(change.newContent), unifiedDiff: text(change.unifiedDiff), ...extra };
+      const update = { kind: 'update' as const, path: change.path, ...(change.movePath !== undefined ? { movePath: change.movePath } : {}), ...extra };
+      return lazyText(lazyText(update, 'newContent', change.newContent), 'unifiedDiff', change.unifiedDiff);
     }
-    return { kind: change.kind, path: change.path, content: text(change.content), unifiedDiff: text(change.unifiedDiff), ...extra };
+    return lazyText(lazyText({ kind: change.kind, path: change.path, ...extra }, 'content', change.content), 'unifiedDiff', change.unifiedDiff);
   });
   const files = (header.files as WireFile[]).map((file): FileState => ({
     path: file.path,

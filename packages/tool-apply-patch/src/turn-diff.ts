@@ -15,6 +15,12 @@ export interface TurnDiffTracker {
   record(files: readonly FileState[]): void;
   /** The turn's git-style unified diff, files sorted by path; `""` when nothing differs. */
   unifiedDiff(): string;
+  /**
+   * The turn's diff as it is now, joined only when first read: each file's part is taken now
+   * (later patches do not change it), the one long string is built on demand (a host that never
+   * reads a turn-diff event's text does not pay for it).
+   */
+  unifiedDiffSnapshot(): () => string;
   /** Paths (relative to the root) whose content differs from their baseline. */
   changedPaths(): string[];
   /**
@@ -167,6 +173,11 @@ export function createTurnDiffTracker(budget: DiffBudget = TURN_DIFF_BUDGET): Tu
       return differing()
         .map((file) => file.diff())
         .join('');
+    },
+    unifiedDiffSnapshot() {
+      const parts = differing().map((file) => file.diff());
+      let joined: string | undefined;
+      return () => (joined ??= parts.join(''));
     },
     changedPaths() {
       return differing().map((file) => file.displayPath);

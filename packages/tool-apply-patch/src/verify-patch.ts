@@ -6,6 +6,7 @@ import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } fro
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
+import { lazyProperty } from './lazy-property';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
@@ -389,21 +390,9 @@ function patchPlan(result: ApplyPatchResult, entries: readonly FileEntry[], { al
   };
 }
 
-/**
- * Gives a change its `unifiedDiff` as an enumerable property computed on first read (then kept):
- * spreading, JSON and structured cloning see a plain string, and a caller that never reads the
- * per-hunk diffs (a library `applyPatch` that only writes) never pays for them.
- */
+/** A change with its `unifiedDiff` computed on first read (a library `applyPatch` that only writes never pays for it). */
 function lazyDiff<T extends Record<string, unknown>>(change: T, compute: () => string): T & { unifiedDiff: string } {
-  let value: string | undefined;
-  return Object.defineProperty(change, 'unifiedDiff', {
-    enumerable: true,
-    configurable: true,
-    get: () => (value ??= compute()),
-    set: (next: string) => {
-      value = next;
-    },
-  }) as T & { unifiedDiff: string };
+  return lazyProperty(change, 'unifiedDiff', compute);
 }
 
 /** How files changed by one in-place Update were edited, so their git diff runs on the changed windows only (see {@link fileGitDiff}). */
