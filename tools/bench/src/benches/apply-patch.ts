@@ -9,8 +9,23 @@ import { createStepContext } from '@switchyard/kit';
 import { applyPatch, applyPatchTool, verifyPatch } from '@switchyard/tool-apply-patch';
 import { gitFileDiff } from '../../../../packages/tool-apply-patch/src/unified-diff';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
+import { ProcessRunner } from '../process-runner';
 
 const tool = applyPatchTool();
+/** Runs every `git apply` of this bench (see `ProcessRunner`: the bench process never forks while it measures). */
+let runner: ProcessRunner | undefined;
+
+/** `git <args>` in `root` through the runner: its wall time (the reference of a pair). */
+async function gitIn(root: string, args: readonly string[]): Promise<number> {
+  runner ??= new ProcessRunner();
+  return (await runner.run(root, 'git', args)).wallMs;
+}
+
+/** `git <args>` in `root` through the runner: its CPU time (user + system, 10 ms ticks). */
+async function gitCpuIn(root: string, args: readonly string[]): Promise<number> {
+  runner ??= new ProcessRunner();
+  return (await runner.run(root, 'git', args)).cpuMs;
+}
 /** One apply_patch call as the registry makes it (the session's helper process, events, turn diff). */
 async function callTool(patch: string, step: StepContext): Promise<void> {
   const output = await tool.handle({
@@ -79,6 +94,9 @@ async function reset(root: string, files: Map<string, string>): Promise<void> {
   // A repository, as an agent's workspace usually is (the sandboxed helper then stays up between calls).
   if (!existsSync(join(root, '.git'))) execFileSync('git', ['init', '-q'], { cwd: root });
   await Promise.all([...files].map(([path, content]) => writeFile(join(root, path), content)));
+  // A collection, untimed: a run starts without the garbage of the reset and of earlier runs (as
+  // `git` starts with a fresh heap); the garbage a run makes is still collected on its clock.
+  (globalThis as { gc?: () => void }).gc?.();
 }
 
 async function check(root: string, expected: Map<string, string>, who: string): Promise<void> {
@@ -88,33 +106,40 @@ async function check(root: string, expected: Map<string, string>, who: string): 
 }
 
 /**
- * Times `subject` and `reference` RUNS times each (after one warm-up), alternating them so load
- * from other processes hits both alike, and resetting the workspace (untimed) before every run.
+ * Untimed runs before a pair is timed. A session's helper gets faster over its first calls of a
+ * size: the unsandboxed 100 × 20 call took 450–650 ms the first time, ~200 ms for calls 2–10 and
+ * 60–100 ms from about the fifteenth (its own CPU: ~200 ms per call over the first ten, 70–90 ms
+ * after the twentieth). Warming the helper's JavaScript alone between requests did not shorten
+ * that, so it is not only V8 optimizing the code. The figures are the steady state of a session
+ * that has applied a few patches; the warm-up samples are reported beside them (`warmups`).
+ */
+const WARMUPS = 10;
+
+/**
+ * Times `subject` and `reference` RUNS times each (after {@link WARMUPS} untimed rounds),
+ * alternating them so load from other processes hits both alike, and resetting the workspace
+ * (untimed) before every run. `warmups` receives the subject's warm-up durations.
  */
 async function timePair(
   root: string,
   files: Map<string, string>,
   subject: () => Promise<unknown> | unknown,
-  reference: () => Promise<unknown> | unknown,
+  reference: () => Promise<number>,
   runs = RUNS,
+  warmups: number[] = [],
 ): Promise<[number, number]> {
   const samples: [number[], number[]] = [[], []];
-  for (let run = -1; run < runs; run++) {
-    for (const [slot, body] of [subject, reference].entries()) {
-      await reset(root, files);
-      const start = performance.now();
-      await body();
-      if (run >= 0) samples[slot].push(performance.now() - start);
-    }
+  for (let run = -WARMUPS; run < runs; run++) {
+    await reset(root, files);
+    const start = performance.now();
+    await subject();
+    const subjectMs = performance.now() - start;
+    await reset(root, files);
+    const referenceMs = await reference();
+    if (run >= 0) samples[0].push(subjectMs), samples[1].push(referenceMs);
+    else warmups.push(subjectMs);
   }
   return [median(samples[0]), median(samples[1])];
-}
-
-/** CPU milliseconds this process's waited-for children have used (`cutime` + `cstime` of /proc/self/stat, 10 ms ticks). */
-function childrenCpuMs(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
 /** The pids of this process's live descendants (a helper, its bubblewrap and what runs inside), from /proc. */
@@ -158,7 +183,7 @@ function descendantsCpuMs(): number {
  * `git` child, over `runs` alternating runs (workspace reset untimed). Less moved by other
  * processes' load than wall time.
  */
-async function toolCpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => unknown, runs = 21): Promise<[number, number]> {
+async function toolCpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => Promise<number>, runs = 21): Promise<[number, number]> {
   let tool = 0;
   let children = 0;
   for (let run = 0; run < runs; run++) {
@@ -167,9 +192,7 @@ async function toolCpuPair(root: string, files: Map<string, string>, subject: ()
     await subject();
     tool += ownCpuMs() + descendantsCpuMs() - start;
     await reset(root, files);
-    const before = childrenCpuMs();
-    git();
-    children += childrenCpuMs() - before;
+    children += await git();
   }
   return [tool / runs, children / runs];
 }
@@ -194,7 +217,7 @@ function ownCpuMs(): number {
  * CPU time per run of the in-process `subject` and of the `git` child, over `runs` alternating runs
  * (workspace reset untimed): unlike wall time, barely moved by other processes' load.
  */
-async function cpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => unknown, runs = 21): Promise<[number, number]> {
+async function cpuPair(root: string, files: Map<string, string>, subject: () => Promise<unknown>, git: () => Promise<number>, runs = 21): Promise<[number, number]> {
   let own = 0;
   let children = 0;
   for (let run = 0; run < runs; run++) {
@@ -203,9 +226,7 @@ async function cpuPair(root: string, files: Map<string, string>, subject: () => 
     await subject();
     own += ownCpuMs() - start;
     await reset(root, files);
-    const before = childrenCpuMs();
-    git();
-    children += childrenCpuMs() - before;
+    children += await git();
   }
   return [own / runs, children / runs];
 }
@@ -256,7 +277,7 @@ async function smallPatch(base: string): Promise<BenchFigure[]> {
   const patch = '*** Begin Patch\n*** Update File: src/small.txt\n@@\n one\n-two\n+2\n three\n*** End Patch';
   const diffPath = join(base, 'small.diff');
   await writeFile(diffPath, gitFileDiff('src/small.txt', 'one\ntwo\nthree\n', 'one\n2\nthree\n'));
-  const git = () => execFileSync('git', ['apply', diffPath], { cwd: root, stdio: 'ignore' });
+  const git = () => gitIn(root, ['apply', diffPath]);
   const sandboxed = createStepContext({ cwd: root, sandboxMode: 'workspace-write' });
   await reset(root, files);
   // The first call of a session starts its helper (Node inside bubblewrap).
@@ -269,7 +290,7 @@ async function smallPatch(base: string): Promise<BenchFigure[]> {
   await reset(root, files);
   await callTool(patch, unsandboxed);
   const [toolMs, gitToolMs] = await timePair(root, files, () => callTool(patch, unsandboxed), git, SMALL_RUNS);
-  const note = `update one line of a 3-line file, warm helper, median of ${SMALL_RUNS} alternating runs; git includes its process start`;
+  const note = `update one line of a 3-line file, warm helper, median of ${SMALL_RUNS} alternating runs after ${WARMUPS} untimed; git run and timed by a small runner process (fork, exec, reap)`;
   return [
     compare('one small patch, sandboxed tool (workspace-write), warm helper', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxedMs }, { note }),
     compare('one small patch, unsandboxed tool, warm helper', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note }),
@@ -286,32 +307,34 @@ const bench: Bench = {
       const root = join(base, 'workspace');
       const diffPath = join(base, 'edits.diff');
       await writeFile(diffPath, diff);
-      const git = (...args: string[]) => execFileSync('git', ['apply', ...args, diffPath], { cwd: root, stdio: 'ignore' });
+      const git = (...args: string[]) => gitIn(root, ['apply', ...args, diffPath]);
+      const gitCpu = () => gitCpuIn(root, ['apply', diffPath]);
 
       // Both produce the same files.
       await reset(root, originals);
       await applyPatch(patch, { root });
       await check(root, edited, 'apply_patch');
       await reset(root, originals);
-      git();
+      await git();
       await check(root, edited, 'git apply');
 
       const small = await smallPatch(base);
       const sandboxedStep = createStepContext({ cwd: root, sandboxMode: 'workspace-write' });
       const unsandboxedStep = createStepContext({ cwd: root, sandboxMode: 'danger-full-access' });
-      const [sandboxedMs, gitSandboxMs] = await timePair(root, originals, () => callTool(patch, sandboxedStep), () => git());
+      const warmups: number[] = [];
+      const [sandboxedMs, gitSandboxMs] = await timePair(root, originals, () => callTool(patch, sandboxedStep), () => git(), RUNS, warmups);
       const [toolMs, gitToolMs] = await timePair(root, originals, () => callTool(patch, unsandboxedStep), () => git());
       const [applyMs, gitMs] = await timePair(root, originals, () => applyPatch(patch, { root }), () => git());
       const [verifyMs, checkMs] = await timePair(root, originals, () => verifyPatch(patch, { root }), () => git('--check'));
-      const [applyCpuMs, gitCpuMs] = await cpuPair(root, originals, () => applyPatch(patch, { root }), () => git());
-      const [sandboxedCpuMs, gitSandboxedCpuMs] = await toolCpuPair(root, originals, () => callTool(patch, sandboxedStep), () => git());
-      const [toolCpuMs, gitToolCpuMs] = await toolCpuPair(root, originals, () => callTool(patch, unsandboxedStep), () => git());
+      const [applyCpuMs, gitCpuMs] = await cpuPair(root, originals, () => applyPatch(patch, { root }), gitCpu);
+      const [sandboxedCpuMs, gitSandboxedCpuMs] = await toolCpuPair(root, originals, () => callTool(patch, sandboxedStep), gitCpu);
+      const [toolCpuMs, gitToolCpuMs] = await toolCpuPair(root, originals, () => callTool(patch, unsandboxedStep), gitCpu);
       const [toolDelay, toolDelayMax] = await loopDelays(root, originals, () => callTool(patch, sandboxedStep));
       const [inProcessDelay] = await loopDelays(root, originals, () => applyPatch(patch, { root }));
-      const note = `${FILES} files × ${HUNKS} hunks, median of ${RUNS} alternating runs; git includes its process start`;
+      const note = `${FILES} files × ${HUNKS} hunks, median of ${RUNS} alternating runs after ${WARMUPS} untimed; git run and timed by a small runner process (fork, exec, reap)`;
       return [
         ...small,
-        compare('tool, sandboxed (workspace-write): the session\'s helper inside bubblewrap (100 files × 20 hunks)', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxMs }, { note: `${note}; warm helper, events and turn diff included` }),
+        compare('tool, sandboxed (workspace-write): the session\'s helper inside bubblewrap (100 files × 20 hunks)', sandboxedMs, 'ms', { name: 'git apply', value: gitSandboxMs }, { note: `${note}; warm helper, events and turn diff included; this helper's first ${WARMUPS} calls of this size (untimed warm-up): ${warmups.map((ms) => ms.toFixed(0)).join(', ')} ms` }),
         compare('tool, unsandboxed: the session\'s helper (100 × 20)', toolMs, 'ms', { name: 'git apply', value: gitToolMs }, { note: `${note}; warm helper` }),
         compare('library applyPatch in the caller\'s process (100 × 20)', applyMs, 'ms', { name: 'git apply', value: gitMs }, { note }),
         compare('verify only (parse, read, locate, no writes)', verifyMs, 'ms', { name: 'git apply --check', value: checkMs }, { note }),
@@ -323,6 +346,8 @@ const bench: Bench = {
       ];
     } finally {
       await tool.dispose?.({ sessionId: 'session' });
+      runner?.close();
+      runner = undefined;
       await rm(base, { recursive: true, force: true });
     }
   },
