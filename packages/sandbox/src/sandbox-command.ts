@@ -65,11 +65,11 @@ export interface SandboxCommand {
    * by another directory gets a new launcher), bubblewrap's argv, the cgroups to join and the
    * seccomp filter for fd 3. `undefined` unprivileged and for `danger-full-access`. `spare()` makes
    * the sandbox of a next command of the same policy ahead (`SpawnOptions.spare`): this command's
-   * bubblewrap argv up to `--chdir`, holding this command's `.git` placeholders until it is used or
-   * discarded, valid while each protected path (and each directory bound above one) is the same
-   * file as now.
+   * bubblewrap argv up to `--chdir`, valid while each protected path (and each directory bound in
+   * place above one) is the same file as now; `undefined` when a writable root has no `.git` (its
+   * placeholder exists only while commands run).
    */
-  spawnable?: { key: string; launcher: string[]; argv: string[]; cgroupProcs: string[]; fd3: string; spare: () => PreparedSpare };
+  spawnable?: { key: string; launcher: string[]; argv: string[]; cgroupProcs: string[]; fd3: string; spare: () => PreparedSpare | undefined };
   /**
    * Call once the command ended: removes its cgroups and, after the last command using it, the
    * empty `<root>/.git` placeholder (a workspace that is not a repository keeps no trace).
@@ -321,14 +321,16 @@ function birthIdentity(path: string): string {
 }
 
 /**
- * The next command's sandbox, made ahead from this one's bubblewrap argv (up to `--chdir`). It
- * holds the `.git` placeholders it mounts until it is used or discarded. A path it mounts read-only
+ * The next command's sandbox, made ahead from this one's bubblewrap argv (up to `--chdir`), or
+ * `undefined` where it would need a `.git` placeholder. A path it mounts read-only
  * (or binds in place above one) that was removed or replaced since is no longer covered by its
  * mount (the kernel detaches a mount whose directory is removed in another mount namespace), so
  * `valid()` compares each with what it was.
  */
-function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPath[]): PreparedSpare {
-  guarded.forEach(ensureGitPlaceholder);
+function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPath[]): PreparedSpare | undefined {
+  // A root without .git is protected by a placeholder that exists only while its commands run
+  // (a workspace that is not a repository keeps no trace); a prepared sandbox would need it to stay.
+  if (guarded.some((entry) => entry.kind === 'root-git' && !entry.exists)) return undefined;
   const paths = [...guarded.map((entry) => entry.path), ...ancestorsOf(guarded)];
   const seen = paths.map(birthIdentity);
   let released = false;
@@ -337,9 +339,7 @@ function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPa
     fd3,
     valid: () => !released && paths.every((path, index) => birthIdentity(path) === seen[index]),
     release: () => {
-      if (released) return;
       released = true;
-      guarded.forEach(releaseGitPlaceholder);
     },
   };
 }

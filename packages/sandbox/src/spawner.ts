@@ -29,7 +29,7 @@ export interface SpawnOptions {
    * {@link PreparedSpare}, normally this command's own `sandboxCommand(…).spawnable.spare`), asked
    * once this command's start was answered.
    */
-  spare?: () => PreparedSpare;
+  spare?: () => PreparedSpare | undefined;
 }
 
 /**
@@ -45,7 +45,7 @@ export interface PreparedSpare {
   readonly fd3: string;
   /** False once a path it mounts read-only was replaced since (its mount no longer covers that path): it is then discarded. */
   valid(): boolean;
-  /** Releases what it holds on the host while it waits (its `.git` placeholders). Idempotent. */
+  /** Called once it is used or discarded (or its launcher ended): `valid()` is false from then on. Idempotent. */
   release(): void;
 }
 
@@ -78,7 +78,7 @@ interface Pending {
   start?: { resolve: (command: SpawnedCommand) => void; reject: (error: Error) => void };
   exit?: (exit: SpawnedExit) => void;
   /** What makes the next command's sandbox ahead, once this one started. */
-  spare?: () => PreparedSpare;
+  spare?: () => PreparedSpare | undefined;
 }
 
 type Refable = { ref?: () => void; unref?: () => void };
@@ -186,14 +186,15 @@ export class CommandSpawner {
   }
 
   /** `P 0 <argc> <arg>×argc <fd3>`: the launcher starts the next command's bubblewrap now, with the stub as its command. */
-  private prepare(child: ChildProcessWithoutNullStreams, make: () => PreparedSpare): void {
+  private prepare(child: ChildProcessWithoutNullStreams, make: () => PreparedSpare | undefined): void {
     if (this.closed || this.prepared || this.child !== child || child.exitCode !== null || child.signalCode !== null) return;
-    let spare: PreparedSpare;
+    let spare: PreparedSpare | undefined;
     try {
       spare = make();
     } catch {
       return; // the next command builds its own sandbox (and meets the error itself)
     }
+    if (!spare) return;
     this.prepared = { child, spare };
     child.stdin.write(`${['P', '0', String(spare.argv.length), ...spare.argv.map(hex), hex(spare.fd3)].join(' ')}\n`);
   }

@@ -14,8 +14,10 @@ afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
 
-function open(options: ExecToolsOptions = {}) {
+/** A workspace that is a repository (`.git` exists: no placeholder, which only lives while commands run). */
+function open(options: ExecToolsOptions = {}, repository = true) {
   const root = makeWorkspace();
+  if (repository) mkdirSync(join(root, '.git'));
   const toolset = createExecToolset({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', ...options });
   toolsets.push(toolset);
   const [exec] = toolset.tools;
@@ -128,6 +130,16 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     expect(bubblewrapOf(marker)).not.toBe(stale);
     expect(readdirSync(join(root, 'old', '.git'))).toEqual([]);
     expect(readdirSync(join(root, 'sub', '.git'))).toEqual([]);
+  }, 60_000);
+
+  test('a workspace that is not a repository gets no prepared sandbox: its .git placeholder lives only while a command runs', async () => {
+    const { root, run } = open({}, false);
+    const marker = uniqueSleepSeconds();
+    await run(`sleep ${marker}`, 500);
+    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(prepared()).toBeUndefined();
+    expect(readdirSync(root)).toEqual(['.git']);
   }, 60_000);
 
   test('the cgroup caps hold for a command run in a prepared sandbox: a fork bomb stops at the pids cap', async () => {
