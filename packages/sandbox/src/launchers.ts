@@ -231,6 +231,14 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  *   the command ended (no message while it starts).
  *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
  * - `C <id>` — closes the spawner's copy of the read end of command `id`.
+ * - `P <id> <argc> <arg>×argc <fd3>` (sandbox launcher only) — prepares the next command's
+ *   sandbox: a fork like the spare's that executes (`box_exec`) bubblewrap's argv `arg…` with
+ *   `--chdir / --` and the stub ({@link SPARE_STUB}) as its command, the stub reading one request
+ *   from a pipe only the spawner writes. A later `R` whose argv is exactly `arg…` then `--chdir
+ *   <dir> -- <command>`, with the same `fd3`, is handed to it once its processes joined the
+ *   request's cgroups (answered `S` with its pid, like a fork); any other `R` kills it and takes
+ *   the fork. One at a time; it serves one request.
+ * - `D <id>` — kills the prepared sandbox unused.
  *
  * When a fork ends it answers `X <id> <code>` (its exit code, 128 + signal for a signal).
  * Processes that outlived a fork killed by a signal are reparented to the spawner (it is their
@@ -501,7 +509,7 @@ exec { $argv[0] } @argv or do { print STDERR "bwrap: execvp $argv[0]: $!\n"; exi
  * `perl -e SANDBOX_SPAWNER <the root launcher's arguments up to the readable paths>`. It does the
  * root launcher's per-workspace steps once — a user namespace per owner of a root, its own mount
  * namespace with the idmapped roots and readable paths staged (`LAUNCHER_STAGE`) — then serves
- * requests (`SPAWN_LOOP`). Each fork does the per-command steps: opens the seccomp filter `fd3`
+ * requests (`SPAWN_LOOP`, with `P` and `D`: a sandbox prepared ahead). Each fork does the per-command steps: opens the seccomp filter `fd3`
  * as fd 3, enters `cwd`, takes `env`, joins the command's cgroups, drops every privilege, dies
  * with the spawner (`LAUNCHER_DROP`), then executes `argv` (bubblewrap, which makes the command's
  * own user, PID, IPC, UTS, cgroup and network namespaces, private `/tmp`, and kills everything
