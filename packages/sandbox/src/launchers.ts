@@ -483,7 +483,8 @@ ${SPAWN_LOOP}`;
  * started by bubblewrap inside the finished sandbox (seccomp applied, its own PID namespace and
  * `/tmp`, as the sandbox user), so it can do nothing the command could not. It blocks reading ONE
  * request from the pipe `<fd>` (hex fields: `<dir> <argc> <arg>×argc <envc> <NAME=value>×envc`),
- * closes it, enters `dir`, takes exactly that environment and executes the command in its own place
+ * closes it, enters `dir`, takes exactly that environment with `PWD=<dir>` (bubblewrap sets it
+ * after its `--chdir`) and executes the command in its own place
  * (its pid, and so bubblewrap's exit status, become the command's). A pipe closed without a request
  * (the sandbox was discarded) ends it quietly. Failures say what bubblewrap would (`bwrap: Can't
  * chdir to …`, `bwrap: execvp …`, exit 1), since the command would have met them there.
@@ -501,6 +502,7 @@ my $envc = shift(@f) // 0;
 %ENV = map { split(/=/, pack('H*', $_), 2) } splice(@f, 0, $envc);
 @argv or exit 0;
 chdir($dir) or do { print STDERR "bwrap: Can't chdir to $dir: $!\n"; exit 1 };
+$ENV{PWD} = $dir;
 exec { $argv[0] } @argv or do { print STDERR "bwrap: execvp $argv[0]: $!\n"; exit 1 };
 `;
 

@@ -105,6 +105,26 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     expect(new Set(namespaces).size).toBe(3);
   }, 60_000);
 
+  test('a command sees the same environment, directory and exit status through a prepared sandbox as through its own bubblewrap', async () => {
+    const { root, run } = open();
+    mkdirSync(join(root, 'sub'));
+    // bubblewrap's init (pid 1) has bubblewrap's command line: the stub's in a prepared sandbox
+    // (the pattern assembled in a file, so that the probe's own command line does not contain it)
+    const probe = { cmd: "env | sort; pwd; printf 'ARGV%s' '[0]' > /tmp/p; grep -c -F -f /tmp/p /proc/1/cmdline; exit 7", workdir: 'sub' };
+    const own = codeModeValue(await callTool(toolsets[0].tools[0], { ...probe, yield_time_ms: 10_000 }, { step: { sessionId: 'alice', turnId: 'alice-1' } }));
+    const ready = await preparedSandbox();
+    const marker = uniqueSleepSeconds();
+    await run(`sleep ${marker}`, 500);
+    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(bubblewrapOf(marker)).toBe(ready);
+    await preparedSandbox();
+    const prepared = codeModeValue(await callTool(toolsets[0].tools[0], { ...probe, yield_time_ms: 10_000 }, { step: { sessionId: 'alice', turnId: 'alice-1' } }));
+    expect({ own: own.exit_code, prepared: prepared.exit_code }).toEqual({ own: 7, prepared: 7 });
+    expect((own.output as string).endsWith('\n0\n')).toBe(true);
+    expect(prepared.output).toBe(`${(own.output as string).slice(0, -2)}1\n`);
+    expect(prepared.output).toContain(`PWD=${join(root, 'sub')}\n`);
+  }, 60_000);
+
   test('a nested .git made or replaced after the sandbox was prepared: it is discarded and the command\'s own bubblewrap protects it', async () => {
     const { root, run } = open();
     mkdirSync(join(root, 'old', '.git'), { recursive: true });
