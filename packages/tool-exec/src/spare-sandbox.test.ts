@@ -162,6 +162,15 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     expect(readdirSync(root)).toEqual(['.git']);
   }, 60_000);
 
+  test('a prepared sandbox ends with its session (and its launcher), unused', async () => {
+    const { run } = open();
+    await run('true');
+    const ready = await preparedSandbox();
+    expect(processOf(ready)).toBeDefined();
+    await toolsets[0].endSession('alice');
+    expect(await eventually(() => processOf(ready) === undefined && launcher() === undefined)).toBe(true);
+  }, 60_000);
+
   test('the cgroup caps hold for a command run in a prepared sandbox: a fork bomb stops at the pids cap', async () => {
     const { run } = open({ limits: { pids: 24 } });
     await run('true');
