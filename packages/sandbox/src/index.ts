@@ -4,7 +4,7 @@ export type { SandboxCommand, SandboxCommandOptions } from './sandbox-command';
 export { spawnSandboxed } from './spawn-sandboxed';
 export type { SpawnSandboxedOptions } from './spawn-sandboxed';
 export { CommandSpawner, SpawnerPool } from './spawner';
-export type { SpawnedCommand, SpawnedExit, SpawnOptions } from './spawner';
+export type { PreparedSpare, SpawnedCommand, SpawnedExit, SpawnOptions } from './spawner';
 export { checkWritePath } from './policy';
 export type { SandboxPolicy, WriteCheck } from './policy';
 export { writableRoots } from './protected-paths';

@@ -231,6 +231,14 @@ ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { p
  *   the command ended (no message while it starts).
  *   Answers `E <id> <message>` when it cannot start (a missing `cwd`, no fork).
  * - `C <id>` — closes the spawner's copy of the read end of command `id`.
+ * - `P <id> <argc> <arg>×argc <fd3>` (sandbox launcher only) — prepares the next command's
+ *   sandbox: a fork like the spare's that executes (`box_exec`) bubblewrap's argv `arg…` with
+ *   `--chdir / --` and the stub ({@link SPARE_STUB}) as its command, the stub reading one request
+ *   from a pipe only the spawner writes. A later `R` whose argv is exactly `arg…` then `--chdir
+ *   <dir> -- <command>`, with the same `fd3`, is handed to it once its processes joined the
+ *   request's cgroups (answered `S` with its pid, like a fork); any other `R` kills it and takes
+ *   the fork. One at a time; it serves one request.
+ * - `D <id>` — kills the prepared sandbox unused.
  *
  * When a fork ends it answers `X <id> <code>` (its exit code, 128 + signal for a signal).
  * Processes that outlived a fork killed by a signal are reparented to the spawner (it is their
@@ -244,7 +252,7 @@ syscall(0 + $NR_PRCTL, 36, 1, 0, 0, 0);
 syscall(0 + $NR_PRCTL, 1, 15, 0, 0, 0);
 exit 125 if getppid() != $ppid;
 $SIG{PIPE} = 'IGNORE';
-my (%reaper, %held, $spare);
+my (%reaper, %held, $spare, $box);
 pipe(my $wake_r, my $wake_w) or exit 125;
 my $flags = fcntl($wake_w, 3, 0); fcntl($wake_w, 4, 2048 | $flags);
 require POSIX;
@@ -253,7 +261,7 @@ sub say_line { syswrite(STDOUT, "$_[0]\n") or exit 0 }
 sub unhex { return pack('H*', $_[0]) }
 sub orphans {
   my @found = descendants();
-  my %mine = map { $_ => 1 } keys %reaper, ($spare ? $spare->{pid} : ());
+  my %mine = map { $_ => 1 } keys %reaper, ($spare ? $spare->{pid} : ()), ($box ? $box->{pid} : ());
   return grep { !$mine{$_} && !is_below($_, \%mine) } @found;
 }
 sub is_below {
@@ -274,6 +282,7 @@ sub reap {
     my $status = $?;
     my $id = delete $reaper{$pid};
     if ($spare && $pid == $spare->{pid}) { close $spare->{r}; close $spare->{req}; $spare = undef; next }
+    if ($box && $pid == $box->{pid}) { close $box->{r}; close $box->{req}; $box = undef; next }
     if (!defined $id) { $stray = 1; next }
     $stray = 1 if $status & 127;
     say_line("X $id " . (($status & 127) ? 128 + ($status & 127) : $status >> 8));
@@ -302,6 +311,86 @@ sub parse {
 # that work writes are their own by the time a real request comes.
 my $WARM = join(' ', '2f', 3, ('41' x 16) x 3, 64, (map { unpack('H*', "W$_=" . ('x' x 60)) } 1 .. 64), 0, '');
 sub warm { my @parsed = parse(split(/ /, $WARM, -1)); %ENV = map { split(/=/, $_, 2) } @{ $parsed[2] || [] } if $_[0] }
+# In a fork of the spawner: its own session, stdin /dev/null, stdout and stderr on the pipe \$w;
+# nothing of the spawner's other forks kept.
+sub forked {
+  my ($w) = @_;
+  $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
+  close $_ for values %held;
+  close $wake_r; close $wake_w;
+  for my $other ($spare, $box) { if ($other) { close $other->{r}; close $other->{req} } }
+  POSIX::setsid();
+  open(STDIN, '<', '/dev/null') or POSIX::_exit(125);
+  open(STDOUT, '>&', $w) or POSIX::_exit(125);
+  open(STDERR, '>&', $w) or POSIX::_exit(125);
+  close $w;
+}
+# P <id> <argc> <arg>×argc <fd3>: a sandbox prepared ahead (see box_exec), replacing the one there.
+sub box_prepare {
+  my @f = @_;
+  my $argc = shift(@f) // 0;
+  my @argv = map { unhex($_) } splice(@f, 0, $argc);
+  my $fd3 = unhex(shift(@f) // '');
+  (@argv && @argv == $argc && !@f) or exit 125;
+  box_discard();
+  pipe(my $r, my $w) or return;
+  pipe(my $req_r, my $req_w) or return;
+  my $parent = $$;
+  my $pid = fork();
+  defined $pid or return;
+  if ($pid == 0) {
+    close $r; close $req_w; $ppid = $parent;
+    forked($w);
+    box_exec(\@argv, $fd3, $req_r);
+    POSIX::_exit(125);
+  }
+  close $w; close $req_r;
+  $box = { pid => $pid, r => $r, req => $req_w, argv => \@argv, fd3 => $fd3 };
+}
+# D <id>: the prepared sandbox is killed unused (its exit is reaped like any stray).
+sub box_discard {
+  my $b = $box or return;
+  $box = undef;
+  kill 'KILL', $b->{pid};
+  close $b->{r}; close $b->{req};
+}
+# Moves the prepared sandbox's processes into the command's cgroups, parents before children (a
+# child forked after its parent moved is born inside); false when a step fails.
+sub box_join {
+  my ($top, @files) = @_;
+  return 1 unless @files;
+  my @queue = ($top);
+  while (defined(my $p = shift @queue)) {
+    for my $file (@files) {
+      open(my $fh, '>', $file) or return 0;
+      (print $fh "$p\n") or return 0;
+      close $fh or return 0;
+    }
+    open(my $kids, '<', "/proc/$p/task/$p/children") or return 0;
+    push @queue, split(' ', <$kids> // '');
+  }
+  return 1;
+}
+# The prepared sandbox for this request, handed its command, or undef (then it was discarded): used
+# once, and only when the request's bubblewrap argv is the sandbox's followed by --chdir <dir> --
+# <command>, with the same seccomp filter, and its processes joined the command's cgroups.
+sub box_take {
+  my ($cwd, $argv, $env, $files, $fd3) = @_;
+  my $b = $box or return undef;
+  $box = undef;
+  my $n = @{ $b->{argv} };
+  my $fits = @$argv > $n + 3 && $fd3 eq $b->{fd3} && $argv->[$n] eq '--chdir' && $argv->[$n + 2] eq '--';
+  for my $i (0 .. $n - 1) { last unless $fits; $fits = $argv->[$i] eq $b->{argv}[$i] }
+  if (!$fits || !box_join($b->{pid}, @$files)) {
+    kill 'KILL', $b->{pid};
+    close $b->{r}; close $b->{req};
+    return undef;
+  }
+  my @tail = @$argv[$n + 3 .. $#$argv];
+  syswrite($b->{req}, join(' ', unpack('H*', $argv->[$n + 1]), scalar(@tail), (map { unpack('H*', $_) } @tail), scalar(@$env), map { unpack('H*', $_) } @$env) . "\n");
+  close $b->{req};
+  return $b;
+}
 sub prepare {
   pipe(my $r, my $w) or return;
   pipe(my $req_r, my $req_w) or return;
@@ -310,14 +399,7 @@ sub prepare {
   defined $pid or return;
   if ($pid == 0) {
     close $r; close $req_w; $ppid = $parent;
-    $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
-    close $_ for values %held;
-    close $wake_r; close $wake_w;
-    POSIX::setsid();
-    open(STDIN, '<', '/dev/null') or POSIX::_exit(125);
-    open(STDOUT, '>&', $w) or POSIX::_exit(125);
-    open(STDERR, '>&', $w) or POSIX::_exit(125);
-    close $w;
+    forked($w);
     serve(sub {
       # Forked on the spot, the request is already there: no time to win.
       my $bits = ''; vec($bits, fileno($req_r), 1) = 1;
@@ -338,11 +420,14 @@ sub run {
   my ($id, @f) = @_;
   my @request = parse(@f) or exit 125;
   -d $request[0] or return say_line("E $id " . unpack('H*', "cwd $request[0] is not a directory"));
-  prepare() unless $spare;
-  my $fork = $spare or return say_line("E $id " . unpack('H*', "fork: $!"));
-  $spare = undef;
-  syswrite($fork->{req}, join(' ', @f) . "\n");
-  close $fork->{req};
+  my $fork = box_take(@request);
+  if (!$fork) {
+    prepare() unless $spare;
+    $fork = $spare or return say_line("E $id " . unpack('H*', "fork: $!"));
+    $spare = undef;
+    syswrite($fork->{req}, join(' ', @f) . "\n");
+    close $fork->{req};
+  }
   $reaper{$fork->{pid}} = $id; $held{$id} = $fork->{r};
   say_line("S $id $fork->{pid} " . fileno($fork->{r}));
 }
@@ -364,6 +449,8 @@ for (;;) {
     defined $id && $id =~ /^\d+$/ or exit 125;
     if ($op eq 'C' && !@f) { close(delete $held{$id}) if $held{$id} }
     elsif ($op eq 'R') { run($id, @f) }
+    elsif ($op eq 'P' && $BOXES) { box_prepare(@f) }
+    elsif ($op eq 'D' && !@f) { box_discard() }
     else { exit 125 }
   }
 }
@@ -379,6 +466,7 @@ for (;;) {
 export const SPAWNER = String.raw`
 my $NR_PRCTL = shift @ARGV;
 my $ppid = getppid();
+my $BOXES = 0;
 ${REAP_SUBS}
 sub serve { run_reaped($NR_PRCTL, $ppid, $_[0]) }
 sub command {
@@ -391,11 +479,39 @@ sub command {
 ${SPAWN_LOOP}`;
 
 /**
+ * The command of a sandbox prepared ahead (`SANDBOX_SPAWNER`'s `P`): `perl -e SPARE_STUB <fd>`,
+ * started by bubblewrap inside the finished sandbox (seccomp applied, its own PID namespace and
+ * `/tmp`, as the sandbox user), so it can do nothing the command could not. It blocks reading ONE
+ * request from the pipe `<fd>` (hex fields: `<dir> <argc> <arg>×argc <envc> <NAME=value>×envc`),
+ * closes it, enters `dir`, takes exactly that environment with `PWD=<dir>` (bubblewrap sets it
+ * after its `--chdir`) and executes the command in its own place
+ * (its pid, and so bubblewrap's exit status, become the command's). A pipe closed without a request
+ * (the sandbox was discarded) ends it quietly. Failures say what bubblewrap would (`bwrap: Can't
+ * chdir to …`, `bwrap: execvp …`, exit 1), since the command would have met them there.
+ */
+export const SPARE_STUB = String.raw`open(my $in, '<&=', $ARGV[0]) or exit 0;
+my $line = '';
+while (index($line, "\n") < 0) { sysread($in, $line, 65536, length $line) or exit 0 }
+close $in;
+chomp $line;
+my @f = split(/ /, $line, -1);
+my $dir = pack('H*', shift(@f) // '');
+my $argc = shift(@f) // 0;
+my @argv = map { pack('H*', $_) } splice(@f, 0, $argc);
+my $envc = shift(@f) // 0;
+%ENV = map { split(/=/, pack('H*', $_), 2) } splice(@f, 0, $envc);
+@argv or exit 0;
+chdir($dir) or do { print STDERR "bwrap: Can't chdir to $dir: $!\n"; exit 1 };
+$ENV{PWD} = $dir;
+exec { $argv[0] } @argv or do { print STDERR "bwrap: execvp $argv[0]: $!\n"; exit 1 };
+`;
+
+/**
  * The long-lived launcher of one session's sandboxed commands, as root:
  * `perl -e SANDBOX_SPAWNER <the root launcher's arguments up to the readable paths>`. It does the
  * root launcher's per-workspace steps once — a user namespace per owner of a root, its own mount
  * namespace with the idmapped roots and readable paths staged (`LAUNCHER_STAGE`) — then serves
- * requests (`SPAWN_LOOP`). Each fork does the per-command steps: opens the seccomp filter `fd3`
+ * requests (`SPAWN_LOOP`, with `P` and `D`: a sandbox prepared ahead). Each fork does the per-command steps: opens the seccomp filter `fd3`
  * as fd 3, enters `cwd`, takes `env`, joins the command's cgroups, drops every privilege, dies
  * with the spawner (`LAUNCHER_DROP`), then executes `argv` (bubblewrap, which makes the command's
  * own user, PID, IPC, UTS, cgroup and network namespaces, private `/tmp`, and kills everything
@@ -408,14 +524,32 @@ sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; defined &POSIX::_exit ?
 my $ppid = getppid();
 my @procs;
 ${LAUNCHER_STAGE}${REAP_SUBS}
+my $BOXES = 1;
+my $STUB = <<'END_STUB';
+${SPARE_STUB}END_STUB
 sub serve { $_[0]->() }
+sub filter_fd3 {
+  open(my $filter, '<', $_[0]) or fail("open the seccomp filter $_[0]");
+  if (fileno($filter) == 3) { fcntl($filter, 2, 0) } else { POSIX::dup2(fileno($filter), 3) // fail('dup2') }
+}
 sub command {
   my ($cwd, $argv, $env, $files, $fd3) = @_;
-  open(my $filter, '<', $fd3) or fail("open the seccomp filter $fd3");
-  if (fileno($filter) == 3) { fcntl($filter, 2, 0) } else { POSIX::dup2(fileno($filter), 3) // fail('dup2') }
+  filter_fd3($fd3);
   chdir($cwd) or fail("chdir $cwd");
   %ENV = map { split(/=/, $_, 2) } @$env;
   @procs = @$files;
 ${LAUNCHER_DROP}  exec { $argv->[0] } @$argv or fail("exec $argv->[0]");
+}
+sub box_exec {
+  my ($prefix, $fd3, $req) = @_;
+  # F_DUPFD: a copy of the request pipe at fd 10 or above, without close-on-exec, for the stub.
+  my $keep = fcntl($req, 0, 10) or fail('dup the request pipe');
+  close $req;
+  filter_fd3($fd3);
+  chdir('/') or fail('chdir /');
+  %ENV = ();
+  @procs = ();
+${LAUNCHER_DROP}  my @argv = (@$prefix, '--chdir', '/', '--', $^X, '-e', $STUB, 0 + $keep);
+  exec { $argv[0] } @argv or fail("exec $argv[0]");
 }
 ${SPAWN_LOOP}`;

@@ -8,6 +8,7 @@ import type { SandboxPolicy } from './policy';
 import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
 import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
+import type { PreparedSpare } from './spawner';
 
 /** The default user of sandboxed commands when the host runs as root (`nobody`). */
 export const DEFAULT_SANDBOX_USER = { uid: 65534, gid: 65534 } as const;
@@ -62,9 +63,13 @@ export interface SandboxCommand {
    * `launcher`) takes: the launcher's per-workspace arguments (the same for every command of one
    * workspace and policy; `key` names them, with the roots' device and inode, so a root replaced
    * by another directory gets a new launcher), bubblewrap's argv, the cgroups to join and the
-   * seccomp filter for fd 3. `undefined` unprivileged and for `danger-full-access`.
+   * seccomp filter for fd 3. `undefined` unprivileged and for `danger-full-access`. `spare()` makes
+   * the sandbox of a next command of the same policy ahead (`SpawnOptions.spare`): this command's
+   * bubblewrap argv up to `--chdir`, valid while each protected path (and each directory bound in
+   * place above one) is the same file as now; `undefined` when a writable root has no `.git` (its
+   * placeholder exists only while commands run).
    */
-  spawnable?: { key: string; launcher: string[]; argv: string[]; cgroupProcs: string[]; fd3: string };
+  spawnable?: { key: string; launcher: string[]; argv: string[]; cgroupProcs: string[]; fd3: string; spare: () => PreparedSpare | undefined };
   /**
    * Call once the command ended: removes its cgroups and, after the last command using it, the
    * empty `<root>/.git` placeholder (a workspace that is not a repository keeps no trace).
@@ -139,7 +144,9 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
   });
   const guarded = writable && !options.probe ? protectPaths(policy, source, args) : [];
-  args.push('--seccomp', '3', '--chdir', resolveExisting(options.cwd), '--', ...argv);
+  args.push('--seccomp', '3');
+  const sandboxArgs = args.length;
+  args.push('--chdir', resolveExisting(options.cwd), '--', ...argv);
 
   const procsFiles = [...(limits?.procsFiles ?? [])];
   const staging = asRoot ? launcherArgs({ ...setup, policy, roots, stage }) : [];
@@ -152,7 +159,9 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
     limits?.release();
     guarded.forEach(releaseGitPlaceholder);
   };
-  const spawnable = asRoot ? { key: JSON.stringify([...staging, ...roots.map(identity)]), launcher: staging, argv: [...prefix, bwrap, ...args], cgroupProcs: procsFiles, fd3: setup.filter } : undefined;
+  const argvOf = (end?: number) => [...prefix, bwrap, ...args.slice(0, end)];
+  const spare = () => prepareSpare(argvOf(sandboxArgs), setup.filter, guarded);
+  const spawnable = asRoot ? { key: JSON.stringify([...staging, ...roots.map(identity)]), launcher: staging, argv: argvOf(), cgroupProcs: procsFiles, fd3: setup.filter, spare } : undefined;
   return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
 }
 
@@ -279,11 +288,7 @@ function protectPaths(policy: SandboxPolicy, source: (path: string) => string | 
   // Every directory between a writable root and a nested .git becomes a mount point of itself
   // (still writable), so it cannot be renamed away: `mv sub x && mkdir -p sub/.git` would
   // otherwise put a fresh, writable sub/.git/config where git expects the nested repository.
-  const ancestors = new Set<string>();
-  for (const entry of entries) {
-    for (let dir = dirname(entry.path); dir !== entry.root && isWithin(entry.root, dir); dir = dirname(dir)) ancestors.add(dir);
-  }
-  for (const dir of [...ancestors].sort((a, b) => a.length - b.length)) args.push('--bind', source(dir) as string, dir);
+  for (const dir of ancestorsOf(entries)) args.push('--bind', source(dir) as string, dir);
   const guarded: ProtectedPath[] = [];
   for (const entry of entries) {
     ensureGitPlaceholder(entry);
@@ -291,6 +296,52 @@ function protectPaths(policy: SandboxPolicy, source: (path: string) => string | 
     guarded.push(entry);
   }
   return guarded;
+}
+
+/** The directories between a writable root and a nested `.git`, outermost first. */
+function ancestorsOf(entries: readonly ProtectedPath[]): string[] {
+  const ancestors = new Set<string>();
+  for (const entry of entries) {
+    for (let dir = dirname(entry.path); dir !== entry.root && isWithin(entry.root, dir); dir = dirname(dir)) ancestors.add(dir);
+  }
+  return [...ancestors].sort((a, b) => a.length - b.length);
+}
+
+/**
+ * Device, inode and birth time of a path (`-` when missing): the birth time tells a directory
+ * made anew from one that reused a freed inode number.
+ */
+function birthIdentity(path: string): string {
+  try {
+    const stat = lstatSync(path, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
+  } catch {
+    return '-';
+  }
+}
+
+/**
+ * The next command's sandbox, made ahead from this one's bubblewrap argv (up to `--chdir`), or
+ * `undefined` where it would need a `.git` placeholder. A path it mounts read-only
+ * (or binds in place above one) that was removed or replaced since is no longer covered by its
+ * mount (the kernel detaches a mount whose directory is removed in another mount namespace), so
+ * `valid()` compares each with what it was.
+ */
+function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPath[]): PreparedSpare | undefined {
+  // A root without .git is protected by a placeholder that exists only while its commands run
+  // (a workspace that is not a repository keeps no trace); a prepared sandbox would need it to stay.
+  if (guarded.some((entry) => entry.kind === 'root-git' && !entry.exists)) return undefined;
+  const paths = [...guarded.map((entry) => entry.path), ...ancestorsOf(guarded)];
+  const seen = paths.map(birthIdentity);
+  let released = false;
+  return {
+    argv,
+    fd3,
+    valid: () => !released && paths.every((path, index) => birthIdentity(path) === seen[index]),
+    release: () => {
+      released = true;
+    },
+  };
 }
 
 /** Device and inode of a path: a directory replaced at the same path is another one. */

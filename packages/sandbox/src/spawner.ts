@@ -24,6 +24,29 @@ export interface SpawnOptions {
   cgroupProcs?: readonly string[];
   /** Sandbox launcher only: the file opened as the command's fd 3 (bubblewrap's `--seccomp 3`). */
   fd3?: string;
+  /**
+   * Sandbox launcher only: makes the sandbox of the session's next command ahead (a
+   * {@link PreparedSpare}, normally this command's own `sandboxCommand(…).spawnable.spare`), asked
+   * once this command's start was answered.
+   */
+  spare?: () => PreparedSpare | undefined;
+}
+
+/**
+ * A sandbox prepared ahead for a sandbox launcher: bubblewrap already started with a stub as its
+ * command, waiting for the next command. The launcher hands that command to it only when the
+ * command's bubblewrap argv is `argv` followed by `--chdir <dir> -- <command>` and its seccomp filter
+ * is `fd3`; else it is discarded and the command starts its own bubblewrap.
+ */
+export interface PreparedSpare {
+  /** bubblewrap's argv (the rlimit prefix included) up to the command's `--chdir`. */
+  readonly argv: readonly string[];
+  /** The seccomp filter file, opened as bubblewrap's fd 3. */
+  readonly fd3: string;
+  /** False once a path it mounts read-only was replaced since (its mount no longer covers that path): it is then discarded. */
+  valid(): boolean;
+  /** Called once it is used or discarded (or its launcher ended): `valid()` is false from then on. Idempotent. */
+  release(): void;
 }
 
 /** One command started by a {@link CommandSpawner}. */
@@ -54,6 +77,8 @@ interface Pending {
   state: 'starting' | 'running';
   start?: { resolve: (command: SpawnedCommand) => void; reject: (error: Error) => void };
   exit?: (exit: SpawnedExit) => void;
+  /** What makes the next command's sandbox ahead, once this one started. */
+  spare?: () => PreparedSpare | undefined;
 }
 
 type Refable = { ref?: () => void; unref?: () => void };
@@ -134,8 +159,13 @@ export class CommandSpawner {
     const env = Object.entries(options.env).map(([name, value]) => hex(`${name}=${value}`));
     const procs = options.cgroupProcs ?? [];
     const line = ['R', String(id), hex(options.cwd), String(argv.length), ...argv.map(hex), String(env.length), ...env, String(procs.length), ...procs.map(hex), hex(options.fd3 ?? '')].join(' ');
-    const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { child, state: 'starting', start: { resolve, reject } }));
+    const started = new Promise<SpawnedCommand>((resolve, reject) => this.pending.set(id, { child, state: 'starting', start: { resolve, reject }, spare: options.spare }));
     this.busy(child);
+    // The prepared sandbox is used by this request or discarded by it: either way the command's own
+    // sandboxCommand holds what protects it now.
+    const spare = this.prepared?.child === child ? this.prepared.spare : undefined;
+    if (spare && !spare.valid()) child.stdin.write('D 0\n');
+    this.dropPrepared();
     child.stdin.write(`${line}\n`);
     const timer = setTimeout(() => {
       if (this.pending.get(id)?.state !== 'starting') return;
@@ -143,6 +173,30 @@ export class CommandSpawner {
       child.kill('SIGKILL');
     }, ANSWER_TIMEOUT_MS);
     return started.finally(() => clearTimeout(timer));
+  }
+
+  /** The sandbox prepared ahead in the running launcher, if any. */
+  private prepared: { child: ChildProcessWithoutNullStreams; spare: PreparedSpare } | undefined;
+
+  /** Forgets the prepared sandbox and releases what it held (the launcher discards or uses it). */
+  private dropPrepared(): void {
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    prepared?.spare.release();
+  }
+
+  /** `P 0 <argc> <arg>×argc <fd3>`: the launcher starts the next command's bubblewrap now, with the stub as its command. */
+  private prepare(child: ChildProcessWithoutNullStreams, make: () => PreparedSpare | undefined): void {
+    if (this.closed || this.prepared || this.child !== child || child.exitCode !== null || child.signalCode !== null) return;
+    let spare: PreparedSpare | undefined;
+    try {
+      spare = make();
+    } catch {
+      return; // the next command builds its own sandbox (and meets the error itself)
+    }
+    if (!spare) return;
+    this.prepared = { child, spare };
+    child.stdin.write(`${['P', '0', String(spare.argv.length), ...spare.argv.map(hex), hex(spare.fd3)].join(' ')}\n`);
   }
 
   /** Ends the spawner (its running commands are killed by their reapers); later spawns are refused. */
@@ -260,6 +314,9 @@ export class CommandSpawner {
     const exited = new Promise<SpawnedExit>((resolve) => (entry.exit = resolve));
     entry.start?.resolve({ pid, output, exited });
     entry.start = undefined;
+    // After the answer, outside the command's start: the next command finds its sandbox made.
+    const make = entry.spare;
+    if (make) setImmediate(() => this.prepare(child, make));
     return true;
   }
 
@@ -269,6 +326,7 @@ export class CommandSpawner {
       this.child = undefined;
       clearTimeout(this.idleTimer);
     }
+    if (this.prepared?.child === child) this.dropPrepared();
     const signal = osConstants.signals.SIGKILL;
     for (const [id, entry] of this.pending) {
       if (entry.child !== child) continue;

@@ -1,6 +1,6 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { killProcessTree as killTree, type CommandSpawner } from '@switchyard/sandbox';
+import { killProcessTree as killTree, type CommandSpawner, type SpawnOptions } from '@switchyard/sandbox';
 import type { Readable } from 'node:stream';
 import { createEventHub } from '@switchyard/kit';
 import { HeadTailBuffer } from './head-tail-buffer';
@@ -33,7 +33,7 @@ export interface ExecProcessSpec {
    */
   spawner?: CommandSpawner;
   /** With a sandbox launcher as `spawner`: the cgroups the command joins and its seccomp filter (fd 3). */
-  spawnOptions?: { cgroupProcs?: readonly string[]; fd3?: string };
+  spawnOptions?: Pick<SpawnOptions, 'cgroupProcs' | 'fd3' | 'spare'>;
 }
 
 /** Calls a note producer; a throw is no note. */

@@ -381,7 +381,8 @@ function spawnerAllowed(state: ToolsetState, tty: boolean): boolean {
 /**
  * How the wrapped command starts: through the session's long-lived spawner for `danger-full-access`
  * (the plain spawner) or as root in a sandbox (the sandbox launcher of its workspace and policy,
- * bubblewrap still per command), else as a process of its own.
+ * bubblewrap per command, the next command's started ahead once this one started), else as a
+ * process of its own.
  */
 function launchOf(state: ToolsetState, wrapped: SandboxCommand, sessionId: string, spawned: boolean): Pick<ExecProcessSpec, 'file' | 'args' | 'spawner' | 'spawnOptions'> {
   const direct = { file: wrapped.file, args: wrapped.args };
@@ -390,7 +391,7 @@ function launchOf(state: ToolsetState, wrapped: SandboxCommand, sessionId: strin
   const spawnable = wrapped.spawnable;
   if (!spawnable) return direct;
   const spawner = state.spawners.spawnerFor(sessionId, spawnable.key, spawnable.launcher);
-  return { file: spawnable.argv[0], args: spawnable.argv.slice(1), spawner, spawnOptions: { cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3 } };
+  return { file: spawnable.argv[0], args: spawnable.argv.slice(1), spawner, spawnOptions: { cgroupProcs: spawnable.cgroupProcs, fd3: spawnable.fd3, spare: spawnable.spare } };
 }
 
 /** Runs one process for at most `yieldTimeMs`; returns it with its output so far. */

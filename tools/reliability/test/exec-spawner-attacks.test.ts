@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -156,4 +156,66 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
       await harness.close();
     }
   }, 30_000);
+});
+
+/** The parent pid of `pid` (undefined once gone or a zombie). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
+    return fields[0] === 'Z' ? undefined : Number(fields[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sandboxes `launcher` prepared ahead: its bubblewrap children running the stub that waits for a request. */
+function preparedBy(launcher: number): number[] {
+  return processesWith("-- /usr/bin/perl -e open(my $in, '<&=', $ARGV[0])").filter((pid) => parentOf(pid) === launcher);
+}
+
+describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against the next command’s prepared sandbox', () => {
+  const root = join(scratch, 'prepared');
+  // a repository: the launcher prepares the next command's sandbox ahead (no .git placeholder to keep)
+  mkdirSync(join(root, '.git'), { recursive: true });
+  const exec = execTools({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
+  afterAll(() => exec.shutdown());
+
+  it('given its host pid, cannot signal it, write a request into it through /proc, or leave anything in it', async () => {
+    const before = sandboxLaunchers();
+    const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+    try {
+      expect(await run(harness, 'echo warm')).toContain('warm');
+      const [launcher] = sandboxLaunchers().filter((pid) => !before.includes(pid));
+      expect(await until(() => preparedBy(launcher).length === 1, 10_000)).toBe(true);
+      const mine = preparedBy(launcher)[0];
+      // The attack waits for the host to name the sandbox prepared for the command after it, then
+      // signals it, writes a forged request (`sh -c 'echo FORGED'` in /) into every descriptor of
+      // that pid and of every process it can see, leaves a file in /tmp and kills its own namespace.
+      const forged = ['2f', '3', '2f62696e2f7368', '2d63', Buffer.from('echo FORGED').toString('hex'), '0'].join(' ');
+      const attack = [
+        'while [ ! -s target ]; do sleep 0.1; done; t=$(cat target)',
+        'kill -9 $t 2>/dev/null && echo "signalled it" || echo "no such process"',
+        `for f in /proc/$t/fd/* /proc/[0-9]*/fd/*; do [ -p "$f" ] && { printf '%s\\n' '${forged}' > "$f"; } 2>/dev/null && echo "wrote $f" >> /tmp/wrote; done`,
+        'echo leftover > /tmp/leftover',
+        'echo done',
+        '(kill -9 -1) 2>/dev/null',
+      ].join('; ');
+      const running = harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd: attack, yield_time_ms: 20_000 }));
+      expect(await until(() => preparedBy(launcher).some((pid) => pid !== mine), 10_000)).toBe(true);
+      const next = preparedBy(launcher).find((pid) => pid !== mine) as number;
+      writeFileSync(join(root, 'target'), String(next));
+      const answer = text(await running);
+      expect(answer).toMatch(/Output:\nno such process\ndone\n/);
+      expect(answer).toContain('Process exited with code 137');
+      // the prepared sandbox lives, and the next command runs in it, untouched
+      expect(parentOf(next)).toBe(launcher);
+      const after = await run(harness, 'echo "pid $$"; ls /tmp | grep -c -e leftover -e wrote');
+      expect(after).toMatch(/Output:\npid 2\n0\n$/);
+      expect(after).not.toContain('FORGED');
+      expect(parentOf(next)).toBeUndefined(); // used once, ended with its command
+      outcomes.push('sandboxed command vs the next command’s prepared sandbox: not signallable by host pid, no request forged through /proc, nothing left in its /tmp');
+    } finally {
+      await harness.close();
+    }
+  }, 60_000);
 });

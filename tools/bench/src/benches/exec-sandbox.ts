@@ -125,7 +125,7 @@ function bwrapArgs(extra: readonly string[]): string[] {
 }
 
 /** exec_command through the executor, the raw chain, and what each link of the chain costs alone; all alternating. */
-async function startUp(root: string): Promise<BenchFigure[]> {
+async function startUp(root: string, repository: string): Promise<BenchFigure[]> {
   const perl = findExecutable('perl') as string;
   const bwrap = findExecutable('bwrap') as string;
   const [setpriv, unshare] = [findExecutable('setpriv'), findExecutable('unshare')];
@@ -145,6 +145,10 @@ async function startUp(root: string): Promise<BenchFigure[]> {
     ['raw sandbox chain', rawSandbox(root)],
     ['reaper chain', () => spawned(root, perl, ['-e', REAPER, String(launcherSyscalls()?.prctl), '--', '/bin/sh', '-c', 'true'])],
     ['perl start', () => spawned(root, perl, ['-e', 'exit 0'])],
+    // After a body that leaves nothing running, as the first sandboxed body (after the bare spawn):
+    // a body right after a sandboxed one shares the CPUs with that launcher's work for its next
+    // command (its spare fork, or a prepared bubblewrap), which the alternation would charge to it.
+    ['workspace-write, repository', execTrue('workspace-write', repository)],
     ['bwrap minimal', () => spawned(root, bwrap, bwrapArgs([]))],
     ['bwrap + net', () => spawned(root, bwrap, bwrapArgs(['--unshare-net']))],
     ['bwrap + net ipc uts cgroup', () => spawned(root, bwrap, bwrapArgs(sandboxNamespaces))],
@@ -167,6 +171,9 @@ async function startUp(root: string): Promise<BenchFigure[]> {
   const chain = { name: 'the raw sandbox chain, no executor', value: at('raw sandbox chain') };
   return [
     compare('exec_command `true`, workspace-write sandbox (the session’s long-lived sandbox launcher, bwrap per command)', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
+    compare('exec_command `true`, workspace-write, the workspace a repository (`.git` exists): the next command’s bubblewrap prepared ahead', at('workspace-write, repository'), 'ms', bare, {
+      note: `${note}; a workspace without .git (above) gets no prepared sandbox: its .git placeholder lives only while a command runs`,
+    }),
     compare('exec_command `true`, workspace-write, the launcher per command (spawner: false)', at('workspace-write, launcher per command'), 'ms', bare, { note: 'the previous path' }),
     compare('exec_command `true`, read-only sandbox', at('read-only'), 'ms', bare, { note }),
     compare('exec_command `true`, danger-full-access (the session’s long-lived spawner)', at('danger-full-access'), 'ms', bare, { note: `${note}; target ≤ 1.5×` }),
@@ -246,14 +253,17 @@ const bench: Bench = {
   name: 'exec_command sandbox',
   async run(): Promise<BenchFigure[]> {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'bench-exec-sandbox-')));
+    const repository = realpathSync(mkdtempSync(join(tmpdir(), 'bench-exec-sandbox-repository-')));
+    mkdirSync(join(repository, '.git'));
     const load = () => loadavg()[0].toFixed(1);
     const loadBefore = load();
     try {
-      const figures = [...(await startUp(root)), ...(await pieces(root))];
+      const figures = [...(await startUp(root, repository)), ...(await pieces(root))];
       const note = `load average ${loadBefore} → ${load()}`;
       return figures.map((figure, index) => (index === 0 ? { ...figure, note: `${figure.note}; ${note}` } : figure));
     } finally {
       rmSync(root, { recursive: true, force: true });
+      rmSync(repository, { recursive: true, force: true });
     }
   },
 };
