@@ -57,13 +57,17 @@ export function compare(
 /**
  * Median duration (ms) of each function, sampled in alternation (a round runs every function once,
  * in an order that rotates) so that load on a shared machine hits the subject and its reference alike.
+ * `settleMs` waits that long, untimed, before every sample: work a body leaves running in the
+ * background (a launcher preparing its next command) then ends before the next body is timed, as
+ * it does between an agent's commands, instead of being charged to whichever body comes next.
  */
-export async function alternatingMedians(fns: ReadonlyArray<() => Promise<unknown>>, runs: number, warmup: number): Promise<number[]> {
+export async function alternatingMedians(fns: ReadonlyArray<() => Promise<unknown>>, runs: number, warmup: number, settleMs = 0): Promise<number[]> {
   for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
   const samples: number[][] = fns.map(() => []);
   for (let round = 0; round < runs; round++) {
     for (let k = 0; k < fns.length; k++) {
       const index = (round + k) % fns.length;
+      if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
       const start = performance.now();
       await fns[index]();
       samples[index].push(performance.now() - start);

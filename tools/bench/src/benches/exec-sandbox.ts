@@ -14,6 +14,13 @@ import { execTools } from '@switchyard/tool-exec';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 
 const RUNS = 15;
+/**
+ * Milliseconds of quiet before each timed body: a sandboxed command's launcher prepares the next
+ * command (a spare fork, a bubblewrap started ahead) right after this one, and an agent's next
+ * command comes after a model turn, seconds later; without the pause, whichever body runs next
+ * would be charged that work.
+ */
+const SETTLE_MS = 60;
 
 /** One `exec_command {cmd: 'true'}` through the real executor, wire arguments in, output out. */
 function execTrue(mode: SandboxMode, root: string, options: { spawner?: boolean } = {}): () => Promise<void> {
@@ -136,6 +143,7 @@ async function startUp(root: string, repository: string): Promise<BenchFigure[]>
   const bodies: Array<[string, () => Promise<void>]> = [
     ['bare', () => spawned(root, '/bin/sh', ['-c', 'true'])],
     ['workspace-write', execTrue('workspace-write', root)],
+    ['workspace-write, repository', execTrue('workspace-write', repository)],
     ['read-only', execTrue('read-only', root)],
     ['workspace-write, launcher per command', execTrue('workspace-write', root, { spawner: false })],
     ['danger-full-access', execTrue('danger-full-access', root)],
@@ -145,10 +153,6 @@ async function startUp(root: string, repository: string): Promise<BenchFigure[]>
     ['raw sandbox chain', rawSandbox(root)],
     ['reaper chain', () => spawned(root, perl, ['-e', REAPER, String(launcherSyscalls()?.prctl), '--', '/bin/sh', '-c', 'true'])],
     ['perl start', () => spawned(root, perl, ['-e', 'exit 0'])],
-    // After a body that leaves nothing running, as the first sandboxed body (after the bare spawn):
-    // a body right after a sandboxed one shares the CPUs with that launcher's work for its next
-    // command (its spare fork, or a prepared bubblewrap), which the alternation would charge to it.
-    ['workspace-write, repository', execTrue('workspace-write', repository)],
     ['bwrap minimal', () => spawned(root, bwrap, bwrapArgs([]))],
     ['bwrap + net', () => spawned(root, bwrap, bwrapArgs(['--unshare-net']))],
     ['bwrap + net ipc uts cgroup', () => spawned(root, bwrap, bwrapArgs(sandboxNamespaces))],
@@ -159,7 +163,7 @@ async function startUp(root: string, repository: string): Promise<BenchFigure[]>
   ];
   let values: number[];
   try {
-    values = await alternatingMedians(bodies.map(([, body]) => body), RUNS, 1);
+    values = await alternatingMedians(bodies.map(([, body]) => body), RUNS, 1, SETTLE_MS);
   } finally {
     spawner.close();
     await commandSpawner.close();
@@ -167,7 +171,7 @@ async function startUp(root: string, repository: string): Promise<BenchFigure[]>
   }
   const at = (name: string) => values[bodies.findIndex(([label]) => label === name)];
   const bare = { name: 'bare spawn of /bin/sh -c true', value: at('bare') };
-  const note = `median of ${RUNS} alternating runs; ${process.geteuid?.() === 0 ? 'as root (launcher + idmapped workspace)' : 'as a user'}`;
+  const note = `median of ${RUNS} alternating runs, ${SETTLE_MS} ms of quiet before each; ${process.geteuid?.() === 0 ? 'as root (launcher + idmapped workspace)' : 'as a user'}`;
   const chain = { name: 'the raw sandbox chain, no executor', value: at('raw sandbox chain') };
   return [
     compare('exec_command `true`, workspace-write sandbox (the session’s long-lived sandbox launcher, bwrap per command)', at('workspace-write'), 'ms', bare, { note: `${note}; target ≤ 2.5×` }),
