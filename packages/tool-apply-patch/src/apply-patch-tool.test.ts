@@ -3,7 +3,7 @@ import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'nod
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIRECT_SOURCE, toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
+import { toWireTool, type JsonValue, type StepContext, type SwitchyardEvent, type ToolPayload } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
 import { createToolHarness, invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -168,13 +168,9 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
     const tool = applyPatchTool();
     const step = createStepContext({ cwd: root, turnId: 'turn-8' });
     const seen: SwitchyardEvent[] = [];
-    const call = async (input: string) => {
-      const output = await tool.handle({ callId: 'late', toolName: tool.name, source: DIRECT_SOURCE, payload: custom(input), signal: new AbortController().signal, step, emit: (event) => seen.push(event) });
-      expect(output.success).toBe(true);
-    };
     try {
-      await call(wrap('*** Update File: a.txt', '-one', '+two'));
-      await call(wrap('*** Update File: b.txt', '-uno', '+dos'));
+      await run(wrap('*** Update File: a.txt', '-one', '+two'), step, seen, tool);
+      await run(wrap('*** Update File: b.txt', '-uno', '+dos'), step, seen, tool);
     } finally {
       await tool.dispose?.({ sessionId: step.sessionId });
     }
