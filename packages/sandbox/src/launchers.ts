@@ -333,19 +333,8 @@ sub box_prepare {
   my $fd3 = unhex(shift(@f) // '');
   (@argv && @argv == $argc && !@f) or exit 125;
   box_discard();
-  pipe(my $r, my $w) or return;
-  pipe(my $req_r, my $req_w) or return;
-  my $parent = $$;
-  my $pid = fork();
-  defined $pid or return;
-  if ($pid == 0) {
-    close $r; close $req_w; $ppid = $parent;
-    forked($w);
-    box_exec(\@argv, $fd3, $req_r);
-    POSIX::_exit(125);
-  }
-  close $w; close $req_r;
-  $box = { pid => $pid, r => $r, req => $req_w, argv => \@argv, fd3 => $fd3 };
+  my $fork = fork_waiting(sub { box_exec(\@argv, $fd3, $_[0]) }) or return;
+  $box = { %$fork, argv => \@argv, fd3 => $fd3 };
 }
 # D <id>: the prepared sandbox is killed unused (its exit is reaped like any stray).
 sub box_discard {
@@ -391,15 +380,28 @@ sub box_take {
   close $b->{req};
   return $b;
 }
-sub prepare {
-  pipe(my $r, my $w) or return;
-  pipe(my $req_r, my $req_w) or return;
+# A fork (see forked) with an output pipe and a request pipe, running body(<request pipe's read
+# end>) and never returning; here { pid, r: the output's read end, req: the request's write end }, or
+# undef when a pipe or the fork failed.
+sub fork_waiting {
+  my ($body) = @_;
+  pipe(my $r, my $w) or return undef;
+  pipe(my $req_r, my $req_w) or return undef;
   my $parent = $$;
   my $pid = fork();
-  defined $pid or return;
+  defined $pid or return undef;
   if ($pid == 0) {
     close $r; close $req_w; $ppid = $parent;
     forked($w);
+    $body->($req_r);
+    POSIX::_exit(125);
+  }
+  close $w; close $req_r;
+  return { pid => $pid, r => $r, req => $req_w };
+}
+sub prepare {
+  $spare = fork_waiting(sub {
+    my ($req_r) = @_;
     serve(sub {
       # Forked on the spot, the request is already there: no time to win.
       my $bits = ''; vec($bits, fileno($req_r), 1) = 1;
@@ -412,9 +414,7 @@ sub prepare {
       command(@request) if @request;
       POSIX::_exit(125);
     });
-  }
-  close $w; close $req_r;
-  $spare = { pid => $pid, r => $r, req => $req_w };
+  });
 }
 sub run {
   my ($id, @f) = @_;
