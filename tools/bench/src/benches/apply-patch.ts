@@ -9,23 +9,18 @@ import { createStepContext } from '@switchyard/kit';
 import { applyPatch, applyPatchTool, verifyPatch } from '@switchyard/tool-apply-patch';
 import { gitFileDiff } from '../../../../packages/tool-apply-patch/src/unified-diff';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
-import { ProcessRunner } from '../process-runner';
+import { ProcessRunner, type RunnerSample } from '../process-runner';
 
 const tool = applyPatchTool();
 /** Runs every `git apply` of this bench (see `ProcessRunner`: the bench process never forks while it measures). */
 let runner: ProcessRunner | undefined;
 
-/** `git <args>` in `root` through the runner: its wall time (the reference of a pair). */
-async function gitIn(root: string, args: readonly string[]): Promise<number> {
+/** `git <args>` in `root` through the runner: its wall and CPU time. */
+function gitIn(root: string, args: readonly string[]): Promise<RunnerSample> {
   runner ??= new ProcessRunner();
-  return (await runner.run(root, 'git', args)).wallMs;
+  return runner.run(root, 'git', args);
 }
 
-/** `git <args>` in `root` through the runner: its CPU time (user + system, 10 ms ticks). */
-async function gitCpuIn(root: string, args: readonly string[]): Promise<number> {
-  runner ??= new ProcessRunner();
-  return (await runner.run(root, 'git', args)).cpuMs;
-}
 /** One apply_patch call as the registry makes it (the session's helper process, events, turn diff). */
 async function callTool(patch: string, step: StepContext): Promise<void> {
   const output = await tool.handle({
@@ -277,7 +272,7 @@ async function smallPatch(base: string): Promise<BenchFigure[]> {
   const patch = '*** Begin Patch\n*** Update File: src/small.txt\n@@\n one\n-two\n+2\n three\n*** End Patch';
   const diffPath = join(base, 'small.diff');
   await writeFile(diffPath, gitFileDiff('src/small.txt', 'one\ntwo\nthree\n', 'one\n2\nthree\n'));
-  const git = () => gitIn(root, ['apply', diffPath]);
+  const git = async () => (await gitIn(root, ['apply', diffPath])).wallMs;
   const sandboxed = createStepContext({ cwd: root, sandboxMode: 'workspace-write' });
   await reset(root, files);
   // The first call of a session starts its helper (Node inside bubblewrap).
@@ -307,8 +302,8 @@ const bench: Bench = {
       const root = join(base, 'workspace');
       const diffPath = join(base, 'edits.diff');
       await writeFile(diffPath, diff);
-      const git = (...args: string[]) => gitIn(root, ['apply', ...args, diffPath]);
-      const gitCpu = () => gitCpuIn(root, ['apply', diffPath]);
+      const git = async (...args: string[]) => (await gitIn(root, ['apply', ...args, diffPath])).wallMs;
+      const gitCpu = async () => (await gitIn(root, ['apply', diffPath])).cpuMs;
 
       // Both produce the same files.
       await reset(root, originals);
