@@ -489,6 +489,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     handlerCounts: Object.fromEntries(HOOK_EVENTS.map((event) => [event, handlers.filter((handler) => handler.event === event).length])) as Record<HookEventName, number>,
     runPreToolUse: (request) => runPreToolUse(context, request),
     runPostToolUse: (request) => runPostToolUse(context, request),
+    hasToolHooks: (event, request) => handlers.some((handler) => handler.event === event && safeMatch(handler, toolNames(request))),
     runSessionStart: async (request) => aggregateLifecycle(await runLifecycle(context, 'SessionStart', request)),
     runUserPromptSubmit: async (request) => aggregateLifecycle(await runLifecycle(context, 'UserPromptSubmit', request)),
     runStop: async (request) => aggregateLifecycle(await runLifecycle(context, 'Stop', request)),
