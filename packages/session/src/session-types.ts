@@ -19,7 +19,7 @@ import type { BackoffOptions } from '@switchyard/kit';
 import type { ToolPlan } from '@switchyard/planner';
 import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
-import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
+import type { SessionEvent, SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
 
@@ -196,7 +196,14 @@ export interface Session {
    * starts at the first `next()`; leaving the loop early aborts it.
    */
   streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
+  /** Subscribes to one event type; returns the unsubscribe function. A listener that throws is reported (`SWITCHYARD_LISTENER`) and never reaches the turn. */
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /**
+   * Subscribes to every event the session emits — every type `on` offers, and types a newer
+   * package adds — in the order they happen, after the listeners of that type; returns the
+   * unsubscribe function. Forward with `eventToJSON(event)` for a bounded, credential-free form.
+   */
+  onEvent(listener: (event: SessionEvent) => void): () => void;
   /**
    * Opt-in: from now on, when background work completes while no turn runs (or after the turn
    * that was running ended without taking it), the session runs a turn itself with `model` and no

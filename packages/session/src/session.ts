@@ -148,6 +148,7 @@ export function createSession(options: SessionOptions): Session {
     },
     streamTurn: runStream,
     on: (type, listener) => hub.on(type, listener),
+    onEvent: (listener) => hub.onAny(listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {
       if (state.closed) return;
