@@ -56,6 +56,14 @@ export interface SessionOptions {
   time?: TimeProvider;
   /** Stable id (hook payloads, code-mode session key). Default: a UUID. */
   sessionId?: string;
+  /**
+   * Who the session belongs to (a user, an organization). Code Mode opens the session's cells with
+   * it (`runtime.openSession(host, { tenant })`: sessions of one tenant may share a worker process,
+   * sessions of different tenants are placed by the runtime's tenant rules), each step carries it
+   * (`StepContext.tenant`: exec tools admit commands per tenant), and tracing spans carry it as
+   * `switchyard.tenant`. Default: none — the session is a tenant of its own.
+   */
+  tenant?: string;
   /** System instructions sent with every request. */
   instructions?: string;
   /** Follow-up steps per turn before the turn fails. Default 32. */
@@ -176,6 +184,8 @@ export interface WakeOptions {
 
 export interface Session {
   readonly id: string;
+  /** The `tenant` option, when given. */
+  readonly tenant?: string;
   /**
    * The conversation so far (every turn's items), JSON-serializable; pass it to
    * `createSession({ history })` to continue. Valid after any turn: every call item has exactly
