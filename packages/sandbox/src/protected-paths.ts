@@ -27,7 +27,10 @@ export interface ProtectedPath {
   readonly exists: boolean;
 }
 
-/** Resolves symbolic links of `path`, or of its nearest existing ancestor (the rest appended). */
+/**
+ * Resolves symbolic links of `path`, or of its nearest existing ancestor (the rest appended).
+ * Synchronous: a `realpath` of one path (a few for a path that does not exist yet).
+ */
 export function resolveExisting(path: string): string {
   const absolute = resolve(path);
   let head = absolute;
@@ -263,7 +266,8 @@ export function isProtectedPath(path: string, list: readonly ProtectedPath[]): b
 const placeholders = new Map<string, number>();
 
 /**
- * Creates `<root>/.git` as an empty directory when absent, so a read-only mount can cover it (one
+ * Creates `<root>/.git` as an empty directory when absent (one synchronous `mkdir`: the mount that
+ * covers it is built right after, in the same call), so a read-only mount can cover it (one
  * directory shared by the commands running at once; {@link releaseGitPlaceholder} removes it after
  * the last of them).
  */

@@ -130,7 +130,12 @@ function sweepDeadHosts(dir: string): void {
   }
 }
 
-/** Creates one group per controller directory, with its limits; undoes the lot on any failure. */
+/**
+ * Creates one group per controller directory, with its limits; undoes the lot on any failure.
+ * Synchronous on purpose, once per command: a `mkdir` and a few short writes in the cgroup file
+ * system, which the kernel serves from memory (no disk, no walk); the dead-host sweep reads one
+ * directory once per process.
+ */
 function makeGroups(groups: ReadonlyArray<{ dir: string; files: ReadonlyArray<[string, string, boolean?]> }>): boolean {
   const created: string[] = [];
   try {

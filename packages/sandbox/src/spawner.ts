@@ -301,6 +301,7 @@ export class CommandSpawner {
     let output: Socket;
     try {
       // Non-blocking: a pipe whose writers already closed (the command ended) opens at once and reads to its end.
+      // Synchronous on purpose: one `open` of a pipe through /proc (never waits on a disk) per command.
       const handle = openSync(`/proc/${child.pid}/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
       if (!fstatSync(handle).isFIFO()) {
         closeSync(handle);

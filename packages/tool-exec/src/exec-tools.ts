@@ -249,6 +249,7 @@ async function waitForProcess(execProcess: ExecProcess, ms: number, signal: Abor
   }
 }
 
+/** The host's shell (found on PATH with one `access` per entry and candidate). */
 function defaultShell(): string {
   const candidates = [process.env.SHELL, '/bin/bash', '/bin/sh'].filter((value): value is string => Boolean(value));
   return candidates.find((candidate) => findExecutable(candidate)) ?? '/bin/sh';
@@ -418,6 +419,7 @@ async function runOnce(run: {
 }): Promise<{ execProcess: ExecProcess; output: string }> {
   const { state, invocation, args, cwd, sandbox, started } = run;
   const shell = resolveShell(state.options, args.shell);
+  // one `access` per PATH entry (synchronous, no directory listed): a shell removed since stays a clear refusal
   if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
   const login = args.login ?? state.allowLoginShell;
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
