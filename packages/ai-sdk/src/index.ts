@@ -17,6 +17,10 @@ export type { UIMessageStreamOptions, UIMessageStreamResponseInit } from './ui-s
 export { createUIApprovals } from './ui-approvals';
 export type { UIApprovals, UIApprovalsOptions, PendingUIApproval, UIApprovalAnswerStatus } from './ui-approvals';
 export type { ApprovalNotice, TurnEventLike } from './ui-translate';
+export { createUIChat } from './ui-chat';
+export type { UIChat, UIChatOptions, ChatSessionLike } from './ui-chat';
+export { historyToUIMessages, uiMessagesToHistory } from './ui-messages';
+export type { HistoryToUIMessagesOptions } from './ui-messages';
 export type {
   ApprovalDescriptor,
   BackgroundData,

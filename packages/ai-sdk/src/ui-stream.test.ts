@@ -6,6 +6,7 @@ import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { UI_MESSAGE_STREAM_HEADERS, readUIMessageStream, uiMessageChunkSchema, type UIMessageChunk } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { slowTool } from '../test/ui-fixtures';
 import { toUIMessageStream, toUIMessageStreamResponse, type SwitchyardUIMessage } from './index';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -54,7 +55,10 @@ const CELL = "const [a, b] = await Promise.all(['apple', 'plum'].map((sku) => to
 describe('toUIMessageStreamResponse: a Switchyard turn as the UI message stream', () => {
   it('text, a direct tool part, an exec part with the cell output, nested-call and hook data parts: every chunk valid', async () => {
     const ran: string[] = [];
-    const hooks = createHookEngine({ functionHooks: [{ event: 'PreToolUse', matcher: 'inventory__check_stock', run: () => ({ additionalContext: 'stock is counted nightly' }) }] });
+    // the policy: pears are counted by hand
+    const hooks = createHookEngine({
+      functionHooks: [{ event: 'PreToolUse', matcher: 'inventory__check_stock', run: (input) => ((input.tool_input as { sku?: string }).sku === 'pear' ? { decision: 'block', reason: 'pears are counted by hand' } : undefined) }],
+    });
     const session = createSession({ toolMode: 'code-mode', tools: [stockTool(ran)], hooks });
     cleanups.push(() => session.shutdown());
     const model = createScriptedModel(
@@ -82,7 +86,7 @@ describe('toUIMessageStreamResponse: a Switchyard turn as the UI message stream'
     expect(texts).toEqual(['Checking both.', 'Plums are out.']);
 
     const direct = message.parts.find((part) => part.type === 'tool-inventory__check_stock');
-    expect(direct).toMatchObject({ toolCallId: 'direct-1', state: 'output-available', input: { sku: 'pear' }, output: '{"sku":"pear","units":7}' });
+    expect(direct).toMatchObject({ toolCallId: 'direct-1', state: 'output-error', input: { sku: 'pear' }, errorText: expect.stringContaining('pears are counted by hand') });
 
     const exec = message.parts.find((part) => part.type === 'tool-exec');
     expect(exec).toMatchObject({ toolCallId: 'cell-1', state: 'output-available', input: CELL });
@@ -103,8 +107,9 @@ describe('toUIMessageStreamResponse: a Switchyard turn as the UI message stream'
     const hookRuns = message.parts.filter((part) => part.type === 'data-switchyard-hook').map((part) => part.data);
     // one PreToolUse run per call: the direct one and both nested ones
     expect(hookRuns.map((run) => run.callId).sort()).toEqual(['direct-1', ...nested.map((data) => data.callId)].sort());
-    for (const run of hookRuns) expect(run).toMatchObject({ event: 'PreToolUse', toolName: 'inventory__check_stock', outcome: 'continue' });
-    expect(ran.sort()).toEqual(['apple', 'pear', 'plum']);
+    for (const run of hookRuns) expect(run).toMatchObject({ event: 'PreToolUse', toolName: 'inventory__check_stock', outcome: run.callId === 'direct-1' ? 'block' : 'continue' });
+    expect(hookRuns.find((run) => run.callId === 'direct-1')?.message).toBe('pears are counted by hand');
+    expect(ran.sort()).toEqual(['apple', 'plum']);
     // the turn's result is in the history
     expect(session.history.at(-1)).toEqual({ type: 'message', role: 'assistant', content: 'Plums are out.' });
   });
@@ -157,15 +162,7 @@ describe('toUIMessageStreamResponse: a Switchyard turn as the UI message stream'
   });
 
   it('a reader that leaves mid-stream does not stop the turn: it finishes and its result is in the history', async () => {
-    const slow = defineFunctionTool({
-      name: 'slow',
-      description: 'Takes a while.',
-      parameters: { type: 'object', properties: {} },
-      handle: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 150));
-        return 'slow done';
-      },
-    });
+    const slow = slowTool(150);
     const session = createSession({ tools: [slow] });
     cleanups.push(() => session.shutdown());
     const ended = new Promise<unknown>((resolve) => session.on('turn-end', resolve));

@@ -80,7 +80,9 @@ export class UIChunkTranslator {
   /** Nested calls shown as a tool part of their own (their cell's `exec` part is in another message). */
   private readonly standalone = new Set<string>();
   private readonly cells = new Map<string, string | undefined>();
+  /** Waiting approvals → the part they are shown on. */
   private readonly approvals = new Map<string, string>();
+  private readonly shownOn = new Map<string, string>();
   private ended: TurnOutcome | undefined;
   /** Approval notices about calls not seen yet. */
   private readonly early: ApprovalNotice[] = [];
@@ -138,6 +140,16 @@ export class UIChunkTranslator {
       default:
         return [];
     }
+  }
+
+  /** Approvals of this stream still waiting for an answer. */
+  pendingApprovals(): string[] {
+    return [...this.approvals.keys()];
+  }
+
+  /** The tool part (`toolCallId`) an approval of this stream is shown on, answered or not. */
+  partOf(approvalId: string): string | undefined {
+    return this.shownOn.get(approvalId);
   }
 
   /** The chunks of an approvals bridge notice about a call of this stream (none for other calls). */
@@ -342,6 +354,7 @@ export class UIChunkTranslator {
     const call = this.calls.get(partCallId)!;
     call.pending.add(approvalId);
     this.approvals.set(approvalId, partCallId);
+    this.shownOn.set(approvalId, partCallId);
     const reason = request.reason ?? (nested ? `${nested.toolName} (called by the cell) needs approval` : undefined);
     chunks.push({ type: 'tool-approval-request', approvalId, toolCallId: partCallId, approvalDescriptor: { ...descriptor, ...(partCallId !== request.callId ? { nested: true } : {}) }, ...(reason ? { reason } : {}) });
     return chunks;
