@@ -90,11 +90,11 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-function refundSetup(approvals: UIApprovals) {
-  const refunds: number[] = [];
-  const refund = defineFunctionTool<{ order: number }>({
+/** A refund tool that asks first; `refunds` records the orders it refunded. */
+function refundTool(refunds: number[], namespace?: string) {
+  return defineFunctionTool<{ order: number }>({
     name: 'refund',
-    namespace: 'billing',
+    ...(namespace ? { namespace } : {}),
     description: 'Refunds an order.',
     parameters: { type: 'object', properties: { order: { type: 'number' } }, required: ['order'] },
     needsApproval: true,
@@ -103,7 +103,11 @@ function refundSetup(approvals: UIApprovals) {
       return { refunded: args.order };
     },
   });
-  const session = createSession({ tools: [refund], approvals });
+}
+
+function refundSetup(approvals: UIApprovals) {
+  const refunds: number[] = [];
+  const session = createSession({ tools: [refundTool(refunds, 'billing')], approvals });
   const model = createScriptedModel((request) => {
     const last = request.input.at(-1)!;
     if (last.type === 'function_call_output') return [say(`The refund said: ${JSON.stringify((last as { output: unknown }).output)}`)];
@@ -170,6 +174,28 @@ describe('createUIChat: approvals in the page', () => {
     // a late answer changes nothing and is told so by the stream
     expect(approvals.answer({ approvalId: refundPart(page)!.approval!.id, approved: true })).toBe('settled');
   });
+
+  it("a nested call's approval rides on its cell's exec part; the answer lets the cell go on", async () => {
+    const approvals = createUIApprovals();
+    const refunds: number[] = [];
+    const session = createSession({ toolMode: 'code-mode-only', tools: [refundTool(refunds)], approvals });
+    const cell = "const r = await tools.refund({ order: 9 });\ntext('refunded ' + r.refunded);";
+    const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'cell-1', name: 'exec', input: cell }], [say('Refunded.')]]);
+    const chat = createUIChat({ session, model, approvals });
+    cleanups.push(() => session.shutdown(), () => chat.close());
+    const { page } = connect(chat);
+    await page.sendMessage({ text: 'refund order 9' });
+    const exec = () => page.lastMessage!.parts.find((part) => part.type === 'tool-exec') as { state: string; approval?: { id: string; descriptor?: unknown; requestReason?: string }; output?: unknown };
+    expect(exec()).toMatchObject({ state: 'approval-requested', approval: { descriptor: { kind: 'tool', toolName: 'refund', input: { order: 9 }, nested: true }, requestReason: 'refund (called by the cell) needs approval' } });
+    const nested = () => page.lastMessage!.parts.find((part) => part.type === 'data-switchyard-call')!.data;
+    expect(nested()).toMatchObject({ toolName: 'refund', status: 'approval-requested', approvalId: exec().approval!.id, execCallId: 'cell-1' });
+    expect(refunds).toEqual([]);
+    await page.addToolApprovalResponse({ id: exec().approval!.id, approved: true });
+    await until(() => page.status === 'ready' && exec().state === 'output-available' && page.lastMessage!.parts.some((part) => part.type === 'text'), 'the cell to finish');
+    expect(refunds).toEqual([9]);
+    expect(JSON.stringify(exec().output)).toContain('refunded 9');
+    expect(nested()).toMatchObject({ status: 'completed' });
+  }, 20_000);
 });
 
 describe('createUIChat: background results reach the page, once', () => {

@@ -114,6 +114,8 @@ class Chat implements UIChat {
   /** Follow requests waiting for something to show. */
   private readonly changed = new Set<() => void>();
   private readonly unsubscribe: Array<() => void> = [];
+  /** Cells → their `exec` call, across turns (a yielded cell's nested calls come in a later turn). */
+  private readonly cells = new Map<string, string | undefined>();
 
   constructor(private readonly options: UIChatOptions) {
     const on = options.session.on as (type: string, listener: (event: TurnEventLike) => void) => () => void;
@@ -201,7 +203,7 @@ class Chat implements UIChat {
   }
 
   private openTurn(turnId: string): void {
-    const translator = createTranslator(this.options);
+    const translator = createTranslator(this.options, this.cells);
     const approvals = this.options.approvals;
     const isPending = (approvalId: string) => approvals?.pending.some((pending) => pending.approvalId === approvalId) ?? false;
     const log = new TurnLog(turnId, `turn-${turnId}`, translator, isPending);

@@ -43,8 +43,8 @@ const DEFAULT_MAX_INPUT_CHARS = 20_000;
 const MAX_ERROR_CHARS = 2_000;
 
 /** The translator of one stream, with the options checked and defaulted. */
-export function createTranslator(options: Pick<UIMessageStreamOptions, 'onError' | 'maxInputChars'>): UIChunkTranslator {
-  return new UIChunkTranslator({ errorText: options.onError ?? safeErrorText, maxInputChars: options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS });
+export function createTranslator(options: Pick<UIMessageStreamOptions, 'onError' | 'maxInputChars'>, cells?: Map<string, string | undefined>): UIChunkTranslator {
+  return new UIChunkTranslator({ errorText: options.onError ?? safeErrorText, maxInputChars: options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS, cells });
 }
 
 /**

@@ -64,6 +64,8 @@ export interface TranslatorOptions {
   readonly errorText: (error: unknown) => string;
   /** Longest nested-call input (characters of its text) sent whole; longer ones send `inputPreview`. */
   readonly maxInputChars: number;
+  /** Cells → the `exec` call that created each, shared by the streams of one session (a cell outlives its turn). */
+  readonly cells?: Map<string, string | undefined>;
 }
 
 /**
@@ -79,7 +81,7 @@ export class UIChunkTranslator {
   private readonly nested = new Map<string, NestedCallData>();
   /** Nested calls shown as a tool part of their own (their cell's `exec` part is in another message). */
   private readonly standalone = new Set<string>();
-  private readonly cells = new Map<string, string | undefined>();
+  private readonly cells: Map<string, string | undefined>;
   /** Waiting approvals → the part they are shown on. */
   private readonly approvals = new Map<string, string>();
   private readonly shownOn = new Map<string, string>();
@@ -87,7 +89,9 @@ export class UIChunkTranslator {
   /** Approval notices about calls not seen yet. */
   private readonly early: ApprovalNotice[] = [];
 
-  constructor(private readonly options: TranslatorOptions) {}
+  constructor(private readonly options: TranslatorOptions) {
+    this.cells = options.cells ?? new Map();
+  }
 
   /** The turn's outcome once its `turn-end` arrived. */
   get outcome(): TurnOutcome | undefined {
@@ -322,6 +326,8 @@ export class UIChunkTranslator {
 
   private cellEnd(event: CellEndEvent): UIMessageChunk[] {
     const execCallId = this.cells.get(event.cellId);
+    // an ended cell makes no more calls
+    this.cells.delete(event.cellId);
     return [{ type: 'data-switchyard-cell', id: event.cellId, data: withoutUndefined({ cellId: event.cellId, execCallId, status: event.status, error: event.error }) }];
   }
 
