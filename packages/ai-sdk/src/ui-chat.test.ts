@@ -98,6 +98,7 @@ function refundTool(refunds: number[], namespace?: string) {
     description: 'Refunds an order.',
     parameters: { type: 'object', properties: { order: { type: 'number' } }, required: ['order'] },
     needsApproval: true,
+    supportsParallelToolCalls: true,
     handle: ({ args }) => {
       refunds.push(args.order);
       return { refunded: args.order };
@@ -195,6 +196,31 @@ describe('createUIChat: approvals in the page', () => {
     expect(refunds).toEqual([9]);
     expect(JSON.stringify(exec().output)).toContain('refunded 9');
     expect(nested()).toMatchObject({ status: 'completed' });
+  }, 20_000);
+  it('two nested calls of one cell wait at once: the second gets a part of its own, each is answered and runs once', async () => {
+    const approvals = createUIApprovals();
+    const refunds: number[] = [];
+    const session = createSession({ toolMode: 'code-mode-only', tools: [refundTool(refunds)], approvals });
+    const cell = "const all = await Promise.all([1, 2].map((order) => tools.refund({ order })));\ntext('refunded ' + all.map((r) => r.refunded).join(' and '));";
+    const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'cell-1', name: 'exec', input: cell }], [say('Both refunded.')]]);
+    const chat = createUIChat({ session, model, approvals });
+    cleanups.push(() => session.shutdown(), () => chat.close());
+    const { page, chunks } = connect(chat);
+    await page.sendMessage({ text: 'refund orders 1 and 2' });
+    const waiting = () => page.lastMessage!.parts.filter((part) => 'toolCallId' in part && part.state === 'approval-requested') as Array<{ type: string; approval: { id: string } }>;
+    const exec = () => page.lastMessage!.parts.find((part) => part.type === 'tool-exec') as { state: string; output?: unknown };
+    const shown = new Set<string>();
+    // the page answers what it is asked, as it is asked (the second request may come in the answer's response)
+    await until(() => {
+      for (const part of waiting()) shown.add(part.type);
+      if (page.status === 'ready' && waiting().length > 0) for (const part of waiting()) void page.addToolApprovalResponse({ id: part.approval.id, approved: true });
+      return page.status === 'ready' && exec().state === 'output-available' && page.lastMessage!.parts.some((part) => part.type === 'text');
+    }, 'both refunds');
+    expect([...shown].sort()).toEqual(['tool-exec', 'tool-refund']);
+    expect(chunks.flat().filter((chunk) => chunk.type === 'tool-approval-request')).toHaveLength(2);
+    expect(refunds.sort()).toEqual([1, 2]);
+    expect(JSON.stringify(exec().output)).toContain('refunded 1 and 2');
+    expect(page.lastMessage!.parts.find((part) => part.type === 'tool-refund')).toMatchObject({ state: 'output-available' });
   }, 20_000);
 });
 

@@ -75,6 +75,8 @@ export interface TranslatorOptions {
  */
 export class UIChunkTranslator {
   private stepOpen = false;
+  /** Calls whose parts the current step added (a retry removes them). */
+  private stepCalls: string[] = [];
   private textId: string | undefined;
   private nextId = 0;
   private readonly calls = new Map<string, ModelCall>();
@@ -116,9 +118,7 @@ export class UIChunkTranslator {
       case 'step-start':
         return [...this.closeParts(), ...(this.stepOpen ? [{ type: 'finish-step' } as const] : []), this.openStep()];
       case 'model-retry':
-        // the attempt's text is discarded; the retried attempt streams into the same step
-        this.textId = undefined;
-        return [{ type: 'reset-step' }];
+        return this.resetStep();
       case 'text-delta':
         return this.textDelta((event as TextDeltaEvent).delta);
       case 'model-item':
@@ -158,16 +158,35 @@ export class UIChunkTranslator {
 
   /** The chunks of an approvals bridge notice about a call of this stream (none for other calls). */
   approval(notice: ApprovalNotice): UIMessageChunk[] {
-    const early = this.early.some((queued) => queued.approvalId === notice.approvalId);
-    const chunks = early ? undefined : notice.type === 'approval-requested' ? this.approvalRequested(notice.approvalId, notice.request) : this.approvalSettled(notice);
-    if (chunks) return chunks;
-    if (this.early.length < MAX_EARLY_NOTICES) this.early.push(notice);
-    return [];
+    const chunks = this.tryNotice(notice);
+    if (!chunks) {
+      if (this.early.length < MAX_EARLY_NOTICES) this.early.push(notice);
+      return [];
+    }
+    // a settlement frees a part for an approval that waited for it
+    return this.early.length > 0 ? [...chunks, ...this.retryEarly()] : chunks;
   }
 
+  /** The notice's chunks, or `undefined` while it cannot be shown yet (kept, in order, behind earlier ones about the same approval). */
+  private tryNotice(notice: ApprovalNotice): UIMessageChunk[] | undefined {
+    if (this.early.some((queued) => queued.approvalId === notice.approvalId)) return undefined;
+    return notice.type === 'approval-requested' ? this.approvalRequested(notice.approvalId, notice.request) : this.approvalSettled(notice);
+  }
+
+  /** Shows the kept notices that can be shown now, until none can. */
   private retryEarly(): UIMessageChunk[] {
-    const queued = this.early.splice(0);
-    return queued.flatMap((notice) => this.approval(notice));
+    const chunks: UIMessageChunk[] = [];
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const notice of this.early.splice(0)) {
+        const shown = this.tryNotice(notice);
+        if (shown) {
+          chunks.push(...shown);
+          progress = true;
+        } else this.early.push(notice);
+      }
+    }
+    return chunks;
   }
 
   /** `undefined` when the approval is not known (yet). */
@@ -196,7 +215,19 @@ export class UIChunkTranslator {
 
   private openStep(): UIMessageChunk {
     this.stepOpen = true;
+    this.stepCalls = [];
     return { type: 'start-step' };
+  }
+
+  /** The attempt's parts are discarded (`reset-step` removes them on the page); the retried attempt streams into the same step. */
+  private resetStep(): UIMessageChunk[] {
+    this.textId = undefined;
+    for (const callId of this.stepCalls) {
+      for (const approvalId of this.calls.get(callId)?.pending ?? []) this.approvals.delete(approvalId);
+      this.calls.delete(callId);
+    }
+    this.stepCalls = [];
+    return [{ type: 'reset-step' }];
   }
 
   private id(prefix: string): string {
@@ -247,6 +278,7 @@ export class UIChunkTranslator {
     if (call.type === 'tool_search_call' && call.execution !== 'client') return [itemPart(item)];
     const name = call.type === 'tool_search_call' ? 'tool_search' : displayName(toolName(call.name ?? '', call.namespace));
     this.calls.set(call.call_id, { toolName: name, open: true, pending: new Set() });
+    this.stepCalls.push(call.call_id);
     const input = call.type === 'custom_tool_call' ? (call.input ?? '') : parseInput(call.arguments);
     return [{ type: 'tool-input-available', toolCallId: call.call_id, toolName: name, input, ...providerMetadata(item) }];
   }
@@ -344,25 +376,26 @@ export class UIChunkTranslator {
     return [...this.closeParts(), { type: 'data-switchyard-background', id: this.id(`background-${callId}`), data: withoutUndefined({ callId, cellId, processId, status, item }) }];
   }
 
-  /** `undefined` when the call is not known (yet). */
+  /** `undefined` when the call is not known yet, or its part still shows another approval (a part shows one at a time). */
   private approvalRequested(approvalId: string, request: ApprovalRequest): UIMessageChunk[] | undefined {
-    if (!this.nested.has(request.callId) && !this.calls.has(request.callId)) return undefined;
-    const descriptor = describe(request);
-    const chunks: UIMessageChunk[] = [];
-    let partCallId = request.callId;
     const nested = this.nested.get(request.callId);
+    if (!nested && !this.calls.has(request.callId)) return undefined;
+    let partCallId = request.callId;
     if (nested) {
       const execCallId = nested.cellId === undefined ? undefined : this.cells.get(nested.cellId);
-      if (execCallId !== undefined && this.calls.has(execCallId)) partCallId = execCallId;
-      else chunks.push(...this.standalonePart(request.callId, nested));
-      chunks.push(this.nestedPart(request.callId, { ...nested, status: 'approval-requested', approvalId }));
+      const exec = execCallId === undefined ? undefined : this.calls.get(execCallId);
+      // on its cell's exec part when that part is in this message and free; else on a part of its own
+      if (exec && exec.pending.size === 0 && !this.calls.has(request.callId)) partCallId = execCallId!;
     }
+    if ((this.calls.get(partCallId)?.pending.size ?? 0) > 0) return undefined;
+    const chunks: UIMessageChunk[] = nested && partCallId === request.callId ? this.standalonePart(request.callId, nested) : [];
+    if (nested) chunks.push(this.nestedPart(request.callId, { ...nested, status: 'approval-requested', approvalId }));
     const call = this.calls.get(partCallId)!;
     call.pending.add(approvalId);
     this.approvals.set(approvalId, partCallId);
     this.shownOn.set(approvalId, partCallId);
     const reason = request.reason ?? (nested ? `${nested.toolName} (called by the cell) needs approval` : undefined);
-    chunks.push({ type: 'tool-approval-request', approvalId, toolCallId: partCallId, approvalDescriptor: { ...descriptor, ...(partCallId !== request.callId ? { nested: true } : {}) }, ...(reason ? { reason } : {}) });
+    chunks.push({ type: 'tool-approval-request', approvalId, toolCallId: partCallId, approvalDescriptor: { ...describe(request), ...(partCallId !== request.callId ? { nested: true } : {}) }, ...(reason ? { reason } : {}) });
     return chunks;
   }
 
@@ -371,6 +404,7 @@ export class UIChunkTranslator {
     if (this.calls.has(callId)) return [];
     this.standalone.add(callId);
     this.calls.set(callId, { toolName: nested.toolName, open: true, pending: new Set() });
+    this.stepCalls.push(callId);
     return [{ type: 'tool-input-available', toolCallId: callId, toolName: nested.toolName, input: nested.input ?? nested.inputPreview ?? null }];
   }
 

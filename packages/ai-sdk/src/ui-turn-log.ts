@@ -15,6 +15,8 @@ interface Pause {
 export class TurnLog {
   readonly chunks: UIMessageChunk[] = [];
   private readonly pauses: Pause[] = [];
+  /** Each approval's request chunk, by index. */
+  private readonly requestedAt = new Map<string, number>();
   private done = false;
   private readonly wakers = new Set<() => void>();
   /** Index in the session's history of the assistant message's first item, once the turn recorded it. */
@@ -58,7 +60,7 @@ export class TurnLog {
 
   /** True when this turn asked for the approval. */
   owns(approvalId: string): boolean {
-    return this.translator.partOf(approvalId) !== undefined || this.pauses.some((pause) => pause.approvalIds.includes(approvalId));
+    return this.requestedAt.has(approvalId);
   }
 
   /** The tool part (`toolCallId`) an approval of this turn is shown on. */
@@ -66,10 +68,13 @@ export class TurnLog {
     return this.translator.partOf(approvalId);
   }
 
-  /** Where a response answering these approvals continues: after the last pause that waited for one of them. */
+  /**
+   * Where a response answering these approvals continues: where the page's last response ended —
+   * the first pause after the last of their requests (the page saw those requests, then stopped there).
+   */
   resumeAt(approvalIds: readonly string[]): number {
-    const pause = this.pauses.findLast((candidate) => candidate.approvalIds.some((id) => approvalIds.includes(id)));
-    return pause?.at ?? this.chunks.length;
+    const seen = Math.max(...approvalIds.map((id) => this.requestedAt.get(id) ?? -1));
+    return this.pauses.find((pause) => pause.at > seen)?.at ?? this.chunks.length;
   }
 
   /**
@@ -123,7 +128,10 @@ export class TurnLog {
   }
 
   private append(chunks: readonly UIMessageChunk[]): void {
-    this.chunks.push(...chunks);
+    for (const chunk of chunks) {
+      if (chunk.type === 'tool-approval-request') this.requestedAt.set(chunk.approvalId, this.chunks.length);
+      this.chunks.push(chunk);
+    }
   }
 
   private wake(): void {
