@@ -51,9 +51,10 @@ export interface UIChat {
   post(request: Request): Promise<Response>;
   /**
    * `GET {api}/{chatId}/stream?after=<messageId>&wait=<ms>` (the AI SDK's resume request, with a
-   * cursor): the first turn after the message `after` — running or finished, replayed from its start
-   * — or, without a known `after`, the running turn. With `wait`, waits that long for such a turn to
-   * begin. 204 when there is none.
+   * cursor: the page's last assistant message): what that page has not seen, replayed from its
+   * start — the turn `after` again once it went on past answers it waited for (an approval that
+   * timed out), else the turn after it (a wake turn); for an unknown or missing `after`, the running
+   * turn. With `wait`, waits up to that long (capped by `maxFollowWaitMs`) for one. 204 when there is none.
    */
   follow(request: Request): Promise<Response>;
   /** The conversation as UI messages (for `useChat({ messages })` on a page load), with the ids the streams used. */
