@@ -28,9 +28,15 @@ if (!existsSync(CHROMIUM)) {
   process.exit(0);
 }
 
+const started = performance.now();
+const seconds = (from: number) => ((performance.now() - from) / 1000).toFixed(1);
 const server = await startWebChatServer();
+const serverSeconds = seconds(started);
 const profile = mkdtempSync(join(tmpdir(), 'web-chat-profile-'));
+const launched = performance.now();
 const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 60_000 });
+const browserSeconds = seconds(launched);
+const conversation = performance.now();
 context.setDefaultTimeout(30_000);
 const pageErrors: string[] = [];
 
@@ -88,6 +94,7 @@ try {
   assert.deepEqual(pageErrors, [], 'the page threw');
   assert.equal(await page.locator('#error').innerText(), '');
   console.log(`web-chat ok: cell with 2 nested calls, refund approved and run once, background result shown once; screenshots ${APPROVAL_SCREENSHOT}, ${SCREENSHOT}`);
+  console.log(`web-chat: server and bundle ${serverSeconds} s, browser start ${browserSeconds} s, the conversation ${seconds(conversation)} s`);
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });
