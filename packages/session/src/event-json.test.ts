@@ -107,6 +107,8 @@ describe('forwarding events', () => {
     const error = new SwitchyardError('MODEL_ERROR', 'the model failed', { cause });
     const json = eventToJSON({ type: 'turn-end', turnId: 't1', error });
     expect(json).toEqual({ type: 'turn-end', turnId: 't1', error: { name: 'SwitchyardError', code: 'MODEL_ERROR', message: 'the model failed' } });
+    const echoed = eventToJSON({ type: 'turn-end', turnId: 't2', error: new Error('401: Incorrect API key provided: sk-live-abcdefgh12345678 (Authorization: Bearer abcdefgh12345678)') });
+    expect(echoed.error).toEqual({ name: 'Error', message: '401: Incorrect API key provided: [redacted] (Authorization: [redacted] [redacted])' });
     const notification = eventToJSON({
       type: 'tool-notification',
       callId: 'c1',

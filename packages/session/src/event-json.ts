@@ -1,5 +1,5 @@
 import { isSwitchyardError, type JsonObject, type JsonValue, type ModelRequest } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit';
 import type { ToolPlan } from '@switchyard/planner';
 import type { SessionEvent, TurnResult } from './session-events';
 
@@ -41,11 +41,15 @@ function cutString(walk: Walk, text: string): string {
   return kept;
 }
 
-/** An error as `{ name, code?, message }`: never its cause, stack or the request it carried. */
+/**
+ * An error as `{ name, code?, message }`: never its cause, stack or the request it carried, and
+ * credential-looking text of its message (a key echoed by a provider) redacted.
+ */
 function errorJson(walk: Walk, error: unknown): JsonObject {
-  if (isSwitchyardError(error)) return { name: error.name, code: error.code, message: cutString(walk, error.message) };
-  if (error instanceof Error) return { name: error.name, message: cutString(walk, error.message) };
-  return { name: typeof error, message: cutString(walk, String(error)) };
+  const message = (text: string) => cutString(walk, redactCredentials(text));
+  if (isSwitchyardError(error)) return { name: error.name, code: error.code, message: message(error.message) };
+  if (error instanceof Error) return { name: error.name, message: message(error.message) };
+  return { name: typeof error, message: message(String(error)) };
 }
 
 /**
