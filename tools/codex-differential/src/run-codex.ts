@@ -1,0 +1,83 @@
+// Runs one case through the real Codex CLI: `codex exec --json` with a fresh CODEX_HOME whose only
+// model provider is the mock Responses server, stdin from /dev/null and a clean HOME. The caller runs
+// inside a network namespace that has only loopback, so nothing Codex sends can leave the machine.
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DiffCase, SideRun } from './case.ts';
+import { startMockResponses } from './mock-responses.ts';
+import { makeWorkspace, readTree } from './workspace.ts';
+
+/** Codex's bundled model catalog decides the tool table: gpt-5.5 has freeform apply_patch, gpt-5.6-sol is code-mode-only. */
+const MODELS = { direct: 'gpt-5.5', 'code-mode': 'gpt-5.5', 'code-mode-only': 'gpt-5.6-sol' } as const;
+
+export async function runCodex(binary: string, testCase: DiffCase): Promise<SideRun> {
+  const mode = testCase.mode ?? 'direct';
+  const mock = await startMockResponses(testCase.steps);
+  const { base, workspace } = makeWorkspace('codex', testCase.files);
+  const home = join(base, 'home');
+  const codexHome = join(base, 'codex-home');
+  mkdirSync(home);
+  mkdirSync(codexHome);
+  writeFileSync(join(codexHome, 'config.toml'), configToml(MODELS[mode], mock.baseURL, testCase));
+  if (testCase.hooks) writeFileSync(join(codexHome, 'hooks.json'), JSON.stringify(testCase.hooks, null, 2));
+  const features = [
+    ...(mode !== 'direct' ? ['code_mode'] : []),
+    ...(mode === 'code-mode-only' ? ['code_mode_only'] : []),
+    ...(testCase.clock ? ['current_time_reminder'] : []),
+    ...(testCase.context ? ['token_budget'] : []),
+    ...(testCase.hooks ? ['hooks'] : []),
+  ];
+  const args = [
+    'exec',
+    '--skip-git-repo-check',
+    '--ephemeral',
+    '--json',
+    '-s',
+    testCase.sandbox ?? 'danger-full-access',
+    '-C',
+    workspace,
+    ...features.flatMap((feature) => ['--enable', feature]),
+    'hello',
+  ];
+  const child = spawn(binary, args, {
+    cwd: workspace,
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-test', LANG: 'C.UTF-8' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), (testCase.timeoutSeconds ?? 90) * 1000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
+  clearTimeout(timer);
+  await mock.close();
+  const files = testCase.compareFiles ? readTree(workspace) : undefined;
+  rmSync(base, { recursive: true, force: true });
+  return {
+    requests: mock.requests,
+    files,
+    workspace,
+    outcome: code === 0 ? 'ok' : `exit ${code ?? 'killed'}`,
+    log: `${stderr}\n${stdout}`.trim(),
+  };
+}
+
+function configToml(model: string, baseURL: string, testCase: DiffCase): string {
+  return [
+    `model = "${model}"`,
+    'model_provider = "mock"',
+    'approval_policy = "never"',
+    ...(testCase.context ? ['model_context_window = 10000', 'model_auto_compact_token_limit = 9000'] : []),
+    '',
+    '[model_providers.mock]',
+    'name = "mock"',
+    `base_url = "${baseURL}"`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+}
