@@ -57,7 +57,7 @@ describe('deserializeArguments: serde_json\'s rules', () => {
     expect(errorOf('{"cmd":"ls","yield_time_ms":-1}')).toBe('invalid value: integer `-1`, expected u64 at line 1 column 30');
     expect(errorOf('{"cmd":"ls","yield_time_ms":1.5}')).toBe('invalid type: floating point `1.5`, expected u64 at line 1 column 31');
     expect(errorOf('{"session_id":3000000000}', WRITE)).toBe('invalid value: integer `3000000000`, expected i32 at line 1 column 24');
-    expect(errorOf('{"cmd":"ls","sandbox_permissions":"x"}')).toBe('unknown variant `x`, expected `use_default` or `require_escalated` at line 1 column 38');
+    expect(errorOf('{"cmd":"ls","sandbox_permissions":"x"}')).toBe('unknown variant `x`, expected `use_default` or `require_escalated` at line 1 column 37');
     expect(errorOf('{"cmd":"a","cmd":"b"}')).toBe('duplicate field `cmd` at line 1 column 16');
     expect(errorOf('{"cmd":["ls"]}')).toBe('invalid type: sequence, expected a string at line 1 column 7');
     expect(errorOf('{"cmd":"ls","prefix_rule":["a",1]}')).toBe('invalid type: integer `1`, expected a string at line 1 column 32');

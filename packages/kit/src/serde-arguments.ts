@@ -337,8 +337,8 @@ class Reader {
     if (this.skipWhitespace() !== 0x22) this.invalidType('value');
     this.index += 1;
     const name = this.stringBody();
-    // raised by the variant's visitor without a position: the struct adds it at its end
-    if (!variants.includes(name)) throw new SerdeError(`unknown variant \`${name}\`, expected ${oneOf(variants)}`, false);
+    // serde_json positions it right after the variant's string
+    if (!variants.includes(name)) this.fail(`unknown variant \`${name}\`, expected ${oneOf(variants)}`);
     return name;
   }
 

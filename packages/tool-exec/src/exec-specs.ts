@@ -8,17 +8,18 @@ export const EXEC_COMMAND_BACKGROUND_NOTE =
 /** The write_stdin description the model reads. */
 export const WRITE_STDIN_DESCRIPTION = 'Writes characters to an existing unified exec session and returns recent output.';
 
+/** What a Code Mode cell receives, described in the reference's words (the `exec` description renders them). */
 const RESULT_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
-    chunk_id: { type: 'string', description: 'Identifier of this chunk of output.' },
-    wall_time_seconds: { type: 'number', description: 'Seconds the call took.' },
-    exit_code: { type: 'integer', description: 'Exit code, once the process has finished.' },
-    session_id: { type: 'integer', description: 'Session id for write_stdin while the process runs.' },
-    original_token_count: { type: 'integer', description: 'Token count of the output before truncation.' },
-    output: { type: 'string', description: 'Output collected during the call (stdout and stderr interleaved).' },
+    chunk_id: { type: 'string', description: 'Chunk identifier included when the response reports one.' },
+    exit_code: { type: 'number', description: 'Process exit code when the command finished during this call.' },
+    original_token_count: { type: 'number', description: 'Approximate token count before output truncation.' },
+    output: { type: 'string', description: 'Command output text, possibly truncated.' },
+    session_id: { type: 'number', description: 'Session identifier to pass to write_stdin when the process is still running.' },
+    wall_time_seconds: { type: 'number', description: 'Elapsed wall time spent waiting for output in seconds.' },
   },
-  required: ['wall_time_seconds', 'output'],
+  required: ['output', 'wall_time_seconds'],
 };
 
 /**
@@ -86,5 +87,10 @@ export function writeStdinSpec(): FunctionToolSpec {
  * The Rust types the reference deserializes the arguments into; a model's error names them
  * (`invalid type: string "5", expected u64`).
  */
-export const EXEC_COMMAND_TYPES = { yield_time_ms: 'u64', max_output_tokens: 'usize' } as const;
+export const EXEC_COMMAND_TYPES = {
+  yield_time_ms: 'u64',
+  max_output_tokens: 'usize',
+  // the reference's enum has a third, feature-gated variant it does not offer in the schema
+  sandbox_permissions: { variants: ['use_default', 'require_escalated', 'with_additional_permissions'] },
+} as const;
 export const WRITE_STDIN_TYPES = { session_id: 'i32', yield_time_ms: 'u64', max_output_tokens: 'usize' } as const;

@@ -81,4 +81,4 @@ export function lastMatch(request: RecordedRequest, pattern: RegExp): string {
 }
 
 export const sessionIdOf = (request: RecordedRequest) => Number(lastMatch(request, /session ID (\d+)/));
-export const cellIdOf = (request: RecordedRequest) => lastMatch(request, /cell ID (\S+)/);
+export const cellIdOf = (request: RecordedRequest) => lastMatch(request, /cell ID ([A-Za-z0-9_-]+)/);

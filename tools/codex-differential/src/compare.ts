@@ -12,7 +12,7 @@ export interface Observation {
   switchyard: string | undefined;
 }
 
-const MODEL_OUTPUT_TYPES = new Set(['function_call', 'custom_tool_call', 'reasoning', 'tool_search_call']);
+const MODEL_OUTPUT_TYPES = new Set(['function_call', 'custom_tool_call', 'reasoning', 'tool_search_call', 'additional_tools']);
 
 /** Items the model did not write, in order, that request `index` adds to the previous request's input. */
 export function addedItems(requests: readonly RecordedRequest[], index: number): Array<Record<string, unknown>> {
@@ -26,7 +26,7 @@ export function addedItems(requests: readonly RecordedRequest[], index: number):
 /** Replaces what legitimately differs between two runs of the same script. */
 export function normalize(text: string, workspace: string): string {
   let out = text.split(workspace).join('<ws>');
-  out = out.replace(/\/tmp\/codex-diff-(?:codex|switchyard)-[A-Za-z0-9]+\/ws/g, '<ws>');
+  out = out.replace(/\/tmp\/codex-diff-(?:cx|sy)-[A-Za-z0-9]+\/ws/g, '<ws>');
   out = out.replace(/Wall time: \d+(?:\.\d+)? seconds/g, 'Wall time: <t> seconds');
   out = out.replace(/Wall time \d+(?:\.\d+)? seconds/g, 'Wall time <t> seconds');
   out = out.replace(/"wall_time_seconds\\?":\s*[\d.e-]+/g, (match) => match.replace(/[\d.e-]+$/, '<t>'));
@@ -85,11 +85,14 @@ function labelOf(item: Record<string, unknown> | undefined): string {
  * Switchyard built-ins; the report lists them.
  */
 function compareTools(codex: SideRun, switchyard: SideRun): Observation[] {
-  const codexTools = codex.requests[0]?.tools ?? [];
-  const ourTools = switchyard.requests[0]?.tools ?? [];
+  const codexTable = toolTable(codex.requests[0]);
+  const ourTable = toolTable(switchyard.requests[0]);
+  const codexTools = codexTable.tools;
+  const ourTools = ourTable.tools;
   const nameOf = (tool: Record<string, unknown>) => String(tool.name ?? tool.type);
   const ourNames = ourTools.map(nameOf);
   const observations: Observation[] = [
+    { key: 'tools: carried in', codex: codexTable.carrier, switchyard: ourTable.carrier },
     {
       key: 'tools: order',
       codex: codexTools.map(nameOf).filter((name) => ourNames.includes(name)).join(', '),
@@ -107,9 +110,19 @@ function compareTools(codex: SideRun, switchyard: SideRun): Observation[] {
   return observations;
 }
 
+/**
+ * A request's tool table: the `tools` field, or — for a model Codex's catalog marks code-mode-only —
+ * the `additional_tools` input item that carries it instead.
+ */
+function toolTable(request: RecordedRequest | undefined): { carrier: string; tools: Array<Record<string, unknown>> } {
+  const item = request?.input.find((entry) => entry.type === 'additional_tools');
+  if (item && Array.isArray(item.tools)) return { carrier: 'an additional_tools input item', tools: item.tools as Array<Record<string, unknown>> };
+  return { carrier: 'the request\'s tools', tools: request?.tools ?? [] };
+}
+
 /** The names only Codex offers (for the report). */
 export function codexOnlyTools(codex: SideRun, switchyard: SideRun): string[] {
   const nameOf = (tool: Record<string, unknown>) => String(tool.name ?? tool.type);
-  const ours = new Set((switchyard.requests[0]?.tools ?? []).map(nameOf));
-  return (codex.requests[0]?.tools ?? []).map(nameOf).filter((name) => !ours.has(name));
+  const ours = new Set(toolTable(switchyard.requests[0]).tools.map(nameOf));
+  return toolTable(codex.requests[0]).tools.map(nameOf).filter((name) => !ours.has(name));
 }

@@ -36,6 +36,11 @@ export async function runCase(binary: string, testCase: DiffCase): Promise<CaseR
       outcomes: { codex: '?', switchyard: '?' }, seconds: (Date.now() - started) / 1000,
     };
   }
+  if (process.env.CODEX_DIFF_DUMP) {
+    const { writeFileSync, mkdirSync } = await import('node:fs');
+    mkdirSync(process.env.CODEX_DIFF_DUMP, { recursive: true });
+    writeFileSync(`${process.env.CODEX_DIFF_DUMP}/${testCase.id.replace(/\//g, '__')}.json`, JSON.stringify({ codex, switchyard }, null, 1));
+  }
   const observations = observe(testCase, codex, switchyard);
   const differences: Difference[] = observations
     .filter((observation) => observation.codex !== observation.switchyard)

@@ -14,11 +14,11 @@ const MODELS = { direct: 'gpt-5.5', 'code-mode': 'gpt-5.5', 'code-mode-only': 'g
 export async function runCodex(binary: string, testCase: DiffCase): Promise<SideRun> {
   const mode = testCase.mode ?? 'direct';
   const mock = await startMockResponses(testCase.steps);
-  const { base, workspace } = makeWorkspace('codex', testCase.files);
+  const { base, workspace } = makeWorkspace('cx', testCase.files);
   const home = join(base, 'home');
   const codexHome = join(base, 'codex-home');
-  mkdirSync(home);
-  mkdirSync(codexHome);
+  const tmp = join(base, 'tmp');
+  for (const dir of [home, codexHome, tmp]) mkdirSync(dir);
   writeFileSync(join(codexHome, 'config.toml'), configToml(MODELS[mode], mock.baseURL, testCase));
   if (testCase.hooks) writeFileSync(join(codexHome, 'hooks.json'), JSON.stringify(testCase.hooks, null, 2));
   const features = [
@@ -26,7 +26,6 @@ export async function runCodex(binary: string, testCase: DiffCase): Promise<Side
     ...(mode === 'code-mode-only' ? ['code_mode_only'] : []),
     ...(testCase.clock ? ['current_time_reminder'] : []),
     ...(testCase.context ? ['token_budget'] : []),
-    ...(testCase.hooks ? ['hooks'] : []),
   ];
   const args = [
     'exec',
@@ -38,19 +37,38 @@ export async function runCodex(binary: string, testCase: DiffCase): Promise<Side
     '-C',
     workspace,
     ...features.flatMap((feature) => ['--enable', feature]),
+    // the case's hooks.json is ours: run it without Codex's interactive trust review
+    ...(testCase.hooks ? ['--dangerously-bypass-hook-trust'] : []),
     'hello',
   ];
   const child = spawn(binary, args, {
     cwd: workspace,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-test', LANG: 'C.UTF-8' },
+    // TMPDIR elsewhere than CODEX_HOME's folder: Codex refuses to put its helper links (the
+    // sandbox launcher among them) in a CODEX_HOME under the temporary folder.
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, TMPDIR: tmp, OPENAI_API_KEY: 'sk-test', LANG: 'C.UTF-8' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  // After its turn, `codex exec` spends seconds on background plugin syncs that fail offline: the
+  // turn's end on the JSON event stream is the end of the run.
+  let ended: string | undefined;
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    ended ??= /"type":"turn\.completed"/.test(stdout) ? 'ok' : /"type":"turn\.failed"/.test(stdout) ? 'turn failed' : undefined;
+    if (ended) kill('SIGKILL');
+  });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), (testCase.timeoutSeconds ?? 90) * 1000);
-  const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
+  const timer = setTimeout(() => kill('SIGKILL'), (testCase.timeoutSeconds ?? 90) * 1000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (exit) => resolve(exit)));
   clearTimeout(timer);
   await mock.close();
   const files = testCase.compareFiles ? readTree(workspace) : undefined;
@@ -59,7 +77,7 @@ export async function runCodex(binary: string, testCase: DiffCase): Promise<Side
     requests: mock.requests,
     files,
     workspace,
-    outcome: code === 0 ? 'ok' : `exit ${code ?? 'killed'}`,
+    outcome: ended ?? (code === 0 ? 'ok' : `exit ${code ?? 'killed'}`),
     log: `${stderr}\n${stdout}`.trim(),
   };
 }

@@ -16,13 +16,14 @@ import { makeWorkspace, readTree } from './workspace.ts';
 
 export async function runSwitchyard(testCase: DiffCase): Promise<SideRun> {
   const mock = await startMockResponses(testCase.steps);
-  const { base, workspace } = makeWorkspace('switchyard', testCase.files);
+  const { base, workspace } = makeWorkspace('sy', testCase.files);
   const sandbox = testCase.sandbox ?? 'danger-full-access';
   const exec = execTools({ root: workspace, sandbox, approvalPolicy: 'never', allowLoginShell: true, shell: '/bin/bash' });
+  // the reference's order: the shell tools, the utilities, then apply_patch
   const tools: ToolExecutor[] = [
+    ...exec,
     ...(testCase.clock ? [clockTool()] : []),
     ...(testCase.context ? [contextRemainingTool()] : []),
-    ...exec,
     applyPatchTool({ root: workspace, sandbox: { mode: sandbox } }),
   ];
   let hooks;
@@ -38,6 +39,8 @@ export async function runSwitchyard(testCase: DiffCase): Promise<SideRun> {
     cwd: workspace,
     approvalPolicy: 'never',
     sandboxMode: sandbox,
+    // the reference has no tool-table budget: every tool stays visible, described in full
+    toolBudget: { tokens: Infinity },
     ...(hooks ? { hooks } : {}),
     ...(testCase.context ? { model: { contextWindow: 10_000, autoCompactTokens: 9_000 } } : {}),
   });

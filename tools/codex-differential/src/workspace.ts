@@ -2,7 +2,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
-/** A fresh folder `<base>/ws` laid with `files`; returns both paths. */
+/**
+ * A fresh folder `<base>/ws` laid with `files`; returns both paths. Both sides' prefixes have the
+ * same length, so a path in an output counts the same tokens on each side.
+ */
 export function makeWorkspace(prefix: string, files: Record<string, string> = {}): { base: string; workspace: string } {
   const base = mkdtempSync(join(tmpdir(), `codex-diff-${prefix}-`));
   const workspace = join(base, 'ws');
