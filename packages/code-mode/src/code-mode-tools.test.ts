@@ -71,6 +71,21 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
   });
 });
 
+describe('the defaults the exec description states', () => {
+  const surface = { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface;
+  const describedBy = (overrides: Partial<typeof options>) => String(createExecTool(service, surface, { ...options, ...overrides }).spec.description);
+
+  it('are the reference\'s by default, and the host\'s own when it sets them (30 s as Codex 0.169.0 yields; a cap wins)', () => {
+    expect(describedBy({})).toContain('Defaults to 10000 ms.');
+    expect(describedBy({})).toContain('direct `exec` results. Defaults to 10000 tokens.');
+    const newer = describedBy({ defaultYieldTimeMs: 30_000, defaultMaxOutputTokens: 4_000 });
+    expect(newer).toContain('use `wait` with that cell ID to see more). Defaults to 30000 ms.');
+    expect(newer).toContain('direct `exec` results. Defaults to 4000 tokens.');
+    expect(newer).not.toMatch(/Defaults to 10000/);
+    expect(describedBy({ defaultYieldTimeMs: 30_000, maxYieldTimeMs: 20_000 })).toContain('see more). Defaults to 20000 ms.');
+  });
+});
+
 describe('the host cap on yield times (maxYieldTimeMs)', () => {
   const capped = { ...options, maxYieldTimeMs: 100 };
   const cappedExec = createExecTool(service, { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface, capped);

@@ -101,11 +101,14 @@ function compareTools(codex: SideRun, switchyard: SideRun): Observation[] {
   ];
   for (const tool of ourTools) {
     const twin = codexTools.find((candidate) => nameOf(candidate) === nameOf(tool));
-    observations.push({
-      key: `tools: ${nameOf(tool)}`,
-      codex: twin && JSON.stringify(twin, null, 1),
-      switchyard: JSON.stringify(tool, null, 1),
-    });
+    // the description apart from the rest (schemas, grammar, key order), so a listed description
+    // difference never hides one in the rest
+    const { description, ...rest } = tool;
+    const { description: twinDescription, ...twinRest } = twin ?? {};
+    observations.push(
+      { key: `tools: ${nameOf(tool)} description`, codex: twin && JSON.stringify(twinDescription), switchyard: JSON.stringify(description) },
+      { key: `tools: ${nameOf(tool)}`, codex: twin && JSON.stringify(twinRest, null, 1), switchyard: JSON.stringify(rest, null, 1) },
+    );
   }
   return observations;
 }

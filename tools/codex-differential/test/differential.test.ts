@@ -35,7 +35,7 @@ describe.skipIf(problem !== undefined && !inCi)(`Codex ${CODEX_VERSIONS.referenc
     expect(unlisted).toEqual([]);
     // every entry of the allowlist is still needed
     const used = new Set(report.results.flatMap((result) => result.differences.map((difference) => difference.allowed)));
-    expect(ALLOWLIST.map((entry) => entry.id).filter((id) => !used.has(id))).toEqual([]);
+    expect(ALLOWLIST.filter((entry) => !entry.intermittent && !used.has(entry.id)).map((entry) => entry.id)).toEqual([]);
     expect(ALLOWLIST.length).toBeLessThanOrEqual(8);
   });
 });
