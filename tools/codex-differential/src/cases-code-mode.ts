@@ -31,6 +31,7 @@ export const CODE_MODE_CASES: DiffCase[] = [
   cm('syntax-error', 'a syntax error', [[exec('call_1', 'let x = ;')]]),
   cm('yield-wait', 'yield_control, then wait', [[exec('call_1', 'text("a"); yield_control(); await new Promise((r) => setTimeout(r, 300)); text("b");')], wait('call_2', (cell) => ({ cell_id: cell }))]),
   cm('pragma-yield', 'a pragma yield, then wait', [[exec('call_1', '// @exec: {"yield_time_ms": 100}\nawait new Promise((r) => setTimeout(r, 800)); text("done");')], wait('call_2', (cell) => ({ cell_id: cell, yield_time_ms: 5000 }))]),
+  cm('default-yield', 'a cell running 12 s without a pragma, then wait', [[exec('call_1', 'await new Promise((r) => setTimeout(r, 12000)); text("late");')], wait('call_2', (cell) => ({ cell_id: cell }))], { timeoutSeconds: 120 }),
   cm('terminate', 'wait with terminate', [[exec('call_1', '// @exec: {"yield_time_ms": 3000}\ntext("before"); await new Promise(() => {});')], wait('call_2', (cell) => ({ cell_id: cell, terminate: true }))]),
   cm('wait-unknown', 'wait on a cell that does not exist', [[fn('call_1', 'wait', { cell_id: 'nope' })]]),
   cm('notify', 'notify() during a cell', [[exec('call_1', 'notify("note"); text("out");')]]),

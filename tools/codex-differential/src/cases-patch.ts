@@ -21,6 +21,7 @@ export const PATCH_CASES: DiffCase[] = [
   direct('several', 'add, update and delete in one patch', patch('*** Add File: x.txt', '+x', '*** Update File: a.txt', '@@', '-one', '+ONE', '*** Delete File: b.txt')),
   direct('eof', 'an update anchored at the end of file', patch('*** Update File: a.txt', '@@', ' two', '-three', '+3', '*** End of File')),
   direct('append', 'a pure addition chunk', patch('*** Update File: a.txt', '@@', '+four')),
+  direct('same-file-twice', 'two Update File sections for one file', patch('*** Update File: a.txt', '@@', '-one', '+ONE', '*** Update File: a.txt', '@@', '-two', '+TWO')),
   direct('add-overwrites', 'Add File over an existing file', patch('*** Add File: b.txt', '+replaced')),
   direct('missing-update', 'Update File of a missing file', patch('*** Update File: missing.txt', '@@', '-a', '+b')),
   direct('missing-delete', 'Delete File of a missing file', patch('*** Delete File: missing.txt')),

@@ -41,9 +41,9 @@ export function normalize(text: string, workspace: string): string {
   return out;
 }
 
+/** An item as compared: an `id` the sender gave it stays visible, its value normalized. */
 function itemText(item: Record<string, unknown>): string {
-  const { id: _id, ...rest } = item;
-  return JSON.stringify(rest, null, 1);
+  return JSON.stringify('id' in item ? { ...item, id: '<id>' } : item, null, 1);
 }
 
 /** Every observation of one case, paired side by side. */
@@ -119,7 +119,13 @@ function compareTools(codex: SideRun, switchyard: SideRun): Observation[] {
  */
 function toolTable(request: RecordedRequest | undefined): { carrier: string; tools: Array<Record<string, unknown>> } {
   const item = request?.input.find((entry) => entry.type === 'additional_tools');
-  if (item && Array.isArray(item.tools)) return { carrier: 'an additional_tools input item', tools: item.tools as Array<Record<string, unknown>> };
+  if (item && Array.isArray(item.tools)) {
+    const tools = item.tools as Array<Record<string, unknown>>;
+    // newer versions wrap them in a `functions` namespace
+    const functions = tools.find((tool) => tool.type === 'namespace' && tool.name === 'functions');
+    if (functions && Array.isArray(functions.tools)) return { carrier: 'an additional_tools input item, in a functions namespace', tools: functions.tools as Array<Record<string, unknown>> };
+    return { carrier: 'an additional_tools input item', tools };
+  }
   return { carrier: 'the request\'s tools', tools: request?.tools ?? [] };
 }
 
