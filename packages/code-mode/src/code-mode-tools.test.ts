@@ -3,7 +3,7 @@ import type { CodeModeRuntime, CodeModeSurface } from '@switchyard/protocol';
 import { invokeTool, type InvokeToolResult, type ToolCallInput } from '@switchyard/registry/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CodeModeService } from './code-mode-service';
-import { createExecTool, createWaitTool } from './code-mode-tools';
+import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,7 +73,7 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
 
 describe('the defaults the exec description states', () => {
   const surface = { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface;
-  const describedBy = (overrides: Partial<typeof options>) => String(createExecTool(service, surface, { ...options, ...overrides }).spec.description);
+  const describedBy = (overrides: Partial<CodeModeToolOptions>) => String(createExecTool(service, surface, { ...options, ...overrides }).spec.description);
 
   it('are the reference\'s by default, and the host\'s own when it sets them (30 s as Codex 0.169.0 yields; a cap wins)', () => {
     expect(describedBy({})).toContain('Defaults to 10000 ms.');

@@ -43,11 +43,6 @@ export interface SideRun {
 }
 
 let counter = 0;
-/** A fresh call id per scripted call (`call_<n>`), stable within a case. */
-export const callIds = () => {
-  let n = 0;
-  return () => `call_${++n}`;
-};
 
 /** A `function_call` item. */
 export function fn(callId: string, name: string, args: unknown, namespace?: string): ScriptItem {

@@ -1,5 +1,5 @@
 // The scripted conversations. Each step is one model response; ids are per case.
-import { cellIdOf, custom, fn, sessionIdOf, type DiffCase } from './case.ts';
+import { custom, fn, sessionIdOf, type DiffCase } from './case.ts';
 import { CODE_MODE_CASES } from './cases-code-mode.ts';
 import { PATCH_CASES } from './cases-patch.ts';
 
@@ -10,7 +10,8 @@ const stdin = (callId: string, args: (sessionId: number) => unknown) => (request
 
 const EXEC_CASES: DiffCase[] = [
   { id: 'exec/quick', what: 'echo, the direct tool table', compareTools: true, steps: [[exec('call_1', { cmd: 'echo hi' })]] },
-  { id: 'exec/failing', what: 'stderr and a non-zero exit', steps: [[exec('call_1', { cmd: 'echo out; echo err >&2; exit 3' })]] },
+  // a pause between the streams: two pipes have no order of their own
+  { id: 'exec/failing', what: 'stderr and a non-zero exit', steps: [[exec('call_1', { cmd: 'echo out; sleep 0.3; echo err >&2; exit 3' })]] },
   { id: 'exec/no-output', what: 'a command that prints nothing', steps: [[exec('call_1', { cmd: 'true' })]] },
   {
     id: 'exec/yield-poll',
@@ -122,4 +123,3 @@ export const CASES: DiffCase[] = [
   ...HOOK_CASES,
 ];
 
-export { cellIdOf };

@@ -1,5 +1,5 @@
 import type { DiffCase, SideRun } from './case.ts';
-import { ALLOWLIST, allowedBy } from './allowlist.ts';
+import { allowedBy } from './allowlist.ts';
 import { codexOnlyTools, observe, type Observation } from './compare.ts';
 import { runCodex } from './run-codex.ts';
 import { runSwitchyard } from './run-switchyard.ts';
@@ -59,4 +59,3 @@ export async function runCase(binary: string, testCase: DiffCase): Promise<CaseR
   };
 }
 
-export { ALLOWLIST };
