@@ -23,7 +23,7 @@ const EXEC_CASES: DiffCase[] = [
     what: 'a tty process reading what write_stdin sends',
     steps: [
       [exec('call_1', { cmd: 'read line; echo "got:$line"', tty: true, yield_time_ms: 500 })],
-      stdin('call_2', (id) => ({ session_id: id, chars: 'abc\n', yield_time_ms: 1500 })),
+      stdin('call_2', (id) => ({ session_id: id, chars: 'abc\n', yield_time_ms: 5000 })),
     ],
   },
   {
