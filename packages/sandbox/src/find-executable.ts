@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
+/** Synchronous: one `access` of one path (no directory is listed), called by {@link findExecutable}. */
 function isExecutable(path: string): boolean {
   try {
     accessSync(path, fsConstants.X_OK);

@@ -59,6 +59,7 @@ export function writableRoots(policy: Pick<SandboxPolicy, 'root' | 'writableRoot
   return roots.filter((root, index) => roots.indexOf(root) === index);
 }
 
+/** What `path` is (not following a link): one synchronous `lstat`, per root and command. */
 function isDirectoryEntry(path: string): 'dir' | 'file' | undefined {
   try {
     const stat = lstatSync(path);
@@ -243,6 +244,7 @@ function protectedList(scans: ReadonlyArray<{ root: string; nested: readonly str
   for (const { root, nested } of scans) {
     const rootGit = join(root, GIT_DIR_NAME);
     // A placeholder of a running command is still "absent": it goes away when that command ends.
+    // Synchronous: an `lstat` (an `access` for a dangling link) of one path per root and command.
     const exists = !placeholders.has(rootGit) && (isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
     add({ path: rootGit, kind: 'root-git', root, exists });
     for (const path of nested) add({ path, kind: 'nested-git', root, exists: true });
@@ -286,6 +288,7 @@ export function ensureGitPlaceholder(entry: ProtectedPath): void {
 
 let placeholderExitHook = false;
 
+/** One synchronous `rmdir`: the host's `exit` handler, which cannot wait, calls it. */
 function removeEmptyDirectory(path: string): void {
   try {
     rmdirSync(path);

@@ -308,8 +308,8 @@ function ancestorsOf(entries: readonly ProtectedPath[]): string[] {
 
 /**
  * Device, inode and birth time of a path (`-` when missing): the birth time tells a directory
- * made anew from one that reused a freed inode number. One `lstat` per protected path, when a
- * prepared sandbox is made or used.
+ * made anew from one that reused a freed inode number. Synchronous: one `lstat` per protected path,
+ * when a prepared sandbox is made or used.
  */
 function birthIdentity(path: string): string {
   try {
@@ -344,7 +344,7 @@ function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPa
   };
 }
 
-/** Device and inode of a path: a directory replaced at the same path is another one (one `stat`, per root and command). */
+/** Device and inode of a path: a directory replaced at the same path is another one (synchronous: one `stat`, per root and command). */
 function identity(path: string): string {
   const stat = statSync(path);
   return `${stat.dev}:${stat.ino}`;
@@ -353,7 +353,7 @@ function identity(path: string): string {
 /**
  * The root launcher's per-workspace arguments (system call numbers, the sandbox user, the stage,
  * the roots idmapped to their owners, the readable paths): the launcher stages the roots and drops
- * root before bubblewrap; the cgroups and `--` follow. One `stat` per root and readable path.
+ * root before bubblewrap; the cgroups and `--` follow. Synchronous: one `stat` per root and readable path.
  */
 function launcherArgs(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string }): string[] {
   const { policy, roots, readable, syscalls } = options;

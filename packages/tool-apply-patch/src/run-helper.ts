@@ -71,6 +71,7 @@ export function helperCommand(heapMb = 2048): HelperCommand {
 /** Where this process's helper is: found once per process (the paths are resolved synchronously, so not per session). */
 let helperLocation: { node: string; args: readonly string[]; reads: readonly string[] } | undefined;
 
+/** Synchronous: two `realpath`s and an `access` per parent folder, once per process (see {@link helperLocation}). */
 function locateHelper(): { node: string; args: readonly string[]; reads: readonly string[] } {
   const here = currentModuleUrl();
   const node = realpathSync(process.execPath);
@@ -84,7 +85,7 @@ function locateHelper(): { node: string; args: readonly string[]; reads: readonl
   return { node, args: [fileURLToPath(new URL('./apply-patch-helper.js', here))], reads: [node, packageRoot] };
 }
 
-/** The pnpm workspace holding `folder` (where tsx and the sources' modules are installed), if any. */
+/** The pnpm workspace holding `folder` (where tsx and the sources' modules are installed), if any; synchronous, from {@link locateHelper} only. */
 function checkoutRoot(folder: string): string | undefined {
   for (let dir = folder; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
