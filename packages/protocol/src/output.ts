@@ -1,4 +1,5 @@
 import type { JsonValue } from './json';
+import type { SwitchyardErrorCode } from './errors';
 import type { ToolPayload } from './payload';
 import type { WireTool } from './tool-spec';
 import type { ContentItem, ToolOutputBody, ToolOutputItem } from './wire';
@@ -15,6 +16,12 @@ export interface ToolOutput {
    * hook feedback).
    */
   readonly success: boolean | undefined;
+  /**
+   * Optional, for an output with `success: false`: what kind of failure it reports (`TIMEOUT` for an
+   * MCP call that ran out of time, `SANDBOX_DENIED` for a command the sandbox stopped). PostToolUseFailure
+   * hooks read it as `error_code`; absent means `RESPOND_TO_MODEL` (a failure the model reads).
+   */
+  readonly errorCode?: SwitchyardErrorCode;
   /**
    * The wire item answering `callId`: `custom_tool_call_output` for a custom payload,
    * `tool_search_output` for tool_search results, `function_call_output` otherwise. Never throws.
