@@ -14,8 +14,6 @@
  * | `LIMIT_EXCEEDED` | a configured resource limit was hit (heap, cells, output, processes) | model-visible failure |
  * | `SANDBOX_UNAVAILABLE` | a sandboxed mode was asked for and cannot be provided | model-visible failure |
  * | `APPROVAL_DENIED` | an approval provider refused | model-visible failure |
- * | `SANDBOX_DENIED` | the sandbox stopped what a tool tried (a command's write to a read-only path, a patch under a read-only sandbox) | model-visible failure |
- * | `TIMEOUT` | a tool's own time limit ran out (an MCP call's `toolTimeoutMs`) | model-visible failure |
  * | `SHUTTING_DOWN` | a session or runtime refuses new work after shutdown began | model-visible failure |
  * | `CONFIG` | a host configuration (hooks.json, options) is invalid | thrown to the host at setup |
  * | `MODEL_ERROR` | a model client failed after its retries | ends the turn |
@@ -33,8 +31,6 @@ export type SwitchyardErrorCode =
   | 'LIMIT_EXCEEDED'
   | 'SANDBOX_UNAVAILABLE'
   | 'APPROVAL_DENIED'
-  | 'SANDBOX_DENIED'
-  | 'TIMEOUT'
   | 'SHUTTING_DOWN'
   | 'CONFIG'
   | 'MODEL_ERROR'

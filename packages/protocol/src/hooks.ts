@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from './json';
-import type { SwitchyardErrorCode } from './errors';
+import type { ToolFailureCode } from './output';
 import type { ToolCallSource } from './call';
 import type { StepContext } from './context';
 
@@ -73,8 +73,8 @@ export interface PostToolUseRequest extends PreToolUseRequest {
 export interface PostToolUseFailureRequest extends PreToolUseRequest {
   /** The failure text the model would read (`error` on stdin). */
   readonly error: string;
-  /** What kind of failure (`error_code` on stdin): the thrown error's code, the output's `errorCode`, else `RESPOND_TO_MODEL`. */
-  readonly errorCode: SwitchyardErrorCode;
+  /** What kind of failure (`error_code` on stdin): the thrown error's code, the output's `failureCode`, else `RESPOND_TO_MODEL`. */
+  readonly errorCode: ToolFailureCode;
 }
 
 /**

@@ -37,7 +37,7 @@ const flaky: ToolExecutor = defineFunctionTool({
       case 'denied':
         throw approvalRefusal('flaky');
       case 'timeout':
-        return Object.assign(new FailureToolOutput('tool call error: timed out awaiting tools/call after 50ms'), { errorCode: 'TIMEOUT' as const });
+        return Object.assign(new FailureToolOutput('tool call error: timed out awaiting tools/call after 50ms'), { failureCode: 'TIMEOUT' as const });
       case 'failed-output':
         return new FailureToolOutput('exit status 3');
       default:
@@ -63,7 +63,7 @@ describe('dispatch: PostToolUseFailure', () => {
     expect(hooks.post.map((request) => request.toolUseId)).toEqual(['c3']);
   });
 
-  it('fires for a failed output with its errorCode (TIMEOUT) or RESPOND_TO_MODEL; PostToolUse does not run for it', async () => {
+  it('fires for a failed output with its failureCode (TIMEOUT) or RESPOND_TO_MODEL; PostToolUse does not run for it', async () => {
     const hooks = recordingHooks();
     const { runtime } = setup([flaky], { hooks: hooks.runner });
     await runtime.handleItem(functionCall('flaky', { mode: 'timeout' }, 't1'));
@@ -84,7 +84,7 @@ describe('dispatch: PostToolUseFailure', () => {
     expect(thrown?.output.codeModeResult(thrown.payload)).toBe('tool flaky failed: disk on fire');
     const timedOut = await runtime.handleItem(functionCall('flaky', { mode: 'timeout' }, 'f2'));
     expect(timedOut).toMatchObject({ item: { output: 'the disk is fine; retry once' }, success: false });
-    expect(timedOut?.output.errorCode).toBe('TIMEOUT');
+    expect(timedOut?.output.failureCode).toBe('TIMEOUT');
     expect(events.filter((event) => event.type === 'tool-call-end').map((event) => (event as { success: boolean }).success)).toEqual([false, false]);
   });
 

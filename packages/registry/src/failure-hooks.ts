@@ -2,7 +2,7 @@ import {
   hookCaller,
   jsonBoundsViolation,
   type PostToolUseOutcome,
-  type SwitchyardErrorCode,
+  type ToolFailureCode,
   type ToolExecutor,
   type ToolInvocation,
   type ToolOutput,
@@ -20,21 +20,21 @@ const FAILURE_HOOK_STOPPED_MESSAGE = 'PostToolUseFailure hook stopped execution'
  * an abort) and an approval a person or a PermissionRequest hook refused (a decision, made where
  * policy already saw the call). Neither reaches PostToolUseFailure.
  */
-const NOT_TOOL_FAILURES: ReadonlySet<SwitchyardErrorCode> = new Set(['ABORTED', 'APPROVAL_DENIED']);
+const NOT_TOOL_FAILURES: ReadonlySet<ToolFailureCode> = new Set(['ABORTED', 'APPROVAL_DENIED']);
 
 /** Why a call failed, as PostToolUseFailure hooks read it. */
 export interface CallFailure {
   /** The text the model reads. */
   readonly message: string;
-  readonly code: SwitchyardErrorCode;
+  readonly code: ToolFailureCode;
 }
 
-/** The failure a failed output reports: its model-visible text and its `errorCode` (default `RESPOND_TO_MODEL`). */
+/** The failure a failed output reports: its model-visible text and its `failureCode` (default `RESPOND_TO_MODEL`). */
 export function outputFailure(output: ToolOutput, invocation: ToolInvocation): CallFailure {
   const item = output.toResponseItem(invocation.callId, invocation.payload);
   const body = 'output' in item ? item.output : '';
   const message = typeof body === 'string' ? body : contentItemsToText(body);
-  return { message, code: output.errorCode ?? 'RESPOND_TO_MODEL' };
+  return { message, code: output.failureCode ?? 'RESPOND_TO_MODEL' };
 }
 
 /**

@@ -4,11 +4,11 @@ import type { JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switch
  * What a call answers when PostToolUse (or PostToolUseFailure) hooks gave feedback: the model reads
  * the feedback text, while Code Mode, post-hook responses and logs keep the original result. After
  * a success `success` is unset; after a failure it stays `false` (a cell's promise still rejects,
- * with the original failure text) and the original's `errorCode` is kept.
+ * with the original failure text) and the original's `failureCode` is kept.
  */
 export class HookFeedbackOutput implements ToolOutput {
   readonly success: boolean | undefined;
-  readonly errorCode: ToolOutput['errorCode'];
+  readonly failureCode: ToolOutput['failureCode'];
   readonly codeModeAlwaysResolves: boolean | undefined;
   readonly feedback: string;
   readonly original: ToolOutput;
@@ -17,7 +17,7 @@ export class HookFeedbackOutput implements ToolOutput {
     this.feedback = feedback;
     this.original = original;
     this.success = original.success === false ? false : undefined;
-    this.errorCode = original.errorCode;
+    this.failureCode = original.failureCode;
     this.codeModeAlwaysResolves = original.codeModeAlwaysResolves;
   }
 
