@@ -19,6 +19,12 @@ export interface ExecResult {
   hookCommand?: string;
   /** For a write_stdin answer that saw the process finish: the exec_command call that started it. */
   hookCallId?: string;
+  /**
+   * The command ran in a sandbox and its failure looks like the sandbox stopped it (a non-zero exit
+   * with "Read-only file system", "Operation not permitted", …): the output is a failure
+   * (`success: false`, `failureCode: 'SANDBOX_DENIED'`) with the same text and Code Mode value.
+   */
+  sandboxDenied?: boolean;
 }
 
 /** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */
@@ -35,16 +41,22 @@ export interface ExecCodeModeResult {
  * The output of exec_command and write_stdin. The model reads
  * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
  * `Process running with session ID N`, `Original token count: N` (when truncated), `Output:` and
- * the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.
+ * the token-truncated output. A non-zero exit is data, not a failure (`success` true), except a
+ * sandbox denial (`success` false, `failureCode` `SANDBOX_DENIED`, as the reference answers one
+ * with a failure); a cell's promise resolves with the same value either way.
  */
 export class ExecCommandOutput implements ToolOutput {
-  readonly success = true;
+  readonly success: boolean;
+  readonly failureCode?: 'SANDBOX_DENIED';
+  readonly codeModeAlwaysResolves = true as const;
   readonly result: ExecResult;
   private readonly truncated: string;
   private readonly originalTokenCount: number | undefined;
 
   constructor(result: ExecResult) {
     this.result = result;
+    this.success = result.sandboxDenied !== true;
+    if (result.sandboxDenied) this.failureCode = 'SANDBOX_DENIED';
     const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS);
     this.truncated = cut.text;
     this.originalTokenCount = cut.truncated ? cut.originalTokens : undefined;
