@@ -12,7 +12,7 @@ import { createMcpToolCaller, mcpTools, type McpTools } from '@switchyard/mcp';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
-import { exec, say, texts } from './helpers';
+import { call, exec, say, texts } from './helpers';
 
 // Hooks through a whole session: PostToolUseFailure for the failures it names, http and mcp_tool
 // handlers blocking calls against real servers (a loopback HTTP server, an MCP server process).
@@ -31,13 +31,6 @@ function track<T extends Session | McpTools | Server>(thing: T): T {
   cleanups.push(() => ('shutdown' in thing ? thing.shutdown() : 'close' in thing && 'listen' in thing ? new Promise((resolve) => thing.close(resolve)) : (thing as McpTools).close()));
   return thing;
 }
-const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  ...(namespace ? { namespace } : {}),
-  arguments: JSON.stringify(args),
-});
 const outputOf = (items: readonly ResponseItem[], callId: string) => items.find((item) => 'call_id' in item && item.call_id === callId && item.type.endsWith('_output'));
 
 /** A tool that throws, and one that records that it ran. */
