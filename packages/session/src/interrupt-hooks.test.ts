@@ -71,11 +71,11 @@ describe('Interrupt hooks through a session', () => {
     const { session, seen } = recordingSession();
     let started!: () => void;
     const sampling = new Promise<void>((resolve) => (started = resolve));
-    const stream = session.streamTurn({ model: stuckModel(() => started()), input: 'go' });
+    const stream = session.streamTurn({ model: stuckModel(() => started()), input: 'go' })[Symbol.asyncIterator]();
     const first = await stream.next();
     expect(first.value).toMatchObject({ type: 'turn-start' });
     await sampling;
-    await stream.return(undefined);
+    await stream.return?.(undefined);
     expect(interrupts(seen)).toMatchObject([{ reason: 'stream-closed', detail: 'the host stopped reading the turn' }]);
     await session.shutdown();
   });
