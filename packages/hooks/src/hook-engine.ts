@@ -149,12 +149,17 @@ function createMcpCaller(options: HookEngineOptions): McpToolCaller | undefined 
   if (!options.mcpToolCaller) {
     throw new SwitchyardError('CONFIG', 'createHookEngine: option `mcpServers` needs `mcpToolCaller` (pass `createMcpToolCaller` from @switchyard/mcp: this package holds no MCP client)');
   }
+  let caller: McpToolCaller;
   try {
-    return options.mcpToolCaller(options.mcpServers);
+    caller = options.mcpToolCaller(options.mcpServers);
   } catch (error) {
     if (isSwitchyardError(error) && error.code === 'CONFIG') throw new SwitchyardError('CONFIG', `createHookEngine: option \`mcpServers\`: ${error.message}`, { cause: error });
     throw new SwitchyardError('CONFIG', `createHookEngine: option \`mcpToolCaller\` failed: ${errorMessage(error)}`, { cause: error });
   }
+  if (typeof caller?.callTool !== 'function' || typeof caller.close !== 'function') {
+    throw new SwitchyardError('CONFIG', 'createHookEngine: option `mcpToolCaller` must return an McpToolCaller (`callTool` and `close`)');
+  }
+  return caller;
 }
 
 /**
@@ -178,7 +183,8 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
   try {
     handlers = buildHandlers(collectLayers(options, warnings), settings, warnings);
   } catch (error) {
-    void mcpCaller?.close();
+    // nothing was started yet, but a caller may hold something: released, never thrown from
+    void Promise.resolve().then(() => mcpCaller?.close()).catch(() => undefined);
     throw error;
   }
   const context: EngineContext = {
@@ -215,7 +221,9 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
       const pending = [...context.running];
       for (const entry of pending) entry.controller.abort();
       await Promise.all(pending.map((entry) => entry.done));
-      await mcpCaller?.close();
+      await Promise.resolve()
+        .then(() => mcpCaller?.close())
+        .catch(() => undefined);
     },
   };
 }
