@@ -22,9 +22,10 @@ function engineWith(handlers: Array<Omit<McpToolHookConfig, 'type' | 'server'> &
   dirs.push(dir);
   const log = join(dir, 'calls.jsonl');
   const engine = createHookEngine({
-    mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER], env: { HOOK_SERVER_LOG: log } } },
+    // a generous start: the machine running the tests may be loaded
+    mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER], env: { HOOK_SERVER_LOG: log }, startupTimeoutMs: 60_000 } },
     mcpToolCaller: createMcpToolCaller,
-    config: { hooks: { PreToolUse: [{ hooks: handlers.map((handler) => ({ type: 'mcp_tool' as const, server: 'guard', timeout: 20, ...handler })) }] } },
+    config: { hooks: { PreToolUse: [{ hooks: handlers.map((handler) => ({ type: 'mcp_tool' as const, server: 'guard', timeout: 90, ...handler })) }] } },
   });
   engines.push(engine);
   const ends: HookEndEvent[] = [];
@@ -57,7 +58,7 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
       ['guard', pid],
     ]);
     expect(calls()[0].payload).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -rf /' }, tool_use_id: 'call-1', caller: { kind: 'code-mode', cell_id: 'cell-3' } });
-  });
+  }, 120_000);
 
   it('an error result, a garbage answer and an answer past the cap fail (open, or closed naming the hook when required)', async () => {
     const { engine } = engineWith([{ tool: 'refuse' }, { tool: 'garbage' }, { tool: 'huge', required: true }]);
@@ -71,7 +72,7 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
         'hook pre-tool-use:1:<config:0>:call-1 failed: hook returned invalid pre-tool-use JSON output',
       ],
     });
-  });
+  }, 120_000);
 
   it('a server that dies mid-call blocks a required hook naming it; the next call starts the server again', async () => {
     const { engine, calls } = engineWith([{ tool: 'die', required: true }]);
@@ -81,14 +82,14 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
     const pids = calls().map((call) => call.pid);
     expect(pids).toHaveLength(2);
     expect(pids[0]).not.toBe(pids[1]);
-  });
+  }, 240_000);
 
   it('a tool that never answers fails at the hook’s timeout, naming the hook in its hook-end', async () => {
     const { engine, ends } = engineWith([{ tool: 'hang', timeout: 1 }]);
     const outcome = await engine.runPreToolUse(pre('ls'));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: ['hook pre-tool-use:0:<config:0>:call-1 failed: hook timed out after 1s'] });
     expect(ends).toMatchObject([{ outcome: 'failed', error: 'hook timed out after 1s', hook: 'mcp_tool hook guard/hang (<config:0>)' }]);
-  });
+  }, 120_000);
 
   it('refuses a server that is not configured, and mcpServers without a caller, with CONFIG for what is required', () => {
     const unknown = createHookEngine({ mcpServers: {}, mcpToolCaller: createMcpToolCaller, config: { hooks: { PreToolUse: [{ hooks: [{ type: 'mcp_tool', server: 'nope', tool: 'x' }] }] } } });

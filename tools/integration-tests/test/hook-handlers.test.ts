@@ -54,7 +54,7 @@ describe('PostToolUseFailure through a session', () => {
       config: { hooks: { PostToolUseFailure: [{ hooks: [{ type: 'command', command: `cat >> "${log}"; echo >> "${log}"`, timeout: 60 }] }] } },
       functionHooks: [{ event: 'PostToolUseFailure', matcher: 'deploy', run: () => ({ decision: 'block', reason: 'deploys are frozen until Monday; do not retry' }) }],
     });
-    const mcp = track(await mcpTools({ servers: { policy: { command: process.execPath, args: [POLICY_SERVER], toolTimeoutMs: 300 } } }));
+    const mcp = track(await mcpTools({ servers: { policy: { command: process.execPath, args: [POLICY_SERVER], toolTimeoutMs: 300, startupTimeoutMs: 60_000 } } }));
     const ran: string[] = [];
     const escape = `/etc/switchyard-hook-test-${process.pid}`;
     const session = track(createSession({ tools: () => [...hostTools(ran), ...execTools({ sandbox: 'workspace-write', approvalPolicy: 'never' }), ...mcp.executors()], cwd: dir, hooks }));
@@ -82,7 +82,7 @@ describe('PostToolUseFailure through a session', () => {
     expect(texts(outputOf(result.items, 'c-denied'))[0]).toContain('Read-only file system');
     expect(texts(outputOf(result.items, 'c-fine'))).toEqual(['ran']);
     expect(ran).toEqual(['ls']);
-  });
+  }, 120_000);
 
   it('fires for a nested call of a Code Mode cell, with the cell as caller; the cell still sees the original failure', async () => {
     const seen: PostToolUseFailureHookInput[] = [];
@@ -95,7 +95,7 @@ describe('PostToolUseFailure through a session', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ tool_name: 'deploy', tool_input: { env: 'staging' }, error: 'tool deploy failed: quota exceeded', error_code: 'RESPOND_TO_MODEL', caller: { kind: 'code-mode', cell_id: expect.any(String) } });
     expect(texts(outputOf(result.items, 'e1')).join('\n')).toContain('cell saw: tool deploy failed: quota exceeded');
-  });
+  }, 120_000);
 });
 
 describe('http and mcp_tool hooks through a session', () => {
@@ -150,7 +150,7 @@ describe('http and mcp_tool hooks through a session', () => {
     const ran: string[] = [];
     const session = sessionWith(
       {
-        mcpServers: { policy: { command: process.execPath, args: [POLICY_SERVER] } },
+        mcpServers: { policy: { command: process.execPath, args: [POLICY_SERVER], startupTimeoutMs: 60_000 } },
         mcpToolCaller: createMcpToolCaller,
         config: { hooks: { PreToolUse: [{ matcher: 'shell', hooks: [{ type: 'mcp_tool', server: 'policy', tool: 'guard', timeout: 60 }] }] } },
       },
@@ -159,5 +159,5 @@ describe('http and mcp_tool hooks through a session', () => {
     const result = await session.runTurn({ model: createScriptedModel([[call('m1', 'shell', { command: 'rm -rf ~' }), call('m2', 'shell', { command: 'pwd' })], [say('ok')]]), input: 'go' });
     expect(texts(outputOf(result.items, 'm1'))).toEqual(['Tool call blocked by PreToolUse hook: the policy server refuses rm -rf. Tool: shell']);
     expect(ran).toEqual(['pwd']);
-  });
+  }, 120_000);
 });

@@ -183,25 +183,25 @@ describe('http hook attacks', () => {
 describe('mcp_tool hook attacks', () => {
   it('an MCP server that dies mid-call: the required hook blocks, naming itself; the next call gets a new server process', async () => {
     const { session, ran } = sessionWith({
-      mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER] } },
+      mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER], startupTimeoutMs: 60_000 } },
       mcpToolCaller: createMcpToolCaller,
-      config: { hooks: { PreToolUse: [{ matcher: 'shell', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'die', required: true, timeout: 30 }] }] } },
+      config: { hooks: { PreToolUse: [{ matcher: 'shell', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'die', required: true, timeout: 90 }] }] } },
     });
     const outcome = 'mcp_tool hook guard/die failed: MCP server `guard` closed the connection during the call';
     expect(await attempt(session, 'ls')).toBe(blocked(`required mcp_tool hook guard/die (<config:0>) failed: ${outcome}`));
     expect(await attempt(session, 'ls', 'c2')).toBe(blocked(`required mcp_tool hook guard/die (<config:0>) failed: ${outcome}`));
     expect(ran).toEqual([]);
     held.push(`an MCP server dying mid-call → "${outcome}", twice (restarted for the second call)`);
-  });
+  }, 240_000);
 
   it('an MCP tool that never answers: the required hook blocks at its timeout', async () => {
     const { session, ran } = sessionWith({
-      mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER] } },
+      mcpServers: { guard: { command: process.execPath, args: [HOOK_SERVER], startupTimeoutMs: 60_000 } },
       mcpToolCaller: createMcpToolCaller,
       config: { hooks: { PreToolUse: [{ hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'hang', required: true, timeout: 2 }] }] } },
     });
     expect(await attempt(session, 'ls')).toBe(blocked('required mcp_tool hook guard/hang (<config:0>) failed: hook timed out after 2s'));
     expect(ran).toEqual([]);
     held.push('an MCP tool that never answers → "hook timed out after 2s"');
-  });
+  }, 120_000);
 });
