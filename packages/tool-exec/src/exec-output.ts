@@ -25,6 +25,11 @@ export interface ExecResult {
    * (`success: false`, `failureCode: 'SANDBOX_DENIED'`) with the same text and Code Mode value.
    */
   sandboxDenied?: boolean;
+  /**
+   * `false` for an answer that is not a process's output (an `apply_patch` heredoc routed to the
+   * apply_patch tool): no `Original token count` line. Default true.
+   */
+  countTokens?: boolean;
 }
 
 /** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */
@@ -33,6 +38,7 @@ export interface ExecCodeModeResult {
   wall_time_seconds: number;
   exit_code?: number;
   session_id?: number;
+  /** Token count of the output before truncation; absent only for an `apply_patch` heredoc's answer. */
   original_token_count?: number;
   output: string;
 }
@@ -40,10 +46,11 @@ export interface ExecCodeModeResult {
 /**
  * The output of exec_command and write_stdin. The model reads
  * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
- * `Process running with session ID N`, `Original token count: N` (when truncated), `Output:` and
- * the token-truncated output. A non-zero exit is data, not a failure (`success` true), except a
- * sandbox denial (`success` false, `failureCode` `SANDBOX_DENIED`, as the reference answers one
- * with a failure); a cell's promise resolves with the same value either way.
+ * `Process running with session ID N`, `Original token count: N` (always, `0` for a process that
+ * printed nothing yet), `Output:` and the token-truncated output. A non-zero exit is data, not a
+ * failure (`success` true), except a sandbox denial (`success` false, `failureCode`
+ * `SANDBOX_DENIED`, as the reference answers one with a failure); a cell's promise resolves with
+ * the same value either way.
  */
 export class ExecCommandOutput implements ToolOutput {
   readonly success: boolean;
@@ -59,7 +66,7 @@ export class ExecCommandOutput implements ToolOutput {
     if (result.sandboxDenied) this.failureCode = 'SANDBOX_DENIED';
     const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS);
     this.truncated = cut.text;
-    this.originalTokenCount = cut.truncated ? cut.originalTokens : undefined;
+    this.originalTokenCount = result.countTokens === false ? undefined : cut.originalTokens;
   }
 
   /** The output after token truncation (what follows `Output:`; PostToolUse hooks' `tool_response`). */
