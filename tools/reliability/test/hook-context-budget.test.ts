@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** `save_note` answers "saved"; `read_note` answers `size` characters. */
+/** `save_note` answers "saved"; `read_note` answers `size` characters (whatever its `note`). */
 const tools = [
   defineFunctionTool({
     name: 'save_note',
@@ -31,7 +31,7 @@ const tools = [
   defineFunctionTool({
     name: 'read_note',
     description: 'Reads a note.',
-    parameters: { type: 'object', properties: { size: { type: 'number' } }, required: ['size'] },
+    parameters: { type: 'object', properties: { size: { type: 'number' }, note: { type: 'string' } }, required: ['size'] },
     supportsParallelToolCalls: true,
     handle: ({ args }) => 'n'.repeat(args.size as number),
   }),
@@ -82,7 +82,7 @@ describe('hook contexts share the per-call output budget (issue 47, row 9)', () 
     expect(total).toBeLessThan(12 * 4 * (DEFAULT_OUTPUT_TOKENS + SLACK_TOKENS));
 
     // A call whose output took 9,500 tokens leaves its contexts the floor: a tenth of the budget.
-    const shared = await contextsAfter([callItem('r1', 'read_note', { size: 38_000 })]);
+    const shared = await contextsAfter([callItem('r1', 'read_note', { size: 38_000, note: big })]);
     expect(shared.outputs[0].length).toBe(38_000);
     expect(approxTokenCount(shared.contexts[0])).toBeLessThanOrEqual(DEFAULT_OUTPUT_TOKENS / 10 + SLACK_TOKENS);
 
