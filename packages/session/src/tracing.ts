@@ -37,9 +37,10 @@ export interface SessionTracingOptions {
   /** `gen_ai.agent.name`: the turn span is then named `invoke_agent {agentName}`. */
   agentName?: string;
   /**
-   * Record content the model wrote: the error text of a failed Code Mode cell (what its code
-   * threw), cut at 1,024 characters. Default false: such a span says `SCRIPT_ERROR` and "script
-   * failed", as tool arguments and results (the conventions' opt-in content) are never recorded.
+   * Record content the model wrote, cut at 1,024 characters: a call's arguments
+   * (`gen_ai.tool.call.arguments`, the conventions' opt-in attribute) and the error text of a failed
+   * Code Mode cell (what its code threw). Default false: no arguments, and a failed cell's span says
+   * `SCRIPT_ERROR` and "script failed". Tool results are never recorded.
    */
   recordContent?: boolean;
 }
@@ -400,7 +401,9 @@ function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
 /** `execute_tool` spans: one per call, ended as it succeeded, failed, was blocked or aborted. */
 function traceToolCalls(spans: SessionSpans, on: Subscribe): void {
   on('tool-call-start', (event) => {
-    spans.startTool(event.callId, event.toolName, event.source, now());
+    const traced = spans.startTool(event.callId, event.toolName, event.source, now());
+    // the arguments are the model's text: content, recorded only when the host asks
+    if (spans.settings.recordContent === true && typeof event.input === 'string') traced.span.setAttribute('gen_ai.tool.call.arguments', bounded(event.input));
   });
 
   on('tool-call-end', (event) => {

@@ -90,6 +90,8 @@ describe('error texts in spans (issue 47, row 8)', () => {
     const opted = await tracedTurn({ recordContent: true });
     const openCell = opted.spans.find((span) => span.name === 'code_mode.cell')!;
     expect(spanTexts(openCell).join('\n')).toContain(CELL_SECRET);
+    expect(opted.spans.find((span) => span.name === 'execute_tool connect_db')!.attributes['gen_ai.tool.call.arguments']).toBe('{}');
+    expect(tool.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
     expect(Math.max(...opted.all.map((text) => text.length))).toBeLessThanOrEqual(1_024);
     expect(opted.all.join('\n')).not.toContain(TOOL_SECRET);
     report('span content', `a 2,000,000-character tool error and a cell error with a secret: longest span text ${longest} characters, neither secret recorded; with recordContent the cell error is (control)`);
