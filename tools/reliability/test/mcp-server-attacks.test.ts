@@ -124,8 +124,17 @@ describe('elicitation floods (issue 47, row 13)', () => {
     expect(asked).toEqual([{ mode: 'url', url: 'https://tickets.example.com/connect', message: 'Open link 0.' }]);
     expect(replies.during[0]).toBe('accept');
     expect(replies.during.slice(1)).toEqual(Array(42).fill('decline'));
-    expect(warnings.filter((warning) => warning.kind === 'elicitation-refused').length).toBeGreaterThan(0);
-    expect(warnings.length).toBeLessThanOrEqual(4);
+    // one warning per way of refusing: no call in flight, each scheme that is not https:, too many at once
+    expect(warnings.map((warning) => `${warning.kind}: ${warning.message}`).sort()).toEqual(
+      [
+        'a URL elicitation to a data: URL (https: only)',
+        'a URL elicitation to a file: URL (https: only)',
+        'a URL elicitation to a http: URL (https: only)',
+        'a URL elicitation to a javascript: URL (https: only)',
+        'an elicitation while no call of the server was in flight',
+        'more elicitations waiting for the user than calls in flight (1)',
+      ].map((reason) => `elicitation-refused: MCP server \`asker\`: declined ${reason}`),
+    );
     report('mcp servers', `86 elicitations (43 idle, 43 during one call; javascript:, file:, data:, http: URLs among them): ${asked.length} reached the host (an https URL, during the call); ${warnings.length} warnings`);
   }, 60_000);
 });
