@@ -109,6 +109,7 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
 export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
   const { options, history } = state;
   const turn = beginOwnTurn(state, { signal: run.signal }, sink);
+  turn.endsItself = true;
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);
   if (refused !== undefined) {

@@ -36,6 +36,10 @@ export interface OwnTurn extends Turn {
    * for a request that carries it (the next turn's, or a wake turn's).
    */
   takeInjectedForHistory(): ResponseItem[];
+  /** True for a turn the session's loop runs (it ends itself once aborted); false for one the host drives (`beginTurn`). */
+  endsItself: boolean;
+  /** Aborts the turn with `reason` (at shutdown); a turn the host drives is ended here. Resolves once it has ended. */
+  stop(reason: SwitchyardError): Promise<void>;
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
@@ -54,17 +58,28 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
   const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
   const { id } = scope;
   let ended = false;
+  let markEnded: () => void = () => undefined;
+  const hasEnded = new Promise<void>((resolve) => {
+    markEnded = resolve;
+  });
   emit({ type: 'turn-start', turnId: id });
   const turn: OwnTurn = {
     id,
     signal: controller.signal,
     emit,
     inject: (contexts) => void scope.pendingContexts.push(...contexts),
-    step: () => buildStep(scope),
+    // nothing of a session starts after its shutdown
+    step: () => (state.closed ? Promise.reject(new SwitchyardError('SHUTTING_DOWN', 'session is shut down')) : buildStep(scope)),
     takeInjected: () => injectedItems(scope, true),
     takeInjectedForHistory: () => injectedItems(scope, false),
     abort(reason?: unknown) {
       controller.abort(reason);
+    },
+    endsItself: false,
+    stop(reason) {
+      controller.abort(reason);
+      if (!turn.endsItself) void turn.end();
+      return hasEnded;
     },
     end() {
       // a turn the host aborted ends with its reason, as the host gave it
@@ -82,9 +97,12 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
+      state.liveTurns.delete(turn);
       state.activeTurns--;
+      markEnded();
       state.turnEnded();
     },
   };
+  state.liveTurns.add(turn);
   return turn;
 }
