@@ -1,3 +1,5 @@
+// Pieces of the texts a failed MCP request turns into.
+
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '@switchyard/protocol';
 import { isStdioConfig, type McpServerConfig } from './config';
@@ -9,13 +11,16 @@ import { urlOrigin, withoutUrlSecrets } from './server-url';
  * `McpError` message (`MCP error -32602: …`) as the JSON-RPC message, and the client's `McpError`
  * prefixes it again (`MCP error -32602: MCP error -32602: …`).
  */
-function withoutRepeatedPrefix(message: string): string {
+export function withoutRepeatedPrefix(message: string): string {
   const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
   if (!prefix) return message;
   let rest = message.slice(prefix.length);
   while (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
   return prefix + rest;
 }
+
+/** A request that ran out of time (its `toolTimeoutMs` or `maxCallTimeMs`). */
+export class McpTimeoutError extends Error {}
 
 /** Milliseconds in the short style of the timeout message (`500ms`, `1.5s`). */
 export function formatDuration(ms: number): string {
@@ -46,7 +51,7 @@ export function startFailure(error: unknown, { config, hasAuth }: RequestTarget)
 export function describeRequestError(error: unknown, { name, config, hasAuth }: RequestTarget, method: string, timeout: number): unknown {
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-    return new Error(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
+    return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
   }
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
     return new Error(`MCP server \`${name}\` closed the connection during the call`, { cause: error });

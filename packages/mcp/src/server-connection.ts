@@ -36,7 +36,7 @@ import {
 import { isStdioConfig, type ResolvedServerConfig } from './config';
 import { answerElicitations, elicitationCapabilities, type McpElicitationHandler } from './elicitation';
 import { createElicitationGate } from './elicitation-gate';
-import { describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
+import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
 import { StoreOAuthProvider, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
@@ -408,6 +408,7 @@ export class McpServerConnection {
     }
     const args: JsonObject = invocationArguments(invocation, rawName);
     let result: McpCallToolResult;
+    let timedOut = false;
     try {
       result = await this.callTool(rawName, args, invocation.signal, (progress) => {
         const event = { server: this.name, tool: rawName, callId: invocation.callId, ...progress };
@@ -417,10 +418,12 @@ export class McpServerConnection {
       result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
+      timedOut = error instanceof McpTimeoutError;
       result = errorCallToolResult(`tool call error: ${errorMessage(error)}`);
     }
     return new McpToolOutput(result, {
       wallTimeMs: performance.now() - started,
+      ...(timedOut ? { failureCode: 'TIMEOUT' as const } : {}),
       maxOutputTokens: this.limits.maxOutputTokens,
       ...(this.offersResources ? { resourceServer: this.name } : {}),
     });

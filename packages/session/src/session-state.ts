@@ -48,7 +48,7 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
-  /** Those turns, for `shutdown()` to stop. */
+  /** Those turns, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;

@@ -74,7 +74,8 @@ async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
-  // running turns are aborted and have ended before anything else stops: nothing of the session starts after shutdown()
+  // running turns are interrupted (their Interrupt hooks run before SessionEnd's) and have ended
+  // before anything else stops: nothing of the session starts after shutdown()
   const stopping = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
   await stopTurns(state, stopping);
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
