@@ -48,10 +48,12 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
-  /** Those turns, for `shutdown()` to interrupt. */
+  /** Those turns, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;
+  /** Wake turns since the host's last turn (or `wake()` call): bounded by `maxWakeTurns`. */
+  wakeTurns: number;
   /** Runtimes that served cells between turns (released once idle, aborted at shutdown). */
   readonly backgroundRuntimes: ToolCallRuntime[];
   /** Called when a turn has finished: a waiting wake turn may start (set by `createSession`). */

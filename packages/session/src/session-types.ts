@@ -105,7 +105,7 @@ export interface SessionOptions {
   strict?: boolean;
   /**
    * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
-   * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
+   * `{ tracer, providerName?, agentName?, recordContent? }`. Spans for the turn, each model request, tool call,
    * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
    */
   tracer?: SessionTracer;
