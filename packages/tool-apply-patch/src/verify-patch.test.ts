@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +140,18 @@ describe('verification failures change nothing', () => {
   it('deleting a directory', async () => {
     await mkdir(join(root, 'folder'));
     expect((await failure(wrap('*** Delete File: folder'))).message).toBe('Failed to read folder: Is a directory');
+  });
+
+  it('a named pipe, or a link to one, is refused at once as not a file (the library never waits in open)', async () => {
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    await symlink('pipe', join(root, 'link'));
+    for (const section of ['*** Update File: pipe\n-a\n+b', '*** Delete File: pipe', '*** Add File: link\n+b', '*** Update File: x\n*** Move to: pipe\n-a\n+b']) {
+      await put('x', 'a\n');
+      const error = await failure(wrap(section));
+      expect(error.code).toBe('VERIFICATION_FAILED');
+      expect(error.message).toMatch(/^path '(pipe|link)' is not a file: it is a named pipe$/);
+    }
+    expect((await lstat(join(root, 'pipe'))).isFIFO()).toBe(true);
   });
 
   it('updating a missing file', async () => {

@@ -5,7 +5,7 @@ import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
-import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
+import { FileTooLargeError, NotAFileError, WorkspaceFs } from './workspace-fs';
 import { lazyProperty } from './lazy-property';
 import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
@@ -96,7 +96,7 @@ const verificationError = (message: string, cause?: unknown) => new ApplyPatchEr
 async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
   // Most entries are plain files: one open (without following a link) answers; the rest are told apart by lstat.
   const read = await fs.readFile(parts, maxBytes).catch((error: unknown) => {
-    if (error instanceof FileTooLargeError) throw error;
+    if (error instanceof FileTooLargeError || error instanceof NotAFileError) throw error;
     return undefined;
   });
   if (read) return { kind: 'file', bytes: read.bytes, mode: read.mode };
@@ -104,7 +104,14 @@ async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: 
   if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
   if (stats.isSymbolicLink()) {
-    const bytes = await fs.readFile(targetParts, maxBytes).then((read) => read.bytes, () => Buffer.alloc(0));
+    // A link to a pipe, a socket or a device is refused like the thing itself; a dangling one reads as empty.
+    const bytes = await fs.readFile(targetParts, maxBytes).then(
+      (read) => read.bytes,
+      (error: unknown) => {
+        if (error instanceof NotAFileError) throw error;
+        return Buffer.alloc(0);
+      },
+    );
     return { kind: 'symlink', linkTarget: await fs.readlink(parts), bytes };
   }
   const { bytes, mode } = await fs.readFile(parts, maxBytes);
@@ -325,6 +332,7 @@ class PatchVerification {
         if (error instanceof FileTooLargeError) {
           throw limitError(`${resolved.raw} is ${formatBytes(error.size)}; apply_patch edits files of at most ${formatBytes(error.limit)}`);
         }
+        if (error instanceof NotAFileError) throw verificationError(`path '${resolved.raw}' is not a file: it is ${error.kind}`, error);
         throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
       }
       const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
