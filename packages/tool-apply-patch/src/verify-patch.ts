@@ -1,4 +1,4 @@
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyChunksWithDiff, type LineEdits } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
@@ -7,7 +7,7 @@ import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
 import { FileTooLargeError, NotAFileError, WorkspaceFs } from './workspace-fs';
 import { lazyProperty } from './lazy-property';
-import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
+import { describeOsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
 export type FileChange = (
@@ -92,8 +92,20 @@ const lossy = new TextDecoder('utf-8', { ignoreBOM: true });
 
 const verificationError = (message: string, cause?: unknown) => new ApplyPatchError('VERIFICATION_FAILED', message, { cause });
 
-/** What is at an entry now: a link (with the content it leads to), a folder, a file or nothing. */
+/**
+ * What is at an entry now: a link (with the content it leads to), a folder, a file, something that
+ * is not a file (a named pipe, a socket, a device, or a link to one) or nothing.
+ */
 async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
+  try {
+    return await readSnapshot(fs, parts, targetParts, maxBytes);
+  } catch (error) {
+    if (error instanceof NotAFileError) return { kind: 'special', what: error.kind };
+    throw error;
+  }
+}
+
+async function readSnapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
   // Most entries are plain files: one open (without following a link) answers; the rest are told apart by lstat.
   const read = await fs.readFile(parts, maxBytes).catch((error: unknown) => {
     if (error instanceof FileTooLargeError || error instanceof NotAFileError) throw error;
@@ -104,7 +116,7 @@ async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: 
   if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
   if (stats.isSymbolicLink()) {
-    // A link to a pipe, a socket or a device is refused like the thing itself; a dangling one reads as empty.
+    // A link to a pipe, a socket or a device is that thing for every hunk; a dangling one reads as empty.
     const bytes = await fs.readFile(targetParts, maxBytes).then(
       (read) => read.bytes,
       (error: unknown) => {
@@ -213,9 +225,7 @@ class PatchVerification {
 
   async add(hunk: Extract<PatchHunk, { type: 'add' }>, resolved: ResolvedPath): Promise<void> {
     const entry = await this.entryFor(resolved, this.contentKey(resolved));
-    if (entry.original.kind === 'directory' && entry.current === null) {
-      throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
-    }
+    this.refuseWriteOver(entry, hunk.path);
     this.setContent(entry, hunk.contents, hunk.path);
     this.changes.push(lazyDiff({ kind: 'add', path: hunk.path, content: hunk.contents }, () => unifiedDiff('', hunk.contents)));
     this.added.push(hunk.path);
@@ -223,10 +233,7 @@ class PatchVerification {
 
   async delete(hunk: Extract<PatchHunk, { type: 'delete' }>, resolved: ResolvedPath): Promise<void> {
     const entry = await this.entryFor(resolved, resolved.location);
-    if (entry.current === null) {
-      const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-      throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
-    }
+    if (entry.current === null) throw verificationError(`Failed to read ${this.shown(hunk.path)}: ${this.missingReason(entry, hunk.path)}`);
     const content = lossy.decode(entry.current);
     this.remove(entry);
     this.changes.push(lazyDiff({ kind: 'delete', path: hunk.path, content }, () => unifiedDiff(content, '')));
@@ -238,7 +245,7 @@ class PatchVerification {
     const source = await this.entryFor(resolved, sourceKey);
     const firstTouch = !this.touched.has(source);
     const before = this.textToUpdate(source, hunk.path);
-    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, hunk.path, { withDiff: false });
+    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, this.shown(hunk.path), { withDiff: false });
     const change: FileChange = lazyDiff({ kind: 'update', path: hunk.path, newContent: after }, () =>
       edits ? unifiedDiffOfReplacements(before, after, edits.eol, edits.replacements) : unifiedDiff(before, after),
     );
@@ -248,9 +255,7 @@ class PatchVerification {
       this.modified.push(hunk.path);
     } else {
       const destination = await this.entryFor(move, this.contentKey(move));
-      if (destination.original.kind === 'directory' && destination.current === null) {
-        throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
-      }
+      this.refuseWriteOver(destination, hunk.movePath);
       // A move removes the source's directory entry: a link itself, not the file it points to.
       const removed = sourceKey === resolved.location ? source : await this.entryFor(resolved, resolved.location);
       if (destination !== removed) this.remove(removed);
@@ -281,13 +286,35 @@ class PatchVerification {
     return { summary, added, modified, deleted, changes, files };
   }
 
+  /**
+   * A path as the model reads it in a failure: absolute, the workspace root joined with the path as
+   * written (not normalized), as the reference names it.
+   */
+  private shown(raw: string): string {
+    return isAbsolute(raw) ? raw : `${this.scope.root.path.replace(/\/+$/, '')}/${raw}`;
+  }
+
+  /**
+   * Why a file a hunk reads is not there, in the reference's words; for a named pipe, a socket or a
+   * device (which the reference would wait on) the same words and what it is.
+   */
+  private missingReason(entry: FileEntry, raw: string): string {
+    const { original } = entry;
+    if (original.kind === 'special') return `path \`${this.shown(raw)}\` is not a file (${original.what})`;
+    return original.kind === 'directory' ? `path \`${this.shown(raw)}\` is not a file` : 'No such file or directory (os error 2)';
+  }
+
+  /** Refuses to write where a folder, or something else that is not a file, stands (Add File, Move to). */
+  private refuseWriteOver(entry: FileEntry, path: string): void {
+    if (entry.current !== null) return;
+    if (entry.original.kind === 'directory') throw verificationError(`Failed to write file ${path}: Is a directory`);
+    if (entry.original.kind === 'special') throw verificationError(`Failed to write file ${path}: ${this.missingReason(entry, path)}`);
+  }
+
   /** The current text of a file an Update edits: it must exist, stay under the line cap and be UTF-8. */
   private textToUpdate(source: FileEntry, path: string): string {
     const limits = this.scope.limits;
-    if (source.current === null) {
-      const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-      throw verificationError(`Failed to read file to update ${path}: ${reason}`);
-    }
+    if (source.current === null) throw verificationError(`Failed to read file to update ${this.shown(path)}: ${this.missingReason(source, path)}`);
     if (exceedsLines(source.current, limits.maxFileLines)) {
       throw limitError(`${path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
     }
@@ -298,7 +325,7 @@ class PatchVerification {
       this.texts.set(source.current, text);
       return text;
     } catch (error) {
-      throw verificationError(`Failed to read file to update ${path}: stream did not contain valid UTF-8`, error);
+      throw verificationError(`Failed to read file to update ${this.shown(path)}: stream did not contain valid UTF-8`, error);
     }
   }
 
@@ -332,8 +359,7 @@ class PatchVerification {
         if (error instanceof FileTooLargeError) {
           throw limitError(`${resolved.raw} is ${formatBytes(error.size)}; apply_patch edits files of at most ${formatBytes(error.limit)}`);
         }
-        if (error instanceof NotAFileError) throw verificationError(`path '${resolved.raw}' is not a file: it is ${error.kind}`, error);
-        throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
+        throw verificationError(`Failed to read ${this.shown(resolved.raw)}: ${describeOsError(error)}`, error);
       }
       const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
       if (current) this.account(current.length);

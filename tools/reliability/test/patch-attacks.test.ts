@@ -269,7 +269,7 @@ describe('apply_patch attacks', () => {
 
   // A named pipe (or a socket, a device) where a file is expected: opening a FIFO for reading
   // waits for a writer, so a helper that opens before it checks hangs until the call is aborted.
-  it('Update, Delete and Add of a named pipe, a socket and a device (also through a link) are refused at once with "is not a file", sandboxed and not', async () => {
+  it('Update, Delete and Add of a named pipe, a socket and a device (also through a link) are refused at once as "not a file", sandboxed and not', async () => {
     const { root } = workspace();
     execFileSync('mkfifo', [join(root, 'pipe')]);
     symlinkSync('pipe', join(root, 'link'));
@@ -282,18 +282,24 @@ describe('apply_patch attacks', () => {
     expect(blocked.signal).toBe('SIGTERM');
     expect(blocked.stdout).toBe('');
     const kinds: Record<string, string> = { pipe: 'a named pipe', link: 'a named pipe', sock: 'a socket', null: 'a character device' };
-    const sections = (path: string) => [`*** Update File: ${path}\n@@\n-a\n+b`, `*** Delete File: ${path}`, `*** Add File: ${path}\n+b`];
+    // The reference's words for what is not a file (a folder), with what it is instead.
+    const notAFile = (path: string) => `path \`${root}/${path}\` is not a file (${kinds[path]})`;
+    const sections = (path: string): Array<[string, string]> => [
+      [`*** Update File: ${path}\n@@\n-a\n+b`, `Failed to read file to update ${root}/${path}: ${notAFile(path)}`],
+      [`*** Delete File: ${path}`, `Failed to read ${root}/${path}: ${notAFile(path)}`],
+      [`*** Add File: ${path}\n+b`, `Failed to write file ${path}: ${notAFile(path)}`],
+    ];
     const answered: string[] = [];
     try {
       for (const options of [{}, { sandbox: { mode: 'workspace-write' } } as const]) {
         const harness = await openHarness({ toolMode: 'direct', tools: [applyPatchTool(options)], cwd: root });
         try {
           for (const path of Object.keys(kinds).filter((name) => asRoot || name !== 'null')) {
-            for (const section of sections(path)) {
+            for (const [section, message] of sections(path)) {
               const call = harness.step.dispatch({ type: 'custom_tool_call', call_id: `${path}-${answered.length}`, name: 'apply_patch', input: `*** Begin Patch\n${section}\n*** End Patch` });
               // The helper's own timeout is 120 s; "at once" here is well under the test's minute, whatever the load.
               const text = await Promise.race([call.then((item) => texts(item).join('')), new Promise<string>((resolve) => setTimeout(() => resolve('(no answer within 20 s)'), 20_000))]);
-              expect(text, `${JSON.stringify(options)} ${section.split('\n')[0]}`).toBe(`apply_patch verification failed: path '${path}' is not a file: it is ${kinds[path]}`);
+              expect(text, `${JSON.stringify(options)} ${section.split('\n')[0]}`).toBe(`apply_patch verification failed: ${message}`);
               answered.push(section.split('\n')[0]);
             }
           }
@@ -307,6 +313,6 @@ describe('apply_patch attacks', () => {
     // Nothing replaced them: the pipe is still a pipe, the link still a link.
     expect(lstatSync(join(root, 'pipe')).isFIFO()).toBe(true);
     expect(lstatSync(join(root, 'link')).isSymbolicLink()).toBe(true);
-    held.push(`${answered.length} patches on a named pipe, a link to it, a socket${asRoot ? ' and a device' : ''}: each refused at once ("is not a file"), unsandboxed and sandboxed; a plain open of the pipe blocks (control)`);
+    held.push(`${answered.length} patches on a named pipe, a link to it, a socket${asRoot ? ' and a device' : ''}: each refused at once ("path `…` is not a file (a named pipe)"), unsandboxed and sandboxed; a plain open of the pipe blocks (control)`);
   }, 120_000);
 });
