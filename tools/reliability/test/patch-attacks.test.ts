@@ -313,6 +313,6 @@ describe('apply_patch attacks', () => {
     // Nothing replaced them: the pipe is still a pipe, the link still a link.
     expect(lstatSync(join(root, 'pipe')).isFIFO()).toBe(true);
     expect(lstatSync(join(root, 'link')).isSymbolicLink()).toBe(true);
-    held.push(`${answered.length} patches on a named pipe, a link to it, a socket${asRoot ? ' and a device' : ''}: each refused at once ("path `…` is not a file (a named pipe)"), unsandboxed and sandboxed; a plain open of the pipe blocks (control)`);
+    held.push(`${answered.length} patches on a named pipe, a link to it, a socket${asRoot ? ' and a device' : ''}: each refused at once ("path … is not a file (a named pipe)"), unsandboxed and sandboxed; a plain open of the pipe blocks (control)`);
   }, 120_000);
 });
