@@ -122,13 +122,14 @@ function readDirectory(dir: string, stat: Stats, walkStarted: number): Directory
  * ({@link SETTLED_MS}), is not read again: one `lstat` instead of a `readdir`. Every directory is
  * still visited, so a `.git` created anywhere (or a tree renamed in) is found by the next walk.
  */
-function nestedGitEntries(root: string): string[] {
+function nestedGitEntries(root: string): { found: string[]; complete: boolean } {
   const walkStarted = Date.now();
   const previous = walkCache.get(root);
   const records = new Map<string, DirectoryRecord>();
   const found: string[] = [];
   const queue = [root];
-  for (let next = 0; next < queue.length && next < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
+  let next = 0;
+  for (; next < queue.length && next < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
     const dir = queue[next];
     const stat = lstatSync(dir, { throwIfNoEntry: false });
     if (!stat?.isDirectory()) continue; // gone, or replaced by a link or a file since it was listed
@@ -143,7 +144,7 @@ function nestedGitEntries(root: string): string[] {
   walkCache.delete(root);
   walkCache.set(root, records);
   if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
-  return found;
+  return { found, complete: next >= queue.length };
 }
 
 /**
@@ -156,7 +157,17 @@ function nestedGitEntries(root: string): string[] {
  * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
  */
 export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
+  return scanProtectedPaths(policy).list;
+}
+
+/**
+ * {@link protectedPaths} with the writable roots whose walk stopped at
+ * {@link MAX_PROTECTED_SCAN_DIRECTORIES} before visiting every directory (`unchecked`): a `.git`
+ * below one of them may be missing from the list.
+ */
+export function scanProtectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): { list: ProtectedPath[]; unchecked: string[] } {
   const list: ProtectedPath[] = [];
+  const unchecked: string[] = [];
   const seen = new Set<string>();
   const add = ({ path, kind, root, exists }: ProtectedPath) => {
     const real = exists ? resolveExisting(path) : path;
@@ -169,9 +180,11 @@ export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoo
     // A placeholder of a running command is still "absent": it goes away when that command ends.
     const exists = !placeholders.has(rootGit) && (isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
     add({ path: rootGit, kind: 'root-git', root, exists });
-    for (const nested of nestedGitEntries(root)) add({ path: nested, kind: 'nested-git', root, exists: true });
+    const { found, complete } = nestedGitEntries(root);
+    for (const nested of found) add({ path: nested, kind: 'nested-git', root, exists: true });
+    if (!complete) unchecked.push(root);
   }
-  return list;
+  return { list, unchecked };
 }
 
 /**
