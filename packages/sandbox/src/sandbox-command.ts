@@ -7,7 +7,7 @@ import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
-import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
+import { commandLimits, HIDDEN_TMPFS_BYTES, trackingGroup, type CommandLimits } from './resource-limits';
 import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
 import type { PreparedSpare } from './spawner';
@@ -130,7 +130,7 @@ function isRoot(): boolean {
  */
 export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, options: SandboxCommandOptions): SandboxCommand {
   if (argv.length === 0) throw new TypeError('sandboxCommand: argv must not be empty');
-  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options);
+  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options, policy.limits?.cgroups !== false);
   const setup = sandboxSetup(policy, options);
   const { bwrap, asRoot, readable } = setup;
   const writable = policy.mode === 'workspace-write';
@@ -189,17 +189,30 @@ function inheritedRefusal(inherited: readonly number[]): string {
   return `perl (which closes the ${inherited.length} descriptors this host inherited without close-on-exec, ${inherited.slice(0, 8).join(', ')}, before a command starts) was not found`;
 }
 
-/** `danger-full-access`: the command itself, under the reaper when perl is there. */
-function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
+/**
+ * Joins the tracking group named by `$0` (the command's own pid into its `cgroup.procs`), then
+ * becomes the command: everything it starts is in the group before it can start anything. A
+ * failed write stops it (exit 2, the shell's message), so no command runs untracked where a group
+ * was made.
+ */
+const JOIN_GROUP = 'echo $$ > "$0" || exit 2; exec "$@"';
+
+/**
+ * `danger-full-access`: the command itself, under the reaper when perl is there, and in a tracking
+ * cgroup of its own as root (`release()` kills whatever is left in it: a descendant that killed
+ * its reaper and daemonized is still there).
+ */
+function fullAccessCommand(command: readonly string[], options: SandboxCommandOptions, cgroups: boolean): SandboxCommand {
   const perl = options.reaper === false ? undefined : findExecutable('perl');
   const syscalls = launcherSyscalls();
-  const release = () => undefined;
-  if (!perl || !syscalls || process.platform !== 'linux') {
-    // Without the reaper nothing would close what the host inherited (a caller passing `reaper: false` starts it through a spawner, which does).
-    const inherited = options.reaper === false ? [] : inheritableDescriptors();
-    if (inherited.length > 0) throw new RespondToModelError(`exec_command cannot start the command: ${inheritedRefusal(inherited)}; install perl`, { code: 'SANDBOX_UNAVAILABLE' });
-    return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
-  }
+  const reaped = perl !== undefined && syscalls !== undefined && process.platform === 'linux';
+  // Without the reaper nothing would close what the host inherited (a caller passing `reaper: false` starts it through a spawner, which does).
+  const inherited = reaped || options.reaper === false ? [] : inheritableDescriptors();
+  if (inherited.length > 0) throw new RespondToModelError(`exec_command cannot start the command: ${inheritedRefusal(inherited)}; install perl`, { code: 'SANDBOX_UNAVAILABLE' });
+  const group = options.probe || !cgroups ? undefined : trackingGroup();
+  const argv = group ? ['/bin/sh', '-c', JOIN_GROUP, group.procsFile, ...command] : command;
+  const release = () => group?.release();
+  if (!reaped) return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
   return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [], release };
 }
 
