@@ -203,13 +203,18 @@ function mib(bytes: number): string {
   return `${Math.round(bytes / 1024 ** 2)} MiB`;
 }
 
-/** Removes `dirs` once their last process is gone: now, else retried every 100 ms for 5 s (then on the next command, and at exit). */
+/**
+ * Removes `dirs` once their last process is gone: now, else retried every 100 ms for 5 s, then
+ * every second up to 30 s (then on the next command, and at exit). A killed process holds its
+ * group until its parent reaps it, and an orphan's parent is init, which may reap late.
+ */
 function removeWhenEmpty(dirs: readonly string[]): void {
   dirs.forEach((dir) => pending.add(dir));
   let tries = 0;
   const retry = () => {
     sweep();
-    if (dirs.some((dir) => pending.has(dir)) && ++tries < 50) setTimeout(retry, 100).unref();
+    tries++;
+    if (dirs.some((dir) => pending.has(dir)) && tries < 75) setTimeout(retry, tries < 50 ? 100 : 1000).unref();
   };
   retry();
 }
