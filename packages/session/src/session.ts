@@ -9,6 +9,7 @@ import { checkSessionOptions } from './session-options';
 import { warnOnce } from './warn-once';
 import { traceSession } from './tracing';
 import { BackgroundInbox, backgroundSettings } from './background';
+import { SessionDiscovery } from './discovery';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
@@ -90,7 +91,7 @@ async function checkToolSetup(state: SessionState): Promise<void> {
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
-  resolveToolBudget(options.toolBudget, 'toolBudget');
+  const budget = resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
@@ -126,6 +127,8 @@ export function createSession(options: SessionOptions): Session {
     activeTurns: 0,
     wakeModel: undefined,
     backgroundRuntimes: [],
+    // a discovery message carries declarations up to the tool budget, as the exec description does
+    discovery: new SessionDiscovery(options.toolDiscovery ?? 'tools', budget.tokens),
     turnEnded: () => scheduleWake(state),
   };
   const background = backgroundSettings(options.background);
