@@ -26,12 +26,13 @@ if (pnpmVersion !== PNPM) {
 }
 
 // Debian packages the tests use: bubblewrap (the exec sandbox), nats-server (Code Mode cells on
-// runtime hosts behind NATS), chromium (the web-chat example's browser test). One apt-get run for
-// whichever is missing.
+// runtime hosts behind NATS), chromium (the web-chat example's browser test), iproute2 (`ip`: the
+// Codex differential suite's loopback-only network namespace). One apt-get run for whichever is missing.
 const debian = [
   { command: 'bwrap', pkg: 'bubblewrap', missing: 'sandboxed exec refuses to run' },
   { command: 'nats-server', pkg: 'nats-server', missing: 'the NATS runtime tests report it' },
   { command: 'chromium', pkg: 'chromium', missing: 'the web-chat example skips its browser test (and fails in CI)' },
+  { command: 'ip', pkg: 'iproute2', missing: 'the Codex differential suite fails in CI' },
 ].filter(({ command }) => quiet(`command -v ${command}`).status !== 0);
 if (debian.length > 0) {
   const names = debian.map(({ pkg }) => pkg).join(' ');

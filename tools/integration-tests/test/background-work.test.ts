@@ -49,7 +49,7 @@ describe('background work across packages', () => {
     await session.runTurn({ model: second, input: 'did it finish?' });
     const delivered = outputsOf(second.requests[0], 'cmd-1').map((item) => texts(item).join(''));
     expect(delivered).toHaveLength(2);
-    expect(delivered[1]).toMatch(/Process exited with code 0\nOutput:\nmigration-finished\n?$/);
+    expect(delivered[1]).toMatch(/Process exited with code 0\nOriginal token count: \d+\nOutput:\nmigration-finished\n?$/);
     // the exit was reported once: a poll afterwards finds no such process
     expect(texts(outputsOf(second.requests[1], 'poll-1')[0]).join('')).toBe('write_stdin failed: Unknown process id 1000');
     expect(session.history.filter((item) => texts(item).join('').includes('migration-finished'))).toHaveLength(1);
