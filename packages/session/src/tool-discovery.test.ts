@@ -192,6 +192,29 @@ describe("toolDiscovery: 'conversation' keeps the request's tools byte-identical
     }
   });
 
+  it('the next turn keeps the same tools too, calls the tool found a turn earlier, and announces nothing again', async () => {
+    const { tools, calls } = catalog();
+    const session = createSession({ toolMode: 'code-mode-only', tools, approvals: { requestApproval: async () => 'approved' }, toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
+    try {
+      const first = createScriptedModel([exec('t1', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(r.tools[0].name);`), answer('found it')]);
+      await session.runTurn({ model: first, input: 'Find the mail tool.' });
+      const second = createScriptedModel([
+        exec('t2', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(JSON.stringify(await tools[r.tools[0].name]({ to: 'b@example.com' })));`),
+        answer('sent'),
+      ]);
+      const result = await session.runTurn({ model: second, input: 'Mail Bea.' });
+      expect(outputText(result.items.find((item) => item.type === 'custom_tool_call_output'))).toBe('Script completed\nWall time …\nOutput:\n\n{"tool":"mail__send","args":{"to":"b@example.com"}}');
+      const tables = new Set([...first.requests, ...second.requests].map((request) => JSON.stringify(request.tools)));
+      expect(tables.size).toBe(1);
+      expect(calls).toEqual({ mail__send: 1 });
+      // the first turn's discovery is in the history once; the second search found nothing new
+      expect(discoveryMessages(second.requests[1].input)).toHaveLength(1);
+      expect(discoveryMessages(session.history)).toHaveLength(1);
+    } finally {
+      await session.shutdown();
+    }
+  });
+
   it("with 'tools' (the default) the same turn changes the exec description after each discovery: 4 distinct tables", async () => {
     const { model, history } = await tenStepTurn(undefined);
     const tables = model.requests.map((request) => JSON.stringify(request.tools));
