@@ -8,7 +8,8 @@
  *   arrives as a developer message appended to the input.
  * Counted per request after the first: the longest common prefix (UTF-8 bytes) of its serialized
  * `tools` + `input` with the request before it (what a prefix cache can reuse), summed over the
- * turn, beside the bytes sent. Counts, not timings: they are the same on any machine.
+ * turn, beside the bytes sent. Counts, not timings: only the `Wall time` digits of cell outputs
+ * can move them, by a few bytes.
  */
 import type { ModelRequest, ResponseItem, ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
