@@ -1,5 +1,5 @@
 import type { DiscoveredTool, MessageItem, ToolDiscovery, ToolDiscoveryMode, ToolDiscoverySink } from '@switchyard/protocol';
-import { estimateTokens } from '@switchyard/kit';
+import { estimateTokens, truncateMiddle } from '@switchyard/kit';
 
 // What this session's cells found with tools.tool_search, and how the model hears of it.
 
@@ -8,8 +8,12 @@ export const DISCOVERY_HEADING = 'Nested tools found with `tools.tool_search`; t
 
 /**
  * One search's new tools as a developer message: per tool a heading with its name, its description
- * and its TypeScript declaration, up to `budgetTokens` (the first tool always); tools past it are
- * named only (their declarations are in `ALL_TOOLS`).
+ * and its TypeScript declaration, up to `budgetTokens`; tools past it are named only (their
+ * declarations are in `ALL_TOOLS`). The first tool is always described, its description cut in the
+ * middle to fit the budget (and its declaration left to `ALL_TOOLS` when that alone exceeds it).
+ * Tool texts come from plugins and MCP servers: the wrapper tags inside them are defused so a
+ * description cannot close the block and speak as the developer, and each declaration's code fence
+ * is longer than any backtick run inside it.
  */
 export function discoveryMessage(tools: readonly DiscoveredTool[], budgetTokens: number): MessageItem {
   const sections: string[] = [];
@@ -17,15 +21,48 @@ export function discoveryMessage(tools: readonly DiscoveredTool[], budgetTokens:
   let index = 0;
   for (; index < tools.length; index++) {
     const tool = tools[index];
-    const section = `### \`${tool.name}\`\n${tool.description}\n\`\`\`ts\n${tool.declaration}\n\`\`\``;
-    const cost = estimateTokens(section) + 1;
-    if (sections.length > 0 && used + cost > budgetTokens) break;
+    let section = toolSection(tool.name, tool.description, tool.declaration);
+    let cost = estimateTokens(section) + 1;
+    if (used + cost > budgetTokens) {
+      if (sections.length > 0) break;
+      section = firstToolSection(tool, budgetTokens - used);
+      cost = estimateTokens(section) + 1;
+    }
     sections.push(section);
     used += cost;
   }
   const rest = tools.slice(index).map((tool) => `\`${tool.name}\``);
   if (rest.length > 0) sections.push(`Also found (read their \`declaration\` in \`ALL_TOOLS\`): ${rest.join(', ')}.`);
   return { type: 'message', role: 'developer', content: `<tools_found>\n${DISCOVERY_HEADING}\n\n${sections.join('\n\n')}\n</tools_found>` };
+}
+
+/** The smallest room a first tool's description is cut to, however small the budget. */
+const MIN_DESCRIPTION_TOKENS = 64;
+
+function toolSection(name: string, description: string, declaration: string | undefined): string {
+  const head = `### \`${name}\`\n${defuse(description)}`;
+  if (declaration === undefined) return `${head}\n(declaration in \`ALL_TOOLS\`)`;
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(declaration) + 1));
+  return `${head}\n${fence}ts\n${defuse(declaration)}\n${fence}`;
+}
+
+/** The first tool of a message that does not fit: the description cut to the room left, the declaration kept only if it fits too. */
+function firstToolSection(tool: DiscoveredTool, room: number): string {
+  const declarationTokens = estimateTokens(tool.declaration) + 8;
+  const declaration = declarationTokens < room ? tool.declaration : undefined;
+  const descriptionRoom = Math.max(MIN_DESCRIPTION_TOKENS, room - (declaration === undefined ? 16 : declarationTokens));
+  return toolSection(tool.name, truncateMiddle(tool.description, descriptionRoom).text, declaration);
+}
+
+/** `<tools_found>` / `</tools_found>` in a tool's text become `&lt;tools_found>`: only the wrapper opens and closes the block. */
+function defuse(text: string): string {
+  return text.replace(/<(\s*\/?\s*tools_found)/gi, '&lt;$1');
+}
+
+function longestBacktickRun(text: string): number {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  return longest;
 }
 
 /**
