@@ -9,6 +9,7 @@ import { checkSessionOptions } from './session-options';
 import { warnOnce } from './warn-once';
 import { traceSession } from './tracing';
 import { BackgroundInbox, DEFAULT_MAX_WAKE_TURNS, backgroundSettings } from './background';
+import { SessionDiscovery } from './discovery';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
@@ -121,7 +122,7 @@ async function checkToolSetup(state: SessionState): Promise<void> {
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
-  resolveToolBudget(options.toolBudget, 'toolBudget');
+  const budget = resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
@@ -159,6 +160,8 @@ export function createSession(options: SessionOptions): Session {
     wakeModel: undefined,
     wakeTurns: 0,
     backgroundRuntimes: [],
+    // a discovery message carries declarations up to the tool budget, as the exec description does
+    discovery: new SessionDiscovery(options.toolDiscovery ?? 'tools', budget.tokens),
     turnEnded: () => scheduleWake(state),
   };
   const background = backgroundSettings(options.background);

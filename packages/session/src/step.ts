@@ -50,6 +50,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     approvals: permissionApprovals(scope.state.hooked, hostApprovals(options.approvals), scope.id),
     turnState: scope.turnState,
     ...(scope.state.inbox ? { background: scope.state.inbox.delivery } : {}),
+    ...(toolMode === 'direct' ? {} : { toolDiscovery: scope.state.discovery.sink }),
   };
 }
 
@@ -62,6 +63,8 @@ async function planStep(scope: TurnScope, context: StepContext): Promise<ToolPla
     codeMode: await codeModeFor(scope.state),
     excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
     budget: options.toolBudget,
+    toolSearch: options.toolSearch,
+    discovered: scope.state.discovery.planned(),
   };
   const plan = planTools(context, sources, { cache: scope.state.planCache });
   if (options.strict && plan.warnings.length > 0) {
@@ -158,11 +161,15 @@ export async function buildStep(scope: TurnScope): Promise<Step> {
   return step;
 }
 
-/** notify() items, then background completions (when `background`), then hook contexts: a cell's notifications precede its delivered end. */
+/**
+ * notify() items, then background completions (when `background`), then what cells found (with
+ * `toolDiscovery: 'conversation'`), then hook contexts: a cell's notifications precede its delivered end.
+ */
 export function injectedItems(scope: TurnScope, background: boolean): ResponseItem[] {
   const { state } = scope;
   const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
   const completions = background ? (state.inbox?.take() ?? []) : [];
+  const found = state.discovery.take();
   const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
-  return [...injected, ...completions, ...contexts.map(hookContextMessage)];
+  return [...injected, ...completions, ...found, ...contexts.map(hookContextMessage)];
 }
