@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { running, workerChildren } from '../../../tools/config/proc.ts';
+import { running, workerChildren } from '@switchyard/config/proc';
 
 // `mcp serve` runs cells in worker processes (the default isolation); none may outlive it, whether
 // its client disconnects (stdin closes) or it is killed. Checked in /proc, scoped to the children

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nkeyAuthenticator, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
-import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 
 /**
  * The deployment of the README (N runtime hosts, M agent hosts, one identity each, scoped to its

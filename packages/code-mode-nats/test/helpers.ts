@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nkeys } from '@nats-io/transport-node';
-import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = join(here, '..');

@@ -139,4 +139,4 @@ export async function openHarness(options: Partial<SessionOptions> & { runtimeOp
   };
 }
 
-export { workerChildren, residentMb as workerRssMb } from '../../config/proc.ts';
+export { workerChildren, residentMb as workerRssMb } from '@switchyard/config/proc';

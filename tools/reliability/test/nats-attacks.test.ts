@@ -16,7 +16,7 @@ import { createNatsRuntime, serveRuntimeOverNats } from '@switchyard/code-mode-n
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, open, seal, signed, loadIdentity } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 import { report } from '../src/profile';
 

@@ -12,7 +12,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, loadIdentity, open, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 
 let server: NatsServer;

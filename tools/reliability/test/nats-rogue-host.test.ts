@@ -18,7 +18,7 @@ import { parseFrame } from '@switchyard/code-mode-runtime';
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { createNatsTransport, type NatsTransport } from '../../../packages/code-mode-nats/src/nats-transport.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 
 const LIMITS = { heapMb: 16, maxInFlightCalls: 64, maxOutputBytes: 1024 * 1024, maxStoredBytes: 4 * 1024 * 1024 };

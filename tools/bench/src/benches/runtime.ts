@@ -13,7 +13,7 @@ import type { CellHost, CellToolDescriptor } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
 import { directDispatch, registryHost, startPingPong } from '../floor';
-import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
+import { residentMb, workerChildren as workerPids } from '@switchyard/config/proc';
 
 const rssKiB = (pid: number) => residentMb(pid) * 1024;
 
