@@ -34,13 +34,16 @@ describe('the folder layering (internal < packages < examples < tools)', () => {
     write('tools/bench/src/y.ts', `import '@switchyard/kit';\nimport '@switchyard/example-story';\nimport '../../../packages/kit/src/a.test.ts';\nimport { running } from '${up}internal/config/proc.ts';\n`);
 
     it('names every import that runs up a folder, or into internal/ by a relative path', () => {
+      const upward = (file: string, specifier: string, folder: string, rule: string) => `${file} imports '${specifier}' from ${folder}/ — ${rule}`;
+      const byPath = (file: string, specifier: string) => `${file} imports '${specifier}' by a relative path into internal/ — import the package by its name (a devDependency "workspace:*")`;
+      const fromPackages = 'packages/ may import from internal/ only';
       expect(findFolderViolations(root)).toEqual([
-        "internal/config/vitest.ts imports '@switchyard/kit' from packages/ — internal/ imports from no other folder",
-        "packages/kit/src/a.test.ts imports '../../../tools/config/until' from tools/ — packages/ may import from internal/ only",
-        "packages/kit/test/b.mjs imports '@switchyard/bench/run' from tools/ — packages/ may import from internal/ only",
-        "packages/kit/tsup.config.ts imports '../../internal/config/tsup.ts' by a relative path into internal/ — import the package by its name (a devDependency \"workspace:*\")",
-        "examples/story/main.ts imports '@switchyard/bench' from tools/ — examples/ may import from internal/, packages/ only",
-        "tools/bench/src/y.ts imports '../../../internal/config/proc.ts' by a relative path into internal/ — import the package by its name (a devDependency \"workspace:*\")",
+        upward('internal/config/vitest.ts', '@switchyard/kit', 'packages', 'internal/ imports from no other folder'),
+        upward('packages/kit/src/a.test.ts', '../../../tools/config/until', 'tools', fromPackages),
+        upward('packages/kit/test/b.mjs', '@switchyard/bench/run', 'tools', fromPackages),
+        byPath('packages/kit/tsup.config.ts', '../../internal/config/tsup.ts'),
+        upward('examples/story/main.ts', '@switchyard/bench', 'tools', 'examples/ may import from internal/, packages/ only'),
+        byPath('tools/bench/src/y.ts', '../../../internal/config/proc.ts'),
       ]);
     });
   });

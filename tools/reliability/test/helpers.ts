@@ -1,8 +1,9 @@
 import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
+import { sleep } from '@switchyard/test-helpers';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
