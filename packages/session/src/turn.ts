@@ -109,7 +109,7 @@ export function beginOwnTurn(
       scope.detach?.();
       scope.detach = undefined;
       // between turns, cells that outlived the turn keep dispatching (with the background option)
-      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true });
+      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true, tenant: state.options.tenant });
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
       state.liveTurns.delete(turn);
