@@ -4,7 +4,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createSession } from './session';
 import { createScriptedModel } from './testing';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 // A Code Mode cell searches the deferred tools and calls what it found in the same cell, through a
 // whole session (router, hooks, approvals, broker, runtime); and toolDiscovery: 'conversation'

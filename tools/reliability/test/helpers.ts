@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
+import { sleep } from '@switchyard/test-helpers';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
@@ -164,4 +165,4 @@ export function runFixture(
   });
 }
 
-export { workerChildren, residentMb as workerRssMb } from '../../config/proc.ts';
+export { workerChildren, residentMb as workerRssMb } from '@switchyard/config/proc';

@@ -11,14 +11,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, nkeys, type NatsConnection } from '@nats-io/transport-node';
+import { nkeys, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats } from '@switchyard/code-mode-nats';
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, open, seal, signed, loadIdentity } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
-import { spawnRuntimeHost } from './nats-runtime-host';
+import type { NatsServer } from '@switchyard/config/nats-server';
+import { startHostOverNats, stopHostOverNats } from './nats-runtime-host';
 import { report } from '../src/profile';
+import { until } from '@switchyard/test-helpers';
 
 let server: NatsServer;
 let host: ChildProcess;
@@ -29,14 +30,10 @@ const targetKey = nkeys.createUser();
 const targetSeed = new TextDecoder().decode(targetKey.getSeed());
 
 beforeAll(async () => {
-  server = await startNatsServer();
-  ({ host, hostId } = await spawnRuntimeHost({ servers: server.url, name: 'target', identity: { seed: targetSeed }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }));
-  raw = await connect({ servers: server.url, inboxPrefix: 'switchyard.agent.x.inbox' });
+  ({ server, host, hostId, raw } = await startHostOverNats({ name: 'target', identity: { seed: targetSeed }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }));
 }, 60_000);
 afterAll(async () => {
-  await raw?.close();
-  host?.kill('SIGKILL');
-  await server?.stop();
+  await stopHostOverNats({ server, host, raw });
   report('nats boundary', `${tried.length} hostile inputs, runtime host alive and serving after each:\n  - ${tried.join('\n  - ')}`);
 });
 
@@ -76,14 +73,6 @@ async function placed(agent: string, conn: string) {
     done: () => sub.unsubscribe(),
   };
 }
-
-const until = async (check: () => boolean, what: string) => {
-  const end = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 const HELLO = JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 65536 }]);
 

@@ -18,8 +18,9 @@ import { parseFrame } from '@switchyard/code-mode-runtime';
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { createNatsTransport, type NatsTransport } from '../../../packages/code-mode-nats/src/nats-transport.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
+import { until } from '@switchyard/test-helpers';
 
 const LIMITS = { heapMb: 16, maxInFlightCalls: 64, maxOutputBytes: 1024 * 1024, maxStoredBytes: 4 * 1024 * 1024 };
 const KB64 = 'n'.repeat(64 * 1024);
@@ -126,13 +127,6 @@ function agentHost(prefix: string, agentId: string, attempts = 20) {
   return { runtime, log, cell };
 }
 
-const until = async (check: () => boolean, what: string, ms = 30_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 const errorOf = (observation: { kind: string; error?: string }) => (observation.kind === 'completed' ? observation.error : undefined);
 
 describe('a rogue runtime host over NATS', () => {

@@ -11,7 +11,7 @@ import { createNatsRuntime } from '@switchyard/code-mode-nats';
 // The hostile client speaks the real protocol: the package's own signing and placement texts.
 import { signed, loadIdentity } from '../../../packages/code-mode-nats/src/seal.ts';
 import { PLACEMENT_VERSION, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 import { report } from '../src/profile';
 
