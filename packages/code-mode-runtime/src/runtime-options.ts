@@ -33,6 +33,7 @@ export const RUNTIME_LIMIT_OPTION_RULES: OptionsShape<RuntimeLimitOptions> = {
   maxStoredBytes: atLeast(1),
   maxStoredKeys: atLeast(1),
   maxInFlightResultBytes: atLeast(1),
+  maxJournalBytes: atLeast(0),
 };
 
 const WORKER_OPTION_RULES: OptionsShape<ProcessWorkerOptions> = {

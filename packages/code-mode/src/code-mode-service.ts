@@ -1,6 +1,7 @@
 import type {
   CellEndEvent,
   CellLimitExceededEvent,
+  CellResumedEvent,
   CellStartEvent,
   CodeModeRuntime,
   CodeModeSession,
@@ -25,7 +26,7 @@ export interface BrokerSession {
  * it. Cells are keyed by host session, not by turn, so a yielded cell survives turns.
  */
 /** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit). */
-export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent;
+export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent;
 
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();

@@ -381,6 +381,7 @@ export class McpServerConnection {
         description?: string;
         title?: string;
         execution?: { taskSupport?: string };
+        annotations?: { idempotentHint?: unknown };
       };
       if (source.execution?.taskSupport === 'required') {
         // A tools/call without a task is refused by such a tool, and this client runs no tasks.
@@ -390,7 +391,9 @@ export class McpServerConnection {
       const schemas = this.compileSchemas(rawName, source, schemaValidators);
       if (!schemas) continue;
       const { parameters, outputSchema, checkOutput } = schemas;
-      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput));
+      const executor = this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput);
+      // The server says a repeat of a call has no further effect: a resumed Code Mode cell may run it again.
+      executors.push(source.annotations?.idempotentHint === true ? { ...executor, idempotent: true } : executor);
     }
     return executors;
   }

@@ -41,6 +41,7 @@ function definitionOf(executor: ToolExecutor, { name, deferred, namespaceDescrip
     memo.deferred === deferred &&
     memo.namespaceDescription === namespaceDescription &&
     memo.toolName === executor.name &&
+    memo.idempotent === (executor.idempotent === true ? true : undefined) &&
     memo.description === spec.description &&
     memo.inputSchema === (spec.type === 'function' ? spec.parameters : undefined) &&
     memo.outputSchema === (spec.type === 'function' ? spec.outputSchema : undefined) &&
@@ -57,6 +58,7 @@ function definitionOf(executor: ToolExecutor, { name, deferred, namespaceDescrip
     ...(spec.type === 'function' && spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
     deferred,
     ...(namespaceDescription !== undefined ? { namespaceDescription } : {}),
+    ...(executor.idempotent === true ? { idempotent: true } : {}),
   });
   definitionMemo.set(executor, definition);
   return definition;

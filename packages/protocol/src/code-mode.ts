@@ -24,6 +24,8 @@ export interface NestedToolDefinition {
   readonly deferred: boolean;
   /** The namespace description, for headings in the `exec` description. */
   readonly namespaceDescription?: string;
+  /** The executor is safe to run twice (`ToolExecutor.idempotent`). */
+  readonly idempotent?: boolean;
 }
 
 /** The nested surface of one step, handed to a {@link CodeModeContributor}. */

@@ -18,6 +18,7 @@
  * | `CONFIG` | a host configuration (hooks.json, options) is invalid | thrown to the host at setup |
  * | `MODEL_ERROR` | a model client failed after its retries | ends the turn |
  * | `INTERNAL` | a broken invariant inside Switchyard | ends the turn |
+ * | `INVALID_JOURNAL` | Code Mode: a cell journal (or session state) to restore is corrupted, of another session or cell, or of an unknown format or newer version | that cell fails; model-visible |
  */
 export type SwitchyardErrorCode =
   | 'RESPOND_TO_MODEL'
@@ -34,7 +35,8 @@ export type SwitchyardErrorCode =
   | 'SHUTTING_DOWN'
   | 'CONFIG'
   | 'MODEL_ERROR'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'INVALID_JOURNAL';
 
 /** The codes that end a turn instead of answering the model. */
 const FATAL_CODES: ReadonlySet<SwitchyardErrorCode> = new Set(['FATAL', 'INCOMPATIBLE_PAYLOAD', 'MODEL_ERROR', 'INTERNAL']);

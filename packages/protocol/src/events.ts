@@ -124,10 +124,11 @@ export interface CellEndEvent {
 }
 
 /**
- * A Code Mode runtime (for example a worker process holding cells) ended unexpectedly. Every cell
- * in `cellIds` is gone: an `exec` / `wait` that was waiting on one answered `Script failed` with
- * `exec runtime ended unexpectedly: <cause>`, and a later `wait` on one answers "exec cell X not
- * found". Stored values committed before stay intact; the next `exec` gets a healthy runtime.
+ * A Code Mode runtime (for example a worker process holding cells) ended unexpectedly. Each cell
+ * in `cellIds` that can be resumed from its journal is replayed on another runtime (a
+ * `cell-resumed` event each) and goes on as if nothing happened; any other is gone: an `exec` /
+ * `wait` waiting on it answers `Script failed` with `exec runtime ended unexpectedly: <cause>`.
+ * Stored values committed before stay intact; the next `exec` gets a healthy runtime.
  */
 export interface RuntimeLostEvent {
   /** Discriminant. */
@@ -146,6 +147,22 @@ export interface CellLimitExceededEvent {
   readonly cellId: string;
   /** The failure text the cell's observation carries as its error; names the limit and its value. */
   readonly message: string;
+}
+
+/**
+ * A cell whose runtime ended was replayed from its journal on another runtime: it goes on where it
+ * was, its nested calls not run again, the output already observed not emitted again.
+ */
+export interface CellResumedEvent {
+  /** Discriminant. */
+  readonly type: 'cell-resumed';
+  readonly cellId: string;
+  /** What ended the runtime it was on (as in `runtime-lost`). */
+  readonly cause: string;
+  /** How many runtimes the cell has lost so far (1 the first time). */
+  readonly attempt: number;
+  /** The replay runs on a runtime of its own (quarantine: it lost a runtime shared with others twice). */
+  readonly alone: boolean;
 }
 
 /** The planner skipped something (duplicate, reserved or invalid tool). */
@@ -182,6 +199,7 @@ export type SwitchyardEvent =
   | CellEndEvent
   | RuntimeLostEvent
   | CellLimitExceededEvent
+  | CellResumedEvent
   | PlanWarningEvent
   | ToolNotificationEvent;
 

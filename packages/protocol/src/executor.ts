@@ -66,6 +66,12 @@ export interface ToolExecutor {
   readonly hookPayload?: HookPayloadAdapter | false;
   /** Abort message style: `shell` gives "Wall time: X seconds\naborted by user". Default `default`. */
   readonly abortStyle?: 'default' | 'shell';
+  /**
+   * Running the tool twice with the same arguments has the effect of running it once (a read, a
+   * put of a value). A Code Mode cell resumed after its agent host restarted runs such a call again
+   * when it was in flight; any other tool's call fails there as interrupted. Default false.
+   */
+  readonly idempotent?: boolean;
   /** Skip ajv validation of function arguments (the handler validates itself). Default false. */
   readonly skipInputValidation?: boolean;
   /**

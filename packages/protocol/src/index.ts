@@ -20,6 +20,7 @@ export * from './executor';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';
+export * from './cell-journal';
 export * from './model';
 export * from './tool-budget';
 export * from './mcp-marker';
