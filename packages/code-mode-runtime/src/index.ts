@@ -4,6 +4,12 @@ export type { CodeModeRuntimeOptions } from './code-mode-runtime';
 export { DEFAULT_CPU_TIME_MS, RUNTIME_LIMIT_OPTION_RULES } from './runtime-options';
 export type { RuntimeLimitOptions } from './runtime-options';
 export { nodeSnapshotFlagProblem } from './node-snapshot-check';
+
+// Durable cells: journals, their replay after a lost runtime or a restart, offline replay.
+export { replayCells, sealCellJournal } from './replay-cells';
+export type { ReplayCellsOptions, ReplayedCell } from './replay-cells';
+export { MAX_RUNTIME_LOSSES } from './remote-replay';
+export { defaultMaxJournalBytes } from './engine-session';
 export type { NodeSnapshotCheckOptions } from './node-snapshot-check';
 
 // The runtime protocol: runtime hosts and placements beyond the local worker pool.
@@ -16,7 +22,7 @@ export { serveRuntime } from './runtime-server';
 export { callToolRequest } from './tool-request';
 export type { ServeRuntimeOptions } from './runtime-server';
 export type { StoredValueStore } from './code-mode-session';
-export { DEFAULT_MAX_FRAME_BYTES, ProtocolError, createStreamTransport, formatFrame, parseFrame, createTransportEnding, splitStoredPairs } from './protocol';
+export { DEFAULT_MAX_FRAME_BYTES, DURABLE_CELLS_CAPABILITY, ProtocolError, createStreamTransport, formatFrame, parseFrame, createTransportEnding, splitStoredPairs } from './protocol';
 export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './protocol';
 
 export { VERSION } from './version';

@@ -1,4 +1,4 @@
-import type { CellObservation } from '@switchyard/protocol';
+import type { CellJournalUpdate, CellObservation } from '@switchyard/protocol';
 import { DURABLE_CELLS_CAPABILITY } from './protocol';
 import { TurnQueue } from './turn-queue';
 import { ReplyCache } from './reply-cache';
@@ -103,8 +103,11 @@ export class RemoteCore {
     return this.settings.engine.maxJournalBytes ?? defaultMaxJournalBytes(this.settings.engine.heapMb);
   }
 
-  /** Reports a journal update to the host (`CellHost.journal`). */
-  readonly report = (update: Parameters<NonNullable<RemoteSessionSettings['host']['journal']>>[0]): void | Promise<void> => this.settings.host.journal?.(update);
+  /** Reports a journal update to the host (`CellHost.journal`); undefined when the host takes none. */
+  get report(): ((update: CellJournalUpdate) => void | Promise<void>) | undefined {
+    const host = this.settings.host;
+    return host.journal ? (update) => host.journal?.(update) : undefined;
+  }
 
   /** A new binding for `lease`. */
   newBinding(lease: RuntimeLease, alone = false): Binding {

@@ -58,6 +58,8 @@ interface Worker {
   reserved: number;
   /** When a byte last arrived from the worker (proof of life, whatever the frame). */
   lastHeardAt: number;
+  /** Started for one lease alone (a quarantine replay): never placed with another, ended with that lease. */
+  alone?: boolean;
 }
 
 /** A session's first cell waiting for a worker (admission control). */
@@ -91,15 +93,16 @@ export class WorkerPool implements RuntimePlacement {
   }
 
   private live(): Worker[] {
-    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended && !processEnded(worker.child.pid));
+    return [...this.workers].filter((worker) => !worker.alone && !worker.dead && !worker.stopping && !worker.client?.ended && !processEnded(worker.child.pid));
   }
 
-  async acquire(sink: RuntimeSink, options?: { tenant?: string }): Promise<RuntimeLease> {
+  async acquire(sink: RuntimeSink, options?: { tenant?: string; alone?: boolean }): Promise<RuntimeLease> {
     if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
     const key = `s${++sessionSequence}`;
     // Without a tenant key every lease is a tenant of its own.
     const tenant = options?.tenant ?? `lease ${key}`;
-    let worker = this.pick(tenant);
+    // A lone lease (a quarantine replay) gets a worker of its own, beyond `max` while it lives.
+    let worker = options?.alone ? Object.assign(this.start(), { alone: true }) : this.pick(tenant);
     if (!worker) {
       worker = await this.waitForWorker(tenant);
       worker.reserved--;
@@ -137,7 +140,8 @@ export class WorkerPool implements RuntimePlacement {
         if (released) return;
         released = true;
         worker.sinks.delete(key);
-        if (worker.sinks.size === 0) this.idle(worker);
+        if (worker.alone) void this.stop(worker, 'the runtime worker was idle');
+        else if (worker.sinks.size === 0) this.idle(worker);
         this.admitWaiting();
       },
     };

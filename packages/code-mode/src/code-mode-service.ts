@@ -1,4 +1,6 @@
 import type {
+  CodeModeSessionState,
+  RestoreResult,
   CellEndEvent,
   CellLimitExceededEvent,
   CellResumedEvent,
@@ -9,7 +11,8 @@ import type {
   RuntimeLostEvent,
 } from '@switchyard/protocol';
 import { createEventHub } from '@switchyard/kit';
-import { DispatchBroker, type NestedWorker } from './dispatch-broker';
+import { SwitchyardError } from '@switchyard/protocol';
+import { DispatchBroker, type BrokerCellState, type NestedWorker } from './dispatch-broker';
 import { BackgroundWatcher } from './background-watch';
 
 /** One host session's Code Mode state: its runtime session (cells, stored values) and its broker. */
@@ -27,6 +30,22 @@ export interface BrokerSession {
  */
 /** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit). */
 export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent;
+
+/** The `format` of a {@link CodeModeState}. */
+export const CODE_MODE_SERVICE_STATE_FORMAT = 'switchyard.code-mode';
+
+/**
+ * One host session's durable Code Mode state, JSON-serializable: the runtime session's state
+ * (committed stored values, each open cell's journal) and, per open cell, what dispatches its
+ * nested calls (the `exec` call it answers, its tools). A store persists it; `restoreSession`
+ * takes it back, in this process or another.
+ */
+export interface CodeModeState {
+  readonly format: typeof CODE_MODE_SERVICE_STATE_FORMAT;
+  readonly version: 1;
+  readonly runtime: CodeModeSessionState;
+  readonly cells: readonly BrokerCellState[];
+}
 
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();
@@ -77,6 +96,35 @@ export class CodeModeService {
   /** Items injected by `notify()` in this session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[] {
     return this.sessions.get(sessionId)?.broker.takeInjected() ?? [];
+  }
+
+  /**
+   * The durable state of a host session (see {@link CodeModeState}); undefined when the session
+   * has no Code Mode state yet, or its runtime keeps none (`exportState` missing).
+   */
+  exportState(sessionId: string): CodeModeState | undefined {
+    const session = this.sessions.get(sessionId);
+    const runtime = session?.runtime.exportState?.();
+    if (!session || !runtime) return undefined;
+    return { format: CODE_MODE_SERVICE_STATE_FORMAT, version: 1, runtime, cells: session.broker.exportCells() };
+  }
+
+  /**
+   * Restores a host session from a state {@link exportState} gave: its stored values, and its
+   * cells, which resume under their own ids (a `wait` gets their end). Before the session's first
+   * `exec`. Rejects with `INVALID_JOURNAL` for a state that is not one (another format, a newer
+   * version), `CONFIG` for a runtime that cannot restore; a bad cell fails that cell only.
+   */
+  async restore(sessionId: string, state: CodeModeState, options: { hostRestarted?: boolean } = {}): Promise<RestoreResult> {
+    if (typeof state !== 'object' || state === null || state.format !== CODE_MODE_SERVICE_STATE_FORMAT || !Array.isArray(state.cells)) {
+      throw new SwitchyardError('INVALID_JOURNAL', `cannot restore Code Mode session ${sessionId}: its state is not a "${CODE_MODE_SERVICE_STATE_FORMAT}" state`);
+    }
+    if (state.version > 1) throw new SwitchyardError('INVALID_JOURNAL', `cannot restore Code Mode session ${sessionId}: its state is of version ${state.version}, newer than this package reads (1)`);
+    const session = this.session(sessionId);
+    if (!session.runtime.restore) throw new SwitchyardError('CONFIG', 'the Code Mode runtime cannot restore sessions (its sessions have no restore)');
+    // The gates first: a restored cell's first nested call finds its tools.
+    for (const cell of state.cells) session.broker.restoreCell(cell);
+    return session.runtime.restore(state.runtime, options);
   }
 
   /** Shuts one host session's cells down (within the runtime's 1 s bound). */

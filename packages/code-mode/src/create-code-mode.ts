@@ -1,4 +1,6 @@
 import type {
+  BackgroundDelivery,
+  RestoreResult,
   CodeModeContributor,
   CodeModeRuntime,
   CodeModeSurface,
@@ -7,8 +9,8 @@ import type {
   ToolExecutor,
 } from '@switchyard/protocol';
 import { DEFAULT_OUTPUT_TOKENS, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
-import { CodeModeService, type CellEvent } from './code-mode-service';
-import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
+import { CodeModeService, type CellEvent, type CodeModeState } from './code-mode-service';
+import { createExecTool, createWaitTool, watchCell, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
 
 export interface CreateCodeModeOptions {
@@ -40,6 +42,25 @@ export interface CodeMode extends CodeModeContributor {
   onCellEvent(listener: (event: CellEvent) => void): () => void;
   /** Shuts every code-mode session down. */
   shutdown(): Promise<void>;
+  /** A host session's durable state for a store (`CodeModeService.exportState`); undefined when it has none. */
+  exportState(sessionId: string): CodeModeState | undefined;
+  /**
+   * Restores a host session from an exported state (`CodeModeService.restore`), before its first
+   * `exec`. With `background` (the session's `StepContext.background`), every restored cell is
+   * watched, so its end (a failure to resume included) reaches the model as its `exec` call's
+   * background completion; without, a `wait` gets it.
+   */
+  restoreSession(sessionId: string, state: CodeModeState, options?: RestoreSessionOptions): Promise<RestoreResult>;
+}
+
+/** Options of {@link CodeMode.restoreSession}. */
+export interface RestoreSessionOptions {
+  /** The agent host restarted (default true): a nested call that was in flight is interrupted, unless its tool is idempotent. */
+  hostRestarted?: boolean;
+  /** Deliver each restored cell's end in the background (the session's delivery). */
+  background?: BackgroundDelivery;
+  /** As `ProviderOptions.originalImageDetail` for the delivered outputs. */
+  originalImageDetail?: boolean;
 }
 
 const runtimeRule: OptionRule = (value) => {
@@ -85,5 +106,15 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     takeInjected: (sessionId) => service.takeInjected(sessionId),
     onCellEvent: (listener) => service.onCellEvent(listener),
     shutdown: () => service.shutdown(),
+    exportState: (sessionId) => service.exportState(sessionId),
+    async restoreSession(sessionId, state, restore = {}) {
+      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted });
+      const { background, originalImageDetail } = restore;
+      if (background) {
+        const session = service.session(sessionId);
+        for (const cell of result.cells) watchCell(service, session, cell.cellId, { background, originalImageDetail }, toolOptions);
+      }
+      return result;
+    },
   };
 }

@@ -112,7 +112,8 @@ export type CellJournalUpdate =
   | { readonly type: 'output-observed'; readonly cellId: string; readonly observed: JournalObserved }
   | { readonly type: 'stored-committed'; readonly cellId: string; readonly writes: ReadonlyArray<readonly [string, string]> }
   | { readonly type: 'unresumable'; readonly cellId: string; readonly reason: string }
-  | { readonly type: 'cell-closed'; readonly cellId: string };
+  /** The cell left its session; `record` is its journal as it ended (what an offline replay of the cell takes). */
+  | { readonly type: 'cell-closed'; readonly cellId: string; readonly record: CellJournalRecord };
 
 /** Options of {@link CodeModeSession.restore}. */
 export interface RestoreOptions {

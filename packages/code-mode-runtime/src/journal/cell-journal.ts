@@ -62,7 +62,8 @@ export class CellJournal {
   constructor(
     start: CellJournalStart,
     private readonly maxBytes: number,
-    private readonly report: (update: CellJournalUpdate) => void | Promise<void>,
+    /** Where updates go (`CellHost.journal`); undefined: the host takes none. */
+    private readonly report: ((update: CellJournalUpdate) => void | Promise<void>) | undefined,
     private readonly sessionId: () => string,
   ) {
     this.cellId = start.cellId;
@@ -72,7 +73,7 @@ export class CellJournal {
   }
 
   /** A journal restored from its record (checked by `checkRecord`), counted against `maxBytes` again. */
-  static restored(record: CellJournalRecord, maxBytes: number, report: CellJournal['report'], sessionId: () => string): CellJournal {
+  static restored(record: CellJournalRecord, maxBytes: number, report: ((update: CellJournalUpdate) => void | Promise<void>) | undefined, sessionId: () => string): CellJournal {
     const journal = new CellJournal(record, maxBytes, report, sessionId);
     journal.observed = record.observed;
     journal.committed = record.committed;
@@ -157,8 +158,9 @@ export class CellJournal {
     if (report) this.emit({ type: 'unresumable', cellId: this.cellId, reason });
   }
 
+  /** The cell left its session: its journal as it ended goes with the update (for a record of the turn). */
   closed(): void {
-    this.emit({ type: 'cell-closed', cellId: this.cellId });
+    if (this.report) this.emit({ type: 'cell-closed', cellId: this.cellId, record: this.record() });
   }
 
   /** What a runtime needs to re-run the cell (the results of the calls whose delivery is journaled, and more). */
@@ -206,6 +208,7 @@ export class CellJournal {
   }
 
   private emit(update: CellJournalUpdate): void | Promise<void> {
+    if (!this.report) return;
     try {
       return this.report(update);
     } catch (error) {

@@ -23,7 +23,10 @@ export class EngineJournals {
     readonly maxBytes: number,
   ) {}
 
-  private readonly report = (update: CellJournalUpdate): void | Promise<void> => this.host.journal?.(update);
+  private get report(): ((update: CellJournalUpdate) => void | Promise<void>) | undefined {
+    const host = this.host;
+    return host.journal ? (update) => host.journal?.(update) : undefined;
+  }
 
   open(start: CellJournalStart): CellJournal {
     const journal = new CellJournal(start, this.maxBytes, this.report, () => this.id);
