@@ -357,6 +357,9 @@ export class RemoteSession implements CodeModeSession {
   /** Sends an observe / terminate request; a lost runtime answers from the cell's replay, or with its failure. */
   private async ask(cell: HostCell | undefined, binding: Binding, startedAt: number, message: Extract<Parameters<RuntimeClient['request']>[0], { cellId: string }>, signal?: AbortSignal, yieldTimeMs?: number): Promise<CellObservation> {
     const release = binding.lease.hold();
+    // Kept while the reply is on its way: the cell may close before it arrives (its `cell-closed`
+    // comes first), and a lease given back then (a lone runtime ends with it) would lose the reply.
+    binding.retained++;
     try {
       const observation = await binding.lease.client.request(message, signal);
       return this.timed(observation, message.cellId, startedAt);
@@ -365,6 +368,8 @@ export class RemoteSession implements CodeModeSession {
       throw error;
     } finally {
       release();
+      binding.retained--;
+      this.core.unbindIfIdle(binding);
     }
   }
 
