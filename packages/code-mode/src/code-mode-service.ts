@@ -1,4 +1,5 @@
 import type {
+  CellJournalUpdate,
   CodeModeSessionState,
   RestoreResult,
   CellEndEvent,
@@ -68,7 +69,10 @@ export class CodeModeService {
     this.events.emit(event);
   }
 
-  constructor(private readonly runtime: CodeModeRuntime) {}
+  constructor(
+    private readonly runtime: CodeModeRuntime,
+    private readonly journal?: (sessionId: string, update: CellJournalUpdate) => void | Promise<void>,
+  ) {}
 
   /** The session's state, opened on first use. */
   session(sessionId: string): BrokerSession {
@@ -81,6 +85,7 @@ export class CodeModeService {
         notify: ({ cellId, text }) => broker.notify(cellId, text),
         cellClosed: (cellId) => broker.closeCell(cellId),
         runtimeEvent: (event) => this.emitCellEvent(event),
+        ...(this.journal ? { journal: (update: CellJournalUpdate) => this.journal!(sessionId, update) } : {}),
       });
       session = { sessionId, runtime, broker, watcher: new BackgroundWatcher(runtime) };
       this.sessions.set(sessionId, session);

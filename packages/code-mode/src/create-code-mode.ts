@@ -1,4 +1,5 @@
 import type {
+  CellJournalUpdate,
   BackgroundDelivery,
   RestoreResult,
   CodeModeContributor,
@@ -26,6 +27,13 @@ export interface CreateCodeModeOptions {
   maxYieldTimeMs?: number;
   /** Fire hooks for the outer `exec` call with `tool_input: { code }`. Default true. */
   execHooks?: boolean;
+  /**
+   * Each change to a host session's durable state as it happens (the runtime's `CellHost.journal`
+   * updates, with the host session's id): a store writes them ahead — a nested call runs only once
+   * the promise returned for its `call-issued` resolved (a rejection fails the call, the tool not
+   * run). A `cell-closed` update carries the cell's final journal (what `replayCells` re-runs).
+   */
+  journal?: (sessionId: string, update: CellJournalUpdate) => void | Promise<void>;
 }
 
 /** Code Mode for a host: the planner's contributor plus the per-session service. */
@@ -78,6 +86,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
   maxOutputTokensCap: rule.number({ min: 1, integer: true }),
   maxYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   execHooks: rule.boolean(),
+  journal: rule.function(),
 };
 
 /**
@@ -87,7 +96,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
  */
 export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   checkOptions('createCodeMode', options, CODE_MODE_OPTION_RULES);
-  const service = new CodeModeService(options.runtime);
+  const service = new CodeModeService(options.runtime, options.journal);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
     defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
