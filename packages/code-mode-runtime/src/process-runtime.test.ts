@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
+import { createRemoteRuntime, createWorkerPool } from './process-runtime';
 import { createTestHost, rejection, sleep, until } from '../test/helpers';
 import { processInfo, running, workerChildren } from '../test/proc';
 
@@ -137,6 +138,35 @@ describe('worker processes', { timeout: 90_000 }, () => {
     await until(() => !running(worker), 10_000);
     await env.runtime.shutdown();
   });
+
+  it('a cell over maxJournalBytes is not resumed when its worker dies: its failure says why', async () => {
+    const env = start({ maxJournalBytes: 2_048, workers: { prewarm: false } });
+    const big = await env.cell(`const r = await tools.echo({ s: 'x'.repeat(4_000) }); text(r.s.length); yield_control(); await new Promise(() => {});`);
+    expect(big.observation).toMatchObject({ kind: 'yielded', items: [{ text: '4000' }] });
+    const [worker] = env.mine();
+    const waiting = env.session.observe(big.cellId, { yieldTimeMs: 60_000 });
+    process.kill(worker, 'SIGKILL');
+    expect(await waiting).toMatchObject({
+      kind: 'completed',
+      error: 'exec runtime ended unexpectedly: the runtime worker was killed by SIGKILL; the cell could not be resumed: its journal passed 2048 bytes (maxJournalBytes)',
+    });
+    await env.runtime.shutdown();
+  });
+
+  it('the cell whose lone replay ends its runtime fails, and its tenant is isolated from then on (placement.isolateTenant)', async () => {
+    const pool = createWorkerPool({ prewarm: false });
+    const isolated: string[] = [];
+    const runtime = createRemoteRuntime({ placement: { acquire: (sink, options) => pool.acquire(sink, options), isolateTenant: (tenant) => void isolated.push(tenant) }, onShutdown: () => pool.shutdown() });
+    runtimes.push(runtime);
+    const events: CellRuntimeEvent[] = [];
+    const session = runtime.openSession({ ...createTestHost().host, runtimeEvent: (event) => events.push(event) }, { tenant: 'acme' });
+    const { observation } = await session.createCell({ source: `text("x".repeat(2**28).split("").length)`, tools: [], yieldTimeMs: 120_000 });
+    expect(observation).toMatchObject({ kind: 'completed', items: [] });
+    expect((observation as { error?: string }).error).toMatch(/^exec runtime ended unexpectedly: the runtime worker crashed with SIG\w+ \(Fatal JavaScript invalid size error/);
+    expect(events.map((event) => event.type)).toEqual(['runtime-lost', 'cell-resumed', 'runtime-lost', 'cell-resumed', 'runtime-lost']);
+    expect(isolated).toEqual(['tenant acme']);
+    await runtime.shutdown();
+  }, 180_000);
 
   it('shutdown() leaves no worker process behind', async () => {
     const env = start();
