@@ -78,5 +78,3 @@ export function createJournal(times: readonly number[] | undefined, liveNow: () 
     },
   };
 }
-
-export type Journal = ReturnType<typeof createJournal>;
