@@ -81,9 +81,9 @@ export class Resumer {
       this.fail(cell, undefined);
       return 'failed';
     }
-    if (!journal) return fail();
+    // Journals off, or a runtime that keeps none (a relay that does not pass them on): as before, the cause alone.
+    if (!journal || !isDurable(binding)) return fail();
     if (journal.unresumable !== undefined) return fail(journal.unresumable);
-    if (!isDurable(binding)) return fail('its runtime does not journal cells');
     journal.losses++;
     if (binding.alone) {
       // Its lone replay was lost too: this cell is the one that ends its runtime.
