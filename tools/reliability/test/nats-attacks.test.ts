@@ -85,7 +85,8 @@ const until = async (check: () => boolean, what: string) => {
   }
 };
 
-const HELLO = JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 65536 }]);
+// the version this agent host speaks (2: durable cells)
+const HELLO = JSON.stringify([{ t: 'hello', version: 2, maxFrameBytes: 65536 }]);
 
 describe('hostile agent host against a runtime host', () => {
   it('declines malformed, unsigned and badly signed placement requests with a reason', async () => {
@@ -130,7 +131,7 @@ describe('hostile agent host against a runtime host', () => {
       const peer = (await hello('many', `g${i}`))!;
       peer.send(HELLO);
       await until(() => peer.back.length > 0, 'hello');
-      expect(peer.back[0]).toMatch(/^F1 \[\{"t":"hello","version":1,/);
+      expect(peer.back[0]).toMatch(/^F1 \[\{"t":"hello","version":2,/);
       open.push(peer);
     }
     expect(await place('other', signedRequest('other', 'o1').request)).toMatchObject({ ok: false, error: 'runtime host is full (8 connections)' });

@@ -55,7 +55,7 @@ async function connection(conn: string) {
   let seq = 0;
   const send = (text: string | Uint8Array, kind = 0x46) =>
     raw.publish(`switchyard.rt.${hostId}.x.${conn}`, seal(keys.toRuntime, kind, ++seq, typeof text === 'string' ? new TextEncoder().encode(text) : text));
-  send(JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 64 * 1024 * 1024 }]));
+  send(JSON.stringify([{ t: 'hello', version: 2, maxFrameBytes: 64 * 1024 * 1024 }]));
   return { send, messages, closes };
 }
 
