@@ -33,7 +33,8 @@ function fakeRuntime() {
       return { client, key: 's1', hold: () => () => {}, release: () => {} };
     },
   };
-  const results = (call: number) => received.filter((message): message is Extract<HostMessage, { t: 'call-result' }> => message.t === 'call-result' && message.call === call);
+  const results = (call: number) =>
+    received.filter((message): message is Extract<HostMessage, { t: 'call-result' }> => message.t === 'call-result' && message.call === call) as Array<{ ok: boolean; json?: string; error?: string }>;
   return { placement, received, send: (message: RuntimeMessage) => connection.post(message), results };
 }
 

@@ -130,7 +130,10 @@ export class Resumer {
               settle(binding);
               return undefined;
             }
-            return failed(error);
+            const failure = failed(error);
+            // A lease that came too late (the session shut down meanwhile) or holds nothing now goes back.
+            this.core.unbindIfIdle(binding);
+            return failure;
           },
         ),
       (error: unknown) => failed(error, 'no runtime to resume it on: '),
