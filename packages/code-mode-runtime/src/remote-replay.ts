@@ -40,8 +40,10 @@ export class Resumer {
 
   /** The runtime behind `binding` was lost with `cause` (once; a later call for it does nothing). */
   lost(binding: Binding, cause: string): void {
-    if (binding.cause !== undefined || (binding.lost && !binding.lease.client.ended)) return;
+    if (binding.cause !== undefined) return;
     binding.cause = cause;
+    // Given back before (idle, or the session shut down): nothing of the session is left on it.
+    if (binding.lost) return;
     const cells: HostCell[] = [];
     for (const id of binding.cells) {
       const cell = this.core.cells.get(id);
