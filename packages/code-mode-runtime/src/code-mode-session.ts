@@ -16,6 +16,7 @@ import type { ReplayJournal } from './cell-replay';
 import type { EngineJournals } from './journal/engine-journals';
 import { newSeed } from './journal/hashing';
 import { restoreEngineSession } from './engine-restore';
+import { newSessionId } from './journal/state';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { cellError, cellIdOf } from './protocol/wire-error';
 
@@ -121,6 +122,8 @@ export class Session implements CodeModeSession {
   private shutdownPromise: Promise<void> | undefined;
   /** Cells a restore could not resume: their next observation is this failure. */
   private readonly unresumed = new Map<string, string>();
+  /** The session's identity in its exported state when it keeps no journals. */
+  private stateId: string | undefined;
 
   constructor(settings: SessionSettings) {
     this.settings = settings;
@@ -229,7 +232,7 @@ export class Session implements CodeModeSession {
     return {
       format: CODE_MODE_STATE_FORMAT,
       version: CODE_MODE_STATE_VERSION,
-      id: journals?.id ?? '',
+      id: journals?.id ?? (this.stateId ??= newSessionId()),
       stored: this.settings.store.snapshot(''),
       cells: journals?.records() ?? [],
     };

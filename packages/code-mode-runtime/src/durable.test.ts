@@ -38,7 +38,8 @@ async function exported(tools: CellToolDescriptor[] = [fn('count'), fn('slow')])
   return { state, cellId: created.cellId, first: created.observation, runs: () => runs };
 }
 
-describe('durable cells: exportState / restore', () => {
+// Each test starts worker processes (several, on a loaded machine): a generous bound.
+describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
   it('a restored cell goes on where it was: journaled calls are answered from the journal, the clock and randomness as before, nothing emitted twice', async () => {
     const { state, cellId, first, runs } = await exported();
     expect(state).toMatchObject({ format: 'switchyard.code-mode-session', version: 1, cells: [{ cellId, committed: false }] });

@@ -36,10 +36,9 @@ export async function restoreEngineSession(
   options: RestoreOptions,
 ): Promise<RestoreResult> {
   const journals = settings.journals;
-  if (!journals) throw new SwitchyardError('INVALID_JOURNAL', 'cannot restore the session: this runtime keeps no journals (maxJournalBytes 0)');
   const state = checkState(raw);
   if (session.cellCount > 0) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
-  journals.id = state.id;
+  if (journals) journals.id = state.id;
   settings.store.replace?.(state.stored.map(([key, json]) => [key, json]));
   const cells: Array<RestoreResult['cells'][number]> = [];
   for (let index = 0; index < state.cells.length; index++) {
@@ -53,8 +52,8 @@ export async function restoreEngineSession(
       fail('INVALID_JOURNAL', checked.error!.message);
       continue;
     }
-    if (record.unresumable !== undefined) {
-      fail('LIMIT_EXCEEDED', `cannot resume cell ${record.cellId}: ${record.unresumable}`);
+    if (record.unresumable !== undefined || !journals) {
+      fail('LIMIT_EXCEEDED', `cannot resume cell ${record.cellId}: ${record.unresumable ?? 'this runtime keeps no journals (maxJournalBytes 0)'}`);
       continue;
     }
     const journal = journals.restored(record);

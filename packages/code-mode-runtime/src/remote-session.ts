@@ -332,7 +332,12 @@ export class RemoteSession implements CodeModeSession {
   private async closeAll(): Promise<void> {
     const { core } = this;
     core.closing = true;
-    const bindings = new Set([...core.cells.values()].map((cell) => cell.binding));
+    const bindings = new Set<Binding>();
+    for (const cell of [...core.cells.values()]) {
+      if (cell.binding) bindings.add(cell.binding);
+      // a restored cell whose first replay is still being placed: it ends here (the replay sees the shutdown)
+      else this.forget(cell, true);
+    }
     if (core.binding) bindings.add(core.binding);
     await Promise.all(
       [...bindings].map(async (binding) => {
@@ -409,8 +414,10 @@ export class RemoteSession implements CodeModeSession {
     const { core } = this;
     if (core.cells.get(cell.id) !== cell) return;
     core.cells.delete(cell.id);
-    cell.binding.cells.delete(cell.id);
-    cell.binding.stagedBytes -= cell.account.stagedBytes;
+    if (cell.binding) {
+      cell.binding.cells.delete(cell.id);
+      cell.binding.stagedBytes -= cell.account.stagedBytes;
+    }
     cell.journal?.closed();
     if (announce) core.safely(() => core.settings.host.cellClosed(cell.id));
   }

@@ -90,7 +90,7 @@ export class CellJournal {
 
   /** Reports the journal's creation (the host's first update for the cell). */
   opened(): void {
-    this.emit({ type: 'cell-opened', cellId: this.cellId, record: this.record() });
+    if (this.report) this.emit({ type: 'cell-opened', cellId: this.cellId, record: this.record() });
   }
 
   appendEntries(entries: string): void {
