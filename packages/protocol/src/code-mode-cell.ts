@@ -1,4 +1,4 @@
-import type { CellLimitExceededEvent, RuntimeLostEvent } from './events';
+import type { CellLimitExceededEvent, RuntimeAdmittedEvent, RuntimeLostEvent, RuntimeQueuedEvent, RuntimeRefusedEvent } from './events';
 import type { JsonValue } from './json';
 import type { ContentItem } from './wire';
 
@@ -39,11 +39,12 @@ export type CellToolResult = { readonly json: string | undefined } | { readonly 
 
 /**
  * What a runtime reports about itself to its host beside observations (the protocol events
- * `runtime-lost` and `cell-limit-exceeded`), through the optional {@link CellHost.runtimeEvent}. A
+ * `runtime-lost` and `cell-limit-exceeded`, and the admission queue's `runtime-queued`,
+ * `runtime-admitted` and `runtime-refused`), through the optional {@link CellHost.runtimeEvent}. A
  * host that does not implement it loses nothing the model sees: every failure also reaches the
- * model through an observation.
+ * model through an observation or a failed `createCell`.
  */
-export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent;
+export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent | RuntimeQueuedEvent | RuntimeAdmittedEvent | RuntimeRefusedEvent;
 
 /**
  * The one delegate a runtime session talks to, implemented by the host (`@switchyard/code-mode`).
