@@ -55,8 +55,13 @@ export interface RuntimeLease {
  * runtime could be had ("exec runtime failed to start: …").
  */
 export interface RuntimePlacement {
-  /** `options.tenant`: whose session it is; a placement that isolates tenants never mixes two on one runtime. */
-  acquire(sink: RuntimeSink, options?: { tenant?: string }): Promise<RuntimeLease>;
+  /**
+   * `options.tenant`: whose session it is; a placement that isolates tenants never mixes two on one runtime.
+   * `options.alone`: a runtime that no other session uses while this lease lives.
+   */
+  acquire(sink: RuntimeSink, options?: { tenant?: string; alone?: boolean }): Promise<RuntimeLease>;
+  /** A replay alone proved this tenant's cell crashed its runtime: place the tenant alone from now on. */
+  isolateTenant?(tenant: string): void;
 }
 
 /** Options of {@link RemoteSession}. */
