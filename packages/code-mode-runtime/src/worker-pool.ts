@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { SwitchyardError } from '@switchyard/protocol';
 import { connectRuntime, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { createStreamTransport } from './protocol';
@@ -41,8 +42,14 @@ const SPARE_DELAY_MS = 250;
 const STDERR_TAIL_BYTES = 16 * 1024;
 /** Tenants remembered as isolated (`isolateTenant`); past it the oldest is forgotten. */
 const MAX_ISOLATED_TENANTS = 10_000;
-/** Placements retried when the chosen worker turns out dead before its lease was handed out. */
+/** Placements retried when the chosen worker turns out dead, or fails to start, before its lease was handed out. */
 const PLACEMENT_ATTEMPTS = 3;
+/**
+ * Worker processes starting at once, at most (one per CPU, at least 2): a start is mostly CPU
+ * (Node, isolated-vm), so more at once only makes each take longer — under load, long enough to
+ * miss its handshake. Sessions that need a worker meanwhile wait in the admission queue.
+ */
+const MAX_STARTING = Math.max(2, availableParallelism());
 
 interface Lease {
   readonly sink: RuntimeSink;
@@ -98,6 +105,10 @@ export class WorkerPool implements RuntimePlacement {
   private readonly isolated = new Set<string>();
   private sequence = 0;
   private starts = 0;
+  /** Workers started whose handshake has not settled yet. */
+  private starting = 0;
+  /** A worker of this pool has started once: a later failed start is taken as transient (retried). */
+  private startedOnce = false;
   private closing: Promise<void> | undefined;
   /** Starts that failed since the last one that succeeded: no spare is started while a start fails. */
   private startFailures = 0;
@@ -132,9 +143,11 @@ export class WorkerPool implements RuntimePlacement {
     for (let attempt = 1; ; attempt++) {
       const startsBefore = this.starts;
       const worker = this.place(ticket) ?? (await this.waitForPlace(ticket));
-      // A worker started for this session that fails to start fails the acquisition (no spawn loop);
-      // one that was there before (a spare killed a moment ago) is replaced.
-      const client = await this.readyFor(worker, ticket, this.starts === startsBefore && attempt < PLACEMENT_ATTEMPTS);
+      // A worker that fails to start fails the acquisition when no worker of this pool ever started
+      // (no spawn loop on a broken install); otherwise, and for a worker that was there before (a
+      // spare killed a moment ago), the session is placed again.
+      const retry = attempt < PLACEMENT_ATTEMPTS && (this.starts === startsBefore || this.startedOnce);
+      const client = await this.readyFor(worker, ticket, retry);
       if (!client) continue;
       const lease = worker.leases.get(key)!;
       // Found dead after it was chosen (killed a moment ago, its exit not yet seen): placed again.
@@ -188,6 +201,7 @@ export class WorkerPool implements RuntimePlacement {
     const isolated = (tenant: string) => this.isolated.has(tenant);
     const candidates = live.filter((worker) => accepts(worker, ticket, this.settings, isolated));
     if (candidates.length > 0) return preferred(candidates, ticket);
+    if (this.starting >= MAX_STARTING) return undefined;
     if (live.length < this.settings.max) return this.start();
     if (ticket.alone && live.length < this.settings.max + aloneOverflow(this.settings.max)) return this.start();
     if (!this.settings.perSession) return undefined;
@@ -309,7 +323,7 @@ export class WorkerPool implements RuntimePlacement {
 
   /** Keeps one empty worker started when prewarming (never used by a tenant, with `perSession`), within `max`. */
   private topUp(): void {
-    if (!this.settings.prewarm || this.closing || this.startFailures > 0) return;
+    if (!this.settings.prewarm || this.closing || this.startFailures > 0 || this.starting >= MAX_STARTING) return;
     const live = this.live();
     if (live.length >= this.settings.max || live.some((worker) => this.isSpare(worker))) return;
     const spare = this.start();
@@ -324,6 +338,7 @@ export class WorkerPool implements RuntimePlacement {
 
   private start(): Worker {
     this.starts++;
+    this.starting++;
     let markExited!: (status: { code: number | null; signal: NodeJS.Signals | null }) => void;
     const worker: Worker = {
       id: ++this.sequence,
@@ -349,13 +364,23 @@ export class WorkerPool implements RuntimePlacement {
     worker.ready.then(
       () => {
         this.startFailures = 0;
+        this.startedOnce = true;
+        this.started();
       },
       () => {
         this.startFailures++;
         this.kill(worker);
+        this.started();
       },
     );
     return worker;
+  }
+
+  /** A start settled: a session waiting for a start may have its turn, and the spare its top-up. */
+  private started(): void {
+    this.starting--;
+    this.admitWaiting();
+    this.topUpSoon();
   }
 
   /** Wires a started process to its worker record and says hello over its stdio. */
