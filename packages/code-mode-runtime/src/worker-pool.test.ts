@@ -173,6 +173,24 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 });
 
+describe('worker pool shutdown', { timeout: 60_000 }, () => {
+  it('refuses the sessions waiting in the queue with SHUTTING_DOWN and leaves no worker behind', async () => {
+    const { pool, acquire, events } = open({ sessionsPerWorker: 1, max: 1 });
+    await acquire('holder', 'tenant a');
+    const waiting = acquire('waiting', 'tenant b').then(
+      () => 'placed',
+      (error: { code?: string; message: string }) => `${error.code}: ${error.message}`,
+    );
+    await until(() => pool.stats().waiting === 1, 10_000);
+    const pids = workerChildren();
+    await pool.shutdown();
+    expect(await waiting).toBe('SHUTTING_DOWN: code mode runtime is shutting down');
+    expect(events.get('waiting')!.map((event) => event.type)).toEqual(['runtime-queued']);
+    for (const pid of pids) expect(running(pid)).toBe(false);
+    expect(await acquire('late', 'tenant c').catch((error: { code?: string }) => error.code)).toBe('SHUTTING_DOWN');
+  });
+});
+
 describe("the pool's modules on the host's main thread", () => {
   // Nothing the pool does per session or per cell may block the host's event loop: no synchronous
   // spawn, no synchronous file or /proc read, no synchronous directory walk. These modules run per

@@ -141,6 +141,7 @@ export class WorkerPool implements RuntimePlacement {
     const alone = options.alone === true;
     const ticket: Ticket = { key, sink, tenant, alone, urgent: alone, ...(options.report && { report: options.report }) };
     for (let attempt = 1; ; attempt++) {
+      if (this.closing) throw shuttingDown();
       const startsBefore = this.starts;
       const worker = this.place(ticket) ?? (await this.waitForPlace(ticket));
       // A worker that fails to start fails the acquisition when no worker of this pool ever started
