@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelRequest, ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
-import { createSession, type Session, type SessionOptions } from './session';
+import { createSession } from './session';
+import type { Session, SessionOptions } from './session-types';
 import type { BackgroundCompleteEvent } from './background';
 import { configError } from '../../../tools/config/config-error.ts';
 

@@ -1,5 +1,5 @@
 export { createSession } from './session';
-export type { RunTurnOptions, Session, SessionOptions, SessionRetryOptions, Step, Turn, TurnOptions, WakeOptions } from './session';
+export type { RunTurnOptions, Session, SessionOptions, SessionRetryOptions, Step, Turn, TurnOptions, WakeOptions } from './session-types';
 export type { BackgroundCompleteEvent, SessionBackgroundOptions } from './background';
 export type { SessionTracer, SessionTracingOptions } from './tracing';
 export type { SessionWarningEvent } from './session-hooks';

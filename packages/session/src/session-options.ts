@@ -1,6 +1,6 @@
 import { APPROVAL_POLICIES, SANDBOX_MODES, TOOL_MODES } from '@switchyard/protocol';
 import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
-import type { SessionOptions, SessionRetryOptions } from './session';
+import type { SessionOptions, SessionRetryOptions } from './session-types';
 
 /** A tool executor as far as the session can tell before planning: an object with a `name`, a `spec` and `handle`. */
 const executorRule: OptionRule = (value) => {

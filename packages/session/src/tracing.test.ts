@@ -6,7 +6,8 @@ import { ModelRequestError, type ModelClient, type ResponseItem, type ToolExecut
 import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
-import { createSession, type Session } from './session';
+import { createSession } from './session';
+import type { Session } from './session-types';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {

@@ -1,0 +1,209 @@
+import type {
+  ApprovalPolicy,
+  ApprovalProvider,
+  HookRunner,
+  HostedToolSpec,
+  ModelClient,
+  ProviderCapabilities,
+  ResponseItem,
+  SandboxMode,
+  StepContext,
+  TimeProvider,
+  ToolBudget,
+  ToolExecutor,
+  ToolMode,
+  ToolOutputItem,
+  WireTool,
+} from '@switchyard/protocol';
+import type { BackoffOptions } from '@switchyard/kit';
+import type { ToolPlan } from '@switchyard/planner';
+import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
+import type { CodeMode } from '@switchyard/code-mode';
+import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
+import type { SessionTracer } from './tracing';
+import type { SessionBackgroundOptions } from './background';
+
+// The public types of a session: its options, its turns and steps, and the facade itself.
+
+export interface SessionOptions {
+  /** `direct` (default), `code-mode` or `code-mode-only`. */
+  toolMode?: ToolMode;
+  /** Executors in the host's order, or a function read at every step (e.g. MCP tools whose list changes). */
+  tools: readonly ToolExecutor[] | (() => readonly ToolExecutor[]);
+  /** Provider-executed specs: visible, never registered. */
+  hostedSpecs?: readonly HostedToolSpec[];
+  /** What the provider accepts. Default: namespaces yes, tool_search no. */
+  provider?: ProviderCapabilities;
+  /**
+   * Hooks (e.g. `createHookEngine(...)`): PreToolUse / PostToolUse around calls, and the lifecycle
+   * events the runner implements: SessionStart (before the first turn), UserPromptSubmit, Stop,
+   * SessionEnd (at `shutdown()`) and PermissionRequest (before `approvals` is asked). Its
+   * `hook-start` / `hook-end` events are the session's; a hook that fails open is also a `warning`
+   * event, once per hook.
+   */
+  hooks?: HookRunner;
+  /** A transcript file the host keeps: `transcript_path` on lifecycle hooks' stdin. */
+  transcriptPath?: string;
+  /** Workspace root for file and process tools. Default `process.cwd()`. */
+  cwd?: string;
+  /** The model's window and name; `contextWindow` feeds get_context_remaining. */
+  model?: { contextWindow?: number; name?: string; autoCompactTokens?: number };
+  /** Code Mode: a `createCodeMode(...)` value, or runtime options; created lazily when a code mode is planned. */
+  codeMode?: CodeMode | { runtimeOptions?: Record<string, unknown>; maxOutputTokensCap?: number };
+  approvalPolicy?: ApprovalPolicy;
+  sandboxMode?: SandboxMode;
+  approvals?: ApprovalProvider;
+  time?: TimeProvider;
+  /** Stable id (hook payloads, code-mode session key). Default: a UUID. */
+  sessionId?: string;
+  /** System instructions sent with every request. */
+  instructions?: string;
+  /** Follow-up steps per turn before the turn fails. Default 32. */
+  maxSteps?: number;
+  /**
+   * Admission control: most tool calls of one step running at once (direct calls; Code Mode's
+   * nested calls have the same cap apart). Calls past it queue in order. Default 16
+   * (`DEFAULT_MAX_CONCURRENT_TOOL_CALLS` of `@switchyard/registry`); `Infinity` turns it off.
+   */
+  maxConcurrentToolCalls?: number;
+  /**
+   * Session-level retries of a retryable model error, reusing the step's plan. Default 2. An error
+   * whose client already retried it (`attempts` above 1, as `@switchyard/openai` sets) is not
+   * retried again unless `retry.afterClientRetries` is set, so attempts never multiply.
+   */
+  maxModelRetries?: number;
+  /** Backoff of those retries: exponential from `initialDelayMs` (default 500) up to `maxDelayMs` (default 10 000), ±25 % jitter. */
+  retry?: SessionRetryOptions;
+  /** Namespaces kept out of Code Mode. */
+  excludedCodeModeNamespaces?: readonly string[];
+  /**
+   * The tool table's token budget (default 2,000 tokens, `{ tokens: Infinity }` turns it off):
+   * the `exec` description inlines declarations up to it; with `provider.toolSearch`, direct tools
+   * past it are deferred behind `tool_search`. `priority` names tools to keep first; `countTokens`
+   * replaces the built-in o200k estimate. An invalid budget is a `CONFIG` error at creation.
+   */
+  toolBudget?: ToolBudget;
+  /**
+   * A saved conversation to continue (`JSON.parse(JSON.stringify(session.history))` of an earlier
+   * session). Checked at creation: a malformed item is a `CONFIG` error; a call saved without its
+   * output gets one saying the conversation was interrupted.
+   */
+  history?: readonly ResponseItem[];
+  /**
+   * Planner warnings (a broken tool definition skipped, namespaced tools hidden from a provider
+   * without namespaces) fail the step with a `CONFIG` error instead. Default false: they are
+   * `plan-warning` events and are reported once per process through `process.emitWarning`.
+   */
+  strict?: boolean;
+  /**
+   * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
+   * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
+   * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
+   */
+  tracer?: SessionTracer;
+  /**
+   * Background work: a Code Mode cell still running after its `exec` / `wait`, or a process still
+   * running when `exec_command` answered (with `processScope: 'session'`), delivers its final
+   * output into the model's next request on its own, once (within a turn at the next sampling
+   * step, otherwise at the start of the next turn), and the session emits `background-complete`.
+   * A cell's nested calls between turns run at once under the session's current policy (hooks,
+   * approvals, sandbox; their source says `background`). `true` for the defaults. Default off:
+   * the model observes such work with `wait` / `write_stdin`, as in the reference.
+   */
+  background?: boolean | SessionBackgroundOptions;
+}
+
+/** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
+export interface SessionRetryOptions extends BackoffOptions {
+  /** Retry an error its client already retried (`attempts` > 1). Default false. */
+  afterClientRetries?: boolean;
+}
+
+/** One sampling step: its context, plan and router, built once (retries reuse them). */
+export interface Step {
+  readonly context: StepContext;
+  readonly plan: ToolPlan;
+  /** The request's `tools` (model-visible specs as wire JSON). */
+  readonly tools: readonly WireTool[];
+  readonly router: ToolRouter;
+  readonly runtime: ToolCallRuntime;
+  /** Wire call item → wire output item (fatal errors reject). Non-call items reject with a CONFIG error. */
+  dispatch(item: ResponseItem): Promise<ToolOutputItem>;
+  /** Dispatches concurrently; outputs in call order. */
+  dispatchAll(items: readonly ResponseItem[]): Promise<ToolOutputItem[]>;
+  /**
+   * Like `dispatch`, with the full `DispatchResult` (output, success, error code); `undefined` for
+   * an item that is not a tool call. Hook contexts are queued for `turn.takeInjected()`.
+   */
+  handleItem(item: ResponseItem): Promise<DispatchResult | undefined>;
+}
+
+export interface TurnOptions {
+  /** Cancels running tools and pending nested calls. */
+  signal?: AbortSignal;
+}
+
+export interface Turn {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  /** Captures a step context and builds its plan and router. */
+  step(): Promise<Step>;
+  /**
+   * Outputs injected by `notify()` since the last call, then background completions (with the
+   * `background` option), then hook context as developer messages.
+   */
+  takeInjected(): ResponseItem[];
+  /** Cancels the turn's running tools. */
+  abort(reason?: unknown): void;
+  /** Ends the turn: detaches its worker (a yielded cell's nested calls queue until the next step). */
+  end(): Promise<void>;
+}
+
+export interface RunTurnOptions {
+  model: ModelClient;
+  /** New input for this turn (a string becomes a user message). */
+  input: string | readonly ResponseItem[];
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Session.wake}. */
+export interface WakeOptions {
+  /** The model the session samples when it wakes itself. */
+  model: ModelClient;
+  /** Aborting it stops waking (a wake turn already running is not aborted). */
+  signal?: AbortSignal;
+}
+
+export interface Session {
+  readonly id: string;
+  /**
+   * The conversation so far (every turn's items), JSON-serializable; pass it to
+   * `createSession({ history })` to continue. Valid after any turn: every call item has exactly
+   * one output with its `call_id`.
+   */
+  readonly history: readonly ResponseItem[];
+  beginTurn(options?: TurnOptions): Turn;
+  /**
+   * Runs a turn to its end: samples, runs tool calls, follows up until the model answers without
+   * calls. Resolves with the turn's result; rejects with a `SwitchyardError` (`ABORTED` when
+   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, …). Built on {@link Session.streamTurn}.
+   */
+  runTurn(options: RunTurnOptions): Promise<TurnResult>;
+  /**
+   * Runs a turn and yields its events as they happen: `turn-start`, `text-delta`, `model-item`,
+   * `tool-call-start`, `tool-call-end`, `tool-output`, `cell-start`, `cell-end`, … and last
+   * `turn-end` with the `result` (or the `error`, which the iteration then throws). The turn
+   * starts at the first `next()`; leaving the loop early aborts it.
+   */
+  streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
+  on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /**
+   * Opt-in: from now on, when background work completes while no turn runs (or after the turn
+   * that was running ended without taking it), the session runs a turn itself with `model` and no
+   * new input, so the model reads the completion and goes on. Nothing completes, nothing is sent.
+   * Returns the function that stops it. Needs the `background` option (else a `CONFIG` error).
+   */
+  wake(options: WakeOptions): () => void;
+  /** Terminates every cell (within 1 s) and refuses new turns. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { SwitchyardError, errorMessage, isSwitchyardError, type ResponseItem } from '@switchyard/protocol';
+import type { TurnResult, SessionEvent } from './session-events';
+import { callLifecycle, type SessionState } from './session-state';
+import { backgroundWorker, buildStep, injectedItems, type TurnScope } from './step';
+import type { Turn, TurnOptions } from './session-types';
+
+// A turn: its scope, its injected items and how it ends.
+
+/** The message closing a call a failed turn left open: what the model reads in its output. */
+export function closingMessage(error: SwitchyardError): string {
+  return error.code === 'ABORTED' ? 'aborted by user' : `the turn failed before this call finished: ${error.message}`;
+}
+
+/** The error a failed turn rejects with: `ABORTED` once its signal aborted, a `SwitchyardError` as is, else `FATAL`. */
+export function turnError(error: unknown, signal: AbortSignal): SwitchyardError {
+  if (signal.aborted) {
+    if (isSwitchyardError(error) && error.code === 'ABORTED') return error;
+    const reason = signal.reason;
+    const detail = reason === undefined || (reason as Error)?.name === 'AbortError' ? '' : `: ${errorMessage(reason)}`;
+    return new SwitchyardError('ABORTED', `turn aborted${detail}`, { cause: reason ?? error });
+  }
+  if (isSwitchyardError(error)) return error;
+  return new SwitchyardError('FATAL', `turn failed: ${errorMessage(error)}`, { cause: error });
+}
+
+/** A turn created by the session, with the internal end that reports the outcome. */
+export interface OwnTurn extends Turn {
+  /** Emits to the session's listeners and the turn's stream. */
+  emit(event: SessionEvent): void;
+  /** Queues hook contexts for the next request (as developer messages). */
+  inject(contexts: readonly string[]): void;
+  /**
+   * What `takeInjected` returns, leaving background completions in the inbox: a turn ending
+   * without another request records notify() items and hook contexts, while a completion stays
+   * for a request that carries it (the next turn's, or a wake turn's).
+   */
+  takeInjectedForHistory(): ResponseItem[];
+  finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
+}
+
+export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
+  if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+  const controller = new AbortController();
+  const forward = () => controller.abort(turnOptions.signal?.reason);
+  if (turnOptions.signal?.aborted) forward();
+  else turnOptions.signal?.addEventListener('abort', forward, { once: true });
+  const emit = (event: SessionEvent) => {
+    state.hub.emit(event);
+    sink?.(event);
+  };
+  if (sink) state.turnSinks.add(sink);
+  state.activeTurns++;
+  const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
+  const { id } = scope;
+  let ended = false;
+  emit({ type: 'turn-start', turnId: id });
+  const turn: OwnTurn = {
+    id,
+    signal: controller.signal,
+    emit,
+    inject: (contexts) => void scope.pendingContexts.push(...contexts),
+    step: () => buildStep(scope),
+    takeInjected: () => injectedItems(scope, true),
+    takeInjectedForHistory: () => injectedItems(scope, false),
+    abort(reason?: unknown) {
+      controller.abort(reason);
+    },
+    end() {
+      // a turn the host aborted ends with its reason, as the host gave it
+      return turn.finish(controller.signal.aborted ? { error: controller.signal.reason } : {});
+    },
+    async finish(outcome) {
+      if (ended) return;
+      ended = true;
+      scope.detach?.();
+      scope.detach = undefined;
+      // between turns, cells that outlived the turn keep dispatching (with the background option)
+      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true });
+      for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
+      turnOptions.signal?.removeEventListener('abort', forward);
+      await callLifecycle(state, (executor) => executor.onTurnEnd, id);
+      emit({ type: 'turn-end', turnId: id, ...outcome });
+      if (sink) state.turnSinks.delete(sink);
+      state.activeTurns--;
+      state.turnEnded();
+    },
+  };
+  return turn;
+}
