@@ -13,8 +13,8 @@ export { defaultMaxJournalBytes } from './engine-session';
 export type { NodeSnapshotCheckOptions } from './node-snapshot-check';
 
 // The runtime protocol: runtime hosts and placements beyond the local worker pool.
-export { createRemoteRuntime, createWorkerPool } from './process-runtime';
-export type { ProcessWorkerOptions, RemoteRuntimeOptions, WorkerPoolPlacement } from './process-runtime';
+export { createRemoteRuntime, createWorkerPool, DEFAULT_SESSIONS_PER_WORKER } from './process-runtime';
+export type { ProcessWorkerOptions, RemoteRuntimeOptions, WorkerPoolPlacement, WorkerPoolStats } from './process-runtime';
 export type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
 export { connectRuntime, RuntimeLostError } from './runtime-client';
 export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from './runtime-client';

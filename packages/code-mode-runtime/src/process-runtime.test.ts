@@ -3,7 +3,7 @@ import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
+import type { CellRuntimeEvent, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { createRemoteRuntime, createWorkerPool } from './process-runtime';
@@ -210,44 +210,56 @@ describe('worker processes', { timeout: 90_000 }, () => {
     expect(env.mine()).toHaveLength(0);
   });
 
-  it('one tenant per worker: beyond workers.max a new session waits admissionMs, then fails naming the pool; never co-located', async () => {
-    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 1, prewarm: false, admissionMs: 300 } });
+  it('perSession: beyond workers.max a session of another tenant waits admissionMs, then fails naming the pool; never co-located', async () => {
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 1, prewarm: false, admissionMs: 300, perSession: true } });
     runtimes.push(runtime);
     const first = runtime.openSession(createTestHost().host);
-    const second = runtime.openSession(createTestHost().host);
+    const events: CellRuntimeEvent[] = [];
+    const second = runtime.openSession({ ...createTestHost().host, runtimeEvent: (event) => events.push(event) });
     const held = await first.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
     const before = Date.now();
-    expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({
-      code: 'RESPOND_TO_MODEL',
-      message: "no Code Mode worker is free: 1 sessions hold the pool's 1 workers (waited 300 ms; workers.max 1)",
-    });
+    const message =
+      "no Code Mode worker became free within 300 ms (workers.admissionMs): the pool's 1 worker (workers.max 1, one tenant per worker: workers.perSession) is held by 1 session of 1 tenant, and no other session waits";
+    expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({ code: 'RESPOND_TO_MODEL', message });
     expect(Date.now() - before).toBeGreaterThanOrEqual(250);
+    expect(events).toEqual([
+      { type: 'runtime-queued', position: 1, waiting: 1, waitedMs: 0 },
+      { type: 'runtime-refused', reason: 'wait-timeout', message, waitedMs: expect.any(Number) },
+    ]);
     // A waiting session is admitted as soon as the holder lets go (its worker ends, a fresh one starts).
     const waiting = second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 });
     await sleep(50);
     await first.terminate(held.cellId);
     await first.shutdown();
     expect((await waiting).observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: '1' }] });
+    expect(events.at(-1)).toMatchObject({ type: 'runtime-admitted' });
     await runtime.shutdown();
   });
 
-  it('sessions of one tenant share a worker; other tenants get their own processes', async () => {
+  it('by default sessions of different tenants share a worker; with perSession, tenants get their own processes and a tenant its own sessions together', async () => {
     const before = new Set(workerChildren());
     const workerPids = () => workerChildren().filter((pid) => !before.has(pid));
-    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false } });
-    runtimes.push(runtime);
-    const pidOf = async (session: ReturnType<typeof runtime.openSession>) => {
+    const live = async (session: ReturnType<CodeModeRuntime['openSession']>) => {
       const created = await session.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
       expect(created.observation.kind).toBe('yielded');
     };
+    const dense = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false } });
+    runtimes.push(dense);
+    for (const tenant of ['acme', undefined, undefined, 'globex']) await live(dense.openSession(createTestHost().host, tenant === undefined ? undefined : { tenant }));
+    expect(workerPids()).toHaveLength(1);
+    await dense.shutdown();
+    await until(() => workerPids().length === 0, 10_000);
+
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false, perSession: true } });
+    runtimes.push(runtime);
     const a1 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
     const a2 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
     const b = runtime.openSession(createTestHost().host);
     const c = runtime.openSession(createTestHost().host);
-    for (const session of [a1, a2, b]) await pidOf(session);
+    for (const session of [a1, a2, b]) await live(session);
     // acme's two sessions on one worker, b on another: 2 of 3 workers; c gets the third.
     expect(workerPids()).toHaveLength(2);
-    await pidOf(c);
+    await live(c);
     expect(workerPids()).toHaveLength(3);
     await runtime.shutdown();
   });
@@ -255,6 +267,8 @@ describe('worker processes', { timeout: 90_000 }, () => {
   it('rejects bad worker options with a CONFIG error naming the option', () => {
     for (const [workers, name] of [
       [{ max: 0 }, 'workers.max'],
+      [{ sessionsPerWorker: 0 }, 'workers.sessionsPerWorker'],
+      [{ maxQueued: -1 }, 'workers.maxQueued'],
       [{ memoryMb: 10 }, 'workers.memoryMb'],
       [{ prewarm: 'yes' }, 'workers.prewarm'],
       [{ maxFrameBytes: 10 }, 'workers.maxFrameBytes'],
@@ -321,7 +335,7 @@ describe('workers die with their host', () => {
 
 describe('the cause of a worker\'s death, as the model reads it', () => {
   it('names the signal or the exit code, with what V8 or Node printed last', async () => {
-    const { describeExit } = await import('./worker-pool');
+    const { describeExit } = await import('./worker-process');
     const invalidSize = '\n\n#\n# Fatal error in , line 0\n# Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626)\n#\n#\n#\n#FailureMessage Object: 0x7f1\n----- Native stack trace -----\n\n 1: 0xd32b41  [node]\n';
     expect(describeExit({ code: null, signal: 'SIGTRAP' }, invalidSize)).toBe('the runtime worker crashed with SIGTRAP (Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626))');
     const heapOom = '<--- JS stacktrace --->\n\nCALL_AND_RETRY_LAST\nis_heap_oom = 1\n\n<--- Heap statistics --->\nheap_size_limit = 137363456\nmalloced_memory = 49248\ndoes_zap_garbage = 0\n';

@@ -38,8 +38,10 @@ export const RUNTIME_LIMIT_OPTION_RULES: OptionsShape<RuntimeLimitOptions> = {
 
 const WORKER_OPTION_RULES: OptionsShape<ProcessWorkerOptions> = {
   max: atLeast(1),
+  sessionsPerWorker: atLeast(1),
   perSession: rule.boolean(),
   admissionMs: atLeast(0),
+  maxQueued: atLeast(0),
   idleMs: atLeast(1),
   prewarm: rule.boolean(),
   memoryMb: atLeast(64),

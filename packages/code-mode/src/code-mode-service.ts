@@ -3,13 +3,11 @@ import type {
   CodeModeSessionState,
   RestoreResult,
   CellEndEvent,
-  CellLimitExceededEvent,
-  CellResumedEvent,
+  CellRuntimeEvent,
   CellStartEvent,
   CodeModeRuntime,
   CodeModeSession,
   CustomToolCallOutputItem,
-  RuntimeLostEvent,
 } from '@switchyard/protocol';
 import { createEventHub } from '@switchyard/kit';
 import { SwitchyardError } from '@switchyard/protocol';
@@ -29,8 +27,8 @@ export interface BrokerSession {
  * Opens one code-mode session per host session, lazily (the first `exec`), and shuts it down with
  * it. Cells are keyed by host session, not by turn, so a yielded cell survives turns.
  */
-/** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit). */
-export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent;
+/** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit, the admission queue). */
+export type CellEvent = CellStartEvent | CellEndEvent | CellRuntimeEvent;
 
 /** The `format` of a {@link CodeModeState}. */
 export const CODE_MODE_SERVICE_STATE_FORMAT = 'switchyard.code-mode';
@@ -57,7 +55,8 @@ export class CodeModeService {
   /**
    * Subscribes to `cell-start` (a cell was created by `exec`), `cell-end` (its completion,
    * failure or termination was observed), and what the runtime reports: `runtime-lost` (a worker
-   * holding cells ended) and `cell-limit-exceeded`. Returns the unsubscribe function. A throwing
+   * holding cells ended), `cell-limit-exceeded`, and the admission queue's `runtime-queued`,
+   * `runtime-admitted` and `runtime-refused`. Returns the unsubscribe function. A throwing
    * listener is reported as a `SWITCHYARD_LISTENER` process warning and never reaches the cell.
    */
   onCellEvent(listener: (event: CellEvent) => void): () => void {

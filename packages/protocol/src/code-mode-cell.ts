@@ -1,5 +1,5 @@
 import type { CellJournalUpdate, CodeModeSessionState, RestoreOptions, RestoreResult } from './cell-journal';
-import type { CellLimitExceededEvent, CellResumedEvent, RuntimeLostEvent } from './events';
+import type { CellLimitExceededEvent, CellResumedEvent, RuntimeAdmittedEvent, RuntimeLostEvent, RuntimeQueuedEvent, RuntimeRefusedEvent } from './events';
 import type { JsonValue } from './json';
 import type { ContentItem } from './wire';
 
@@ -40,11 +40,12 @@ export type CellToolResult = { readonly json: string | undefined } | { readonly 
 
 /**
  * What a runtime reports about itself to its host beside observations (the protocol events
- * `runtime-lost`, `cell-limit-exceeded` and `cell-resumed`), through the optional {@link CellHost.runtimeEvent}. A
+ * `runtime-lost`, `cell-limit-exceeded` and `cell-resumed`, and the admission queue's `runtime-queued`,
+ * `runtime-admitted` and `runtime-refused`), through the optional {@link CellHost.runtimeEvent}. A
  * host that does not implement it loses nothing the model sees: every failure also reaches the
- * model through an observation.
+ * model through an observation or a failed `createCell`.
  */
-export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent;
+export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent | RuntimeQueuedEvent | RuntimeAdmittedEvent | RuntimeRefusedEvent;
 
 /**
  * The one delegate a runtime session talks to, implemented by the host (`@switchyard/code-mode`).

@@ -172,6 +172,47 @@ export interface CellResumedEvent {
   readonly alone: boolean;
 }
 
+/**
+ * A session's cell waits for a place on a Code Mode runtime (every worker of the pool is full, or
+ * the session needs a worker of its own): reported when it starts waiting and about once a second
+ * while it waits. The model sees nothing while the session waits; its `exec` answers once the cell
+ * has run, or fails if a bound of the queue is hit (see {@link RuntimeRefusedEvent}).
+ */
+export interface RuntimeQueuedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-queued';
+  /** 1-based place in the queue: sessions served before this one, plus one (round robin across tenants, first come first served within a tenant). */
+  readonly position: number;
+  /** Sessions waiting in all. */
+  readonly waiting: number;
+  /** How long the session has waited so far (ms). */
+  readonly waitedMs: number;
+}
+
+/** A session that waited for a place on a Code Mode runtime got one: its cell starts now. */
+export interface RuntimeAdmittedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-admitted';
+  /** How long the session waited (ms). */
+  readonly waitedMs: number;
+}
+
+/**
+ * A session was refused a place on a Code Mode runtime: the queue was full (`queue-full`) or it
+ * waited as long as the pool allows (`wait-timeout`). Its `exec` failed with `message`, the only
+ * moment the model learns that it waited.
+ */
+export interface RuntimeRefusedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-refused';
+  /** Which bound was hit. */
+  readonly reason: 'queue-full' | 'wait-timeout';
+  /** The model-visible failure text of the `exec` (names the bound and its option). */
+  readonly message: string;
+  /** How long the session waited before it was refused (ms; 0 when the queue was full). */
+  readonly waitedMs: number;
+}
+
 /** The planner skipped something (duplicate, reserved or invalid tool). */
 export interface PlanWarningEvent {
   /** Discriminant. */
@@ -207,6 +248,9 @@ export type SwitchyardEvent =
   | RuntimeLostEvent
   | CellLimitExceededEvent
   | CellResumedEvent
+  | RuntimeQueuedEvent
+  | RuntimeAdmittedEvent
+  | RuntimeRefusedEvent
   | PlanWarningEvent
   | ToolNotificationEvent;
 
