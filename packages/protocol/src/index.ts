@@ -20,6 +20,7 @@ export * from './executor';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';
+export * from './session-store';
 export * from './model';
 export * from './tool-budget';
 export * from './mcp-marker';

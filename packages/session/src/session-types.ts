@@ -22,6 +22,7 @@ import type { CodeMode } from '@switchyard/code-mode';
 import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
+import type { IfBusy } from './turn-gate';
 
 // The public types of a session: its options, its turns and steps, and the facade itself.
 
@@ -164,6 +165,11 @@ export interface RunTurnOptions {
   /** New input for this turn (a string becomes a user message). */
   input: string | readonly ResponseItem[];
   signal?: AbortSignal;
+  /**
+   * When another turn of the session runs (or waits): `'wait'` (default) queues this one behind
+   * it, in the order turns were asked for; `'fail'` rejects at once with `BUSY`, recording nothing.
+   */
+  ifBusy?: IfBusy;
 }
 
 /** Options of {@link Session.wake}. */
@@ -182,11 +188,18 @@ export interface Session {
    * one output with its `call_id`.
    */
   readonly history: readonly ResponseItem[];
+  /**
+   * Begins a turn the host drives itself (`step()`, `dispatch`, `end()`); the host orders its own
+   * turns. While a `runTurn` / `streamTurn` / wake turn runs or waits this throws `BUSY` (it is
+   * synchronous: it cannot wait), and such a turn asked meanwhile waits until this one's `end()`.
+   */
   beginTurn(options?: TurnOptions): Turn;
   /**
    * Runs a turn to its end: samples, runs tool calls, follows up until the model answers without
    * calls. Resolves with the turn's result; rejects with a `SwitchyardError` (`ABORTED` when
-   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, …). Built on {@link Session.streamTurn}.
+   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, `BUSY` with `ifBusy: 'fail'`, …). One
+   * turn at a time: a turn asked for while another runs waits for it (see `ifBusy`). Built on
+   * {@link Session.streamTurn}.
    */
   runTurn(options: RunTurnOptions): Promise<TurnResult>;
   /**

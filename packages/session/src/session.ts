@@ -12,6 +12,7 @@ import { BackgroundInbox, backgroundSettings } from './background';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
+import { TurnGate } from './turn-gate';
 import { executeTurn, streamTurn } from './turn-loop';
 import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './session-types';
 
@@ -24,7 +25,7 @@ import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './ses
 function scheduleWake(state: SessionState): void {
   queueMicrotask(() => {
     const model = state.wakeModel;
-    if (!model || state.closed || state.activeTurns > 0 || !state.inbox?.pending) return;
+    if (!model || state.closed || state.turnGate.busy || !state.inbox?.pending) return;
     executeTurn(state, { model, input: [] }).catch(() => undefined);
   });
 }
@@ -124,6 +125,7 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
     inbox: undefined,
     activeTurns: 0,
+    turnGate: new TurnGate(),
     wakeModel: undefined,
     backgroundRuntimes: [],
     turnEnded: () => scheduleWake(state),

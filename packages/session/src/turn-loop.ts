@@ -7,6 +7,7 @@ import { assistantText } from './message-text';
 import { promptText, runSessionStart, runStop, runUserPromptSubmit } from './session-hooks';
 import type { SessionState } from './session-state';
 import { beginOwnTurn, closingMessage, turnError, type OwnTurn } from './turn';
+import { busyError } from './turn-gate';
 import type { RunTurnOptions, SessionOptions, Step } from './session-types';
 
 // The turn loop: sample, run the calls, follow up until the model answers without calls.
@@ -105,10 +106,20 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
   return outcome?.blocked ? (outcome.reason ?? 'a Stop hook asked to continue') : undefined;
 }
 
+/** Waits for the session's running turn (or fails at once with `BUSY` under `ifBusy: 'fail'`). */
+async function enterTurnGate(state: SessionState, run: RunTurnOptions): Promise<void> {
+  if (run.ifBusy === 'fail') {
+    if (!state.turnGate.tryEnter()) throw busyError(state.sessionId, "runTurn({ ifBusy: 'fail' }) refused to wait for it");
+    return;
+  }
+  await state.turnGate.enter(run.signal);
+}
+
 /** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
 export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
   const { options, history } = state;
-  const turn = beginOwnTurn(state, { signal: run.signal }, sink);
+  await enterTurnGate(state, run);
+  const turn = beginOwnTurn(state, { signal: run.signal }, sink, true);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);
   if (refused !== undefined) {
