@@ -4,6 +4,7 @@ import type {
   HookRunner,
   HostedToolSpec,
   ModelClient,
+  SessionStore,
   ProviderCapabilities,
   ResponseItem,
   SandboxMode,
@@ -23,6 +24,8 @@ import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } fr
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
 import type { IfBusy } from './turn-gate';
+import type { SessionStoreOptions } from './session-persistence';
+import type { SessionExport } from './durable-state';
 
 // The public types of a session: its options, its turns and steps, and the facade itself.
 
@@ -112,6 +115,22 @@ export interface SessionOptions {
    * the model observes such work with `wait` / `write_stdin`, as in the reference.
    */
   background?: boolean | SessionBackgroundOptions;
+  /**
+   * Where the session lives (`createSqliteStore(path)`, `createNatsSessionStore(…)`, or your own
+   * `SessionStore`): with `sessionId`, the session is loaded from it (history, stored values,
+   * pending completions, open cells) and every turn is committed to it; the session holds the
+   * store's lease for that id meanwhile (see `storeOptions`). A session id the store does not hold
+   * starts new (seeded by `history`, when given). Every turn waits for `session.ready`.
+   */
+  store?: SessionStore;
+  /** The lease and the budgets of a session with a `store`. */
+  storeOptions?: SessionStoreOptions;
+  /**
+   * A document `session.export()` returned (possibly in another process): the session continues
+   * from it (its `sessionId` unless `sessionId` is given). A malformed one is a `CONFIG` error, a
+   * newer version `STORE_VERSION`. With a `store` that already holds the session, the store wins.
+   */
+  restore?: SessionExport;
 }
 
 /** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
@@ -217,6 +236,22 @@ export interface Session {
    * Returns the function that stops it. Needs the `background` option (else a `CONFIG` error).
    */
   wake(options: WakeOptions): () => void;
-  /** Terminates every cell (within 1 s) and refuses new turns. */
+  /**
+   * Resolves once the session is loaded (with `store` or `restore`; at once otherwise); rejects with
+   * the load's error (`LEASE_HELD`, `STORE_CORRUPT`, `STORE_VERSION`, `STORE_FAILED`), which every
+   * turn then rejects with too.
+   */
+  readonly ready: Promise<void>;
+  /**
+   * The session's whole durable state as one versioned JSON document (`format:
+   * "switchyard.session"`): history, Code Mode's stored values and open cells' journals, pending
+   * completions, running work. `createSession({ restore })` continues from it.
+   */
+  export(): SessionExport;
+  /**
+   * Terminates every cell (within 1 s) and refuses new turns. With a `store`, the session is
+   * committed first (open cells' journals included, so another process resumes them) and its lease
+   * released.
+   */
   shutdown(): Promise<void>;
 }

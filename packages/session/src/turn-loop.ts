@@ -108,6 +108,9 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
 
 /** Waits for the session's running turn (or fails at once with `BUSY` under `ifBusy: 'fail'`). */
 async function enterTurnGate(state: SessionState, run: RunTurnOptions): Promise<void> {
+  // a session with a store (or a restore) is loaded first; one that lost its lease refuses turns
+  await state.ready;
+  if (state.persistence?.lost) throw state.persistence.lost;
   if (run.ifBusy === 'fail') {
     if (!state.turnGate.tryEnter()) throw busyError(state.sessionId, "runTurn({ ifBusy: 'fail' }) refused to wait for it");
     return;
@@ -143,10 +146,12 @@ export async function executeTurn(state: SessionState, run: RunTurnOptions, sink
       await sampleStep({ state, model: run.model, turn, step, parallelToolCalls, progress });
       history.pushModelItems(record, progress.items);
       progress.itemsRecorded = true;
+      state.persistence?.schedule();
       for (const item of progress.items) finalText = assistantText(item) ?? finalText;
       const results = await Promise.all(progress.calls);
       // outputs in call order; hook contexts and notify() items follow with the next request
       for (const result of results) if (result) history.push(result.item);
+      state.persistence?.schedule();
       progress.calls = [];
       progress.itemsRecorded = false;
       if (results.filter(Boolean).length === 0) {
@@ -161,6 +166,8 @@ export async function executeTurn(state: SessionState, run: RunTurnOptions, sink
       }
     }
     const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
+    // the turn is over once its store holds it
+    await state.persistence?.save();
     await turn.finish({ result });
     return result;
   } catch (caught) {
@@ -183,6 +190,7 @@ async function closeFailedTurn(run: { state: SessionState; turn: OwnTurn; record
     for (const outcome of settled) if (outcome.status === 'fulfilled' && outcome.value) state.history.push(outcome.value.item);
   }
   state.history.fail(record, closingMessage(error));
+  state.persistence?.schedule();
   await turn.finish({ error });
 }
 

@@ -49,6 +49,7 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
     if (entered) state.turnGate.leave();
     throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
   }
+  if (!entered && !state.loaded) throw busyError(state.sessionId, 'it is still loading from its store (await session.ready before beginTurn())');
   if (!entered && !state.turnGate.tryEnterHost()) throw busyError(state.sessionId, 'beginTurn() cannot start beside a runTurn / streamTurn / wake turn');
   const controller = new AbortController();
   const forward = () => controller.abort(turnOptions.signal?.reason);
@@ -89,6 +90,8 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
+      // a loop turn saved its end already; a host-driven turn's is saved without waiting
+      if (!entered) state.persistence?.schedule();
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
       state.activeTurns--;
