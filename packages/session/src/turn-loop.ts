@@ -109,7 +109,8 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
 /** Waits for the session's running turn (or fails at once with `BUSY` under `ifBusy: 'fail'`). */
 async function enterTurnGate(state: SessionState, run: RunTurnOptions): Promise<void> {
   // a session with a store (or a restore) is loaded first; one that lost its lease refuses turns
-  await state.ready;
+  // (synchronously when loaded: a turn asked for takes its place in the gate at once)
+  if (!state.loaded) await state.ready;
   if (state.persistence?.lost) throw state.persistence.lost;
   if (run.ifBusy === 'fail') {
     if (!state.turnGate.tryEnter()) throw busyError(state.sessionId, "runTurn({ ifBusy: 'fail' }) refused to wait for it");
