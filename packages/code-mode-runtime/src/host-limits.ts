@@ -84,6 +84,19 @@ export class StoredValues {
     return [...this.values];
   }
 
+  /** Replaces every value (a session restored from a store): over the budget, nothing changes and the sentence says why. */
+  replace(pairs: readonly StoredPair[]): string | undefined {
+    const old = [...this.values];
+    this.values.clear();
+    this.bytes = 0;
+    const refused = this.commit(pairs);
+    if (refused !== undefined) {
+      for (const [key, json] of old) this.values.set(key, json);
+      this.bytes = old.reduce((sum, pair) => sum + pairBytes(pair), 0);
+    }
+    return refused;
+  }
+
   /** Applies `writes` (last writer of a key wins), or returns the sentence saying which budget it would pass. */
   commit(writes: readonly StoredPair[]): string | undefined {
     const next = new Map<string, string>();

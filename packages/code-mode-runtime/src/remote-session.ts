@@ -24,6 +24,7 @@ import { BacklogError, ProtocolError, cellError, cellIdOf, splitStoredPairs, typ
 import { TurnQueue, resultUnits } from './turn-queue';
 import { callToolRequest } from './tool-request';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
+import { newStateId, storedPairsOf, storedValuesState, type StoredValuesState } from './stored-state';
 import { hostLimits, newAccount, pairBytes, StoredValues, type CellAccount, type HostLimits } from './host-limits';
 
 /** What a placement delivers to the session it serves: the runtime's messages for it, and its loss. */
@@ -143,6 +144,8 @@ export class RemoteSession implements CodeModeSession {
   private binding: Binding | undefined;
   private binding$: Promise<Binding> | undefined;
   private shutdownPromise: Promise<void> | undefined;
+  /** The identity of the session's durable state (kept across a restore). */
+  private stateId = newStateId();
 
   constructor(settings: RemoteSessionSettings) {
     this.settings = settings;
@@ -330,6 +333,20 @@ export class RemoteSession implements CodeModeSession {
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.closeAll();
     return this.shutdownPromise;
+  }
+
+  /** The committed stored values as durable state, for a session store (cells are not journaled here). */
+  exportState(): StoredValuesState {
+    return storedValuesState(this.stateId, this.stored.entries());
+  }
+
+  /** Restores what {@link exportState} gave (before any cell is created); its cells, none here, would resume. */
+  async restore(state: unknown): Promise<{ cells: [] }> {
+    const { id, pairs } = storedPairsOf(state);
+    const refused = this.stored.replace(pairs);
+    if (refused !== undefined) throw new SwitchyardError('LIMIT_EXCEEDED', refused);
+    this.stateId = id;
+    return { cells: [] };
   }
 
   private async closeAll(): Promise<void> {

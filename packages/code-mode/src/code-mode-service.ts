@@ -5,6 +5,7 @@ import type {
   CodeModeRuntime,
   CodeModeSession,
   CustomToolCallOutputItem,
+  JsonValue,
   RuntimeLostEvent,
 } from '@switchyard/protocol';
 import { createEventHub } from '@switchyard/kit';
@@ -26,6 +27,12 @@ export interface BrokerSession {
  */
 /** The cell lifecycle events the service emits, and the runtime's own reports (a lost runtime, a cell stopped at a limit). */
 export type CellEvent = CellStartEvent | CellEndEvent | RuntimeLostEvent | CellLimitExceededEvent;
+
+/** What a runtime session offers for durable state (read structurally: a runtime without it persists nothing). */
+interface DurableRuntimeSession extends CodeModeSession {
+  exportState?(): unknown;
+  restore?(state: unknown, options: { hostRestarted: boolean }): Promise<{ cells: ReadonlyArray<{ cellId: string; resumed: boolean; error?: string }> }>;
+}
 
 export class CodeModeService {
   private readonly sessions = new Map<string, BrokerSession>();
@@ -76,6 +83,38 @@ export class CodeModeService {
   /** Items injected by `notify()` in this session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[] {
     return this.sessions.get(sessionId)?.broker.takeInjected() ?? [];
+  }
+
+  /**
+   * The host session's durable state as its runtime session exports it (committed stored values,
+   * and open cells' journals where the runtime keeps them), for a session store; `undefined` when
+   * the session was not opened here or its runtime exports nothing. Never throws.
+   */
+  exportState(sessionId: string): JsonValue | undefined {
+    const runtime = this.sessions.get(sessionId)?.runtime as DurableRuntimeSession | undefined;
+    try {
+      return runtime?.exportState?.() as JsonValue | undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Opens the host session from a state {@link exportState} gave (possibly in another process),
+   * before any cell: says which cells resumed and which were lost. A runtime session that cannot
+   * restore restores nothing.
+   */
+  async restore(sessionId: string, state: JsonValue, _journal: readonly JsonValue[], options: { hostRestarted: boolean }): Promise<{ resumed: string[]; lost: Array<{ cellId: string; reason: string }> }> {
+    const runtime = this.session(sessionId).runtime as DurableRuntimeSession;
+    if (typeof runtime.restore !== 'function') return { resumed: [], lost: [] };
+    const result = await runtime.restore(state, { hostRestarted: options.hostRestarted });
+    const resumed: string[] = [];
+    const lost: Array<{ cellId: string; reason: string }> = [];
+    for (const cell of result.cells) {
+      if (cell.resumed) resumed.push(cell.cellId);
+      else lost.push({ cellId: cell.cellId, reason: cell.error ?? 'it could not be resumed' });
+    }
+    return { resumed, lost };
   }
 
   /** Shuts one host session's cells down (within the runtime's 1 s bound). */

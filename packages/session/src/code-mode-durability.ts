@@ -66,5 +66,9 @@ export async function restoreCodeMode(
     const reason = restore.state === undefined ? 'no journal of it was stored' : 'this Code Mode runtime keeps no cell journals';
     return { resumed: [], lost: restore.openCells.map((cellId) => ({ cellId, reason })) };
   }
-  return service.restore(sessionId, restore.state, restore.journal, { hostRestarted: true, background: restore.background });
+  const restored = await service.restore(sessionId, restore.state, restore.journal, { hostRestarted: true, background: restore.background });
+  // a cell the state had open and Code Mode did not account for kept no journal there
+  const known = new Set([...restored.resumed, ...restored.lost.map((cell) => cell.cellId)]);
+  const unjournaled = restore.openCells.filter((cellId) => !known.has(cellId)).map((cellId) => ({ cellId, reason: 'this Code Mode runtime keeps no cell journals' }));
+  return { resumed: restored.resumed, lost: [...restored.lost, ...unjournaled] };
 }

@@ -144,6 +144,25 @@ describe('a session with a SQLite store', () => {
   });
 });
 
+describe('stored values in a store (cells in worker processes)', () => {
+  const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
+  const outputText = (item: ResponseItem | undefined) => JSON.stringify((item as { output?: unknown })?.output ?? null);
+
+  it('a value stored by a cell loads in a session resumed from the store, and travels in session.export()', async () => {
+    const path = freshFile();
+    const first = session({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
+    await first.runTurn({ model: createScriptedModel([[exec('e1', 'store("lastRevenue", 4938); text("stored")')], [say('ok')]]), input: 'remember' });
+    expect(first.export().state.codeMode).toMatchObject({ format: 'switchyard.code-mode-session', stored: [['lastRevenue', '4938']] });
+    await first.shutdown();
+    const second = session({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
+    const result = await second.runTurn({ model: createScriptedModel([[exec('e2', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
+    expect(outputText(result.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
+    const restored = session({ toolMode: 'code-mode-only', restore: second.export() });
+    const again = await restored.runTurn({ model: createScriptedModel([[exec('e3', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
+    expect(outputText(again.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
+  });
+});
+
 describe('session.export() and createSession({ restore })', () => {
   it('export is one versioned JSON document; restore continues the conversation in a new session', async () => {
     const first = session({});
