@@ -94,6 +94,12 @@ export class SessionHistory {
   /** Items a store holds (the first `saved`), and the lowest index changed since they were taken. */
   private saved = 0;
   private changedFrom = Infinity;
+  /**
+   * The model items of the response being streamed, once one of its calls started (the response is
+   * final then: a step with a started call is never sampled again). A store commit includes them, so
+   * a call's item is durable before the call runs; `pushModelItems` records them for good.
+   */
+  provisional: readonly ResponseItem[] | undefined;
 
   /**
    * `close` answers calls the saved conversation left open (default: "the conversation was
@@ -122,14 +128,15 @@ export class SessionHistory {
    * the commit failed (the next call gives the same changes again, and any made since).
    */
   takeChanges(): { keep: number; append: ResponseItem[]; settle(saved: boolean): void } | undefined {
-    const keep = Math.min(this.saved, this.changedFrom, this.items.length);
-    if (keep === this.saved && keep === this.items.length) return undefined;
+    const all = this.provisional ? [...this.items, ...this.provisional] : this.items;
+    const keep = Math.min(this.saved, this.changedFrom, all.length);
+    if (keep === this.saved && keep === all.length) return undefined;
     const taken = this.changedFrom;
     this.changedFrom = Infinity;
-    const length = this.items.length;
+    const length = all.length;
     return {
       keep,
-      append: this.items.slice(keep),
+      append: all.slice(keep),
       settle: (saved) => {
         if (saved) this.saved = length;
         else this.changedFrom = Math.min(this.changedFrom, taken, keep);
@@ -154,6 +161,7 @@ export class SessionHistory {
 
   /** Appends model items and counts them for the turn. */
   pushModelItems(record: TurnRecord, items: readonly ResponseItem[]): void {
+    this.provisional = undefined;
     this.items.push(...items);
     record.modelItems += items.length;
   }

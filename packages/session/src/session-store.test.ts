@@ -56,6 +56,28 @@ describe('a session with a SQLite store', () => {
     expect(second.history).toHaveLength(history.length + 2);
   });
 
+  it('a call’s item is in the store before the tool runs (write-ahead), whatever comes after it in the response', async () => {
+    const path = freshFile();
+    const reader = store(path);
+    const seen: Array<{ callId: string; stored: string[] }> = [];
+    const probe = defineFunctionTool({
+      name: 'probe',
+      description: 'Reads the store.',
+      parameters: { type: 'object' },
+      handle: async ({ invocation }) => {
+        const stored = await reader.load('ahead');
+        seen.push({ callId: invocation.callId, stored: (stored?.history ?? []).map((item) => String((item as { call_id?: string; type: string }).call_id ?? item.type)) });
+        return 'probed';
+      },
+    });
+    const writer = session({ tools: [probe], store: store(path), sessionId: 'ahead' });
+    await writer.runTurn({ model: createScriptedModel([[say('first I probe'), call('p1', 'probe', {}), call('p2', 'probe', {})], [say('done')]]), input: 'go' });
+    expect(seen.map((probe) => probe.callId).sort()).toEqual(['p1', 'p2']);
+    // each call found the user's input, the text before it and its own item already in the store
+    for (const probe of seen) expect(probe.stored.slice(0, 3)).toEqual(['message', 'message', 'p1']);
+    for (const probe of seen) expect(probe.stored).toContain(probe.callId);
+  });
+
   it('a lease held by a live session fails the second opener with LEASE_HELD naming the session and the holder; its other sessions open', async () => {
     const path = freshFile();
     const holder = session({ store: store(path), sessionId: 'busy', storeOptions: { owner: 'host-a' } });
@@ -148,7 +170,7 @@ describe('stored values in a store (cells in worker processes)', () => {
   const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
   const outputText = (item: ResponseItem | undefined) => JSON.stringify((item as { output?: unknown })?.output ?? null);
 
-  it('a value stored by a cell loads in a session resumed from the store, and travels in session.export()', async () => {
+  it('a value stored by a cell loads in a session resumed from the store, and travels in session.export()', { timeout: 90_000 }, async () => {
     const path = freshFile();
     const first = session({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
     await first.runTurn({ model: createScriptedModel([[exec('e1', 'store("lastRevenue", 4938); text("stored")')], [say('ok')]]), input: 'remember' });

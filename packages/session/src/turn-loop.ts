@@ -29,6 +29,17 @@ interface StepProgress {
   itemsRecorded: boolean;
 }
 
+/**
+ * Starts a call of the response being streamed. With a store, the call's item (and the response's
+ * items before it) is committed first: a call never runs before the store knows it was made. A
+ * failed commit fails the call unrun (and with it the turn).
+ */
+function startCall(state: SessionState, step: Step, item: ResponseItem, items: readonly ResponseItem[]): Promise<DispatchResult | undefined> {
+  if (!state.persistence) return step.handleItem(item);
+  state.history.provisional = items;
+  return state.persistence.save().then(() => step.handleItem(item));
+}
+
 /** One sampling attempt: streams the model's events; each call starts as soon as its item arrives. */
 async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: OwnTurn; step: Step; request: ModelRequest; attempt: number; progress: StepProgress }): Promise<void> {
   const { state, model, turn, step, request, attempt, progress } = run;
@@ -44,7 +55,7 @@ async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: 
       emit({ type: 'model-item', turnId: turn.id, item: event.item });
       // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
       if (isToolCallItem(event.item)) {
-        const pending = step.handleItem(event.item);
+        const pending = startCall(state, step, event.item, progress.items);
         pending.catch(() => undefined);
         progress.calls.push(pending);
       }

@@ -1,11 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { startNatsServer, type NatsServer } from '../../config/nats-server';
+import { describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { killMarked, outputText, outputsFor, readLog, runToEnd, runUntilKilled, type HostConfig } from './store-restart';
+import { outputText, outputsFor, readLog, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
 
 // Issue 44's first "done when", with durable cells (issue 43): a host process runs a turn whose
 // cell makes 10 sequential nested calls of a tool that appends to a log, with a 300 ms timer pause
@@ -15,33 +10,12 @@ import { killMarked, outputText, outputsFor, readLog, runToEnd, runUntilKilled, 
 // stored by an earlier cell loads. It needs Code Mode's durable cells (cell journals handed to the
 // store and restored from it): until they are on main this file fails, by design.
 
-const dir = mkdtempSync(join(tmpdir(), 'switchyard-durable-resume-'));
-let nats: NatsServer;
-const markers: string[] = [];
-beforeAll(async () => {
-  nats = await startNatsServer(`jetstream { store_dir: "${join(dir, 'js')}" }`);
-});
-afterAll(async () => {
-  for (const marker of markers) killMarked(marker);
-  await nats?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fixtures = restartFixtures('durable');
 
 for (const kind of ['sqlite', 'nats'] as const) {
   describe(`a cell resumed from its journal after a SIGKILL (${kind === 'sqlite' ? 'SQLite file' : 'NATS JetStream, another agent host'})`, () => {
     it('completes: each nested call in the log exactly once, its completion in the next request, the stored value loads', async () => {
-      const marker = `switchyard-durable-${randomUUID()}`;
-      markers.push(marker);
-      const base: HostConfig = {
-        store: kind,
-        ...(kind === 'sqlite' ? { path: join(dir, `${marker}.db`) } : { url: nats.url }),
-        sessionId: `durable-${kind}-${marker.slice(-8)}`,
-        owner: 'agent-host-1',
-        log: join(dir, `${marker}.log`),
-        phase: 'first',
-        scenario: 'cell',
-        marker,
-      };
+      const base = fixtures.config(kind, 'cell');
       // midway, in a timer pause: the 4th call's result is journaled well before the kill
       let fourthAt = 0;
       const atKill = await runUntilKilled(base, (lines) => {

@@ -1,11 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { startNatsServer, type NatsServer } from '../../config/nats-server';
+import { describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { killMarked, outputText, outputsFor, runToEnd, runUntilKilled, type HostConfig } from './store-restart';
+import { outputText, outputsFor, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
 
 // A session whose host is SIGKILLed mid-turn, resumed by a new process from its store (a SQLite
 // file; NATS JetStream with the second process another agent host). What must hold without durable
@@ -13,33 +8,12 @@ import { killMarked, outputText, outputsFor, runToEnd, runUntilKilled, type Host
 // `exec_command` process that died with the host is reported lost to the model once, and the
 // session goes on.
 
-const dir = mkdtempSync(join(tmpdir(), 'switchyard-store-restart-'));
-let nats: NatsServer;
-const markers: string[] = [];
-beforeAll(async () => {
-  nats = await startNatsServer(`jetstream { store_dir: "${join(dir, 'js')}" }`);
-});
-afterAll(async () => {
-  for (const marker of markers) killMarked(marker);
-  await nats?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fixtures = restartFixtures('restart');
 
 for (const kind of ['sqlite', 'nats'] as const) {
   describe(`a host SIGKILLed mid-turn, resumed from ${kind === 'sqlite' ? 'a SQLite file' : 'NATS JetStream by another agent host'}`, () => {
     it('the stored value loads, the interrupted call is closed, the lost process is reported once, the next turn runs', async () => {
-      const marker = `switchyard-restart-${randomUUID()}`;
-      markers.push(marker);
-      const base: HostConfig = {
-        store: kind,
-        ...(kind === 'sqlite' ? { path: join(dir, `${marker}.db`) } : { url: nats.url }),
-        sessionId: `restart-${kind}-${marker.slice(-8)}`,
-        owner: 'agent-host-1',
-        log: join(dir, `${marker}.log`),
-        phase: 'first',
-        scenario: 'tool',
-        marker,
-      };
+      const base = fixtures.config(kind, 'tool');
       const atKill = await runUntilKilled(base, (lines) => lines.length >= 1);
       expect(atKill).toEqual(['1']);
       const resumed = await runToEnd({ ...base, owner: 'agent-host-2', phase: 'second' });

@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import type { ResponseItem } from '@switchyard/protocol';
+import { startNatsServer, type NatsServer } from '../../config/nats-server';
 
 // Shared by the session-store restart tests: runs `fixtures/store-host.ts` as a real process, kills
 // it from outside, runs the next one.
@@ -103,6 +108,41 @@ export function killMarked(marker: string): number {
     }
   }
   return killed;
+}
+
+/**
+ * A temporary folder and a real `nats-server -js` for a test file (started before its tests,
+ * stopped after them, with whatever the killed hosts left running); `config(kind, scenario)` is a
+ * first host's config with a fresh session id, store file, log and marker.
+ */
+export function restartFixtures(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), `switchyard-${prefix}-`));
+  let nats: NatsServer | undefined;
+  const markers: string[] = [];
+  beforeAll(async () => {
+    nats = await startNatsServer(`jetstream { store_dir: "${join(dir, 'js')}" }`);
+  });
+  afterAll(async () => {
+    for (const marker of markers) killMarked(marker);
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    config(kind: 'sqlite' | 'nats', scenario: HostConfig['scenario']): HostConfig {
+      const marker = `switchyard-${prefix}-${randomUUID()}`;
+      markers.push(marker);
+      return {
+        store: kind,
+        ...(kind === 'sqlite' ? { path: join(dir, `${marker}.db`) } : { url: nats!.url }),
+        sessionId: `${prefix}-${kind}-${marker.slice(-8)}`,
+        owner: 'agent-host-1',
+        log: join(dir, `${marker}.log`),
+        phase: 'first',
+        scenario,
+        marker,
+      };
+    },
+  };
 }
 
 /** The text of an output item. */
