@@ -38,6 +38,12 @@ describe('createSqliteStore: the file', () => {
     await expect(store.load('gone')).rejects.toMatchObject({ code: 'STORE_FAILED', message: expect.stringContaining('session gone') });
   });
 
+  it('without node:sqlite (as on Node 20) the package still imports and creating a store is a CONFIG error saying what is needed', () => {
+    const script = `import(${JSON.stringify(new URL('./index.ts', import.meta.url).href)}).then((m) => { try { m.createSqliteStore('x.db'); console.log('created'); } catch (e) { console.log(e.code + ' ' + e.message); } })`;
+    const run = spawnSync(process.execPath, ['--no-experimental-sqlite', '--conditions=@switchyard/source', '--import', 'tsx', '-e', script], { encoding: 'utf8' });
+    expect(run.stdout.trim(), run.stderr).toMatch(/^CONFIG createSqliteStore needs node:sqlite, built into Node 22\.13\+ and 24; this is Node \d+/);
+  });
+
   it('a file written by a newer schema is refused at creation with STORE_VERSION', async () => {
     const path = join(dir, 'future.db');
     await createSqliteStore(path).close();
