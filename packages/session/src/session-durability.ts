@@ -157,9 +157,15 @@ function fromStore(stored: StoredSession, sessionId: string): DurableSource | un
 export async function openDurable(state: SessionState, restore: SessionExport | undefined): Promise<void> {
   const persistence = state.persistence;
   const stored = persistence ? await persistence.open() : undefined;
-  let source = stored ? fromStore(stored, state.sessionId) : undefined;
-  if (source) persistence!.countHistory(JSON.stringify(stored!.history).length);
-  if (!source && restore) source = { history: restore.history as unknown as JsonValue[], saved: 0, doc: restore.state, journal: restore.journal };
-  if (source) await applySource(state, source);
+  try {
+    let source = stored ? fromStore(stored, state.sessionId) : undefined;
+    if (source) persistence!.countHistory(JSON.stringify(stored!.history).length);
+    if (!source && restore) source = { history: restore.history as unknown as JsonValue[], saved: 0, doc: restore.state, journal: restore.journal };
+    if (source) await applySource(state, source);
+  } catch (error) {
+    // a session that did not load never writes over what its store holds
+    persistence?.abandon(error as SwitchyardError);
+    throw error;
+  }
   await persistence?.save();
 }

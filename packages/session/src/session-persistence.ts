@@ -77,10 +77,24 @@ export class SessionPersistence {
     this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.ttlMs / 3)));
     this.heartbeat.unref?.();
     const stored = await this.store.load(this.sessionId).catch((error: unknown) => {
-      throw this.named(error);
+      const failure = this.named(error);
+      this.abandon(failure);
+      throw failure;
     });
     if (stored?.state !== undefined) this.savedState = JSON.stringify(stored.state);
     return stored;
+  }
+
+  /**
+   * The session could not be loaded (a bad record, a newer schema): it must never write over what
+   * the store holds. Every later write fails with `error`; the lease is released.
+   */
+  abandon(error: SwitchyardError): void {
+    if (this.failure) return;
+    this.failure = error;
+    clearInterval(this.heartbeat);
+    const lease = this.lease;
+    if (lease) void this.enqueue(() => this.store.lease(this.sessionId, { owner: this.owner, ttlMs: 0, renew: lease })).catch(() => undefined);
   }
 
   /** Starts the byte count of the history from what was loaded. */
@@ -139,6 +153,7 @@ export class SessionPersistence {
     const error = await final;
     this.closed = true;
     clearInterval(this.heartbeat);
+    await this.queue;
     const lease = this.lease;
     if (lease && !this.failure) await this.enqueue(() => this.store.lease(this.sessionId, { owner: this.owner, ttlMs: 0, renew: lease })).catch(() => undefined);
     if (error) throw error;

@@ -66,7 +66,7 @@ describe('a session with a SQLite store', () => {
       parameters: { type: 'object' },
       handle: async ({ invocation }) => {
         const stored = await reader.load('ahead');
-        seen.push({ callId: invocation.callId, stored: (stored?.history ?? []).map((item) => String((item as { call_id?: string; type: string }).call_id ?? item.type)) });
+        seen.push({ callId: invocation.callId, stored: (stored?.history ?? []).map((item) => String((item as unknown as { call_id?: string; type: string }).call_id ?? (item as unknown as { type: string }).type)) });
         return 'probed';
       },
     });
