@@ -91,6 +91,18 @@ describe('a session with a SQLite store', () => {
     expect(texts(other.history)).toEqual(['user:"y"', 'assistant:"fine"']);
   });
 
+  it('a live session renews its lease: past its TTL another opener is still refused, after shutdown it opens at once', async () => {
+    const path = freshFile();
+    const holder = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-a', leaseTtlMs: 300 } });
+    await holder.ready;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const early = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
+    await expect(early.ready).rejects.toMatchObject({ code: 'LEASE_HELD' });
+    await holder.shutdown();
+    const late = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
+    await late.ready;
+  });
+
   it('a session whose host stopped renewing is taken over once the lease expires (leaseWaitMs); the old one’s next turn fails LEASE_HELD and writes nothing', async () => {
     const path = freshFile();
     // a store that loses the old holder's renewals: its lease expires while it still runs
