@@ -1,5 +1,6 @@
 import type {
   CellEndEvent,
+  CellHost,
   CellLimitExceededEvent,
   CellStartEvent,
   CodeModeRuntime,
@@ -57,18 +58,36 @@ export class CodeModeService {
 
   constructor(private readonly runtime: CodeModeRuntime) {}
 
+  private readonly journalListeners = new Map<string, (update: JsonValue) => void | Promise<void>>();
+
+  /**
+   * Hears each change to the host session's durable state as its runtime reports it (a runtime
+   * that journals its cells): a session store writes them ahead. The listener's promise is what the
+   * runtime waits for before a journaled nested call runs. One listener per session; returns the
+   * function that removes it.
+   */
+  onJournal(sessionId: string, listener: (update: JsonValue) => void | Promise<void>): () => void {
+    this.journalListeners.set(sessionId, listener);
+    return () => {
+      if (this.journalListeners.get(sessionId) === listener) this.journalListeners.delete(sessionId);
+    };
+  }
+
   /** The session's state, opened on first use. */
   session(sessionId: string): BrokerSession {
     let session = this.sessions.get(sessionId);
     if (!session) {
       const broker = new DispatchBroker({ onCellStart: (cellId, start) => this.emitCellEvent({ type: 'cell-start', cellId, ...start }) });
-      const runtime = this.runtime.openSession({
+      const host: CellHost & { journal(update: unknown): void | Promise<void> } = {
         invokeTool: (request) => broker.invoke(request),
         invokeToolJson: (request) => broker.invokeJson(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),
         cellClosed: (cellId) => broker.closeCell(cellId),
         runtimeEvent: (event) => this.emitCellEvent(event),
-      });
+        // a runtime that journals its cells reports each change here; the session's store writes it ahead
+        journal: (update) => this.journalListeners.get(sessionId)?.(update as JsonValue),
+      };
+      const runtime = this.runtime.openSession(host);
       session = { sessionId, runtime, broker, watcher: new BackgroundWatcher(runtime) };
       this.sessions.set(sessionId, session);
     }

@@ -22,7 +22,7 @@
  * | `LEASE_HELD` | another live process holds the session's lease (or took it over from this one) | thrown to the host; the store keeps the last commit |
  * | `STORE_CORRUPT` | a stored session record is corrupted or truncated (bad JSON, a checksum mismatch, a missing part) | thrown to the host for that session only |
  * | `STORE_VERSION` | a stored session record (or an exported session) has a schema version newer than this library reads | thrown to the host for that session only |
- * | `STORE_FAILED` | a session store could not read or write (I/O, a server down, a budget passed) | thrown to the host; the last commit stays loadable |
+ * | `STORE_FAILED` | a session store could not read or write (I/O, a server down) | thrown to the host; the last commit stays loadable |
  */
 export type SwitchyardErrorCode =
   | 'RESPOND_TO_MODEL'
