@@ -156,7 +156,7 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
   const { call, router } = context;
   const startedAt = performance.now();
   const base = { callId: call.callId, toolName: display, source: context.source };
-  router.emit({ type: 'tool-call-start', ...base });
+  router.emit({ type: 'tool-call-start', ...base, ...payloadText(call.payload) });
   const lifecycle: CallLifecycle = {
     end({ success, handlerExecuted, failure }) {
       if (!context.claim()) return;
@@ -172,6 +172,13 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
     },
   };
   return lifecycle;
+}
+
+/** The payload's own text for `tool-call-start` (never parsed here): function arguments or freeform input. */
+function payloadText(payload: ToolPayload): { input?: string } {
+  if (payload.kind === 'function') return { input: payload.arguments };
+  if (payload.kind === 'custom') return { input: payload.input };
+  return {};
 }
 
 /** Runs PreToolUse hooks: the call is blocked, its rewrite fails (answered), or it goes on with the (maybe rewritten) payload. */

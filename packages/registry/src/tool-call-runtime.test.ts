@@ -239,6 +239,13 @@ describe('ToolCallRuntime: events', () => {
     expect(events.find((event) => event.type === 'tool-call-end' && event.callId === 'e1')).toMatchObject({ success: true });
   });
 
+  it('tool-call-start carries the input as it arrived: the arguments text, unparsed', async () => {
+    const { runtime, events } = setup([echo]);
+    const text = '{ "text" : "spaced" }';
+    await runtime.handle({ toolName: toolName('echo'), callId: 'i1', payload: { kind: 'function', arguments: text } });
+    expect(events.find((event) => event.type === 'tool-call-start')).toEqual({ type: 'tool-call-start', callId: 'i1', toolName: 'echo', source: { kind: 'direct' }, input: text });
+  });
+
   it("forwards an executor's own events through invocation.emit", async () => {
     const notifying: ToolExecutor = {
       ...echo,

@@ -43,7 +43,7 @@ describe('background work across packages', () => {
     expect(first.requests[0].tools.find((tool) => (tool as { name?: string }).name === 'exec_command')).toMatchObject({
       description: expect.stringContaining('you do not need to poll it with write_stdin'),
     });
-    expect(await done).toEqual({ type: 'background-complete', callId: 'cmd-1', processId: 1000, status: 'completed' });
+    expect(await done).toEqual({ type: 'background-complete', callId: 'cmd-1', processId: 1000, status: 'completed', item: expect.objectContaining({ type: 'function_call_output', call_id: 'cmd-1' }) });
 
     const second = createScriptedModel([[call('poll-1', 'write_stdin', { session_id: 1000 })], [say('done')]]);
     await session.runTurn({ model: second, input: 'did it finish?' });
