@@ -3,6 +3,7 @@ import type { CellJournal } from './journal/cell-journal';
 import type { EngineJournals } from './journal/engine-journals';
 import { interruptedByRestart } from './journal/call-outcome';
 import { checkRecord, checkState } from './journal/state';
+import { applyJournalUpdates } from './journal/updates';
 import type { ResumeCellOptions, StoredValueStore } from './code-mode-session';
 
 /** What a restore needs of the engine session. */
@@ -36,7 +37,7 @@ export async function restoreEngineSession(
   options: RestoreOptions,
 ): Promise<RestoreResult> {
   const journals = settings.journals;
-  const state = checkState(raw);
+  const state = applyJournalUpdates(checkState(raw), options.journal ?? []);
   if (session.cellCount > 0) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
   if (journals) journals.id = state.id;
   settings.store.replace?.(state.stored.map(([key, json]) => [key, json]));

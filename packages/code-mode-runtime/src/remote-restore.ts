@@ -1,6 +1,7 @@
 import type { CodeModeSessionState, RestoreOptions, RestoreResult } from '@switchyard/protocol';
 import { CellJournal } from './journal/cell-journal';
 import { checkRecord, checkState } from './journal/state';
+import { applyJournalUpdates } from './journal/updates';
 import { interruptOpenCalls } from './engine-restore';
 import type { Binding, RemoteCore } from './remote-binding';
 import type { Resumer } from './remote-replay';
@@ -17,7 +18,7 @@ export async function restoreRemoteSession(
   options: RestoreOptions,
   unresumed: (cellId: string, error: string) => void,
 ): Promise<RestoreResult> {
-  const state = checkState(raw);
+  const state = applyJournalUpdates(checkState(raw), options.journal ?? []);
   core.id = state.id;
   core.stored.replace(state.stored.map(([key, json]) => [key, json]));
   const cells: Array<RestoreResult['cells'][number]> = [];

@@ -1,5 +1,4 @@
 import type {
-  CellJournalUpdate,
   BackgroundDelivery,
   RestoreResult,
   CodeModeContributor,
@@ -10,7 +9,7 @@ import type {
   ToolExecutor,
 } from '@switchyard/protocol';
 import { DEFAULT_OUTPUT_TOKENS, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
-import { CodeModeService, type CellEvent, type CodeModeState } from './code-mode-service';
+import { CodeModeService, type CellEvent, type CodeModeJournalUpdate, type CodeModeState } from './code-mode-service';
 import { createExecTool, createWaitTool, watchCell, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
 
@@ -31,9 +30,11 @@ export interface CreateCodeModeOptions {
    * Each change to a host session's durable state as it happens (the runtime's `CellHost.journal`
    * updates, with the host session's id): a store writes them ahead — a nested call runs only once
    * the promise returned for its `call-issued` resolved (a rejection fails the call, the tool not
-   * run). A `cell-closed` update carries the cell's final journal (what `replayCells` re-runs).
+   * run). A `cell-opened` update also carries what dispatches the cell's calls (`broker`); a
+   * `cell-closed` update carries the cell's final journal (what `replayCells` re-runs). A store
+   * may also listen per session (`service.onJournal`).
    */
-  journal?: (sessionId: string, update: CellJournalUpdate) => void | Promise<void>;
+  journal?: (sessionId: string, update: CodeModeJournalUpdate) => void | Promise<void>;
 }
 
 /** Code Mode for a host: the planner's contributor plus the per-session service. */
@@ -53,10 +54,11 @@ export interface CodeMode extends CodeModeContributor {
   /** A host session's durable state for a store (`CodeModeService.exportState`); undefined when it has none. */
   exportState(sessionId: string): CodeModeState | undefined;
   /**
-   * Restores a host session from an exported state (`CodeModeService.restore`), before its first
-   * `exec`. With `background` (the session's `StepContext.background`), every restored cell is
-   * watched, so its end (a failure to resume included) reaches the model as its `exec` call's
-   * background completion; without, a `wait` gets it.
+   * Restores a host session from an exported state and the journal updates reported after it
+   * (`CodeModeService.restore`), before its first `exec`. With `background` (the session's
+   * `StepContext.background`), every resumed cell is watched, so its end reaches the model as its
+   * `exec` call's background completion; without, a `wait` gets it. A cell that could not be
+   * resumed is in the result with its error (the host tells the model; a `wait` on it gets it too).
    */
   restoreSession(sessionId: string, state: CodeModeState, options?: RestoreSessionOptions): Promise<RestoreResult>;
 }
@@ -65,6 +67,8 @@ export interface CodeMode extends CodeModeContributor {
 export interface RestoreSessionOptions {
   /** The agent host restarted (default true): a nested call that was in flight is interrupted, unless its tool is idempotent. */
   hostRestarted?: boolean;
+  /** The updates reported after `state` was exported (the `journal` option's, `service.onJournal`'s), in order. */
+  journal?: readonly CodeModeJournalUpdate[];
   /** Deliver each restored cell's end in the background (the session's delivery). */
   background?: BackgroundDelivery;
   /** As `ProviderOptions.originalImageDetail` for the delivered outputs. */
@@ -117,11 +121,11 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     shutdown: () => service.shutdown(),
     exportState: (sessionId) => service.exportState(sessionId),
     async restoreSession(sessionId, state, restore = {}) {
-      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted });
+      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted, journal: restore.journal });
       const { background, originalImageDetail } = restore;
       if (background) {
         const session = service.session(sessionId);
-        for (const cell of result.cells) watchCell(service, session, cell.cellId, { background, originalImageDetail }, toolOptions);
+        for (const cell of result.cells) if (cell.resumed) watchCell(service, session, cell.cellId, { background, originalImageDetail }, toolOptions);
       }
       return result;
     },

@@ -203,7 +203,14 @@ export class DispatchBroker {
 
   /** The open cells, as a store keeps them beside the runtime's journals. */
   exportCells(): BrokerCellState[] {
-    return [...this.cells].map(([cellId, record]) => ({
+    return [...this.cells.keys()].map((cellId) => this.exportCell(cellId)!);
+  }
+
+  /** One open cell as a store keeps it, or undefined for a cell the broker does not hold. */
+  exportCell(cellId: string): BrokerCellState | undefined {
+    const record = this.cells.get(cellId);
+    if (!record) return undefined;
+    return {
       cellId,
       execCallId: record.execCallId,
       tools: [...record.tools.values()].map((tool) => ({
@@ -212,7 +219,7 @@ export class DispatchBroker {
         ...(tool.toolName.namespace === undefined ? {} : { namespace: tool.toolName.namespace }),
         kind: tool.kind,
       })),
-    }));
+    };
   }
 
   /** A cell restored from a store: its calls dispatch as they did (its gate is open at once). */

@@ -53,3 +53,4 @@ export { createEventHub, warnListenerError } from './event-hub';
 export { elapsedMs } from './elapsed';
 export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
 export { VERSION } from './version';
+export { STORE_RECORD_VERSION, encodeStoreRecord, decodeStoreRecord, storeError, grantLease, checkLease, leaseFromJson } from './session-store-records';

@@ -126,6 +126,12 @@ export interface RestoreOptions {
    * Mode broker does) instead of running it twice.
    */
   readonly hostRestarted?: boolean;
+  /**
+   * The updates {@link CellHost.journal} reported after the state was exported, in order (what a
+   * store appended since its last export): applied to the state before it is restored. A cell
+   * they open is restored, a cell they close is not; a malformed update fails its cell only.
+   */
+  readonly journal?: readonly CellJournalUpdate[];
 }
 
 /** What {@link CodeModeSession.restore} did with each cell of the state. */

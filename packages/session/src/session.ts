@@ -12,7 +12,11 @@ import { BackgroundInbox, backgroundSettings } from './background';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
+import { TurnGate } from './turn-gate';
 import { executeTurn, streamTurn } from './turn-loop';
+import { SessionPersistence } from './session-persistence';
+import { commitContent, exportSession, openDurable, watchCodeMode } from './session-durability';
+import { checkExport, type SessionExport } from './durable-state';
 import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './session-types';
 
 
@@ -24,7 +28,7 @@ import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './ses
 function scheduleWake(state: SessionState): void {
   queueMicrotask(() => {
     const model = state.wakeModel;
-    if (!model || state.closed || state.activeTurns > 0 || !state.inbox?.pending) return;
+    if (!model || state.closed || state.turnGate.busy || !state.loaded || (!state.inbox?.pending && state.carried.length === 0)) return;
     executeTurn(state, { model, input: [] }).catch(() => undefined);
   });
 }
@@ -47,6 +51,10 @@ async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
+  // the store gets the session as it is (open cells' journals included) before anything is ended,
+  // then the lease goes: another process may resume it at once
+  await state.ready.catch(() => undefined);
+  await state.persistence?.close().catch(() => undefined);
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -87,11 +95,26 @@ async function checkToolSetup(state: SessionState): Promise<void> {
   }
 }
 
+/**
+ * With a store or a `restore` document: loads the session (every turn waits for `ready`), then
+ * wakes it when the resume left something for the model's next request.
+ */
+function openSession(state: SessionState, restore: SessionExport | undefined): void {
+  state.loaded = false;
+  state.ready = openDurable(state, restore).then(() => {
+    state.loaded = true;
+    scheduleWake(state);
+  });
+  // a turn or the host (`session.ready`) reports a failed load; nobody has to listen
+  state.ready.catch(() => undefined);
+}
+
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
   resolveToolBudget(options.toolBudget, 'toolBudget');
-  const sessionId = options.sessionId ?? randomUUID();
+  const restore = options.restore === undefined ? undefined : checkExport(options.restore);
+  const sessionId = options.sessionId ?? restore?.sessionId ?? randomUUID();
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
@@ -124,9 +147,16 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
     inbox: undefined,
     activeTurns: 0,
+    turnGate: new TurnGate(),
     wakeModel: undefined,
     backgroundRuntimes: [],
     turnEnded: () => scheduleWake(state),
+    persistence: options.store ? new SessionPersistence(options.store, sessionId, options.storeOptions ?? {}, () => commitContent(state)) : undefined,
+    ready: Promise.resolve(),
+    loaded: true,
+    carried: [],
+    openCells: new Map(),
+    codeModeCreated: (created) => watchCodeMode(state, created),
   };
   const background = backgroundSettings(options.background);
   if (background) (state as { inbox: BackgroundInbox }).inbox = new BackgroundInbox(background, (event) => {
@@ -135,7 +165,11 @@ export function createSession(options: SessionOptions): Session {
     });
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   void checkToolSetup(state);
-  if (codeMode) forwardCellEvents(state, codeMode);
+  if (codeMode) {
+    forwardCellEvents(state, codeMode);
+    watchCodeMode(state, codeMode);
+  }
+  if (state.persistence || restore) openSession(state, restore);
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {
     id: sessionId,
@@ -147,6 +181,10 @@ export function createSession(options: SessionOptions): Session {
       return result!;
     },
     streamTurn: runStream,
+    get ready() {
+      return state.ready;
+    },
+    export: () => exportSession(state),
     on: (type, listener) => hub.on(type, listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {

@@ -3,6 +3,7 @@ import { SwitchyardError, errorMessage, isSwitchyardError, type ResponseItem } f
 import type { TurnResult, SessionEvent } from './session-events';
 import { callLifecycle, type SessionState } from './session-state';
 import { backgroundWorker, buildStep, injectedItems, type TurnScope } from './step';
+import { busyError } from './turn-gate';
 import type { Turn, TurnOptions } from './session-types';
 
 // A turn: its scope, its injected items and how it ends.
@@ -39,8 +40,17 @@ export interface OwnTurn extends Turn {
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
-export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
-  if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+/**
+ * Begins a turn. `entered`: a turn of the loop that already holds the session's turn gate;
+ * otherwise a host-driven turn (`beginTurn()`), refused with `BUSY` while a loop turn runs or waits.
+ */
+export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void, entered = false): OwnTurn {
+  if (state.closed) {
+    if (entered) state.turnGate.leave();
+    throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+  }
+  if (!entered && !state.loaded) throw busyError(state.sessionId, 'it is still loading from its store (await session.ready before beginTurn())');
+  if (!entered && !state.turnGate.tryEnterHost()) throw busyError(state.sessionId, 'beginTurn() cannot start beside a runTurn / streamTurn / wake turn');
   const controller = new AbortController();
   const forward = () => controller.abort(turnOptions.signal?.reason);
   if (turnOptions.signal?.aborted) forward();
@@ -80,9 +90,13 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
+      // a loop turn saved its end already; a host-driven turn's is saved without waiting
+      if (!entered) state.persistence?.schedule();
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
       state.activeTurns--;
+      // the next queued turn holds the gate from here on; a wake turn only finds an idle session
+      state.turnGate.leave(!entered);
       state.turnEnded();
     },
   };

@@ -7,6 +7,7 @@ import {
   type CellToolDescriptor,
   type CodeModeSessionState,
   type JournalCall,
+  type JournalCallResult,
   type JournalObserved,
 } from '@switchyard/protocol';
 
@@ -73,12 +74,12 @@ export function checkState(state: unknown): CodeModeSessionState {
     throw invalid(`cannot restore the session: its state is of version ${candidate.version}, newer than this runtime reads (${CODE_MODE_STATE_VERSION})`);
   }
   if (typeof candidate.id !== 'string' || candidate.id === '') throw invalid('cannot restore the session: its state has no id');
-  if (!Array.isArray(candidate.stored) || !candidate.stored.every(isPair)) throw invalid('cannot restore the session: its stored values are not [key, JSON text] pairs');
+  if (!Array.isArray(candidate.stored) || !candidate.stored.every(isStoredPair)) throw invalid('cannot restore the session: its stored values are not [key, JSON text] pairs');
   if (!Array.isArray(candidate.cells)) throw invalid('cannot restore the session: its cells are not a list');
   return candidate as CodeModeSessionState;
 }
 
-const isPair = (pair: unknown): pair is [string, string] => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string';
+export const isStoredPair = (pair: unknown): pair is [string, string] => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string';
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
@@ -87,15 +88,18 @@ function isTool(tool: unknown): tool is CellToolDescriptor {
   return typeof t === 'object' && t !== null && isString(t.name) && isString(t.description) && (t.kind === 'function' || t.kind === 'freeform');
 }
 
-function isCall(call: unknown): call is JournalCall {
+export function isJournalCall(call: unknown): call is JournalCall {
   const c = call as JournalCall | null;
   if (typeof c !== 'object' || c === null || !isString(c.id) || !/^tool-[1-9]\d*$/.test(c.id) || !isString(c.tool) || !isString(c.hash)) return false;
-  const result = c.result as Record<string, unknown> | undefined;
-  if (result === undefined) return true;
+  return c.result === undefined || isCallResult(c.result);
+}
+
+export function isCallResult(value: unknown): value is JournalCallResult {
+  const result = value as Record<string, unknown> | null;
   return typeof result === 'object' && result !== null && (result.ok === true ? result.json === undefined || isString(result.json) : result.ok === false && isString(result.error));
 }
 
-function isObserved(observed: unknown): observed is JournalObserved {
+export function isObserved(observed: unknown): observed is JournalObserved {
   const o = observed as JournalObserved | null;
   return typeof o === 'object' && o !== null && isCount(o.items) && isString(o.itemsHash) && isCount(o.notifies) && isString(o.notifiesHash);
 }
@@ -105,10 +109,10 @@ function malformedField(r: Partial<CellJournalRecord>): string | undefined {
   if (!isString(r.source)) return 'source';
   if (!Array.isArray(r.tools) || !r.tools.every(isTool)) return 'tools';
   if (r.typescript !== undefined && typeof r.typescript !== 'boolean') return 'typescript';
-  if (!Array.isArray(r.stored) || !r.stored.every(isPair)) return 'stored';
+  if (!Array.isArray(r.stored) || !r.stored.every(isStoredPair)) return 'stored';
   if (!isString(r.seed) || !/^[0-9a-f]{32}$/.test(r.seed)) return 'seed';
   if (!isString(r.entries)) return 'entries';
-  if (!Array.isArray(r.calls) || !r.calls.every(isCall)) return 'calls';
+  if (!Array.isArray(r.calls) || !r.calls.every(isJournalCall)) return 'calls';
   if (!isObserved(r.observed)) return 'observed';
   if (typeof r.committed !== 'boolean') return 'committed';
   if (r.unresumable !== undefined && !isString(r.unresumable)) return 'unresumable';

@@ -25,6 +25,7 @@ export const WIRE_ERROR_CODES = [
   'RESPOND_TO_MODEL', 'TOOL_NOT_FOUND', 'INVALID_INPUT', 'HOOK_BLOCKED', 'ABORTED', 'FATAL', 'INCOMPATIBLE_PAYLOAD',
   'CELL_NOT_FOUND', 'LIMIT_EXCEEDED', 'SANDBOX_UNAVAILABLE', 'APPROVAL_DENIED', 'SHUTTING_DOWN', 'CONFIG', 'MODEL_ERROR', 'INTERNAL',
   'INVALID_JOURNAL',
+  'BUSY', 'LEASE_HELD', 'STORE_CORRUPT', 'STORE_VERSION', 'STORE_FAILED',
 ] as const satisfies readonly SwitchyardErrorCode[];
 
 /** Fails to compile when `SwitchyardErrorCode` gains a code this list lacks. */

@@ -487,7 +487,7 @@ describe('validation of messages (the message table)', () => {
 
   it('an error code outside WIRE_ERROR_CODES is a protocol violation: the connection ends naming the field', async () => {
     expect(() => parseRuntimeMessage({ t: 'reply', id: 1, ok: false, error: { code: 'OOPS', message: 'm' } })).toThrow(
-      `reply.error.code is not one of 16 known values (${WIRE_ERROR_CODES.join(', ')})`,
+      `reply.error.code is not one of 21 known values (${WIRE_ERROR_CODES.join(', ')})`,
     );
     const pair = pipePair();
     pair.runtime.onFrame((frame) => {
@@ -497,7 +497,7 @@ describe('validation of messages (the message table)', () => {
       }
     });
     const client = await connectRuntime({ transport: pair.host, onEvent: () => {} });
-    await expect(client.request({ t: 'ping' })).rejects.toThrow(/^exec runtime ended unexpectedly: protocol violation: reply\.error\.code is not one of 16 known values \(RESPOND_TO_MODEL, /);
+    await expect(client.request({ t: 'ping' })).rejects.toThrow(/^exec runtime ended unexpectedly: protocol violation: reply\.error\.code is not one of 21 known values \(RESPOND_TO_MODEL, /);
   });
 
   it('a wire error turns back into the SwitchyardError it was, with the cell it names as a typed field', async () => {
