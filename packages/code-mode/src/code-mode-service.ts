@@ -59,6 +59,8 @@ export interface ServiceRestoreOptions {
   readonly hostRestarted?: boolean;
   /** The updates reported (`onJournal`, the `journal` option) after `state` was exported, in order: applied before the restore. */
   readonly journal?: readonly CodeModeJournalUpdate[];
+  /** The tenant the session opens with, as for `attachWorker` (a session restored in a new process is opened here). */
+  readonly tenant?: string;
 }
 
 /**
@@ -89,9 +91,11 @@ export class CodeModeService {
 
   private readonly journalListeners = new Map<string, (update: CodeModeJournalUpdate) => void | Promise<void>>();
 
+  /** `defaultTenant`: the tenant of a session whose opener names none (`createCodeMode({ tenant })`). */
   constructor(
     private readonly runtime: CodeModeRuntime,
     private readonly journal?: (sessionId: string, update: CodeModeJournalUpdate) => void | Promise<void>,
+    private readonly defaultTenant?: string,
   ) {}
 
   /**
@@ -122,12 +126,16 @@ export class CodeModeService {
     return Promise.all(written).then(() => undefined);
   }
 
-  /** The session's state, opened on first use. */
-  session(sessionId: string): BrokerSession {
+  /**
+   * The session's state, opened on first use — in the runtime with `tenant` (the step's, else the
+   * default; none: the session is a tenant of its own). A session keeps the tenant it opened with.
+   */
+  session(sessionId: string, tenant?: string): BrokerSession {
     let session = this.sessions.get(sessionId);
     if (!session) {
       const broker = new DispatchBroker({ onCellStart: (cellId, start) => this.emitCellEvent({ type: 'cell-start', cellId, ...start }) });
       const service = this;
+      const owner = tenant ?? this.defaultTenant;
       const host: CellHost = {
         invokeTool: (request) => broker.invoke(request),
         invokeToolJson: (request) => broker.invokeJson(request),
@@ -139,7 +147,7 @@ export class CodeModeService {
           return service.journalTaken(sessionId) ? (update: CellJournalUpdate) => service.forwardJournal(opened, update) : undefined;
         },
       };
-      const runtime = this.runtime.openSession(host);
+      const runtime = owner === undefined ? this.runtime.openSession(host) : this.runtime.openSession(host, { tenant: owner });
       const opened: BrokerSession = { sessionId, runtime, broker, watcher: new BackgroundWatcher(runtime) };
       session = opened;
       this.sessions.set(sessionId, session);
@@ -148,8 +156,8 @@ export class CodeModeService {
   }
 
   /** Attaches the running step's worker for the session's nested calls; returns the detach function. */
-  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void {
-    return this.session(sessionId).broker.attachWorker(worker, options);
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean; tenant?: string }): () => void {
+    return this.session(sessionId, options?.tenant).broker.attachWorker(worker, options);
   }
 
   /** Items injected by `notify()` in this session since the last call. */
@@ -180,7 +188,7 @@ export class CodeModeService {
       throw new SwitchyardError('INVALID_JOURNAL', `cannot restore Code Mode session ${sessionId}: its state is not a "${CODE_MODE_SERVICE_STATE_FORMAT}" state`);
     }
     if (state.version > 1) throw new SwitchyardError('INVALID_JOURNAL', `cannot restore Code Mode session ${sessionId}: its state is of version ${state.version}, newer than this package reads (1)`);
-    const session = this.session(sessionId);
+    const session = this.session(sessionId, options.tenant);
     if (!session.runtime.restore) throw new SwitchyardError('CONFIG', 'the Code Mode runtime cannot restore sessions (its sessions have no restore)');
     const journal = options.journal ?? [];
     // The gates first: a restored cell's first nested call finds its tools.

@@ -35,6 +35,12 @@ export interface CreateCodeModeOptions {
    * may also listen per session (`service.onJournal`).
    */
   journal?: (sessionId: string, update: CodeModeJournalUpdate) => void | Promise<void>;
+  /**
+   * The tenant of every session whose step names none (`StepContext.tenant`, which
+   * `createSession({ tenant })` sets), passed to `runtime.openSession`. Default: none — each such
+   * session is a tenant of its own.
+   */
+  tenant?: string;
 }
 
 /** Code Mode for a host: the planner's contributor plus the per-session service. */
@@ -43,8 +49,9 @@ export interface CodeMode extends CodeModeContributor {
   /**
    * Attaches the running step's worker (its `ToolCallRuntime`) for a host session; returns the
    * detach function. `background`: a worker serving cells between turns (its calls' source says so).
+   * `tenant`: the session's tenant, used if this call opens the session in the runtime.
    */
-  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void;
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean; tenant?: string }): () => void;
   /** `notify()` items injected in a host session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[];
   /** `cell-start` / `cell-end` events of every session; returns the unsubscribe function. */
@@ -71,6 +78,8 @@ export interface RestoreSessionOptions {
   journal?: readonly CodeModeJournalUpdate[];
   /** Deliver each restored cell's end in the background (the session's delivery). */
   background?: BackgroundDelivery;
+  /** The tenant the session opens with (`createSession({ tenant })`'s); default: the `tenant` option of createCodeMode. */
+  tenant?: string;
   /** As `ProviderOptions.originalImageDetail` for the delivered outputs. */
   originalImageDetail?: boolean;
 }
@@ -91,6 +100,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
   maxYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   execHooks: rule.boolean(),
   journal: rule.function(),
+  tenant: rule.string(),
 };
 
 /**
@@ -100,7 +110,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
  */
 export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   checkOptions('createCodeMode', options, CODE_MODE_OPTION_RULES);
-  const service = new CodeModeService(options.runtime, options.journal);
+  const service = new CodeModeService(options.runtime, options.journal, options.tenant);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
     defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
@@ -121,7 +131,7 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     shutdown: () => service.shutdown(),
     exportState: (sessionId) => service.exportState(sessionId),
     async restoreSession(sessionId, state, restore = {}) {
-      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted, journal: restore.journal });
+      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted, journal: restore.journal, tenant: restore.tenant });
       const { background, originalImageDetail } = restore;
       if (background) {
         const session = service.session(sessionId);

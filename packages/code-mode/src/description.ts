@@ -6,6 +6,7 @@ import {
   createPriorityRanker,
   estimateTokens,
   isMcpOutputSchema,
+  safeToolText,
   selectWithinBudget,
 } from '@switchyard/kit';
 
@@ -194,7 +195,8 @@ function toolSection(tool: NestedToolDefinition): string {
 /** "## namespace\ndescription", printed when the namespace changes (none for a blank description). */
 function namespaceSection(tool: NestedToolDefinition): string | undefined {
   const namespace = tool.toolName.namespace;
-  return namespace && tool.namespaceDescription?.trim() ? `## ${namespace}\n${tool.namespaceDescription.trim()}` : undefined;
+  // the namespace's text (an MCP server's instructions) is the tool's: terminators normalised, fences escaped
+  return namespace && tool.namespaceDescription?.trim() ? `## ${namespace}\n${safeToolText(tool.namespaceDescription.trim())}` : undefined;
 }
 
 function renderReference(described: readonly NestedToolDefinition[]): string {
@@ -239,7 +241,7 @@ const SUMMARY_HEADING = 'Nested tools not described above, by namespace:';
 
 /** The first sentence (at most 100 characters) of a namespace description, for a summary line. */
 function gist(description: string | undefined): string {
-  const text = description?.trim().split('\n')[0] ?? '';
+  const text = safeToolText(description?.trim() ?? '').split('\n')[0];
   const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
   return sentence.length <= 100 ? sentence : `${sentence.slice(0, 99)}…`;
 }

@@ -53,7 +53,7 @@ export function watchCodeModeJournal(codeMode: CodeMode, sessionId: string, list
 export async function restoreCodeMode(
   codeMode: CodeMode,
   sessionId: string,
-  restore: { state: JsonValue | undefined; journal: readonly JsonValue[]; openCells: readonly string[]; background?: BackgroundDelivery },
+  restore: { state: JsonValue | undefined; journal: readonly JsonValue[]; openCells: readonly string[]; background?: BackgroundDelivery; tenant?: string },
 ): Promise<RestoredCells> {
   const restoreSession = durable(codeMode).restoreSession;
   if (restore.state === undefined || typeof restoreSession !== 'function') {
@@ -66,6 +66,7 @@ export async function restoreCodeMode(
       hostRestarted: true,
       journal: restore.journal as unknown as CodeModeJournalUpdate[],
       ...(restore.background ? { background: restore.background } : {}),
+      ...(restore.tenant !== undefined ? { tenant: restore.tenant } : {}),
     });
     cells = restored.cells.map((cell) => (cell.resumed ? { cellId: cell.cellId, resumed: true } : { cellId: cell.cellId, resumed: false, error: cell.error }));
   } catch (error) {

@@ -109,7 +109,7 @@ async function restoreCells(state: SessionState, source: DurableSource): Promise
   if (cells.length === 0 && source.doc.codeMode === undefined) return { resumed: [], lost: [] };
   if (state.toolMode === 'direct') return { resumed: [], lost: cells.map((cellId) => ({ cellId, reason: 'the session no longer runs Code Mode' })) };
   const codeMode = (await codeModeFor(state)) as CodeMode;
-  return restoreCodeMode(codeMode, state.sessionId, { state: source.doc.codeMode, journal: source.journal, openCells: cells, background: state.inbox?.delivery });
+  return restoreCodeMode(codeMode, state.sessionId, { state: source.doc.codeMode, journal: source.journal, openCells: cells, background: state.inbox?.delivery, tenant: state.options.tenant });
 }
 
 /**

@@ -47,6 +47,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   approvals: rule.object(),
   time: rule.object(),
   sessionId: rule.string(),
+  tenant: rule.string(),
   instructions: rule.string(),
   maxSteps: rule.number({ min: 1, integer: true }),
   maxConcurrentToolCalls: rule.number({ min: 1, integer: true, allowInfinity: true }),
@@ -57,7 +58,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   toolBudget: rule.any(),
   history: rule.listOf(rule.object(), 'a list of items'),
   strict: rule.boolean(),
-  // a Tracer or { tracer, providerName?, agentName? }: checked by the tracing module
+  // a Tracer or { tracer, providerName?, agentName?, recordContent? }: checked by the tracing module
   tracer: rule.object(),
   store: (value) => {
     const store = value as { lease?: unknown; load?: unknown; commit?: unknown } | null;
@@ -74,7 +75,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   }),
   // checked by createSession, which names the field
   restore: rule.object(),
-  background: rule.anyOf(rule.boolean(), rule.shape<{ maxUnobservedMs?: number }>({ maxUnobservedMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) })),
+  background: rule.anyOf(rule.boolean(), rule.shape<{ maxUnobservedMs?: number; maxWakeTurns?: number }>({ maxUnobservedMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }), maxWakeTurns: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) })),
 };
 
 /** Throws a `CONFIG` error naming the first unknown or invalid option of `createSession`. */

@@ -51,12 +51,14 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
-  /** Those turns, for `shutdown()` to interrupt. */
+  /** Those turns, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
   /** One turn at a time: turns of the loop, host-driven turns and wake turns enter in order. */
   readonly turnGate: TurnGate;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;
+  /** Wake turns since the host's last turn (or `wake()` call): bounded by `maxWakeTurns`. */
+  wakeTurns: number;
   /** Runtimes that served cells between turns (released once idle, aborted at shutdown). */
   readonly backgroundRuntimes: ToolCallRuntime[];
   /** Called when a turn has finished: a waiting wake turn may start (set by `createSession`). */

@@ -8,7 +8,7 @@ import { SessionHistory } from './history';
 import { checkSessionOptions } from './session-options';
 import { warnOnce } from './warn-once';
 import { traceSession } from './tracing';
-import { BackgroundInbox, backgroundSettings } from './background';
+import { BackgroundInbox, DEFAULT_MAX_WAKE_TURNS, backgroundSettings } from './background';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
@@ -29,6 +29,17 @@ function scheduleWake(state: SessionState): void {
   queueMicrotask(() => {
     const model = state.wakeModel;
     if (!model || state.closed || state.turnGate.busy || !state.loaded || (!state.inbox?.pending && state.carried.length === 0)) return;
+    // a model that starts new work in every wake turn would keep the session busy without end
+    const limit = backgroundSettings(state.options.background)?.maxWakeTurns ?? DEFAULT_MAX_WAKE_TURNS;
+    if (state.wakeTurns > limit) return;
+    if (state.wakeTurns === limit) {
+      // said once; the host's next turn (or wake() again) re-arms it
+      state.wakeTurns++;
+      const message = `the session stopped waking itself after ${limit} wake turns in a row without a turn of the host; ${state.inbox?.pending ?? 0} completion(s) wait for the next turn (or wake() again)`;
+      emitGlobal(state, { type: 'warning', source: 'background', message });
+      return;
+    }
+    state.wakeTurns++;
     executeTurn(state, { model, input: [] }).catch(() => undefined);
   });
 }
@@ -42,9 +53,25 @@ function startWaking(state: SessionState, options: WakeOptions): () => void {
   };
   if (options.signal?.aborted) return stop;
   state.wakeModel = model;
+  state.wakeTurns = 0;
   options.signal?.addEventListener('abort', stop, { once: true });
   scheduleWake(state);
   return stop;
+}
+
+/** How long `shutdown()` waits for an aborted turn whose model or hook ignores the abort. */
+const TURN_STOP_GRACE_MS = 10_000;
+
+/** Aborts every running turn and waits until each has ended (at most the grace for all of them). */
+async function stopTurns(state: SessionState, reason: SwitchyardError): Promise<void> {
+  if (state.liveTurns.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, TURN_STOP_GRACE_MS);
+    timer.unref();
+  });
+  await Promise.race([Promise.all([...state.liveTurns].map((turn) => turn.stop(reason))), grace]);
+  clearTimeout(timer);
 }
 
 async function shutdownSession(state: SessionState): Promise<void> {
@@ -55,9 +82,10 @@ async function shutdownSession(state: SessionState): Promise<void> {
   // then the lease goes: another process may resume it at once
   await state.ready.catch(() => undefined);
   await state.persistence?.close().catch(() => undefined);
-  // a turn still running is interrupted (its Interrupt hooks run before SessionEnd's)
-  const shuttingDown = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
-  await Promise.all([...state.liveTurns].map((turn) => turn.interrupt('shutdown', shuttingDown)));
+  // running turns are interrupted (their Interrupt hooks run before SessionEnd's) and have ended
+  // before anything else stops: nothing of the session starts after shutdown()
+  const stopping = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
+  await stopTurns(state, stopping);
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -121,7 +149,7 @@ export function createSession(options: SessionOptions): Session {
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
-    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
+    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, tenant: options.tenant, hooks: options.hooks, model: options.model?.name })
     : undefined;
   const codeMode = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const state: SessionState = {
@@ -153,6 +181,7 @@ export function createSession(options: SessionOptions): Session {
     liveTurns: new Set(),
     turnGate: new TurnGate(),
     wakeModel: undefined,
+    wakeTurns: 0,
     backgroundRuntimes: [],
     turnEnded: () => scheduleWake(state),
     persistence: options.store ? new SessionPersistence(options.store, sessionId, options.storeOptions ?? {}, () => commitContent(state)) : undefined,
@@ -174,11 +203,19 @@ export function createSession(options: SessionOptions): Session {
     watchCodeMode(state, codeMode);
   }
   if (state.persistence || restore) openSession(state, restore);
-  const runStream = (run: RunTurnOptions) => streamTurn(state, run);
+  // a turn of the host re-arms the wake bound
+  const runStream = (run: RunTurnOptions) => {
+    state.wakeTurns = 0;
+    return streamTurn(state, run);
+  };
   return {
     id: sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     history: state.history.items,
-    beginTurn: (turnOptions) => beginOwnTurn(state, turnOptions),
+    beginTurn: (turnOptions) => {
+      state.wakeTurns = 0;
+      return beginOwnTurn(state, turnOptions);
+    },
     async runTurn(run) {
       let result: TurnResult | undefined;
       for await (const event of runStream(run)) if (event.type === 'turn-end' && event.result) result = event.result;
@@ -190,6 +227,7 @@ export function createSession(options: SessionOptions): Session {
     },
     export: () => exportSession(state),
     on: (type, listener) => hub.on(type, listener),
+    onEvent: (listener) => hub.onAny(listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {
       if (state.closed) return;

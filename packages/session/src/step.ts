@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SwitchyardError, systemTimeProvider, type MessageItem, type ResponseItem, type StepContext, type SwitchyardEventType } from '@switchyard/protocol';
+import { SwitchyardError, systemTimeProvider, type MessageItem, type ResponseItem, type StepContext, type SwitchyardEventType, type ToolExecutor } from '@switchyard/protocol';
 import { planTools, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
@@ -36,6 +36,7 @@ function stepContextOf(scope: TurnScope): StepContext {
   const { options, sessionId, toolMode, usedTokens } = scope.state;
   return {
     sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     turnId: scope.id,
     stepIndex: scope.stepIndex,
     cwd: options.cwd ?? process.cwd(),
@@ -102,13 +103,19 @@ async function planRuntime(scope: TurnScope): Promise<{ context: StepContext; pl
   return { context, plan, router, runtime };
 }
 
+/** True when `a` and `b` hold the same executors in the same order. */
+function sameExecutors(a: readonly ToolExecutor[], b: readonly ToolExecutor[]): boolean {
+  return a.length === b.length && a.every((executor, index) => executor === b[index]);
+}
+
 /**
- * The worker serving a session's cells between turns (the `background` option): planned at its
- * first nested call under the session's policy as it is then, a step of its own (turn id
- * `background-…`) whose events go to the session's listeners.
+ * The worker serving a session's cells between turns (the `background` option): a step of its own
+ * (turn id `background-…`) whose events go to the session's listeners, planned at its first nested
+ * call and again whenever a call finds the session's tools changed (a tool the host revoked is
+ * unknown to the next call, whatever cell keeps calling it).
  */
 export function backgroundWorker(state: SessionState, inbox: BackgroundInbox): Parameters<CodeMode['attachWorker']>[1] {
-  let planned: Promise<ToolCallRuntime> | undefined;
+  let planned: { executors: readonly ToolExecutor[]; runtime: Promise<ToolCallRuntime> } | undefined;
   const plan = async () => {
     releaseIdleRuntimes(state.backgroundRuntimes);
     const controller = new AbortController();
@@ -120,8 +127,9 @@ export function backgroundWorker(state: SessionState, inbox: BackgroundInbox): P
   };
   return {
     async handle(call, options) {
-      planned ??= plan();
-      return (await planned).handle(call, options);
+      const executors = currentExecutors(state.options);
+      if (!planned || !sameExecutors(planned.executors, executors)) planned = { executors: [...executors], runtime: plan() };
+      return (await planned.runtime).handle(call, options);
     },
   };
 }
@@ -144,7 +152,7 @@ export async function buildStep(scope: TurnScope): Promise<Step> {
     return result.item;
   };
   scope.detach?.();
-  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime) : undefined;
+  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime, { tenant: state.options.tenant }) : undefined;
   const step: Step = { context, plan, tools: plan.tools, router, runtime, dispatch, dispatchAll: (items) => Promise.all(items.map(dispatch)), handleItem };
   emit({ type: 'step-start', turnId: id, stepIndex: scope.stepIndex, plan });
   return step;

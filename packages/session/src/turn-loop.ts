@@ -137,6 +137,7 @@ async function enterTurnGate(state: SessionState, run: RunTurnOptions): Promise<
 export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void, signalReason?: () => InterruptReason): Promise<TurnResult> {
   const { options, history } = state;
   await enterTurnGate(state, run);
+  // a turn of the loop holds the gate and ends itself once aborted
   const turn = beginOwnTurn(state, { signal: run.signal }, sink, true, signalReason);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);

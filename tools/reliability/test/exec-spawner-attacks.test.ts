@@ -219,3 +219,55 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
     }
   }, 60_000);
 });
+
+// Issue 47 row 11: an unsandboxed command that kills its reaper (and its spawner) from /proc, then
+// daemonizes, leaves a process reparented away from everything that would kill it. As root each
+// such command runs in a tracking cgroup of its own, killed whole when the command ends.
+const asRootWithCgroups = process.getuid?.() === 0 && readdirSync('/sys/fs/cgroup').length > 0;
+describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a daemon that escaped its reaper (issue 47 row 11)', () => {
+  const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ')[1]);
+  const cases = [
+    { tty: false, cgroups: true },
+    { tty: true, cgroups: true },
+    { tty: false, cgroups: false }, // the control: no tracking group, so the daemon must survive
+  ];
+  for (const { tty, cgroups } of cases) {
+    const how = tty ? 'tty, per-command reaper' : 'through the spawner';
+    it(cgroups ? `${how}: killed with its command, though its reaper${tty ? '' : ' and spawner'} died first` : `control, ${how} with cgroups off: the daemon outlives its command`, async () => {
+      const root = join(scratch, `daemon-${tty}-${cgroups}`);
+      mkdirSync(root, { recursive: true });
+      const exec = execTools({ root, sandbox: 'danger-full-access', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', limits: { cgroups } });
+      const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+      const marker = `4711.${tty ? 1 : 2}${cgroups ? 1 : 2}`;
+      try {
+        const attack = [
+          `(setsid sh -c 'echo $$ > daemon; exec sleep ${marker}' </dev/null >/dev/null 2>&1 &)`,
+          'while [ ! -s daemon ]; do sleep 0.1; done',
+          'r=$PPID; s=$(cut -d" " -f4 /proc/$r/stat); k=$r',
+          // the spawner too, never the host (its parent when the reaper is a process of its own)
+          '[ "$(cat /proc/$s/comm)" = perl ] && k="$k $s"',
+          'echo $k > killed; kill -9 $k; sleep 30',
+        ].join('; ');
+        await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd: attack, tty, yield_time_ms: 15_000 }));
+        const killed = readFileSync(join(root, 'killed'), 'utf8').trim().split(' ').map(Number);
+        expect(killed).toHaveLength(tty ? 1 : 2);
+        const daemon = Number(readFileSync(join(root, 'daemon'), 'utf8'));
+        if (!cgroups) {
+          // reparented away from the dead reaper, and alive well after the answer
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          expect(processesWith(`sleep ${marker}`)).toEqual([daemon]);
+          expect(killed).not.toContain(parentOf(daemon));
+          outcomes.push(`control (cgroups off, ${tty ? 'tty' : 'spawner'}): the daemon outlived its dead reaper, parent ${parentOf(daemon)}`);
+          return;
+        }
+        // Gone once the answer is out, without waiting for the session or the toolset to end.
+        expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+        outcomes.push(`${tty ? 'tty' : 'spawner'}: a daemon that killed its reaper${tty ? '' : ' and spawner'} died with its command (tracking cgroup)`);
+      } finally {
+        for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+        await harness.close();
+        await exec.shutdown();
+      }
+    }, 60_000);
+  }
+});

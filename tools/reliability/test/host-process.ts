@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { runFixture } from './helpers';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -21,28 +21,16 @@ export interface HostProcessResult<R> {
  * through tsx — as a child of the test, SIGKILLed after `timeoutMs`, so that whatever it runs into
  * is a red test, never a dead runner.
  */
-export function runHostProcess<R>(fixture: string, args: string[], timeoutMs: number): Promise<HostProcessResult<R>> {
+export async function runHostProcess<R>(fixture: string, args: string[], timeoutMs: number): Promise<HostProcessResult<R>> {
   const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=@switchyard/source', '--import', 'tsx', file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let loadPerCpu = 0;
-    const sampler = setInterval(() => (loadPerCpu = Math.max(loadPerCpu, loadavg()[0]! / availableParallelism())), 1_000);
-    child.stdout.on('data', (data) => (stdout += data));
-    child.stderr.on('data', (data) => (stderr = (stderr + data).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(sampler);
-      const line = stdout.trim().split('\n').at(-1);
-      let report: R | undefined;
-      try {
-        report = line ? (JSON.parse(line) as R) : undefined;
-      } catch {
-        report = undefined;
-      }
-      resolve({ code, signal, report, stderr, loadPerCpu });
-    });
-  });
+  let loadPerCpu = 0;
+  const sampler = setInterval(() => (loadPerCpu = Math.max(loadPerCpu, loadavg()[0]! / availableParallelism())), 1_000);
+  const { code, signal, lastLine, stderr } = await runFixture(file, args, { cwd: ROOT, timeoutMs }).finally(() => clearInterval(sampler));
+  let report: R | undefined;
+  try {
+    report = lastLine ? (JSON.parse(lastLine) as R) : undefined;
+  } catch {
+    report = undefined;
+  }
+  return { code, signal, report, stderr, loadPerCpu };
 }

@@ -48,7 +48,7 @@ const attacker = loadIdentity(undefined, undefined, 'test');
 /** A placement request of agent `agent` signed as the protocol says, with `extra` fields over it. */
 function signedRequest(agent: string, conn: string, extra: Record<string, unknown> = {}) {
   const own = ephemeral();
-  const request = { v: 2 as const, conn, heartbeatMs: 1000, key: attacker.publicKey, eph: own.public, ...extra };
+  const request = { v: 3 as const, conn, heartbeatMs: 1000, key: attacker.publicKey, eph: own.public, ...extra };
   return { own, request: { ...request, sig: signed(attacker, requestText(agent, request)) } };
 }
 
@@ -93,10 +93,10 @@ describe('hostile agent host against a runtime host', () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['not JSON', '{', /placement request is not JSON/],
       ['wrong version', { v: 1, conn: 'c1', heartbeatMs: 1000 }, /placement version 1 is not supported/],
-      ['no connection id', { v: 2 }, /names no valid connection/],
-      ['a connection id with subject syntax', { v: 2, conn: 'a.>' }, /names no valid connection/],
-      ['a 65-character connection id', { v: 2, conn: 'c'.repeat(65) }, /names no valid connection/],
-      ['an unsealed placement', { v: 2, conn: 'c1', heartbeatMs: 1000 }, /serves sealed placements only/],
+      ['no connection id', { v: 3 }, /names no valid connection/],
+      ['a connection id with subject syntax', { v: 3, conn: 'a.>' }, /names no valid connection/],
+      ['a 65-character connection id', { v: 3, conn: 'c'.repeat(65) }, /names no valid connection/],
+      ['an unsealed placement', { v: 3, conn: 'c1', heartbeatMs: 1000 }, /serves sealed placements only/],
       ['a signature by another key', { ...signedRequest('x', 'c1').request, key: nkeys.createUser().getPublicKey() }, /not signed by the key it names/],
       ['a signature over another agent id', signedRequest('y', 'c1').request, /not signed by the key it names/],
       ['a changed field under the signature', { ...signedRequest('x', 'c1').request, heartbeatMs: 5 }, /not signed by the key it names/],
@@ -269,7 +269,7 @@ describe('a bus peer against an agent host (it may read and publish every subjec
 
   it('a rogue runtime host answering placement is refused (a key the agent host does not pin); junk replies too; cells run on the trusted host', async () => {
     const rogue = await serveRuntimeOverNats({ servers: server.url, name: 'rogue' });
-    const junk = raw.subscribe('switchyard.place.*', { queue: 'switchyard-runtime-hosts', callback: (_error, msg) => void msg.respond('{"v":2,"ok":true,"runtime":"../.."}') });
+    const junk = raw.subscribe('switchyard.place.*', { queue: 'switchyard-runtime-hosts', callback: (_error, msg) => void msg.respond('{"v":3,"ok":true,"runtime":"../.."}') });
     await raw.flush();
     const runtime = createNatsRuntime({ servers: server.url, agentId: 'pinned', trustedRuntimeHosts: targetKey.getPublicKey(), placement: { attempts: 60 } });
     const outputs: unknown[] = [];

@@ -57,7 +57,7 @@ async function rogueHost(prefix: string, id: string) {
       const agent = msg.subject.split('.').at(-1)!;
       const request = JSON.parse(msg.string());
       const own = ephemeral();
-      const reply = { v: 2 as const, ok: true as const, runtime: id, name: id, conn: request.conn, sessions: 0, maxSessions: 100, key: me.publicKey, eph: own.public };
+      const reply = { v: 3 as const, ok: true as const, runtime: id, name: id, conn: request.conn, sessions: 0, maxSessions: 100, key: me.publicKey, eph: own.public };
       const text = replyText(agent, request.eph, reply);
       const keys = deriveKeys(own, request.eph, `${requestText(agent, request)}\n${text}`)!;
       const subject = `${prefix}.agent.${agent}.c.${id}.${request.conn}`;
