@@ -61,6 +61,8 @@ const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec
  * hears `cellClosed` for every cell, and the next cell gets a fresh worker.
  * Stored values stay with the agent host: the snapshot goes to the worker with the cell, its
  * writes come back as the agent host's commit (staged parts bounded by `maxStoredBytes`).
+ * Journals stay with the agent host too: the worker's journal entries are passed on as they come,
+ * and a cell the agent host replays (its runtime host was lost) arrives as `resumeCell`.
  */
 export class WorkerSession implements CodeModeSession {
   private binding: Binding | undefined;
