@@ -19,6 +19,7 @@ import type { BackgroundInbox } from './background';
 import type { SessionOptions } from './session-types';
 import type { TurnGate } from './turn-gate';
 import type { SessionPersistence } from './session-persistence';
+import type { OwnTurn } from './turn';
 
 // What one session's turns share, and the helpers that read it.
 
@@ -50,6 +51,8 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
+  /** Those turns, for `shutdown()` to interrupt. */
+  readonly liveTurns: Set<OwnTurn>;
   /** One turn at a time: turns of the loop, host-driven turns and wake turns enter in order. */
   readonly turnGate: TurnGate;
   /** The model a `wake()` registered. */

@@ -55,6 +55,9 @@ async function shutdownSession(state: SessionState): Promise<void> {
   // then the lease goes: another process may resume it at once
   await state.ready.catch(() => undefined);
   await state.persistence?.close().catch(() => undefined);
+  // a turn still running is interrupted (its Interrupt hooks run before SessionEnd's)
+  const shuttingDown = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
+  await Promise.all([...state.liveTurns].map((turn) => turn.interrupt('shutdown', shuttingDown)));
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -147,6 +150,7 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
     inbox: undefined,
     activeTurns: 0,
+    liveTurns: new Set(),
     turnGate: new TurnGate(),
     wakeModel: undefined,
     backgroundRuntimes: [],

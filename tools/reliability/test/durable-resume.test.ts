@@ -7,8 +7,8 @@ import { outputText, outputsFor, readLog, runToEnd, runUntilKilled, restartFixtu
 // between calls; the process is SIGKILLed midway (in a pause, after the 4th call); a new process —
 // for NATS another agent host — opens the same store and session id: the cell completes, the log
 // holds each call exactly once, the model's next request carries the cell's completion, and a value
-// stored by an earlier cell loads. It needs Code Mode's durable cells (cell journals handed to the
-// store and restored from it): until they are on main this file fails, by design.
+// stored by an earlier cell loads. Code Mode's durable cells make it hold: the cell's journal is
+// written to the store ahead of each nested call and the cell is restored from it.
 
 const fixtures = restartFixtures('durable');
 

@@ -225,7 +225,8 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       const ended = outcome((await harness.step.dispatch(waitItem('wait-crash', { cell_id: running.cellId, terminate: true }))) as ToolOutputItem);
       expect(ended.status).toBe('terminated');
       // every nested call: aborted exactly once (by the terminate), one end event each
-      expect(await until(() => log.aborted.length === 50 && nestedEnds.size === 50, 10_000)).toBe(true);
+      const allEnded = await until(() => log.aborted.length === 50 && nestedEnds.size === 50, 30_000);
+      expect(allEnded, `aborted ${log.aborted.length}, nested ends ${nestedEnds.size} (${[...nestedEnds.values()].join('')})`).toBe(true);
       expect(new Set(log.aborted).size).toBe(50);
       expect([...nestedEnds.values()].every((count) => count === 1)).toBe(true);
       const after = await harness.exec(`text(String(load('committed'))); text(String(load('uncommitted')));`);
