@@ -100,6 +100,18 @@ export class CallProxy {
     }
   }
 
+  /**
+   * The cell left the session (ended, terminated, failed): a call of it that nobody waits for any
+   * more (its runtime was lost and no replay joined it yet) would run on for nobody, so it is aborted.
+   */
+  endCell(cell: HostCell): void {
+    for (const [key, running] of this.running) {
+      if (running.cell !== cell || running.waiters.size > 0) continue;
+      this.running.delete(key);
+      running.controller.abort('exec cell ended');
+    }
+  }
+
   /** A call the cell's journal already has (a replay, or a runtime asking twice): answered, joined, or refused. */
   private again(cell: HostCell, binding: Binding, message: CallMessage, inputJson: string | undefined): void {
     const journal = cell.journal!;

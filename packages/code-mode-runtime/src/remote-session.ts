@@ -419,6 +419,7 @@ export class RemoteSession implements CodeModeSession {
       cell.binding.stagedBytes -= cell.account.stagedBytes;
     }
     cell.journal?.closed();
+    this.calls.endCell(cell);
     if (announce) core.safely(() => core.settings.host.cellClosed(cell.id));
   }
 
