@@ -429,6 +429,8 @@ class RuntimeHost {
       },
       // Each agent host is a tenant: its sessions' cells run in a worker no other agent host's cells share.
       openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: agent })),
+      // The relay passes the workers' journal entries to the agent host and its replays to a worker.
+      relaysDurableCells: true,
       sessionClosed: (session) => {
         if (connection.sessions.delete(session)) this.sessions--;
       },

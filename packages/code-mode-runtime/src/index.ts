@@ -18,10 +18,10 @@ export type { ProcessWorkerOptions, RemoteRuntimeOptions, WorkerPoolPlacement, W
 export type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
 export { connectRuntime, RuntimeLostError } from './runtime-client';
 export type { ConnectRuntimeOptions, RuntimeClient, RuntimeEventMessage } from './runtime-client';
-export { serveRuntime } from './runtime-server';
+export { serveRuntime, encodeResult as encodeJournalResult } from './runtime-server';
 export { callToolRequest } from './tool-request';
 export type { ServeRuntimeOptions } from './runtime-server';
-export type { StoredValueStore } from './code-mode-session';
+export type { ResumeCellOptions, StoredValueStore } from './code-mode-session';
 export { DEFAULT_MAX_FRAME_BYTES, DURABLE_CELLS_CAPABILITY, ProtocolError, createStreamTransport, formatFrame, parseFrame, createTransportEnding, splitStoredPairs } from './protocol';
 export type { EngineSessionOptions, StoredPair, RuntimeTransport, StreamTransportOptions, TransportEnding } from './protocol';
 

@@ -45,6 +45,13 @@ export interface ServeRuntimeOptions {
    * go. Default: an engine session in this process.
    */
   openSession?(session: string, options: EngineSessionOptions, host: CellHost, store: StoredValueStore): CodeModeSession;
+  /**
+   * The sessions `openSession` opens are durable: they pass their engine's journal entries on to
+   * `host.journal` and re-run cells from a journal (`resumeCell(options)`), so this runtime says
+   * `durable-cells` and the host replays its cells elsewhere when it is lost. Default `false` (a
+   * relay that does not pass both on: the host fails a lost runtime's cells with the cause).
+   */
+  relaysDurableCells?: boolean;
 }
 
 /** A journaled result as `resume-cell` carries it: `+` and the JSON text (none: no value), or `-` and the error. */
@@ -102,7 +109,7 @@ class RuntimeServer {
     transport: RuntimeTransport,
     private readonly maxFrameBytes: number,
     onStopped: (cause: string | undefined) => void,
-    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed' | 'openSession'> = {},
+    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed' | 'openSession' | 'relaysDurableCells'> = {},
   ) {
     this.connection = createConnection<HostMessage, RuntimeMessage>({
       transport,
@@ -179,8 +186,8 @@ class RuntimeServer {
       t: 'hello',
       version: RUNTIME_PROTOCOL_VERSION,
       maxFrameBytes: this.maxFrameBytes,
-      // A relay (`openSession`) would have to pass journals and replays on: only the engine here says it does.
-      capabilities: this.admission.openSession ? RUNTIME_CAPABILITIES : [...RUNTIME_CAPABILITIES, DURABLE_CELLS_CAPABILITY],
+      // A relay (`openSession`) says it only when it passes journals and replays on.
+      capabilities: this.admission.openSession && !this.admission.relaysDurableCells ? RUNTIME_CAPABILITIES : [...RUNTIME_CAPABILITIES, DURABLE_CELLS_CAPABILITY],
       pid: process.pid,
       engine: `@switchyard/code-mode-runtime ${VERSION}, node ${process.versions.node}`,
     });
