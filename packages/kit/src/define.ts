@@ -82,6 +82,12 @@ export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends
   supportsParallelToolCalls?: boolean;
   /** On cancellation, the runtime awaits the handler's teardown instead of abandoning it. Default false. */
   waitsForCancellation?: boolean;
+  /**
+   * Running the tool twice with the same arguments has the effect of running it once (a read, a
+   * put of a value): a Code Mode cell resumed after its agent host restarted runs such a call
+   * again when it was in flight, where any other tool's call fails as interrupted. Default false.
+   */
+  idempotent?: boolean;
   /** Hook adapter, or `false` to never run hooks. Default: `{tool_name, tool_input}` hooks. */
   hookPayload?: HookPayloadAdapter | false;
   /** Extra words for the `tool_search` index (used for deferred tools only). */
@@ -142,6 +148,7 @@ const FUNCTION_TOOL_RULES: OptionsShape<DefineFunctionToolOptions<unknown, ToolP
   exposure: rule.oneOf(...EXPOSURES),
   supportsParallelToolCalls: rule.boolean(),
   waitsForCancellation: rule.boolean(),
+  idempotent: rule.boolean(),
   hookPayload: HOOK_PAYLOAD_RULE,
   searchText: rule.string(),
   handle: HANDLE_RULE,
@@ -296,6 +303,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
     exposure: options.exposure,
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     waitsForCancellation: options.waitsForCancellation,
+    ...(options.idempotent ? { idempotent: true } : {}),
     namespaceDescription: options.namespaceDescription,
     searchText: options.searchText,
     hookPayload: options.hookPayload,

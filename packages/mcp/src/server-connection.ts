@@ -6,7 +6,6 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
-  ToolSchema,
   type LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -39,8 +38,7 @@ import { createElicitationGate } from './elicitation-gate';
 import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
 import { StoreOAuthProvider, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
-import { createToolNamer } from './tool-names';
-import { ToolSchemaValidators } from './schema-dialect';
+import { listedTools } from './tool-listing';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -300,74 +298,12 @@ export class McpServerConnection {
     this.listener.warning({ kind: 'tool-skipped', server: this.name, tool, message: `MCP server \`${this.name}\`: skipped tool \`${tool}\`: ${reason}` });
   }
 
-  /** A tool's input and output schemas with their checks; `undefined` (and a warning) when one cannot be used. */
-  private compileSchemas(
-    rawName: string,
-    source: { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown> },
-    validators: ToolSchemaValidators,
-  ): { parameters: JsonSchema; outputSchema?: JsonSchema; checkOutput?: StructuredContentCheck } | undefined {
-    let parameters: JsonSchema;
-    try {
-      parameters = validators.compile(source.inputSchema).schema;
-    } catch (error) {
-      this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
-      return undefined;
-    }
-    if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
-    if (!source.outputSchema) return { parameters };
-    try {
-      // The output schema is nested in the CallToolResult schema, where `$schema` has no place;
-      // its check is compiled in its own dialect all the same.
-      const { schema, check } = validators.compile(source.outputSchema);
-      const { $schema: _dialect, ...outputSchema } = schema;
-      return { parameters, outputSchema: outputSchema as JsonSchema, checkOutput: check };
-    } catch (error) {
-      this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
-      return undefined;
-    }
-  }
-
   private buildExecutors(rawTools: readonly unknown[]): ToolExecutor[] {
-    const config = this.resolved.config;
-    const enabled = config.enabledTools ? new Set(config.enabledTools) : undefined;
-    const disabled = new Set(config.disabledTools ?? []);
-    const nameFor = createToolNamer();
-    const seenRaw = new Set<string>();
-    // Fresh validators per listing: ajv caches every compiled schema, and lists can change often.
-    const schemaValidators = new ToolSchemaValidators();
-    const executors: ToolExecutor[] = [];
-    for (const raw of rawTools) {
-      const rawName = isJsonObject(raw) && typeof raw.name === 'string' ? raw.name : '<unnamed>';
-      if ((enabled && !enabled.has(rawName)) || disabled.has(rawName)) continue;
-      const parsed = ToolSchema.safeParse(raw);
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(tool)'}: ${issue.message}`);
-        this.skip(rawName, `invalid tool definition (${problems.join('; ')})`);
-        continue;
-      }
-      if (seenRaw.has(rawName)) {
-        this.skip(rawName, 'listed twice');
-        continue;
-      }
-      seenRaw.add(rawName);
-      const source = raw as {
-        inputSchema: Record<string, unknown>;
-        outputSchema?: Record<string, unknown>;
-        description?: string;
-        title?: string;
-        execution?: { taskSupport?: string };
-      };
-      if (source.execution?.taskSupport === 'required') {
-        // A tools/call without a task is refused by such a tool, and this client runs no tasks.
-        this.skip(rawName, 'it requires task-based execution (`execution.taskSupport: "required"`), which this client does not support');
-        continue;
-      }
-      const schemas = this.compileSchemas(rawName, source, schemaValidators);
-      if (!schemas) continue;
-      const { parameters, outputSchema, checkOutput } = schemas;
-      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput));
-    }
-    return executors;
+    return listedTools(rawTools, this.resolved.config, (tool, reason) => this.skip(tool, reason)).map((tool) => {
+      const executor = this.createExecutor(tool.rawName, tool.functionName, tool.description, tool.parameters, tool.outputSchema, tool.checkOutput);
+      // The server says a repeat of a call has no further effect: a resumed Code Mode cell may run it again.
+      return tool.idempotent ? { ...executor, idempotent: true } : executor;
+    });
   }
 
   private createExecutor(

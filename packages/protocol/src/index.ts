@@ -20,6 +20,8 @@ export * from './executor';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';
+export * from './cell-journal';
+export * from './session-store';
 export * from './model';
 export * from './tool-budget';
 export * from './mcp-marker';

@@ -12,6 +12,7 @@ import {
   type BackgroundDelivery,
   type JsonObject,
   type JsonValue,
+  type RunningWork,
   type SandboxMode,
   type StepContext,
   type SwitchyardEvent,
@@ -715,6 +716,21 @@ async function disposeFromSession(state: ToolsetState, context: unknown): Promis
   if (typeof sessionId === 'string') await endSessionOf(state, sessionId);
 }
 
+/**
+ * What a persisted session records at each commit: the processes of `sessionId` that outlive their
+ * call (a session resumed elsewhere reports them lost). Turn-scoped ones die with their turn, so
+ * only `processScope: 'session'` reports any.
+ */
+function runningWorkOf(state: ToolsetState, sessionId: string): RunningWork[] {
+  if (state.scope !== 'session') return [];
+  const work: RunningWork[] = [];
+  for (const id of state.table.ids(sessionId)) {
+    const entry = state.table.get(id, sessionId);
+    if (entry && entry.callId !== undefined && !entry.process.exited) work.push({ callId: entry.callId, processId: entry.id, command: entry.command });
+  }
+  return work;
+}
+
 async function shutdownToolset(state: ToolsetState): Promise<void> {
   if (!state.shuttingDown) {
     try {
@@ -789,7 +805,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   };
   const endTurn = (turnId: string) => endTurnOf(state, turnId);
   const shutdown = () => shutdownToolset(state);
-  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context) };
+  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context), runningWork: (context: { sessionId: string }) => runningWorkOf(state, context.sessionId) };
   return {
     // The session calls onTurnEnd / dispose (each shared function once): turn-scoped processes need
     // no wiring; a toolset shared by several sessions stays open until the host's shutdown().
