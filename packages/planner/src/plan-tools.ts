@@ -283,12 +283,10 @@ function visibleSpecs(executors: readonly ToolExecutor[], toolMode: ToolMode, ca
     const spec = executor.spec;
     let visible = exposure === 'direct' || exposure === 'direct-model-only';
     if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) visible = false;
+    // A namespaced function or freeform tool is shown inside its namespace (the Responses API takes
+    // custom members there, as tool_search returns them), so the model calls it with `namespace`.
     if (visible && executor.name.namespace) {
-      if (spec.type !== 'function') {
-        const label = displayName(executor.name);
-        planning.warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
-        visible = false;
-      } else if (!planning.namespacesSupported) {
+      if (!planning.namespacesSupported) {
         const label = displayName(executor.name);
         planning.warn(`tool "${label}" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)`, label);
         visible = false;
@@ -528,7 +526,7 @@ export function planTools(context: PlanContext, sources: ToolSources, options?: 
 
 /**
  * The model's list before namespace merging: visible executors in registry order (namespaced
- * functions wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
+ * function and freeform tools wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
  */
 function modelList(
   executors: readonly ToolExecutor[],
@@ -542,7 +540,7 @@ function modelList(
     const spec = shown.get(executor);
     if (spec === undefined || hidden.has(executor)) continue;
     const namespace = executor.name.namespace;
-    if (namespace && spec.type === 'function') {
+    if (namespace && (spec.type === 'function' || spec.type === 'custom')) {
       specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [spec] });
     } else {
       specs.push(spec);
