@@ -17,6 +17,7 @@ import {
   toolName,
   type HookToolInput,
   type ToolGrammar,
+  VERSION as PROTOCOL_VERSION,
 } from '@switchyard/protocol';
 import { invocationArguments } from './arguments';
 import { checkOptions, optionRules as rule, type OptionsShape } from './options';
@@ -298,6 +299,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
       parameters,
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
     },
+    protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     waitsForCancellation: options.waitsForCancellation,
@@ -334,6 +336,7 @@ export function defineFreeformTool(options: DefineFreeformToolOptions): ToolExec
       description: options.description,
       ...(options.grammar ? { grammar: options.grammar } : {}),
     },
+    protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     namespaceDescription: options.namespaceDescription,
