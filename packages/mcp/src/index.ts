@@ -10,4 +10,8 @@ export type { McpElicitationHandler, McpElicitationRequest, McpElicitationResult
 export { serveCodeModeOverMcp } from './serve';
 export type { CodeModeDispatchResult, CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';
 
+// Executors served over MCP.
+export { serveToolsOverMcp } from './serve-tools';
+export type { ServeToolsOverMcpOptions } from './serve-tools';
+
 export { VERSION } from './version';
