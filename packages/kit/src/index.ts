@@ -51,5 +51,6 @@ export type { ShortenNameOptions } from './shorten-name';
 export { createCellIdGenerator } from './cell-id';
 export { createEventHub, warnListenerError } from './event-hub';
 export { elapsedMs } from './elapsed';
+export { redactCredentials } from './redact';
 export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
 export { VERSION } from './version';

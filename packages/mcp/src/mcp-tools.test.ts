@@ -132,6 +132,7 @@ describe('mcpTools over stdio', () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__fail'));
     expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"something broke"\}\]$/);
     expect(output.success).toBe(false);
+    expect(output.failureCode).toBeUndefined();
     expect(output).toBeInstanceOf(McpToolOutput);
     expect((output as McpToolOutput).codeModeAlwaysResolves).toBe(true);
     expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({ content: [{ type: 'text', text: 'something broke' }], isError: true });
@@ -164,6 +165,8 @@ describe('mcpTools over stdio', () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__sleep'), { ms: 5000 });
     expect(Date.now() - started).toBeLessThan(3000);
     expect(output.success).toBe(false);
+    // what PostToolUseFailure hooks read as error_code; other error results carry none
+    expect(output.failureCode).toBe('TIMEOUT');
     expect(outputText(item)).toMatch(HEADER);
     expect(outputText(item)).toContain('"text":"tool call error: timed out awaiting tools/call after 400ms"');
     const { output: stats } = await call(executor(mcp, 'mcp__fx__cancellations'));
@@ -216,6 +219,25 @@ describe('mcpTools over time', () => {
       expect(mcp.warnings.filter((w) => w.kind === 'tool-skipped')).toHaveLength(2);
     } finally {
       await mcp.close();
+    }
+  });
+
+  it("one mcpTools is one server process for all its users; one per tenant keeps each tenant's server state apart", async () => {
+    const shared = await mcpTools({ servers: { fx: fixtureServer() } });
+    const [acme, globex] = await Promise.all([mcpTools({ servers: { fx: fixtureServer() } }), mcpTools({ servers: { fx: fixtureServer() } })]);
+    try {
+      const names = (mcp: McpTools) => mcp.executors().map((e) => displayName(e.name));
+      // the server's state (here: a tool it added) is its process's: whoever shares the McpTools sees it
+      await call(executor(shared, 'mcp__fx__add_tool'));
+      await shared.refresh();
+      expect(names(shared)).toContain('mcp__fx__extra');
+      await call(executor(acme, 'mcp__fx__add_tool'));
+      await acme.refresh();
+      await globex.refresh();
+      expect(names(acme)).toContain('mcp__fx__extra');
+      expect(names(globex)).not.toContain('mcp__fx__extra');
+    } finally {
+      await Promise.all([shared.close(), acme.close(), globex.close()]);
     }
   });
 

@@ -41,6 +41,7 @@ import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from '.
 import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
 import { ToolSchemaValidators } from './schema-dialect';
+import { McpTimeoutError, formatDuration, withoutRepeatedPrefix } from './request-errors';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -109,24 +110,6 @@ const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCur
 const CallToolResultLooseSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_CHARS = 2000;
-
-/**
- * An SDK error message without the doubled prefix: a server built on the SDK sends its own
- * `McpError` message (`MCP error -32602: …`) as the JSON-RPC message, and the client's `McpError`
- * prefixes it again (`MCP error -32602: MCP error -32602: …`).
- */
-export function withoutRepeatedPrefix(message: string): string {
-  const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
-  if (!prefix) return message;
-  let rest = message.slice(prefix.length);
-  while (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
-  return prefix + rest;
-}
-
-/** Milliseconds in the short style of the timeout message (`500ms`, `1.5s`). */
-function formatDuration(ms: number): string {
-  return ms < 1000 ? `${ms}ms` : `${Number((ms / 1000).toFixed(3))}s`;
-}
 
 /** One configured server: its client, its current executors, its failure. Never throws to the host. */
 export class McpServerConnection {
@@ -433,6 +416,7 @@ export class McpServerConnection {
     }
     const args: JsonObject = invocationArguments(invocation, rawName);
     let result: McpCallToolResult;
+    let timedOut = false;
     try {
       result = await this.callTool(rawName, args, invocation.signal, (progress) => {
         const event = { server: this.name, tool: rawName, callId: invocation.callId, ...progress };
@@ -442,10 +426,12 @@ export class McpServerConnection {
       result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
+      timedOut = error instanceof McpTimeoutError;
       result = errorCallToolResult(`tool call error: ${errorMessage(error)}`);
     }
     return new McpToolOutput(result, {
       wallTimeMs: performance.now() - started,
+      ...(timedOut ? { failureCode: 'TIMEOUT' as const } : {}),
       maxOutputTokens: this.limits.maxOutputTokens,
       ...(this.offersResources ? { resourceServer: this.name } : {}),
     });
@@ -545,7 +531,7 @@ export class McpServerConnection {
     const config = this.resolved.config;
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-      return new Error(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
+      return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
     }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });

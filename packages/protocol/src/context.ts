@@ -38,6 +38,12 @@ export interface ContextWindowStatus {
 export interface StepContext {
   /** The host session this step belongs to. */
   readonly sessionId: string;
+  /**
+   * Who the session belongs to (`createSession({ tenant })`): Code Mode opens the session's cells
+   * with it (sessions of one tenant may share a worker process), and tools that share resources
+   * across sessions group them by it. Absent: the session is a tenant of its own.
+   */
+  readonly tenant?: string;
   /** The turn id (unique per `beginTurn`). */
   readonly turnId: string;
   /** Increasing step number within the turn, starting at 1. */

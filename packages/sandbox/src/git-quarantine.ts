@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { renameSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { SandboxPolicy } from './policy';
-import { protectedPaths, type ProtectedPath } from './protected-paths';
+import { scanProtectedPaths, type ProtectedPath } from './protected-paths';
 
 /** What {@link quarantineNewGitMetadata} did. */
 export interface GitQuarantine {
@@ -20,14 +20,15 @@ export interface GitQuarantine {
  * hooks and `core.fsmonitor` unsandboxed at the host user's next `git status` in `sub`. The `.git`
  * entries that existed when the command started are mounted read-only; this finds every other one
  * (the same bounded walk as the protected paths: no links followed, `node_modules` skipped, at
- * most 50,000 directories per root) and renames it to `.git.untrusted-<6 hex>`, which git never
- * discovers. Call it when the command's output is taken and when it ends. Never throws.
+ * most 50,000 directories per root, its reads on the thread pool) and renames it to
+ * `.git.untrusted-<6 hex>`, which git never discovers. Call it when the command's output is taken
+ * and when it ends. Never rejects.
  */
-export function quarantineNewGitMetadata(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>, before: readonly ProtectedPath[]): GitQuarantine {
+export async function quarantineNewGitMetadata(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>, before: readonly ProtectedPath[]): Promise<GitQuarantine> {
   const known = new Set(before.map((entry) => entry.path));
   let now: ProtectedPath[];
   try {
-    now = protectedPaths(policy);
+    now = await scanProtectedPaths(policy);
   } catch {
     return { renamed: [], failed: [], note: undefined };
   }
@@ -38,7 +39,7 @@ export function quarantineNewGitMetadata(policy: Pick<SandboxPolicy, 'root' | 'w
     if (!entry.exists || known.has(entry.path)) continue;
     const target = `${entry.path}.untrusted-${randomBytes(3).toString('hex')}`;
     try {
-      renameSync(entry.path, target);
+      await rename(entry.path, target);
       renamed.push([entry.path, target]);
     } catch {
       failed.push(entry.path);

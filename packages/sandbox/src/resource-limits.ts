@@ -2,6 +2,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { dirname, join } from 'node:path';
 import { findExecutable } from './find-executable';
 
+// Synchronous on purpose, every file-system call in this file: each reads or writes the cgroup or
+// /proc file system, which the kernel serves from memory (no disk, no walk), a few per command
+// start and end; the host's `exit` handler, which cannot wait, removes the groups left the same way.
+
 /** Caps on what one sandboxed command may use. Each applies to the command and everything it starts. */
 export interface SandboxLimits {
   /** Processes and threads at once. Default {@link DEFAULT_SANDBOX_LIMITS}.pids (512). */
@@ -130,7 +134,12 @@ function sweepDeadHosts(dir: string): void {
   }
 }
 
-/** Creates one group per controller directory, with its limits; undoes the lot on any failure. */
+/**
+ * Creates one group per controller directory, with its limits; undoes the lot on any failure.
+ * Synchronous on purpose, once per command: a `mkdir` and a few short writes in the cgroup file
+ * system, which the kernel serves from memory (no disk, no walk); the dead-host sweep reads one
+ * directory once per process.
+ */
 function makeGroups(groups: ReadonlyArray<{ dir: string; files: ReadonlyArray<[string, string, boolean?]> }>): boolean {
   const created: string[] = [];
   try {

@@ -46,6 +46,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   approvals: rule.object(),
   time: rule.object(),
   sessionId: rule.string(),
+  tenant: rule.string(),
   instructions: rule.string(),
   maxSteps: rule.number({ min: 1, integer: true }),
   maxConcurrentToolCalls: rule.number({ min: 1, integer: true, allowInfinity: true }),

@@ -19,7 +19,7 @@ import type { BackoffOptions } from '@switchyard/kit';
 import type { ToolPlan } from '@switchyard/planner';
 import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
-import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
+import type { SessionEvent, SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
 
@@ -56,6 +56,14 @@ export interface SessionOptions {
   time?: TimeProvider;
   /** Stable id (hook payloads, code-mode session key). Default: a UUID. */
   sessionId?: string;
+  /**
+   * Who the session belongs to (a user, an organization). Code Mode opens the session's cells with
+   * it (`runtime.openSession(host, { tenant })`: sessions of one tenant may share a worker process,
+   * sessions of different tenants are placed by the runtime's tenant rules), each step carries it
+   * (`StepContext.tenant`: exec tools admit commands per tenant), and tracing spans carry it as
+   * `switchyard.tenant`. Default: none — the session is a tenant of its own.
+   */
+  tenant?: string;
   /** System instructions sent with every request. */
   instructions?: string;
   /** Follow-up steps per turn before the turn fails. Default 32. */
@@ -176,6 +184,8 @@ export interface WakeOptions {
 
 export interface Session {
   readonly id: string;
+  /** The `tenant` option, when given. */
+  readonly tenant?: string;
   /**
    * The conversation so far (every turn's items), JSON-serializable; pass it to
    * `createSession({ history })` to continue. Valid after any turn: every call item has exactly
@@ -196,7 +206,14 @@ export interface Session {
    * starts at the first `next()`; leaving the loop early aborts it.
    */
   streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
+  /** Subscribes to one event type; returns the unsubscribe function. A listener that throws is reported (`SWITCHYARD_LISTENER`) and never reaches the turn. */
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /**
+   * Subscribes to every event the session emits — every type `on` offers, and types a newer
+   * package adds — in the order they happen, after the listeners of that type; returns the
+   * unsubscribe function. Forward with `eventToJSON(event)` for a bounded, credential-free form.
+   */
+  onEvent(listener: (event: SessionEvent) => void): () => void;
   /**
    * Opt-in: from now on, when background work completes while no turn runs (or after the turn
    * that was running ended without taking it), the session runs a turn itself with `model` and no

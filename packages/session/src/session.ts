@@ -47,6 +47,9 @@ async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
+  // a turn still running is interrupted (its Interrupt hooks run before SessionEnd's)
+  const shuttingDown = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
+  await Promise.all([...state.liveTurns].map((turn) => turn.interrupt('shutdown', shuttingDown)));
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -95,7 +98,7 @@ export function createSession(options: SessionOptions): Session {
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
-    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
+    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, tenant: options.tenant, hooks: options.hooks, model: options.model?.name })
     : undefined;
   const codeMode = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const state: SessionState = {
@@ -124,6 +127,7 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
     inbox: undefined,
     activeTurns: 0,
+    liveTurns: new Set(),
     wakeModel: undefined,
     backgroundRuntimes: [],
     turnEnded: () => scheduleWake(state),
@@ -139,6 +143,7 @@ export function createSession(options: SessionOptions): Session {
   const runStream = (run: RunTurnOptions) => streamTurn(state, run);
   return {
     id: sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     history: state.history.items,
     beginTurn: (turnOptions) => beginOwnTurn(state, turnOptions),
     async runTurn(run) {
@@ -148,6 +153,7 @@ export function createSession(options: SessionOptions): Session {
     },
     streamTurn: runStream,
     on: (type, listener) => hub.on(type, listener),
+    onEvent: (listener) => hub.onAny(listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {
       if (state.closed) return;

@@ -36,6 +36,7 @@ function stepContextOf(scope: TurnScope): StepContext {
   const { options, sessionId, toolMode, usedTokens } = scope.state;
   return {
     sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     turnId: scope.id,
     stepIndex: scope.stepIndex,
     cwd: options.cwd ?? process.cwd(),
@@ -144,7 +145,7 @@ export async function buildStep(scope: TurnScope): Promise<Step> {
     return result.item;
   };
   scope.detach?.();
-  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime) : undefined;
+  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime, { tenant: state.options.tenant }) : undefined;
   const step: Step = { context, plan, tools: plan.tools, router, runtime, dispatch, dispatchAll: (items) => Promise.all(items.map(dispatch)), handleItem };
   emit({ type: 'step-start', turnId: id, stepIndex: scope.stepIndex, plan });
   return step;

@@ -431,6 +431,19 @@ describe('tracing', () => {
     });
   });
 
+  it('a session with a tenant stamps switchyard.tenant on every span; one without has none', async () => {
+    const traced = recording();
+    const tenant = track(createSession({ tools: [lookup], tenant: 'acme', tracer: traced.tracer }));
+    await tenant.runTurn({ model: createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
+    const spans = traced.exporter.getFinishedSpans();
+    expect(spans.map((span) => span.name).sort()).toEqual(['chat', 'chat', 'execute_tool lookup', 'invoke_agent']);
+    for (const span of spans) expect(span.attributes['switchyard.tenant']).toBe('acme');
+    const plain = recording();
+    const own = track(createSession({ tools: [lookup], tracer: plain.tracer }));
+    await own.runTurn({ model: createScriptedModel([[say('ok')]]), input: 'go' });
+    for (const span of plain.exporter.getFinishedSpans()) expect(span.attributes).not.toHaveProperty('switchyard.tenant');
+  });
+
   it('a tracer option that is no tracer is a CONFIG error naming the option', () => {
     expect(() => createSession({ tools: [], tracer: {} as never })).toThrow(expect.objectContaining({ code: 'CONFIG', message: expect.stringContaining('tracer') }));
   });

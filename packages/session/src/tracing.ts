@@ -45,6 +45,8 @@ interface TraceSessionOptions {
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
   /** `gen_ai.conversation.id`. */
   sessionId: string;
+  /** `switchyard.tenant`, when the session has one. */
+  tenant?: string;
   /** The session's hooks; their `hook-start` / `hook-end` events are read when the runner has an `on` (a `HookEngine` does). */
   hooks?: HookRunner;
   /** The session's `model.name`, for `gen_ai.request.model` on the turn span. */
@@ -137,6 +139,7 @@ class SessionSpans {
   ) {
     this.conversation = { 'gen_ai.conversation.id': session.sessionId };
     if (settings.providerName) this.conversation['gen_ai.provider.name'] = settings.providerName;
+    if (session.tenant !== undefined) this.conversation['switchyard.tenant'] = session.tenant;
     this.setSpan = otel.trace.setSpan.bind(otel.trace);
   }
 

@@ -1,4 +1,5 @@
 import { close as closeFd, closeSync, constants, existsSync, openSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Stats } from 'node:fs';
@@ -139,7 +140,7 @@ export class WorkspaceFs {
         if (last) targetMustExist = true;
         if (isAbsolute(target)) {
           const inside = [this.realRoot, ...aliases].map((base) => relative(base, target)).find(isBelow);
-          if (inside === undefined) throw new OutsideRootError(targetMustExist && !existsSync(target) ? 'dangling' : 'link');
+          if (inside === undefined) throw new OutsideRootError(targetMustExist && !(await exists(target)) ? 'dangling' : 'link');
           stack.length = 0;
           queue.unshift(...splitPath(inside));
         } else {
@@ -404,9 +405,17 @@ export function splitPath(path: string): string[] {
   return path.split(sep === '\\' ? /[\\/]/ : '/').filter((part) => part !== '');
 }
 
+/** True when `path` exists, links followed (an `access` on the thread pool). */
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
 let procChecked: boolean | undefined;
 
-/** True when `/proc/self/fd/<fd>/<name>` reaches below an open folder (Linux with /proc mounted). */
+/** True when `/proc/self/fd/<fd>/<name>` reaches below an open folder (Linux with /proc mounted); synchronous, once per process. */
 function procFdUsable(): boolean {
   if (procChecked !== undefined) return procChecked;
   procChecked = false;
