@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHookEngine } from '@switchyard/hooks';
-import { defineFunctionTool } from '@switchyard/kit';
+import { defineFunctionTool, type ToolHandlerResult } from '@switchyard/kit';
 import type { ResponseItem } from '@switchyard/protocol';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
@@ -15,7 +15,8 @@ class Row {
 const cycle: Record<string, unknown> = { name: 'root' };
 cycle.self = cycle;
 
-const KINDS: Record<string, () => unknown> = {
+// Values of any kind, Map and BigInt included: what a plugin may return whatever its types say.
+const KINDS: Record<string, () => ToolHandlerResult> = {
   date: () => ({ at: new Date(0) }),
   'typed array': () => ({ blob: new Uint8Array([1, 2, 3]) }),
   map: () => ({ index: new Map([['a', 1]]) }),

@@ -97,8 +97,9 @@ function objectParameters(executor: ToolExecutor): (JsonSchema & { properties: J
 }
 
 function outputText(result: InvokeToolResult): string {
+  // A tool_search_output carries `tools`, not `output`.
   const output = (result.item as { output?: unknown }).output;
-  return typeof output === 'string' ? output : JSON.stringify(output);
+  return typeof output === 'string' ? output : (JSON.stringify(output) ?? '');
 }
 
 const shown = (input: unknown) => {
