@@ -104,7 +104,7 @@ describe('testExecutor catches the usual plugin bugs, each with a one-line reaso
   it('a handler blocking the event loop', () => {
     const suite = suiteOf('seeded_blocking');
     expect(suite.failed).toEqual(['handle (event loop)']);
-    expect(suite.reasons['handle (event loop)']).toMatch(/^AssertionError: the handler blocks the event loop: one call held it for 1\d{3} ms without yielding \(limit 500 ms\)/);
+    expect(suite.reasons['handle (event loop)']).toMatch(/^AssertionError: the handler blocks the event loop: one call held it for \d{4,} ms without yielding \(limit 500 ms\)/);
   }, FIXTURE_TIMEOUT_MS);
 
   it('a cycle that appears only beyond the sample, shrunk to the smallest input', () => {
@@ -138,4 +138,17 @@ describe('testExecutor catches the usual plugin bugs, each with a one-line reaso
     expect(suite.failed).toEqual([]);
     expect(suite.passed).toHaveLength(13);
   }, FIXTURE_TIMEOUT_MS);
+
+  it('generatedParameters bounds the generated inputs: a sleep whose schema admits any duration passes within the check timeout', () => {
+    const suite = suiteOf('bounded_sleep');
+    expect(suite.failed).toEqual([]);
+    expect(suite.passed).toHaveLength(13);
+  }, FIXTURE_TIMEOUT_MS);
+
+  it('generatedParameters that is not a schema object is refused when the suite is registered', async () => {
+    const { testExecutor } = await import('../src/testing/index');
+    expect(() => testExecutor({ executor: {} as never, sample: {}, generatedParameters: 'short' as never })).toThrow(
+      'testExecutor: generatedParameters must be a JSON Schema object (a narrower parameters schema to generate inputs from)',
+    );
+  });
 });

@@ -10,7 +10,7 @@ export interface PluginCheckSuite {
   readonly executor: () => ToolExecutor;
   readonly sample: () => Promise<ToolCallInput>;
   readonly options: Parameters<typeof createToolHarness>[1];
-  readonly config: { readonly generatedRuns?: number; readonly maxEventLoopBlockMs?: number; readonly seed?: number };
+  readonly config: { readonly generatedRuns?: number; readonly maxEventLoopBlockMs?: number; readonly seed?: number; readonly generatedParameters?: JsonSchema };
 }
 
 /** One call as the checks see it: the answer, what the handler read of its arguments, what it threw. */
@@ -116,8 +116,12 @@ async function overGeneratedInputs(suite: PluginCheckSuite, judge: (observation:
   if (sampleProblem) expect.fail(sampleProblem);
   const parameters = objectParameters(suite.executor());
   if (!parameters) return;
+  // A suite may generate from a narrower schema (e.g. a `maximum` on a duration the tool would wait
+  // out); what it generates must still be an input the tool's own schema admits.
+  const narrowed = suite.config.generatedParameters;
+  const inputs = narrowed ? schemaInputs(narrowed).filter((value) => schemaFailures(parameters, value) === undefined) : schemaInputs(parameters);
   const details = await fc.check(
-    fc.asyncProperty(schemaInputs(parameters), async (input) => {
+    fc.asyncProperty(inputs, async (input) => {
       const problem = judge(await observe(suite, input as JsonObject), input);
       if (problem) throw new Error(problem);
     }),
@@ -168,21 +172,43 @@ export async function checkParametersSchema(suite: PluginCheckSuite): Promise<vo
 }
 
 /**
+ * How many times a timing check measures before it fails: a handler that ignores its signal or
+ * blocks the event loop does so on every call, while a loaded machine's stall (the process not
+ * scheduled for a second) rarely hits three calls in a row. The check fails only when every
+ * attempt finds the problem, and reports the smallest figure measured.
+ */
+const TIMING_ATTEMPTS = 3;
+
+/**
  * The `abort-response` check: a call aborted while its handler runs ends promptly. Measured on the
  * handler itself: an uncancelled sample call is timed, then a second one is aborted a quarter of
  * the way in; a handler that runs on for half the remaining time or more ignores its signal.
  * A handler that finishes in under 300 ms has nothing to cancel and passes.
  */
 export async function checkAbortResponse(suite: PluginCheckSuite): Promise<void> {
+  let smallest: { ranOn: number; duration: number } | undefined;
+  for (let attempt = 0; attempt < TIMING_ATTEMPTS; attempt++) {
+    const found = await abortRunOn(suite);
+    if (!found) return;
+    if (!smallest || found.ranOn < smallest.ranOn) smallest = found;
+  }
+  expect.fail(
+    `the handler ignores its abort signal: it ran on for ${Math.round(smallest!.ranOn)} ms after the signal aborted (an uncancelled call takes ${Math.round(smallest!.duration)} ms): pass \`signal\` to what it awaits (fetch, timers, child processes, worker threads) or check \`signal.aborted\``,
+  );
+}
+
+/** One measurement of the `abort-response` check: how long the handler ran on after its abort, when that is too long. */
+async function abortRunOn(suite: PluginCheckSuite): Promise<{ ranOn: number; duration: number } | undefined> {
   const plain = await observe(suite, await suite.sample());
   if (!plain.ran) expect.fail(`the sample never reached the handler (answer: ${outputText(plain.result)}): give a sample the tool accepts`);
   const duration = (await plain.settled) - plain.startedAt;
-  if (duration < 300) return;
+  if (duration < 300) return undefined;
   const controller = new AbortController();
   const waitMs = Math.min(duration / 4, 2_000);
   let abortedAt: number | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const observation = await observe(suite, await suite.sample(), controller.signal, () => {
+  const sample = await suite.sample();
+  const observation = await observe(suite, sample, controller.signal, () => {
     timer = setTimeout(() => {
       abortedAt = performance.now();
       controller.abort(new Error('conformance: abort-response'));
@@ -192,23 +218,32 @@ export async function checkAbortResponse(suite: PluginCheckSuite): Promise<void>
   const settledAt = await Promise.race([observation.settled, delay(10_000).then(() => performance.now())]);
   clearTimeout(timer);
   // Settled before the abort could fire (a blocking handler): nothing ran after it.
-  if (abortedAt === undefined || settledAt < abortedAt) return;
+  if (abortedAt === undefined || settledAt < abortedAt) return undefined;
   const ranOn = settledAt - abortedAt;
-  const remaining = duration - waitMs;
-  if (ranOn >= Math.max(100, remaining / 2)) {
-    expect.fail(
-    `the handler ignores its abort signal: it ran on for ${Math.round(ranOn)} ms after the signal aborted (an uncancelled call takes ${Math.round(duration)} ms): pass \`signal\` to what it awaits (fetch, timers, child processes, worker threads) or check \`signal.aborted\``,
-    );
-  }
+  return ranOn >= Math.max(100, (duration - waitMs) / 2) ? { ranOn, duration } : undefined;
 }
 
 /**
  * The `event-loop` check: the sample call never holds the event loop longer than
- * `maxEventLoopBlockMs` (default 500 ms): a tick is scheduled every 10 ms during the call, and the
- * longest gap between two ticks is the longest block.
+ * `maxEventLoopBlockMs` (default 500 ms): a tick is scheduled every 10 ms during the call (the
+ * sample is made before, so only the handler is measured), and the longest gap between two ticks
+ * is the longest block. It fails only when every one of {@link TIMING_ATTEMPTS} calls blocks.
  */
 export async function checkEventLoop(suite: PluginCheckSuite): Promise<void> {
   const limit = suite.config.maxEventLoopBlockMs ?? 500;
+  let smallest = Infinity;
+  for (let attempt = 0; attempt < TIMING_ATTEMPTS && smallest > limit; attempt++) {
+    smallest = Math.min(smallest, await longestBlock(suite, await suite.sample()));
+  }
+  if (smallest > limit) {
+    expect.fail(
+      `the handler blocks the event loop: one call held it for ${Math.round(smallest)} ms without yielding (limit ${limit} ms), stalling every other call and cell of the host: move CPU-bound or synchronous I/O work to a worker thread, or await between chunks`,
+    );
+  }
+}
+
+/** The longest the event loop went without a tick during one call of `sample` (ms). */
+async function longestBlock(suite: PluginCheckSuite, sample: ToolCallInput): Promise<number> {
   let last = performance.now();
   let longest = 0;
   const timer = setInterval(() => {
@@ -217,17 +252,13 @@ export async function checkEventLoop(suite: PluginCheckSuite): Promise<void> {
     last = now;
   }, 10);
   try {
-    await observe(suite, await suite.sample());
+    await observe(suite, sample);
     // One more tick, so a block at the very end of the call is measured too.
     await new Promise((resolve) => setTimeout(resolve, 20));
   } finally {
     clearInterval(timer);
   }
-  if (longest > limit) {
-    expect.fail(
-    `the handler blocks the event loop: one call held it for ${Math.round(longest)} ms without yielding (limit ${limit} ms), stalling every other call and cell of the host: move CPU-bound or synchronous I/O work to a worker thread, or await between chunks`,
-    );
-  }
+  return longest;
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());

@@ -3,6 +3,8 @@ import {
   displayName,
   executorPayloadKinds,
   isFatalError,
+  isJsonObject,
+  type JsonSchema,
   type JsonValue,
   type ToolExecutor,
   type ToolInvocation,
@@ -75,6 +77,14 @@ export interface TestExecutorOptions {
   readonly timeout?: number;
   /** How many inputs the `results` and `schema` checks generate from the parameters schema; default 30. */
   readonly generatedRuns?: number;
+  /**
+   * A narrower parameters schema the `results` and `schema` checks generate their inputs from, in
+   * place of the tool's own: bound what a tool would wait out or spend (a `maximum` on a duration, a
+   * `maxLength`, a `required` default it would otherwise fill with a long one). Each generated input
+   * must still pass the tool's own schema (others are dropped), and the reads are still compared
+   * with the tool's own declared properties. Default: the tool's parameters schema.
+   */
+  readonly generatedParameters?: JsonSchema;
   /** The fast-check seed of those inputs (a failure prints the seed it used, to replay it). Default: random. */
   readonly seed?: number;
   /** The longest the `event-loop` check lets one call hold the event loop, in ms; default 500. */
@@ -122,6 +132,9 @@ const CHECKS: ReadonlyArray<[ExecutorCheck, (suite: Suite) => Promise<void> | vo
  */
 export function testExecutor(config: TestExecutorOptions): void {
   const skipped = skippedChecks(config.skip ?? []);
+  if (config.generatedParameters !== undefined && !isJsonObject(config.generatedParameters)) {
+    throw new TypeError('testExecutor: generatedParameters must be a JSON Schema object (a narrower parameters schema to generate inputs from)');
+  }
   // A factory that answers at once is called here, so the suite carries its tool's name; an async one is awaited before the first check.
   const made = makeExecutor(config.executor);
   const title = config.name ?? (isPromiseLike(made) ? 'executor' : displayName(made.name));

@@ -125,3 +125,22 @@ testExecutor({
   invalid: [{ sql: 1 }],
   generatedRuns: 10,
 });
+
+// a correct sleep whose schema admits any duration: `generatedParameters` bounds what the results
+// and schema checks generate (a generated 1e9 ms would run out the check timeout), not a skip
+testExecutor({
+  executor: () =>
+    defineFunctionTool<{ ms?: number }>({
+      name: 'bounded_sleep',
+      description: 'Sleeps, honouring its signal.',
+      parameters: { type: 'object', properties: { ms: { type: 'number' } }, additionalProperties: false },
+      supportsParallelToolCalls: true,
+      async handle({ args, signal }) {
+        await abortableSleep(args.ms ?? 60_000, signal);
+        return { slept: args.ms ?? 60_000 };
+      },
+    }),
+  sample: { ms: 400 },
+  generatedParameters: { type: 'object', properties: { ms: { type: 'number', minimum: 0, maximum: 50 } }, required: ['ms'] },
+  timeout: 20_000,
+});
