@@ -3,7 +3,7 @@
 // announced with `notifications/tools/list_changed`, and a client that leaves during startup
 // (EPIPE on serve's stdout) ends serve cleanly with every downstream process gone (/proc).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { becomes } from '@switchyard/test-helpers';
+import { processesWith } from '@switchyard/config/proc';
 
 const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVE = fileURLToPath(new URL('../test/fixtures/serve.ts', import.meta.url));
@@ -18,32 +20,12 @@ const CATALOG = fileURLToPath(new URL('../../mcp/test/fixtures/catalog-server.mj
 const SLOW_SERVER = fileURLToPath(new URL('../test/fixtures/slow-server.mjs', import.meta.url));
 const NODE_ARGS = ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', SERVE];
 const MARKER = `switchyard-slow-downstream-${process.pid}-${Date.now()}`;
+
 /** A downstream "server" that never answers `initialize`; the marker (per test) finds it in /proc. */
 const slow = (test: string) => ({ command: process.execPath, args: ['-e', 'setInterval(() => {}, 1e9)', `${MARKER}-${test}-`], startupTimeoutMs: 120_000 });
 
 /** Pids of live processes whose command line holds the marker (of one test, or of any). */
-function markedProcesses(test = ''): number[] {
-  const marker = test ? `${MARKER}-${test}-` : MARKER;
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids;
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
+const markedProcesses = (test = '') => processesWith(test ? `${MARKER}-${test}-` : MARKER);
 
 let workspace: string;
 beforeAll(() => {
@@ -76,7 +58,7 @@ describe('mcp serve startup', () => {
       const connectMs = performance.now() - started;
       // The slow server's startup timeout is 120 s: answering within 60 s proves nobody waited for it.
       expect(connectMs).toBeLessThan(60_000);
-      expect(await until(() => changed > 0, 60_000)).toBe(true);
+      expect(await becomes(() => changed > 0, 60_000)).toBe(true);
       const { tools } = await client.listTools();
       expect(tools[0].description).toContain('mcp__shop__search_products');
       expect(tools[0].description).not.toMatch(/mcp__slow__\w/);
@@ -87,7 +69,7 @@ describe('mcp serve startup', () => {
       await client.close();
     }
     // The SDK client ends serve's stdin, then SIGTERMs it after 2 s: the downstream processes go too.
-    expect(await until(() => markedProcesses('one').length === 0, 20_000)).toBe(true);
+    expect(await becomes(() => markedProcesses('one').length === 0, 20_000)).toBe(true);
   }, 120_000);
 
   it('a client that leaves during startup (EPIPE on stdout): serve exits 0 and leaves no downstream process', async () => {
@@ -95,7 +77,7 @@ describe('mcp serve startup', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    expect(await until(() => markedProcesses('two').length === 2, 60_000)).toBe(true);
+    expect(await becomes(() => markedProcesses('two').length === 2, 60_000)).toBe(true);
     child.stdout.destroy(); // the client is gone: serve's next write fails with EPIPE
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } })}\n`);
     const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
@@ -103,7 +85,7 @@ describe('mcp serve startup', () => {
     clearTimeout(kill);
     expect(stderr).not.toMatch(/Unhandled|uncaught|at .*stdio-transports/i);
     expect(code).toBe(0);
-    expect(await until(() => markedProcesses('two').length === 0, 20_000)).toBe(true);
+    expect(await becomes(() => markedProcesses('two').length === 0, 20_000)).toBe(true);
   }, 150_000);
 
   it('while a server starts, exec says so, and a script calling its tool waits for it; one that never starts is refused after the bound', async () => {

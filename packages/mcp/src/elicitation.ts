@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequestParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '@switchyard/protocol';
+import type { ElicitationGate } from './elicitation-gate';
 
 /** A server asks the user for input (`elicitation/create`), usually while one of its tools runs. */
 export interface McpElicitationRequest {
@@ -35,13 +36,15 @@ const ACTIONS = new Set(['accept', 'decline', 'cancel']);
  * Answers `elicitation/create` on `client`. With a host handler the request goes to the host (a
  * handler that throws or answers nonsense declines, and `onProblem` hears why); without one the
  * client declares no elicitation capability, and a server that asks anyway is declined (a
- * `decline` result, not -32601), so its tool can go on without the input.
+ * `decline` result, not -32601), so its tool can go on without the input. `gate` declines what a
+ * server may not ask for before the host hears of it.
  */
 export function answerElicitations(
   client: Client,
   server: string,
   handler: McpElicitationHandler | undefined,
   onProblem: (message: string) => void,
+  gate: ElicitationGate,
 ): void {
   if (!handler) {
     client.fallbackRequestHandler = async (request) => {
@@ -52,6 +55,8 @@ export function answerElicitations(
   }
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
     const params: ElicitRequestParams = request.params;
+    const admitted = gate.admit(params);
+    if ('refused' in admitted) return { action: 'decline' };
     const form = params.mode !== 'url';
     try {
       const answer = await handler({
@@ -72,6 +77,8 @@ export function answerElicitations(
       if (extra.signal.aborted) return { action: 'cancel' };
       onProblem(`onElicitation threw: ${errorMessage(error)}; declined`);
       return { action: 'decline' };
+    } finally {
+      admitted.done();
     }
   });
 }

@@ -3,6 +3,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { errorMessage } from '@switchyard/protocol';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { urlOrigin, withoutUrlSecrets } from './server-url';
 
 /** What the OAuth client keeps for one server between runs; the host's {@link McpTokenStore} holds it. */
 export interface McpOAuthState {
@@ -167,17 +168,19 @@ export class AuthorizationRequiredError extends Error {
 /**
  * The sentence (after "MCP server `name` ") for an HTTP server that refused this client for want
  * of authorization: HTTP 401 (OAuth required), HTTP 403, or an OAuth flow that did not complete;
- * `undefined` for any other error.
+ * `undefined` for any other error. The server is named by its URL's origin, never its path or query.
  */
 export function authorizationProblem(error: unknown, url: string, hasAuth: boolean): string | undefined {
-  const detail = errorMessage(error);
+  // the server by its origin, and what it said without the URL's path, query or user info
+  const from = urlOrigin(url);
+  const detail = withoutUrlSecrets(errorMessage(error), url);
   if (error instanceof StreamableHTTPError && error.code === 401) {
-    if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}) and refused the authorized request: ${detail}`;
-    return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
+    if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}) and refused the authorized request: ${detail}`;
+    return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
   }
-  if (error instanceof StreamableHTTPError && error.code === 403) return `refused access (HTTP 403 Forbidden from ${url}): ${detail}`;
-  if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): ${detail}`;
-  if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): the authorization did not complete${error.message ? ` (${error.message})` : ''}`;
-  if (error instanceof OAuthError) return `requires OAuth authorization (from ${url}), which failed: ${detail}`;
+  if (error instanceof StreamableHTTPError && error.code === 403) return `refused access (HTTP 403 Forbidden from ${from}): ${detail}`;
+  if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): ${detail}`;
+  if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): the authorization did not complete${error.message ? ` (${detail})` : ''}`;
+  if (error instanceof OAuthError) return `requires OAuth authorization (from ${from}), which failed: ${detail}`;
   return undefined;
 }

@@ -1,12 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
-  ErrorCode,
   LoggingMessageNotificationSchema,
-  McpError,
   ToolListChangedNotificationSchema,
   ToolSchema,
   type LoggingLevel,
@@ -37,11 +35,12 @@ import {
 } from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
 import { answerElicitations, elicitationCapabilities, type McpElicitationHandler } from './elicitation';
-import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from './oauth';
+import { createElicitationGate } from './elicitation-gate';
+import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
+import { StoreOAuthProvider, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
 import { createToolNamer } from './tool-names';
 import { ToolSchemaValidators } from './schema-dialect';
-import { McpTimeoutError, formatDuration, withoutRepeatedPrefix } from './request-errors';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -49,8 +48,8 @@ export type McpServerState = 'starting' | 'ready' | 'failed' | 'closed';
 
 /** Something a host should know about; MCP problems never throw after configuration. */
 export interface McpWarning {
-  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept); `elicitation-failed`: `onElicitation` threw or answered nonsense (the server got a decline). */
-  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed' | 'elicitation-failed';
+  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept); `elicitation-failed`: `onElicitation` threw or answered nonsense (the server got a decline); `elicitation-refused`: an elicitation was declined before the host heard of it (no call in flight, too many at once, a URL that is not `https:`; once per reason). */
+  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed' | 'elicitation-failed' | 'elicitation-refused';
   /** The configured server name. */
   readonly server: string;
   /** The raw MCP tool name, for `tool-skipped`. */
@@ -105,7 +104,6 @@ export interface ServerConnectionLimits {
 /** Authorization rounds (401 → the user's consent → tokens) one connect or call may take. */
 const MAX_AUTHORIZATIONS = 2;
 
-
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 const CallToolResultLooseSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
@@ -126,6 +124,8 @@ export class McpServerConnection {
   private readonly reportedSkips = new Set<string>();
   private transport: Transport | undefined;
   private authProvider: OAuthClientProvider | undefined;
+  /** `tools/call` requests running (elicitations are answered only while one is). */
+  private callsInFlight = 0;
 
   constructor(
     private readonly resolved: ResolvedServerConfig,
@@ -170,7 +170,7 @@ export class McpServerConnection {
       this.currentState = 'ready';
       if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
-      this.fail(this.startFailure(error));
+      this.fail(startFailure(error, this.target()));
     } finally {
       clearTimeout(timer);
     }
@@ -211,9 +211,8 @@ export class McpServerConnection {
   private createClient(): Client {
     const onElicitation = this.limits.onElicitation;
     const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: elicitationCapabilities(onElicitation) });
-    answerElicitations(client, this.name, onElicitation, (message) =>
-      this.listener.warning({ kind: 'elicitation-failed', server: this.name, message: `MCP server \`${this.name}\`: ${message}` }),
-    );
+    const warn = (kind: McpWarning['kind']) => (message: string) => this.listener.warning({ kind, server: this.name, message: `MCP server \`${this.name}\`: ${message}` });
+    answerElicitations(client, this.name, onElicitation, warn('elicitation-failed'), createElicitationGate(() => this.callsInFlight, warn('elicitation-refused')));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       const { level, logger, data } = notification.params;
@@ -227,13 +226,6 @@ export class McpServerConnection {
       // the request itself reports it. Death is detected through onclose.
     };
     return client;
-  }
-
-  /** Why the start failed, as the sentence after "MCP server `name` ": 401/403 and OAuth said as such. */
-  private startFailure(error: unknown): string {
-    const config = this.resolved.config;
-    if (isStdioConfig(config)) return `failed to start (command: ${config.command}): ${errorMessage(error)}`;
-    return authorizationProblem(error, config.url, this.authProvider !== undefined) ?? `failed to start (url: ${config.url}): ${errorMessage(error)}`;
   }
 
   private createTransport(): Transport {
@@ -453,6 +445,7 @@ export class McpServerConnection {
     signal.throwIfAborted();
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
+    this.callsInFlight++;
     try {
       const raw = await this.withAuthorization(() => client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
         signal,
@@ -474,6 +467,8 @@ export class McpServerConnection {
       return normalizeCallToolResult(raw);
     } catch (error) {
       throw this.describeRequestError(error, signal, 'tools/call', timeout);
+    } finally {
+      this.callsInFlight--;
     }
   }
 
@@ -527,21 +522,11 @@ export class McpServerConnection {
   }
 
   private describeRequestError(error: unknown, signal: AbortSignal, method: string, timeout: number): unknown {
-    if (signal.aborted) return error;
-    const config = this.resolved.config;
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-      return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
-    }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
-    }
-    if (error instanceof McpError) error.message = withoutRepeatedPrefix(error.message);
-    if (!isStdioConfig(config)) {
-      const problem = authorizationProblem(error, config.url, this.authProvider !== undefined);
-      if (problem) return new Error(`MCP server \`${this.name}\` ${problem}`, { cause: error });
-    }
-    return error;
+    return signal.aborted ? error : describeRequestError(error, this.target(), method, timeout);
+  }
+
+  private target(): RequestTarget {
+    return { name: this.name, config: this.resolved.config, hasAuth: this.authProvider !== undefined };
   }
 
   private scheduleRefresh(): void {

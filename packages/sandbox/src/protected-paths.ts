@@ -118,6 +118,13 @@ function unchanged(known: DirectoryRecord | undefined, stat: Stats): DirectoryRe
   return same ? known : undefined;
 }
 
+/** What one walk of a root found: the nested `.git` entries, and whether every directory was visited. */
+interface WalkResult {
+  readonly root: string;
+  readonly nested: readonly string[];
+  readonly complete: boolean;
+}
+
 /** One walk of a root: the queue (breadth first), the records read, what was found. */
 class Walk {
   readonly started = Date.now();
@@ -144,12 +151,16 @@ class Walk {
     for (const name of record.subdirectories) this.queue.push(join(dir, name));
   }
 
-  /** Keeps this walk's records for the next walk of the root (the last 8 roots). */
-  finish(): string[] {
+  /**
+   * Keeps this walk's records for the next walk of the root (the last 8 roots) and says what it
+   * found; `complete` is false when it stopped at {@link MAX_PROTECTED_SCAN_DIRECTORIES} with
+   * directories left unvisited.
+   */
+  finish(): WalkResult {
     walkCache.delete(this.root);
     walkCache.set(this.root, this.records);
     if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
-    return this.found;
+    return { root: this.root, nested: this.found, complete: this.next >= this.queue.length };
   }
 }
 
@@ -163,7 +174,7 @@ class Walk {
  * still visited, so a `.git` created anywhere (or a tree renamed in) is found by the next walk.
  * Synchronous: for callers of the synchronous API that did not scan first ({@link scanProtectedPaths}).
  */
-function nestedGitEntries(root: string): string[] {
+function nestedGitEntries(root: string): WalkResult {
   const walk = new Walk(root);
   for (; walk.pending; walk.next++) {
     const dir = walk.queue[walk.next];
@@ -186,7 +197,7 @@ function nestedGitEntries(root: string): string[] {
 const WALK_BATCH = 32;
 
 /** {@link nestedGitEntries} without blocking the event loop: the same walk, same order, same records, in batches on the thread pool. */
-async function nestedGitEntriesAsync(root: string): Promise<string[]> {
+async function nestedGitEntriesAsync(root: string): Promise<WalkResult> {
   const walk = new Walk(root);
   while (walk.pending) {
     const end = Math.min(walk.queue.length, MAX_PROTECTED_SCAN_DIRECTORIES, walk.next + WALK_BATCH);
@@ -218,7 +229,7 @@ async function readRecord(walk: Walk, dir: string): Promise<DirectoryRecord | un
  * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
  */
 export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
-  return protectedList(writableRoots(policy).map((root) => ({ root, nested: nestedGitEntries(root) })));
+  return protectedList(writableRoots(policy).map((root) => nestedGitEntries(root))).list;
 }
 
 /**
@@ -227,13 +238,22 @@ export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoo
  * sessions never walks a workspace on its main thread.
  */
 export async function scanProtectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<ProtectedPath[]> {
-  const roots = writableRoots(policy);
-  return protectedList(await Promise.all(roots.map(async (root) => ({ root, nested: await nestedGitEntriesAsync(root) }))));
+  return (await scanProtectedPathsCoverage(policy)).list;
 }
 
-/** The list of each root's `.git` (protected whether or not it exists) and the nested ones found, without duplicates. */
-function protectedList(scans: ReadonlyArray<{ root: string; nested: readonly string[] }>): ProtectedPath[] {
+/**
+ * {@link scanProtectedPaths} with the writable roots whose walk stopped at
+ * {@link MAX_PROTECTED_SCAN_DIRECTORIES} before visiting every directory (`unchecked`): a `.git`
+ * below one of them may be missing from the list.
+ */
+export async function scanProtectedPathsCoverage(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<{ list: ProtectedPath[]; unchecked: string[] }> {
+  return protectedList(await Promise.all(writableRoots(policy).map((root) => nestedGitEntriesAsync(root))));
+}
+
+/** The list of each root's `.git` (protected whether or not it exists) and the nested ones found, without duplicates; the roots whose walk did not finish. */
+function protectedList(scans: readonly WalkResult[]): { list: ProtectedPath[]; unchecked: string[] } {
   const list: ProtectedPath[] = [];
+  const unchecked: string[] = [];
   const seen = new Set<string>();
   const add = ({ path, kind, root, exists }: ProtectedPath) => {
     const real = exists ? resolveExisting(path) : path;
@@ -241,15 +261,16 @@ function protectedList(scans: ReadonlyArray<{ root: string; nested: readonly str
     seen.add(real);
     list.push({ path: real, kind, root, exists });
   };
-  for (const { root, nested } of scans) {
+  for (const { root, nested, complete } of scans) {
     const rootGit = join(root, GIT_DIR_NAME);
     // A placeholder of a running command is still "absent": it goes away when that command ends.
     // Synchronous: an `lstat` (an `access` for a dangling link) of one path per root and command.
     const exists = !placeholders.has(rootGit) && (isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
     add({ path: rootGit, kind: 'root-git', root, exists });
     for (const path of nested) add({ path, kind: 'nested-git', root, exists: true });
+    if (!complete) unchecked.push(root);
   }
-  return list;
+  return { list, unchecked };
 }
 
 /**

@@ -1,12 +1,14 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { RespondToModelError } from '@switchyard/protocol';
+import { inheritableDescriptors, SECCOMP_EXEC } from './descriptors';
 import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
 import { baseViewArgs, RESTRICTED_VIEW_END, unsearchableAncestorArgs } from './filesystem-view';
-import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
+import { commandLimits, HIDDEN_TMPFS_BYTES, trackingGroup, type CommandLimits } from './resource-limits';
 import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
 import type { PreparedSpare } from './spawner';
@@ -29,7 +31,9 @@ export interface SandboxCommandOptions {
   tty?: boolean;
   /**
    * `danger-full-access` only: run the command under the reaper (a subreaper that kills whatever
-   * the command left behind when it ends). Default true; without perl the command runs directly.
+   * the command left behind when it ends, and closes every descriptor above 2 the host inherited).
+   * Default true; without perl the command runs directly — refused when the host holds inheritable
+   * descriptors. False: the caller starts it through something that closes them (a `CommandSpawner`).
    */
   reaper?: boolean;
   /**
@@ -145,7 +149,7 @@ function isRoot(): boolean {
  */
 export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, options: SandboxCommandOptions): SandboxCommand {
   if (argv.length === 0) throw new TypeError('sandboxCommand: argv must not be empty');
-  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options);
+  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options, policy.limits?.cgroups !== false);
   const setup = sandboxSetup(policy, options);
   const { bwrap, asRoot, readable } = setup;
   const writable = policy.mode === 'workspace-write';
@@ -183,15 +187,53 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   const argvOf = (end?: number) => [...prefix, bwrap, ...args.slice(0, end)];
   const spare = () => prepareSpare(argvOf(sandboxArgs), setup.filter, guarded);
   const spawnable = asRoot ? { key: JSON.stringify([...staging, ...roots.map(identity)]), launcher: staging, argv: argvOf(), cgroupProcs: procsFiles, fd3: setup.filter, spare } : undefined;
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
+  // The root launcher closes what the host inherited itself; unprivileged, perl does when there is anything to close.
+  const [file, ...launch] = asRoot ? ['/bin/sh', '-c', SECCOMP_LAUNCHER, setup.filter, ...launcher] : unprivilegedLauncher(policy.mode, setup.filter);
+  return { file, args: [...launch, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
 }
 
-/** `danger-full-access`: the command itself, under the reaper when perl is there. */
-function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
+/**
+ * How an unprivileged host starts bubblewrap with the seccomp filter as fd 3: `/bin/sh` when the
+ * host holds no inheritable descriptor above 2, else perl, which closes them first; without perl
+ * then, the refusal (a command must see descriptors 0-2 only).
+ */
+function unprivilegedLauncher(mode: SandboxPolicy['mode'], filter: string): string[] {
+  const inherited = inheritableDescriptors();
+  if (inherited.length === 0) return ['/bin/sh', '-c', SECCOMP_LAUNCHER, filter];
+  const perl = findExecutable('perl');
+  if (!perl) throw sandboxUnavailable(mode, inheritedRefusal(inherited), 'perl');
+  return [perl, '-e', SECCOMP_EXEC, filter];
+}
+
+/** Why a command cannot start: the host's inherited descriptors, and nothing to close them. */
+function inheritedRefusal(inherited: readonly number[]): string {
+  return `perl (which closes the ${inherited.length} descriptors this host inherited without close-on-exec, ${inherited.slice(0, 8).join(', ')}, before a command starts) was not found`;
+}
+
+/**
+ * Joins the tracking group named by `$0` (the command's own pid into its `cgroup.procs`), then
+ * becomes the command: everything it starts is in the group before it can start anything. A
+ * failed write stops it (exit 2, the shell's message), so no command runs untracked where a group
+ * was made.
+ */
+const JOIN_GROUP = 'echo $$ > "$0" || exit 2; exec "$@"';
+
+/**
+ * `danger-full-access`: the command itself, under the reaper when perl is there, and in a tracking
+ * cgroup of its own as root (`release()` kills whatever is left in it: a descendant that killed
+ * its reaper and daemonized is still there).
+ */
+function fullAccessCommand(command: readonly string[], options: SandboxCommandOptions, cgroups: boolean): SandboxCommand {
   const perl = options.reaper === false ? undefined : findExecutable('perl');
   const syscalls = launcherSyscalls();
-  const release = () => undefined;
-  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
+  const reaped = perl !== undefined && syscalls !== undefined && process.platform === 'linux';
+  // Without the reaper nothing would close what the host inherited (a caller passing `reaper: false` starts it through a spawner, which does).
+  const inherited = reaped || options.reaper === false ? [] : inheritableDescriptors();
+  if (inherited.length > 0) throw new RespondToModelError(`exec_command cannot start the command: ${inheritedRefusal(inherited)}; install perl`, { code: 'SANDBOX_UNAVAILABLE' });
+  const group = options.probe || !cgroups ? undefined : trackingGroup();
+  const argv = group ? ['/bin/sh', '-c', JOIN_GROUP, group.procsFile, ...command] : command;
+  const release = () => group?.release();
+  if (!reaped) return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
   return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [], release };
 }
 

@@ -5,7 +5,7 @@ import { createCodeMode } from '@switchyard/code-mode';
 import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
 import { createSession } from './session';
 import type { Session } from './session-types';
-import { workerChildren } from '../../../tools/config/proc.ts';
+import { workerChildren } from '@switchyard/config/proc';
 
 /** A tool that blocks until `release()`, counting the calls that entered it. */
 function holdTool() {

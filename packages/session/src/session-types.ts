@@ -10,13 +10,14 @@ import type {
   StepContext,
   TimeProvider,
   ToolBudget,
+  ToolDiscoveryMode,
   ToolExecutor,
   ToolMode,
   ToolOutputItem,
   WireTool,
 } from '@switchyard/protocol';
 import type { BackoffOptions } from '@switchyard/kit';
-import type { ToolPlan } from '@switchyard/planner';
+import type { ToolPlan, ToolSearchSettings } from '@switchyard/planner';
 import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
 import type { SessionEvent, SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
@@ -105,7 +106,7 @@ export interface SessionOptions {
   strict?: boolean;
   /**
    * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
-   * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
+   * `{ tracer, providerName?, agentName?, recordContent? }`. Spans for the turn, each model request, tool call,
    * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
    */
   tracer?: SessionTracer;
@@ -119,6 +120,22 @@ export interface SessionOptions {
    * the model observes such work with `wait` / `write_stdin`, as in the reference.
    */
   background?: boolean | SessionBackgroundOptions;
+  /**
+   * How the model hears of the tools a Code Mode cell found with `tools.tool_search` (from the next
+   * step on). `'tools'` (default): they join the plan of later steps (described in the `exec`
+   * description in `code-mode-only`, visible in `code-mode`), so `step.tools` change after a
+   * discovery. `'conversation'`: `step.tools` stay byte-identical (the cached prompt prefix
+   * survives) and each search's new tools arrive as one developer message
+   * (`<tools_found>…</tools_found>`) after the step's outputs. No effect in `direct` mode, where the
+   * model's own `tool_search` answers with `tool_search_output` items.
+   */
+  toolDiscovery?: ToolDiscoveryMode;
+  /**
+   * How `tool_search` ranks and how many tools it returns, for the model's searches and a cell's:
+   * `search` (your own ranking, e.g. embeddings; exact names still come first) and `limit` (the
+   * default and the most one search returns). Default: BM25 over names and descriptions, 8.
+   */
+  toolSearch?: ToolSearchSettings;
 }
 
 /** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
