@@ -38,15 +38,14 @@ export interface CodeModeDispatchResult {
   readonly success?: boolean;
 }
 
-/** Options of {@link serveCodeModeOverMcp}. */
-export interface ServeCodeModeOverMcpOptions {
-  host: CodeModeMcpHost;
+/** Where and how this package's MCP servers serve ({@link serveCodeModeOverMcp}, `serveToolsOverMcp`). */
+export interface McpServeTransportOptions {
   /** Where to serve. Default: stdio over `stdin` / `stdout`, closing when `stdin` ends. */
   transport?: Transport;
   /** Streams of the default stdio transport. Default `process.stdin` / `process.stdout`. */
   stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
-  /** Server name in the `initialize` answer. Default `switchyard-code-mode`. */
+  /** Server name in the `initialize` answer (each server has its default). */
   name?: string;
   /** Server instructions in the `initialize` answer. */
   instructions?: string;
@@ -64,6 +63,11 @@ export interface ServeCodeModeOverMcpOptions {
    * official SDK client closes the connection on a message over 10 MiB.
    */
   maxResultBytes?: number;
+}
+
+/** Options of {@link serveCodeModeOverMcp} (server name default `switchyard-code-mode`). */
+export interface ServeCodeModeOverMcpOptions extends McpServeTransportOptions {
+  host: CodeModeMcpHost;
 }
 
 /** Default of {@link ServeCodeModeOverMcpOptions.maxMessageBytes}. */
@@ -162,11 +166,11 @@ export function codeModeMcpToolDefinitions(descriptions: CodeModeToolDescription
 }
 
 /** A request schema that only fixes the method, so a bad `params` reaches the handler. */
-function looseRequestSchema<M extends string>(method: M) {
+export function looseRequestSchema<M extends string>(method: M) {
   return z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
 }
 
-function errorResult(text: string): CallToolResult {
+export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
@@ -265,7 +269,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
 // Requests are registered with loose schemas and checked by their handlers: the SDK's own parse
 // failure would answer -32603 (internal error) for what is the client's mistake (-32602).
 
-function requireInitialized(server: Server, method: string): void {
+export function requireInitialized(server: Server, method: string): void {
   if (server.getClientVersion() === undefined) {
     throw new McpError(ErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
   }
@@ -319,7 +323,7 @@ function toCallItem(name: string, args: Record<string, unknown>, callId: string)
 }
 
 /** The default stdio transport; `onEnd` runs when stdin ends or closes, until `detach()`. */
-function stdioTransport(options: ServeCodeModeOverMcpOptions, onEnd: () => void): { transport: Transport; detach(): void } {
+export function stdioTransport(options: Pick<ServeCodeModeOverMcpOptions, 'stdin' | 'stdout' | 'maxMessageBytes'>, onEnd: () => void): { transport: Transport; detach(): void } {
   const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream;
   const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream;
   const transport = new BoundedStdioServerTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? DEFAULT_SERVE_MAX_MESSAGE_BYTES });

@@ -64,6 +64,13 @@ export interface ToolExecutor {
   readonly searchText?: string;
   /** Hook adapter, or `false` for no hooks at all (code-mode `wait`). */
   readonly hookPayload?: HookPayloadAdapter | false;
+  /**
+   * The version of `@switchyard/protocol` the executor was built against (`defineFunctionTool` and
+   * `defineFreeformTool` stamp the version their protocol copy reports). A host refuses an executor
+   * of another contract line at registration with a `CONFIG` error naming both versions
+   * ({@link executorProtocolProblem}); absent, the executor is taken as compatible.
+   */
+  readonly protocolVersion?: string;
   /** Abort message style: `shell` gives "Wall time: X seconds\naborted by user". Default `default`. */
   readonly abortStyle?: 'default' | 'shell';
   /**

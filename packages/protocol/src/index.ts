@@ -17,6 +17,7 @@ export * from './context';
 export * from './call';
 export * from './hooks';
 export * from './executor';
+export * from './compatibility';
 export * from './events';
 export * from './code-mode';
 export * from './code-mode-cell';

@@ -1,4 +1,4 @@
-import { APPROVAL_POLICIES, SANDBOX_MODES, TOOL_DISCOVERY_MODES, TOOL_MODES } from '@switchyard/protocol';
+import { APPROVAL_POLICIES, SANDBOX_MODES, SwitchyardError, TOOL_DISCOVERY_MODES, TOOL_MODES, executorProtocolProblem } from '@switchyard/protocol';
 import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
 import type { SessionOptions, SessionRetryOptions } from './session-types';
 import type { SessionStoreOptions } from './session-persistence';
@@ -83,4 +83,11 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
 /** Throws a `CONFIG` error naming the first unknown or invalid option of `createSession`. */
 export function checkSessionOptions(options: unknown): asserts options is SessionOptions {
   checkOptions('createSession', options, SESSION_OPTION_RULES);
+  // A plugin built for another protocol line fails here, at creation (a `tools` function: at the step that reads it).
+  const tools = (options as SessionOptions).tools;
+  if (!Array.isArray(tools)) return;
+  for (const [index, executor] of tools.entries()) {
+    const problem = typeof executor === 'object' && executor !== null && executor.name ? executorProtocolProblem(executor) : undefined;
+    if (problem) throw new SwitchyardError('CONFIG', `createSession: option \`tools[${index}]\`: ${problem}`);
+  }
 }
