@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -240,7 +240,7 @@ describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a
           return;
         }
         // Gone once the answer is out, without waiting for the session or the toolset to end.
-        expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+        expect(await becomes(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
         outcomes.push(`${tty ? 'tty' : 'spawner'}: a daemon that killed its reaper${tty ? '' : ' and spawner'} died with its command (tracking cgroup)`);
       } finally {
         for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
