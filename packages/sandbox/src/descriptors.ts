@@ -30,7 +30,8 @@ const O_CLOEXEC = 0o2000000;
 
 /**
  * This process's descriptors above 2 that a child would inherit (no close-on-exec), from
- * `/proc/self/fdinfo`; empty where `/proc` is absent.
+ * `/proc/self/fdinfo`; empty where `/proc` is absent. Synchronous: `sandboxCommand` is; it lists
+ * this process's own descriptors (a few dozen entries of `/proc`, never a disk) once per command.
  */
 export function inheritableDescriptors(): number[] {
   let entries: string[];

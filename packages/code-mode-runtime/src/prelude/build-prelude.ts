@@ -8,7 +8,7 @@
  * fails when it differs from a fresh bundle, so tests and dist evaluate the same text.
  */
 import { build } from 'esbuild';
-import { writeGenerated } from '@switchyard/config/generated-file';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ENTRY = fileURLToPath(new URL('./closure.ts', import.meta.url));
@@ -43,4 +43,14 @@ export function generatedModule(closure: string): string {
   );
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) writeGenerated(GENERATED_FILE, generatedModule(await bundlePreludeClosure()));
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const text = generatedModule(await bundlePreludeClosure());
+  const current = (() => {
+    try {
+      return readFileSync(GENERATED_FILE, 'utf8');
+    } catch {
+      return undefined;
+    }
+  })();
+  if (current !== text) writeFileSync(GENERATED_FILE, text);
+}

@@ -11,9 +11,10 @@
  * generated file is what the tests (vitest's `@switchyard/source` condition) use, and
  * `perl.test.ts` fails when it differs from a fresh bundle.
  */
-import { readFileSync } from 'node:fs';
-import { writeGenerated } from '@switchyard/config/generated-file';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+// Synchronous file reads and writes throughout: a build step run on its own, before tsup, never in a host.
 
 const FOLDER = fileURLToPath(new URL('.', import.meta.url));
 export const GENERATED_FILE = fileURLToPath(new URL('./programs.generated.ts', import.meta.url));
@@ -61,4 +62,8 @@ export function generatedModule(): string {
   );
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) writeGenerated(GENERATED_FILE, generatedModule());
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const text = generatedModule();
+  // unchanged text leaves the file (and its timestamp) alone
+  if (!existsSync(GENERATED_FILE) || readFileSync(GENERATED_FILE, 'utf8') !== text) writeFileSync(GENERATED_FILE, text);
+}
