@@ -68,6 +68,7 @@ function isWrongSequence(error: unknown): boolean {
  * session's head key. Connects on first use (`servers`, `auth`, `tls` as the runtime's options);
  * creates the bucket when missing. A value over `inlineMaxBytes` goes to the bucket's object store.
  */
+// long-function: a factory whose returned object literal is the store (lease, load, commit, delete, close over one connection); each method is short, the split by method is left to the house issue
 export function createNatsSessionStore(options: NatsSessionStoreOptions): SessionStore & { close(): Promise<void> } {
   checkConnectOptions({ ...options, subjectPrefix: undefined }, 'createNatsSessionStore');
   const bucket = options.bucket ?? 'switchyard-sessions';

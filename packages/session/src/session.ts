@@ -142,6 +142,7 @@ function openSession(state: SessionState, restore: SessionExport | undefined): v
 }
 
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
+// long-function: the session facade's one assembly (options, state, store, discovery, background, the returned object); its parts live in step/turn/turn-loop
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
   const budget = resolveToolBudget(options.toolBudget, 'toolBudget');

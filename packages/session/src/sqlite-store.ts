@@ -125,6 +125,7 @@ function readSequence(rows: Array<Record<string, unknown>>, length: number, sess
  * node:sqlite (Node 22.13+ / 24): elsewhere, creating one throws `CONFIG`. `':memory:'` keeps
  * everything in memory (tests).
  */
+// long-function: a factory whose returned object literal is the store (its prepared statements and the methods over them); each method is short
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SessionStore & { close(): Promise<void> } {
   if (typeof path !== 'string' || path === '') throw new SwitchyardError('CONFIG', 'createSqliteStore: `path` must be a file path (or ":memory:")');
   checkOptions('createSqliteStore', options, { synchronous: rule.oneOf('normal', 'full'), busyTimeoutMs: rule.number({ min: 0, integer: true }) });

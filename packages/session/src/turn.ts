@@ -68,6 +68,7 @@ function abortDetail(cause: unknown): string | undefined {
  * `signalReason` names what aborting `turnOptions.signal` means for Interrupt hooks
  * (`signal`, the host's own, unless the caller knows better: the turn of a stream left early).
  */
+// long-function: one turn's lifecycle in order (the gate, hooks, events, the end with its store commit); splitting it would scatter that order
 export function beginOwnTurn(
   state: SessionState,
   turnOptions: TurnOptions = {},
