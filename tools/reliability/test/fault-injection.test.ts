@@ -73,8 +73,8 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       expect(byName.rejects_early).toContain('rejected before the first await');
       expect(byName.rejects_plain).toContain('a bare string rejection');
       expect(byName.ok).toBe('{"fine":true}');
-      expect(byName.circular).toMatch(/^tool result is not JSON-serializable: Converting circular structure to JSON/);
-      expect(byName.bigint).toBe('tool result is not JSON-serializable: Do not know how to serialize a BigInt (at result.big)');
+      expect(byName.circular).toBe('tool result is not JSON-serializable: result.self refers back to result (a cycle): return a tree, e.g. replace the back reference with an id');
+      expect(byName.bigint).toBe('tool result is not JSON-serializable: result.big is a BigInt: return a number or a string (String(value))');
       expect(byName.hang_deaf).toMatch(/^aborted by user after \d+\.\ds$/);
       for (const item of items) expect(ends.get((item as { call_id: string }).call_id), (item as { call_id: string }).call_id).toBe(1);
       held.push(`direct faulty handlers → 7 calls, 7 outputs in call order; circular → "${byName.circular}"; BigInt → "${byName.bigint}"; deaf hang → "${byName.hang_deaf}"`);
@@ -96,8 +96,8 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       expect(result.output[0]).toBe('throws: rejected tool throws failed: thrown synchronously');
       expect(result.output[1]).toBe('rejects_early: rejected tool rejects_early failed: rejected before the first await');
       expect(result.output[2]).toBe('rejects_plain: rejected tool rejects_plain failed: a bare string rejection');
-      expect(result.output[3]).toMatch(/^circular: rejected tool result is not JSON-serializable: Converting circular structure to JSON/);
-      expect(result.output[4]).toBe('bigint: rejected tool result is not JSON-serializable: Do not know how to serialize a BigInt (at result.big)');
+      expect(result.output[3]).toBe('circular: rejected tool result is not JSON-serializable: result.self refers back to result (a cycle): return a tree, e.g. replace the back reference with an id');
+      expect(result.output[4]).toBe('bigint: rejected tool result is not JSON-serializable: result.big is a BigInt: return a number or a string (String(value))');
       expect(result.output[5]).toBe('ok: ok {"fine":true}');
       held.push(`nested faulty handlers → ${result.output.join(' | ')}`);
     } finally {
