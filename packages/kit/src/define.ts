@@ -22,7 +22,7 @@ import {
 import { invocationArguments } from './arguments';
 import { checkOptions, optionRules as rule, type OptionsShape } from './options';
 import { FunctionToolOutput, JsonToolOutput } from './output';
-import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
+import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolOutputSchema, type ToolParameters } from './standard-schema';
 
 /**
  * A value `JSON.stringify` writes as the same JSON value it reads back, but for members that are
@@ -75,8 +75,8 @@ export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends
    * is configured" (both code `APPROVAL_DENIED`). Default false.
    */
   needsApproval?: NeedsApproval<Args>;
-  /** JSON Schema of the Code Mode result (documentation only; never sent to the model). */
-  outputSchema?: JsonSchema;
+  /** JSON Schema of the Code Mode result (documentation only; never sent to the model); inline or `as const`. */
+  outputSchema?: ToolOutputSchema;
   /** Responses-API strict mode, sent as `strict`; `false` when omitted. */
   strict?: boolean;
   /** Where the tool appears ({@link ToolExposure}). Default `direct`. */
@@ -261,7 +261,8 @@ async function requireToolApproval<Args>(display: string, needsApproval: NeedsAp
 
 /** The JSON Schema the model sees for `parameters`; a Standard Schema without one is a `CONFIG` error. */
 function parametersJsonSchema(display: string, parameters: ToolParameters, jsonSchema: JsonSchema | undefined): JsonSchema {
-  if (!isStandardSchema(parameters)) return parameters;
+  // `as const` only makes the compiler's view readonly: the value is the same plain JSON.
+  if (!isStandardSchema(parameters)) return parameters as JsonSchema;
   if (jsonSchema) return jsonSchema;
   const standard = parameters['~standard'];
   if (standard.jsonSchema) {
@@ -304,7 +305,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
       description: options.description,
       ...(options.strict !== undefined ? { strict: options.strict } : {}),
       parameters,
-      ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
+      ...(options.outputSchema ? { outputSchema: options.outputSchema as JsonSchema } : {}),
     },
     protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,
