@@ -131,7 +131,7 @@ const model = createScriptedModel([
 const result = await session.runTurn({ model, input: 'Weather in Oslo?' });
 await session.shutdown();
 const outputs = result.items.filter((item) => item.type === 'function_call_output');
-console.log(JSON.stringify({ host: VERSION, stamped: weather.protocolVersion, cjs: cjs.weather.name === weather.name, outputs, finalText: result.finalText }));
+console.log(JSON.stringify({ host: VERSION, stamped: weather.protocolVersion, cjs: cjs.weather.spec.name, outputs, finalText: result.finalText }));
 `;
 
 /** The host's TypeScript using the plugin's declaration files, as ESM and as CJS. */
@@ -187,7 +187,7 @@ export async function checkPreviousReleasePlugin(previous: PreviousPlugin, tarba
     const expected = JSON.stringify({
       host: current.protocol,
       stamped: current.protocol,
-      cjs: true,
+      cjs: 'get_weather',
       outputs: [{ type: 'function_call_output', call_id: 'call-oslo', output: '{"city":"Oslo","tempC":-3,"conditions":"light snow"}' }],
       finalText: 'done',
     });
