@@ -263,10 +263,10 @@ export class RemoteSession implements CodeModeSession {
     const cell = core.cells.get(cellId);
     let binding = cell?.binding ?? (earlier && !earlier.binding.lost ? earlier.binding : undefined);
     if (cell && (!binding || binding.lost) && cell.resuming) {
-      // Being resumed: asked where the replay runs (or answered with its failure).
-      const place = await this.resumer.waitFor(cell, binding, binding?.cause ?? 'the runtime was lost');
-      if (typeof place === 'string') return place === '' ? { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt } : failedEnd(cellId, place, startedAt);
-      binding = place;
+      // Being resumed: asked where the replay runs (or answered with its end).
+      const place = await this.resumedOn(cell, binding, binding?.cause ?? 'the runtime was lost', startedAt);
+      if ('end' in place) return place.end;
+      binding = place.binding;
     }
     if (!binding) return this.unresumed.end(cellId, startedAt);
     checkYieldTime(options?.yieldTimeMs);
@@ -318,9 +318,9 @@ export class RemoteSession implements CodeModeSession {
     cell.terminating = true;
     let binding = cell.binding;
     if ((!binding || binding.lost) && cell.resuming) {
-      const place = await this.resumer.waitFor(cell, binding, binding?.cause ?? 'the runtime was lost');
-      if (typeof place === 'string') return place === '' ? { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt } : failedEnd(cellId, place, startedAt);
-      binding = place;
+      const place = await this.resumedOn(cell, binding, binding?.cause ?? 'the runtime was lost', startedAt);
+      if ('end' in place) return place.end;
+      binding = place.binding;
     }
     return this.ask(cell, binding, startedAt, { t: 'terminate', session: binding.lease.key, cellId });
   }
@@ -387,12 +387,24 @@ export class RemoteSession implements CodeModeSession {
   private async afterLoss(cell: HostCell | undefined, binding: Binding, error: RuntimeLostError, yieldTimeMs: number | undefined, startedAt: number, signal?: AbortSignal): Promise<CellObservation> {
     const cellId = cell?.id ?? '';
     if (!cell) return failedEnd(cellId, lostText(error.reason), startedAt);
-    const place = await this.resumer.waitFor(cell, binding, error.reason);
-    if (place === '') return { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt };
-    if (typeof place === 'string') return failedEnd(cellId, place, startedAt);
-    if (cell.terminating) return this.ask(cell, place, startedAt, { t: 'terminate', session: place.lease.key, cellId });
+    const place = await this.resumedOn(cell, binding, error.reason, startedAt);
+    if ('end' in place) return place.end;
+    const resumed = place.binding;
+    if (cell.terminating) return this.ask(cell, resumed, startedAt, { t: 'terminate', session: resumed.lease.key, cellId });
     const left = Math.max(0, (yieldTimeMs ?? 0) - (performance.now() - startedAt));
-    return this.ask(cell, place, startedAt, { t: 'observe', session: place.lease.key, cellId, yieldTimeMs: clampYield(left) }, signal, yieldTimeMs);
+    return this.ask(cell, resumed, startedAt, { t: 'observe', session: resumed.lease.key, cellId, yieldTimeMs: clampYield(left) }, signal, yieldTimeMs);
+  }
+
+  /**
+   * Where a request waiting on `cell` goes now that its runtime (`lostOn`) was lost with `cause`:
+   * the binding the cell was resumed on, or the cell's end (terminated, or failed with the text
+   * saying why it could not be resumed).
+   */
+  private async resumedOn(cell: HostCell, lostOn: Binding | undefined, cause: string, startedAt: number): Promise<{ binding: Binding } | { end: CellObservation }> {
+    const place = await this.resumer.waitFor(cell, lostOn, cause);
+    if (typeof place !== 'string') return { binding: place };
+    if (place === '') return { end: { kind: 'terminated', cellId: cell.id, items: [], wallTimeMs: performance.now() - startedAt } };
+    return { end: failedEnd(cell.id, place, startedAt) };
   }
 
   private timed(observation: CellObservation | undefined, cellId: string, startedAt: number): CellObservation {
