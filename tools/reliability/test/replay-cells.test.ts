@@ -113,9 +113,14 @@ describe('replayCells: a recorded turn re-run offline', { timeout: 120_000 }, ()
       const [whole] = await replayCells(records, { runtime });
       expect(whole!.items).toEqual(items);
       expect(whole!.unanswered).toEqual([]);
-      // tool-2's result (and its delivery) stripped: the replay asks for it, the journal has no answer
       const record = records[0]!;
       expect(record.entries.split(',')).toContain('r2');
+      // tool-2's delivery stripped, its result kept (as a result that came while the runtime was lost): answered from the journal
+      const undelivered = sealCellJournal({ ...record, entries: record.entries.split(',').filter((entry) => entry !== 'r2').join(',') });
+      const [late] = await replayCells([undelivered], { runtime });
+      expect(late!.items).toEqual(items);
+      expect(late!.unanswered).toEqual([]);
+      // tool-2's result (and its delivery) stripped: the replay asks for it, the journal has no answer
       const stripped = sealCellJournal({
         ...record,
         entries: record.entries.split(',').filter((entry) => entry !== 'r2').join(','),
