@@ -42,10 +42,6 @@ export class EngineJournals {
     return journal;
   }
 
-  get(cellId: string): CellJournal | undefined {
-    return this.journals.get(cellId);
-  }
-
   entries(cellId: string, entries: string): void {
     this.journals.get(cellId)?.appendEntries(entries);
   }
