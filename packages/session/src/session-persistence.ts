@@ -46,6 +46,8 @@ export class SessionPersistence {
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private savedState: string | undefined;
   private historyBytes = 0;
+  /** The store's journal (or the buffer) may hold entries no saved state document absorbed yet. */
+  private journalDirty = false;
   private buffer: { entries: JsonValue[]; settled: Array<(error?: unknown) => void> } | undefined;
   private waitingSave: Promise<void> | undefined;
   private closed = false;
@@ -82,6 +84,7 @@ export class SessionPersistence {
       throw failure;
     });
     if (stored?.state !== undefined) this.savedState = JSON.stringify(stored.state);
+    this.journalDirty = (stored?.journal.length ?? 0) > 0;
     return stored;
   }
 
@@ -143,6 +146,7 @@ export class SessionPersistence {
       });
     }
     buffer.entries.push(entry);
+    this.journalDirty = true;
     return new Promise<void>((resolve, reject) => buffer!.settled.push((error) => (error === undefined ? resolve() : reject(error))));
   }
 
@@ -182,17 +186,22 @@ export class SessionPersistence {
       }
     }
     // entries buffered now are part of the exported state: they need no write of their own
-    const absorbed = content.absorbsJournal ? this.takeBuffer() : undefined;
+    // (a reset only when there is something to reset: a state document alone writes nothing new)
+    const absorbs = content.absorbsJournal && this.journalDirty;
+    const absorbed = absorbs ? this.takeBuffer() : undefined;
     const changedState = stateText !== this.savedState;
-    if (!history && !changedState && !content.absorbsJournal) return;
+    if (!history && !changedState && !absorbs) return;
+    // entries appended while the commit runs make the journal dirty again
+    if (absorbs) this.journalDirty = false;
     try {
       await this.store.commit(this.sessionId, {
         lease: this.lease!,
         ...(changedState ? { state: content.state } : {}),
         ...(history ? { history: { keep: history.keep, append: history.append } } : {}),
-        ...(content.absorbsJournal ? { journal: { reset: true } } : {}),
+        ...(absorbs ? { journal: { reset: true } } : {}),
       });
     } catch (error) {
+      if (absorbs) this.journalDirty = true;
       history?.settle(false);
       const failure = this.named(error);
       absorbed?.settled.forEach((settle) => settle(failure));
@@ -212,6 +221,8 @@ export class SessionPersistence {
 
   private async commitJournal(entries: JsonValue[]): Promise<void> {
     if (this.failure) throw this.failure;
+    // the entries land in the store's journal now: the next state document that absorbs them resets it
+    this.journalDirty = true;
     try {
       await this.store.commit(this.sessionId, { lease: this.lease!, journal: { append: entries } });
     } catch (error) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { defineFunctionTool } from '@switchyard/kit';
-import type { ModelRequest, ResponseItem, SessionStore, ToolExecutor } from '@switchyard/protocol';
+import type { ModelRequest, ResponseItem, SessionCommit, SessionStore, ToolExecutor } from '@switchyard/protocol';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { createSqliteStore } from './sqlite-store';
@@ -194,6 +194,31 @@ describe('stored values in a store (cells in worker processes)', () => {
     const restored = session({ toolMode: 'code-mode-only', restore: second.export() });
     const again = await restored.runTurn({ model: createScriptedModel([[exec('e3', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
     expect(outputText(again.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
+  });
+  it('a turn with cells commits only what changed: no commit without news, a journal reset only after journal entries', { timeout: 90_000 }, async () => {
+    const inner = store();
+    const commits: SessionCommit[] = [];
+    const counting: SessionStore = { lease: inner.lease, load: inner.load, commit: (id, commit) => (commits.push(commit), inner.commit(id, commit)) };
+    const cells = session({ toolMode: 'code-mode-only', store: counting, sessionId: 'counted' });
+    await cells.runTurn({ model: createScriptedModel([[exec('e1', 'store("a", 1); text("one")')], [exec('e2', 'text(String(load("a")))')], [say('done')]]), input: 'two cells' });
+    const afterTurn = commits.length;
+    await cells.shutdown();
+    // the shutdown has nothing left to write
+    expect(commits).toHaveLength(afterTurn);
+    // each commit carries news: a state, history, journal entries, or a reset of entries written before it
+    let journaled = false;
+    const empty = commits.flatMap((commit, index) => {
+      const appends = (commit.journal?.append?.length ?? 0) > 0;
+      const news = commit.state !== undefined || commit.history !== undefined || appends || (commit.journal?.reset === true && journaled);
+      if (commit.journal?.reset) journaled = false;
+      if (appends) journaled = true;
+      return news ? [] : [{ index, commit: { ...commit, lease: undefined } }];
+    });
+    expect(empty).toEqual([]);
+    expect(afterTurn).toBeGreaterThan(0);
+    const reread = await inner.load('counted');
+    expect(reread?.journal).toEqual([]);
+    expect(texts(reread!.history as unknown as ResponseItem[]).at(-1)).toBe('assistant:"done"');
   });
 });
 
