@@ -80,13 +80,10 @@ export function exportSession(state: SessionState): SessionExport {
 export function commitContent(state: SessionState): CommitContent {
   const document = stateDocument(state);
   const changes = state.history.takeChanges();
-  const items = state.history.items;
   return {
     state: document as unknown as JsonValue,
     absorbsJournal: document.codeMode !== undefined,
-    ...(changes
-      ? { history: { keep: changes.keep, append: changes.append as unknown as JsonValue[], settle: changes.settle, bytesKept: () => JSON.stringify(items.slice(0, changes.keep)).length } }
-      : {}),
+    ...(changes ? { history: { ...changes, append: changes.append as unknown as JsonValue[] } } : {}),
   };
 }
 
@@ -159,7 +156,6 @@ export async function openDurable(state: SessionState, restore: SessionExport | 
   const stored = persistence ? await persistence.open() : undefined;
   try {
     let source = stored ? fromStore(stored, state.sessionId) : undefined;
-    if (source) persistence!.countHistory(JSON.stringify(stored!.history).length);
     if (!source && restore) source = { history: restore.history as unknown as JsonValue[], saved: 0, doc: restore.state, journal: restore.journal };
     if (source) await applySource(state, source);
   } catch (error) {

@@ -28,12 +28,23 @@ export const DEFAULT_MAX_STATE_BYTES = 16 * 1024 * 1024;
 
 /** What a commit writes, built by the session at the moment the commit runs. */
 export interface CommitContent {
-  /** History changes (keep the first `keep`, append the rest), with the callback that settles them. */
-  history?: { keep: number; append: JsonValue[]; settle(saved: boolean): void; bytesKept(): number };
+  /**
+   * History changes (keep the first `keep`, append the rest; `cutBack`: `keep` is below what the
+   * store holds), the length of the kept items' JSON (encodes them), and the callback that settles them.
+   */
+  history?: { keep: number; append: JsonValue[]; cutBack: boolean; keptJsonLength(): number; settle(saved: boolean): void };
   /** The state document now. */
   state: JsonValue;
   /** The state document absorbed every journal entry reported so far (Code Mode exported its state). */
   absorbsJournal: boolean;
+}
+
+/** Length of the JSON of an array: `keep` items whose array's JSON takes `keptLength`, then the items of the array whose JSON is `appendText`. */
+function joinedArrayLength(keptLength: number, keep: number, appendText: string): number {
+  if (appendText === '[]') return keptLength;
+  if (keep === 0) return appendText.length;
+  // the kept array's ']' and the appended one's '[' go; one ',' joins them
+  return keptLength + appendText.length - 1;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,7 +56,8 @@ export class SessionPersistence {
   private queue: Promise<unknown> = Promise.resolve();
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private savedState: string | undefined;
-  private historyBytes = 0;
+  /** Bytes of JSON the store's copy of the history takes: unknown until a commit with history changes measures what it keeps. */
+  private historyBytes: number | undefined;
   /** The store's journal (or the buffer) may hold entries no saved state document absorbed yet. */
   private journalDirty = false;
   private buffer: { entries: JsonValue[]; settled: Array<(error?: unknown) => void> } | undefined;
@@ -98,11 +110,6 @@ export class SessionPersistence {
     clearInterval(this.heartbeat);
     const lease = this.lease;
     if (lease) void this.enqueue(() => this.store.lease(this.sessionId, { owner: this.owner, ttlMs: 0, renew: lease })).catch(() => undefined);
-  }
-
-  /** Starts the byte count of the history from what was loaded. */
-  countHistory(bytes: number): void {
-    this.historyBytes = bytes;
   }
 
   /**
@@ -178,7 +185,9 @@ export class SessionPersistence {
     const history = content.history;
     let historyBytes = this.historyBytes;
     if (history) {
-      historyBytes = history.bytesKept() + JSON.stringify(history.append).length;
+      // a running count: only the first history commit and a cut-back encode what the store keeps
+      const kept = history.cutBack || historyBytes === undefined ? history.keptJsonLength() : historyBytes;
+      historyBytes = joinedArrayLength(kept, history.keep, JSON.stringify(history.append));
       const maxHistory = this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
       if (historyBytes > maxHistory) {
         history.settle(false);
