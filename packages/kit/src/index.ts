@@ -35,7 +35,7 @@ export {
 } from './truncate';
 export { codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
 export { schemaToTypeScript } from './schema-typescript';
-export { safeToolText } from './tool-text';
+export { codeBlock, safeToolText } from './tool-text';
 export type { CodeModeDeclarationInput } from './code-mode-declaration';
 export { DEFAULT_TOOL_BUDGET_TOKENS, estimateTokens, createPriorityRanker, selectWithinBudget } from './tool-budget';
 export type { BudgetCost } from './tool-budget';
