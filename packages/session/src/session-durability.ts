@@ -1,4 +1,5 @@
-import { SwitchyardError, type JsonValue, type ResponseItem, type RunningWork, type StoredSession, type ToolCallItem } from '@switchyard/protocol';
+import { type SwitchyardError, type JsonValue, type ResponseItem, type RunningWork, type StoredSession, type ToolCallItem } from '@switchyard/protocol';
+import { storeError } from '@switchyard/kit';
 import type { CodeMode } from '@switchyard/code-mode';
 import {
   SESSION_EXPORT_FORMAT,
@@ -139,10 +140,10 @@ function fromStore(stored: StoredSession, sessionId: string): DurableSource | un
   if (stored.state === undefined && stored.history.length === 0) return undefined;
   stored.history.forEach((item, index) => {
     if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
-      throw new SwitchyardError('STORE_CORRUPT', `session ${sessionId}: history item ${index} is not an item`);
+      throw storeError('STORE_CORRUPT', sessionId, `history item ${index} is not an item`);
     }
   });
-  if (stored.state === undefined) throw new SwitchyardError('STORE_CORRUPT', `session ${sessionId}: it has a history but no state document`);
+  if (stored.state === undefined) throw storeError('STORE_CORRUPT', sessionId, 'it has a history but no state document');
   return { history: stored.history, saved: stored.history.length, doc: checkStateDocument(stored.state, sessionId, 'STORE_CORRUPT'), journal: stored.journal };
 }
 

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { SwitchyardError, isSwitchyardError, errorMessage, type JsonValue, type SessionLease, type SessionStore, type StoredSession } from '@switchyard/protocol';
+import { isSwitchyardError, errorMessage, type JsonValue, type SessionLease, type SessionStore, type StoredSession, type SwitchyardError } from '@switchyard/protocol';
+import { storeError } from '@switchyard/kit';
 
 // A session's link to its store: the lease (taken at open, renewed on a timer, released at
 // shutdown), the commits (one at a time, in order: what changed since the last one), and the
@@ -257,13 +258,13 @@ export class SessionPersistence {
   }
 
   private limit(problem: string): SwitchyardError {
-    return new SwitchyardError('LIMIT_EXCEEDED', `session ${this.sessionId}: ${problem}; the store keeps its last commit (start a new session, or a shorter history, to go on persisting)`);
+    return storeError('LIMIT_EXCEEDED', this.sessionId, `${problem}; the store keeps its last commit (start a new session, or a shorter history, to go on persisting)`);
   }
 
   /** Store errors name the session already; anything else becomes `STORE_FAILED` naming it. */
   private named(error: unknown): SwitchyardError {
     if (isSwitchyardError(error)) return error;
-    return new SwitchyardError('STORE_FAILED', `session ${this.sessionId}: the store failed: ${errorMessage(error)}`, { cause: error });
+    return storeError('STORE_FAILED', this.sessionId, `the store failed: ${errorMessage(error)}`, error);
   }
 
   /** The error every write reports once the session lost its lease. */
