@@ -8,7 +8,7 @@ import {
   type CellObservation,
   type CellToolDescriptor,
 } from '@switchyard/protocol';
-import { codeModeDeclaration } from '@switchyard/kit';
+import { codeModeDeclaration, notJsonResultText } from '@switchyard/kit';
 import { CELL_PRELUDE } from './cell-prelude';
 import { decodeCellMessage } from './cell-bridge';
 import type { ControlFunction, ControlMessage, PreludeConfig } from './prelude/bridge';
@@ -564,6 +564,6 @@ function encodeResult(value: unknown): string | undefined {
   try {
     return JSON.stringify(value);
   } catch (error) {
-    throw new UnencodableResult(`tool result is not JSON-serializable: ${errorMessage(error)}`);
+    throw new UnencodableResult(notJsonResultText(error));
   }
 }
