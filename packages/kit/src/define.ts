@@ -131,8 +131,13 @@ export interface DefineFreeformToolOptions {
   handle(context: { input: string; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
 }
 
-/** How a result that is not JSON begins, for the model and for checks that look for it. */
-const NOT_JSON_PREFIX = 'tool result is not JSON-serializable: ';
+/**
+ * What the model (or a cell) reads of a tool result that is not JSON: `tool result is not
+ * JSON-serializable: <why>` — the one text for it, wherever a result is encoded.
+ */
+export function notJsonResultText(error: unknown): string {
+  return `tool result is not JSON-serializable: ${errorMessage(error)}`;
+}
 
 const EXPOSURES = ['direct', 'direct-model-only', 'deferred', 'hidden'] as const;
 const HOOK_PAYLOAD_RULE = rule.anyOf(rule.object(), rule.oneOf(false));
@@ -215,7 +220,7 @@ export function toToolOutput(result: unknown): ToolOutput {
   try {
     return new JsonToolOutput(result as object);
   } catch (error) {
-    throw new RespondToModelError(`${NOT_JSON_PREFIX}${errorMessage(error)}`, { cause: error });
+    throw new RespondToModelError(notJsonResultText(error), { cause: error });
   }
 }
 
