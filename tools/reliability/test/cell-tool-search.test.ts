@@ -1,8 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageItem, ResponseItem, ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
-import { createSession, type Session } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
+import { useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
 
 // A cell's own tool_search (`tools.tool_search`) under attack, through a real session and real
@@ -11,6 +12,8 @@ import { report } from '../src/profile';
 // one of the documented texts (the model's tool_search texts), nothing outside the cell's tools is
 // ever returned, no handler runs that the cell did not call, a tool is announced once however many
 // searches find it, and the next cell is healthy.
+
+const { defer } = useCleanups();
 
 const REFUSALS = [
   'tool `tool_search` expects a JSON object for arguments',
@@ -90,12 +93,10 @@ const discoveries = (items: readonly ResponseItem[]) =>
 
 describe('tools.tool_search from a cell, attacked (real session, real isolates)', () => {
   const calls: Record<string, number> = {};
-  const sessions: Session[] = [];
-  afterAll(() => Promise.all(sessions.map((session) => session.shutdown())));
 
   it('hostile arguments are refused with the documented texts; what is answered is a callable tool; no handler runs', async () => {
     const session = createSession({ toolMode: 'code-mode-only', tools: catalog(calls), toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const model = createScriptedModel([exec('attack', attackCell()), exec('after', `text(await tools.note({}));`), [{ type: 'message', role: 'assistant', content: 'done' }]]);
     const result = await session.runTurn({ model, input: 'go' });
     const lines = printed(result.items, 'attack');
@@ -136,7 +137,7 @@ describe('tools.tool_search from a cell, attacked (real session, real isolates)'
 
   it('200 parallel searches for one tool: all answered, the tool announced once, the cell calls it once', async () => {
     const session = createSession({ toolMode: 'code-mode-only', tools: catalog(calls), toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const code = `const all = await Promise.all(Array.from({ length: 200 }, () => tools.tool_search({ query: 'weather__get_forecast', limit: 1 })));
 text(new Set(all.map((r) => r.tools.map((t) => t.name).join())).size + ' ' + all[0].tools[0].name);
 text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
@@ -156,7 +157,7 @@ text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
       toolSearch: { limit: 4, search: () => ['__proto__', 'constructor', 'toString', 'mail__send', 'mail__send', ...Array.from({ length: 100_000 }, (_, index) => `ops__check_${index % 40}`)] },
       codeMode: { runtimeOptions: { isolation: 'in-process' } },
     });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const model = createScriptedModel([
       exec('host', `const r = await tools.tool_search({ query: 'anything', limit: 50 }); text(r.tools.map((t) => t.name).join(','));`),
       [{ type: 'message', role: 'assistant', content: 'done' }],
@@ -167,8 +168,6 @@ text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
 });
 
 describe("toolDiscovery 'conversation' under attack: the tool table never moves, the discovery message stays one block", () => {
-  const sessions: Session[] = [];
-  afterAll(() => Promise.all(sessions.map((session) => session.shutdown())));
 
   it('descriptions that close <tools_found> or its code fence, a 200 KB description, a throwing host search, a cell that spins after searching: same tools, one well-formed block per search', async () => {
     const calls: Record<string, number> = {};
@@ -189,7 +188,7 @@ describe("toolDiscovery 'conversation' under attack: the tool table never moves,
       toolSearch: { search: ({ query }) => (++searches % 3 === 0 ? Promise.reject(new Error('index offline')) : query.split(' ').map((word) => `evil__${word}`)) },
       codeMode: { runtimeOptions: { isolation: 'in-process' } },
     });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const search = (query: string) =>
       `try { const r = await tools.tool_search({ query: ${JSON.stringify(query)}, limit: 3 }); text('ok ' + r.tools.map((t) => t.name).join(',')); } catch (e) { text('refused ' + e.message); }`;
     const model = createScriptedModel([
