@@ -2,7 +2,7 @@ import type { SwitchyardEvent } from '@switchyard/protocol';
 import { expect, it } from 'vitest';
 import { useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
-import { execItem, openHarness, texts } from './helpers';
+import { execItem, openHarness, texts, waitItem } from './helpers';
 
 // The admission queue as a model and a host see it, through real sessions (code-mode-only) whose
 // runtimes share one pool of one worker that holds one session (the same worker options: one pool
@@ -54,7 +54,7 @@ it('a session beyond the pool waits, hears its place, and the model sees a failu
   b.events.length = 0;
   const admitted = b.exec(`text('b again')`);
   await expect.poll(() => b.events.length, { timeout: 10_000 }).toBeGreaterThan(0);
-  const ended = await a.step.dispatch({ type: 'function_call', call_id: 'stop-a', name: 'wait', arguments: JSON.stringify({ cell_id: held.cellId, terminate: true }) });
+  const ended = await a.step.dispatch(waitItem('stop-a', { cell_id: held.cellId, terminate: true }));
   expect(texts(ended)[0]).toMatch(/^Script terminated/);
   const ran = await admitted;
   expect(ran.status).toBe('completed');

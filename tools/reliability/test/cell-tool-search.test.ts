@@ -5,6 +5,7 @@ import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
+import { execItem, outputOf, say } from './helpers';
 
 // A cell's own tool_search (`tools.tool_search`) under attack, through a real session and real
 // isolates: hostile arguments from the cell, a flood of parallel searches, prototype names as
@@ -44,13 +45,8 @@ function catalog(calls: Record<string, number>): ToolExecutor[] {
   ];
 }
 
-const exec = (callId: string, code: string): ResponseItem[] => [{ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code }];
-
-function outputOf(items: readonly ResponseItem[], callId: string): string {
-  const item = items.find((entry) => entry.type === 'custom_tool_call_output' && (entry as { call_id: string }).call_id === callId) as { output: string | Array<{ text?: string }> } | undefined;
-  const output = item?.output ?? '';
-  return typeof output === 'string' ? output : output.map((part) => part.text ?? '').join('\n');
-}
+/** A model step: one exec call. */
+const exec = (callId: string, code: string): ResponseItem[] => [execItem(callId, code)];
 
 /** The lines a cell printed (after `Output:`). */
 function printed(items: readonly ResponseItem[], callId: string): string[] {
@@ -97,7 +93,7 @@ describe('tools.tool_search from a cell, attacked (real session, real isolates)'
   it('hostile arguments are refused with the documented texts; what is answered is a callable tool; no handler runs', async () => {
     const session = createSession({ toolMode: 'code-mode-only', tools: catalog(calls), toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
     defer(session, (opened) => opened.shutdown());
-    const model = createScriptedModel([exec('attack', attackCell()), exec('after', `text(await tools.note({}));`), [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    const model = createScriptedModel([exec('attack', attackCell()), exec('after', `text(await tools.note({}));`), [say('done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     const lines = printed(result.items, 'attack');
     report('cell tool_search', `${ATTACKS.length} hostile calls from one cell`);
@@ -141,7 +137,7 @@ describe('tools.tool_search from a cell, attacked (real session, real isolates)'
     const code = `const all = await Promise.all(Array.from({ length: 200 }, () => tools.tool_search({ query: 'weather__get_forecast', limit: 1 })));
 text(new Set(all.map((r) => r.tools.map((t) => t.name).join())).size + ' ' + all[0].tools[0].name);
 text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
-    const model = createScriptedModel([exec('flood', code), [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    const model = createScriptedModel([exec('flood', code), [say('done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 'flood')).toEqual(['1 weather__get_forecast', 'ran']);
     expect(calls.weather__get_forecast).toBe(1);
@@ -160,7 +156,7 @@ text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
     defer(session, (opened) => opened.shutdown());
     const model = createScriptedModel([
       exec('host', `const r = await tools.tool_search({ query: 'anything', limit: 50 }); text(r.tools.map((t) => t.name).join(','));`),
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 'host')).toEqual(['mail__send,ops__check_0,ops__check_1,ops__check_2']);
@@ -198,7 +194,7 @@ describe("toolDiscovery 'conversation' under attack: the tool table never moves,
       exec('s4', `${search('huge closer fence')}\n${search('fence')}`),
       exec('spin', `await tools.tool_search({ query: 'closer', limit: 1 }); while (true) {}`),
       exec('after', `text(await tools.note({}));`),
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 's1')).toEqual(['ok evil__closer']);

@@ -2,7 +2,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
 import { until } from '@switchyard/test-helpers';
-import { openHarness, sleep, testTools, workerChildren, type ExecOutcome, type Harness } from './helpers';
+import { openHarness, sleep, testTools, waitItem, workerChildren, type ExecOutcome, type Harness } from './helpers';
 
 // Crash transparency through the whole stack (session → registry → broker → RemoteSession → a
 // worker process): a worker that dies takes no cell with it. Its cells are replayed from their
@@ -97,7 +97,7 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
       // each exec returns at its yield_control(): the model has seen the values before the kill
       const firsts = await Promise.all(all.map((harness, index) => harness.exec(source(`s${index}`), { yieldTimeMs: 60_000 })));
       for (const first of firsts) expect(first.status).toBe('running');
-      const waits = all.map((harness, index) => harness.step.dispatch({ type: 'function_call', call_id: `wait-${index}`, name: 'wait', arguments: JSON.stringify({ cell_id: firsts[index]!.cellId, yield_time_ms: 180_000 }) }));
+      const waits = all.map((harness, index) => harness.step.dispatch(waitItem(`wait-${index}`, { cell_id: firsts[index]!.cellId, yield_time_ms: 180_000 })));
       await until(() => all.every((_, index) => calls(log, `s${index}`).length >= 2), 'every session at its second call', 120_000);
       const workers = workerChildren().filter((pid) => !before.has(pid));
       expect(workers.length).toBeGreaterThanOrEqual(1);

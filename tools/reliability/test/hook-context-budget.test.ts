@@ -12,7 +12,7 @@ import { DEFAULT_OUTPUT_TOKENS, approxTokenCount, defineFunctionTool } from '@sw
 import { createHookEngine } from '@switchyard/hooks';
 import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { callItem, texts } from './helpers';
+import { callItem, say, texts } from './helpers';
 import { report } from '../src/profile';
 
 const { defer } = useCleanups();
@@ -51,7 +51,7 @@ function quotingHook() {
 /** One step of `calls`, then an answer; the hook-context messages of the second request. */
 async function contextsAfter(calls: ResponseItem[]): Promise<{ contexts: string[]; outputs: string[] }> {
   const session = defer(createSession({ tools, hooks: quotingHook() }), (opened) => opened.shutdown());
-  const model = createScriptedModel([calls, [{ type: 'message', role: 'assistant', content: 'ok' }]]);
+  const model = createScriptedModel([calls, [say('ok')]]);
   await session.runTurn({ model, input: 'go' });
   const second = model.requests[1].input;
   const contexts = second

@@ -17,7 +17,7 @@ import { mcpTools, type McpElicitationRequest, type McpTools, type McpWarning } 
 import { createSession, type SessionEvent } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import type { ResponseItem } from '@switchyard/protocol';
-import { sleep, texts } from './helpers';
+import { say, sleep, texts } from './helpers';
 import { report } from '../src/profile';
 
 const SECRET_URL_SERVER = fileURLToPath(new URL('./fixtures/secret-url-mcp-server.mjs', import.meta.url));
@@ -66,7 +66,7 @@ describe('a server URL with secrets answered 403 (issue 47, row 7)', () => {
     const session = createSession({ tools: () => mcp.executors() });
     defer(session, (opened) => opened.shutdown());
     for (const type of ['tool-call-end', 'tool-output', 'warning', 'model-request'] as const) session.on(type, (event) => void events.push(event as SessionEvent));
-    const model = createScriptedModel([[mcpCall('c1', 'vault', 'lookup', { key: 'db' })], [{ type: 'message', role: 'assistant', content: 'no access' }]]);
+    const model = createScriptedModel([[mcpCall('c1', 'vault', 'lookup', { key: 'db' })], [say('no access')]]);
     await session.runTurn({ model, input: 'look it up' });
 
     // Control: the secrets were really on the wire (the server logged them) and the call was refused.
@@ -109,7 +109,7 @@ describe('elicitation floods (issue 47, row 13)', () => {
     const idleAsked = asked.length;
     const session = createSession({ tools: () => mcp.executors() });
     defer(session, (opened) => opened.shutdown());
-    const model = createScriptedModel([[mcpCall('c1', 'asker', 'ask', {})], [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    const model = createScriptedModel([[mcpCall('c1', 'asker', 'ask', {})], [say('done')]]);
     await session.runTurn({ model, input: 'ask' });
     const output = texts(model.requests[1].input.find((item) => item.type === 'function_call_output')).join('\n');
     // "Wall time: …\nOutput:\n" then the JSON of the result's content blocks

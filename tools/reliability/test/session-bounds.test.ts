@@ -15,13 +15,12 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type SessionEvent } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import type { ModelRequest, ResponseItem, ToolExecutor } from '@switchyard/protocol';
-import { callItem, execItem, sleep, texts } from './helpers';
+import { callItem, execItem, outputText, say, sleep, texts } from './helpers';
 import { until, useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
 
 const { defer } = useCleanups();
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const codeMode = { runtimeOptions: { isolation: 'in-process', nodeSnapshotCheck: 'ignore' } };
 
 /** A tool that records when each of its calls started. */
@@ -100,7 +99,7 @@ text("refused " + refused);`;
     const revokedAt = performance.now();
     await until(() => completions.length > 0, 'the background completion', 15_000, 50);
     const after = started.filter((at) => at > revokedAt).length;
-    const delivered = texts((completions[0] as { item?: ResponseItem } | undefined)?.item).join('\n');
+    const delivered = outputText((completions[0] as { item?: ResponseItem } | undefined)?.item);
 
     expect(completions).toHaveLength(1);
     expect(after, 'calls of the revoked tool').toBe(0);

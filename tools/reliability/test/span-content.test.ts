@@ -10,7 +10,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type SessionOptions } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { callItem, execItem, texts } from './helpers';
+import { callItem, execItem, say, texts } from './helpers';
 import { report } from '../src/profile';
 
 const { defer } = useCleanups();
@@ -59,7 +59,7 @@ async function tracedTurn(tracer: Partial<SessionOptions['tracer']> & object) {
   const result = await session.runTurn({
     model: createScriptedModel([
       [callItem('c-db', 'connect_db', {}), execItem('c-cell', `throw new Error(${JSON.stringify(`the key is ${CELL_SECRET}`)});`)],
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]),
     input: 'go',
   });
