@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Dirent, type Stats } from 'node:fs';
 import { lstat as lstatAsync, readdir as readdirAsync } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { checkOptions, optionRules as rule } from '@switchyard/kit';
 import { gitWalkExceeded } from './errors';
 import type { SandboxPolicy } from './policy';
 import { DEFAULT_SANDBOX_LIMITS } from './resource-limits';
@@ -8,9 +9,16 @@ import { DEFAULT_SANDBOX_LIMITS } from './resource-limits';
 /** The name git looks for: a repository directory, or a worktree's / submodule's gitfile. */
 export const GIT_DIR_NAME = '.git';
 
-/** The walk's bound for `policy` (directories per root). */
+const WALK_BOUND_RULES = { limits: rule.shape<{ gitWalkDirectories?: number }>({ gitWalkDirectories: rule.number({ min: 1, integer: true }) }) };
+
+/**
+ * The walk's bound for `policy` (directories per root): `limits.gitWalkDirectories`, else the
+ * default. Throws a `CONFIG` error naming `limits.gitWalkDirectories` when it is not an integer ≥ 1.
+ */
 export function gitWalkBound(policy: Pick<SandboxPolicy, 'limits'>): number {
-  return policy.limits?.gitWalkDirectories ?? DEFAULT_SANDBOX_LIMITS.gitWalkDirectories;
+  const gitWalkDirectories = policy.limits?.gitWalkDirectories;
+  checkOptions('sandbox policy', { limits: { gitWalkDirectories } }, WALK_BOUND_RULES);
+  return gitWalkDirectories ?? DEFAULT_SANDBOX_LIMITS.gitWalkDirectories;
 }
 
 /**
@@ -100,12 +108,15 @@ const SETTLED_MS = 2_000;
 /**
  * The records of the last walk of each root, for the next walk of the same root: 8 roots and
  * {@link MAX_CACHED_RECORDS} records at most in all (the oldest roots are dropped first; a walk
- * that read more keeps nothing). A record is a path and a few numbers, about 150 bytes.
+ * that read more keeps nothing, and its root's next walk reads every directory again).
  */
 const walkCache = new Map<string, Map<string, DirectoryRecord>>();
 const MAX_CACHED_ROOTS = 8;
-/** The most directory records the walk cache holds, over every root (about 60 MB). */
-export const MAX_CACHED_RECORDS = 400_000;
+/**
+ * The most directory records the walk cache holds, over every root: one walk at the default bound
+ * (250,000) fits, with room for smaller roots. A record is its path and a few numbers.
+ */
+const MAX_CACHED_RECORDS = 400_000;
 
 /** Keeps `records` as the last walk of `root`, dropping the oldest roots past the cache's bounds. */
 function cacheWalk(root: string, records: Map<string, DirectoryRecord> | undefined): void {
@@ -316,7 +327,8 @@ function protectedList(scans: readonly WalkResult[]): { list: ProtectedPath[]; u
   const unchecked: string[] = [];
   const seen = new Set<string>();
   const add = ({ path, kind, root, exists }: ProtectedPath) => {
-    const real = exists ? resolveExisting(path) : path;
+    // a nested entry's path is real already (below a resolved root, no link followed, itself no link)
+    const real = kind === 'root-git' && exists ? resolveExisting(path) : path;
     if (seen.has(real)) return;
     seen.add(real);
     list.push({ path: real, kind, root, exists });

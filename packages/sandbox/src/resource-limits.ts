@@ -22,14 +22,15 @@ export interface SandboxLimits {
   /**
    * `workspace-write`: the most directories per writable root (`node_modules` not counted) the
    * walk for `.git` visits, before a command (what to mount read-only) and after it (what to
-   * rename). A root with more fails the command closed: refused before it runs, or its result
-   * withheld (`LIMIT_EXCEEDED`). Default 1,000,000 (see the README, "New git metadata").
+   * rename). A root with more fails the command closed (`LIMIT_EXCEEDED`): refused before it
+   * runs, or, grown past it by the command, its output withheld. Default 250,000. An integer ≥ 1,
+   * else a `CONFIG` error naming `limits.gitWalkDirectories`.
    */
   gitWalkDirectories?: number;
 }
 
 /** The defaults of {@link SandboxLimits}. */
-export const DEFAULT_SANDBOX_LIMITS = { pids: 512, memoryBytes: 2 * 1024 ** 3, tmpBytes: 512 * 1024 ** 2, gitWalkDirectories: 1_000_000 } as const;
+export const DEFAULT_SANDBOX_LIMITS = { pids: 512, memoryBytes: 2 * 1024 ** 3, tmpBytes: 512 * 1024 ** 2, gitWalkDirectories: 250_000 } as const;
 
 /** The size of the tmpfs mounts that only hide host places (`/run`, `/root`, `/home`): nothing belongs there. */
 export const HIDDEN_TMPFS_BYTES = 16 * 1024 ** 2;
