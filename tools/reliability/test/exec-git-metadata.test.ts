@@ -126,14 +126,16 @@ describe('exec git metadata: nothing planted runs later', () => {
     for (let index = 0; index < 1_000; index++) mkdirSync(join(root, `f${index}`));
     const options: ExecToolsOptions = { limits: { gitWalkDirectories: 1_000 } };
     // the workspace and its 1,000 folders: 1,001 directories, one more than the walk may visit
-    const refused = await runFull(root, `touch ${outside}/ran; ${plant('zz/r', outside)}`, options);
+    // its marker in the workspace (the sandbox's /tmp is its own): absent afterwards means it never ran
+    const refused = await runFull(root, `touch ran; ${plant('zz/r', outside)}`, options);
     expect(refused).toEqual({ answer: tooManyBefore('1,000'), code: 'LIMIT_EXCEEDED' });
-    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(join(root, 'ran'))).toBe(false);
     expect(existsSync(join(root, 'zz'))).toBe(false);
+    expect(readdirSync(outside)).toEqual([]);
     // Control: one folder fewer (1,000 directories, the bound) and the same walk lets the command run.
     rmSync(join(root, 'f0'), { recursive: true });
-    expect(await runFull(root, `touch ${outside}/ran && echo ran`, options)).toEqual({ answer: expect.stringMatching(/\nran\n$/), code: undefined });
-    expect(readdirSync(outside)).toEqual(['ran']);
+    expect(await runFull(root, 'touch ran && echo ran', options)).toEqual({ answer: expect.stringMatching(/\nran\n$/), code: undefined });
+    expect(existsSync(join(root, 'ran'))).toBe(true);
     held.push('a workspace over limits.gitWalkDirectories: refused with LIMIT_EXCEEDED before anything runs (no marker), at the bound it runs');
   });
 
