@@ -8,6 +8,8 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { FunctionToolOutput, checkOptions, defineFreeformTool, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import { assertSandbox, sandboxCommand, sandboxEnvironment, scanProtectedPaths, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
@@ -185,8 +187,7 @@ function helperSetup(options: ApplyPatchToolOptions, invocation: ToolInvocation,
       const command = helperCommand(heapMb);
       // walked without blocking the event loop, then handed to the sandbox
       const scanned = await scanProtectedPaths(policy);
-      // the workspace's own .git, as the walk just saw it (the first root's; a placeholder counts as absent)
-      const idleMs = scanned.find((entry) => entry.kind === 'root-git')?.exists ? IDLE_MS : PLACEHOLDER_IDLE_MS;
+      const idleMs = (await stat(join(root, '.git')).then(() => true, () => false)) ? IDLE_MS : PLACEHOLDER_IDLE_MS;
       const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads, protectedPaths: scanned });
       return {
         idleMs,
