@@ -32,3 +32,21 @@ export function sandboxUnavailable(mode: SandboxMode, why: string, missing: Sand
   );
   return Object.assign(error, { missing, reason: why, remedy: REMEDY[missing] });
 }
+
+/**
+ * The failure of a command whose `.git` check could not visit every directory of a writable root
+ * (more than `bound`, `node_modules` not counted): a `RespondToModelError` with code
+ * `LIMIT_EXCEEDED`. `before`: nothing was run (what to keep read-only is unknown);
+ * `after`: the command's output is withheld and it is stopped (a `.git` it created may remain).
+ * `places` name the roots.
+ */
+export function gitWalkExceeded(places: readonly string[], bound: number, phase: 'before' | 'after'): RespondToModelError {
+  const where = places.join(' and ');
+  const size = `more than ${bound.toLocaleString('en-US')} directories (node_modules not counted)`;
+  const remedy = `remove the directories that are not needed (with sandbox_permissions "require_escalated"), or ask the user to raise the sandbox limit gitWalkDirectories`;
+  const message =
+    phase === 'before'
+      ? `sandbox: nothing was run: ${where} holds ${size}, more than the sandbox searches for .git metadata to keep read-only; ${remedy}`
+      : `sandbox: the command failed closed: ${where} now holds ${size}, so the search for .git metadata the command may have created (whose hooks and config the host's git would run) could not finish; its output is withheld and it was stopped if still running. Do not run git there; ${remedy}`;
+  return new RespondToModelError(message, { code: 'LIMIT_EXCEEDED' });
+}

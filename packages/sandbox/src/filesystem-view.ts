@@ -19,9 +19,6 @@ import { isWithin } from './protected-paths';
  */
 export const PLATFORM_READ_ROOTS: readonly string[] = Object.freeze(['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/nix/store', '/run/current-system/sw']);
 
-/** The places the full view hides under small tmpfs mounts (as root every home, `/root` included; `/run` without network). */
-const HIDDEN_PLACES = ['/root', '/home', '/run', '/var/run'] as const;
-
 /** True when `path` exists and is not a symlink (`/var/run` usually links to `/run`). */
 function isRealDirectory(path: string): boolean {
   try {
@@ -29,6 +26,16 @@ function isRealDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The places the full view hides under small tmpfs mounts, each where it is a real directory (one
+ * `lstat` each): without network `/run` and `/var/run` (the host's runtime sockets: docker, D-Bus,
+ * systemd; with network `/run` stays, `/etc/resolv.conf` often points into it), then `/root` and
+ * `/home` (other users' homes; as root every home).
+ */
+function hiddenPlaces(policy: Pick<SandboxPolicy, 'network'>): string[] {
+  return [...(policy.network ? [] : ['/run', '/var/run']), '/root', '/home'].filter(isRealDirectory);
 }
 
 /** `/dev`, a private sized `/dev/shm`, a new `/proc` with its kernel knobs read-only, a private sized `/tmp`. */
@@ -49,20 +56,11 @@ function deviceAndProcArgs(tmpBytes: number): string[] {
 function fullViewArgs(policy: SandboxPolicy, asRoot: boolean, tmpBytes: number): string[] {
   const hidden = ['--size', String(HIDDEN_TMPFS_BYTES), '--tmpfs'];
   const args = ['--ro-bind', '/', '/', ...deviceAndProcArgs(tmpBytes)];
-  // Hide the host's runtime sockets (docker, D-Bus, systemd). With network allowed /run stays:
-  // /etc/resolv.conf often points into it. The seccomp filter is the real guard either way.
-  if (!policy.network) {
-    if (isRealDirectory('/run')) args.push(...hidden, '/run');
-    if (isRealDirectory('/var/run')) args.push(...hidden, '/var/run');
-  }
-  // Other users' homes (as root: every home, /root included) are hidden; a non-root invoking user
-  // keeps its own home, read-only.
-  if (isRealDirectory('/root')) args.push(...hidden, '/root');
-  if (isRealDirectory('/home')) {
-    args.push(...hidden, '/home');
-    const home = process.env.HOME ? resolveQuietly(process.env.HOME) : undefined;
-    if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
-  }
+  // The runtime sockets' hiding is no wall of its own: the seccomp filter is the real guard.
+  for (const place of hiddenPlaces(policy)) args.push(...hidden, place);
+  // A non-root invoking user keeps its own home, read-only.
+  const home = process.env.HOME ? resolveQuietly(process.env.HOME) : undefined;
+  if (!asRoot && home && home.startsWith('/home/') && isRealDirectory('/home') && isRealDirectory(home)) args.push('--ro-bind', home, home);
   return args;
 }
 
@@ -120,16 +118,17 @@ function searchable(stat: Stats, user: { uid: number; gid: number } | undefined)
  * search (a data directory at mode 0700) would stop bubblewrap from making the mount point
  * (`Can't mkdir parents …: Permission denied`). The topmost such directory of each path is hidden
  * under a small tmpfs instead, in which bubblewrap makes the mount points: the command sees the
- * bound paths and nothing else of it — nothing it could read before. Directories under a hidden
- * place (`/root`, `/home`, …) already are such tmpfs mounts. `user`: the sandbox user as root,
+ * bound paths and nothing else of it — nothing it could read before. Directories under a place
+ * the view hides ({@link hiddenPlaces}: `/root`, `/home`, `/run` without network) already are such tmpfs mounts. `user`: the sandbox user as root,
  * `undefined` otherwise (nothing to hide).
  */
 export function unsearchableAncestorArgs(paths: readonly string[], policy: SandboxPolicy, user: { uid: number; gid: number } | undefined): string[] {
   if (policy.readableRoots !== undefined || !user) return [];
   const hide = new Set<string>();
+  const hidden = hiddenPlaces(policy);
   for (const path of paths) {
     const found = topmostUnsearchable(path, user);
-    if (found && !HIDDEN_PLACES.some((place) => isWithin(place, found)) && !paths.some((other) => other !== path && isWithin(other, found))) hide.add(found);
+    if (found && !hidden.some((place) => isWithin(place, found)) && !paths.some((other) => other !== path && isWithin(other, found))) hide.add(found);
   }
   // a directory inside another one hidden here is covered by that one's tmpfs
   const list = [...hide].filter((dir) => ![...hide].some((other) => other !== dir && isWithin(other, dir)));

@@ -37,7 +37,8 @@ export type WriteCheck = { ok: true; path: string } | { ok: false; path: string;
 /**
  * Whether a sandboxed tool may write `path` under `policy` (returns, never throws): never in
  * `read-only`; in `workspace-write` only inside a writable root and outside every protected path
- * (`protected` defaults to {@link protectedPaths} of the policy); always in `danger-full-access`.
+ * (`protected` defaults to {@link protectedPaths} of the policy; a root past its walk's bound
+ * refuses every write, the reason its `LIMIT_EXCEEDED` text); always in `danger-full-access`.
  * `path` is the resolved target (links of its existing part followed).
  */
 export function checkWritePath(path: string, policy: SandboxPolicy, protectedList?: readonly ProtectedPath[]): WriteCheck {
@@ -45,6 +46,13 @@ export function checkWritePath(path: string, policy: SandboxPolicy, protectedLis
   if (policy.mode === 'danger-full-access') return { ok: true, path: real };
   if (policy.mode === 'read-only') return { ok: false, path: real, reason: 'the sandbox is read-only' };
   if (!writableRoots(policy).some((root) => isWithin(root, real))) return { ok: false, path: real, reason: 'it is outside the writable roots' };
-  if (isProtectedPath(real, protectedList ?? protectedPaths(policy))) return { ok: false, path: real, reason: 'it is a protected path (.git stays read-only)' };
+  let list: readonly ProtectedPath[];
+  try {
+    list = protectedList ?? protectedPaths(policy);
+  } catch (error) {
+    // past the walk's bound (or a bound misconfigured) nothing is vouched for: refused, with why
+    return { ok: false, path: real, reason: (error as Error).message };
+  }
+  if (isProtectedPath(real, list)) return { ok: false, path: real, reason: 'it is a protected path (.git stays read-only)' };
   return { ok: true, path: real };
 }

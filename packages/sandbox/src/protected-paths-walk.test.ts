@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { quarantineNewGitMetadata } from './git-quarantine';
 import { protectedPaths, scanProtectedPaths } from './protected-paths';
 import { makeWorkspace } from './test-support';
 
@@ -99,5 +100,58 @@ describe('the walk without blocking the event loop (scanProtectedPaths)', () => 
     expect(ticks.length).toBeGreaterThan(0);
     mkdirSync(join(root, 'd19', 'e19', 'new', '.git'), { recursive: true });
     expect((await scanProtectedPaths({ root })).map((entry) => entry.path)).toContain(join(root, 'd19', 'e19', 'new', '.git'));
+  });
+});
+
+describe('the walk’s bound (limits.gitWalkDirectories): past it, nothing is vouched for', () => {
+  // tree(): the root, 20 directories, 400 below them (421; d3/e4/.git is not entered).
+  const before = (bound: number) =>
+    `sandbox: nothing was run: the workspace holds more than ${bound} directories (node_modules not counted), more than the sandbox searches for .git metadata to keep read-only; remove the directories that are not needed (with sandbox_permissions "require_escalated"), or ask the user to raise the sandbox limit gitWalkDirectories`;
+
+  test('a tree of exactly the bound is walked whole; one directory more is a LIMIT_EXCEEDED refusal, synchronous or not', async () => {
+    const root = tree();
+    // node_modules is not counted: 50 directories there change nothing
+    for (let index = 0; index < 50; index++) mkdirSync(join(root, 'd5', 'node_modules', `p${index}`), { recursive: true });
+    const whole = await scanProtectedPaths({ root, limits: { gitWalkDirectories: 421 } });
+    expect(whole.map((entry) => entry.path)).toEqual([join(root, '.git'), join(root, 'd3', 'e4', '.git')]);
+    const refused = await scanProtectedPaths({ root, limits: { gitWalkDirectories: 420 } }).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code: string },
+    );
+    expect([refused?.name, refused?.code, refused?.message]).toEqual(['RespondToModelError', 'LIMIT_EXCEEDED', before(420)]);
+    expect(() => protectedPaths({ root, limits: { gitWalkDirectories: 420 } })).toThrow(before(420));
+    // the default bound walks it whole
+    expect(await scanProtectedPaths({ root })).toEqual(whole);
+  });
+
+  test('after a command: what the bounded walk found is renamed, then the check fails closed naming what it renamed', async () => {
+    const root = tree();
+    const policy = { root, limits: { gitWalkDirectories: 425 } };
+    const known = await scanProtectedPaths(policy);
+    // a repository early in the walk (breadth first: d0/e0 comes right after the top level), then 10 directories more
+    mkdirSync(join(root, 'd0', 'e0', 'planted', '.git'), { recursive: true });
+    for (let index = 0; index < 10; index++) mkdirSync(join(root, 'd19', 'e19', `x${index}`));
+    const failure = await quarantineNewGitMetadata(policy, known).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code: string },
+    );
+    expect(failure?.code).toBe('LIMIT_EXCEEDED');
+    expect(failure?.message).toMatch(
+      /^sandbox: the command failed closed: the workspace now holds more than 425 directories \(node_modules not counted\), so the search for \.git metadata the command may have created \(whose hooks and config the host's git would run\) could not finish; its output is withheld and it was stopped if still running\. Do not run git there; remove the directories that are not needed \(with sandbox_permissions "require_escalated"\), or ask the user to raise the sandbox limit gitWalkDirectories\nsandbox: new git metadata d0\/e0\/planted\/\.git was renamed to d0\/e0\/planted\/\.git\.untrusted-[0-9a-f]{6}: /,
+    );
+    expect(existsSync(join(root, 'd0', 'e0', 'planted', '.git'))).toBe(false);
+  });
+
+  test.each([0, -1, 2.5, Number.NaN, '1000'])('limits.gitWalkDirectories %s is a CONFIG error naming the option', async (value) => {
+    const root = makeWorkspace('walk-bound-');
+    const policy = { root, limits: { gitWalkDirectories: value as number } };
+    const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+    const message = `sandbox policy: option \`limits.gitWalkDirectories\` must be an integer ≥ 1; got ${shown}`;
+    const error = await scanProtectedPaths(policy).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error & { code: string },
+    );
+    expect([error?.code, error?.message]).toEqual(['CONFIG', message]);
+    expect(() => protectedPaths(policy)).toThrow(message);
   });
 });

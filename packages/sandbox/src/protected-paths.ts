@@ -1,13 +1,25 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Dirent, type Stats } from 'node:fs';
 import { lstat as lstatAsync, readdir as readdirAsync } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { checkOptions, optionRules as rule } from '@switchyard/kit';
+import { gitWalkExceeded } from './errors';
 import type { SandboxPolicy } from './policy';
+import { DEFAULT_SANDBOX_LIMITS } from './resource-limits';
 
 /** The name git looks for: a repository directory, or a worktree's / submodule's gitfile. */
 export const GIT_DIR_NAME = '.git';
 
-/** How far {@link protectedPaths} walks a writable root (directories visited per root). */
-export const MAX_PROTECTED_SCAN_DIRECTORIES = 50_000;
+const WALK_BOUND_RULES = { limits: rule.shape<{ gitWalkDirectories?: number }>({ gitWalkDirectories: rule.number({ min: 1, integer: true }) }) };
+
+/**
+ * The walk's bound for `policy` (directories per root): `limits.gitWalkDirectories`, else the
+ * default. Throws a `CONFIG` error naming `limits.gitWalkDirectories` when it is not an integer ≥ 1.
+ */
+export function gitWalkBound(policy: Pick<SandboxPolicy, 'limits'>): number {
+  const gitWalkDirectories = policy.limits?.gitWalkDirectories;
+  checkOptions('sandbox policy', { limits: { gitWalkDirectories } }, WALK_BOUND_RULES);
+  return gitWalkDirectories ?? DEFAULT_SANDBOX_LIMITS.gitWalkDirectories;
+}
 
 /**
  * Directories the walk does not enter: package managers keep no `.git` in them and git never takes
@@ -93,9 +105,33 @@ interface DirectoryRecord {
  */
 const SETTLED_MS = 2_000;
 
-/** The records of the last walk of each root; the oldest root is dropped past 8 (at most 8 × 50,000 small records). */
+/**
+ * The records of the last walk of each root, for the next walk of the same root: 8 roots and
+ * {@link MAX_CACHED_RECORDS} records at most in all (the oldest roots are dropped first; a walk
+ * that read more keeps nothing, and its root's next walk reads every directory again).
+ */
 const walkCache = new Map<string, Map<string, DirectoryRecord>>();
 const MAX_CACHED_ROOTS = 8;
+/**
+ * The most directory records the walk cache holds, over every root: one walk at the default bound
+ * (250,000) fits. A record is its path, a few numbers and its subdirectories' names: about 340
+ * bytes of heap each as measured (tools/bench `git-walk.ts`), so about 85 MB at most.
+ */
+const MAX_CACHED_RECORDS = 250_000;
+
+/** Keeps `records` as the last walk of `root`, dropping the oldest roots past the cache's bounds. */
+function cacheWalk(root: string, records: Map<string, DirectoryRecord> | undefined): void {
+  walkCache.delete(root);
+  if (!records) return;
+  walkCache.set(root, records);
+  let total = 0;
+  for (const kept of walkCache.values()) total += kept.size;
+  for (const [oldest, kept] of walkCache) {
+    if (walkCache.size <= MAX_CACHED_ROOTS && total <= MAX_CACHED_RECORDS) break;
+    walkCache.delete(oldest);
+    total -= kept.size;
+  }
+}
 
 /** What a directory's entries say: its subdirectories to enter and whether a `.git` is in it. */
 function recordOf(entries: readonly Dirent[], stat: Stats, walkStarted: number): DirectoryRecord {
@@ -125,42 +161,62 @@ interface WalkResult {
   readonly complete: boolean;
 }
 
+/** Processed entries the walk's queue keeps before it drops them (the queue holds only what is left to visit). */
+const QUEUE_COMPACT_AT = 4_096;
+
 /** One walk of a root: the queue (breadth first), the records read, what was found. */
 class Walk {
   readonly started = Date.now();
   readonly previous: Map<string, DirectoryRecord> | undefined;
-  readonly records = new Map<string, DirectoryRecord>();
+  /** This walk's records for the next one; `undefined` once more than the cache holds were read. */
+  private records: Map<string, DirectoryRecord> | undefined = new Map();
   readonly found: string[] = [];
-  readonly queue: string[];
-  next = 0;
+  private queue: string[];
+  private head = 0;
+  private visited = 0;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    /** The most directories it visits ({@link gitWalkBound}). */
+    private readonly bound: number,
+  ) {
     this.previous = walkCache.get(root);
     this.queue = [root];
   }
 
   get pending(): boolean {
-    return this.next < this.queue.length && this.next < MAX_PROTECTED_SCAN_DIRECTORIES;
+    return this.head < this.queue.length && this.visited < this.bound;
+  }
+
+  /** The next directories to visit, at most `count` (and none past the bound). */
+  nextBatch(count: number): string[] {
+    const size = Math.min(count, this.bound - this.visited, this.queue.length - this.head);
+    const batch = this.queue.slice(this.head, this.head + size);
+    this.head += size;
+    this.visited += size;
+    if (this.head >= QUEUE_COMPACT_AT && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return batch;
   }
 
   /** Takes a directory's record (or `undefined`: gone, not a directory, unreadable) into the walk. */
   take(dir: string, record: DirectoryRecord | undefined): void {
     if (!record) return;
-    this.records.set(dir, record);
+    this.records?.set(dir, record);
+    if (this.records && this.records.size > MAX_CACHED_RECORDS) this.records = undefined;
     if (record.git && dir !== this.root) this.found.push(join(dir, GIT_DIR_NAME));
     for (const name of record.subdirectories) this.queue.push(join(dir, name));
   }
 
   /**
-   * Keeps this walk's records for the next walk of the root (the last 8 roots) and says what it
-   * found; `complete` is false when it stopped at {@link MAX_PROTECTED_SCAN_DIRECTORIES} with
-   * directories left unvisited.
+   * Keeps this walk's records for the next walk of the root and says what it found; `complete`
+   * is false when it stopped at its bound with directories left unvisited.
    */
   finish(): WalkResult {
-    walkCache.delete(this.root);
-    walkCache.set(this.root, this.records);
-    if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
-    return { root: this.root, nested: this.found, complete: this.next >= this.queue.length };
+    cacheWalk(this.root, this.records);
+    return { root: this.root, nested: this.found, complete: this.head >= this.queue.length };
   }
 }
 
@@ -174,10 +230,10 @@ class Walk {
  * still visited, so a `.git` created anywhere (or a tree renamed in) is found by the next walk.
  * Synchronous: for callers of the synchronous API that did not scan first ({@link scanProtectedPaths}).
  */
-function nestedGitEntries(root: string): WalkResult {
-  const walk = new Walk(root);
-  for (; walk.pending; walk.next++) {
-    const dir = walk.queue[walk.next];
+function nestedGitEntries(root: string, bound: number): WalkResult {
+  const walk = new Walk(root, bound);
+  while (walk.pending) {
+    const [dir] = walk.nextBatch(1);
     const stat = lstatSync(dir, { throwIfNoEntry: false });
     if (!stat?.isDirectory()) continue; // gone, or replaced by a link or a file since it was listed
     let record = unchanged(walk.previous?.get(dir), stat);
@@ -197,12 +253,10 @@ function nestedGitEntries(root: string): WalkResult {
 const WALK_BATCH = 32;
 
 /** {@link nestedGitEntries} without blocking the event loop: the same walk, same order, same records, in batches on the thread pool. */
-async function nestedGitEntriesAsync(root: string): Promise<WalkResult> {
-  const walk = new Walk(root);
+async function nestedGitEntriesAsync(root: string, bound: number): Promise<WalkResult> {
+  const walk = new Walk(root, bound);
   while (walk.pending) {
-    const end = Math.min(walk.queue.length, MAX_PROTECTED_SCAN_DIRECTORIES, walk.next + WALK_BATCH);
-    const batch = walk.queue.slice(walk.next, end);
-    walk.next = end;
+    const batch = walk.nextBatch(WALK_BATCH);
     const records = await Promise.all(batch.map((dir) => readRecord(walk, dir)));
     batch.forEach((dir, index) => walk.take(dir, records[index]));
   }
@@ -219,35 +273,53 @@ async function readRecord(walk: Walk, dir: string): Promise<DirectoryRecord | un
   }
 }
 
+/** The parts of a policy the walk reads: its roots and its bound. */
+type WalkPolicy = Pick<SandboxPolicy, 'root' | 'writableRoots' | 'limits'>;
+
 /**
  * The paths that stay read-only for sandboxed commands and must not be written by sandboxed tools
  * (apply_patch): for each writable root (the workspace root and `writableRoots`), `<root>/.git`
  * whether or not it exists yet, and every `.git` directory or gitfile inside it at this moment
  * (walked breadth first without following links or entering `node_modules`, at most
- * {@link MAX_PROTECTED_SCAN_DIRECTORIES} directories per root). A planted `.git/hooks/*`, `.git/config` (`core.fsmonitor`,
+ * {@link gitWalkBound} directories per root). A planted `.git/hooks/*`, `.git/config` (`core.fsmonitor`,
  * `core.hooksPath`) or a submodule's config would run unsandboxed at the user's next git command.
  * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
+ * Throws the `LIMIT_EXCEEDED` refusal when a root holds more directories than the bound: a list
+ * that may miss a `.git` is never returned. Synchronous: for callers that did not scan first.
  */
-export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
-  return protectedList(writableRoots(policy).map((root) => nestedGitEntries(root))).list;
+export function protectedPaths(policy: WalkPolicy): ProtectedPath[] {
+  return completeList(policy, protectedList(writableRoots(policy).map((root) => nestedGitEntries(root, gitWalkBound(policy)))));
 }
 
 /**
  * {@link protectedPaths} without blocking the event loop on the walk (the same bounded walk, its
  * reads on the thread pool): what `sandboxCommand` takes as `protectedPaths`, so a host serving many
- * sessions never walks a workspace on its main thread.
+ * sessions never walks a workspace on its main thread. Rejects with the same refusal.
  */
-export async function scanProtectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<ProtectedPath[]> {
-  return (await scanProtectedPathsCoverage(policy)).list;
+export async function scanProtectedPaths(policy: WalkPolicy): Promise<ProtectedPath[]> {
+  return completeList(policy, await scanProtectedPathsCoverage(policy));
+}
+
+/** The list, or the `LIMIT_EXCEEDED` refusal when a root could not be walked whole. */
+function completeList(policy: WalkPolicy, scanned: { list: ProtectedPath[]; unchecked: string[] }): ProtectedPath[] {
+  if (scanned.unchecked.length > 0) throw gitWalkExceeded(uncheckedPlaces(policy, scanned.unchecked), gitWalkBound(policy), 'before');
+  return scanned.list;
+}
+
+/** How a refusal names the roots a walk could not finish: `the workspace` for the policy's root, else the path. */
+export function uncheckedPlaces(policy: Pick<SandboxPolicy, 'root'>, unchecked: readonly string[]): string[] {
+  const workspace = resolveExisting(policy.root);
+  return unchecked.map((root) => (root === workspace ? 'the workspace' : root));
 }
 
 /**
- * {@link scanProtectedPaths} with the writable roots whose walk stopped at
- * {@link MAX_PROTECTED_SCAN_DIRECTORIES} before visiting every directory (`unchecked`): a `.git`
- * below one of them may be missing from the list.
+ * {@link scanProtectedPaths} with the writable roots whose walk stopped at its bound before
+ * visiting every directory (`unchecked`, instead of a rejection): a `.git` below one of them may
+ * be missing from the list.
  */
-export async function scanProtectedPathsCoverage(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<{ list: ProtectedPath[]; unchecked: string[] }> {
-  return protectedList(await Promise.all(writableRoots(policy).map((root) => nestedGitEntriesAsync(root))));
+export async function scanProtectedPathsCoverage(policy: WalkPolicy): Promise<{ list: ProtectedPath[]; unchecked: string[] }> {
+  const bound = gitWalkBound(policy);
+  return protectedList(await Promise.all(writableRoots(policy).map((root) => nestedGitEntriesAsync(root, bound))));
 }
 
 /** The list of each root's `.git` (protected whether or not it exists) and the nested ones found, without duplicates; the roots whose walk did not finish. */
@@ -256,7 +328,8 @@ function protectedList(scans: readonly WalkResult[]): { list: ProtectedPath[]; u
   const unchecked: string[] = [];
   const seen = new Set<string>();
   const add = ({ path, kind, root, exists }: ProtectedPath) => {
-    const real = exists ? resolveExisting(path) : path;
+    // a nested entry's path is real already (below a resolved root, no link followed, itself no link)
+    const real = kind === 'root-git' && exists ? resolveExisting(path) : path;
     if (seen.has(real)) return;
     seen.add(real);
     list.push({ path: real, kind, root, exists });

@@ -19,10 +19,18 @@ export interface SandboxLimits {
   tmpBytes?: number;
   /** Use cgroups where writable (default true); false: always the rlimit fallback. */
   cgroups?: boolean;
+  /**
+   * `workspace-write`: the most directories per writable root (`node_modules` not counted) the
+   * walk for `.git` visits, before a command (what to mount read-only) and after it (what to
+   * rename). A root with more fails the command closed (`LIMIT_EXCEEDED`): refused before it
+   * runs, or, grown past it by the command, its output withheld. Default 250,000. An integer ≥ 1,
+   * else a `CONFIG` error naming `limits.gitWalkDirectories`.
+   */
+  gitWalkDirectories?: number;
 }
 
 /** The defaults of {@link SandboxLimits}. */
-export const DEFAULT_SANDBOX_LIMITS = { pids: 512, memoryBytes: 2 * 1024 ** 3, tmpBytes: 512 * 1024 ** 2 } as const;
+export const DEFAULT_SANDBOX_LIMITS = { pids: 512, memoryBytes: 2 * 1024 ** 3, tmpBytes: 512 * 1024 ** 2, gitWalkDirectories: 250_000 } as const;
 
 /** The size of the tmpfs mounts that only hide host places (`/run`, `/root`, `/home`): nothing belongs there. */
 export const HIDDEN_TMPFS_BYTES = 16 * 1024 ** 2;

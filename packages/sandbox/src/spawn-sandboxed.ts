@@ -2,7 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { assertSandbox } from './availability';
 import { sandboxEnvironment, type InheritEnv } from './environment';
 import type { SandboxPolicy } from './policy';
-import { writableRoots } from './protected-paths';
+import { scanProtectedPaths, writableRoots } from './protected-paths';
 import { sandboxCommand } from './sandbox-command';
 
 /** Options of {@link spawnSandboxed}. */
@@ -24,14 +24,18 @@ export interface SpawnSandboxedOptions {
 /**
  * Spawns `argv` inside the sandbox of `policy` (see `sandboxCommand`): checks first that the
  * sandbox can start (rejects with the `SANDBOX_UNAVAILABLE` refusal naming the missing piece,
- * never runs unsandboxed), then starts the process in its own process group. The process dies
+ * never runs unsandboxed), walks the writable roots for `.git` on the thread pool (rejects with
+ * the `LIMIT_EXCEEDED` refusal when a root holds more directories than
+ * `limits.gitWalkDirectories`), then starts the process in its own process group. The process dies
  * with its PID namespace (sandboxed) or its reaper (`danger-full-access`), and with the host.
  * Kill it with `killProcessTree(child.pid)`.
  */
 export async function spawnSandboxed(argv: readonly string[], policy: SandboxPolicy, options: SpawnSandboxedOptions = {}): Promise<ChildProcess> {
   await assertSandbox(policy);
   const cwd = options.cwd ?? policy.root;
-  const command = sandboxCommand(argv, policy, { cwd, readOnlyPaths: options.readOnlyPaths });
+  // walked without blocking the event loop (rejects with the LIMIT_EXCEEDED refusal past the walk's bound), then handed to the sandbox
+  const protectedPaths = policy.mode === 'workspace-write' ? await scanProtectedPaths(policy) : undefined;
+  const command = sandboxCommand(argv, policy, { cwd, readOnlyPaths: options.readOnlyPaths, protectedPaths });
   const env =
     options.env ??
     sandboxEnvironment({ mode: policy.mode, inheritEnv: options.inheritEnv, env: options.extraEnv, writable: policy.mode === 'workspace-write' ? writableRoots(policy) : [] });

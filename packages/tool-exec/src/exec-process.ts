@@ -3,6 +3,7 @@ import { constants as osConstants } from 'node:os';
 import { killProcessTree as killTree, type CommandSpawner, type SpawnOptions } from '@switchyard/sandbox';
 import type { Readable } from 'node:stream';
 import { createEventHub } from '@switchyard/kit';
+import { isSwitchyardError, RespondToModelError } from '@switchyard/protocol';
 import { HeadTailBuffer } from './head-tail-buffer';
 
 const OUTPUT_EVENT = { type: 'output' } as const;
@@ -24,7 +25,9 @@ export interface ExecProcessSpec {
   onExit?: () => string | undefined;
   /**
    * Called each time output is taken and once when the process ended: a line returned (what a
-   * check found and did, e.g. new git metadata renamed) is appended to the output.
+   * check found and did, e.g. new git metadata renamed) is appended to the output. A throw or
+   * rejection fails the command closed: it is killed, its output is withheld and every later
+   * taking of output throws that error (a `RespondToModelError` as it is, anything else wrapped).
    */
   audit?: () => Promise<string | undefined> | string | undefined;
   /**
@@ -49,9 +52,17 @@ async function noteOf(producer: NoteProducer | undefined): Promise<string | unde
 
 /** Appends the audit and exit notes of `spec` once the process ended (never rejects). */
 async function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): Promise<void> {
+  execProcess.markEnding();
   await execProcess.runAudit();
   const note = await noteOf(spec.onExit);
   if (note) execProcess.pushOutput(`\n${note}\n`);
+}
+
+/** What an audit's throw becomes: a model-visible failure (a `RespondToModelError` stays as it is). */
+function auditFailure(error: unknown): Error {
+  if (isSwitchyardError(error)) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return new RespondToModelError(`exec_command failed closed: the check after the command could not finish (${why}); its output is withheld and it was stopped if still running`, { cause: error });
 }
 
 /** How long to keep reading output after the process exited (late pipe / pty data). */
@@ -99,6 +110,12 @@ export class ExecProcess {
   private done = false;
   private readonly writer: ((data: string) => void) | undefined;
   private readonly audit: NoteProducer | undefined;
+  /** The audits in order (never rejects), and the one queued that has not started (shared by every caller meanwhile). */
+  private auditChain: Promise<void> = Promise.resolve();
+  private auditWaiting: Promise<void> | undefined;
+  private ending = false;
+  /** Why the command failed closed (its audit threw): every later taking of output throws it. */
+  private failure: Error | undefined;
   // a throwing waker is reported (process warning SWITCHYARD_LISTENER) and never stops the output
   private readonly events = createEventHub<{ type: 'output' }>({ name: 'exec-process' });
 
@@ -142,17 +159,50 @@ export class ExecProcess {
   /**
    * Takes the output collected since the last call (after the audit's note, if any). Once the
    * process ended, the audit already ran at its exit and nothing of it is left to change anything,
-   * so it does not run again.
+   * so it does not run again. Throws the audit's failure, the output withheld, once it failed.
    */
   async takeOutput(): Promise<string> {
     if (!this.done) await this.runAudit();
-    return this.buffer.drain();
+    const output = this.buffer.drain();
+    if (this.failure) throw this.failure;
+    return output;
   }
 
-  /** @internal Runs the spec's audit and appends its note. */
-  async runAudit(): Promise<void> {
-    const note = await noteOf(this.audit);
-    if (note) this.pushOutput(`\n${note}\n`);
+  /**
+   * @internal Runs the spec's audit and appends its note. One audit at a time, in order: a call
+   * joins the audit queued and not started yet, else queues a new one after the running one (so
+   * it sees everything written before the call, and two audits never rename the same entry at
+   * once). Never rejects.
+   */
+  runAudit(): Promise<void> {
+    if (!this.audit) return Promise.resolve();
+    if (this.auditWaiting) return this.auditWaiting;
+    const next = this.auditChain.then(() => {
+      this.auditWaiting = undefined; // started: a later call queues a new one
+      return this.auditOnce();
+    });
+    this.auditWaiting = next;
+    this.auditChain = next;
+    return next;
+  }
+
+  /** @internal The process exited (its group is killed by the caller): a failing audit kills nothing more. */
+  markEnding(): void {
+    this.ending = true;
+  }
+
+  private async auditOnce(): Promise<void> {
+    if (this.failure) return;
+    try {
+      const note = await this.audit?.();
+      if (note) this.pushOutput(`\n${note}\n`);
+    } catch (error) {
+      // Fails closed: nothing of what the check could not vouch for reaches the model.
+      this.failure = auditFailure(error);
+      // once exited, the pid may already belong to another process: its group was killed at the exit
+      if (!this.ending) this.kill();
+      this.buffer.drain();
+    }
   }
 
   /** Kills the process group and every descendant with SIGKILL. Safe to call more than once. */

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import {
   APPROVAL_POLICIES,
+  formatToolError,
   RespondToModelError,
   SANDBOX_MODES,
   SwitchyardError,
@@ -20,7 +21,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionRule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments, serdeArgumentsParser } from '@switchyard/kit';
+import { checkOptions, FunctionToolOutput, optionRules as rule, type OptionRule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments, serdeArgumentsParser } from '@switchyard/kit';
 import { BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
@@ -94,6 +95,9 @@ export interface ExecToolsOptions {
    * Caps per sandboxed command: `pids` (default 512), `memoryBytes` (2 GiB), `tmpBytes` (512 MiB each
    * for the private `/tmp` and `/dev/shm`), `cgroups` (default true: cgroups where writable, else
    * rlimits). A command that runs into a cap gets a `sandbox limit: …` line at the end of its output.
+   * `gitWalkDirectories` (default 250,000): the most directories per writable root the `.git` walk
+   * before and after each `workspace-write` command visits; past it the command fails closed
+   * (`LIMIT_EXCEEDED`: not run, or its output withheld).
    */
   limits?: SandboxLimits;
   /**
@@ -298,6 +302,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
     memoryBytes: rule.number({ min: 1, integer: true }),
     tmpBytes: rule.number({ min: 1, integer: true }),
     cgroups: rule.boolean(),
+    gitWalkDirectories: rule.number({ min: 1, integer: true }),
   }),
   spawner: rule.boolean(),
   maxConcurrentCommands: rule.number({ min: 1, integer: true }),
@@ -591,9 +596,15 @@ function deliverOnExit(state: ToolsetState, entry: ProcessEntry, background: Bac
     if (background.signal.aborted || entry.polls > 0 || state.table.get(entry.id, entry.sessionId) !== entry) return;
     state.table.remove(entry.id);
     const exitCode = entry.process.exitCode;
-    const output = new ExecCommandOutput({ chunkId: chunkId(), wallTimeMs: Date.now() - run.started, output: await entry.process.takeOutput(), exitCode, maxOutputTokens: run.maxOutputTokens });
+    let output: ToolOutput;
+    try {
+      output = new ExecCommandOutput({ chunkId: chunkId(), wallTimeMs: Date.now() - run.started, output: await entry.process.takeOutput(), exitCode, maxOutputTokens: run.maxOutputTokens });
+    } catch (error) {
+      // the check at its exit failed closed: the model reads the failure, not the output
+      output = new FunctionToolOutput(formatToolError(error), false);
+    }
     const item = output.toResponseItem(callId, { kind: 'function', arguments: '{}' });
-    background.complete({ callId, processId: entry.id, status: exitCode === 0 ? 'completed' : 'failed', item });
+    background.complete({ callId, processId: entry.id, status: exitCode === 0 && output.success !== false ? 'completed' : 'failed', item });
   });
 }
 
@@ -672,7 +683,14 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   } finally {
     entry.polls--;
   }
-  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: await execProcess.takeOutput(), maxOutputTokens };
+  let output: string;
+  try {
+    output = await execProcess.takeOutput();
+  } catch (error) {
+    state.table.remove(id); // failed closed: killed, its output withheld
+    throw error;
+  }
+  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output, maxOutputTokens };
   if (execProcess.exited) {
     state.table.remove(id);
     emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });

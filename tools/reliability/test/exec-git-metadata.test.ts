@@ -40,16 +40,30 @@ function hostGitStatus(dir: string): void {
 const plant = (dir: string, outside: string) =>
   `git init -q ${dir} && git -C ${dir} config core.fsmonitor 'touch ${outside}/fsmonitor-ran' && printf '#!/bin/sh\\ntouch ${outside}/hook-ran\\n' > ${dir}/.git/hooks/post-index-change && chmod +x ${dir}/.git/hooks/post-index-change; echo planted`;
 
-async function run(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
+/** Runs `cmd` with exec_command: the answer's text and, for a failure, its code (from `tool-call-end`). */
+async function runFull(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<{ answer: string; code: string | undefined }> {
   const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', ...options });
   const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+  let code: string | undefined;
+  harness.session.on('tool-call-end', (event) => void (code = event.error?.code));
   try {
-    return text(await harness.step.dispatch(callItem('plant', 'exec_command', { cmd, yield_time_ms: 20_000 })));
+    const answer = text(await harness.step.dispatch(callItem('plant', 'exec_command', { cmd, yield_time_ms: 20_000 })));
+    return { answer, code };
   } finally {
     await harness.close();
     await exec.shutdown();
   }
 }
+
+async function run(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
+  return (await runFull(root, cmd, options)).answer;
+}
+
+/** The refusal when a writable root holds more directories than the walk's bound, before and after a command. */
+const tooManyBefore = (bound: string) =>
+  `sandbox: nothing was run: the workspace holds more than ${bound} directories (node_modules not counted), more than the sandbox searches for .git metadata to keep read-only; remove the directories that are not needed (with sandbox_permissions "require_escalated"), or ask the user to raise the sandbox limit gitWalkDirectories`;
+const tooManyAfter = (bound: string) =>
+  `sandbox: the command failed closed: the workspace now holds more than ${bound} directories (node_modules not counted), so the search for .git metadata the command may have created (whose hooks and config the host's git would run) could not finish; its output is withheld and it was stopped if still running. Do not run git there; remove the directories that are not needed (with sandbox_permissions "require_escalated"), or ask the user to raise the sandbox limit gitWalkDirectories`;
 
 describe('exec git metadata: nothing planted runs later', () => {
   it('control: unsandboxed, the same planting does run at the host’s git status (the check can fail)', async () => {
@@ -90,23 +104,63 @@ describe('exec git metadata: nothing planted runs later', () => {
     held.push('a repository planted in a directory the walk had cached, with the directory times set back: renamed, host git status ran nothing');
   });
 
-  it('50,000 empty top-level folders, then a repository planted at zz/r (issue 47 row 1): the check fails closed, it never claims a clean tree', async () => {
+  it('50,000 empty top-level folders, then a repository planted at zz/r (issue 47 row 1): the walk reaches it, renamed, the host’s git status runs nothing', async () => {
     const { root, outside } = places();
     // One mkdir with every name: the folders cost the command a second, not the test minutes.
     const answer = await run(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
     expect(answer).toContain('planted');
     expect(readdirSync(root)).toHaveLength(50_001);
-    // The walk stops after 50,000 directories, before zz/r: the answer says the check could not finish.
-    expect(answer).toMatch(/\nsandbox: new git metadata could not be checked in the workspace: it holds more than 50,000 directories, so a \.git a sandboxed command created there may remain and run its hooks and config at the next git command; do not run git in the workspace before removing the extra directories\n/);
-    expect(answer).not.toMatch(/zz\/r\/\.git was renamed/);
-    // Control: the planted repository is live, so the warning is what stands between it and the host's git.
-    expect(existsSync(join(root, 'zz/r/.git'))).toBe(true);
+    // The walk visits every directory (the bound is far above 50,000): zz/r/.git is found and renamed.
+    expect(answer).toMatch(/\nsandbox: new git metadata zz\/r\/\.git was renamed to zz\/r\/\.git\.untrusted-[0-9a-f]{6}: a sandboxed command cannot create a repository/);
+    expect(existsSync(join(root, 'zz/r/.git'))).toBe(false);
     hostGitStatus(join(root, 'zz/r'));
-    expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(true);
+    expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(false);
+    expect(readdirSync(outside)).toEqual([]);
     // 50,000 folders take longer to remove than an afterAll hook may run.
     rmSync(root, { recursive: true, force: true });
-    held.push('50,000 folders then a planted zz/r: the walk cannot reach it and the answer says so ("could not be checked … do not run git"), never a silent pass (before: no line at all)');
+    held.push('50,000 folders then a planted zz/r: walked whole, zz/r/.git renamed, host git status ran nothing (before: the walk stopped at 50,000 and the fsmonitor ran)');
   }, 600_000);
+
+  it('a workspace past a lowered bound (limits.gitWalkDirectories: 1,000): the command fails closed, nothing of it runs', async () => {
+    const { root, outside } = places();
+    for (let index = 0; index < 1_000; index++) mkdirSync(join(root, `f${index}`));
+    const options: ExecToolsOptions = { limits: { gitWalkDirectories: 1_000 } };
+    // the workspace and its 1,000 folders: 1,001 directories, one more than the walk may visit
+    // its marker in the workspace (the sandbox's /tmp is its own): absent afterwards means it never ran
+    const refused = await runFull(root, `touch ran; ${plant('zz/r', outside)}`, options);
+    expect(refused).toEqual({ answer: tooManyBefore('1,000'), code: 'LIMIT_EXCEEDED' });
+    expect(existsSync(join(root, 'ran'))).toBe(false);
+    expect(existsSync(join(root, 'zz'))).toBe(false);
+    expect(readdirSync(outside)).toEqual([]);
+    // Control: one folder fewer (1,000 directories, the bound) and the same walk lets the command run.
+    rmSync(join(root, 'f0'), { recursive: true });
+    expect(await runFull(root, 'touch ran && echo ran', options)).toEqual({ answer: expect.stringMatching(/\nran\n$/), code: undefined });
+    expect(existsSync(join(root, 'ran'))).toBe(true);
+    held.push('a workspace over limits.gitWalkDirectories: refused with LIMIT_EXCEEDED before anything runs (no marker), at the bound it runs');
+  });
+
+  it('a command that grows the workspace past the bound, then plants: its output is withheld and the answer says not to run git there', async () => {
+    const { root, outside } = places();
+    const { answer, code } = await runFull(root, `mkdir $(seq -f f%g 1200) && ${plant('zz/r', outside)}`, { limits: { gitWalkDirectories: 1_000 } });
+    expect({ answer, code }).toEqual({ answer: tooManyAfter('1,000'), code: 'LIMIT_EXCEEDED' });
+    // Breadth first, zz/r lies past the 1,000th directory: it was not reached, so it is still live (what the text warns of).
+    expect(existsSync(join(root, 'zz/r/.git'))).toBe(true);
+    held.push('a command that made 1,200 folders past a bound of 1,000 then planted: answer withheld, LIMIT_EXCEEDED saying the check could not finish and not to run git there');
+  });
+
+  it('an invalid limits.gitWalkDirectories is a CONFIG error naming the option', () => {
+    const { root } = places();
+    for (const value of [0, 1.5, '100']) {
+      let error: (Error & { code?: string }) | undefined;
+      try {
+        execTools({ root, limits: { gitWalkDirectories: value as number } });
+      } catch (thrown) {
+        error = thrown as Error & { code?: string };
+      }
+      const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+      expect([error?.code, error?.message]).toEqual(['CONFIG', `execTools: option \`limits.gitWalkDirectories\` must be an integer ≥ 1; got ${shown}`]);
+    }
+  });
 
   it('a gitfile pointing at a planted git directory, and a repository planted by a background child after the answer', async () => {
     const { root, outside } = places();
