@@ -47,9 +47,14 @@ export function config(message: string): SwitchyardError {
   return new SwitchyardError('CONFIG', message);
 }
 
+/** Whether `value` is one subject token: 1-64 characters of [A-Za-z0-9_-]. */
+export function isToken(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN.test(value);
+}
+
 /** Checks a subject token option (`agentId`, a runtime host id). */
 export function checkToken(value: unknown, name: string): string {
-  if (typeof value !== 'string' || !TOKEN.test(value)) {
+  if (!isToken(value)) {
     throw config(`${name} must be 1-64 characters of [A-Za-z0-9_-] (one NATS subject token; got ${JSON.stringify(value)})`);
   }
   return value;
