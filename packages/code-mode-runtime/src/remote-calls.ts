@@ -3,7 +3,7 @@ import { BacklogError, ProtocolError } from './protocol';
 import { resultUnits } from './turn-queue';
 import { callToolRequest } from './tool-request';
 import { failureText } from './journal/call-outcome';
-import { divergence } from './cell-replay';
+import { divergence, divergenceReason } from './cell-replay';
 import type { RuntimeEventMessage } from './runtime-client';
 import type { Binding, HostCell, RemoteCore } from './remote-binding';
 
@@ -118,10 +118,7 @@ export class CallProxy {
     const id = message.runtimeToolCallId;
     const journaled = journal.call(id)!;
     if (!journal.matches(id, message.tool, inputJson)) {
-      const text = divergence(
-        cell.id,
-        journaled.tool === message.tool ? `it called tools.${message.tool} (${id}) with other arguments than its journal has` : `it called tools.${message.tool} where its journal has tools.${journaled.tool} (${id})`,
-      );
+      const text = divergence(cell.id, divergenceReason(id, message.tool, journaled.tool));
       this.failCell(cell, text);
       return this.refuse(binding, message.call, text);
     }

@@ -3,7 +3,8 @@ import { errorMessage, type CellHost, type CellToolRequest, type CellToolResult,
 /**
  * A nested call's outcome as a journal records it and as a cell receives it: the result's JSON
  * text (the host's one encode of a value, or the text it held), or the text the cell's promise
- * rejects with. Shared by the in-process journal keeper and the agent host's call proxy.
+ * rejects with. Shared by the cell (its host's answer), the in-process journal keeper and the
+ * agent host's call proxy.
  */
 
 /** The text of a failed call: a string as it is, anything else its message. */
