@@ -45,6 +45,27 @@ export function workerChildren(parent = process.pid): number[] {
   return found;
 }
 
+/** The live descendants of `pid` (default: this process): its children, theirs and so on, read from each thread's `/proc/<pid>/task/<tid>/children`. */
+export function descendants(pid = process.pid): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const thread of threads) {
+    let children: string;
+    try {
+      children = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const child of children.split(' ').filter(Boolean).map(Number)) found.push(child, ...descendants(child));
+  }
+  return found;
+}
+
 /** A process's resident memory in MB (VmRSS), 0 once it is gone. */
 export function residentMb(pid: number): number {
   try {

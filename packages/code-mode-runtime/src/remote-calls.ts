@@ -1,4 +1,5 @@
-import { errorMessage, type JournalCallResult } from '@switchyard/protocol';
+import type { JournalCallResult } from '@switchyard/protocol';
+import { notJsonResultText } from '@switchyard/kit';
 import { BacklogError, ProtocolError } from './protocol';
 import { resultUnits } from './turn-queue';
 import { callToolRequest } from './tool-request';
@@ -246,5 +247,5 @@ function unsendable(error: unknown): string {
     return `tool result could not be sent to the cell: ${error.bytes} bytes would put ${error.backlog + error.bytes} bytes of results in flight to the runtime, over the limit of ${error.limit} bytes (maxInFlightResultBytes)`;
   }
   if (error instanceof ProtocolError) return `tool result could not be sent to the cell: ${error.message}`;
-  return `tool result is not JSON-serializable: ${errorMessage(error)}`;
+  return notJsonResultText(error);
 }

@@ -6,9 +6,13 @@
  * (`packages/sandbox/src/perl/*.pl`, bundled at build time), where it can be read, linted and
  * tested as what it is.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { shippedSources } from './sources';
+
+/** Generated files hold what they were generated from (a bundle, a program read at build time). */
+const GENERATED = /\.generated\.[cm]?[jt]sx?$/;
 
 /** The longest literal allowed anywhere, in lines. */
 export const MAX_LINES = 5;
@@ -34,17 +38,6 @@ export interface LongLiteral {
   start: string;
 }
 
-function* sourceFiles(folder: string): Generator<string> {
-  for (const entry of readdirSync(folder)) {
-    const path = join(folder, entry);
-    if (statSync(path).isDirectory()) {
-      if (entry !== 'node_modules' && entry !== 'dist' && entry !== 'fixtures') yield* sourceFiles(path);
-    } else if (/\.[cm]?tsx?$/.test(entry) && !/\.test\.|^test-support\.|\.generated\./.test(entry)) {
-      yield path;
-    }
-  }
-}
-
 /** Every string or template literal over {@link MAX_LINES} lines in one source text (a template's text with its `${…}` as written). */
 export function longLiterals(text: string, file: string): LongLiteral[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
@@ -68,9 +61,7 @@ export function findEmbeddedPrograms(repo: string): { long: LongLiteral[]; stale
   const long: LongLiteral[] = [];
   const used = new Set<number>();
   for (const name of readdirSync(packages)) {
-    const src = join(packages, name, 'src');
-    if (!existsSync(src)) continue;
-    for (const path of sourceFiles(src)) {
+    for (const path of shippedSources(join(packages, name)).filter((source) => !GENERATED.test(source))) {
       const file = relative(repo, path);
       for (const literal of longLiterals(readFileSync(path, 'utf8'), file)) {
         const allowed = ALLOWED.findIndex((entry) => entry.file === file && literal.start.startsWith(entry.startsWith));

@@ -1,16 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { documentedNames, entryPoints, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, README_END, README_START } from './export-surface';
+import { fixtureTree } from '../test/fixture-tree';
 
-const root = mkdtempSync(join(tmpdir(), 'export-surface-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-function file(path: string, text: string) {
-  mkdirSync(join(root, path, '..'), { recursive: true });
-  writeFileSync(join(root, path), text);
-}
+const { root, write: file } = fixtureTree('export-surface');
 
 file('tsconfig.base.json', JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', strict: true, noEmit: true, lib: ['ES2022'], types: [], customConditions: ['@switchyard/source'] } }));
 file(

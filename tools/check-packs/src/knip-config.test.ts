@@ -1,19 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fixtureTree } from '../test/fixture-tree';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const knip = join(root, 'node_modules/.bin/knip');
-const project = mkdtempSync(join(tmpdir(), 'knip-config-'));
-afterAll(() => rmSync(project, { recursive: true, force: true }));
-
-function file(path: string, text: string) {
-  mkdirSync(join(project, path, '..'), { recursive: true });
-  writeFileSync(join(project, path), text);
-}
+const { root: project, write: file } = fixtureTree('knip-config');
 
 describe('the unused-export check (knip with the repository settings)', () => {
   it('fails on a file nothing imports and on an export nothing uses, not on an export used in its own file', () => {

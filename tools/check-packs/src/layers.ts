@@ -15,6 +15,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { shippedSources } from './sources';
 
 /** Lowest first. The README's "Dependency graph" section draws the same table. */
 export const LAYERS: readonly (readonly string[])[] = [
@@ -40,23 +41,6 @@ export type LayerViolation = string;
 
 function layerOf(name: string): number {
   return LAYERS.findIndex((layer) => layer.includes(name));
-}
-
-/** Source files a package ships: everything under src/ but tests, `test-support` helpers and fixtures. */
-function shippedSources(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules' && entry.name !== '__fixtures__') walk(path);
-      } else if (/\.(m|c)?[jt]sx?$/.test(entry.name) && !/\.(test|fixture)\.[cm]?[jt]sx?$/.test(entry.name) && !/^test-support\./.test(entry.name) && !/\.d\.ts$/.test(entry.name)) {
-        out.push(path);
-      }
-    }
-  };
-  if (existsSync(join(dir, 'src'))) walk(join(dir, 'src'));
-  return out;
 }
 
 /** Source text without comments, so a comment that names a package or `process` is no import. */

@@ -8,9 +8,10 @@
  * without one is a new blocking call on a per-session or per-call path until someone shows
  * otherwise. Tests and `test-support.ts` helpers are exempt (nothing of them ships).
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { shippedSources } from './sources';
 
 /** The packages the rule holds for. */
 export const SYNC_RULE_PACKAGES: readonly string[] = ['sandbox', 'tool-exec', 'tool-apply-patch'];
@@ -22,16 +23,6 @@ const MIN_REASON_CHARS = 30;
 
 /** One unjustified call: `path:line: name(…)` and the rule. */
 export type SyncCallViolation = string;
-
-function sourceFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    const shipped = entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !/\.test\.ts$/.test(entry.name) && !entry.name.startsWith('test-support.');
-    return shipped ? [path] : [];
-  });
-}
 
 /** The name a call's callee ends with, when it is a `*Sync` function (`a.bSync(…)`, `aSync.native(…)`). */
 function syncName(call: ts.CallExpression): string | undefined {
@@ -82,7 +73,7 @@ function isJustified(call: ts.CallExpression, file: ts.SourceFile): boolean {
 export function findUnjustifiedSyncCalls(repo: string, packages: readonly string[] = SYNC_RULE_PACKAGES): SyncCallViolation[] {
   const violations: SyncCallViolation[] = [];
   for (const name of packages) {
-    for (const path of sourceFiles(join(repo, 'packages', name, 'src'))) {
+    for (const path of shippedSources(join(repo, 'packages', name))) {
       const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
       if (hasFileNote(file)) continue;
       const visit = (node: ts.Node): void => {

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findEmbeddedPrograms, longLiterals } from '../src/embedded-programs';
+import { fixtureTree } from './fixture-tree';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -20,12 +19,7 @@ describe('no program of another language in a string', () => {
   });
 
   describe('on a package that breaks it', () => {
-    const root = mkdtempSync(join(tmpdir(), 'switchyard-embedded-'));
-    afterAll(() => rmSync(root, { recursive: true, force: true }));
-    const file = (path: string, text: string) => {
-      mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), text);
-    };
+    const { root, write: file } = fixtureTree('embedded');
     file('packages/sandbox/src/launcher.ts', 'export const L = `#!/bin/sh\nset -e\ncd "$1"\nshift\nexec "$@"\n`;\n');
     file('packages/sandbox/src/launcher.test.ts', 'const fixture = `a\nb\nc\nd\ne\nf\ng`;\n');
     file('packages/sandbox/src/perl/programs.generated.ts', 'export const P = `a\nb\nc\nd\ne\nf\ng`;\n');

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findFolderViolations } from '../src/folders';
+import { fixtureTree } from './fixture-tree';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -13,13 +12,8 @@ describe('the folder layering (internal < packages < examples < tools)', () => {
   });
 
   describe('on a repository that breaks it', () => {
-    const root = mkdtempSync(join(tmpdir(), 'switchyard-folders-'));
-    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const { root, write } = fixtureTree('folders');
     const up = '../../../'; // spelled apart, or this file's own text would hold the import it plants
-    const write = (path: string, text: string) => {
-      mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), text);
-    };
     write('internal/config/package.json', JSON.stringify({ name: '@switchyard/config', private: true }));
     write('internal/config/vitest.ts', `import { x } from '@switchyard/kit';\n`);
     write('packages/kit/package.json', JSON.stringify({ name: '@switchyard/kit' }));

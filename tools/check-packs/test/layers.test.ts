@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LAYERS, findLayerViolations } from '../src/layers';
+import { fixtureTree } from './fixture-tree';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -18,16 +17,10 @@ describe('the dependency layering', () => {
   });
 
   describe('on a repository that breaks it', () => {
-    const root = mkdtempSync(join(tmpdir(), 'switchyard-layers-'));
-    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const { root, write } = fixtureTree('layers');
     const pkg = (folder: string, json: object, files: Record<string, string> = {}) => {
-      const dir = join(root, 'packages', folder);
-      mkdirSync(join(dir, 'src'), { recursive: true });
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '0.0.0', ...json }));
-      for (const [name, text] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, name)), { recursive: true });
-        writeFileSync(join(dir, name), text);
-      }
+      write(`packages/${folder}/package.json`, JSON.stringify({ version: '0.0.0', ...json }));
+      for (const [name, text] of Object.entries(files)) write(`packages/${folder}/${name}`, text);
     };
     pkg('protocol', { name: '@switchyard/protocol', dependencies: { zod: '4' } }, {
       'src/index.ts': `import { createHash } from 'node:crypto';\nexport const size = (text: string) => Buffer.byteLength(text);\n// process.cwd() in a comment is fine\n`,

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SYNC_RULE_PACKAGES, findUnjustifiedSyncCalls } from '../src/sync-calls';
+import { fixtureTree } from './fixture-tree';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -14,13 +13,8 @@ describe('the synchronous-call rule', () => {
   });
 
   describe('on a package that breaks it', () => {
-    const root = mkdtempSync(join(tmpdir(), 'switchyard-sync-calls-'));
-    afterAll(() => rmSync(root, { recursive: true, force: true }));
-    const file = (name: string, text: string) => {
-      const path = join(root, 'packages', 'sandbox', 'src', name);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, text);
-    };
+    const { root, write } = fixtureTree('sync-calls');
+    const file = (name: string, text: string) => write(`packages/sandbox/src/${name}`, text);
     file(
       'calls.ts',
       [

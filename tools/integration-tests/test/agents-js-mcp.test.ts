@@ -3,14 +3,15 @@
 // exec and wait, and calls them (a script calling a built-in tool and a downstream MCP tool, a
 // background cell finished through wait). No model is involved: the server API is used directly.
 // Closing ends serve and every downstream process (/proc).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MCPServerStdio } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processesWith } from '@switchyard/config/proc';
+import { processesWith, processInfo } from '@switchyard/config/proc';
+import { becomes } from '@switchyard/test-helpers';
 
 const require = createRequire(import.meta.url);
 const SERVE = fileURLToPath(new URL('../../../packages/cli/test/fixtures/serve.ts', import.meta.url));
@@ -45,7 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  for (let tries = 0; tries < 100 && processesWith(MARKER).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+  await becomes(() => processesWith(MARKER).length === 0, 10_000, 100);
   for (const pid of processesWith(MARKER)) process.kill(pid, 'SIGKILL');
   rmSync(workspace, { recursive: true, force: true });
 });
@@ -96,11 +97,7 @@ describe('Agents JS MCPServerStdio against switchyard mcp serve', () => {
   it('close ends serve and every downstream server', async () => {
     expect(processesWith(MARKER).length).toBeGreaterThan(0);
     await server.close();
-    let left = processesWith(MARKER);
-    for (let tries = 0; tries < 150 && left.length > 0; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      left = processesWith(MARKER);
-    }
-    expect(left.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '))).toEqual([]);
+    await becomes(() => processesWith(MARKER).length === 0, 15_000, 100);
+    expect(processesWith(MARKER).map((pid) => processInfo(pid)?.cmdline.join(' '))).toEqual([]);
   }, 30_000);
 });

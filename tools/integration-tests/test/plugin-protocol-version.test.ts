@@ -1,8 +1,8 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import { VERSION, isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
 import { ToolRegistry } from '@switchyard/registry';
 import { createSession } from '@switchyard/session';
@@ -13,13 +13,11 @@ import { say } from './helpers';
 // when the plugin's range excludes the host's protocol): the kit stamps the version of the protocol
 // copy beside it, and the host refuses a copy of another contract line at registration.
 const packages = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'packages');
-const roots: string[] = [];
-afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+const { scratch, defer } = useCleanups();
 
 /** A plugin directory whose node_modules hold a kit and a protocol copy reporting `version`. */
 function pluginBuiltAgainst(version: string): string {
-  const root = mkdtempSync(join(tmpdir(), 'switchyard-plugin-'));
-  roots.push(root);
+  const root = scratch('switchyard-plugin');
   for (const name of ['protocol', 'kit']) {
     const target = join(root, 'node_modules', '@switchyard', name);
     cpSync(join(packages, name, 'dist'), join(target, 'dist'), { recursive: true });
@@ -66,14 +64,10 @@ describe('a plugin built against another @switchyard/protocol', () => {
 
   it('of the same line (another patch) registers and runs', async () => {
     const query = await load(pluginBuiltAgainst(`${major}.${minor}.${patch + 3}`));
-    const session = createSession({ tools: [query], toolMode: 'direct' });
-    try {
-      const model = createScriptedModel([[{ type: 'function_call', call_id: 'q1', name: 'query', namespace: 'sql', arguments: '{"sql":"select 1"}' }], [say('done')]]);
-      const result = await session.runTurn({ model, input: 'query' });
-      const output = result.items.find((item) => item.type === 'function_call_output') as { output: unknown } | undefined;
-      expect(output?.output).toBe('{"rows":["select 1"]}');
-    } finally {
-      await session.shutdown();
-    }
+    const session = defer(createSession({ tools: [query], toolMode: 'direct' }), (opened) => opened.shutdown());
+    const model = createScriptedModel([[{ type: 'function_call', call_id: 'q1', name: 'query', namespace: 'sql', arguments: '{"sql":"select 1"}' }], [say('done')]]);
+    const result = await session.runTurn({ model, input: 'query' });
+    const output = result.items.find((item) => item.type === 'function_call_output') as { output: unknown } | undefined;
+    expect(output?.output).toBe('{"rows":["select 1"]}');
   });
 });

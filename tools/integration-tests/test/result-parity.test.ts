@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import { createHookEngine } from '@switchyard/hooks';
 import { defineFunctionTool, type ToolHandlerResult } from '@switchyard/kit';
 import type { ResponseItem } from '@switchyard/protocol';
-import { createSession, type Session } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { exec, say, texts } from './helpers';
 
@@ -53,10 +54,7 @@ const tool = defineFunctionTool({
   handle: ({ args }) => KINDS[args.kind](),
 });
 
-const sessions: Session[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.shutdown()));
-});
+const { defer } = useCleanups();
 
 /** The hooks a policy host runs: a PostToolUse hook that reads every result (and records it). */
 function policyHooks(seen: unknown[]) {
@@ -67,8 +65,7 @@ const call = (kind: string): ResponseItem => ({ type: 'function_call', call_id: 
 
 async function directOutputs(withHooks: boolean, seen: unknown[]): Promise<Record<string, unknown>> {
   const hooks = withHooks ? policyHooks(seen) : undefined;
-  const session = createSession({ toolMode: 'direct', tools: [tool], ...(hooks ? { hooks } : {}) });
-  sessions.push(session);
+  const session = defer(createSession({ toolMode: 'direct', tools: [tool], ...(hooks ? { hooks } : {}) }), (opened) => opened.shutdown());
   const model = createScriptedModel([Object.keys(KINDS).map(call), [say('done')]]);
   const result = await session.runTurn({ model, input: 'values' });
   await hooks?.close();
@@ -93,8 +90,7 @@ describe('a result reaches the model the same way with and without a hook engine
 }`;
     const run = async (withHooks: boolean) => {
       const hooks = withHooks ? policyHooks([]) : undefined;
-      const session = createSession({ toolMode: 'code-mode-only', tools: [tool], ...(hooks ? { hooks } : {}) });
-      sessions.push(session);
+      const session = defer(createSession({ toolMode: 'code-mode-only', tools: [tool], ...(hooks ? { hooks } : {}) }), (opened) => opened.shutdown());
       const result = await session.runTurn({ model: createScriptedModel([[exec('e1', cell)], [say('done')]]), input: 'values' });
       await hooks?.close();
       return texts(result.items.find((item) => item.type === 'custom_tool_call_output')).slice(1);

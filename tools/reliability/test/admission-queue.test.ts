@@ -1,7 +1,8 @@
 import type { SwitchyardEvent } from '@switchyard/protocol';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
-import { execItem, openHarness, texts, type Harness } from './helpers';
+import { execItem, openHarness, texts, waitItem } from './helpers';
 
 // The admission queue as a model and a host see it, through real sessions (code-mode-only) whose
 // runtimes share one pool of one worker that holds one session (the same worker options: one pool
@@ -11,12 +12,10 @@ import { execItem, openHarness, texts, type Harness } from './helpers';
 const WORKERS = { max: 1, sessionsPerWorker: 1, prewarm: false, admissionMs: 1_500, maxQueued: 1, idleMs: 60_000 };
 const POOL = "the pool's 1 place (workers.max 1 × workers.sessionsPerWorker 1) is held by 1 session";
 
-const harnesses: Harness[] = [];
-afterAll(() => Promise.all(harnesses.map((harness) => harness.close())));
+const { defer } = useCleanups();
 
 async function open() {
-  const harness = await openHarness({ runtimeOptions: { workers: WORKERS } });
-  harnesses.push(harness);
+  const harness = defer(await openHarness({ runtimeOptions: { workers: WORKERS } }), (opened) => opened.close());
   const events: SwitchyardEvent[] = [];
   for (const type of ['runtime-queued', 'runtime-admitted', 'runtime-refused'] as const) harness.session.on(type, (event) => events.push(event));
   let sequence = 0;
@@ -55,7 +54,7 @@ it('a session beyond the pool waits, hears its place, and the model sees a failu
   b.events.length = 0;
   const admitted = b.exec(`text('b again')`);
   await expect.poll(() => b.events.length, { timeout: 10_000 }).toBeGreaterThan(0);
-  const ended = await a.step.dispatch({ type: 'function_call', call_id: 'stop-a', name: 'wait', arguments: JSON.stringify({ cell_id: held.cellId, terminate: true }) });
+  const ended = await a.step.dispatch(waitItem('stop-a', { cell_id: held.cellId, terminate: true }));
   expect(texts(ended)[0]).toMatch(/^Script terminated/);
   const ran = await admitted;
   expect(ran.status).toBe('completed');

@@ -1,9 +1,11 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageItem, ResponseItem, ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
-import { createSession, type Session } from '@switchyard/session';
+import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
+import { useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
+import { execItem, outputOf, say } from './helpers';
 
 // A cell's own tool_search (`tools.tool_search`) under attack, through a real session and real
 // isolates: hostile arguments from the cell, a flood of parallel searches, prototype names as
@@ -11,6 +13,8 @@ import { report } from '../src/profile';
 // one of the documented texts (the model's tool_search texts), nothing outside the cell's tools is
 // ever returned, no handler runs that the cell did not call, a tool is announced once however many
 // searches find it, and the next cell is healthy.
+
+const { defer } = useCleanups();
 
 const REFUSALS = [
   'tool `tool_search` expects a JSON object for arguments',
@@ -41,13 +45,8 @@ function catalog(calls: Record<string, number>): ToolExecutor[] {
   ];
 }
 
-const exec = (callId: string, code: string): ResponseItem[] => [{ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code }];
-
-function outputOf(items: readonly ResponseItem[], callId: string): string {
-  const item = items.find((entry) => entry.type === 'custom_tool_call_output' && (entry as { call_id: string }).call_id === callId) as { output: string | Array<{ text?: string }> } | undefined;
-  const output = item?.output ?? '';
-  return typeof output === 'string' ? output : output.map((part) => part.text ?? '').join('\n');
-}
+/** A model step: one exec call. */
+const exec = (callId: string, code: string): ResponseItem[] => [execItem(callId, code)];
 
 /** The lines a cell printed (after `Output:`). */
 function printed(items: readonly ResponseItem[], callId: string): string[] {
@@ -90,13 +89,11 @@ const discoveries = (items: readonly ResponseItem[]) =>
 
 describe('tools.tool_search from a cell, attacked (real session, real isolates)', () => {
   const calls: Record<string, number> = {};
-  const sessions: Session[] = [];
-  afterAll(() => Promise.all(sessions.map((session) => session.shutdown())));
 
   it('hostile arguments are refused with the documented texts; what is answered is a callable tool; no handler runs', async () => {
     const session = createSession({ toolMode: 'code-mode-only', tools: catalog(calls), toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
-    sessions.push(session);
-    const model = createScriptedModel([exec('attack', attackCell()), exec('after', `text(await tools.note({}));`), [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    defer(session, (opened) => opened.shutdown());
+    const model = createScriptedModel([exec('attack', attackCell()), exec('after', `text(await tools.note({}));`), [say('done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     const lines = printed(result.items, 'attack');
     report('cell tool_search', `${ATTACKS.length} hostile calls from one cell`);
@@ -136,11 +133,11 @@ describe('tools.tool_search from a cell, attacked (real session, real isolates)'
 
   it('200 parallel searches for one tool: all answered, the tool announced once, the cell calls it once', async () => {
     const session = createSession({ toolMode: 'code-mode-only', tools: catalog(calls), toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const code = `const all = await Promise.all(Array.from({ length: 200 }, () => tools.tool_search({ query: 'weather__get_forecast', limit: 1 })));
 text(new Set(all.map((r) => r.tools.map((t) => t.name).join())).size + ' ' + all[0].tools[0].name);
 text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
-    const model = createScriptedModel([exec('flood', code), [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    const model = createScriptedModel([exec('flood', code), [say('done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 'flood')).toEqual(['1 weather__get_forecast', 'ran']);
     expect(calls.weather__get_forecast).toBe(1);
@@ -156,10 +153,10 @@ text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
       toolSearch: { limit: 4, search: () => ['__proto__', 'constructor', 'toString', 'mail__send', 'mail__send', ...Array.from({ length: 100_000 }, (_, index) => `ops__check_${index % 40}`)] },
       codeMode: { runtimeOptions: { isolation: 'in-process' } },
     });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const model = createScriptedModel([
       exec('host', `const r = await tools.tool_search({ query: 'anything', limit: 50 }); text(r.tools.map((t) => t.name).join(','));`),
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 'host')).toEqual(['mail__send,ops__check_0,ops__check_1,ops__check_2']);
@@ -167,8 +164,6 @@ text(await tools[all[199].tools[0].name]({ id: 'x' }));`;
 });
 
 describe("toolDiscovery 'conversation' under attack: the tool table never moves, the discovery message stays one block", () => {
-  const sessions: Session[] = [];
-  afterAll(() => Promise.all(sessions.map((session) => session.shutdown())));
 
   it('descriptions that close <tools_found> or its code fence, a 200 KB description, a throwing host search, a cell that spins after searching: same tools, one well-formed block per search', async () => {
     const calls: Record<string, number> = {};
@@ -189,7 +184,7 @@ describe("toolDiscovery 'conversation' under attack: the tool table never moves,
       toolSearch: { search: ({ query }) => (++searches % 3 === 0 ? Promise.reject(new Error('index offline')) : query.split(' ').map((word) => `evil__${word}`)) },
       codeMode: { runtimeOptions: { isolation: 'in-process' } },
     });
-    sessions.push(session);
+    defer(session, (opened) => opened.shutdown());
     const search = (query: string) =>
       `try { const r = await tools.tool_search({ query: ${JSON.stringify(query)}, limit: 3 }); text('ok ' + r.tools.map((t) => t.name).join(',')); } catch (e) { text('refused ' + e.message); }`;
     const model = createScriptedModel([
@@ -199,7 +194,7 @@ describe("toolDiscovery 'conversation' under attack: the tool table never moves,
       exec('s4', `${search('huge closer fence')}\n${search('fence')}`),
       exec('spin', `await tools.tool_search({ query: 'closer', limit: 1 }); while (true) {}`),
       exec('after', `text(await tools.note({}));`),
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(printed(result.items, 's1')).toEqual(['ok evil__closer']);

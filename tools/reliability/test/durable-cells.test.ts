@@ -1,7 +1,8 @@
 import { defineFunctionTool } from '@switchyard/kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { openHarness, sleep, testTools, workerChildren, type ExecOutcome, type Harness } from './helpers';
+import { until } from '@switchyard/test-helpers';
+import { openHarness, sleep, testTools, waitItem, workerChildren, type ExecOutcome, type Harness } from './helpers';
 
 // Crash transparency through the whole stack (session → registry → broker → RemoteSession → a
 // worker process): a worker that dies takes no cell with it. Its cells are replayed from their
@@ -59,8 +60,7 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
     try {
       const bystanders = all.slice(0, 6).map((harness, index) => harness.exec(bystanderSource(`b${index}`), { yieldTimeMs: 180_000 }));
       // every bystander is mid-cell (two calls made) when the 7th session's cell kills the worker
-      const deadline = Date.now() + 120_000;
-      while (!all.slice(0, 6).every((_, index) => calls(log, `b${index}`).length >= 3) && Date.now() < deadline) await sleep(20);
+      await until(() => all.slice(0, 6).every((_, index) => calls(log, `b${index}`).length >= 3), 'every bystander at its third call', 120_000);
       const culprit = await all[6]!.exec(`text("x".repeat(2**28).split("").length)`, { yieldTimeMs: 180_000 });
       const ends: ExecOutcome[] = await Promise.all(bystanders);
       for (let index = 0; index < 6; index++) {
@@ -97,9 +97,8 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
       // each exec returns at its yield_control(): the model has seen the values before the kill
       const firsts = await Promise.all(all.map((harness, index) => harness.exec(source(`s${index}`), { yieldTimeMs: 60_000 })));
       for (const first of firsts) expect(first.status).toBe('running');
-      const waits = all.map((harness, index) => harness.step.dispatch({ type: 'function_call', call_id: `wait-${index}`, name: 'wait', arguments: JSON.stringify({ cell_id: firsts[index]!.cellId, yield_time_ms: 180_000 }) }));
-      const deadline = Date.now() + 120_000;
-      while (!all.every((_, index) => calls(log, `s${index}`).length >= 2) && Date.now() < deadline) await sleep(20);
+      const waits = all.map((harness, index) => harness.step.dispatch(waitItem(`wait-${index}`, { cell_id: firsts[index]!.cellId, yield_time_ms: 180_000 })));
+      await until(() => all.every((_, index) => calls(log, `s${index}`).length >= 2), 'every session at its second call', 120_000);
       const workers = workerChildren().filter((pid) => !before.has(pid));
       expect(workers.length).toBeGreaterThanOrEqual(1);
       for (const pid of workers) process.kill(pid, 'SIGKILL');

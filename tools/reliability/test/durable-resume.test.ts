@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { outputText, outputsFor, readLog, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
+import { outputText, outputsFor } from './helpers';
+import { readLog, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
 
 // Issue 44's first "done when", with durable cells (issue 43): a host process runs a turn whose
 // cell makes 10 sequential nested calls of a tool that appends to a log, with a 300 ms timer pause

@@ -7,7 +7,7 @@ import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
 import { callItem, openHarness, texts, type Harness } from './helpers';
 import { becomes } from '@switchyard/test-helpers';
-import { processesWith } from '@switchyard/config/proc';
+import { processInfo, processesWith } from '@switchyard/config/proc';
 
 // Unsandboxed (danger-full-access) commands of a session go through one long-lived spawner. A
 // command runs as the spawner's user and can find it (its reaper's parent), so these attacks are
@@ -88,16 +88,15 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
   }, 60_000);
 });
 
+/** The parent pid of `pid` (undefined once gone or a zombie). */
+function parentOf(pid: number): number | undefined {
+  const info = processInfo(pid);
+  return info && info.state !== 'Z' ? info.ppid : undefined;
+}
+
 /** This host's sandbox launchers (perl children running the long-lived sandbox launcher, named `sy-box-spawner`). */
 function sandboxLaunchers(): number[] {
-  return processesWith('sy-box-spawner').filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
-    } catch {
-      return false;
-    }
-  });
+  return processesWith('sy-box-spawner').filter((pid) => parentOf(pid) === process.pid);
 }
 
 describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against its session’s sandbox launcher', () => {
@@ -136,16 +135,6 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
     }
   }, 30_000);
 });
-
-/** The parent pid of `pid` (undefined once gone or a zombie). */
-function parentOf(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
-    return fields[0] === 'Z' ? undefined : Number(fields[1]);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Sandboxes `launcher` prepared ahead: its bubblewrap children running the stub that waits for a request. */
 function preparedBy(launcher: number): number[] {
@@ -204,7 +193,6 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
 // such command runs in a tracking cgroup of its own, killed whole when the command ends.
 const asRootWithCgroups = process.getuid?.() === 0 && readdirSync('/sys/fs/cgroup').length > 0;
 describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a daemon that escaped its reaper (issue 47 row 11)', () => {
-  const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ')[1]);
   const cases = [
     { tty: false, cgroups: true },
     { tty: true, cgroups: true },

@@ -6,6 +6,8 @@ import { sleep } from '@switchyard/test-helpers';
 
 export { sleep };
 
+/** The model's answer that ends a turn: an assistant message. */
+export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
   type: 'function_call',
@@ -27,6 +29,16 @@ export function texts(item: ToolOutputItem | ResponseItem | undefined): string[]
   if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
   return [];
 }
+
+/** The text of an output item, its parts joined by newlines ('' for none). */
+export const outputText = (item: ToolOutputItem | ResponseItem | undefined): string => texts(item).join('\n');
+
+/** The output items answering `callId` in a list of items. */
+export const outputsFor = (items: readonly ResponseItem[], callId: string): ResponseItem[] =>
+  items.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
+
+/** The text of the output answering `callId` in a list of items ('' when there is none). */
+export const outputOf = (items: readonly ResponseItem[], callId: string): string => outputText(outputsFor(items, callId)[0]);
 
 export interface ExecOutcome {
   /** `completed`, `failed`, `running` or `terminated`, from the status line. */
@@ -141,6 +153,16 @@ export async function openHarness(options: Partial<SessionOptions> & { runtimeOp
   };
 }
 
+/** Node's arguments that run the TypeScript `file` from source (through tsx) with `args`, after `nodeArgs`. */
+export const sourceArgv = (file: string, args: readonly string[] = [], nodeArgs: readonly string[] = []): string[] => [
+  ...nodeArgs,
+  '--conditions=@switchyard/source',
+  '--import',
+  'tsx',
+  file,
+  ...args,
+];
+
 /**
  * Runs a TypeScript fixture in a child Node process (sources through tsx) with a time bound: SIGKILL
  * after `timeoutMs`, so a bomb is a red test, not a dead runner. Resolves with how it ended, its last
@@ -152,7 +174,7 @@ export function runFixture(
   options: { cwd: string; timeoutMs: number; nodeArgs?: readonly string[] },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; lastLine?: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--conditions=@switchyard/source', '--import', 'tsx', file, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, sourceArgv(file, args, options.nodeArgs), { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (data) => (stdout += data));

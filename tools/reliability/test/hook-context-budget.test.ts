@@ -5,19 +5,17 @@
  * budget (10,000 tokens, the default per call): what its output leaves, and never less than a
  * tenth of it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import type { MessageItem, ResponseItem } from '@switchyard/protocol';
 import { DEFAULT_OUTPUT_TOKENS, approxTokenCount, defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { callItem, texts } from './helpers';
+import { callItem, say, texts } from './helpers';
 import { report } from '../src/profile';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer } = useCleanups();
 
 /** `save_note` answers "saved"; `read_note` answers `size` characters (whatever its `note`). */
 const tools = [
@@ -47,15 +45,13 @@ function quotingHook() {
       },
     ],
   });
-  cleanups.push(() => hooks.close());
-  return hooks;
+  return defer(hooks, (engine) => engine.close());
 }
 
 /** One step of `calls`, then an answer; the hook-context messages of the second request. */
 async function contextsAfter(calls: ResponseItem[]): Promise<{ contexts: string[]; outputs: string[] }> {
-  const session = createSession({ tools, hooks: quotingHook() });
-  cleanups.push(() => session.shutdown());
-  const model = createScriptedModel([calls, [{ type: 'message', role: 'assistant', content: 'ok' }]]);
+  const session = defer(createSession({ tools, hooks: quotingHook() }), (opened) => opened.shutdown());
+  const model = createScriptedModel([calls, [say('ok')]]);
   await session.runTurn({ model, input: 'go' });
   const second = model.requests[1].input;
   const contexts = second

@@ -7,6 +7,7 @@ import { createHookEngine, type HookEngine, type HookEngineOptions, type HttpHoo
 import { createMcpToolCaller } from '@switchyard/mcp';
 import { createSession, type Session } from '@switchyard/session';
 import { report } from '../src/profile';
+import { useCleanups } from '@switchyard/test-helpers';
 import { callItem, texts } from './helpers';
 
 // Attacks on the http and mcp_tool hook handlers, through a session: a policy server that hangs,
@@ -19,13 +20,12 @@ const SECRET = 'Bearer s3cr3t-hook-token-8d1f';
 const held: string[] = [];
 afterAll(() => report('hook handler attacks', `${held.length} attacks, each with its outcome:\n  - ${held.join('\n  - ')}`));
 
-const closers: Array<() => Promise<unknown>> = [];
 /** What the hostile policy server saw of each request, by path (this test's only). */
 const seen = new Map<string, { closedEarly: boolean; bytesWritten: number }>();
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  seen.clear();
-});
+// registered before the cleanups, so it runs after them (after-hooks run last registered first):
+// a response closed by the server's close still finds its entry
+afterEach(() => seen.clear());
+const { defer } = useCleanups();
 
 /** A hostile policy server on 127.0.0.1: the path picks the attack. */
 async function policyServer(): Promise<string> {
@@ -66,8 +66,8 @@ async function policyServer(): Promise<string> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closers.push(() => new Promise((resolve) => server.close(resolve)));
-  closers.push(async () => server.closeAllConnections());
+  defer(server, (listening) => new Promise((resolve) => listening.close(resolve)));
+  defer(server, (listening) => listening.closeAllConnections());
   return base;
 }
 function answer(response: ServerResponse, body: unknown, status = 200): void {
@@ -92,8 +92,8 @@ function sessionWith(options: HookEngineOptions): { session: Session; hooks: Hoo
   const session = createSession({ tools: [shell], hooks });
   const logged: unknown[] = [...hooks.warnings];
   for (const type of ['hook-start', 'hook-end', 'warning', 'tool-call-blocked', 'tool-call-end'] as const) session.on(type, (event) => logged.push(event));
-  closers.push(() => hooks.close());
-  closers.push(() => session.shutdown());
+  defer(hooks, (engine) => engine.close());
+  defer(session, (opened) => opened.shutdown());
   return { session, hooks, ran, logged };
 }
 

@@ -3,9 +3,10 @@ import { createCodeModeRuntime, sealCellJournal } from '@switchyard/code-mode-ru
 import { defineFunctionTool } from '@switchyard/kit';
 import type { CellJournalRecord } from '@switchyard/protocol';
 import { createSession } from '@switchyard/session';
+import { until } from '@switchyard/test-helpers';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { execItem, outcome, sleep, testTools } from './helpers';
+import { execItem, outcome, testTools } from './helpers';
 
 // A store hands back what it kept: the journals may be corrupted, belong to another session or
 // cell, be of a newer version, or say impossible things. Each bad journal fails its own cell (a
@@ -34,7 +35,7 @@ describe('bad journals fail their own cell only', { timeout: 120_000 }, () => {
     const source = `const a = await tools.step({}); text('a=' + a); const b = await tools.step({}).catch((e) => e.message); text('b=' + b);`;
     const started = outcome(await opened.dispatch(execItem('exec-1', `// @exec: {"yield_time_ms": 500}\n${source}`)));
     expect(started.status).toBe('running');
-    while (parked.length === 0) await sleep(10);
+    await until(() => parked.length > 0, 'the second call of step', 30_000, 10);
     const state = first.exportState(session.id) as CodeModeState;
     const good = state.runtime.cells[0]!;
     // what the first exec handed out is what the journal counts as observed

@@ -11,21 +11,19 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import { mcpTools, type McpElicitationRequest, type McpTools, type McpWarning } from '@switchyard/mcp';
 import { createSession, type SessionEvent } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import type { ResponseItem } from '@switchyard/protocol';
-import { sleep, texts } from './helpers';
+import { say, sleep, texts } from './helpers';
 import { report } from '../src/profile';
 
 const SECRET_URL_SERVER = fileURLToPath(new URL('./fixtures/secret-url-mcp-server.mjs', import.meta.url));
 const ELICITING_SERVER = fileURLToPath(new URL('./fixtures/eliciting-mcp-server.mjs', import.meta.url));
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer } = useCleanups();
 
 /** A direct call of MCP tool `name` of `server`, as the model sends it (the server's namespace). */
 const mcpCall = (callId: string, server: string, name: string, args: unknown): ResponseItem => ({
@@ -39,7 +37,7 @@ const mcpCall = (callId: string, server: string, name: string, args: unknown): R
 /** Starts the HTTP fixture; resolves with its port and the request lines it logged. */
 async function startHttpServer(env: Record<string, string> = {}): Promise<{ port: number; seen: string[] }> {
   const child: ChildProcess = spawn(process.execPath, [SECRET_URL_SERVER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanups.push(() => child.kill('SIGKILL'));
+  defer(child, (started) => started.kill('SIGKILL'));
   const seen: string[] = [];
   child.stderr!.on('data', (data: Buffer) => seen.push(...data.toString('utf8').split('\n').filter(Boolean)));
   const port = await new Promise<number>((resolve, reject) => {
@@ -63,12 +61,12 @@ describe('a server URL with secrets answered 403 (issue 47, row 7)', () => {
       servers: { vault: { url: urlOf(vault.port) }, gate: { url: urlOf(gate.port) } },
       onWarning: (warning) => warnings.push(warning),
     });
-    cleanups.push(() => mcp.close());
+    defer(mcp, (opened) => opened.close());
     const events: SessionEvent[] = [];
     const session = createSession({ tools: () => mcp.executors() });
-    cleanups.push(() => session.shutdown());
+    defer(session, (opened) => opened.shutdown());
     for (const type of ['tool-call-end', 'tool-output', 'warning', 'model-request'] as const) session.on(type, (event) => void events.push(event as SessionEvent));
-    const model = createScriptedModel([[mcpCall('c1', 'vault', 'lookup', { key: 'db' })], [{ type: 'message', role: 'assistant', content: 'no access' }]]);
+    const model = createScriptedModel([[mcpCall('c1', 'vault', 'lookup', { key: 'db' })], [say('no access')]]);
     await session.runTurn({ model, input: 'look it up' });
 
     // Control: the secrets were really on the wire (the server logged them) and the call was refused.
@@ -106,12 +104,12 @@ describe('elicitation floods (issue 47, row 13)', () => {
         return { action: 'accept' };
       },
     });
-    cleanups.push(() => mcp.close());
+    defer(mcp, (opened) => opened.close());
     await sleep(500);
     const idleAsked = asked.length;
     const session = createSession({ tools: () => mcp.executors() });
-    cleanups.push(() => session.shutdown());
-    const model = createScriptedModel([[mcpCall('c1', 'asker', 'ask', {})], [{ type: 'message', role: 'assistant', content: 'done' }]]);
+    defer(session, (opened) => opened.shutdown());
+    const model = createScriptedModel([[mcpCall('c1', 'asker', 'ask', {})], [say('done')]]);
     await session.runTurn({ model, input: 'ask' });
     const output = texts(model.requests[1].input.find((item) => item.type === 'function_call_output')).join('\n');
     // "Wall time: …\nOutput:\n" then the JSON of the result's content blocks

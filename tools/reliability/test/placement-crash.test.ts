@@ -21,10 +21,18 @@ it('100 concurrent sessions at default options and a 101st running a V8 fatal: n
   const failed = host!.outcomes.slice(0, SESSIONS).filter((outcome) => outcome.kind !== 'completed' || outcome.error !== undefined || outcome.texts?.join() !== '45');
   expect(failed).toEqual([]);
   expect(host!.runs.flat().filter((count) => count !== 1)).toEqual([]);
+  // the culprit shared its worker: it lost a runtime holding its cell, so did some bystanders, and
+  // each of those was replayed (not merely lucky to sit on another worker)
+  const lostCells = (session: number) => host!.events.some((event) => event.session === session && event.type === 'runtime-lost' && event.cells! > 0);
+  const resumed = (session: number) => host!.events.some((event) => event.session === session && event.type === 'cell-resumed');
+  expect(lostCells(SESSIONS), 'the culprit lost its runtime').toBe(true);
+  const hit = Array.from({ length: SESSIONS }, (_, session) => session).filter(lostCells);
+  expect(hit.length, 'bystanders that lost the culprit\'s worker mid-cell').toBeGreaterThan(0);
+  expect(hit.filter((session) => !resumed(session))).toEqual([]);
   // the documented bound, plus the workers lone replays may start beyond it (max(2, max/4))
   const bound = Math.min(4 * availableParallelism(), Math.ceil(SESSIONS / 16) + 1) + 2;
   // all 100 were live at once (held at their 6th call): packed 16 to a worker, the last one part full
   expect(host!.mostWorkers).toBeGreaterThanOrEqual(Math.ceil(SESSIONS / 16));
   expect(host!.mostWorkers).toBeLessThanOrEqual(bound);
-  report('placement', `${SESSIONS} sessions beside a V8 fatal: all completed; the fatal: ${fatal!.error}; workers at once ${host!.mostWorkers}, distinct ${host!.distinctWorkers}`);
+  report('placement', `${SESSIONS} sessions beside a V8 fatal: all completed, ${hit.length} of them replayed off its worker; the fatal: ${fatal!.error}; workers at once ${host!.mostWorkers}, distinct ${host!.distinctWorkers}`);
 }, PLACEMENT_HOST_TIMEOUT_MS + 30_000);

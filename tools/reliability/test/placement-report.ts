@@ -5,7 +5,8 @@ export interface PlacementReport {
   runs: number[][];
   mostWorkers: number;
   distinctWorkers: number;
-  events: Array<{ session: number; type: string; reason?: string }>;
+  /** Every session's runtime events: `reason` for a refusal, `cells` (how many of the session's cells it held) for a `runtime-lost`. */
+  events: Array<{ session: number; type: string; reason?: string; cells?: number }>;
   latencyMs: { p50: number; p99: number };
   eventLoopDelayMs: { p99: number; max: number };
 }

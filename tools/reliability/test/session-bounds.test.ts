@@ -10,20 +10,17 @@
  *   without end (302 model requests in 6 s). Model requests without host input must be bounded, with
  *   a host event when the bound is hit.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineFunctionTool } from '@switchyard/kit';
-import { createSession, type Session, type SessionEvent } from '@switchyard/session';
+import { createSession, type SessionEvent } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import type { ModelRequest, ResponseItem, ToolExecutor } from '@switchyard/protocol';
-import { callItem, execItem, sleep, texts } from './helpers';
+import { callItem, execItem, outputText, say, sleep, texts } from './helpers';
+import { until, useCleanups } from '@switchyard/test-helpers';
 import { report } from '../src/profile';
 
-const sessions: Session[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.shutdown()));
-});
+const { defer } = useCleanups();
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const codeMode = { runtimeOptions: { isolation: 'in-process', nodeSnapshotCheck: 'ignore' } };
 
 /** A tool that records when each of its calls started. */
@@ -54,7 +51,7 @@ describe('shutdown() while a turn runs (issue 47, row 3)', () => {
       () => 'resolved',
       (error: { code?: string }) => error.code,
     );
-    while (started.length < 2) await sleep(20);
+    await until(() => started.length >= 2, 'two calls of step', 15_000);
     await session.shutdown();
     const requestsAtShutdown = model.requests.length;
     const callsAtShutdown = started.length;
@@ -63,8 +60,7 @@ describe('shutdown() while a turn runs (issue 47, row 3)', () => {
 
     // Control: the same model and tool in a session nobody shuts down keep going meanwhile.
     const controlStarted: number[] = [];
-    const control = createSession({ tools: [recorder('step', controlStarted)], maxSteps: 1000 });
-    sessions.push(control);
+    const control = defer(createSession({ tools: [recorder('step', controlStarted)], maxSteps: 1000 }), (opened) => opened.shutdown());
     const controlModel = busyModel();
     void control.runTurn({ model: controlModel, input: 'keep going' }).catch(() => undefined);
     await sleep(1_200);
@@ -84,8 +80,7 @@ describe('a tool revoked while a yielded cell calls it between turns (issue 47, 
     const started: number[] = [];
     const secret = recorder('secret', started);
     let tools: ToolExecutor[] = [secret];
-    const session = createSession({ toolMode: 'code-mode', tools: () => tools, background: true, codeMode });
-    sessions.push(session);
+    const session = defer(createSession({ toolMode: 'code-mode', tools: () => tools, background: true, codeMode }), (opened) => opened.shutdown());
     const completions: SessionEvent[] = [];
     session.on('background-complete', (event) => void completions.push(event));
     // a cell that yields at once, then calls `secret` every 40 ms, 40 times, counting refusals
@@ -99,13 +94,12 @@ text("refused " + refused);`;
     const model = createScriptedModel([[execItem('exec-1', cell)], [say('started')]]);
     await session.runTurn({ model, input: 'go' });
     // between turns: the background step runs `secret` (the control: it is allowed now)
-    while (started.length < 4) await sleep(20);
+    await until(() => started.length >= 4, 'four background calls of secret', 15_000);
     tools = [];
     const revokedAt = performance.now();
-    const deadline = Date.now() + 15_000;
-    while (completions.length === 0 && Date.now() < deadline) await sleep(50);
+    await until(() => completions.length > 0, 'the background completion', 15_000, 50);
     const after = started.filter((at) => at > revokedAt).length;
-    const delivered = texts((completions[0] as { item?: ResponseItem } | undefined)?.item).join('\n');
+    const delivered = outputText((completions[0] as { item?: ResponseItem } | undefined)?.item);
 
     expect(completions).toHaveLength(1);
     expect(after, 'calls of the revoked tool').toBe(0);
@@ -118,8 +112,7 @@ text("refused " + refused);`;
 
 describe('a model that starts a short cell in every wake turn (issue 47, row 5)', () => {
   it('wake turns without host input are bounded, and the host hears when the bound is hit', async () => {
-    const session = createSession({ toolMode: 'code-mode', tools: [], background: true, codeMode });
-    sessions.push(session);
+    const session = defer(createSession({ toolMode: 'code-mode', tools: [], background: true, codeMode }), (opened) => opened.shutdown());
     const warnings: SessionEvent[] = [];
     session.on('warning', (event) => void warnings.push(event));
     let turns = 0;

@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { encodeStoreRecord } from '@switchyard/kit';
-import type { ResponseItem, SessionStore } from '@switchyard/protocol';
+import type { SessionStore } from '@switchyard/protocol';
 import { createSession, createSqliteStore } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { createNatsSessionStore } from '@switchyard/code-mode-nats';
 import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { report } from '../src/profile';
+import { say } from './helpers';
 
 // Bad records in a real SQLite file and a real NATS JetStream bucket: each attack damages one
 // session's records; its resume must fail with the documented code naming the session, its
@@ -33,8 +34,6 @@ afterAll(async () => {
   await nats?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 
 /** Two sessions with two turns each, written through real sessions, then the store closed. */
 async function seed(store: SessionStore & { close(): Promise<void> }, ids: string[]): Promise<void> {

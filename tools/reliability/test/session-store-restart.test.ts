@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { outputText, outputsFor, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
+import { outputText, outputsFor } from './helpers';
+import { runToEnd, runUntilKilled, restartFixtures } from './store-restart';
 
 // A session whose host is SIGKILLed mid-turn, resumed by a new process from its store (a SQLite
 // file; NATS JetStream with the second process another agent host). What must hold without durable

@@ -4,18 +4,16 @@
  * are bounded as tool descriptions are (1,024 characters); a failed cell's error is what the
  * model's code wrote, so it is content: recorded only when the host opts in (`recordContent`).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '@switchyard/test-helpers';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type SessionOptions } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { callItem, execItem, texts } from './helpers';
+import { callItem, execItem, say, texts } from './helpers';
 import { report } from '../src/profile';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer } = useCleanups();
 
 const TOOL_SECRET = 'postgres://app:hunter2-tool@db.internal/prod';
 const CELL_SECRET = 'sk-live-cell-5f1c0e';
@@ -50,18 +48,18 @@ function spanTexts(span: ReadableSpan): string[] {
 async function tracedTurn(tracer: Partial<SessionOptions['tracer']> & object) {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  cleanups.push(() => provider.shutdown());
+  defer(provider, (opened) => opened.shutdown());
   const session = createSession({
     toolMode: 'code-mode',
     tools: [leaky],
     codeMode: { runtimeOptions: { nodeSnapshotCheck: 'ignore' } },
     tracer: { tracer: provider.getTracer('reliability'), ...tracer },
   });
-  cleanups.push(() => session.shutdown());
+  defer(session, (opened) => opened.shutdown());
   const result = await session.runTurn({
     model: createScriptedModel([
       [callItem('c-db', 'connect_db', {}), execItem('c-cell', `throw new Error(${JSON.stringify(`the key is ${CELL_SECRET}`)});`)],
-      [{ type: 'message', role: 'assistant', content: 'done' }],
+      [say('done')],
     ]),
     input: 'go',
   });

@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import type { ResponseItem } from '@switchyard/protocol';
 import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
+import { processesWith } from '@switchyard/config/proc';
+import { sourceArgv } from './helpers';
 
 // Shared by the session-store restart tests: runs `fixtures/store-host.ts` as a real process, kills
 // it from outside, runs the next one.
@@ -35,7 +37,7 @@ export interface Resumed {
 }
 
 function start(config: HostConfig) {
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@switchyard/source', '--import', 'tsx', FIXTURE, JSON.stringify(config)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, sourceArgv(FIXTURE, [JSON.stringify(config)], ['--no-node-snapshot']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data) => (stdout += data));
@@ -94,20 +96,14 @@ export async function runToEnd(config: HostConfig, timeoutMs = 150_000): Promise
 export const readLog = logLines;
 
 /** Kills what the killed host left behind: processes whose command line carries `marker` (this test's own). */
-export function killMarked(marker: string): number {
-  let killed = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+function killMarked(marker: string): void {
+  for (const pid of processesWith(marker)) {
     try {
-      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (command.includes(marker) && Number(pid) !== process.pid) {
-        process.kill(Number(pid), 'SIGKILL');
-        killed++;
-      }
+      process.kill(pid, 'SIGKILL');
     } catch {
       // gone meanwhile
     }
   }
-  return killed;
 }
 
 /**
@@ -144,13 +140,3 @@ export function restartFixtures(prefix: string) {
     },
   };
 }
-
-/** The text of an output item. */
-export function outputText(item: ResponseItem): string {
-  const output = (item as { output?: string | Array<{ text?: string }> }).output;
-  if (output === undefined) return '';
-  return typeof output === 'string' ? output : output.map((part) => part.text ?? '').join('\n');
-}
-
-/** Output items for `callId` in a list of items. */
-export const outputsFor = (items: readonly ResponseItem[], callId: string) => items.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));

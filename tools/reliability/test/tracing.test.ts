@@ -1,16 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createHookEngine } from '@switchyard/hooks';
 import type { ResponseItem } from '@switchyard/protocol';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { callItem, execItem, outcome, testTools, texts, waitItem } from './helpers';
+import { useCleanups } from '@switchyard/test-helpers';
+import { callItem, execItem, outcome, say, testTools, texts, waitItem } from './helpers';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer } = useCleanups();
 
 /** A real SDK tracer, an exporter, and a count of spans started but never ended. */
 function recording() {
@@ -23,7 +21,7 @@ function recording() {
     shutdown: async () => undefined,
   };
   const provider = new BasicTracerProvider({ spanProcessors: [counter, new SimpleSpanProcessor(exporter)] });
-  cleanups.push(() => provider.shutdown());
+  defer(provider, (opened) => opened.shutdown());
   return { exporter, open, tracer: provider.getTracer('reliability') };
 }
 
@@ -40,8 +38,7 @@ function denyFail() {
       },
     ],
   });
-  cleanups.push(() => hooks.close());
-  return hooks;
+  return defer(hooks, (engine) => engine.close());
 }
 
 function open(options: Partial<SessionOptions>): Session {
@@ -51,14 +48,13 @@ function open(options: Partial<SessionOptions>): Session {
     codeMode: { runtimeOptions: { nodeSnapshotCheck: 'ignore' } },
     ...options,
   });
-  cleanups.push(() => session.shutdown());
-  return session;
+  return defer(session, (opened) => opened.shutdown());
 }
 
 const CELL = 'const r = await Promise.all([tools.echo({ a: 1 }), tools.echo({ b: 2 }), tools.measure({ s: "abc" }).catch(String)]);\ntext(JSON.stringify(r));';
 const SCRIPT: ResponseItem[][] = [
   [callItem('c-echo', 'echo', { x: 1 }), execItem('c-exec', CELL), callItem('c-fail', 'fail', {}), callItem('c-unknown', 'no_such_tool', {})],
-  [{ type: 'message', role: 'assistant', content: 'done' }],
+  [say('done')],
 ];
 
 /** The turn's outputs with the wall-time line of exec outputs blanked. */
@@ -120,12 +116,12 @@ describe('tracing under abuse', () => {
     const { exporter, open: unended, tracer } = recording();
     const session = open({ tracer });
     const code = 'await tools.echo({ first: true });\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 30));\nawait tools.echo({ second: true });\ntext("finished");';
-    const first = await session.runTurn({ model: createScriptedModel([[execItem('c-exec', code)], [{ type: 'message', role: 'assistant', content: 'waiting' }]]), input: 'start' });
+    const first = await session.runTurn({ model: createScriptedModel([[execItem('c-exec', code)], [say('waiting')]]), input: 'start' });
     const running = outcome(first.items.find((item) => item.type === 'custom_tool_call_output') as never);
     expect(running.status).toBe('running');
     const cellId = running.cellId!;
     const second = await session.runTurn({
-      model: createScriptedModel([[waitItem('c-wait', { cell_id: cellId, yield_time_ms: 20_000 })], [{ type: 'message', role: 'assistant', content: 'ok' }]]),
+      model: createScriptedModel([[waitItem('c-wait', { cell_id: cellId, yield_time_ms: 20_000 })], [say('ok')]]),
       input: 'continue',
     });
     expect(texts(second.items.find((item) => item.type === 'function_call_output'))).toContain('finished');

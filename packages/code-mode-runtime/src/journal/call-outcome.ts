@@ -1,3 +1,4 @@
+import { notJsonResultText } from '@switchyard/kit';
 import { errorMessage, type CellHost, type CellToolRequest, type CellToolResult, type JournalCallResult } from '@switchyard/protocol';
 
 /**
@@ -17,7 +18,7 @@ export function encodeValue(value: unknown): JournalCallResult {
   try {
     return { ok: true, json: JSON.stringify(value) };
   } catch (error) {
-    return { ok: false, error: `tool result is not JSON-serializable: ${errorMessage(error)}` };
+    return { ok: false, error: notJsonResultText(error) };
   }
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { applyPatch, applyPatchTool, verifyPatch } from '@switchyard/tool-apply-
 import { gitFileDiff } from '../../../../packages/tool-apply-patch/src/unified-diff';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 import { ProcessRunner, type RunnerSample } from '../process-runner';
+import { descendants } from '@switchyard/config/proc';
 
 const tool = applyPatchTool();
 /** Runs every `git apply` of this bench (see `ProcessRunner`: the bench process never forks while it measures). */
@@ -135,27 +136,6 @@ async function timePair(
     else warmups.push(subjectMs);
   }
   return [median(samples[0]), median(samples[1])];
-}
-
-/** The pids of this process's live descendants (a helper, its bubblewrap and what runs inside), from /proc. */
-function descendants(pid = process.pid): number[] {
-  const found: number[] = [];
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return found;
-  }
-  for (const task of tasks) {
-    let children = '';
-    try {
-      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const child of children.split(' ').filter(Boolean).map(Number)) found.push(child, ...descendants(child));
-  }
-  return found;
 }
 
 /** CPU milliseconds used so far by this process's live descendants (`utime` + `stime`, 10 ms ticks). */

@@ -14,6 +14,7 @@ import { createCodeModeRuntime, type CodeModeRuntimeOptions } from '@switchyard/
 import type { CellHost, CellToolDescriptor, CodeModeSession, CodeModeSessionState } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
+import { until } from '@switchyard/test-helpers/poll';
 import { directDispatch, registryHost, startPingPong } from '../floor';
 
 const SMOKE = process.env.BENCH_DURABLE_SMOKE === '1';
@@ -100,11 +101,8 @@ async function againstFloor(): Promise<BenchFigure[]> {
 async function journaled(count: number, tool: string): Promise<{ state: CodeModeSessionState; shutdown(): Promise<void> }> {
   const first = open({}, plainHost());
   await first.session.createCell({ source: `for (let i = 0; i < ${count}; i++) await tools.${tool}({ i }); text('calls made'); await tools.gate({}); text('after');`, tools, yieldTimeMs: 0 });
-  for (;;) {
-    const state = first.session.exportState();
-    if (state.cells[0]?.calls.length === count + 1) return { state, shutdown: () => first.runtime.shutdown() };
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => first.session.exportState().cells[0]?.calls.length === count + 1, `the cell's ${count} calls and its gate journaled`, 60_000, 5);
+  return { state: first.session.exportState(), shutdown: () => first.runtime.shutdown() };
 }
 
 async function journalBytes(): Promise<BenchFigure[]> {

@@ -14,12 +14,12 @@
 import { createCodeModeRuntime, DEFAULT_SESSIONS_PER_WORKER, type ProcessWorkerOptions } from '@switchyard/code-mode-runtime';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
 import { memoryRollup, workerChildren } from '@switchyard/config/proc';
+import { sleep, until } from '@switchyard/test-helpers/poll';
 
 const SESSIONS = Number(process.env.BENCH_PLACEMENT_SESSIONS ?? 64);
 const ALONE = Number(process.env.BENCH_PLACEMENT_ALONE ?? 8);
 const SWEEP = (process.env.BENCH_PLACEMENT_SWEEP ?? '4,8,16,32').split(',').map(Number);
 const IDLE_CELL = 'text(1); yield_control(); await new Promise(() => {});';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Sample {
   workers: number;
@@ -40,11 +40,7 @@ async function sample(sessions: number, workers: ProcessWorkerOptions): Promise<
     }
     if (sessions === 0) {
       // the prewarmed spare alone
-      const deadline = Date.now() + 60_000;
-      while (!workerChildren().some((pid) => !before.has(pid))) {
-        if (Date.now() > deadline) throw new Error('bench: no worker started');
-        await sleep(20);
-      }
+      await until(() => workerChildren().some((pid) => !before.has(pid)), 'the prewarmed worker to start', 60_000);
     }
     // let the workers finish what a start and a first cell leave behind (compiled code, GC)
     await sleep(1_500);

@@ -14,12 +14,12 @@
  * (100), `BENCH_SERVICE_CALLS` (10 nested calls per cell), `BENCH_SERVICE_TOOL_MS` (100).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import type { ModelRequest, ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { compare, median, type Bench, type BenchFigure } from '../harness';
+import { memorySampler } from '../memory-sampler';
 
 const numberFrom = (name: string, fallback: number) => {
   const value = Number(process.env[name]);
@@ -90,45 +90,6 @@ async function turn(session: Session, cell: string, expect: string): Promise<Tur
 }
 
 const newSession = (tenant: string) => createSession({ toolMode: 'code-mode-only', tools: [slowTool], tenant });
-
-/** Samples the PSS of this process and every descendant every 200 ms from a worker thread; `stop()` answers the peak. */
-function memorySampler(): { stop(): Promise<{ peakMb: number; processes: number }> } {
-  const source = `
-    const { parentPort, workerData } = require('node:worker_threads');
-    const { readdirSync, readFileSync } = require('node:fs');
-    let peak = 0, processes = 0, running = true;
-    const read = (path) => { try { return readFileSync(path, 'utf8'); } catch { return undefined; } };
-    function sample() {
-      const parents = new Map();
-      for (const entry of readdirSync('/proc')) {
-        if (!/^\\d+$/.test(entry)) continue;
-        const stat = read('/proc/' + entry + '/stat');
-        if (stat) parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-      }
-      const tree = new Set([workerData.pid]);
-      for (let grew = true; grew; ) {
-        grew = false;
-        for (const [pid, ppid] of parents) if (!tree.has(pid) && tree.has(ppid)) { tree.add(pid); grew = true; }
-      }
-      let kb = 0;
-      for (const pid of tree) kb += Number(/^Pss:\\s+(\\d+) kB/m.exec(read('/proc/' + pid + '/smaps_rollup') ?? '')?.[1] ?? 0);
-      if (kb / 1024 > peak) { peak = kb / 1024; processes = tree.size; }
-    }
-    parentPort.on('message', () => { running = false; sample(); parentPort.postMessage({ peakMb: peak, processes }); });
-    (function loop() { if (!running) return; sample(); setTimeout(loop, 200); })();
-  `;
-  const worker = new Worker(source, { eval: true, workerData: { pid: process.pid } });
-  return {
-    stop: () =>
-      new Promise((resolve) => {
-        worker.once('message', (peak: { peakMb: number; processes: number }) => {
-          void worker.terminate();
-          resolve(peak);
-        });
-        worker.postMessage('stop');
-      }),
-  };
-}
 
 interface Phase {
   first: TurnOutcome[];

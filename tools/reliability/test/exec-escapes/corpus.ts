@@ -16,6 +16,7 @@ import { isSwitchyardError, type JsonObject, type SandboxMode, type ToolOutput }
 import { invokeTool } from '@switchyard/registry/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { processesWith } from '@switchyard/config/proc';
+import { becomes } from '@switchyard/test-helpers/poll';
 
 /** What every attempt can use. Paths under `outside` are this run's markers. */
 export interface Context {
@@ -70,18 +71,9 @@ const unchanged = (path: string, before: string) => {
 };
 const notIn = (output: string, needle: string, what: string) => (output.includes(needle) ? what : undefined);
 
-async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((done) => setTimeout(done, 50));
-  }
-}
-
 const survivors = async (context: Context, mode: string) => {
   const left = () => processesWith(`sleep ${context.marker}`).filter((pid) => pid !== context.victimPid);
-  await eventually(() => left().length === 0);
+  await becomes(() => left().length === 0, 5_000, 50);
   return left().length === 0 ? undefined : `${left().length} process(es) started by the command outlived it (${mode})`;
 };
 
