@@ -1,4 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
+import { RespondToModelError, toolName, type ToolInvocation, type ToolOutput } from '@switchyard/protocol';
+import { contentItemsToText } from '@switchyard/kit';
 
 /** The warning the model reads when exec_command ran a patch. */
 
@@ -57,4 +59,29 @@ export function rebasePatchPaths(patch: string, directory: string, root: string)
       return match[1] + (inside.startsWith('..') || isAbsolute(inside) ? absolute : inside);
     })
     .join('\n');
+}
+
+function textOf(output: ToolOutput, callId: string): string {
+  const item = output.toResponseItem(callId, { kind: 'custom', input: '' });
+  if (item.type === 'tool_search_output') return JSON.stringify(item.tools);
+  return typeof item.output === 'string' ? item.output : contentItemsToText(item.output);
+}
+
+/**
+ * An `apply_patch` heredoc run through exec_command in `cwd` goes to the apply_patch tool (when the
+ * step has it): resolves with that tool's answer, or `undefined` when `command` is no such call or
+ * the step has no apply_patch. As the reference: the apply_patch tool's own answer, no warning
+ * line; a success goes inside the shell tool's `Wall time … Output:` frame (the caller's), a
+ * failure is thrown as it is.
+ */
+export async function routeApplyPatch(invocation: ToolInvocation, command: string, cwd: string, root: string): Promise<string | undefined> {
+  const parsed = parseApplyPatchCommand(command);
+  const applyPatch = toolName('apply_patch');
+  if (!parsed || !invocation.tools?.has(applyPatch)) return undefined;
+  const directory = parsed.cd ? resolve(cwd, parsed.cd) : cwd;
+  const patch = rebasePatchPaths(parsed.patch, directory, root);
+  const output = await invocation.tools.call(applyPatch, { kind: 'custom', input: patch }, { signal: invocation.signal });
+  const text = textOf(output, invocation.callId);
+  if (output.success === false) throw new RespondToModelError(text);
+  return text;
 }

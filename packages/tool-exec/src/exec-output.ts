@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { JsonObject, JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switchyard/protocol';
 import { DEFAULT_OUTPUT_TOKENS, previewText, truncateTextOutput } from '@switchyard/kit';
 
@@ -30,6 +31,11 @@ export interface ExecResult {
    * apply_patch tool): no `Original token count` line. Default true.
    */
   countTokens?: boolean;
+}
+
+/** A new chunk id: six random hex digits. */
+export function chunkId(): string {
+  return randomBytes(3).toString('hex');
 }
 
 /** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */
