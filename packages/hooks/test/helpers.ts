@@ -2,7 +2,9 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { PostToolUseRequest, PreToolUseRequest, JsonValue } from '@switchyard/protocol';
+import type { HookEndEvent, HookStartEvent, PostToolUseRequest, PreToolUseRequest, JsonValue } from '@switchyard/protocol';
+import { createHookEngine, type HookEngineOptions } from '../src/hook-engine';
+import type { HookMatcherGroup, HooksConfig } from '../src/hooks-config';
 import { createStepContext } from '@switchyard/kit';
 
 /** A scratch directory with executable shell scripts; `cleanup()` removes it. */
@@ -80,3 +82,38 @@ export async function waitUntil(check: () => boolean, ms = 5000): Promise<boolea
   }
   return check();
 }
+
+/** A shell snippet printing `stdout` verbatim, `stderr` to stderr, then exiting with `code`. */
+export function hook(dir: ReturnType<typeof scratch>, options: { stdout?: string; stderr?: string; code?: number; before?: string }): string {
+  const name = `hook-${Math.random().toString(36).slice(2)}.sh`;
+  const lines = [options.before ?? ''];
+  if (options.stdout !== undefined) lines.push(`cat <<'HOOK_STDOUT'\n${options.stdout}\nHOOK_STDOUT`);
+  if (options.stderr !== undefined) lines.push(`cat >&2 <<'HOOK_STDERR'\n${options.stderr}\nHOOK_STDERR`);
+  lines.push(`exit ${options.code ?? 0}`);
+  return dir.script(name, lines.join('\n'));
+}
+
+/** A command hook config entry. */
+export function command(commandText: string, extra: Record<string, unknown> = {}) {
+  return { type: 'command' as const, command: commandText, ...extra };
+}
+
+/** A hook engine with `groups` under one event, run by /bin/sh. */
+export function engineFor(event: 'PreToolUse' | 'PostToolUse', groups: HookMatcherGroup[], options: HookEngineOptions = {}) {
+  const config: HooksConfig = { hooks: { [event]: groups } };
+  return createHookEngine({ shell: '/bin/sh', config, ...options });
+}
+
+/** Collects the engine's hook-start / hook-end events. */
+export function recordEvents(engine: ReturnType<typeof createHookEngine>) {
+  const starts: HookStartEvent[] = [];
+  const ends: HookEndEvent[] = [];
+  engine.on('hook-start', (event) => starts.push(event));
+  engine.on('hook-end', (event) => ends.push(event));
+  return { starts, ends };
+}
+
+/** The failure prefix of the first PreToolUse config hook on call-1. */
+export const RUN0 = 'hook pre-tool-use:0:<config:0>:call-1 failed: ';
+/** The failure prefix of the first PostToolUse config hook on call-1. */
+export const POST0 = 'hook post-tool-use:0:<config:0>:call-1 failed: ';
