@@ -167,17 +167,9 @@ export class AdmissionQueue<T extends AdmissionTicket, P> {
     return order;
   }
 
+  /** Where `target` stands in the serving order (1: served next). */
   private positionOf(target: Entry<T, P>): number {
-    if (target.ticket.urgent) return this.urgent.indexOf(target) + 1;
-    const own = this.rotation.get(target.ticket.tenant)!;
-    const round = own.indexOf(target);
-    let position = this.urgent.length + round + 1;
-    let before = true;
-    for (const [tenant, entries] of this.rotation) {
-      if (tenant === target.ticket.tenant) before = false;
-      else position += Math.min(entries.length, before ? round + 1 : round);
-    }
-    return position;
+    return this.served().indexOf(target) + 1;
   }
 
   private reportAll(): void {

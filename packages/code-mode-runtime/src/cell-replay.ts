@@ -127,12 +127,8 @@ export class CellReplay {
       this.diverge(`it called tools.${tool} (${id}), which its journal does not have`);
       return 'diverged';
     }
-    if (journaled.tool !== tool) {
-      this.diverge(`it called tools.${tool} where its journal has tools.${journaled.tool} (${id})`);
-      return 'diverged';
-    }
-    if (argumentsHash(inputJson) !== journaled.hash) {
-      this.diverge(`it called tools.${tool} (${id}) with other arguments than its journal has`);
+    if (journaled.tool !== tool || argumentsHash(inputJson) !== journaled.hash) {
+      this.diverge(divergenceReason(id, tool, journaled.tool));
       return 'diverged';
     }
     this.made.add(id);
@@ -214,4 +210,13 @@ export class CellReplay {
 /** The text a cell that diverged from its journal fails with. */
 export function divergence(cellId: string, reason: string): string {
   return `cannot resume cell ${cellId}: ${reason}`;
+}
+
+/**
+ * Why call `id` of a cell diverges from its journal entry (of `journaledTool`): the cell called
+ * another tool, or the same tool with other arguments. The one text for every guard that checks a
+ * call against its journal (the replay in the runtime, the journal keepers of the host).
+ */
+export function divergenceReason(id: string, tool: string, journaledTool: string): string {
+  return tool === journaledTool ? `it called tools.${tool} (${id}) with other arguments than its journal has` : `it called tools.${tool} where its journal has tools.${journaledTool} (${id})`;
 }

@@ -20,6 +20,7 @@ import { maxValueChars, valueTooLarge } from './value-limit';
 import { defaultMaxStoredBytes } from './host-limits';
 import { cellToolRequest } from './tool-request';
 import { CellReplay, divergence, type ReplayJournal } from './cell-replay';
+import { runOnHost } from './journal/call-outcome';
 import type { JournalCallResult } from '@switchyard/protocol';
 
 /** Per-cell resource limits (see `CodeModeRuntimeOptions`). */
@@ -345,24 +346,12 @@ export class Cell {
 
   private onCall(runtimeToolCallId: string, tool: string, inputJson: string): void {
     const controller = new AbortController();
-    const { host } = this.options;
-    let result: Promise<string | undefined>;
-    try {
-      // The arguments stay the cell's JSON text: the host parses them once (or relays the text on).
-      const request = cellToolRequest({ cellId: this.id, runtimeToolCallId, tool, signal: controller.signal }, inputJson);
-      result = host.invokeToolJson
-        ? Promise.resolve(host.invokeToolJson(request)).then((answer) => ('json' in answer ? answer.json : encodeResult(answer.value)))
-        : Promise.resolve(host.invokeTool(request)).then(encodeResult);
-    } catch (error) {
-      result = Promise.reject(error);
-    }
+    // The arguments stay the cell's JSON text: the host parses them once (or relays the text on).
+    const request = cellToolRequest({ cellId: this.id, runtimeToolCallId, tool, signal: controller.signal }, inputJson);
     // A replay enters what the host answers only once it is live (after the journaled deliveries).
     const enter = (ok: boolean, payload: string | undefined) =>
       this.replay ? this.replay.whenLive(() => this.resolveCall(runtimeToolCallId, tool, ok, payload)) : this.resolveCall(runtimeToolCallId, tool, ok, payload);
-    const settled = result.then(
-      (json) => enter(true, json),
-      (error) => enter(false, error instanceof UnencodableResult ? error.message : toolErrorText(error)),
-    );
+    const settled = runOnHost(this.options.host, request).then((result) => enter(result.ok, result.ok ? result.json : result.error));
     this.pendingCalls.set(runtimeToolCallId, { controller, settled });
   }
 
@@ -555,23 +544,5 @@ export class Cell {
     this.state = 'closed';
     this.buffer = [];
     this.options.closed(this);
-  }
-}
-
-
-function toolErrorText(error: unknown): string {
-  if (typeof error === 'string') return error;
-  return errorMessage(error);
-}
-
-/** A result JSON cannot encode (circular, BigInt): the call fails with this text. */
-class UnencodableResult extends Error {}
-
-/** A host's result as the JSON text the cell parses (the host's one encode). */
-function encodeResult(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    throw new UnencodableResult(`tool result is not JSON-serializable: ${errorMessage(error)}`);
   }
 }

@@ -95,6 +95,47 @@ export const cellIdInUse = (cellId: string) => new SwitchyardError('INVALID_INPU
 export const secondObserver = (cellId: string) => new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} already has an active observer`);
 export const alreadyTerminating = (cellId: string) => new SwitchyardError('RESPOND_TO_MODEL', `exec cell ${cellId} is already terminating`);
 
+/** A cell's end with the failure `error` and no items (`wallTimeMs` since `startedAt`). */
+export function failedEnd(cellId: string, error: string, startedAt: number): CellObservation {
+  return { kind: 'completed', cellId, items: [], error, wallTimeMs: performance.now() - startedAt };
+}
+
+/**
+ * The cells a restore could not resume (engine and remote sessions alike): each ends once, with
+ * its failure, at its next observation or terminate; its id stays taken until then.
+ */
+export class UnresumedCells {
+  private readonly errors = new Map<string, string>();
+
+  /** `closed`: tells the host a cell ended (a host that throws is ignored). */
+  constructor(private readonly closed: (cellId: string) => void) {}
+
+  get size(): number {
+    return this.errors.size;
+  }
+
+  has(cellId: string): boolean {
+    return this.errors.has(cellId);
+  }
+
+  add(cellId: string, error: string): void {
+    this.errors.set(cellId, error);
+  }
+
+  /** The end of a cell a restore could not resume (once), or `CELL_NOT_FOUND`. */
+  end(cellId: string, startedAt: number): CellObservation {
+    const error = this.errors.get(cellId);
+    if (error === undefined) throw notFound(cellId);
+    this.errors.delete(cellId);
+    try {
+      this.closed(cellId);
+    } catch {
+      // a broken host never harms the runtime
+    }
+    return failedEnd(cellId, error, startedAt);
+  }
+}
+
 /** Throws INVALID_INPUT unless `yieldTimeMs` is a non-negative number. */
 export function checkYieldTime(yieldTimeMs: unknown): void {
   if (typeof yieldTimeMs !== 'number' || Number.isNaN(yieldTimeMs) || yieldTimeMs < 0) {
@@ -121,7 +162,7 @@ export class Session implements CodeModeSession {
   private readonly observations: ReplyCache<Promise<CellObservation>>;
   private shutdownPromise: Promise<void> | undefined;
   /** Cells a restore could not resume: their next observation is this failure. */
-  private readonly unresumed = new Map<string, string>();
+  private readonly unresumed = new UnresumedCells((cellId) => this.settings.host.cellClosed(cellId));
   /** The session's identity in its exported state when it keeps no journals. */
   private stateId: string | undefined;
 
@@ -249,7 +290,7 @@ export class Session implements CodeModeSession {
 
   /** A cell a restore could not resume: its next observation is the failure (restore's use). */
   unresumable(cellId: string, error: string): void {
-    this.unresumed.set(cellId, error);
+    this.unresumed.add(cellId, error);
   }
 
   /** Keeps a keyed creation's answer for its retries; a failed creation is forgotten (its retry creates afresh). */
@@ -296,7 +337,7 @@ export class Session implements CodeModeSession {
     // A retried observation: the same answer again (or the one still on its way), even after the cell closed.
     if (earlier) return joinAnswer(earlier, options.signal, () => observationCancelled(cellId));
     const cell = this.cells.get(cellId);
-    if (!cell) return this.unresumedEnd(cellId, startedAt);
+    if (!cell) return this.unresumed.end(cellId, startedAt);
     if (cell.hasObserver()) throw secondObserver(cellId);
     checkYieldTime(options?.yieldTimeMs);
     const reply = this.handOut(cellId, cell.observe(options.yieldTimeMs, startedAt, options.signal));
@@ -312,24 +353,11 @@ export class Session implements CodeModeSession {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     const cell = this.cells.get(cellId);
-    if (!cell) return this.unresumedEnd(cellId, startedAt);
+    if (!cell) return this.unresumed.end(cellId, startedAt);
     // Cleanup still running (aborted nested calls get up to 100 ms to settle): a second terminate
     // is refused with the model-visible text, the first one answers.
     if (cell.state === 'terminating') throw alreadyTerminating(cellId);
     return cell.terminate(startedAt);
-  }
-
-  /** The end of a cell a restore could not resume (once), or `CELL_NOT_FOUND`. */
-  private unresumedEnd(cellId: string, startedAt: number): CellObservation {
-    const error = this.unresumed.get(cellId);
-    if (error === undefined) throw notFound(cellId);
-    this.unresumed.delete(cellId);
-    try {
-      this.settings.host.cellClosed(cellId);
-    } catch {
-      // a broken host never harms the runtime
-    }
-    return { kind: 'completed', cellId, items: [], error, wallTimeMs: performance.now() - startedAt };
   }
 
   shutdown(): Promise<void> {

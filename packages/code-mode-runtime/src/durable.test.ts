@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CellJournalRecord, CellToolDescriptor, CodeModeSession, CodeModeSessionState } from '@switchyard/protocol';
+import type { CellJournalRecord, CellJournalUpdate, CellToolDescriptor, CodeModeSession, CodeModeSessionState } from '@switchyard/protocol';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { sealCellJournal } from './replay-cells';
 import { createTestHost, fn, isolation, until, type TestTool } from '../test/helpers';
@@ -14,11 +14,12 @@ afterEach(async () => {
   cleanup = [];
 });
 
-function open(tools: Record<string, TestTool>, options: CodeModeRuntimeOptions = {}) {
+function open(tools: Record<string, TestTool>, options: CodeModeRuntimeOptions = {}, journal?: (update: CellJournalUpdate) => void) {
   const runtime = createCodeModeRuntime({ isolation, ...options, ...(isolation === 'process' ? { workers: { shared: false, prewarm: false } } : {}) });
   cleanup.push(() => runtime.shutdown());
   const recorder = createTestHost(tools);
-  const session: CodeModeSession & Required<Pick<CodeModeSession, 'exportState' | 'restore'>> = runtime.openSession(recorder.host) as never;
+  const host = journal ? { ...recorder.host, journal } : recorder.host;
+  const session: CodeModeSession & Required<Pick<CodeModeSession, 'exportState' | 'restore'>> = runtime.openSession(host) as never;
   return { runtime, session, ...recorder };
 }
 
@@ -107,6 +108,27 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     // a whole state of another format or a newer version is refused
     await expect(open({}).session.restore({ ...state, version: 3 })).rejects.toMatchObject({ code: 'INVALID_JOURNAL', message: 'cannot restore the session: its state is of version 3, newer than this runtime reads (1)' });
     await expect(open({}).session.restore({ ...state, format: 'other' as never })).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
+  });
+
+  it('a state that holds a cell id twice fails the second journal only: the first cell keeps its journal, its open call is asked once', async () => {
+    const { state, cellId } = await exported();
+    const updates: CellJournalUpdate[] = [];
+    const restored = open({ count: () => 100, slow: () => 'joined' }, {}, (update) => void updates.push(update));
+    const result = await restored.session.restore({ ...state, cells: [state.cells[0]!, state.cells[0]!] }, { hostRestarted: false });
+    expect(result.cells).toEqual([
+      { cellId, resumed: true },
+      { cellId, resumed: false, code: 'INVALID_JOURNAL', error: `cannot resume cell ${cellId}: the state holds its journal twice` },
+    ]);
+    // the running cell's journal is still the session's (the duplicate closed nothing)
+    expect(restored.session.exportState().cells.map((cell) => cell.cellId)).toEqual([cellId]);
+    expect(updates.filter((update) => update.type === 'cell-closed')).toEqual([]);
+    const end = await restored.session.observe(cellId, { yieldTimeMs: 30_000 });
+    expect(texts(end.items)[0]).toMatch(/^b=2 c=joined r=/);
+    // its journaled calls came from the journal; the one left open was asked once, and journaled as it settled
+    expect(restored.calls.map((call) => [call.cellId, call.runtimeToolCallId])).toEqual([[cellId, 'tool-3']]);
+    expect(updates.flatMap((update) => (update.type === 'call-settled' ? [[update.id, update.result]] : []))).toEqual([['tool-3', { ok: true, json: '"joined"' }]]);
+    // the duplicate left no end of its own behind
+    await expect(restored.session.observe(cellId, { yieldTimeMs: 0 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND' });
   });
 
   it('a cell over maxJournalBytes runs on, is exported as unresumable, and a restore fails it saying why', async () => {

@@ -2,8 +2,7 @@ import { SwitchyardError, errorMessage, hasErrorCode, type CellObservation, type
 import type { CellJournal } from './journal/cell-journal';
 import type { EngineJournals } from './journal/engine-journals';
 import { interruptedByRestart } from './journal/call-outcome';
-import { checkRecord, checkState } from './journal/state';
-import { applyJournalUpdates } from './journal/updates';
+import { applyRestorePlan, planRestore } from './restore-plan';
 import type { ResumeCellOptions, StoredValueStore } from './code-mode-session';
 
 /** What a restore needs of the engine session. */
@@ -32,41 +31,27 @@ export function interruptOpenCalls(journal: CellJournal, hostRestarted: boolean)
 /** `Session.restore` of an engine session that keeps its journals (the in-process runtime). */
 export async function restoreEngineSession(
   session: RestorableSession,
-  settings: { journals?: EngineJournals; store: StoredValueStore; storedValues: boolean },
+  settings: { journals?: EngineJournals; store: StoredValueStore },
   raw: CodeModeSessionState,
   options: RestoreOptions,
 ): Promise<RestoreResult> {
   const journals = settings.journals;
-  const state = applyJournalUpdates(checkState(raw), options.journal ?? []);
+  const plan = planRestore(raw, options, journals?.maxBytes ?? 0);
   if (session.cellCount > 0) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
-  if (journals) journals.id = state.id;
-  settings.store.replace?.(state.stored.map(([key, json]) => [key, json]));
-  const cells: Array<RestoreResult['cells'][number]> = [];
-  for (let index = 0; index < state.cells.length; index++) {
-    const checked = checkRecord(state.cells[index], state.id, index);
-    const fail = (code: 'INVALID_JOURNAL' | 'LIMIT_EXCEEDED', error: string) => {
-      session.unresumable(checked.cellId, error);
-      cells.push({ cellId: checked.cellId, resumed: false, code, error });
-    };
-    const record = checked.record;
-    if (!record) {
-      fail('INVALID_JOURNAL', checked.error!.message);
-      continue;
-    }
-    if (record.unresumable !== undefined || !journals) {
-      fail('LIMIT_EXCEEDED', `cannot resume cell ${record.cellId}: ${record.unresumable ?? 'this runtime keeps no journals (maxJournalBytes 0)'}`);
-      continue;
-    }
-    const journal = journals.restored(record);
+  if (journals) journals.id = plan.id;
+  settings.store.replace?.(plan.stored);
+  return applyRestorePlan(plan, (cellId, error) => session.unresumable(cellId, error), (record) => {
+    // a plan resumes records only when journals are on
+    const journal = journals!.restored(record);
     interruptOpenCalls(journal, options.hostRestarted ?? true);
-    try {
-      const { cellId, source, tools, typescript, seed } = record;
-      await session.resumeCell({ cellId, source, tools, typescript, seed, journal: journal.replayJournal(), stored: record.stored.map(([key, json]) => [key, json]) });
-      cells.push({ cellId, resumed: true });
-    } catch (error) {
-      journals.close(record.cellId);
-      fail(hasErrorCode(error, 'INVALID_JOURNAL') ? 'INVALID_JOURNAL' : 'LIMIT_EXCEEDED', errorMessage(error));
-    }
-  }
-  return { cells };
+    const { cellId, source, tools, typescript, seed } = record;
+    const stored = record.stored.map(([key, json]): [string, string] => [key, json]);
+    return session.resumeCell({ cellId, source, tools, typescript, seed, journal: journal.replayJournal(), stored }).then(
+      () => undefined,
+      (error: unknown) => {
+        journals!.close(cellId);
+        return { code: hasErrorCode(error, 'INVALID_JOURNAL') ? 'INVALID_JOURNAL' : 'LIMIT_EXCEEDED', error: errorMessage(error) } as const;
+      },
+    );
+  });
 }

@@ -1,9 +1,10 @@
-import { errorMessage, type JournalCallResult } from '@switchyard/protocol';
+import type { JournalCallResult } from '@switchyard/protocol';
+import { notJsonResultText } from '@switchyard/kit';
 import { BacklogError, ProtocolError } from './protocol';
 import { resultUnits } from './turn-queue';
 import { callToolRequest } from './tool-request';
 import { failureText } from './journal/call-outcome';
-import { divergence } from './cell-replay';
+import { divergence, divergenceReason } from './cell-replay';
 import type { RuntimeEventMessage } from './runtime-client';
 import type { Binding, HostCell, RemoteCore } from './remote-binding';
 
@@ -118,10 +119,7 @@ export class CallProxy {
     const id = message.runtimeToolCallId;
     const journaled = journal.call(id)!;
     if (!journal.matches(id, message.tool, inputJson)) {
-      const text = divergence(
-        cell.id,
-        journaled.tool === message.tool ? `it called tools.${message.tool} (${id}) with other arguments than its journal has` : `it called tools.${message.tool} where its journal has tools.${journaled.tool} (${id})`,
-      );
+      const text = divergence(cell.id, divergenceReason(id, message.tool, journaled.tool));
       this.failCell(cell, text);
       return this.refuse(binding, message.call, text);
     }
@@ -249,5 +247,5 @@ function unsendable(error: unknown): string {
     return `tool result could not be sent to the cell: ${error.bytes} bytes would put ${error.backlog + error.bytes} bytes of results in flight to the runtime, over the limit of ${error.limit} bytes (maxInFlightResultBytes)`;
   }
   if (error instanceof ProtocolError) return `tool result could not be sent to the cell: ${error.message}`;
-  return `tool result is not JSON-serializable: ${errorMessage(error)}`;
+  return notJsonResultText(error);
 }

@@ -4,6 +4,7 @@ import { splitStoredPairs } from './protocol';
 import { encodeResult } from './runtime-server';
 import { isDurable, type Binding, type HostCell, type RemoteCore } from './remote-binding';
 import type { CallProxy } from './remote-calls';
+import type { ResumeFailure } from './restore-plan';
 
 /**
  * How many runtimes a cell may lose. The first loss replays it with the session's other lost
@@ -14,12 +15,6 @@ import type { CallProxy } from './remote-calls';
 export const MAX_RUNTIME_LOSSES = 3;
 
 /** The failure of a cell lost with its runtime: the cause, and why it could not be resumed (when it could not). */
-/** Why a replay could not start: the text the cell ends with, and the error code of a restore. */
-export interface ResumeFailure {
-  error: string;
-  code: 'INVALID_JOURNAL' | 'LIMIT_EXCEEDED';
-}
-
 export function lostText(cause: string, reason?: string): string {
   return `exec runtime ended unexpectedly: ${cause}${reason === undefined ? '' : `; the cell could not be resumed: ${reason}`}`;
 }

@@ -15,7 +15,7 @@ import {
   type RestoreOptions,
   type RestoreResult,
 } from '@switchyard/protocol';
-import { cellIdInUse, checkYieldTime, creationCancelled, notFound, shuttingDown, tooManyCells, validateCreateOptions } from './code-mode-session';
+import { UnresumedCells, cellIdInUse, checkYieldTime, creationCancelled, failedEnd, notFound, shuttingDown, tooManyCells, validateCreateOptions } from './code-mode-session';
 import { ReplyTimeoutError, RuntimeLostError, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { cellError, cellIdOf, splitStoredPairs, type EngineSessionOptions } from './protocol';
 import { checkIdempotencyKey, joinAnswer } from './reply-cache';
@@ -104,10 +104,11 @@ export class RemoteSession implements CodeModeSession {
   private pendingCreations = 0;
   private shutdownPromise: Promise<void> | undefined;
   /** Cells a restore could not resume: their next observation is this failure. */
-  private readonly unresumed = new Map<string, string>();
+  private readonly unresumed: UnresumedCells;
 
   constructor(settings: RemoteSessionSettings) {
     const core = (this.core = new RemoteCore(settings));
+    this.unresumed = new UnresumedCells((cellId) => core.settings.host.cellClosed(cellId));
     this.calls = new CallProxy(core, (cell, message) => this.events.failCell(cell, message));
     this.events = new RuntimeEvents(core, this.calls, (cell) => {
       this.forget(cell, true);
@@ -170,7 +171,7 @@ export class RemoteSession implements CodeModeSession {
     if (retry && binding.lost) {
       if (cell && cell.binding !== binding) return { cellId, observation: await this.observe(cellId, { yieldTimeMs: options.yieldTimeMs, signal: options.signal }) };
       if (binding.cause === undefined) throw notFound(cellId);
-      return { cellId, observation: failed(cellId, lostText(binding.cause), startedAt) };
+      return { cellId, observation: failedEnd(cellId, lostText(binding.cause), startedAt) };
     }
     if (keyed) keyed.sent = true;
     binding.creating++;
@@ -262,12 +263,12 @@ export class RemoteSession implements CodeModeSession {
     const cell = core.cells.get(cellId);
     let binding = cell?.binding ?? (earlier && !earlier.binding.lost ? earlier.binding : undefined);
     if (cell && (!binding || binding.lost) && cell.resuming) {
-      // Being resumed: asked where the replay runs (or answered with its failure).
-      const place = await this.resumer.waitFor(cell, binding, binding?.cause ?? 'the runtime was lost');
-      if (typeof place === 'string') return place === '' ? { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt } : failed(cellId, place, startedAt);
-      binding = place;
+      // Being resumed: asked where the replay runs (or answered with its end).
+      const place = await this.resumedOn(cell, binding, binding?.cause ?? 'the runtime was lost', startedAt);
+      if ('end' in place) return place.end;
+      binding = place.binding;
     }
-    if (!binding) return this.unresumedEnd(cellId, startedAt);
+    if (!binding) return this.unresumed.end(cellId, startedAt);
     checkYieldTime(options?.yieldTimeMs);
     const keyed = earlier ?? (key === undefined ? undefined : { key, cellId, binding });
     if (keyed) keyed.binding = binding;
@@ -313,13 +314,13 @@ export class RemoteSession implements CodeModeSession {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     const cell = this.core.cells.get(cellId);
-    if (!cell) return this.unresumedEnd(cellId, startedAt);
+    if (!cell) return this.unresumed.end(cellId, startedAt);
     cell.terminating = true;
     let binding = cell.binding;
     if ((!binding || binding.lost) && cell.resuming) {
-      const place = await this.resumer.waitFor(cell, binding, binding?.cause ?? 'the runtime was lost');
-      if (typeof place === 'string') return place === '' ? { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt } : failed(cellId, place, startedAt);
-      binding = place;
+      const place = await this.resumedOn(cell, binding, binding?.cause ?? 'the runtime was lost', startedAt);
+      if ('end' in place) return place.end;
+      binding = place.binding;
     }
     return this.ask(cell, binding, startedAt, { t: 'terminate', session: binding.lease.key, cellId });
   }
@@ -385,13 +386,25 @@ export class RemoteSession implements CodeModeSession {
    */
   private async afterLoss(cell: HostCell | undefined, binding: Binding, error: RuntimeLostError, yieldTimeMs: number | undefined, startedAt: number, signal?: AbortSignal): Promise<CellObservation> {
     const cellId = cell?.id ?? '';
-    if (!cell) return failed(cellId, lostText(error.reason), startedAt);
-    const place = await this.resumer.waitFor(cell, binding, error.reason);
-    if (place === '') return { kind: 'terminated', cellId, items: [], wallTimeMs: performance.now() - startedAt };
-    if (typeof place === 'string') return failed(cellId, place, startedAt);
-    if (cell.terminating) return this.ask(cell, place, startedAt, { t: 'terminate', session: place.lease.key, cellId });
+    if (!cell) return failedEnd(cellId, lostText(error.reason), startedAt);
+    const place = await this.resumedOn(cell, binding, error.reason, startedAt);
+    if ('end' in place) return place.end;
+    const resumed = place.binding;
+    if (cell.terminating) return this.ask(cell, resumed, startedAt, { t: 'terminate', session: resumed.lease.key, cellId });
     const left = Math.max(0, (yieldTimeMs ?? 0) - (performance.now() - startedAt));
-    return this.ask(cell, place, startedAt, { t: 'observe', session: place.lease.key, cellId, yieldTimeMs: clampYield(left) }, signal, yieldTimeMs);
+    return this.ask(cell, resumed, startedAt, { t: 'observe', session: resumed.lease.key, cellId, yieldTimeMs: clampYield(left) }, signal, yieldTimeMs);
+  }
+
+  /**
+   * Where a request waiting on `cell` goes now that its runtime (`lostOn`) was lost with `cause`:
+   * the binding the cell was resumed on, or the cell's end (terminated, or failed with the text
+   * saying why it could not be resumed).
+   */
+  private async resumedOn(cell: HostCell, lostOn: Binding | undefined, cause: string, startedAt: number): Promise<{ binding: Binding } | { end: CellObservation }> {
+    const place = await this.resumer.waitFor(cell, lostOn, cause);
+    if (typeof place !== 'string') return { binding: place };
+    if (place === '') return { end: { kind: 'terminated', cellId: cell.id, items: [], wallTimeMs: performance.now() - startedAt } };
+    return { end: failedEnd(cell.id, place, startedAt) };
   }
 
   private timed(observation: CellObservation | undefined, cellId: string, startedAt: number): CellObservation {
@@ -434,16 +447,7 @@ export class RemoteSession implements CodeModeSession {
     if (this.core.cells.size > 0 || this.unresumed.size > 0 || this.pendingCreations > 0) {
       return Promise.reject(new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell'));
     }
-    return restoreRemoteSession(this.core, this.resumer, state, options, (cellId, error) => this.unresumed.set(cellId, error));
-  }
-
-  /** The end of a cell a restore could not resume (once), or `CELL_NOT_FOUND`. */
-  private unresumedEnd(cellId: string, startedAt: number): CellObservation {
-    const error = this.unresumed.get(cellId);
-    if (error === undefined) throw notFound(cellId);
-    this.unresumed.delete(cellId);
-    this.core.safely(() => this.core.settings.host.cellClosed(cellId));
-    return failed(cellId, error, startedAt);
+    return restoreRemoteSession(this.core, this.resumer, state, options, (cellId, error) => this.unresumed.add(cellId, error));
   }
 }
 
@@ -453,10 +457,6 @@ function replyGrace(binding: Binding): number {
 
 function clampYield(yieldTimeMs: number): number {
   return Math.min(MAX_YIELD_MS, Math.max(0, Math.floor(yieldTimeMs)));
-}
-
-function failed(cellId: string, error: string, startedAt: number): CellObservation {
-  return { kind: 'completed', cellId, items: [], error, wallTimeMs: performance.now() - startedAt };
 }
 
 const delay = (ms: number) =>

@@ -8,7 +8,6 @@ import {
   type CodeModeRuntime,
   type ContentItem,
 } from '@switchyard/protocol';
-import { argumentsHash } from './journal/hashing';
 import { checkRecord, sealRecord } from './journal/state';
 
 /** Options of {@link replayCells}. */
@@ -67,16 +66,11 @@ export function sealCellJournal(record: Omit<CellJournalRecord, 'check'> & { che
 async function replayOne(record: CellJournalRecord, options: ReplayCellsOptions): Promise<ReplayedCell> {
   const notifies: string[] = [];
   const unanswered: ReplayedCell['unanswered'] = [];
-  const results = new Map(record.calls.map((call) => [call.id, call]));
-  // Only calls whose delivery the entries lack reach this host: answered from the record when it
-  // has their result, refused otherwise. Nothing here runs a tool.
+  // The journal keeper between the cell and this host answers every call the record has a result
+  // for (delivered or not): only a call without one reaches the host, and it is refused. Nothing
+  // here runs a tool.
   const host: CellHost = {
     invokeTool: async (request) => {
-      const call = results.get(request.runtimeToolCallId);
-      if (call?.result && call.tool === request.tool && call.hash === argumentsHash(request.inputJson ?? (request.input === undefined ? undefined : JSON.stringify(request.input)))) {
-        if (!call.result.ok) throw call.result.error;
-        return call.result.json === undefined ? null : JSON.parse(call.result.json);
-      }
       unanswered.push({ runtimeToolCallId: request.runtimeToolCallId, tool: request.tool });
       throw `tool \`${request.tool}\` was not run in the replay: the journal has no result for ${request.runtimeToolCallId}`;
     },
@@ -86,7 +80,7 @@ async function replayOne(record: CellJournalRecord, options: ReplayCellsOptions)
   const session = options.runtime.openSession(host);
   try {
     if (!session.restore) throw new SwitchyardError('CONFIG', 'replayCells: the runtime cannot restore cells (its sessions have no restore)');
-    const fresh = sealRecord({ ...stripCheck(record), observed: { items: 0, itemsHash: '', notifies: 0, notifiesHash: '' }, committed: false });
+    const fresh = sealCellJournal({ ...record, observed: { items: 0, itemsHash: '', notifies: 0, notifiesHash: '' }, committed: false });
     const restored = await session.restore(
       { format: CODE_MODE_STATE_FORMAT, version: CODE_MODE_STATE_VERSION, id: record.session, stored: [], cells: [fresh] },
       { hostRestarted: false },
@@ -107,9 +101,4 @@ async function replayOne(record: CellJournalRecord, options: ReplayCellsOptions)
   } finally {
     await session.shutdown();
   }
-}
-
-function stripCheck(record: CellJournalRecord): Omit<CellJournalRecord, 'check'> {
-  const { check: _check, ...rest } = record;
-  return rest;
 }

@@ -4,6 +4,7 @@ import { SwitchyardError } from '@switchyard/protocol';
 import { connectRuntime, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { createStreamTransport } from './protocol';
 import type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
+import type { WorkerPoolStats } from './process-runtime';
 import { AdmissionQueue, type AdmissionEvent } from './admission-queue';
 import { accepts, aloneOverflow, describePool, drainTarget, preferred, type PlacedWorker, type PlacementTicket } from './placement-rules';
 import { WorkerWatch } from './worker-watch';
@@ -121,7 +122,7 @@ export class WorkerPool implements RuntimePlacement {
   }
 
   /** Processes started, alive, sessions placed and waiting (for tests and a host's metrics). */
-  stats(): { started: number; workers: number; sessions: number; waiting: number } {
+  stats(): WorkerPoolStats {
     const live = this.live();
     return { started: this.starts, workers: live.length, sessions: live.reduce((sum, worker) => sum + worker.leases.size, 0), waiting: this.queue.size };
   }

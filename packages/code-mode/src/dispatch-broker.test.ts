@@ -46,18 +46,16 @@ describe('DispatchBroker', () => {
     expect(target.calls.every((call) => /^exec-[0-9a-f-]{36}$/.test(call.callId))).toBe(true);
   });
 
-  it('a call asked again under the same runtimeToolCallId (a restored cell whose call was in flight) joins it: one run, one answer', async () => {
+  it('keeps no results: a call asked again under the same runtimeToolCallId runs again (the runtime session\'s journal is the guard), and a closed cell\'s calls are refused', async () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
     const cell = await open(broker);
     const signal = new AbortController().signal;
     const [first, again] = await Promise.all([broker.invokeJson(request(cell, signal)), broker.invokeJson(request(cell, signal))]);
-    expect(first).toEqual({ json: '{"n":1}' });
-    expect(again).toEqual(first);
-    expect(await broker.invoke(request(cell, signal))).toEqual({ n: 1 });
-    expect(target.calls).toHaveLength(1);
-    // a closed cell's calls are forgotten with it
+    expect([first, again]).toEqual([{ json: '{"n":1}' }, { json: '{"n":2}' }]);
+    expect(await broker.invoke(request(cell, signal))).toEqual({ n: 3 });
+    expect(target.calls).toHaveLength(3);
     broker.closeCell(cell);
     await expect(broker.invoke(request(cell, signal))).rejects.toBe(`exec cell ${cell} not found`);
   });

@@ -66,17 +66,6 @@ interface CellRecord {
   startTime: number;
   /** The budget of the exec or wait call that last observed the cell: its notify() items take from it. */
   budget: OutputBudget;
-  /**
-   * Its nested calls by `runtimeToolCallId`, running or settled, while the cell is open: a runtime
-   * that asks for one again (a restored cell whose call was in flight) joins it, never runs it twice.
-   */
-  calls: Map<string, Promise<NestedResult>>;
-}
-
-/** A nested call's result as the broker keeps it: the Code Mode value, and its JSON text when the output holds one. */
-interface NestedResult {
-  value: JsonValue;
-  json?: string;
 }
 
 /** A cell as `exportCells` gives it and `restoreCell` takes it back: what dispatches its calls. */
@@ -169,7 +158,7 @@ export class DispatchBroker {
   ): Promise<T> {
     const cellId = this.nextCellId();
     const startTime = performance.timeOrigin + performance.now();
-    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget, calls: new Map() };
+    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget };
     this.cells.set(cellId, record);
     let created: T;
     try {
@@ -237,7 +226,6 @@ export class DispatchBroker {
       started: false,
       startTime: performance.timeOrigin + performance.now(),
       budget: outputBudget(DEFAULT_OUTPUT_TOKENS),
-      calls: new Map(),
     };
     this.cells.set(state.cellId, record);
     this.start(state.cellId, record);
@@ -300,27 +288,12 @@ export class DispatchBroker {
 
   /**
    * Runs one nested call. Resolves with the tool's Code Mode result; rejects with a string (the
-   * model-visible failure text, the abort message, or the rejection text of a nested call).
+   * model-visible failure text, the abort message, or the rejection text of a nested call). Each
+   * request is a run: a call a replayed cell makes again is answered (or joined) by the runtime
+   * session's journal before it reaches the host, so the broker keeps no results.
    */
   async invoke(request: CellToolRequest): Promise<JsonValue> {
-    return (await this.once(request)).value;
-  }
-
-  /** {@link run} once per `runtimeToolCallId` of an open cell: asked again, the same answer. */
-  private once(request: CellToolRequest): Promise<NestedResult> {
-    const calls = this.cells.get(request.cellId)?.calls;
-    const earlier = calls?.get(request.runtimeToolCallId);
-    if (earlier) return earlier;
-    const result = this.run(request).then(({ value, output, payload, narrowed }): NestedResult => {
-      // a narrowed value (a search's callable finds) is not the output's own: its JSON text would differ
-      const json = narrowed ? undefined : output.codeModeResultJson?.(payload);
-      return json === undefined ? { value } : { value, json };
-    });
-    if (calls) {
-      calls.set(request.runtimeToolCallId, result);
-      result.catch(() => undefined);
-    }
-    return result;
+    return (await this.run(request)).value;
   }
 
   /**
@@ -329,7 +302,9 @@ export class DispatchBroker {
    * limits on results in flight (a flood of huge results is refused before it is encoded).
    */
   async invokeJson(request: CellToolRequest): Promise<CellToolResult> {
-    const { value, json } = await this.once(request);
+    const { value, output, payload, narrowed } = await this.run(request);
+    // a narrowed value (a search's callable finds) is not the output's own: its JSON text would differ
+    const json = narrowed ? undefined : output.codeModeResultJson?.(payload);
     return json !== undefined ? { json } : { value };
   }
 

@@ -58,6 +58,23 @@ describe('Code Mode sessions that outlive their process', () => {
     expect(second.calls()).toBe(0);
   });
 
+  it('restored with hostRestarted: false, the call in flight is asked again under its id and runs once in the new host', async () => {
+    const first = codeMode([], true);
+    const session = first.mode.service.session('s1');
+    const source = `const a = await tools.step({}); text('a=' + a.n); yield_control(); const b = await tools.step({}); text('b=' + b.n);`;
+    const created = await session.broker.createCell([step], 'exec-1', (cellId) =>
+      session.runtime.createCell({ cellId, source, tools: [{ name: 'step', description: 'steps', kind: 'function' }], yieldTimeMs: 10_000 }),
+    );
+    while (first.calls() < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const state = JSON.parse(JSON.stringify(first.mode.exportState('s1')));
+
+    const second = codeMode();
+    expect(await second.mode.restoreSession('s1', state, { hostRestarted: false })).toEqual({ cells: [{ cellId: created.cellId, resumed: true }] });
+    const end = await second.mode.service.session('s1').runtime.observe(created.cellId, { yieldTimeMs: 10_000 });
+    expect(end).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'b=1' }] });
+    expect(second.calls()).toBe(1);
+  });
+
   it('a state that is not a Code Mode state is refused (INVALID_JOURNAL); nothing is opened', async () => {
     const { mode } = codeMode();
     await expect(mode.restoreSession('s2', { format: 'switchyard.code-mode', version: 2 } as never)).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });

@@ -100,7 +100,12 @@ function requiredFailureReason(label: string, error: string): string {
 
 /** The feedback (what the model reads) of a failed fail-closed PostToolUse or PostToolUseFailure handler. */
 export function failClosedFeedback(event: HookEventName, error: string): string {
-  return `the tool output was withheld: a ${event} hook failed and is fail-closed: ${error}`;
+  return withheldFeedback(event, failClosedReason(error));
+}
+
+/** The feedback that withholds a tool output: `reason` is a closing reason ({@link failClosedReason}, a required handler's). */
+export function withheldFeedback(event: HookEventName, reason: string): string {
+  return `the tool output was withheld: a ${event} ${reason}`;
 }
 
 /** The block reason of a call whose input cannot be given to its hooks. */
@@ -262,8 +267,10 @@ export function toolNames(request: { toolName: string; aliases?: readonly string
 
 /** Every run's warnings, and a line for each failed run. */
 export function collectWarnings(runs: ReadonlyArray<RunRecord<BaseDecision>>): string[] {
-  return runs.flatMap((run) => [
-    ...run.decision.warnings,
-    ...(run.decision.status === 'failed' ? [`hook ${run.runId} failed: ${run.decision.error}`] : []),
-  ]);
+  return runs.flatMap(runWarnings);
+}
+
+/** One run's warnings, and a line naming it when it failed. */
+export function runWarnings(run: RunRecord<BaseDecision>): string[] {
+  return [...run.decision.warnings, ...(run.decision.status === 'failed' ? [`hook ${run.runId} failed: ${run.decision.error}`] : [])];
 }

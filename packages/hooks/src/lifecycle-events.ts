@@ -2,7 +2,7 @@ import { errorMessage, type LifecycleHookOutcome, type PermissionRequestOutcome 
 import { decideLifecycle, type LifecycleHandlerDecision } from './hook-output';
 import { lifecycleInput, type LifecycleRequests } from './hook-payload';
 import type { HookEventName } from './hooks-config';
-import { dispatchHandlers, failed, toolNames, type DecisionPolicy, type EngineContext } from './engine-core';
+import { dispatchHandlers, failed, runWarnings, toolNames, type DecisionPolicy, type EngineContext } from './engine-core';
 
 // The session's lifecycle events: SessionStart, UserPromptSubmit, Stop, SessionEnd,
 // PermissionRequest and Interrupt.
@@ -44,7 +44,7 @@ export async function runLifecycle<E extends keyof LifecycleRequests>(context: E
     const { suffix, names } = lifecycleTarget(event, request);
     const dispatched = await dispatchHandlers(context, { event, names, runIdSuffix: suffix, input, signal: request.signal, policy: lifecyclePolicy(event) });
     if (dispatched.unhookable !== undefined) return [failed(`${event} input cannot be given to hooks: ${dispatched.unhookable}`)];
-    return dispatched.runs.map((run) => ({ ...run.decision, warnings: [...run.decision.warnings, ...(run.decision.status === 'failed' ? [`hook ${run.runId} failed: ${run.decision.error}`] : [])] }));
+    return dispatched.runs.map((run) => ({ ...run.decision, warnings: runWarnings(run) }));
   } catch (error) {
     return [failed(`${event} hooks failed: ${errorMessage(error)}`)];
   }

@@ -19,6 +19,7 @@ import {
   toolNames,
   unhookableFeedback,
   unhookableReason,
+  withheldFeedback,
   type DecisionPolicy,
   type EngineContext,
   type RunRecord,
@@ -50,7 +51,7 @@ function postPolicy(event: 'PostToolUse' | 'PostToolUseFailure'): DecisionPolicy
       outcome: decision.status,
       message: decision.status === 'failed' ? decision.error : decision.feedback,
     }),
-    closed: (reason, decision) => ({ ...decision, status: 'feedback', feedback: `the tool output was withheld: a ${event} ${reason}` }),
+    closed: (reason, decision) => ({ ...decision, status: 'feedback', feedback: withheldFeedback(event, reason) }),
   };
 }
 

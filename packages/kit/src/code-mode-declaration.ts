@@ -1,6 +1,6 @@
 import { MCP_RESULT_SCHEMA_MARKER, type JsonSchema } from '@switchyard/protocol';
 import { createTypeScope, renderSchemaType, TooLargeToRender, type TypeScope } from './schema-typescript';
-import { safeToolText } from './tool-text';
+import { codeBlock, safeToolText } from './tool-text';
 
 // Code Mode declarations, shared by the planner (visible descriptions in `code-mode`) and the
 // broker (`exec` description, `ALL_TOOLS`) so both always render the same text.
@@ -87,8 +87,9 @@ export function codeModeDeclaration(tool: CodeModeDeclarationInput): string {
 /**
  * The description a tool has in Code Mode — visible specs in `code-mode`, `ALL_TOOLS` and the
  * `exec` reference: its text (line terminators normalised, fences escaped: {@link safeToolText}),
- * then "exec tool declaration:" and the TypeScript block.
+ * then "exec tool declaration:" and the TypeScript block (fenced by {@link codeBlock}: a string
+ * literal of the schema may hold backticks).
  */
 export function augmentCodeModeDescription(tool: CodeModeDeclarationInput): string {
-  return `${safeToolText(tool.description)}\n\nexec tool declaration:\n\`\`\`ts\n${codeModeDeclaration(tool)}\n\`\`\``;
+  return `${safeToolText(tool.description)}\n\nexec tool declaration:\n${codeBlock(codeModeDeclaration(tool), 'ts')}`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { augmentCodeModeDescription, codeModeDeclaration } from './code-mode-declaration';
-import { safeToolText } from './tool-text';
+import { codeBlock, safeToolText } from './tool-text';
 import { schemaToTypeScript } from './schema-typescript';
 import type { JsonSchema } from '@switchyard/protocol';
 
@@ -168,6 +168,18 @@ describe('augmentCodeModeDescription', () => {
     expect(resultTooLarge.endsWith('}): Promise<unknown>; };')).toBe(true);
     const bothTooLarge = codeModeDeclaration({ description: 'd', codeModeName: 'get', kind: 'function', inputSchema: wide(3_000), outputSchema: wide(3_000) });
     expect(bothTooLarge).toBe(`${note}\ndeclare const tools: { get(args: unknown): Promise<unknown>; };`);
+  });
+
+  it('fences a declaration holding backticks with a longer run of them (a string literal of the schema may hold a fence)', () => {
+    expect(codeBlock('plain', 'ts')).toBe('```ts\nplain\n```');
+    expect(codeBlock('a ``` b ````` c')).toBe('``````\na ``` b ````` c\n``````');
+    const text = augmentCodeModeDescription({
+      description: 'Formats.',
+      codeModeName: 'format',
+      kind: 'function',
+      inputSchema: { type: 'object', properties: { style: { enum: ['```', 'plain'] } }, required: ['style'] },
+    });
+    expect(text).toBe('Formats.\n\nexec tool declaration:\n````ts\ndeclare const tools: { format(args: { style: "```" | "plain"; }): Promise<unknown>; };\n````');
   });
 
   it("normalises a tool's line terminators and escapes its fences, in its description and its comments", () => {

@@ -22,7 +22,7 @@ import {
 import { invocationArguments } from './arguments';
 import { checkOptions, optionRules as rule, type OptionsShape } from './options';
 import { FunctionToolOutput, JsonToolOutput } from './output';
-import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolParameters } from './standard-schema';
+import { describeStandardIssues, isStandardSchema, type StandardSchema, type ToolArguments, type ToolOutputSchema, type ToolParameters } from './standard-schema';
 
 /**
  * A value `JSON.stringify` writes as the same JSON value it reads back, but for members that are
@@ -75,8 +75,8 @@ export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends
    * is configured" (both code `APPROVAL_DENIED`). Default false.
    */
   needsApproval?: NeedsApproval<Args>;
-  /** JSON Schema of the Code Mode result (documentation only; never sent to the model). */
-  outputSchema?: JsonSchema;
+  /** JSON Schema of the Code Mode result (documentation only; never sent to the model); inline or `as const`. */
+  outputSchema?: ToolOutputSchema;
   /** Responses-API strict mode, sent as `strict`; `false` when omitted. */
   strict?: boolean;
   /** Where the tool appears ({@link ToolExposure}). Default `direct`. */
@@ -131,8 +131,13 @@ export interface DefineFreeformToolOptions {
   handle(context: { input: string; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
 }
 
-/** How a result that is not JSON begins, for the model and for checks that look for it. */
-const NOT_JSON_PREFIX = 'tool result is not JSON-serializable: ';
+/**
+ * What the model (or a cell) reads of a tool result that is not JSON: `tool result is not
+ * JSON-serializable: <why>` — the one text for it, wherever a result is encoded.
+ */
+export function notJsonResultText(error: unknown): string {
+  return `tool result is not JSON-serializable: ${errorMessage(error)}`;
+}
 
 const EXPOSURES = ['direct', 'direct-model-only', 'deferred', 'hidden'] as const;
 const HOOK_PAYLOAD_RULE = rule.anyOf(rule.object(), rule.oneOf(false));
@@ -215,7 +220,7 @@ export function toToolOutput(result: unknown): ToolOutput {
   try {
     return new JsonToolOutput(result as object);
   } catch (error) {
-    throw new RespondToModelError(`${NOT_JSON_PREFIX}${errorMessage(error)}`, { cause: error });
+    throw new RespondToModelError(notJsonResultText(error), { cause: error });
   }
 }
 
@@ -261,7 +266,8 @@ async function requireToolApproval<Args>(display: string, needsApproval: NeedsAp
 
 /** The JSON Schema the model sees for `parameters`; a Standard Schema without one is a `CONFIG` error. */
 function parametersJsonSchema(display: string, parameters: ToolParameters, jsonSchema: JsonSchema | undefined): JsonSchema {
-  if (!isStandardSchema(parameters)) return parameters;
+  // `as const` only makes the compiler's view readonly: the value is the same plain JSON.
+  if (!isStandardSchema(parameters)) return parameters as JsonSchema;
   if (jsonSchema) return jsonSchema;
   const standard = parameters['~standard'];
   if (standard.jsonSchema) {
@@ -304,7 +310,7 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
       description: options.description,
       ...(options.strict !== undefined ? { strict: options.strict } : {}),
       parameters,
-      ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
+      ...(options.outputSchema ? { outputSchema: options.outputSchema as JsonSchema } : {}),
     },
     protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,

@@ -4,7 +4,7 @@
  * default output budget, the JSON Schema → TypeScript declaration renderer, the tool-table budget,
  * strict option checks and a few small utilities. Depends on `@switchyard/protocol` only.
  */
-export { defineFunctionTool, defineFreeformTool, toToolOutput, approvalRefusal } from './define';
+export { defineFunctionTool, defineFreeformTool, toToolOutput, approvalRefusal, notJsonResultText } from './define';
 export type { DefineFunctionToolOptions, DefineFreeformToolOptions, JsonSerializable, ToolHandlerResult, NeedsApproval } from './define';
 export { isStandardSchema, describeStandardIssues } from './standard-schema';
 export type { StandardSchema, StandardSchemaResult, StandardSchemaOutput, InferJsonSchema, ToolParameters, ToolArguments } from './standard-schema';
@@ -35,7 +35,7 @@ export {
 } from './truncate';
 export { codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
 export { schemaToTypeScript } from './schema-typescript';
-export { safeToolText } from './tool-text';
+export { codeBlock, safeToolText } from './tool-text';
 export type { CodeModeDeclarationInput } from './code-mode-declaration';
 export { DEFAULT_TOOL_BUDGET_TOKENS, estimateTokens, createPriorityRanker, selectWithinBudget } from './tool-budget';
 export type { BudgetCost } from './tool-budget';

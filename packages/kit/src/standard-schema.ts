@@ -94,8 +94,34 @@ export type InferJsonSchema<S> = S extends { readonly const: infer C }
             ? TypeNamed<T, S>
             : JsonValue;
 
-/** What a function tool's `parameters` may be: a JSON Schema or a Standard Schema value. */
-export type ToolParameters = JsonSchema | StandardSchema;
+/**
+ * A JSON Schema as the compiler sees one written `as const`: the keywords of `JsonSchema`, every
+ * member and list readonly. Every `JsonSchema` is one too, so `parameters` and `outputSchema` take a
+ * schema declared once `as const` (whose `required: readonly ['city']` a `string[]` refuses) as
+ * well as an inline one.
+ */
+interface ConstJsonSchema {
+  readonly type?: string | readonly string[];
+  readonly description?: string;
+  readonly properties?: { readonly [name: string]: ConstJsonSchema };
+  readonly required?: readonly string[];
+  readonly additionalProperties?: boolean | ConstJsonSchema;
+  readonly items?: ConstJsonSchema | readonly ConstJsonSchema[];
+  readonly anyOf?: readonly ConstJsonSchema[];
+  readonly oneOf?: readonly ConstJsonSchema[];
+  readonly enum?: readonly unknown[];
+  readonly const?: unknown;
+  readonly $ref?: string;
+  readonly $defs?: { readonly [name: string]: ConstJsonSchema };
+  readonly definitions?: { readonly [name: string]: ConstJsonSchema };
+  readonly [keyword: string]: unknown;
+}
+
+/** What a function tool's `parameters` may be: a JSON Schema (inline or `as const`) or a Standard Schema value. */
+export type ToolParameters = JsonSchema | ConstJsonSchema | StandardSchema;
+
+/** What a function tool's `outputSchema` may be: a JSON Schema, inline or `as const`. */
+export type ToolOutputSchema = JsonSchema | ConstJsonSchema;
 
 /**
  * The argument type of a tool with these `parameters`: a Standard Schema's output, else the

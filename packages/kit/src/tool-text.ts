@@ -14,6 +14,18 @@ export function safeToolText(text: string): string {
   return text.replace(LINE_TERMINATORS, '\n').replace(FENCE_RUN, (run) => run.replace(/./g, (char) => `\\${char}`));
 }
 
+/**
+ * `text` as a markdown code block: its fence is a run of backticks longer than any run inside the
+ * text (at least three), so nothing in the text can close the block early; `info` follows the
+ * opening fence (`ts`).
+ */
+export function codeBlock(text: string, info = ''): string {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
 /** `JSON.stringify` of a value for TypeScript source, with U+2028 / U+2029 escaped (JSON leaves them raw). */
 export function sourceLiteral(value: unknown): string | undefined {
   return JSON.stringify(value)?.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');

@@ -135,8 +135,9 @@ export interface HookRunner {
   runPostToolUseFailure?(request: PostToolUseFailureRequest): Promise<PostToolUseOutcome>;
   /**
    * Whether any hook of `event` would run for a tool called `toolName` (or one of `aliases`).
-   * Optional: the registry asks before it bounds and sends a PostToolUse input, so an output no
-   * hook reads is neither copied nor withheld for its size; a runner without it (or one that throws)
+   * Optional: the registry asks before it bounds a call's PreToolUse input and before it bounds and
+   * sends a PostToolUse input, so arguments no hook reads are not refused for their size and an
+   * output no hook reads is neither copied nor withheld; a runner without it (or one that throws)
    * is treated as matching every call. Synchronous, no side effects.
    */
   hasToolHooks?(event: 'PreToolUse' | 'PostToolUse', request: { readonly toolName: string; readonly aliases?: readonly string[] }): boolean;

@@ -248,6 +248,38 @@ describe('dispatch: hooks', () => {
     expect(unhooked?.success).toBe(true);
   });
 
+  it('the input bound applies only when a PreToolUse hook matches (hasToolHooks): deep arguments of a tool no hook reads run', async () => {
+    seen.length = 0;
+    const deep = `{"city":"Oslo","extra":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+    const asked: Array<[string, string]> = [];
+    // hooks for the shell only (its adapter names it Bash): the weather tool is read by none
+    const shellOnly = fakeHooks();
+    const runner: HookRunner = { ...shellOnly.runner, hasToolHooks: (event, request) => (asked.push([event, request.toolName]), request.toolName === 'Bash') };
+    const { runtime, events } = setup([weather, shell], { hooks: runner });
+    const result = await runtime.handleItem(weatherCall(deep, 'unread'));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'unread', output: '{"tempC":21,"city":"Oslo"}' });
+    expect(result?.error).toBeUndefined();
+    expect(seen).toHaveLength(1);
+    expect(shellOnly.pre).toEqual([]);
+    expect(shellOnly.post).toEqual([]);
+    expect(asked).toEqual([
+      ['PreToolUse', 'weather__get_weather'],
+      ['PostToolUse', 'weather__get_weather'],
+    ]);
+    expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
+    // a matching hook still refuses the same call: it is never run unhooked
+    const everyTool = fakeHooks();
+    const matching = setup([weather], { hooks: { ...everyTool.runner, hasToolHooks: () => true } });
+    const refused = await matching.runtime.handleItem(weatherCall(deep, 'read'));
+    expect(refused?.item).toEqual({
+      type: 'function_call_output',
+      call_id: 'read',
+      output: 'invalid input for weather__get_weather: the call cannot be checked by hooks: it is nested deeper than 100 levels',
+    });
+    expect(everyTool.pre).toEqual([]);
+    expect(seen).toHaveLength(1);
+  });
+
   it('an output PostToolUse hooks cannot be given is withheld from the model and from Code Mode', async () => {
     const deepTool = defineFunctionTool({
       name: 'deep',

@@ -98,7 +98,7 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
     }
     const failure = asModelError(error, display);
     const failed = new FailureToolOutput(failure.message);
-    const answer = hookInput ? await runFailureHooks({ context, executor, invocation, output: failed, failure: { message: failure.message, code: failure.code } }) : failed;
+    const answer = context.router.hooks ? await runFailureHooks({ context, executor, invocation, output: failed, failure: { message: failure.message, code: failure.code } }) : failed;
     return lifecycle.fail({ handlerExecuted: true, payload, failure, output: answer });
   }
   const success = output.success !== false;
@@ -106,7 +106,7 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
     const post = await runPostHooks({ context, executor, display, invocation, output, lifecycle, payload });
     if ('answered' in post) return post.answered;
     output = post.output;
-  } else if (!success && hookInput) {
+  } else if (!success && context.router.hooks) {
     output = await runFailureHooks({ context, executor, invocation, output, failure: outputFailure(output, invocation) });
   }
   lifecycle.end({ success, handlerExecuted: true });
@@ -151,7 +151,10 @@ function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
   }
   if (!router.hooks) return { executor, display, invocation, hookInput: undefined };
   try {
-    return { executor, display, invocation, hookInput: hookableInput(preHookInput(executor, invocation), router.hookInputBounds) };
+    const input = preHookInput(executor, invocation);
+    // no PreToolUse hook reads this call: its input is neither bounded nor refused for its size
+    if (input === undefined || !hasHooks(router.hooks, 'PreToolUse', input, call.toolName)) return { executor, display, invocation, hookInput: undefined };
+    return { executor, display, invocation, hookInput: hookableInput(input, router.hookInputBounds) };
   } catch (error) {
     return refuse(context, call.payload, unhookable(display, error));
   }
@@ -250,7 +253,7 @@ async function runPostHooks(run: {
   try {
     const built = postHookInput(executor, invocation, output);
     // No PostToolUse hook reads this output: nothing to bound, nothing to withhold.
-    if (built && !hasPostHooks(hooks, built.input, call.toolName)) return { output };
+    if (built && !hasHooks(hooks, 'PostToolUse', built.input, call.toolName)) return { output };
     post = hookablePost(built, context.router.hookInputBounds);
   } catch (error) {
     // The handler ran, but hooks cannot see its output: the model does not see it either.
@@ -320,11 +323,11 @@ function throwIfCancelled(context: DispatchContext): void {
   if (context.cancelled()) throw new SwitchyardError('ABORTED', 'tool call cancelled', { cause: context.signal.reason });
 }
 
-/** Whether a PostToolUse hook of the runner matches the call (true when the runner cannot say, or throws). */
-function hasPostHooks(hooks: HookRunner, input: HookToolInput, tool: ToolName): boolean {
+/** Whether a hook of `event` of the runner matches the call (true when the runner cannot say, or throws). */
+function hasHooks(hooks: HookRunner, event: 'PreToolUse' | 'PostToolUse', input: HookToolInput, tool: ToolName): boolean {
   if (!hooks.hasToolHooks) return true;
   try {
-    return hooks.hasToolHooks('PostToolUse', { toolName: input.toolName, aliases: matcherAliases(input, tool) }) !== false;
+    return hooks.hasToolHooks(event, { toolName: input.toolName, aliases: matcherAliases(input, tool) }) !== false;
   } catch {
     return true;
   }

@@ -88,6 +88,21 @@ describe('dispatch: PostToolUseFailure', () => {
     expect(events.filter((event) => event.type === 'tool-call-end').map((event) => (event as { success: boolean }).success)).toEqual([false, false]);
   });
 
+  it('fires for a failed call although no PreToolUse hook matches it (hasToolHooks), with the input as the handler got it', async () => {
+    const hooks = recordingHooks();
+    const pre: string[] = [];
+    const runner: HookRunner = {
+      ...hooks.runner,
+      runPreToolUse: async (request) => (pre.push(request.toolName), { blocked: false, additionalContexts: [] }),
+      hasToolHooks: (event) => event !== 'PreToolUse',
+    };
+    const { runtime } = setup([flaky], { hooks: runner });
+    const thrown = await runtime.handleItem(functionCall('flaky', { mode: 'throw' }, 'n1'));
+    expect(thrown?.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'tool flaky failed: disk on fire' });
+    expect(pre).toEqual([]);
+    expect(hooks.failures.map((request) => [request.toolUseId, request.toolInput, request.error])).toEqual([['n1', { mode: 'throw' }, 'tool flaky failed: disk on fire']]);
+  });
+
   it('does not fire for an approval refusal, a blocked, an invalid, an unknown or a cancelled call', async () => {
     const hooks = recordingHooks();
     const blocking: HookRunner = { ...hooks.runner, runPreToolUse: async (request) => ({ blocked: (request.toolInput as { mode: string }).mode === 'blocked', additionalContexts: [] }) };

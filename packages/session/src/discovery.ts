@@ -1,5 +1,5 @@
 import type { DiscoveredTool, MessageItem, ToolDiscovery, ToolDiscoveryMode, ToolDiscoverySink } from '@switchyard/protocol';
-import { estimateTokens, truncateMiddle } from '@switchyard/kit';
+import { codeBlock, estimateTokens, safeToolText, truncateMiddle } from '@switchyard/kit';
 
 // What this session's cells found with tools.tool_search, and how the model hears of it.
 
@@ -11,9 +11,10 @@ export const DISCOVERY_HEADING = 'Nested tools found with `tools.tool_search`; t
  * and its TypeScript declaration, up to `budgetTokens`; tools past it are named only (their
  * declarations are in `ALL_TOOLS`). The first tool is always described, its description cut in the
  * middle to fit the budget (and its declaration left to `ALL_TOOLS` when that alone exceeds it).
- * Tool texts come from plugins and MCP servers: the wrapper tags inside them are defused so a
- * description cannot close the block and speak as the developer, and each declaration's code fence
- * is longer than any backtick run inside it.
+ * Tool texts come from plugins and MCP servers: a description's line terminators are normalised and
+ * its fences escaped, the wrapper tags inside them are defused so a description cannot close the
+ * block and speak as the developer, and each declaration's code fence is longer than any backtick
+ * run inside it.
  */
 export function discoveryMessage(tools: readonly DiscoveredTool[], budgetTokens: number): MessageItem {
   const sections: string[] = [];
@@ -40,10 +41,9 @@ export function discoveryMessage(tools: readonly DiscoveredTool[], budgetTokens:
 const MIN_DESCRIPTION_TOKENS = 64;
 
 function toolSection(name: string, description: string, declaration: string | undefined): string {
-  const head = `### \`${name}\`\n${defuse(description)}`;
+  const head = `### \`${name}\`\n${defuse(safeToolText(description))}`;
   if (declaration === undefined) return `${head}\n(declaration in \`ALL_TOOLS\`)`;
-  const fence = '`'.repeat(Math.max(3, longestBacktickRun(declaration) + 1));
-  return `${head}\n${fence}ts\n${defuse(declaration)}\n${fence}`;
+  return `${head}\n${codeBlock(defuse(declaration), 'ts')}`;
 }
 
 /** The first tool of a message that does not fit: the description cut to the room left, the declaration kept only if it fits too. */
@@ -57,12 +57,6 @@ function firstToolSection(tool: DiscoveredTool, room: number): string {
 /** `<tools_found>` / `</tools_found>` in a tool's text become `&lt;tools_found>`: only the wrapper opens and closes the block. */
 function defuse(text: string): string {
   return text.replace(/<(\s*\/?\s*tools_found)/gi, '&lt;$1');
-}
-
-function longestBacktickRun(text: string): number {
-  let longest = 0;
-  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  return longest;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { SwitchyardError, type JsonValue, type ResponseItem, type RunningWork } from '@switchyard/protocol';
+import { storeError } from '@switchyard/kit';
 
 // What a session keeps in its store beside the history: one versioned JSON document, and the
 // portable export (`session.export()` / `createSession({ restore })`) that carries all of it.
@@ -55,11 +56,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * that is not one, naming the session.
  */
 export function checkStateDocument(value: unknown, sessionId: string, code: 'STORE_CORRUPT' | 'CONFIG'): SessionStateDocument {
-  const fail = (problem: string) => new SwitchyardError(code, `session ${sessionId}: its state document ${problem}`);
+  const fail = (problem: string) => storeError(code, sessionId, `its state document ${problem}`);
   if (!isObject(value) || value.format !== SESSION_STATE_FORMAT) throw fail(`is not a ${SESSION_STATE_FORMAT} document`);
   if (typeof value.version !== 'number' || !Number.isInteger(value.version) || value.version < 1) throw fail('has no valid version');
   if (value.version > SESSION_STATE_VERSION) {
-    throw new SwitchyardError('STORE_VERSION', `session ${sessionId}: its state document has version ${value.version}, newer than this library reads (${SESSION_STATE_VERSION}): upgrade @switchyard/session`);
+    throw storeError('STORE_VERSION', sessionId, `its state document has version ${value.version}, newer than this library reads (${SESSION_STATE_VERSION}): upgrade @switchyard/session`);
   }
   if (typeof value.usedTokens !== 'number') throw fail('has no usedTokens');
   if (!Array.isArray(value.pending) || !value.pending.every((item) => isObject(item) && typeof item.type === 'string')) throw fail('has malformed pending items');
@@ -73,7 +74,7 @@ export function checkExport(value: unknown): SessionExport {
   if (!isObject(value) || value.format !== SESSION_EXPORT_FORMAT) throw new SwitchyardError('CONFIG', `createSession: option \`restore\` must be what session.export() returned (format "${SESSION_EXPORT_FORMAT}")`);
   const sessionId = typeof value.sessionId === 'string' ? value.sessionId : '(unnamed)';
   if (typeof value.version !== 'number' || value.version > SESSION_STATE_VERSION) {
-    throw new SwitchyardError('STORE_VERSION', `session ${sessionId}: option \`restore\` has export version ${String(value.version)}, newer than this library reads (${SESSION_STATE_VERSION}): upgrade @switchyard/session`);
+    throw storeError('STORE_VERSION', sessionId, `option \`restore\` has export version ${String(value.version)}, newer than this library reads (${SESSION_STATE_VERSION}): upgrade @switchyard/session`);
   }
   if (!Array.isArray(value.history)) throw new SwitchyardError('CONFIG', 'createSession: option `restore.history` must be a list of items');
   if (!Array.isArray(value.journal)) throw new SwitchyardError('CONFIG', 'createSession: option `restore.journal` must be a list');

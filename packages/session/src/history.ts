@@ -127,7 +127,7 @@ export class SessionHistory {
    * append `append`), or `undefined`. Call `settle(true)` once it is durable, `settle(false)` when
    * the commit failed (the next call gives the same changes again, and any made since).
    */
-  takeChanges(): { keep: number; append: ResponseItem[]; settle(saved: boolean): void } | undefined {
+  takeChanges(): HistoryChanges | undefined {
     const all = this.provisional ? [...this.items, ...this.provisional] : this.items;
     const keep = Math.min(this.saved, this.changedFrom, all.length);
     if (keep === this.saved && keep === all.length) return undefined;
@@ -137,6 +137,8 @@ export class SessionHistory {
     return {
       keep,
       append: all.slice(keep),
+      cutBack: keep < this.saved,
+      keptJsonLength: () => JSON.stringify(all.slice(0, keep)).length,
       settle: (saved) => {
         if (saved) this.saved = length;
         else this.changedFrom = Math.min(this.changedFrom, taken, keep);
@@ -180,6 +182,19 @@ export class SessionHistory {
     }
     this.resumable = { inputJson: record.inputJson, length: this.items.length };
   }
+}
+
+/** What changed in a history since its last save (see {@link SessionHistory.takeChanges}). */
+export interface HistoryChanges {
+  /** Items of the store's copy to keep. */
+  readonly keep: number;
+  /** Items to append after them. */
+  readonly append: ResponseItem[];
+  /** `keep` is below what the store holds (items it has were changed or dropped). */
+  readonly cutBack: boolean;
+  /** Length of the JSON of the kept items (encodes them: for a count not known already). */
+  keptJsonLength(): number;
+  settle(saved: boolean): void;
 }
 
 /** One turn's place in the history. */

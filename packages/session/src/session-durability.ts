@@ -1,4 +1,5 @@
-import { SwitchyardError, type JsonValue, type ResponseItem, type RunningWork, type StoredSession, type ToolCallItem } from '@switchyard/protocol';
+import { type SwitchyardError, type JsonValue, type ResponseItem, type RunningWork, type StoredSession, type ToolCallItem } from '@switchyard/protocol';
+import { storeError } from '@switchyard/kit';
 import type { CodeMode } from '@switchyard/code-mode';
 import {
   SESSION_EXPORT_FORMAT,
@@ -80,13 +81,10 @@ export function exportSession(state: SessionState): SessionExport {
 export function commitContent(state: SessionState): CommitContent {
   const document = stateDocument(state);
   const changes = state.history.takeChanges();
-  const items = state.history.items;
   return {
     state: document as unknown as JsonValue,
     absorbsJournal: document.codeMode !== undefined,
-    ...(changes
-      ? { history: { keep: changes.keep, append: changes.append as unknown as JsonValue[], settle: changes.settle, bytesKept: () => JSON.stringify(items.slice(0, changes.keep)).length } }
-      : {}),
+    ...(changes ? { history: { ...changes, append: changes.append as unknown as JsonValue[] } } : {}),
   };
 }
 
@@ -142,10 +140,10 @@ function fromStore(stored: StoredSession, sessionId: string): DurableSource | un
   if (stored.state === undefined && stored.history.length === 0) return undefined;
   stored.history.forEach((item, index) => {
     if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
-      throw new SwitchyardError('STORE_CORRUPT', `session ${sessionId}: history item ${index} is not an item`);
+      throw storeError('STORE_CORRUPT', sessionId, `history item ${index} is not an item`);
     }
   });
-  if (stored.state === undefined) throw new SwitchyardError('STORE_CORRUPT', `session ${sessionId}: it has a history but no state document`);
+  if (stored.state === undefined) throw storeError('STORE_CORRUPT', sessionId, 'it has a history but no state document');
   return { history: stored.history, saved: stored.history.length, doc: checkStateDocument(stored.state, sessionId, 'STORE_CORRUPT'), journal: stored.journal };
 }
 
@@ -159,7 +157,6 @@ export async function openDurable(state: SessionState, restore: SessionExport | 
   const stored = persistence ? await persistence.open() : undefined;
   try {
     let source = stored ? fromStore(stored, state.sessionId) : undefined;
-    if (source) persistence!.countHistory(JSON.stringify(stored!.history).length);
     if (!source && restore) source = { history: restore.history as unknown as JsonValue[], saved: 0, doc: restore.state, journal: restore.journal };
     if (source) await applySource(state, source);
   } catch (error) {

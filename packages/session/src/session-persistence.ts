@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { SwitchyardError, isSwitchyardError, errorMessage, type JsonValue, type SessionLease, type SessionStore, type StoredSession } from '@switchyard/protocol';
+import { isSwitchyardError, errorMessage, type JsonValue, type SessionLease, type SessionStore, type StoredSession, type SwitchyardError } from '@switchyard/protocol';
+import { storeError } from '@switchyard/kit';
 
 // A session's link to its store: the lease (taken at open, renewed on a timer, released at
 // shutdown), the commits (one at a time, in order: what changed since the last one), and the
@@ -28,12 +29,23 @@ export const DEFAULT_MAX_STATE_BYTES = 16 * 1024 * 1024;
 
 /** What a commit writes, built by the session at the moment the commit runs. */
 export interface CommitContent {
-  /** History changes (keep the first `keep`, append the rest), with the callback that settles them. */
-  history?: { keep: number; append: JsonValue[]; settle(saved: boolean): void; bytesKept(): number };
+  /**
+   * History changes (keep the first `keep`, append the rest; `cutBack`: `keep` is below what the
+   * store holds), the length of the kept items' JSON (encodes them), and the callback that settles them.
+   */
+  history?: { keep: number; append: JsonValue[]; cutBack: boolean; keptJsonLength(): number; settle(saved: boolean): void };
   /** The state document now. */
   state: JsonValue;
   /** The state document absorbed every journal entry reported so far (Code Mode exported its state). */
   absorbsJournal: boolean;
+}
+
+/** Length of the JSON of an array: `keep` items whose array's JSON takes `keptLength`, then the items of the array whose JSON is `appendText`. */
+function joinedArrayLength(keptLength: number, keep: number, appendText: string): number {
+  if (appendText === '[]') return keptLength;
+  if (keep === 0) return appendText.length;
+  // the kept array's ']' and the appended one's '[' go; one ',' joins them
+  return keptLength + appendText.length - 1;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,7 +57,10 @@ export class SessionPersistence {
   private queue: Promise<unknown> = Promise.resolve();
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private savedState: string | undefined;
-  private historyBytes = 0;
+  /** Bytes of JSON the store's copy of the history takes: unknown until a commit with history changes measures what it keeps. */
+  private historyBytes: number | undefined;
+  /** The store's journal (or the buffer) may hold entries no saved state document absorbed yet. */
+  private journalDirty = false;
   private buffer: { entries: JsonValue[]; settled: Array<(error?: unknown) => void> } | undefined;
   private waitingSave: Promise<void> | undefined;
   private closed = false;
@@ -82,6 +97,7 @@ export class SessionPersistence {
       throw failure;
     });
     if (stored?.state !== undefined) this.savedState = JSON.stringify(stored.state);
+    this.journalDirty = (stored?.journal.length ?? 0) > 0;
     return stored;
   }
 
@@ -95,11 +111,6 @@ export class SessionPersistence {
     clearInterval(this.heartbeat);
     const lease = this.lease;
     if (lease) void this.enqueue(() => this.store.lease(this.sessionId, { owner: this.owner, ttlMs: 0, renew: lease })).catch(() => undefined);
-  }
-
-  /** Starts the byte count of the history from what was loaded. */
-  countHistory(bytes: number): void {
-    this.historyBytes = bytes;
   }
 
   /**
@@ -143,6 +154,7 @@ export class SessionPersistence {
       });
     }
     buffer.entries.push(entry);
+    this.journalDirty = true;
     return new Promise<void>((resolve, reject) => buffer!.settled.push((error) => (error === undefined ? resolve() : reject(error))));
   }
 
@@ -174,7 +186,9 @@ export class SessionPersistence {
     const history = content.history;
     let historyBytes = this.historyBytes;
     if (history) {
-      historyBytes = history.bytesKept() + JSON.stringify(history.append).length;
+      // a running count: only the first history commit and a cut-back encode what the store keeps
+      const kept = history.cutBack || historyBytes === undefined ? history.keptJsonLength() : historyBytes;
+      historyBytes = joinedArrayLength(kept, history.keep, JSON.stringify(history.append));
       const maxHistory = this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
       if (historyBytes > maxHistory) {
         history.settle(false);
@@ -182,17 +196,22 @@ export class SessionPersistence {
       }
     }
     // entries buffered now are part of the exported state: they need no write of their own
-    const absorbed = content.absorbsJournal ? this.takeBuffer() : undefined;
+    // (a reset only when there is something to reset: a state document alone writes nothing new)
+    const absorbs = content.absorbsJournal && this.journalDirty;
+    const absorbed = absorbs ? this.takeBuffer() : undefined;
     const changedState = stateText !== this.savedState;
-    if (!history && !changedState && !content.absorbsJournal) return;
+    if (!history && !changedState && !absorbs) return;
+    // entries appended while the commit runs make the journal dirty again
+    if (absorbs) this.journalDirty = false;
     try {
       await this.store.commit(this.sessionId, {
         lease: this.lease!,
         ...(changedState ? { state: content.state } : {}),
         ...(history ? { history: { keep: history.keep, append: history.append } } : {}),
-        ...(content.absorbsJournal ? { journal: { reset: true } } : {}),
+        ...(absorbs ? { journal: { reset: true } } : {}),
       });
     } catch (error) {
+      if (absorbs) this.journalDirty = true;
       history?.settle(false);
       const failure = this.named(error);
       absorbed?.settled.forEach((settle) => settle(failure));
@@ -212,6 +231,8 @@ export class SessionPersistence {
 
   private async commitJournal(entries: JsonValue[]): Promise<void> {
     if (this.failure) throw this.failure;
+    // the entries land in the store's journal now: the next state document that absorbs them resets it
+    this.journalDirty = true;
     try {
       await this.store.commit(this.sessionId, { lease: this.lease!, journal: { append: entries } });
     } catch (error) {
@@ -237,13 +258,13 @@ export class SessionPersistence {
   }
 
   private limit(problem: string): SwitchyardError {
-    return new SwitchyardError('LIMIT_EXCEEDED', `session ${this.sessionId}: ${problem}; the store keeps its last commit (start a new session, or a shorter history, to go on persisting)`);
+    return storeError('LIMIT_EXCEEDED', this.sessionId, `${problem}; the store keeps its last commit (start a new session, or a shorter history, to go on persisting)`);
   }
 
   /** Store errors name the session already; anything else becomes `STORE_FAILED` naming it. */
   private named(error: unknown): SwitchyardError {
     if (isSwitchyardError(error)) return error;
-    return new SwitchyardError('STORE_FAILED', `session ${this.sessionId}: the store failed: ${errorMessage(error)}`, { cause: error });
+    return storeError('STORE_FAILED', this.sessionId, `the store failed: ${errorMessage(error)}`, error);
   }
 
   /** The error every write reports once the session lost its lease. */

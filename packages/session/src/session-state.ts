@@ -50,9 +50,7 @@ export interface SessionState {
   unwatchHooks: () => void;
   /** Background completions waiting for the next request (with the `background` option). */
   readonly inbox: BackgroundInbox | undefined;
-  /** Turns begun and not yet finished. */
-  activeTurns: number;
-  /** Those turns, for `shutdown()` to interrupt and wait for. */
+  /** Turns begun and not yet finished, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
   /** One turn at a time: turns of the loop, host-driven turns and wake turns enter in order. */
   readonly turnGate: TurnGate;

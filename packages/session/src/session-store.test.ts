@@ -1,10 +1,10 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { defineFunctionTool } from '@switchyard/kit';
-import type { ModelRequest, ResponseItem, SessionStore, ToolExecutor } from '@switchyard/protocol';
+import type { ModelClient, ModelRequest, ResponseItem, SessionCommit, SessionStore, ToolExecutor } from '@switchyard/protocol';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { createSqliteStore } from './sqlite-store';
@@ -176,6 +176,39 @@ describe('a session with a SQLite store', () => {
     await reread.ready;
     expect(texts(reread.history)).toEqual(['user:"hi"', 'assistant:"short"']);
   });
+
+  it('the history budget is a running count: commits after the first never encode the stored history again, and the count is exact', async () => {
+    // a model that answers without encoding its request (the scripted model encodes it to count tokens)
+    const answer = (text: string): ModelClient => ({
+      async *stream() {
+        yield { type: 'output-item', item: say(text) };
+        yield { type: 'completed' };
+      },
+    });
+    const user = (text: string): ResponseItem => ({ type: 'message', role: 'user', content: text });
+    const earlier = Array.from({ length: 100 }, (_, index) => say(`earlier answer ${index}`));
+    const turns = [1, 2, 3, 4, 5].flatMap((n) => [user(`question ${n}`), say(`answer ${n}`)]);
+    // exactly what the history takes after five turns: the fifth fits, a sixth does not
+    const size = JSON.stringify([...earlier, ...turns]).length;
+    const counted = session({ history: earlier, store: store(), sessionId: 'budget', storeOptions: { maxHistoryBytes: size } });
+    // opening commits the 100 earlier items (nothing kept: nothing to encode twice)
+    await counted.ready;
+    const encode = vi.spyOn(JSON, 'stringify');
+    try {
+      for (let n = 1; n <= 5; n++) await counted.runTurn({ model: answer(`answer ${n}`), input: `question ${n}` });
+      // the largest array any commit encoded: a turn's few new items, never the history before them
+      const largest = Math.max(0, ...encode.mock.calls.map(([value]) => (Array.isArray(value) ? value.length : 0)));
+      expect(largest).toBeLessThanOrEqual(2);
+    } finally {
+      encode.mockRestore();
+    }
+    expect(counted.history).toEqual([...earlier, ...turns]);
+    const over = JSON.stringify([...earlier, ...turns, user('question 6'), say('answer 6')]).length;
+    await expect(counted.runTurn({ model: answer('answer 6'), input: 'question 6' })).rejects.toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      message: expect.stringContaining(`session budget: its history would be ${over} bytes, over maxHistoryBytes (${size})`),
+    });
+  });
 });
 
 describe('stored values in a store (cells in worker processes)', () => {
@@ -194,6 +227,31 @@ describe('stored values in a store (cells in worker processes)', () => {
     const restored = session({ toolMode: 'code-mode-only', restore: second.export() });
     const again = await restored.runTurn({ model: createScriptedModel([[exec('e3', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
     expect(outputText(again.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
+  });
+  it('a turn with cells commits only what changed: no commit without news, a journal reset only after journal entries', { timeout: 90_000 }, async () => {
+    const inner = store();
+    const commits: SessionCommit[] = [];
+    const counting: SessionStore = { lease: inner.lease, load: inner.load, commit: (id, commit) => (commits.push(commit), inner.commit(id, commit)) };
+    const cells = session({ toolMode: 'code-mode-only', store: counting, sessionId: 'counted' });
+    await cells.runTurn({ model: createScriptedModel([[exec('e1', 'store("a", 1); text("one")')], [exec('e2', 'text(String(load("a")))')], [say('done')]]), input: 'two cells' });
+    const afterTurn = commits.length;
+    await cells.shutdown();
+    // the shutdown has nothing left to write
+    expect(commits).toHaveLength(afterTurn);
+    // each commit carries news: a state, history, journal entries, or a reset of entries written before it
+    let journaled = false;
+    const empty = commits.flatMap((commit, index) => {
+      const appends = (commit.journal?.append?.length ?? 0) > 0;
+      const news = commit.state !== undefined || commit.history !== undefined || appends || (commit.journal?.reset === true && journaled);
+      if (commit.journal?.reset) journaled = false;
+      if (appends) journaled = true;
+      return news ? [] : [{ index, commit: { ...commit, lease: undefined } }];
+    });
+    expect(empty).toEqual([]);
+    expect(afterTurn).toBeGreaterThan(0);
+    const reread = await inner.load('counted');
+    expect(reread?.journal).toEqual([]);
+    expect(texts(reread!.history as unknown as ResponseItem[]).at(-1)).toBe('assistant:"done"');
   });
 });
 

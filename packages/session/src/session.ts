@@ -179,7 +179,6 @@ export function createSession(options: SessionOptions): Session {
     sessionStart: undefined,
     unwatchHooks: () => undefined,
     inbox: undefined,
-    activeTurns: 0,
     liveTurns: new Set(),
     turnGate: new TurnGate(),
     wakeModel: undefined,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isSwitchyardError, type ModelClient, type ModelStreamEvent, type ResponseItem } from '@switchyard/protocol';
+import { isSwitchyardError, type ModelClient, type ModelRequest, type ModelStreamEvent, type ResponseItem } from '@switchyard/protocol';
+import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session } from './session-types';
@@ -21,12 +22,17 @@ function slowModel(text: string, ms: number): ModelClient {
   };
 }
 
-/** The history as `role:text` of each message. */
-const transcript = (session: Session) =>
-  session.history.map((item) => {
+/** Items as `role:text` of each message. */
+const transcriptOf = (items: readonly ResponseItem[]) =>
+  items.map((item) => {
     const message = item as { role?: string; content?: unknown };
     return `${message.role}:${String(message.content)}`;
   });
+/** The history as `role:text` of each message. */
+const transcript = (session: Session) => transcriptOf(session.history);
+/** The outputs of call `x1` in a request that carry the cell's final text `late`. */
+const carriesLate = (request: ModelRequest) =>
+  request.input.filter((item) => item.type === 'custom_tool_call_output' && (item as { call_id?: string }).call_id === 'x1' && JSON.stringify((item as { output?: unknown }).output).includes('late'));
 
 const sessions: Session[] = [];
 afterEach(async () => {
@@ -111,33 +117,68 @@ describe('one turn at a time per session', () => {
     expect(transcript(session)).toEqual(['user:one', 'assistant:first', 'user:later', 'assistant:after']);
   });
 
-  it('wake turns take their place in the queue: a completion during a turn never starts a turn beside it', async () => {
-    const session = createSession({ toolMode: 'code-mode-only', tools: [], background: true, codeMode: { runtimeOptions: { isolation: 'in-process' } } });
+  it('wake turns take their place in the queue: a completion during a turn wakes the session after it, and a turn asked meanwhile waits for the wake turn', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const hold = defineFunctionTool({ name: 'hold', description: 'Waits until the test releases it.', parameters: { type: 'object' }, handle: async () => (await held, 'released') });
+    const session = createSession({ toolMode: 'code-mode-only', tools: [hold], background: true, codeMode: { runtimeOptions: { isolation: 'in-process' } } });
     sessions.push(session);
-    const starts: number[] = [];
+    const order: string[] = [];
     let running = 0;
     let overlap = 0;
     session.on('turn-start', () => {
       running++;
       overlap = Math.max(overlap, running);
-      starts.push(Date.now());
+      order.push('start');
     });
-    session.on('turn-end', () => running--);
-    // the wake model answers each wake turn
-    session.wake({ model: createScriptedModel([[say('woke')], [say('woke again')]]) });
-    // a cell yields at once and ends 100 ms later, while the next (slow) turn samples
-    const cell = '// @exec: {"yield_time_ms": 10}\nawait new Promise((resolve) => setTimeout(resolve, 100));\ntext("late");';
-    const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'x1', name: 'exec', input: cell }], [say('yielded')]]);
-    await session.runTurn({ model, input: 'start' });
-    const slow = session.runTurn({ model: slowModel('slow', 400), input: 'slow one' });
-    const other = session.runTurn({ model: slowModel('other', 5), input: 'other' });
-    await Promise.all([slow, other]);
-    await sleep(200);
+    session.on('turn-end', (event) => {
+      running--;
+      order.push(`end ${event.result?.finalText}`);
+    });
+    const completed = new Promise<void>((resolve) => session.on('background-complete', () => resolve()));
+    // a cell that yields at once and ends when the test releases its call
+    const cell = '// @exec: {"yield_time_ms": 10}\nawait tools.hold({});\ntext("late");';
+    await session.runTurn({ model: createScriptedModel([[{ type: 'custom_tool_call', call_id: 'x1', name: 'exec', input: cell }], [say('yielded')]]), input: 'start' });
+    // the wake turn asks for a host turn while it runs: that turn waits for it
+    let askedOther!: (turn: Promise<unknown>) => void;
+    const otherAsked = new Promise<Promise<unknown>>((resolve) => (askedOther = resolve));
+    const otherModel = createScriptedModel([[say('other')]]);
+    const waker = createScriptedModel([
+      async () => {
+        askedOther(session.runTurn({ model: otherModel, input: 'other' }));
+        await sleep(100);
+        return [say('woke')];
+      },
+    ]);
+    session.wake({ model: waker });
+    // the cell ends while this turn's only request is out: no request of the turn can carry it
+    const slowRequests: ModelRequest[] = [];
+    const slow: ModelClient = {
+      async *stream(request) {
+        slowRequests.push(request);
+        release();
+        await completed;
+        yield { type: 'output-item', item: say('slow') };
+        yield { type: 'completed' };
+      },
+    };
+    await session.runTurn({ model: slow, input: 'slow one' });
+    await (await otherAsked);
     expect(overlap).toBe(1);
+    expect(order).toEqual(['start', 'end yielded', 'start', 'end slow', 'start', 'end woke', 'start', 'end other']);
+    // on the wire: the slow turn's request lacks the completion, the wake request ends with it, the
+    // waiting turn's request has it once, then the wake turn's answer, then its own input
+    expect(carriesLate(slowRequests[0])).toHaveLength(0);
+    expect(waker.requests).toHaveLength(1);
+    const woken = waker.requests[0].input;
+    expect(carriesLate(waker.requests[0])).toEqual([woken.at(-1)]);
+    expect(transcriptOf(woken.slice(-3, -1))).toEqual(['user:slow one', 'assistant:slow']);
+    const next = otherModel.requests[0].input;
+    expect(carriesLate(otherModel.requests[0])).toEqual([next.at(-3)]);
+    expect(transcriptOf(next.slice(-2))).toEqual(['assistant:woke', 'user:other']);
     const texts = transcript(session).filter((text) => text.startsWith('user:') || text.startsWith('assistant:'));
-    // the turns asked for run in order, each user input followed by its own answer; the completion
-    // went into one of their requests (no wake turn was needed) or a wake turn ran after them
+    // the turns asked for run in order, each user input followed by its own answer, the wake turn between
     const slowAt = texts.indexOf('user:slow one');
-    expect(texts.slice(slowAt, slowAt + 4)).toEqual(['user:slow one', 'assistant:slow', 'user:other', 'assistant:other']);
+    expect(texts.slice(slowAt)).toEqual(['user:slow one', 'assistant:slow', 'assistant:woke', 'user:other', 'assistant:other']);
   });
 });

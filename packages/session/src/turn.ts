@@ -38,8 +38,6 @@ export interface OwnTurn extends Turn {
    * for a request that carries it (the next turn's, or a wake turn's).
    */
   takeInjectedForHistory(): ResponseItem[];
-  /** True for a turn the session's loop runs (it ends itself once aborted); false for one the host drives (`beginTurn`). */
-  endsItself: boolean;
   /**
    * Interrupts the turn with `reason` (at shutdown); a turn the host drives is ended here. Resolves
    * once it has ended (its Interrupt hooks and `turn-end` included).
@@ -90,7 +88,6 @@ export function beginOwnTurn(
     sink?.(event);
   };
   if (sink) state.turnSinks.add(sink);
-  state.activeTurns++;
   const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
   const { id } = scope;
   let ended = false;
@@ -121,11 +118,11 @@ export function beginOwnTurn(
     cancel(cause) {
       controller.abort(cause);
     },
-    endsItself: entered,
     stop(reason) {
       // its Interrupt hooks run (once) before it ends
       void turn.interrupt('shutdown', reason);
-      if (!turn.endsItself) void turn.end();
+      // a turn of the loop ends itself once aborted; one the host drives is ended here
+      if (!entered) void turn.end();
       return hasEnded;
     },
     end() {
@@ -148,7 +145,6 @@ export function beginOwnTurn(
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
       state.liveTurns.delete(turn);
-      state.activeTurns--;
       // the next queued turn holds the gate from here on; a wake turn only finds an idle session
       state.turnGate.leave(!entered);
       markEnded();

@@ -13,6 +13,8 @@
  * Then the host shapes (src/host-shapes.ts): each shape's one install line, as an adopter runs it,
  * in an app of its own, and a turn of that shape. `--hosts` runs the host shapes alone (the Node 22
  * pass). A package whose `engines.node` excludes the running Node is reported as skipped, not failed.
+ * Then a plugin built against the previous release in a host of these tarballs (src/previous-release.ts;
+ * `--previous-release` runs it alone).
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,19 +23,22 @@ import { createRequire } from 'node:module';
 import semver from 'semver';
 import { HOST_SHAPES, closure, packAll, packages, root, type Pkg } from './packs.ts';
 import { checkHostShape, run } from './host-shapes.ts';
+import { buildPreviousReleasePlugin, checkPreviousReleasePlugin } from './previous-release.ts';
 
 const require = createRequire(join(root, 'packages/code-mode-runtime/package.json'));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
-// `--hosts`: the host shapes alone (the Node 22 pass); package names: those packages alone, no host shapes.
+// `--hosts`: the host shapes alone (the Node 22 pass); `--previous-release`: the previous-release plugin alone;
+// package names: those packages alone, no host shapes.
 const hostsOnly = process.argv.includes('--hosts');
+const previousOnly = process.argv.includes('--previous-release');
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const wanted = only.length ? packages.filter((p) => only.some((o) => p.name.includes(o))) : packages;
 const runsHere = (pkg: Pkg) => !pkg.nodeRange || semver.satisfies(process.version, pkg.nodeRange);
 for (const pkg of wanted.filter((p) => !runsHere(p))) {
   console.log(`check-packs: skip ${pkg.name} — needs Node ${pkg.nodeRange}, this is ${process.version} (the other matrix pass checks it)`);
 }
-const selected = hostsOnly ? [] : wanted.filter(runsHere);
+const selected = hostsOnly || previousOnly ? [] : wanted.filter(runsHere);
 
 const work = mkdtempSync(join(tmpdir(), 'switchyard-packs-'));
 const tarballs = join(work, 'tarballs');
@@ -63,6 +68,8 @@ function copyWithDependencies(name: string, dir: string, seen: Set<string>) {
 }
 
 const tarballOf = packAll(tarballs);
+// Built while the packages are checked (it needs none of the tarballs); installed after them.
+const previousPlugin = only.length === 0 && !hostsOnly ? buildPreviousReleasePlugin() : undefined;
 
 async function check(pkg: Pkg): Promise<string | undefined> {
   const dir = join(work, pkg.name.replace('@switchyard/', ''));
@@ -187,7 +194,12 @@ async function checkOldNodePackages(nodeBin: string, version: string): Promise<s
 }
 
 await Promise.all([worker(), worker(), worker()]);
-if (only.length === 0) failures.push(...(await checkHostShapes()));
+if (only.length === 0 && !previousOnly) failures.push(...(await checkHostShapes()));
+if (previousPlugin) {
+  const { problem, note } = await checkPreviousReleasePlugin(await previousPlugin, tarballOf);
+  if (problem) failures.push(`previous release: ${problem}`);
+  console.log(problem ? 'check-packs: FAIL previous release' : `check-packs: ok   previous release — ${note}`);
+}
 rmSync(work, { recursive: true, force: true });
 if (failures.length) {
   console.error(failures.join('\n\n'));

@@ -1,7 +1,7 @@
 import { createCodeMode } from '@switchyard/code-mode';
 import { createCodeModeRuntime, replayCells, sealCellJournal } from '@switchyard/code-mode-runtime';
 import { defineFunctionTool } from '@switchyard/kit';
-import type { CellJournalRecord } from '@switchyard/protocol';
+import type { CellHost, CellJournalRecord, CellObservation } from '@switchyard/protocol';
 import { createSession } from '@switchyard/session';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
@@ -75,6 +75,64 @@ describe('replayCells: a recorded turn re-run offline', { timeout: 120_000 }, ()
       figures.push(`${CELLS.length} recorded cells re-run offline: outputs identical, ${runs - toolRuns} tool runs, an edited cell failed "${diverged!.error!.slice(0, 60)}…"`);
     } finally {
       await replayRuntime.shutdown();
+    }
+  });
+
+  it('a call whose result the journal lacks is the one `unanswered` call: it fails in the cell with the reason, no tool runs, the rest replays', async () => {
+    const runs: string[] = [];
+    const records: CellJournalRecord[] = [];
+    const host: CellHost = {
+      invokeTool: async (request) => {
+        runs.push(request.runtimeToolCallId);
+        return { name: `item-${JSON.parse(request.inputJson ?? '{}').id}-${Math.random().toString(36).slice(2, 6)}` };
+      },
+      notify: () => undefined,
+      cellClosed: () => undefined,
+      journal: (update) => void (update.type === 'cell-closed' && records.push(update.record)),
+    };
+    const source = `const a = await tools.lookup({ id: 1 }); const b = await tools.lookup({ id: 2 }).catch((e) => ({ name: e.message })); text(a.name + ' | ' + b.name);`;
+    const tools = [{ name: 'lookup', description: 'Looks an id up.', kind: 'function' as const }];
+    const runtime = createCodeModeRuntime({ workers: { shared: false } });
+    try {
+      const session = runtime.openSession(host);
+      const created = await session.createCell({ source, tools, yieldTimeMs: 30_000 });
+      let observation: CellObservation = created.observation;
+      const items = [...observation.items];
+      while (observation.kind === 'yielded') {
+        observation = await session.observe(created.cellId, { yieldTimeMs: 30_000 });
+        items.push(...observation.items);
+      }
+      await session.shutdown();
+      expect(observation).toMatchObject({ kind: 'completed' });
+      expect(runs).toEqual(['tool-1', 'tool-2']);
+      expect(records).toHaveLength(1);
+      const [a, b] = (items[0] as { text: string }).text.split(' | ');
+      expect(b).toMatch(/^item-2-/);
+
+      // the whole journal: nothing unanswered, the same output, no tool run
+      const [whole] = await replayCells(records, { runtime });
+      expect(whole!.items).toEqual(items);
+      expect(whole!.unanswered).toEqual([]);
+      const record = records[0]!;
+      expect(record.entries.split(',')).toContain('r2');
+      // tool-2's delivery stripped, its result kept (as a result that came while the runtime was lost): answered from the journal
+      const undelivered = sealCellJournal({ ...record, entries: record.entries.split(',').filter((entry) => entry !== 'r2').join(',') });
+      const [late] = await replayCells([undelivered], { runtime });
+      expect(late!.items).toEqual(items);
+      expect(late!.unanswered).toEqual([]);
+      // tool-2's result (and its delivery) stripped: the replay asks for it, the journal has no answer
+      const stripped = sealCellJournal({
+        ...record,
+        entries: record.entries.split(',').filter((entry) => entry !== 'r2').join(','),
+        calls: record.calls.map((call) => (call.id === 'tool-2' ? { id: call.id, tool: call.tool, hash: call.hash } : call)),
+      });
+      const [replayed] = await replayCells([stripped], { runtime });
+      expect(replayed!.unanswered).toEqual([{ runtimeToolCallId: 'tool-2', tool: 'lookup' }]);
+      expect(replayed!.error).toBeUndefined();
+      expect(replayed!.items).toEqual([{ type: 'input_text', text: `${a} | tool \`lookup\` was not run in the replay: the journal has no result for tool-2` }]);
+      expect(runs).toEqual(['tool-1', 'tool-2']);
+    } finally {
+      await runtime.shutdown();
     }
   });
 });

@@ -1,9 +1,11 @@
+import { notJsonResultText } from '@switchyard/kit';
 import { errorMessage, type CellHost, type CellToolRequest, type CellToolResult, type JournalCallResult } from '@switchyard/protocol';
 
 /**
  * A nested call's outcome as a journal records it and as a cell receives it: the result's JSON
  * text (the host's one encode of a value, or the text it held), or the text the cell's promise
- * rejects with. Shared by the in-process journal keeper and the agent host's call proxy.
+ * rejects with. Shared by the cell (its host's answer), the in-process journal keeper and the
+ * agent host's call proxy.
  */
 
 /** The text of a failed call: a string as it is, anything else its message. */
@@ -16,7 +18,7 @@ export function encodeValue(value: unknown): JournalCallResult {
   try {
     return { ok: true, json: JSON.stringify(value) };
   } catch (error) {
-    return { ok: false, error: `tool result is not JSON-serializable: ${errorMessage(error)}` };
+    return { ok: false, error: notJsonResultText(error) };
   }
 }
 

@@ -33,6 +33,12 @@ interface JournalEntryCall {
 
 const bytesOf = (text: string | undefined) => (text === undefined ? 0 : Buffer.byteLength(text, 'utf8'));
 
+/** What a call's record takes of `maxBytes`: its id, tool and argument hash (ASCII but for the tool name), 8 for the rest. */
+const callBytes = (call: { readonly id: string; readonly tool: string; readonly hash: string }) => call.id.length + call.tool.length + call.hash.length + 8;
+
+/** What a call's outcome takes of `maxBytes`: its JSON text or its error text. */
+const resultBytes = (result: JournalCallResult | undefined) => (result === undefined ? 0 : bytesOf(result.ok ? result.json : result.error));
+
 /** The sentence a cell lost with an unresumable journal adds to its failure. */
 export function overBudget(maxBytes: number): string {
   return `its journal passed ${maxBytes} bytes (maxJournalBytes)`;
@@ -82,7 +88,7 @@ export class CellJournal {
     if (journal.unresumable !== undefined) return journal;
     journal.entries = record.entries;
     let bytes = record.entries.length;
-    for (const call of record.calls) bytes += call.id.length + call.tool.length + call.hash.length + 8 + (call.result ? (call.result.ok ? bytesOf(call.result.json) : bytesOf(call.result.error)) : 0);
+    for (const call of record.calls) bytes += callBytes(call) + resultBytes(call.result);
     journal.bytes += bytes;
     if (journal.bytes > maxBytes) journal.markUnresumable(overBudget(maxBytes), false);
     return journal;
@@ -108,7 +114,7 @@ export class CellJournal {
   issue(id: string, tool: string, inputJson: string | undefined): { hash: string; written: void | Promise<void> } {
     const call: JournalEntryCall = { id, tool, hash: argumentsHash(inputJson), settled: false };
     this.calls.set(id, call);
-    this.charge(id.length + tool.length + call.hash.length + 8);
+    this.charge(callBytes(call));
     return { hash: call.hash, written: this.emit({ type: 'call-issued', cellId: this.cellId, call: { id, tool, hash: call.hash } }) };
   }
 
@@ -124,7 +130,7 @@ export class CellJournal {
     call.settled = true;
     if (this.unresumable !== undefined) return;
     call.result = result;
-    if (this.charge(result.ok ? bytesOf(result.json) : bytesOf(result.error))) this.emit({ type: 'call-settled', cellId: this.cellId, id, result });
+    if (this.charge(resultBytes(result))) this.emit({ type: 'call-settled', cellId: this.cellId, id, result });
   }
 
   /** Output items the host handed out (an observation's). */

@@ -1,7 +1,7 @@
 import type { CellHost, CellJournalRecord, CellJournalUpdate, CellToolRequest, CellToolResult, ContentItem, JournalCallResult } from '@switchyard/protocol';
 import { CellJournal, type CellJournalStart } from './cell-journal';
 import { asHostAnswer, failureText, runOnHost } from './call-outcome';
-import { divergence } from '../cell-replay';
+import { divergence, divergenceReason } from '../cell-replay';
 import { newSessionId } from './state';
 
 /**
@@ -40,10 +40,6 @@ export class EngineJournals {
     const journal = CellJournal.restored(record, this.maxBytes, this.report, () => this.id);
     this.journals.set(record.cellId, journal);
     return journal;
-  }
-
-  get(cellId: string): CellJournal | undefined {
-    return this.journals.get(cellId);
   }
 
   entries(cellId: string, entries: string): void {
@@ -91,7 +87,7 @@ export class EngineJournals {
     const key = `${cellId}\u0000${id}`;
     const journaled = journal.call(id);
     if (journaled) {
-      if (!journal.matches(id, tool, request.inputJson)) throw divergence(cellId, `it called tools.${tool} where its journal has tools.${journaled.tool} (${id})`);
+      if (!journal.matches(id, tool, request.inputJson)) throw divergence(cellId, divergenceReason(id, tool, journaled.tool));
       if (journaled.result) return asHostAnswer(journaled.result);
       const joined = this.running.get(key);
       if (joined) return asHostAnswer(await joined);

@@ -55,6 +55,24 @@ describe('invokeTool', () => {
     expect(blocked.item).toMatchObject({ output: 'Tool call blocked by PreToolUse hook: no weather. Tool: forecast__get_weather' });
     expect(blocked.hookInputs.pre).toHaveLength(1);
 
+    // the runner's optional members reach the registry: PostToolUseFailure feedback, and hasToolHooks
+    const failing = defineFunctionTool({ name: 'failing', description: 'Fails.', parameters: { type: 'object' }, handle: () => Promise.reject(new Error('disk full')) });
+    const failures: string[] = [];
+    const asked: string[] = [];
+    const own = {
+      runPreToolUse: async () => ({ blocked: false, additionalContexts: [] }),
+      runPostToolUse: async () => ({ additionalContexts: [] }),
+      runPostToolUseFailure: async (request: { error: string }) => (failures.push(request.error), { feedback: 'retry after cleanup', additionalContexts: [] }),
+      hasToolHooks: (event: string, request: { toolName: string }) => (asked.push(`${event} ${request.toolName}`), event !== 'PreToolUse'),
+    };
+    const failed = await invokeTool(failing, {}, { callId: 'c-6', hooks: own });
+    expect(failed.item).toEqual({ type: 'function_call_output', call_id: 'c-6', output: 'retry after cleanup' });
+    expect(failed.error?.message).toBe('tool failing failed: disk full');
+    expect(failures).toEqual(['tool failing failed: disk full']);
+    // no PreToolUse hook matches: none ran, as in a session
+    expect(asked).toEqual(['PreToolUse failing']);
+    expect(failed.hookInputs.pre).toEqual([]);
+
     const relay: ToolExecutor = defineFunctionTool({
       name: 'relay',
       description: 'Asks the weather tool.',

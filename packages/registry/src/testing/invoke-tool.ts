@@ -39,7 +39,8 @@ export interface InvokeToolOptions {
   /**
    * Hooks around the call. Default: a runner that records every hook input and lets the call
    * continue, so `hookInputs` shows what PreToolUse/PostToolUse would see. `false`: no hook runner
-   * at all (a session without hooks). A runner of your own is recorded too.
+   * at all (a session without hooks). A runner of your own is recorded too, and its
+   * `runPostToolUseFailure` and `hasToolHooks` are used as a session would use them.
    */
   hooks?: HookRunner | false;
   /** Other executors registered beside it: the handler's `invocation.tools` reaches them (hooks and all). */
@@ -155,9 +156,13 @@ function isPayload(input: ToolCallInput): input is ToolPayload {
   return keys.length === 2 && keys.includes(PAYLOAD_FIELDS[kind as ToolPayloadKind]);
 }
 
-/** A hook runner that records every input, then answers with `inner` (or "continue"). */
+/**
+ * A hook runner that records every input, then answers with `inner` (or "continue"). The inner
+ * runner's optional members the registry calls (`runPostToolUseFailure`, `hasToolHooks`) are
+ * passed through, so a call meets the hooks it would meet in a session.
+ */
 function recordingHooks(inner: HookRunner | undefined, record: RecordedHookInputs): HookRunner {
-  return {
+  const runner: HookRunner = {
     async runPreToolUse(request): Promise<PreToolUseOutcome> {
       record.pre.push(request);
       return inner ? inner.runPreToolUse(request) : { blocked: false, additionalContexts: [] };
@@ -167,4 +172,9 @@ function recordingHooks(inner: HookRunner | undefined, record: RecordedHookInput
       return inner ? inner.runPostToolUse(request) : { additionalContexts: [] };
     },
   };
+  const runFailure = inner?.runPostToolUseFailure;
+  const hasToolHooks = inner?.hasToolHooks;
+  if (runFailure) runner.runPostToolUseFailure = (request) => runFailure.call(inner, request);
+  if (hasToolHooks) runner.hasToolHooks = (event, request) => hasToolHooks.call(inner, event, request);
+  return runner;
 }
