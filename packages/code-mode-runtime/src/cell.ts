@@ -17,6 +17,7 @@ import { watchCpu } from './cpu-watch';
 import { stripTypesBounded } from './type-stripper';
 import { nullPrototype } from './null-prototype';
 import { maxValueChars, valueTooLarge } from './value-limit';
+import { defaultMaxStoredBytes } from './host-limits';
 import { cellToolRequest } from './tool-request';
 import { CellReplay, divergence, type ReplayJournal } from './cell-replay';
 import { runOnHost } from './journal/call-outcome';
@@ -35,6 +36,12 @@ export interface CellLimits {
   maxOutputItems: number;
   /** Pending timers per cell; `setTimeout` beyond it throws inside the cell. */
   maxTimers: number;
+  /**
+   * UTF-8 bytes of the cell's own stored writes, keys included (the session's `maxStoredBytes`,
+   * default `defaultMaxStoredBytes(heapMb)`): the `store()` that passes it throws and the cell
+   * fails with none of its writes stored. Writes that no budget could take never leave the isolate.
+   */
+  maxStoredBytes?: number;
 }
 
 /** Node fires a delay above 2^31 − 1 ms after 1 ms (with a TimeoutOverflowWarning); longer delays are clamped to it. */
@@ -150,6 +157,7 @@ export class Cell {
           maxTimers: limits.maxTimers,
           maxValueChars: maxValueChars(limits.heapMb),
           heapMb: limits.heapMb,
+          maxStoredBytes: limits.maxStoredBytes ?? defaultMaxStoredBytes(limits.heapMb),
         },
       };
       const config = JSON.stringify(preludeConfig);

@@ -47,8 +47,9 @@ export interface CodeModeRuntimeOptions {
   storedValues?: boolean;
   /**
    * UTF-8 bytes of a session's stored values (keys and JSON), checked by the agent host when a cell
-   * commits: a commit over it fails that cell and stores none of its writes. Default heapMb / 4 MiB
-   * (33,554,432 at 128 MB), so the snapshot a new cell receives always fits its heap.
+   * commits: a commit over it fails that cell and stores none of its writes. Also checked inside the
+   * isolate against the cell's own writes, so writes that could never commit never leave it. Default
+   * heapMb / 4 MiB (33,554,432 at 128 MB), so the snapshot a new cell receives always fits its heap.
    */
   maxStoredBytes?: number;
   /** Keys of a session's stored values (checked like `maxStoredBytes`). Default 10,000. */

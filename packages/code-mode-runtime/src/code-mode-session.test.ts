@@ -273,6 +273,26 @@ describe('stored values', () => {
     expect(await env.texts(`text([load('a'), load('b')]);`)).toEqual(['[1,2]']);
   });
 
+  it("a cell whose own writes pass maxStoredBytes fails with the budget even when it caught the throw; none of its writes are stored", async () => {
+    const small = setup({}, { maxStoredBytes: 64 });
+    try {
+      expect(await small.texts(`store('k', 'early'); text('stored');`)).toEqual(['stored']);
+      // 'k' + '"changed"' is 10 bytes; 'big' + 102 bytes of JSON passes 64
+      const over = await small.run(`store('k', 'changed'); try { store('big', 'x'.repeat(100)); } catch (e) { text('caught ' + typeof e); } text(String(load('big')));`);
+      expect(over).toMatchObject({
+        kind: 'completed',
+        error: "exec stored values budget exceeded: this cell's writes passed 64 bytes (maxStoredBytes); none of its writes were stored, earlier values are unchanged",
+        items: [{ type: 'input_text', text: 'caught string' }, { type: 'input_text', text: 'undefined' }],
+      });
+      expect(await small.texts(`text(load('k')); text(String(load('big')));`)).toEqual(['early', 'undefined']);
+      // within the budget, the same session stores as before
+      expect(await small.texts(`store('k', 'later'); text(load('k'));`)).toEqual(['later']);
+      expect(await small.texts(`text(load('k'));`)).toEqual(['later']);
+    } finally {
+      await small.runtime.shutdown();
+    }
+  });
+
   it('keeps sessions apart', async () => {
     await env.texts(`store('private', 'mine');`);
     const other = env.runtime.openSession(createTestHost().host);

@@ -22,6 +22,7 @@ export function createEngineSession(
       maxOutputBytes: engine.maxOutputBytes,
       maxOutputItems: engine.maxOutputItems,
       maxTimers: engine.maxTimers,
+      maxStoredBytes: engine.maxStoredBytes,
     },
     maxCells: engine.maxCells,
     storedValues: engine.storedValues,

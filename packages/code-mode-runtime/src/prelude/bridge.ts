@@ -88,6 +88,8 @@ export interface PreludeLimits {
   maxValueChars: number;
   /** For the value size error's text */
   heapMb: number;
+  /** UTF-8 bytes of the cell's own stored writes, keys included (the session's `maxStoredBytes`) */
+  maxStoredBytes: number;
 }
 
 /** `$1` (as JSON): the cell's tools, whether `store`/`load` exist, its limits, its seed and what a replay answers. */

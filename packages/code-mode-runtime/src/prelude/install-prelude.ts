@@ -47,16 +47,21 @@ function errorText(error: unknown, config: PreludeConfig): string {
 /**
  * Settles the cell once: flushes the calls started in the settling run (the runtime then cancels
  * them), sends one `write` per stored write (each within the value size limit), then `done` with
- * their count; the runtime commits the writes only when the count matches.
+ * their count; the runtime commits the writes only when the count matches. A cell whose writes
+ * passed the stored-values budget fails with that (after its own error, if it failed), writing nothing.
  */
-function createSettle(config: PreludeConfig, state: CellState, send: Send, writes: Record<string, string>, flushCalls: () => void) {
+function createSettle(config: PreludeConfig, state: CellState, send: Send, stored: ReturnType<typeof createStore>, flushCalls: () => void) {
   return function settle(failed: boolean, error?: unknown): void {
     if (state.finished) return;
     flushCalls();
     state.finished = true;
     try {
-      const failedForReal = failed && error !== EXIT;
-      const text = failedForReal ? errorText(error, config) : '';
+      const overBudget = stored.overBudget();
+      const threw = failed && error !== EXIT;
+      let text = threw ? errorText(error, config) : '';
+      if (overBudget !== undefined && text !== overBudget) text = threw ? `${text}\n${overBudget}` : overBudget;
+      const failedForReal = threw || overBudget !== undefined;
+      const writes = stored.writes();
       let count = 0;
       for (const key in writes) {
         send('write', key, writes[key]);
@@ -82,7 +87,7 @@ export function installPrelude(post: PostFunction, config: PreludeConfig, stored
   const timers = createTimers(config.limits, state, send);
   const tools = createTools(config.tools, config.limits, state, send);
   const stored = createStore(storedPairs, config.limits);
-  const settle = createSettle(config, state, send, stored.writes, tools.flushCalls);
+  const settle = createSettle(config, state, send, stored, tools.flushCalls);
   const globals: Record<string, unknown> = {
     tools: tools.toolFunctions,
     ALL_TOOLS: tools.allTools,

@@ -19,6 +19,7 @@ const LIMITS: PreludeLimits = {
   maxTimers: 3,
   maxValueChars: 64,
   heapMb: 32,
+  maxStoredBytes: 40,
 };
 
 describe('the generated bundle', () => {
@@ -145,10 +146,27 @@ describe('tools and store', () => {
     expect(load('old')).toEqual({ v: 1 });
     store('new', [1, 2]);
     expect(load('new')).toEqual([1, 2]);
-    expect({ ...writes }).toEqual({ new: '[1,2]' });
+    expect({ ...writes() }).toEqual({ new: '[1,2]' });
     expect(() => store('big', 'x'.repeat(100))).toThrow('the JSON of a store() value is 102 characters');
     expect(() => store('f', () => 1)).toThrow('Unable to store "f". Only plain serializable objects can be stored.');
     expect(load('k'.repeat(100))).toBeUndefined();
+  });
+
+  it("store counts the cell's own writes (UTF-8, the last write of a key) against maxStoredBytes and drops them all past it", () => {
+    const { store, writes, overBudget } = createStore([['old', '"x"'.repeat(10)]], LIMITS);
+    // the snapshot does not count: only what this cell writes (key bytes and JSON bytes)
+    store('a', 'x'.repeat(10)); // 1 + 12
+    store('a', 'é'.repeat(10)); // 1 + 22: replaces the first write of 'a'
+    store('b', 'x'.repeat(14)); // 1 + 16: 40 in all, the budget
+    expect({ ...writes() }).toEqual({ a: `"${'é'.repeat(10)}"`, b: `"${'x'.repeat(14)}"` });
+    expect(overBudget()).toBeUndefined();
+    const budget = "exec stored values budget exceeded: this cell's writes passed 40 bytes (maxStoredBytes); none of its writes were stored, earlier values are unchanged";
+    expect(() => store('c', 1)).toThrow(budget);
+    expect(overBudget()).toBe(budget);
+    expect({ ...writes() }).toEqual({});
+    // later writes throw the same, even small ones
+    expect(() => store('d', 1)).toThrow(budget);
+    expect({ ...writes() }).toEqual({});
   });
 });
 
@@ -197,6 +215,21 @@ describe('the bundled closure', () => {
     await new Promise((resolve) => setImmediate(resolve));
     cell.run(`settle(true, 'boom')`);
     expect(cell.messages).toEqual([['text', '{"a":1}'], ['notify', ' x '], ['calls', ['tool-1', 'echo', '{"q":1}']], ['write', 's', '[1]'], ['done', 1, 'boom', 1]]);
+  });
+
+  it('a cell whose writes passed maxStoredBytes fails with the budget and sends none of them, even when it caught the throw', () => {
+    const budget = "exec stored values budget exceeded: this cell's writes passed 40 bytes (maxStoredBytes); none of its writes were stored, earlier values are unchanged";
+    // room in the value size limit for the budget's text (a real cell's limit is at least 1,048,576 characters)
+    const roomy: PreludeConfig = { ...config, limits: { ...LIMITS, maxValueChars: 1_000 } };
+    const caught = evaluateBundle(roomy);
+    caught.run(`const settle = globalThis.__switchyard_take(); store('a', 1); try { store('b', 'x'.repeat(50)); } catch (e) { text(e.slice(0, 34)); } settle(false);`);
+    expect(caught.messages).toEqual([['text', 'exec stored values budget exceeded'], ['done', 1, budget, 0]]);
+    const uncaught = evaluateBundle(roomy);
+    uncaught.run(`const settle = globalThis.__switchyard_take(); try { store('b', 'x'.repeat(50)); } catch (e) { settle(true, e); }`);
+    expect(uncaught.messages).toEqual([['done', 1, budget, 0]]);
+    const other = evaluateBundle(roomy);
+    other.run(`const settle = globalThis.__switchyard_take(); try { store('b', 'x'.repeat(50)); } catch {} settle(true, 'boom');`);
+    expect(other.messages).toEqual([['done', 1, `boom\n${budget}`, 0]]);
   });
 
   it('the exit sentinel settles as success; control messages after completion are ignored', () => {

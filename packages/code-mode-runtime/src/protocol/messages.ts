@@ -35,7 +35,7 @@ void everyCodeOnTheWire;
 
 // ---- the nested kinds ----------------------------------------------------------------------
 
-const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engine settings (the runtime enforces them per cell; the four host-side `max…` limits after `storedValues` are the agent host\'s, a runtime ignores them).', {
+const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engine settings (the runtime enforces them per cell; the four `max…` limits after `storedValues` are the agent host\'s, and a runtime ignores them except `maxStoredBytes`, which also bounds each cell\'s own stored writes inside its isolate).', {
   heapMb: integer,
   cpuTimeMs: optional(integer),
   wallTimeMs: optional(integer),
