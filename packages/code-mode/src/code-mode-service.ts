@@ -190,6 +190,8 @@ export class CodeModeService {
     if (state.version > 1) throw new SwitchyardError('INVALID_JOURNAL', `cannot restore Code Mode session ${sessionId}: its state is of version ${state.version}, newer than this package reads (1)`);
     const session = this.session(sessionId, options.tenant);
     if (!session.runtime.restore) throw new SwitchyardError('CONFIG', 'the Code Mode runtime cannot restore sessions (its sessions have no restore)');
+    // Checked before the gates are replaced: a live session's cells keep their records.
+    if (session.broker.hasCreatedCells) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
     const journal = options.journal ?? [];
     // The gates first: a restored cell's first nested call finds its tools.
     for (const cell of brokerCells(state.cells, journal)) session.broker.restoreCell(cell);

@@ -75,6 +75,21 @@ describe('Code Mode sessions that outlive their process', () => {
     expect(second.calls()).toBe(1);
   });
 
+  it('a restore onto a session that already created a cell is refused (INVALID_INPUT) and leaves its cells as they were', async () => {
+    const { mode } = codeMode();
+    const session = mode.service.session('s1');
+    const source = `const a = await tools.step({}); text('a=' + a.n); yield_control(); const b = await tools.step({}); text('b=' + b.n);`;
+    const created = await session.broker.createCell([step], 'exec-1', (cellId) =>
+      session.runtime.createCell({ cellId, source, tools: [{ name: 'step', description: 'steps', kind: 'function' }], yieldTimeMs: 10_000 }),
+    );
+    const state = JSON.parse(JSON.stringify(mode.exportState('s1')));
+    state.cells[0].execCallId = 'exec-9';
+    await expect(mode.restoreSession('s1', state)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'restore must come before the session creates its first cell' });
+    expect(mode.exportState('s1')).toMatchObject({ cells: [{ cellId: created.cellId, execCallId: 'exec-1' }] });
+    const end = await session.runtime.observe(created.cellId, { yieldTimeMs: 10_000 });
+    expect(end).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'b=2' }] });
+  });
+
   it('a state that is not a Code Mode state is refused (INVALID_JOURNAL); nothing is opened', async () => {
     const { mode } = codeMode();
     await expect(mode.restoreSession('s2', { format: 'switchyard.code-mode', version: 2 } as never)).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
