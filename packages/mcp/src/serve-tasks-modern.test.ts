@@ -24,10 +24,10 @@ async function rawClient(transport: InMemoryTransport) {
   };
   await transport.start();
   let sequence = 0;
-  return (method: string, params: Record<string, unknown> = {}, capabilities: Capabilities = { tasks: true, elicitation: true }) => {
+  return (method: string, params: Record<string, unknown> = {}, capabilities: Capabilities = { tasks: true, elicitation: true }, version = '2026-07-28') => {
     const id = ++sequence;
     const clientCapabilities = { ...(capabilities.elicitation ? { elicitation: {} } : {}), ...(capabilities.tasks ? { extensions: { [TASKS]: {} } } : {}) };
-    const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities };
+    const _meta = { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities };
     return new Promise<Record<string, any>>((resolve) => {
       waiting.set(id, resolve);
       void transport.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta } } as JSONRPCMessage);
@@ -65,6 +65,16 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
     const greet = await request('tools/call', { name: 'exec', arguments: { code: 'quick' } });
     expect(greet.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: header('Script completed').text }, { type: 'text', text: 'Hello, World!' }] });
     expect(greet.result.taskId).toBeUndefined();
+  });
+
+  it('answers a later request claiming another revision with UnsupportedProtocolVersionError (-32022)', async () => {
+    const { request } = await connect(cellHost());
+    await request('server/discover');
+    for (const version of ['2099-01-01', '2025-11-25']) {
+      const refused = await request('server/discover', {}, { tasks: true }, version);
+      expect(refused.error).toEqual({ code: -32022, message: `Unsupported protocol version: ${version}`, data: { supported: ['2026-07-28'], requested: version } });
+    }
+    expect((await request('tools/list')).result.tools.map((tool: { name: string }) => tool.name)).toEqual(['exec', 'wait']);
   });
 
   it('serves a yielding cell as a task: a flat CreateTaskResult, working with the cell in tasks/get, then completed with the whole output inlined', async () => {

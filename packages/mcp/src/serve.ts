@@ -9,6 +9,7 @@ import { capCallToolResult, codeModeMcpToolDefinitions, toolOutputToCallToolResu
 import { LEGACY_TASKS_CAPABILITY, handleLegacyTasks, handleModernTasks, legacyTask } from './serve-task-wire';
 import { CodeModeTaskEngine } from './serve-tasks';
 import { BoundedStdioServerTransport } from './stdio-transports';
+import { connectionWire } from './serve-wire';
 import { VERSION } from './version';
 
 export { capCallToolResult, codeModeMcpToolDefinitions, isFailedCodeModeOutput, toolOutputToCallToolResult } from './serve-results';
@@ -199,7 +200,7 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
   });
   let closing: Promise<void> | undefined;
   const stdio = options.transport ? undefined : stdioTransport(options, () => void close());
-  const wire = observeClose(options.transport ?? stdio!.transport, () => void close());
+  const wire = connectionWire(options.transport ?? stdio!.transport, { onClose: () => void close(), era: () => current?.era });
   const handle = serveStdio(({ era }) => buildInstance(era), { transport: wire, onerror: reportError });
 
   function close(): Promise<void> {
@@ -222,32 +223,6 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     close,
     requestApproval: (request, source) => (current ? current.desk.request(request, source) : Promise.resolve('denied')),
   };
-}
-
-/** `transport`, calling `onClose` once it closed (whoever closed it). */
-function observeClose(transport: Transport, onClose: () => void): Transport {
-  let notified = false;
-  const original = transport.close.bind(transport);
-  const wrapped: Transport = Object.create(transport) as Transport;
-  Object.defineProperty(wrapped, 'onclose', {
-    get: () => transport.onclose,
-    set: (listener: (() => void) | undefined) => {
-      transport.onclose = () => {
-        listener?.();
-        if (!notified) {
-          notified = true;
-          onClose();
-        }
-      };
-    },
-  });
-  for (const key of ['onmessage', 'onerror'] as const) {
-    Object.defineProperty(wrapped, key, { get: () => transport[key], set: (value) => void (transport[key] = value) });
-  }
-  wrapped.start = () => transport.start();
-  wrapped.send = (message, sendOptions) => transport.send(message, sendOptions);
-  wrapped.close = () => original();
-  return wrapped;
 }
 
 /** The default stdio transport; `onEnd` runs when stdin ends or closes, until `detach()`. */
