@@ -1,9 +1,9 @@
 // MCP servers as executors.
 export { mcpTools } from './mcp-tools';
 export type { McpTools, McpToolsOptions, McpToolsEvent, McpServerStatus } from './mcp-tools';
-export type { McpWarning } from './server-connection';
+export type { McpWarning, McpTaskEvent } from './server-connection';
 export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './config';
-export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest } from './oauth';
+export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest, McpAuthorizationResponse } from './oauth';
 export type { McpElicitationHandler, McpElicitationRequest, McpElicitationResult } from './elicitation';
 
 // Code Mode served over MCP.

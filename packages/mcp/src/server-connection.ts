@@ -1,46 +1,28 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ToolListChangedNotificationSchema,
-  ToolSchema,
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
   type LoggingLevel,
-} from '@modelcontextprotocol/sdk/types.js';
-import {
-  FatalToolError,
-  SwitchyardError,
-  displayName,
-  errorMessage,
-  isJsonObject,
-  toolName,
-  type JsonObject,
-  type JsonSchema,
-  type ToolExecutor,
-  type ToolInvocation,
-  type ToolOutput,
-} from '@switchyard/protocol';
+  type OAuthClientProvider,
+  type Transport,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
+import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { FatalToolError, SwitchyardError, displayName, errorMessage, type JsonObject, type ToolExecutor, type ToolInvocation, type ToolOutput } from '@switchyard/protocol';
 import { invocationArguments } from '@switchyard/kit';
 import { z } from 'zod';
-import {
-  McpToolOutput,
-  checkStructuredContent,
-  errorCallToolResult,
-  mcpCallToolResultOutputSchema,
-  normalizeCallToolResult,
-  type McpCallToolResult,
-  type StructuredContentCheck,
-} from './call-result';
+import { ElicitationPause } from './call-timer';
+import { McpToolOutput, checkStructuredContent, errorCallToolResult, normalizeCallToolResult, type McpCallToolResult, type StructuredContentCheck } from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
-import { answerElicitations, elicitationCapabilities, type McpElicitationHandler } from './elicitation';
+import { answerElicitations, createElicitationAnswerer, elicitationCapabilities, type ElicitationAnswerer, type McpElicitationHandler } from './elicitation';
 import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
-import { createToolNamer } from './tool-names';
-import { ToolSchemaValidators } from './schema-dialect';
+import { RawChannel, createTaskSession } from './task-session';
+import { CallTimeoutError, callToolOnServer, type McpTaskStatus } from './tool-calls';
+import { buildListedTools, type ListedTool } from './tool-executors';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -81,12 +63,23 @@ export interface McpLogMessage {
   readonly data: unknown;
 }
 
+/** A status change of a call that runs as an MCP task. */
+export interface McpTaskEvent extends McpTaskStatus {
+  /** The configured server name. */
+  readonly server: string;
+  /** The raw MCP tool name. */
+  readonly tool: string;
+  /** The Switchyard call id of the call. */
+  readonly callId: string;
+}
+
 /** What a connection reports to its owner. */
 export interface ServerConnectionListener {
   warning(warning: McpWarning): void;
   toolsChanged(server: string): void;
   progress(progress: McpProgress): void;
   log(message: McpLogMessage): void;
+  task(event: McpTaskEvent): void;
 }
 
 /** Limits of one connection. */
@@ -104,16 +97,15 @@ export interface ServerConnectionLimits {
 /** Authorization rounds (401 → the user's consent → tokens) one connect or call may take. */
 const MAX_AUTHORIZATIONS = 2;
 
-
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
-const CallToolResultLooseSchema = z.looseObject({});
+const LooseResultSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_CHARS = 2000;
 
 /**
- * An SDK error message without the doubled prefix: a server built on the SDK sends its own
- * `McpError` message (`MCP error -32602: …`) as the JSON-RPC message, and the client's `McpError`
- * prefixes it again (`MCP error -32602: MCP error -32602: …`).
+ * An error message without a doubled prefix: a server built on the 1.x SDK sends its own error
+ * message (`MCP error -32602: …`) as the JSON-RPC message, and this client prefixes the code
+ * again (`MCP error -32602: MCP error -32602: …`).
  */
 export function withoutRepeatedPrefix(message: string): string {
   const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
@@ -128,13 +120,21 @@ function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${Number((ms / 1000).toFixed(3))}s`;
 }
 
+/** How the client opens a connection: stdio servers speak 2025-11-25 unless told; HTTP ones are asked (`server/discover`). */
+function negotiationMode(resolved: ResolvedServerConfig): VersionNegotiationMode {
+  const protocol = resolved.config.protocol ?? (isStdioConfig(resolved.config) ? 'legacy' : 'auto');
+  return protocol === '2026-07-28' ? { pin: '2026-07-28' } : protocol;
+}
+
 /** One configured server: its client, its current executors, its failure. Never throws to the host. */
 export class McpServerConnection {
   readonly name: string;
   readonly namespace: string;
   private currentState: McpServerState = 'starting';
   private client: Client | undefined;
+  private session: TaskEnabledSession | undefined;
   private tools: readonly ToolExecutor[] = [];
+  private listed = new Map<string, ListedTool>();
   private failure: string | undefined;
   private stderrTail = '';
   private refreshing: Promise<void> | undefined;
@@ -143,6 +143,9 @@ export class McpServerConnection {
   private readonly reportedSkips = new Set<string>();
   private transport: Transport | undefined;
   private authProvider: OAuthClientProvider | undefined;
+  /** The server's elicitations waiting for the user: they pause its calls' time limits. */
+  private readonly pause = new ElicitationPause();
+  private readonly answerer: ElicitationAnswerer | undefined;
 
   constructor(
     private readonly resolved: ResolvedServerConfig,
@@ -151,6 +154,10 @@ export class McpServerConnection {
   ) {
     this.name = resolved.name;
     this.namespace = resolved.namespace;
+    const handler = limits.onElicitation;
+    this.answerer = handler
+      ? createElicitationAnswerer(this.name, handler, (message) => listener.warning({ kind: 'elicitation-failed', server: this.name, message: `MCP server \`${this.name}\`: ${message}` }), this.pause)
+      : undefined;
   }
 
   get state(): McpServerState {
@@ -160,6 +167,11 @@ export class McpServerConnection {
   /** Why the server failed, when it did. */
   get error(): string | undefined {
     return this.failure;
+  }
+
+  /** The protocol family the connection settled on once started: `legacy` (up to 2025-11-25) or `modern` (2026-07-28). */
+  get protocol(): 'legacy' | 'modern' | undefined {
+    return this.client?.getProtocolEra();
   }
 
   /** The executors of the current tool list; empty unless the server is ready. */
@@ -181,9 +193,8 @@ export class McpServerConnection {
     try {
       const work = this.connectAndList(controller.signal, startupTimeoutMs);
       work.catch(() => undefined);
-      const tools = await Promise.race([work, timedOut]);
+      await Promise.race([work, timedOut]);
       if (this.currentState !== 'starting') return;
-      this.tools = tools;
       this.currentState = 'ready';
       if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
@@ -195,18 +206,27 @@ export class McpServerConnection {
 
   /**
    * Connects and lists the tools. An OAuth authorization the host granted during the attempt
-   * (`auth.authorize` answered a code) is finished with the SDK's `finishAuth` and the connection
-   * made again with the new tokens.
+   * (`auth.authorize` answered) is finished with the SDK's `finishAuth` and the connection made
+   * again with the new tokens.
    */
-  private async connectAndList(signal: AbortSignal, timeout: number): Promise<ToolExecutor[]> {
+  private async connectAndList(signal: AbortSignal, timeout: number): Promise<void> {
     for (let round = 0; ; round++) {
       const transport = this.createTransport();
       this.transport = transport;
-      const client = this.createClient();
+      const channel = new RawChannel();
+      const capabilities = elicitationCapabilities(this.limits.onElicitation);
+      const client = this.createClient(capabilities);
       this.client = client;
       try {
-        await client.connect(transport, { signal, timeout });
-        return await this.listTools(signal, timeout);
+        await client.connect(channel.wrap(transport), { signal, timeout });
+        this.session = createTaskSession(client, channel, capabilities, {
+          server: this.name,
+          declaration: (rawName) => this.listed.get(rawName)?.declaration,
+          ...(this.answerer ? { answerer: this.answerer } : {}),
+          onError: () => undefined, // a task's own failure reaches its call
+        });
+        await this.applyList(await this.listTools(signal, timeout));
+        return;
       } catch (error) {
         if (!(await this.finishAuthorization(error, round))) throw error;
         await client.close().catch(() => undefined);
@@ -214,27 +234,31 @@ export class McpServerConnection {
     }
   }
 
-  /** After an `UnauthorizedError` with a code from the host: exchanges it for tokens; true when the request may be made again. */
+  /** After an `UnauthorizedError` with an answer from the host: exchanges it for tokens; true when the request may be made again. */
   private async finishAuthorization(error: unknown, round: number): Promise<boolean> {
     const provider = this.authProvider;
     const transport = this.transport;
     if (!(error instanceof UnauthorizedError) || !(provider instanceof StoreOAuthProvider) || !(transport instanceof StreamableHTTPClientTransport)) return false;
-    const code = provider.takeAuthorizationCode();
-    if (code === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
-    await transport.finishAuth(code);
+    const callback = provider.takeAuthorizationCallback();
+    if (callback === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
+    await transport.finishAuth(callback);
     return true;
   }
 
-  private createClient(): Client {
-    const onElicitation = this.limits.onElicitation;
-    const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: elicitationCapabilities(onElicitation) });
-    answerElicitations(client, this.name, onElicitation, (message) =>
-      this.listener.warning({ kind: 'elicitation-failed', server: this.name, message: `MCP server \`${this.name}\`: ${message}` }),
+  private createClient(capabilities: ReturnType<typeof elicitationCapabilities>): Client {
+    const client = new Client(
+      { name: 'switchyard', version: VERSION },
+      {
+        capabilities,
+        versionNegotiation: { mode: negotiationMode(this.resolved) },
+        // 2025-11-25: notifications/tools/list_changed; 2026-07-28: a subscriptions/listen stream the SDK opens.
+        listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.scheduleRefresh() } },
+      },
     );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    answerElicitations(client, this.answerer);
+    client.setNotificationHandler('notifications/message', (notification) => {
       const { level, logger, data } = notification.params;
-      this.listener.log({ server: this.name, level, ...(logger !== undefined ? { logger } : {}), data });
+      this.listener.log({ server: this.name, level: level as LoggingLevel, ...(logger !== undefined ? { logger } : {}), data });
     });
     client.onclose = () => {
       if (this.client === client) this.handleClose();
@@ -294,14 +318,18 @@ export class McpServerConnection {
     this.failure = stderr ? `${reason}\nstderr: ${stderr.split('\n').slice(-5).join('\n')}` : reason;
     this.currentState = 'failed';
     this.tools = [];
+    this.listed.clear();
     this.listener.warning({ kind: 'server-failed', server: this.name, message: `MCP server \`${this.name}\` ${this.failure}` });
     if (hadTools) this.listener.toolsChanged(this.name);
     const client = this.client;
     this.client = undefined;
+    void this.session?.close().catch(() => undefined);
+    this.session = undefined;
     client?.close().catch(() => undefined);
   }
 
-  private async listTools(signal: AbortSignal | undefined, timeout: number): Promise<ToolExecutor[]> {
+  /** Every page of the raw `tools/list` (a loose schema: one bad tool must not hide the others). */
+  private async listTools(signal: AbortSignal | undefined, timeout: number): Promise<unknown[]> {
     const client = this.client;
     if (!client) throw new Error('not connected');
     const raw: unknown[] = [];
@@ -315,7 +343,23 @@ export class McpServerConnection {
       seen.add(result.nextCursor);
       cursor = result.nextCursor;
     }
-    return this.buildExecutors(raw);
+    return raw;
+  }
+
+  /** Builds the executors of a raw list and makes them current. */
+  private async applyList(rawTools: readonly unknown[]): Promise<void> {
+    const listed = buildListedTools(rawTools, {
+      name: this.name,
+      namespace: this.namespace,
+      resolved: this.resolved,
+      instructions: this.client?.getInstructions(),
+      checksHeaders: !isStdioConfig(this.resolved.config) && this.client?.getProtocolEra() === 'modern',
+      runsTasks: this.session !== undefined,
+      skip: (tool, reason) => this.skip(tool, reason),
+      handleCall: (rawName, invocation, checkOutput) => this.handleCall(rawName, invocation, checkOutput),
+    });
+    this.listed = new Map(listed.map((tool) => [tool.definition.name, tool]));
+    this.tools = listed.map((tool) => tool.executor);
   }
 
   private skip(tool: string, reason: string): void {
@@ -323,106 +367,6 @@ export class McpServerConnection {
     if (this.reportedSkips.has(key)) return;
     this.reportedSkips.add(key);
     this.listener.warning({ kind: 'tool-skipped', server: this.name, tool, message: `MCP server \`${this.name}\`: skipped tool \`${tool}\`: ${reason}` });
-  }
-
-  /** A tool's input and output schemas with their checks; `undefined` (and a warning) when one cannot be used. */
-  private compileSchemas(
-    rawName: string,
-    source: { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown> },
-    validators: ToolSchemaValidators,
-  ): { parameters: JsonSchema; outputSchema?: JsonSchema; checkOutput?: StructuredContentCheck } | undefined {
-    let parameters: JsonSchema;
-    try {
-      parameters = validators.compile(source.inputSchema).schema;
-    } catch (error) {
-      this.skip(rawName, `input schema cannot be used: ${errorMessage(error)}`);
-      return undefined;
-    }
-    if (parameters.properties === undefined || parameters.properties === null) parameters.properties = {};
-    if (!source.outputSchema) return { parameters };
-    try {
-      // The output schema is nested in the CallToolResult schema, where `$schema` has no place;
-      // its check is compiled in its own dialect all the same.
-      const { schema, check } = validators.compile(source.outputSchema);
-      const { $schema: _dialect, ...outputSchema } = schema;
-      return { parameters, outputSchema: outputSchema as JsonSchema, checkOutput: check };
-    } catch (error) {
-      this.skip(rawName, `output schema cannot be used: ${errorMessage(error)}`);
-      return undefined;
-    }
-  }
-
-  private buildExecutors(rawTools: readonly unknown[]): ToolExecutor[] {
-    const config = this.resolved.config;
-    const enabled = config.enabledTools ? new Set(config.enabledTools) : undefined;
-    const disabled = new Set(config.disabledTools ?? []);
-    const nameFor = createToolNamer();
-    const seenRaw = new Set<string>();
-    // Fresh validators per listing: ajv caches every compiled schema, and lists can change often.
-    const schemaValidators = new ToolSchemaValidators();
-    const executors: ToolExecutor[] = [];
-    for (const raw of rawTools) {
-      const rawName = isJsonObject(raw) && typeof raw.name === 'string' ? raw.name : '<unnamed>';
-      if ((enabled && !enabled.has(rawName)) || disabled.has(rawName)) continue;
-      const parsed = ToolSchema.safeParse(raw);
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(tool)'}: ${issue.message}`);
-        this.skip(rawName, `invalid tool definition (${problems.join('; ')})`);
-        continue;
-      }
-      if (seenRaw.has(rawName)) {
-        this.skip(rawName, 'listed twice');
-        continue;
-      }
-      seenRaw.add(rawName);
-      const source = raw as {
-        inputSchema: Record<string, unknown>;
-        outputSchema?: Record<string, unknown>;
-        description?: string;
-        title?: string;
-        execution?: { taskSupport?: string };
-      };
-      if (source.execution?.taskSupport === 'required') {
-        // A tools/call without a task is refused by such a tool, and this client runs no tasks.
-        this.skip(rawName, 'it requires task-based execution (`execution.taskSupport: "required"`), which this client does not support');
-        continue;
-      }
-      const schemas = this.compileSchemas(rawName, source, schemaValidators);
-      if (!schemas) continue;
-      const { parameters, outputSchema, checkOutput } = schemas;
-      executors.push(this.createExecutor(rawName, nameFor(rawName), source.description || source.title || '', parameters, outputSchema, checkOutput));
-    }
-    return executors;
-  }
-
-  private createExecutor(
-    rawName: string,
-    functionName: string,
-    description: string,
-    parameters: JsonSchema,
-    outputSchema: JsonSchema | undefined,
-    checkOutput: StructuredContentCheck | undefined,
-  ): ToolExecutor {
-    const config = this.resolved.config;
-    const namespaceDescription = config.description ?? this.client?.getInstructions();
-    const propertyNames = Object.keys(parameters.properties ?? {});
-    const executor: ToolExecutor = {
-      name: toolName(functionName, this.namespace),
-      spec: {
-        type: 'function',
-        name: functionName,
-        description,
-        strict: false,
-        parameters,
-        outputSchema: mcpCallToolResultOutputSchema(outputSchema ?? {}),
-      },
-      exposure: config.exposure ?? 'direct',
-      supportsParallelToolCalls: config.parallel ?? false,
-      ...(namespaceDescription ? { namespaceDescription } : {}),
-      searchText: [this.name, rawName, ...propertyNames].join(' '),
-      handle: (invocation) => this.handleCall(rawName, invocation, checkOutput),
-    };
-    return executor;
   }
 
   private async handleCall(rawName: string, invocation: ToolInvocation, checkOutput: StructuredContentCheck | undefined): Promise<ToolOutput> {
@@ -434,11 +378,19 @@ export class McpServerConnection {
     const args: JsonObject = invocationArguments(invocation, rawName);
     let result: McpCallToolResult;
     try {
-      result = await this.callTool(rawName, args, invocation.signal, (progress) => {
-        const event = { server: this.name, tool: rawName, callId: invocation.callId, ...progress };
-        this.listener.progress(event);
-        invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-progress', data: { server: this.name, tool: rawName, ...progress } });
-      });
+      result = await this.callTool(
+        rawName,
+        args,
+        invocation.signal,
+        (progress) => {
+          this.listener.progress({ server: this.name, tool: rawName, callId: invocation.callId, ...progress });
+          invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-progress', data: { server: this.name, tool: rawName, ...progress } });
+        },
+        (task) => {
+          this.listener.task({ server: this.name, tool: rawName, callId: invocation.callId, ...task });
+          invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-task-status', data: { server: this.name, tool: rawName, ...task } });
+        },
+      );
       result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
@@ -452,39 +404,42 @@ export class McpServerConnection {
   }
 
   /**
-   * Calls a tool by its raw MCP name. Resolves with the normalized result (an error result
-   * included); rejects when the server is not running, the call times out, the connection closes
-   * or `signal` aborts (the server then receives `notifications/cancelled`). `onProgress` receives
-   * the call's `notifications/progress` (each also restarts the timeout).
+   * Calls a tool by its raw MCP name, as an MCP task when the server runs it as one. Resolves with
+   * the normalized result (an error result included); rejects when the server is not running, the
+   * call times out (`toolTimeoutMs` without progress, `maxCallTimeMs` in all; neither counts the
+   * time an elicitation of the server waits for the user), the connection closes or `signal`
+   * aborts (the server then receives `notifications/cancelled`, or `tasks/cancel`).
+   * `onProgress` receives the call's `notifications/progress`, `onTaskStatus` a task's status changes
+   * (each also restarts the timeout).
    */
   async callTool(
     rawName: string,
     args: JsonObject,
     signal: AbortSignal,
     onProgress?: (progress: { progress: number; total?: number; message?: string }) => void,
+    onTaskStatus?: (status: McpTaskStatus) => void,
   ): Promise<McpCallToolResult> {
     const client = this.runningClient();
     signal.throwIfAborted();
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
+    const listed = this.listed.get(rawName);
     try {
-      const raw = await this.withAuthorization(() => client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
-        signal,
-        timeout,
-        resetTimeoutOnProgress: true,
-        onprogress: (progress) => {
-          try {
-            onProgress?.({
-              progress: progress.progress,
-              ...(progress.total !== undefined ? { total: progress.total } : {}),
-              ...(progress.message !== undefined ? { message: progress.message } : {}),
-            });
-          } catch {
-            // A broken listener must not fail the call.
-          }
-        },
-        ...(config.maxCallTimeMs ? { maxTotalTimeout: config.maxCallTimeMs } : {}),
-      }));
+      const raw = await this.withAuthorization(() =>
+        callToolOnServer(
+          { client, session: this.session, pause: this.pause },
+          {
+            rawName,
+            args,
+            signal,
+            idleMs: timeout,
+            ...(config.maxCallTimeMs ? { totalMs: config.maxCallTimeMs } : {}),
+            ...(listed ? { definition: listed.definition, declaration: listed.declaration } : {}),
+            ...(onProgress ? { onProgress } : {}),
+            ...(onTaskStatus ? { onTaskStatus } : {}),
+          },
+        ),
+      );
       return normalizeCallToolResult(raw);
     } catch (error) {
       throw this.describeRequestError(error, signal, 'tools/call', timeout);
@@ -515,7 +470,7 @@ export class McpServerConnection {
   async readResource(uri: string, signal: AbortSignal): Promise<JsonObject> {
     const client = this.runningClient();
     try {
-      return (await client.request({ method: 'resources/read', params: { uri } }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+      return (await client.request({ method: 'resources/read', params: { uri } }, LooseResultSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
     } catch (error) {
       throw this.describeRequestError(error, signal, 'resources/read', this.resolved.toolTimeoutMs);
     }
@@ -526,7 +481,7 @@ export class McpServerConnection {
     const client = this.runningClient();
     try {
       const params = cursor === undefined ? {} : { cursor };
-      return (await client.request({ method: 'resources/list', params }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+      return (await client.request({ method: 'resources/list', params }, LooseResultSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
     } catch (error) {
       throw this.describeRequestError(error, signal, 'resources/list', this.resolved.toolTimeoutMs);
     }
@@ -543,14 +498,13 @@ export class McpServerConnection {
   private describeRequestError(error: unknown, signal: AbortSignal, method: string, timeout: number): unknown {
     if (signal.aborted) return error;
     const config = this.resolved.config;
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-      return new Error(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
-    }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    if (error instanceof CallTimeoutError) return new Error(`timed out awaiting ${method} after ${formatDuration(error.ms)}`, { cause: error });
+    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new Error(`timed out awaiting ${method} after ${formatDuration(timeout)}`, { cause: error });
+    if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
       return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
     }
-    if (error instanceof McpError) error.message = withoutRepeatedPrefix(error.message);
+    // The code leads the text, once: `MCP error -32602: …` (a server on the 1.x SDK already sent it so).
+    if (error instanceof ProtocolError) error.message = withoutRepeatedPrefix(`MCP error ${error.code}: ${error.message}`);
     if (!isStdioConfig(config)) {
       const problem = authorizationProblem(error, config.url, this.authProvider !== undefined);
       if (problem) return new Error(`MCP server \`${this.name}\` ${problem}`, { cause: error });
@@ -569,9 +523,9 @@ export class McpServerConnection {
       do {
         this.refreshAgain = false;
         try {
-          const tools = await this.listTools(undefined, this.resolved.startupTimeoutMs);
+          const raw = await this.listTools(undefined, this.resolved.startupTimeoutMs);
           if (this.currentState !== 'ready') return;
-          this.tools = tools;
+          await this.applyList(raw);
           this.listener.toolsChanged(this.name);
         } catch (error) {
           if (this.currentState !== 'ready') return;
@@ -596,13 +550,17 @@ export class McpServerConnection {
   async close(): Promise<void> {
     const client = this.client;
     const transport = this.transport;
+    const session = this.session;
     const starting = this.currentState === 'starting';
     this.client = undefined;
     this.transport = undefined;
+    this.session = undefined;
     this.currentState = 'closed';
     // still starting: no session to end cleanly, and it may never read stdin
     if (starting && transport instanceof BoundedStdioClientTransport) await transport.terminate();
     this.tools = [];
+    this.listed.clear();
+    await session?.close().catch(() => undefined);
     if (client && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => undefined);
     }
