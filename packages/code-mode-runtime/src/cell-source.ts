@@ -63,7 +63,8 @@ export async function compileCellModule(
   }
 }
 
+/** V8's text of a compile error, without the ` [exec_main.mjs:1:9]` isolated-vm appends (the reference shows V8's message alone). */
 function syntaxErrorText(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  if (error instanceof Error) return `${error.name}: ${error.message.replace(/ \[[^\]\n]*:\d+:\d+\]$/, '')}`;
   return String(error);
 }

@@ -3,7 +3,7 @@ import type { CodeModeRuntime, CodeModeSurface } from '@switchyard/protocol';
 import { invokeTool, type InvokeToolResult, type ToolCallInput } from '@switchyard/registry/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CodeModeService } from './code-mode-service';
-import { createExecTool, createWaitTool } from './code-mode-tools';
+import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -68,6 +68,21 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
     expect(answer.item).toMatchObject({ type: 'custom_tool_call_output', call_id: 'call-2', output: expect.stringMatching(/^aborted by user after \d+\.\ds$/) });
     // The runtime answers at once; the handler's teardown terminates the cell.
     await vi.waitFor(() => expect(terminated).toHaveLength(1));
+  });
+});
+
+describe('the defaults the exec description states', () => {
+  const surface = { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface;
+  const describedBy = (overrides: Partial<CodeModeToolOptions>) => String(createExecTool(service, surface, { ...options, ...overrides }).spec.description);
+
+  it('are the reference\'s by default, and the host\'s own when it sets them (30 s as Codex 0.169.0 yields; a cap wins)', () => {
+    expect(describedBy({})).toContain('Defaults to 10000 ms.');
+    expect(describedBy({})).toContain('direct `exec` results. Defaults to 10000 tokens.');
+    const newer = describedBy({ defaultYieldTimeMs: 30_000, defaultMaxOutputTokens: 4_000 });
+    expect(newer).toContain('use `wait` with that cell ID to see more). Defaults to 30000 ms.');
+    expect(newer).toContain('direct `exec` results. Defaults to 4000 tokens.');
+    expect(newer).not.toMatch(/Defaults to 10000/);
+    expect(describedBy({ defaultYieldTimeMs: 30_000, maxYieldTimeMs: 20_000 })).toContain('see more). Defaults to 20000 ms.');
   });
 });
 

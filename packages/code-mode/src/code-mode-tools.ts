@@ -125,6 +125,19 @@ function serviceFailure(error: unknown): never {
   throw new RespondToModelError(errorMessage(error), { cause: error });
 }
 
+/**
+ * The description with the pragma defaults this Code Mode uses: the template states the reference's
+ * (10000 ms, 10000 tokens); a host that sets `defaultYieldTimeMs` (e.g. 30 000, as Codex 0.169.0
+ * yields) or `defaultMaxOutputTokens` gets its own numbers in the text the model reads.
+ */
+function withConfiguredDefaults(description: string, options: CodeModeToolOptions): string {
+  const yieldMs = Math.min(options.defaultYieldTimeMs, options.maxYieldTimeMs ?? Number.POSITIVE_INFINITY);
+  let text = description;
+  if (yieldMs !== 10_000) text = text.replace('exec` to yield early if the script is still running (it answers "Script running with cell ID …"; use `wait` with that cell ID to see more). Defaults to 10000 ms.', `exec\` to yield early if the script is still running (it answers "Script running with cell ID …"; use \`wait\` with that cell ID to see more). Defaults to ${yieldMs} ms.`);
+  if (options.defaultMaxOutputTokens !== 10_000) text = text.replace('results. Defaults to 10000 tokens.', `results. Defaults to ${options.defaultMaxOutputTokens} tokens.`);
+  return text;
+}
+
 /** The `exec` executor for one step's surface. */
 export function createExecTool(service: CodeModeService, surface: CodeModeSurface, options: CodeModeToolOptions): ToolExecutor {
   const tools = surface.tools.map((tool) => ({
@@ -133,9 +146,10 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
     kind: tool.kind,
     declaration: toolDeclaration(tool),
   }));
+  const description = withConfiguredDefaults(execDescription(surface), options);
   return {
     name: toolName('exec'),
-    spec: { type: 'custom', name: 'exec', description: options.background ? `${execDescription(surface)}\n\n${BACKGROUND_NOTE}` : execDescription(surface), grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },
+    spec: { type: 'custom', name: 'exec', description: options.background ? `${description}\n\n${BACKGROUND_NOTE}` : description, grammar: { syntax: 'lark', definition: EXEC_GRAMMAR } },
     exposure: 'direct-model-only',
     supportsParallelToolCalls: false,
     hookPayload: options.execHooks

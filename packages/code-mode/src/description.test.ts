@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
 import { estimateTokens } from '@switchyard/kit';
-import { MCP_TYPES, augmentedDescription, execDescription, nestedToolReference, toolDeclaration } from './description';
+import { EXEC_GRAMMAR, MCP_TYPES, augmentedDescription, execDescription, nestedToolReference, toolDeclaration } from './description';
 
 const echo: NestedToolDefinition = {
   toolName: toolName('echo', 'mcp__rmcp__'),
@@ -33,6 +33,15 @@ const dashed: NestedToolDefinition = {
 const DEFERRED_GUIDANCE =
   'Some deferred nested tools may be omitted from this description. They are still available on the global `tools` object and listed in `ALL_TOOLS`.\nTo find one, filter `ALL_TOOLS` by `name` and `description`.';
 const hidden: NestedToolDefinition = { toolName: toolName('later'), codeModeName: 'later', description: 'Deferred.', kind: 'function', deferred: true };
+
+describe('the exec grammar', () => {
+  it('is the reference\'s text byte for byte, blank lines included (tools/codex-differential compares it with the binary\'s)', () => {
+    expect(EXEC_GRAMMAR).toBe(
+      '\nstart: pragma_source | plain_source\npragma_source: PRAGMA_LINE NEWLINE SOURCE\nplain_source: SOURCE\n\n' +
+        'PRAGMA_LINE: /[ \\t]*\\/\\/ @exec:[^\\r\\n]*/\nNEWLINE: /\\r?\\n/\nSOURCE: /[\\s\\S]+/\n',
+    );
+  });
+});
 
 describe('exec description', () => {
   it('declares MCP tools as CallToolResult<T> (reference example)', () => {

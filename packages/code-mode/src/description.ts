@@ -9,14 +9,20 @@ import {
   selectWithinBudget,
 } from '@switchyard/kit';
 
-/** The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source. */
+/**
+ * The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source — byte for byte
+ * the reference's text, its leading, inner and trailing blank lines included.
+ */
 export const EXEC_GRAMMAR = [
+  '',
   'start: pragma_source | plain_source',
   'pragma_source: PRAGMA_LINE NEWLINE SOURCE',
   'plain_source: SOURCE',
+  '',
   'PRAGMA_LINE: /[ \\t]*\\/\\/ @exec:[^\\r\\n]*/',
   'NEWLINE: /\\r?\\n/',
   'SOURCE: /[\\s\\S]+/',
+  '',
 ].join('\n');
 
 const EXEC_TEMPLATE = `Run JavaScript to call tools. Your code is evaluated in a fresh V8 isolate as an async module, so top-level \`await\` works.

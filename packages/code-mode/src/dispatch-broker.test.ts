@@ -98,8 +98,8 @@ describe('DispatchBroker', () => {
     expect([a.cellId, b.cellId]).toEqual(ids);
     expect([b.result, a.result]).toEqual([{ n: 1 }, { n: 2 }]);
     expect(broker.takeInjected()).toEqual([
-      { type: 'custom_tool_call_output', call_id: 'exec-b', output: 'from b' },
-      { type: 'custom_tool_call_output', call_id: 'exec-a', output: 'from a' },
+      { type: 'custom_tool_call_output', call_id: 'exec-b', name: 'exec', output: 'from b' },
+      { type: 'custom_tool_call_output', call_id: 'exec-a', name: 'exec', output: 'from a' },
     ]);
   });
 

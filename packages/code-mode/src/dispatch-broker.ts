@@ -277,7 +277,7 @@ export class DispatchBroker {
       budget.dropped = true;
       output = notifyDroppedMessage(budget.tokens);
     } else return;
-    this.injected.push({ type: 'custom_tool_call_output', call_id: record.execCallId, output });
+    this.injected.push({ type: 'custom_tool_call_output', call_id: record.execCallId, name: 'exec', output });
   }
 
   /** Items injected by `notify()` since the last call. */

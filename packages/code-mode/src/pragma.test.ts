@@ -29,7 +29,8 @@ describe('parseExecSource', () => {
     expect(err('// @exec: {"yield_time_ms": 1}\n   ')).toBe('exec pragma must be followed by JavaScript source on subsequent lines');
     expect(err('// @exec:   \ncode')).toBe('exec pragma must be a JSON object with supported fields `yield_time_ms` and `max_output_tokens`');
     expect(err('// @exec: [1]\ncode')).toBe('exec pragma must be a JSON object with supported fields `yield_time_ms` and `max_output_tokens`');
-    expect(err('// @exec: "max_output_tokens": 10\ncode')).toMatch(/^exec pragma must be valid JSON with supported fields `yield_time_ms` and `max_output_tokens`: /);
+    expect(err('// @exec: "max_output_tokens": 10\ncode')).toBe('exec pragma must be valid JSON with supported fields `yield_time_ms` and `max_output_tokens`: trailing characters at line 1 column 20');
+    expect(err('// @exec: {yield\ncode')).toBe('exec pragma must be valid JSON with supported fields `yield_time_ms` and `max_output_tokens`: key must be a string at line 1 column 2');
     expect(err('// @exec: {"timeout": 1}\ncode')).toBe('exec pragma only supports `yield_time_ms` and `max_output_tokens`; got `timeout`');
     for (const bad of ['-1', '1.5', '"10"']) {
       expect(err(`// @exec: {"yield_time_ms": ${bad}}\ncode`)).toMatch(/^exec pragma fields `yield_time_ms` and `max_output_tokens` must be non-negative safe integers: /);

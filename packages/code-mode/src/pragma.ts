@@ -1,4 +1,5 @@
 import { RespondToModelError } from '@switchyard/protocol';
+import { serdeJsonSyntaxError } from '@switchyard/kit';
 
 /** The parsed `exec` input: the source without its pragma line and the pragma fields (unset when absent or null). */
 export interface ExecSource {
@@ -48,7 +49,8 @@ export function parseExecSource(input: string): ExecSource {
   try {
     value = JSON.parse(directive);
   } catch (error) {
-    fail(`exec pragma must be valid JSON with supported fields ${FIELDS}: ${(error as Error).message}`);
+    // serde_json's words and position, as the reference reads the pragma
+    fail(`exec pragma must be valid JSON with supported fields ${FIELDS}: ${serdeJsonSyntaxError(directive) ?? (error as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(NOT_OBJECT);
   const object = value as Record<string, unknown>;

@@ -1,16 +1,19 @@
 import { RespondToModelError, errorMessage, isJsonObject, type JsonObject, type JsonValue, type ToolInvocation } from '@switchyard/protocol';
+import { serdeJsonSyntaxError } from './serde-arguments';
 
 /**
  * Parses function-tool arguments as the model sent them (the raw `arguments` string). Blank text
  * means `{}`. Throws a `RespondToModelError` (code `INVALID_INPUT`) with the reference text
- * "failed to parse function arguments: …" for malformed JSON. The one parser every package uses.
+ * "failed to parse function arguments: …" for malformed JSON, in serde_json's words and position
+ * (`EOF while parsing a value at line 1 column 8`), as the reference answers. The one parser every package uses.
  */
 export function parseFunctionArguments(raw: string): JsonValue {
   if (raw.trim() === '') return {};
   try {
     return JSON.parse(raw) as JsonValue;
   } catch (error) {
-    throw new RespondToModelError(`failed to parse function arguments: ${errorMessage(error)}`, { code: 'INVALID_INPUT', cause: error });
+    const text = serdeJsonSyntaxError(raw) ?? errorMessage(error);
+    throw new RespondToModelError(`failed to parse function arguments: ${text}`, { code: 'INVALID_INPUT', cause: error });
   }
 }
 

@@ -9,6 +9,8 @@ export type { DefineFunctionToolOptions, DefineFreeformToolOptions, JsonSerializ
 export { isStandardSchema, describeStandardIssues } from './standard-schema';
 export type { StandardSchema, StandardSchemaResult, StandardSchemaOutput, InferJsonSchema, ToolParameters, ToolArguments } from './standard-schema';
 export { invocationArguments, parseFunctionArguments, parseObjectArguments } from './arguments';
+export { serdeArgumentsParser, serdeJsonSyntaxError } from './serde-arguments';
+export type { SerdeType } from './serde-arguments';
 export {
   FunctionToolOutput,
   JsonToolOutput,

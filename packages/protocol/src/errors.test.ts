@@ -20,7 +20,9 @@ describe('errors', () => {
     expect(fatal.code).toBe('FATAL');
     expect(isFatalError(fatal)).toBe(true);
     expect(formatToolError(fatal)).toBe('Fatal error: failed to read current time: boom');
-    expect(new SwitchyardError('INCOMPATIBLE_PAYLOAD', 'x').fatal).toBe(true);
+    // a call of the wrong payload kind is answered `aborted`; the turn goes on
+    expect(new SwitchyardError('INCOMPATIBLE_PAYLOAD', 'x').fatal).toBe(false);
+    expect(new SwitchyardError('INTERNAL', 'x').fatal).toBe(true);
     expect(hasErrorCode(new RespondToModelError('bad', { code: 'INVALID_INPUT' }), 'INVALID_INPUT')).toBe(true);
     const cause = new Error('root');
     expect(new FatalToolError('wrapped', { cause }).cause).toBe(cause);

@@ -9,7 +9,7 @@
  * | `HOOK_BLOCKED` | a PreToolUse hook blocked the call | model-visible failure |
  * | `ABORTED` | the call was cancelled (turn abort, shutdown) | aborted output |
  * | `FATAL` | the turn cannot continue (e.g. the clock failed) | ends the turn |
- * | `INCOMPATIBLE_PAYLOAD` | a payload kind the executor does not accept | ends the turn |
+ * | `INCOMPATIBLE_PAYLOAD` | a payload kind the executor does not accept (an `exec_command` sent as a custom call) | the call is answered `aborted`; the turn goes on |
  * | `CELL_NOT_FOUND` | Code Mode: no such cell id | model-visible failure |
  * | `LIMIT_EXCEEDED` | a configured resource limit was hit (heap, cells, output, processes) | model-visible failure |
  * | `SANDBOX_UNAVAILABLE` | a sandboxed mode was asked for and cannot be provided | model-visible failure |
@@ -37,7 +37,7 @@ export type SwitchyardErrorCode =
   | 'INTERNAL';
 
 /** The codes that end a turn instead of answering the model. */
-const FATAL_CODES: ReadonlySet<SwitchyardErrorCode> = new Set(['FATAL', 'INCOMPATIBLE_PAYLOAD', 'MODEL_ERROR', 'INTERNAL']);
+const FATAL_CODES: ReadonlySet<SwitchyardErrorCode> = new Set(['FATAL', 'MODEL_ERROR', 'INTERNAL']);
 
 /** The cross-copy marker: `Symbol.for` gives the same symbol in every copy of this package. */
 export const SWITCHYARD_ERROR = Symbol.for('switchyard.error');

@@ -16,6 +16,13 @@ export interface ToolCallEventBase {
 export interface ToolCallStartEvent extends ToolCallEventBase {
   /** Discriminant. */
   readonly type: 'tool-call-start';
+  /**
+   * The call's input as it arrived, before any PreToolUse rewrite: a function call's arguments
+   * (JSON text, already validated against the tool's schema), a freeform tool's input text; absent
+   * for `tool_search`. The payload's own string, passed through unparsed (a listener that shows
+   * the arguments of a nested call, which has no model item, parses it).
+   */
+  readonly input?: string;
 }
 
 /** A call finished; emitted exactly once per started call (unless blocked or aborted). */

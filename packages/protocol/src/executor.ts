@@ -69,6 +69,14 @@ export interface ToolExecutor {
   /** Skip ajv validation of function arguments (the handler validates itself). Default false. */
   readonly skipInputValidation?: boolean;
   /**
+   * Reads a function call's arguments text in the tool's own words, instead of the registry's JSON
+   * parse and schema validation: returns the arguments the handler gets as `invocation.args`, or
+   * throws a `RespondToModelError` (code `INVALID_INPUT`) with the model-visible text. The built-in
+   * exec tools answer as the reference's serde does (`failed to parse function arguments: missing
+   * field \`cmd\` at line 1 column 2`) and ignore unknown properties.
+   */
+  readonly parseArguments?: (text: string) => JsonValue;
+  /**
    * Called by the session when a turn ends (e.g. exec_command kills that turn's processes). Several
    * executors may share one function; the session calls each distinct function once. Must not throw.
    */

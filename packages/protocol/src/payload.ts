@@ -1,7 +1,8 @@
 /**
  * What a tool call carries. The kind must match what the executor
- * accepts ({@link ToolExecutor.payloadKinds}), else dispatch fails with the fatal
- * "tool X invoked with incompatible payload".
+ * accepts ({@link ToolExecutor.payloadKinds}), else the call is answered `aborted` (the error
+ * `INCOMPATIBLE_PAYLOAD`, "tool X invoked with incompatible payload", goes to the host) and the
+ * turn goes on.
  */
 export type ToolPayload = FunctionPayload | CustomPayload | ToolSearchPayload;
 

@@ -93,6 +93,8 @@ export interface CustomToolCallOutputItem {
   type: 'custom_tool_call_output';
   /** The `call_id` of the call this answers. */
   call_id: string;
+  /** The tool's name, set on the extra outputs a Code Mode cell's `notify()` adds (`exec`), as the reference sends them. */
+  name?: string;
   /** What the model reads: text or content items. */
   output: ToolOutputBody;
 }

@@ -1,5 +1,4 @@
 import {
-  FatalToolError,
   RespondToModelError,
   SwitchyardError,
   displayName,
@@ -23,12 +22,15 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { FailureToolOutput, elapsedMs, toToolOutput } from '@switchyard/kit';
+import { AbortedToolOutput, FailureToolOutput, elapsedMs, toToolOutput } from '@switchyard/kit';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
 import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
 import { parseFunctionArguments, validateArguments } from './input-validation';
 import type { ToolRouter } from './tool-router';
+
+/** What the model reads for a call of the wrong payload kind. */
+const INCOMPATIBLE_PAYLOAD_ANSWER = 'aborted';
 
 /** Text the model reads when a PostToolUse hook stops without a reason. */
 export const POST_HOOK_STOPPED_MESSAGE = 'PostToolUse hook stopped execution';
@@ -113,7 +115,7 @@ interface CheckedCall {
 
 /**
  * The checks before a call starts (no lifecycle events yet): arguments, lookup, payload kind (a
- * mismatch is fatal), validation, and the hook input — one hooks cannot be given is refused like an
+ * mismatch is answered `aborted`), validation, and the hook input — one hooks cannot be given is refused like an
  * invalid one, never run without its hooks.
  */
 function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
@@ -126,8 +128,12 @@ function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
     return refuse(context, call.payload, new RespondToModelError(message, { code: 'TOOL_NOT_FOUND' }));
   }
   if (!executorPayloadKinds(executor).includes(call.payload.kind)) {
+    // The wrong kind of call (`exec_command` as a custom call) is a model's slip, not the host's
+    // failure: the model reads `aborted` and samples again, as the reference answers; the host gets
+    // the error with the result.
     context.claim();
-    throw new FatalToolError(`tool ${display} invoked with incompatible payload`, { code: 'INCOMPATIBLE_PAYLOAD' });
+    const error = new SwitchyardError('INCOMPATIBLE_PAYLOAD', `tool ${display} invoked with incompatible payload`);
+    return { output: new AbortedToolOutput(INCOMPATIBLE_PAYLOAD_ANSWER), payload: call.payload, error };
   }
   let invocation: ToolInvocation;
   try {
@@ -156,7 +162,7 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
   const { call, router } = context;
   const startedAt = performance.now();
   const base = { callId: call.callId, toolName: display, source: context.source };
-  router.emit({ type: 'tool-call-start', ...base });
+  router.emit({ type: 'tool-call-start', ...base, ...payloadText(call.payload) });
   const lifecycle: CallLifecycle = {
     end({ success, handlerExecuted, failure }) {
       if (!context.claim()) return;
@@ -172,6 +178,13 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
     },
   };
   return lifecycle;
+}
+
+/** The payload's own text for `tool-call-start` (never parsed here): function arguments or freeform input. */
+function payloadText(payload: ToolPayload): { input?: string } {
+  if (payload.kind === 'function') return { input: payload.arguments };
+  if (payload.kind === 'custom') return { input: payload.input };
+  return {};
 }
 
 /** Runs PreToolUse hooks: the call is blocked, its rewrite fails (answered), or it goes on with the (maybe rewritten) payload. */
@@ -277,6 +290,7 @@ function refuse(context: DispatchContext, payload: ToolPayload, error: Switchyar
  */
 function validatePayload(executor: ToolExecutor, display: string, payload: ToolPayload): JsonValue | undefined {
   if (payload.kind !== 'function' || executor.spec.type !== 'function' || executor.skipInputValidation) return undefined;
+  if (executor.parseArguments) return executor.parseArguments(payload.arguments);
   const value = parseFunctionArguments(payload.arguments);
   validateArguments(display, executor.spec.parameters, value);
   return value;

@@ -145,11 +145,13 @@ describe('ToolCallRuntime: dispatch steps', () => {
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'unsupported call: mcp__x__echo' });
   });
 
-  it('payload kind mismatch → fatal "tool X invoked with incompatible payload"', async () => {
+  it('payload kind mismatch → the model reads `aborted`, the host gets "tool X invoked with incompatible payload"', async () => {
     const { runtime, events } = setup([patch]);
-    const error = await rejection(runtime.handleItem(functionCall('apply_patch', {})));
-    expect(error.code).toBe('INCOMPATIBLE_PAYLOAD');
-    expect(error.message).toBe('tool apply_patch invoked with incompatible payload');
+    const result = await runtime.handleItem(functionCall('apply_patch', {}));
+    expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'call-apply_patch', output: 'aborted' });
+    expect(result?.success).toBeUndefined();
+    expect(result?.error?.code).toBe('INCOMPATIBLE_PAYLOAD');
+    expect(result?.error?.message).toBe('tool apply_patch invoked with incompatible payload');
     expect(events).toEqual([]);
   });
 
@@ -159,7 +161,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
     const { runtime, events } = setup([counted]);
     const malformed = await runtime.handleItem(functionCall('echo', '{"text":', 'v1'));
     expect(malformed?.item.type).toBe('function_call_output');
-    expect((malformed?.item as { output: string }).output).toMatch(/^failed to parse function arguments: .*JSON/);
+    expect((malformed?.item as { output: string }).output).toBe('failed to parse function arguments: EOF while parsing a value at line 1 column 8');
     expect(malformed?.error?.code).toBe('INVALID_INPUT');
     const invalid = await runtime.handleItem(functionCall('echo', { text: 5, loud: true }, 'v2'));
     const output = (invalid?.item as { output: string }).output;
@@ -237,6 +239,13 @@ describe('ToolCallRuntime: events', () => {
     expect(end).toMatchObject({ toolName: 'fails', success: false, handlerExecuted: true, source: { kind: 'direct' } });
     expect(typeof (end as { durationMs: number }).durationMs).toBe('number');
     expect(events.find((event) => event.type === 'tool-call-end' && event.callId === 'e1')).toMatchObject({ success: true });
+  });
+
+  it('tool-call-start carries the input as it arrived: the arguments text, unparsed', async () => {
+    const { runtime, events } = setup([echo]);
+    const text = '{ "text" : "spaced" }';
+    await runtime.handle({ toolName: toolName('echo'), callId: 'i1', payload: { kind: 'function', arguments: text } });
+    expect(events.find((event) => event.type === 'tool-call-start')).toEqual({ type: 'tool-call-start', callId: 'i1', toolName: 'echo', source: { kind: 'direct' }, input: text });
   });
 
   it("forwards an executor's own events through invocation.emit", async () => {

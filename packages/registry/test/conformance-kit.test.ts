@@ -59,8 +59,8 @@ describe('testExecutor catches executors that break the contract', () => {
     };
     expect(failedOf('unstable-spec')).toEqual(['spec']);
     expect(failedOf('accepts-garbage')).toEqual(['handle']);
-    // every call of its sample is the fatal INCOMPATIBLE_PAYLOAD, so each check making one fails too
-    expect(failedOf('wrong-kinds')).toEqual(['handle', 'payloadKinds', 'handle', 'signal', 'hookPayload', 'supportsParallelToolCalls']);
+    // every call of its sample is answered `aborted` (INCOMPATIBLE_PAYLOAD), so each check that needs its answer fails too
+    expect(failedOf('wrong-kinds')).toEqual(['payloadKinds', 'handle', 'hookPayload', 'supportsParallelToolCalls']);
     expect(failedOf('shared-output')).toEqual(['supportsParallelToolCalls']);
     expect(failedOf('dispose-twice')).toEqual(['onTurnEnd / dispose']);
     expect(failedOf('bad-hook-response')).toEqual(['hookPayload']);

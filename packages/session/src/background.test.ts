@@ -73,7 +73,10 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     await session.runTurn({ model: first, input: 'start the report' });
     const cellId = cellIdOf(session.history.find((item) => item.type === 'custom_tool_call_output')!);
     expect(cellId).toBeDefined();
-    expect(await done).toEqual({ type: 'background-complete', callId: 'exec-1', cellId, status: 'completed' });
+    const event = await done;
+    expect(event).toEqual({ type: 'background-complete', callId: 'exec-1', cellId, status: 'completed', item: expect.objectContaining({ type: 'custom_tool_call_output', call_id: 'exec-1' }) });
+    // the event's item is the very output the next request carries
+    expect(outputText(event.item)).toMatch(/^Script completed\nWall time [\d.]+ seconds\nOutput:\n\nreport ready$/);
 
     const second = createScriptedModel([[call('wait-1', 'wait', { cell_id: cellId })], [say('ok')]]);
     await session.runTurn({ model: second, input: 'is it done?' });

@@ -1,4 +1,4 @@
-import type { BackgroundCompletion, BackgroundDelivery, ResponseItem } from '@switchyard/protocol';
+import type { BackgroundCompletion, BackgroundDelivery, ResponseItem, ToolOutputItem } from '@switchyard/protocol';
 
 /** `createSession({ background })`: completions of work that outlived its call reach the model on their own. */
 export interface SessionBackgroundOptions {
@@ -24,6 +24,8 @@ export interface BackgroundCompleteEvent {
   readonly processId?: number;
   /** `completed`, `failed` (script error, non-zero exit code) or `terminated`. */
   readonly status: BackgroundCompletion['status'];
+  /** The output item queued for the next request: what the model will read (a front end shows it). */
+  readonly item: ToolOutputItem;
 }
 
 /**
@@ -44,8 +46,8 @@ export class BackgroundInbox {
       complete: (completion) => {
         if (signal.aborted) return;
         this.items.push(completion.item);
-        const { callId, cellId, processId, status } = completion;
-        onComplete({ type: 'background-complete', callId, ...(cellId !== undefined ? { cellId } : {}), ...(processId !== undefined ? { processId } : {}), status });
+        const { callId, cellId, processId, status, item } = completion;
+        onComplete({ type: 'background-complete', callId, ...(cellId !== undefined ? { cellId } : {}), ...(processId !== undefined ? { processId } : {}), status, item });
       },
     };
   }

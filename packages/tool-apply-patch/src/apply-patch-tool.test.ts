@@ -64,20 +64,24 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
       format: { type: 'grammar', syntax: 'lark' },
     });
     const definition = (wire as { format: { definition: string } }).format.definition;
-    expect(definition.split('\n').slice(0, 3)).toEqual(['start: begin_patch hunk+ end_patch', 'begin_patch: "*** Begin Patch" LF', 'end_patch: "*** End Patch" LF?']);
-    expect(definition).toContain('add_line: "+" /(.*)/ LF -> line\n');
-    expect(definition).toContain('change_context: ("@@" | "@@ " /(.+)/) LF\n');
-    expect(definition).toContain('eof_line: "*** End of File" LF\n%import common.LF\n');
+    // byte for byte the reference's grammar, blank lines included (tools/codex-differential compares the tool table with the binary's)
+    expect(definition).toBe(
+      'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF\nend_patch: "*** End Patch" LF?\n\nhunk: add_hunk | delete_hunk | update_hunk\n' +
+        'add_hunk: "*** Add File: " filename LF add_line+\ndelete_hunk: "*** Delete File: " filename LF\nupdate_hunk: "*** Update File: " filename LF change_move? change?\n\n' +
+        'filename: /(.+)/\nadd_line: "+" /(.*)/ LF -> line\n\nchange_move: "*** Move to: " filename LF\nchange: (change_context | change_line)+ eof_line?\n' +
+        'change_context: ("@@" | "@@ " /(.+)/) LF\nchange_line: ("+" | "-" | " ") /(.*)/ LF\neof_line: "*** End of File" LF\n\n%import common.LF\n',
+    );
   });
 
   it('applies in the step cwd and answers with the summary; Code Mode gets the lists', async () => {
     await writeFile(join(root, 'a.txt'), 'hello\n');
     const output = await run(wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new'), createStepContext({ cwd: root }));
     expect(output.success).toBe(true);
+    // the summary inside the reference's shell-output frame (the wall time in whole seconds)
     expect(output.toResponseItem('call-9', custom(''))).toEqual({
       type: 'custom_tool_call_output',
       call_id: 'call-9',
-      output: 'Success. Updated the following files:\nA b.txt\nM a.txt\n',
+      output: expect.stringMatching(/^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nA b\.txt\nM a\.txt\n$/),
     });
     expect(output.codeModeResult(custom(''))).toEqual({ status: 'completed', added: ['b.txt'], modified: ['a.txt'], deleted: [] });
     expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('world\n');
@@ -129,7 +133,7 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
       "apply_patch verification failed: invalid hunk at line 2, Update file hunk for path 'test.py' is empty",
     );
     await expect(run(wrap('*** Delete File: nope.txt'), step, events)).rejects.toThrow(
-      'apply_patch verification failed: Failed to read nope.txt: No such file or directory',
+      `apply_patch verification failed: Failed to read ${root}/nope.txt: No such file or directory (os error 2)`,
     );
     await expect(run(wrap('*** Add File: ../escape.txt', '+x'), step, events)).rejects.toThrow(
       "apply_patch verification failed: path '../escape.txt' resolves outside the workspace root",

@@ -24,23 +24,35 @@ import type { ApplyPatchResult, FileChange } from './verify-patch';
 /** The description the model reads. */
 export const APPLY_PATCH_DESCRIPTION = 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.';
 
-/** The Lark grammar constraining the model's input. */
+/** The Lark grammar constraining the model's input (byte for byte the reference's, blank lines included). */
 export const APPLY_PATCH_GRAMMAR = `start: begin_patch hunk+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?
+
 hunk: add_hunk | delete_hunk | update_hunk
 add_hunk: "*** Add File: " filename LF add_line+
 delete_hunk: "*** Delete File: " filename LF
 update_hunk: "*** Update File: " filename LF change_move? change?
+
 filename: /(.+)/
 add_line: "+" /(.*)/ LF -> line
+
 change_move: "*** Move to: " filename LF
 change: (change_context | change_line)+ eof_line?
 change_context: ("@@" | "@@ " /(.+)/) LF
 change_line: ("+" | "-" | " ") /(.*)/ LF
 eof_line: "*** End of File" LF
+
 %import common.LF
 `;
+
+/**
+ * What the model reads for an applied patch: the summary inside the reference's shell-output frame
+ * (`Exit code: 0`, `Wall time: N seconds` in whole seconds, `Output:`), as its apply_patch answers.
+ */
+export function appliedPatchText(summary: string, wallTimeMs: number): string {
+  return `Exit code: 0\nWall time: ${Math.round(wallTimeMs / 1000)} seconds\nOutput:\n${summary}`;
+}
 
 /** Options of {@link applyPatchTool}. */
 export interface ApplyPatchToolOptions {
@@ -219,6 +231,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       },
     },
     async handle({ input, signal, invocation }) {
+      const started = Date.now();
       if (invocation.step.sandboxMode === 'read-only' && options.allowWritesInReadOnly !== true) {
         throw new RespondToModelError(READ_ONLY_SANDBOX_ERROR);
       }
@@ -266,7 +279,7 @@ export function applyPatchTool(options: ApplyPatchToolOptions = {}): ToolExecuto
       emitSafely(invocation, 'patch-apply-end', { turnId, success: true, status: 'completed', stdout: result.summary, stderr: '', changes: changes ?? jsonChanges(result.changes) });
       emitSafely(invocation, 'turn-diff', lazyProperty({ turnId }, 'unifiedDiff', tracker.unifiedDiffSnapshot()));
       const outcome: ApplyPatchToolResult = { status: 'completed', added: result.added, modified: result.modified, deleted: result.deleted };
-      return new FunctionToolOutput(result.summary, true, { ...outcome });
+      return new FunctionToolOutput(appliedPatchText(result.summary, Date.now() - started), true, { ...outcome });
     },
   });
   // A session's helpers end with it (each session calls this once, with its id).

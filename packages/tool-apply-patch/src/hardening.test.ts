@@ -127,7 +127,7 @@ describe('bounded work', () => {
     const error = await failure(wrap('*** Update File: near.txt', '@@', ...pattern, '+added'));
     const elapsed = performance.now() - started;
     expect(error.code).toBe('VERIFICATION_FAILED');
-    expect(error.message.startsWith('Failed to find expected lines in near.txt:\nline 0\nline 1\n')).toBe(true);
+    expect(error.message.startsWith(`Failed to find expected lines in ${root}/near.txt:\nline 0\nline 1\n`)).toBe(true);
     // A scan position by position makes ~4.5e8 line comparisons per pass here, four passes; the
     // index and Knuth–Morris–Pratt take a linear pass each.
     expect(elapsed).toBeLessThan(5_000);

@@ -117,7 +117,7 @@ describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
       // Killed while idle: the next call starts another.
       process.kill(second, 'SIGKILL');
       await vi.waitFor(() => expect(helperPids()).toEqual([]), { timeout: 10_000 });
-      expect(await call(tool, wrap('*** Add File: after.txt', '+ok'), step)).toBe('Success. Updated the following files:\nA after.txt\n');
+      expect(await call(tool, wrap('*** Add File: after.txt', '+ok'), step)).toMatch(/^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nA after\.txt\n$/);
     } finally {
       await tool.dispose?.({ sessionId: 'killed' });
     }

@@ -1,4 +1,4 @@
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyChunksWithDiff, type LineEdits } from './apply-chunks';
 import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
@@ -7,7 +7,7 @@ import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
 import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
 import { lazyProperty } from './lazy-property';
-import { describeFsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
+import { describeOsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
 /** One file operation of a verified patch, JSON-ready (event data, hook responses, UIs). */
 export type FileChange = (
@@ -216,10 +216,7 @@ class PatchVerification {
 
   async delete(hunk: Extract<PatchHunk, { type: 'delete' }>, resolved: ResolvedPath): Promise<void> {
     const entry = await this.entryFor(resolved, resolved.location);
-    if (entry.current === null) {
-      const reason = entry.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-      throw verificationError(`Failed to read ${hunk.path}: ${reason}`);
-    }
+    if (entry.current === null) throw verificationError(`Failed to read ${this.shown(hunk.path)}: ${this.missingReason(entry, hunk.path)}`);
     const content = lossy.decode(entry.current);
     this.remove(entry);
     this.changes.push(lazyDiff({ kind: 'delete', path: hunk.path, content }, () => unifiedDiff(content, '')));
@@ -231,7 +228,7 @@ class PatchVerification {
     const source = await this.entryFor(resolved, sourceKey);
     const firstTouch = !this.touched.has(source);
     const before = this.textToUpdate(source, hunk.path);
-    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, hunk.path, { withDiff: false });
+    const { content: after, edits } = applyChunksWithDiff(before, hunk.chunks, this.shown(hunk.path), { withDiff: false });
     const change: FileChange = lazyDiff({ kind: 'update', path: hunk.path, newContent: after }, () =>
       edits ? unifiedDiffOfReplacements(before, after, edits.eol, edits.replacements) : unifiedDiff(before, after),
     );
@@ -274,13 +271,23 @@ class PatchVerification {
     return { summary, added, modified, deleted, changes, files };
   }
 
+  /**
+   * A path as the model reads it in a failure: absolute, the workspace root joined with the path as
+   * written (not normalized), as the reference names it.
+   */
+  private shown(raw: string): string {
+    return isAbsolute(raw) ? raw : `${this.scope.root.path.replace(/\/+$/, '')}/${raw}`;
+  }
+
+  /** Why a file a hunk reads is not there, in the reference's words. */
+  private missingReason(entry: FileEntry, raw: string): string {
+    return entry.original.kind === 'directory' ? `path \`${this.shown(raw)}\` is not a file` : 'No such file or directory (os error 2)';
+  }
+
   /** The current text of a file an Update edits: it must exist, stay under the line cap and be UTF-8. */
   private textToUpdate(source: FileEntry, path: string): string {
     const limits = this.scope.limits;
-    if (source.current === null) {
-      const reason = source.original.kind === 'directory' ? 'Is a directory' : 'No such file or directory';
-      throw verificationError(`Failed to read file to update ${path}: ${reason}`);
-    }
+    if (source.current === null) throw verificationError(`Failed to read file to update ${this.shown(path)}: ${this.missingReason(source, path)}`);
     if (exceedsLines(source.current, limits.maxFileLines)) {
       throw limitError(`${path} has more than ${limits.maxFileLines} lines; apply_patch edits files of at most ${limits.maxFileLines} lines`);
     }
@@ -291,7 +298,7 @@ class PatchVerification {
       this.texts.set(source.current, text);
       return text;
     } catch (error) {
-      throw verificationError(`Failed to read file to update ${path}: stream did not contain valid UTF-8`, error);
+      throw verificationError(`Failed to read file to update ${this.shown(path)}: stream did not contain valid UTF-8`, error);
     }
   }
 
@@ -325,7 +332,7 @@ class PatchVerification {
         if (error instanceof FileTooLargeError) {
           throw limitError(`${resolved.raw} is ${formatBytes(error.size)}; apply_patch edits files of at most ${formatBytes(error.limit)}`);
         }
-        throw verificationError(`Failed to read ${resolved.raw}: ${describeFsError(error)}`, error);
+        throw verificationError(`Failed to read ${this.shown(resolved.raw)}: ${describeOsError(error)}`, error);
       }
       const current = original.kind === 'file' || original.kind === 'symlink' ? original.bytes : null;
       if (current) this.account(current.length);

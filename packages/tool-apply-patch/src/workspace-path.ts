@@ -154,6 +154,19 @@ const MESSAGES: Record<string, string> = {
   ELOOP: 'Too many levels of symbolic links',
 };
 
+/** Linux's numbers of the errors above, for {@link describeOsError}. */
+const ERRNO: Record<string, number> = { ENOENT: 2, EISDIR: 21, ENOTDIR: 20, EACCES: 13, EPERM: 1, EEXIST: 17, ENOSPC: 28, EROFS: 30, ENOTEMPTY: 39, ELOOP: 40 };
+
+/**
+ * {@link describeFsError} as the reference's Rust prints an OS error when it reads a file the patch
+ * names: `No such file or directory (os error 2)`.
+ */
+export function describeOsError(error: unknown): string {
+  const code = (error as { code?: string } | null)?.code;
+  const text = describeFsError(error);
+  return code && ERRNO[code] !== undefined ? `${text} (os error ${ERRNO[code]})` : text;
+}
+
 /** A short, path-free reason for a file-system error ("No such file or directory"). */
 export function describeFsError(error: unknown): string {
   const code = (error as { code?: string } | null)?.code;

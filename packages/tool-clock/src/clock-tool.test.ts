@@ -25,7 +25,7 @@ describe('clockTool', () => {
   it('is clock / curr_time with the reference descriptions and no parameters', () => {
     const tool = clockTool();
     expect(tool.name).toEqual({ name: 'curr_time', namespace: 'clock' });
-    expect(tool.namespaceDescription).toBe('Tools for reading the current time.');
+    expect(tool.namespaceDescription).toBe('Tools for reading and waiting on time.');
     expect(toWireTool(tool.spec)).toEqual({
       type: 'function',
       name: 'curr_time',

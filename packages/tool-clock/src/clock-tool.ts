@@ -19,7 +19,7 @@ export interface CurrentTimeResult {
 }
 
 /** The namespace description the model reads. */
-export const CLOCK_NAMESPACE_DESCRIPTION = 'Tools for reading the current time.';
+export const CLOCK_NAMESPACE_DESCRIPTION = 'Tools for reading and waiting on time.';
 /** The function description the model reads. */
 export const CURR_TIME_DESCRIPTION = 'Return the current time in UTC.';
 

@@ -53,7 +53,7 @@ describe('contextRemainingTool', () => {
     expect(output.toResponseItem('call-7', noArgs)).toEqual({
       type: 'function_call_output',
       call_id: 'call-7',
-      output: '<token_budget>\nYou have 7000 tokens left in this context window.\n</token_budget>',
+      output: 'You have 7000 tokens left in this context window.',
     });
     expect(output.codeModeResult(noArgs)).toEqual({ tokens_left: 7000 });
   });
@@ -62,7 +62,7 @@ describe('contextRemainingTool', () => {
     for (const step of [withWindow(undefined), withWindow({ windowTokens: null, usedTokens: 1234 })]) {
       const output = await call(contextRemainingTool(), step);
       expect(output.toResponseItem('call-7', noArgs)).toMatchObject({
-        output: '<token_budget>\nYou have unknown tokens left in this context window.\n</token_budget>',
+        output: 'You have unknown tokens left in this context window.',
       });
       expect(output.codeModeResult(noArgs)).toEqual({ tokens_left: null });
     }

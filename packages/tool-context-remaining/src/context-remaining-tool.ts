@@ -56,14 +56,14 @@ export function tokensLeft(status: ContextWindowStatus | undefined, percent = DE
   return Math.max(0, Math.min(...limits.map((limit) => limit - used)));
 }
 
-/** The text the model reads, wrapped in `<token_budget>` as in the reference. */
+/** The sentence the model reads, bare, as the reference's tool answers it. */
 export function formatTokensLeft(tokens: number | null): string {
-  return `<token_budget>\nYou have ${tokens === null ? 'unknown' : tokens} tokens left in this context window.\n</token_budget>`;
+  return `You have ${tokens === null ? 'unknown' : tokens} tokens left in this context window.`;
 }
 
 /**
- * The `get_context_remaining` tool: no parameters; the model reads the
- * `<token_budget>` sentence, Code Mode receives `{ tokens_left }`.
+ * The `get_context_remaining` tool: no parameters; the model reads the sentence
+ * `You have N tokens left in this context window.`, Code Mode receives `{ tokens_left }`.
  */
 export function contextRemainingTool(options: ContextRemainingToolOptions = {}): ToolExecutor {
   const percent = options.effectiveWindowPercent ?? DEFAULT_EFFECTIVE_PERCENT;

@@ -76,13 +76,13 @@ function open() {
 
 
 describe('exec_command intercepts apply_patch', () => {
-  test('a heredoc runs the registered apply_patch tool, with the warning to the model', async () => {
+  test('a heredoc runs the registered apply_patch tool; the model reads its answer in the shell frame, no warning, no token count', async () => {
     const { exec } = open();
     const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('Success. Updated the following files:\nA hello.txt\n'));
     const output = await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
     expect(calls).toEqual([{ name: { name: 'apply_patch' }, payload: { kind: 'custom', input: PATCH } }]);
     expect(modelText(output)).toMatch(
-      /^Wall time: \d+\.\d{4} seconds\nOutput:\nWarning: apply_patch was requested via exec_command\. Use the apply_patch tool instead of exec_command\.\nSuccess\. Updated the following files:\nA hello\.txt\n$/,
+      /^Wall time: \d+\.\d{4} seconds\nOutput:\nSuccess\. Updated the following files:\nA hello\.txt\n$/,
     );
     expect((output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject).exit_code).toBeUndefined();
     // Not a finished process: PreToolUse sees the Bash call, no Bash PostToolUse follows the interception.
@@ -104,11 +104,11 @@ describe('exec_command intercepts apply_patch', () => {
     ]);
   });
 
-  test('a failed patch is a model-visible failure carrying the warning and the error', async () => {
+  test('a failed patch is a model-visible failure carrying the error as the apply_patch tool wrote it', async () => {
     const { exec } = open();
     const { tools } = fakeApplyPatch(() => FunctionToolOutput.text('apply_patch verification failed: bad', false));
     expect(await failureOf(callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools }))).toEqual({
-      message: 'Warning: apply_patch was requested via exec_command. Use the apply_patch tool instead of exec_command.\napply_patch verification failed: bad',
+      message: 'apply_patch verification failed: bad',
       code: 'RESPOND_TO_MODEL',
     });
   });

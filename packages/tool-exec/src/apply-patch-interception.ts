@@ -1,7 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 
 /** The warning the model reads when exec_command ran a patch. */
-export const APPLY_PATCH_WARNING = 'apply_patch was requested via exec_command. Use the apply_patch tool instead of exec_command.';
 
 /** The answer to a bare patch given as the command. */
 export const BARE_PATCH_MESSAGE = 'patch detected without explicit call to apply_patch. Rerun as ["apply_patch", "<patch>"]';

@@ -46,6 +46,7 @@ function open(policy: ApprovalPolicy, approvals: ApprovalProvider | undefined, o
 
 
 let counter = 0;
+const REFERENCE_NAMES = { never: 'Never', 'on-failure': 'OnFailure', untrusted: 'UnlessTrusted' } as const;
 const outsideFile = () => join(outside, `file-${++counter}`);
 
 describe('require_escalated', () => {
@@ -56,7 +57,8 @@ describe('require_escalated', () => {
       const target = outsideFile();
       const answer = await failureOf(callTool(exec, { cmd: `touch ${target}`, sandbox_permissions: 'require_escalated', justification: 'need it' }));
       expect(answer).toEqual({
-        message: `approval policy is ${policy}; reject command — you cannot ask for escalated permissions if the approval policy is ${policy}`,
+        // the reference names the policy by its Rust variant
+        message: `approval policy is ${REFERENCE_NAMES[policy]}; reject command — you cannot ask for escalated permissions if the approval policy is ${REFERENCE_NAMES[policy]}`,
         code: 'APPROVAL_DENIED',
       });
       expect(approvals.requests).toHaveLength(0);
@@ -249,7 +251,7 @@ describe('policies without escalation', () => {
 
     const { exec: strict } = open('never', undefined);
     const answer = await failureOf(callTool(strict, { cmd: 'true', sandbox_permissions: 'require_escalated' }, { step: { approvalPolicy: 'on-request', approvals: stepApprovals } }));
-    expect(answer.message).toContain('approval policy is never');
+    expect(answer.message).toContain('approval policy is Never;');
   });
 });
 

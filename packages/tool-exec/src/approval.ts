@@ -5,8 +5,17 @@ export const EXEC_REJECTED_MESSAGE = 'exec command rejected by user';
 
 /** The refusal of an escalation under a policy that cannot ask. */
 export function escalationRefusedMessage(policy: ApprovalPolicy): string {
-  return `approval policy is ${policy}; reject command — you cannot ask for escalated permissions if the approval policy is ${policy}`;
+  const name = REFERENCE_POLICY_NAMES[policy];
+  return `approval policy is ${name}; reject command — you cannot ask for escalated permissions if the approval policy is ${name}`;
 }
+
+/** The reference names its policies by their Rust variants in this message (`Never`, `OnRequest`, …). */
+const REFERENCE_POLICY_NAMES: Record<ApprovalPolicy, string> = {
+  never: 'Never',
+  'on-request': 'OnRequest',
+  'on-failure': 'OnFailure',
+  untrusted: 'UnlessTrusted',
+};
 
 /**
  * Characters that make a shell string more than one simple command, or let it compute words at

@@ -42,7 +42,7 @@ describe('exec_command: background exit delivery', () => {
     expect(completion).toMatchObject({ processId: id, status: 'failed' });
     expect(completion.item.type).toBe('function_call_output');
     expect(completion.item.call_id).toBe(completion.callId);
-    expect((completion.item as { output: string }).output).toMatch(/Process exited with code 3\nOutput:\nbye\n?$/);
+    expect((completion.item as { output: string }).output).toMatch(/Process exited with code 3\nOriginal token count: 1\nOutput:\nbye\n?$/);
     expect((await failureOf(callTool(tools[1], { session_id: id }, { step }))).message).toBe(`write_stdin failed: Unknown process id ${id}`);
     expect(box.completions).toHaveLength(1);
   });
@@ -53,7 +53,7 @@ describe('exec_command: background exit delivery', () => {
     const step = { background: box.delivery };
     const id = codeModeValue(await callTool(tools[0], { cmd: 'sleep 0.5; echo polled', yield_time_ms: 250 }, { step })).session_id as number;
     const polled = modelText(await callTool(tools[1], { session_id: id, yield_time_ms: 5000 }, { step }));
-    expect(polled).toMatch(/Process exited with code 0\nOutput:\npolled/);
+    expect(polled).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\npolled/);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(box.completions).toEqual([]);
   });

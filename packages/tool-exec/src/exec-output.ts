@@ -19,6 +19,11 @@ export interface ExecResult {
   hookCommand?: string;
   /** For a write_stdin answer that saw the process finish: the exec_command call that started it. */
   hookCallId?: string;
+  /**
+   * `false` for an answer that is not a process's output (an `apply_patch` heredoc routed to the
+   * apply_patch tool): no `Original token count` line. Default true.
+   */
+  countTokens?: boolean;
 }
 
 /** What a Code Mode cell receives from `tools.exec_command(...)` / `tools.write_stdin(...)`. */
@@ -27,6 +32,7 @@ export interface ExecCodeModeResult {
   wall_time_seconds: number;
   exit_code?: number;
   session_id?: number;
+  /** Token count of the output before truncation; absent only for an `apply_patch` heredoc's answer. */
   original_token_count?: number;
   output: string;
 }
@@ -34,8 +40,8 @@ export interface ExecCodeModeResult {
 /**
  * The output of exec_command and write_stdin. The model reads
  * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
- * `Process running with session ID N`, `Original token count: N` (when truncated), `Output:` and
- * the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.
+ * `Process running with session ID N`, `Original token count: N` (always, `0` for a process that
+ * printed nothing yet), `Output:` and the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.
  */
 export class ExecCommandOutput implements ToolOutput {
   readonly success = true;
@@ -47,7 +53,7 @@ export class ExecCommandOutput implements ToolOutput {
     this.result = result;
     const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS);
     this.truncated = cut.text;
-    this.originalTokenCount = cut.truncated ? cut.originalTokens : undefined;
+    this.originalTokenCount = result.countTokens === false ? undefined : cut.originalTokens;
   }
 
   /** The output after token truncation (what follows `Output:`; PostToolUse hooks' `tool_response`). */

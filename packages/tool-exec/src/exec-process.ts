@@ -54,6 +54,11 @@ function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): void {
 
 /** How long to keep reading output after the process exited (late pipe / pty data). */
 const DRAIN_GRACE_MS = 100;
+/**
+ * The longest wait for a pipe that stays open after the exit: on a loaded machine the exit can
+ * arrive before output written before it (the spawner relays both), so quiet pipes get this long.
+ */
+const MAX_DRAIN_MS = 1_000;
 
 interface PtyLike {
   readonly pid: number;
@@ -207,39 +212,58 @@ function signalExitCode(signal: NodeJS.Signals | number | null | undefined): num
 }
 
 /**
- * Settles a pipe-connected process once it exited with `exitCode` and its output is drained (the
- * output's `close`, or {@link DRAIN_GRACE_MS} at most): a background grandchild may still hold
- * the pipes, and nothing outlives the command, so what is left of its group is killed first.
+ * Settles a pipe-connected process once it exited with `exitCode` and its output is drained: the
+ * output's `close`, else {@link DRAIN_GRACE_MS} without new data once some arrived (a background
+ * grandchild may still hold the pipes), {@link MAX_DRAIN_MS} at most. Nothing outlives the command,
+ * so what is left of its group is killed first.
  */
-function settleWhenDrained(run: { spec: ExecProcessSpec; execProcess: ExecProcess; isClosed: () => boolean; onClose: (listener: () => void) => void; resolve: () => void }, exitCode: number): void {
+function settleWhenDrained(run: { spec: ExecProcessSpec; execProcess: ExecProcess; isClosed: () => boolean; onClose: (listener: () => void) => void; lastDataAt: () => number | undefined; resolve: () => void }, exitCode: number): void {
   const { spec, execProcess } = run;
+  let settled = false;
   const settle = () => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
     killGroup(execProcess.pid);
     appendExitNote(spec, execProcess);
     execProcess.markExited(exitCode);
     run.resolve();
   };
+  const exitedAt = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const now = Date.now();
+    const quietSince = Math.max(exitedAt, run.lastDataAt() ?? 0);
+    // no output at all yet: the pipe may still be on its way, so wait up to the cap
+    const done = now - exitedAt >= MAX_DRAIN_MS || (run.lastDataAt() !== undefined && now - quietSince >= DRAIN_GRACE_MS);
+    if (done) settle();
+    else timer = setTimeout(check, DRAIN_GRACE_MS / 2);
+  };
   if (run.isClosed()) return settle();
-  const timer = setTimeout(settle, DRAIN_GRACE_MS);
-  run.onClose(() => {
-    clearTimeout(timer);
-    settle();
-  });
+  timer = setTimeout(check, DRAIN_GRACE_MS);
+  run.onClose(settle);
 }
 
 /** Collects a process's output streams into its buffer; the returned flag says when they all closed. */
-function collectOutput(execProcess: ExecProcess, streams: ReadonlyArray<Readable | null | undefined>): { isClosed: () => boolean; onClose: (listener: () => void) => void } {
+function collectOutput(
+  execProcess: ExecProcess,
+  streams: ReadonlyArray<Readable | null | undefined>,
+): { isClosed: () => boolean; onClose: (listener: () => void) => void; lastDataAt: () => number | undefined } {
   const open = streams.filter((stream): stream is Readable => stream !== null && stream !== undefined);
   let remaining = open.length;
+  let lastDataAt: number | undefined;
   const listeners: Array<() => void> = [];
   for (const stream of open) {
-    stream.on('data', (chunk: Buffer) => execProcess.pushOutput(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      lastDataAt = Date.now();
+      execProcess.pushOutput(chunk);
+    });
     stream.on('error', () => undefined);
     stream.once('close', () => {
       if (--remaining === 0) listeners.splice(0).forEach((listener) => listener());
     });
   }
-  return { isClosed: () => remaining === 0, onClose: (listener) => (remaining === 0 ? listener() : listeners.push(listener)) };
+  return { isClosed: () => remaining === 0, onClose: (listener) => (remaining === 0 ? listener() : listeners.push(listener)), lastDataAt: () => lastDataAt };
 }
 
 async function startPipes(spec: ExecProcessSpec): Promise<ExecProcess> {

@@ -8,42 +8,45 @@ export const EXEC_COMMAND_BACKGROUND_NOTE =
 /** The write_stdin description the model reads. */
 export const WRITE_STDIN_DESCRIPTION = 'Writes characters to an existing unified exec session and returns recent output.';
 
+/** What a Code Mode cell receives, described in the reference's words (the `exec` description renders them). */
 const RESULT_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
-    chunk_id: { type: 'string', description: 'Identifier of this chunk of output.' },
-    wall_time_seconds: { type: 'number', description: 'Seconds the call took.' },
-    exit_code: { type: 'integer', description: 'Exit code, once the process has finished.' },
-    session_id: { type: 'integer', description: 'Session id for write_stdin while the process runs.' },
-    original_token_count: { type: 'integer', description: 'Token count of the output before truncation (only when truncated).' },
-    output: { type: 'string', description: 'Output collected during the call (stdout and stderr interleaved).' },
+    chunk_id: { type: 'string', description: 'Chunk identifier included when the response reports one.' },
+    exit_code: { type: 'number', description: 'Process exit code when the command finished during this call.' },
+    original_token_count: { type: 'number', description: 'Approximate token count before output truncation.' },
+    output: { type: 'string', description: 'Command output text, possibly truncated.' },
+    session_id: { type: 'number', description: 'Session identifier to pass to write_stdin when the process is still running.' },
+    wall_time_seconds: { type: 'number', description: 'Elapsed wall time spent waiting for output in seconds.' },
   },
-  required: ['wall_time_seconds', 'output'],
+  required: ['output', 'wall_time_seconds'],
 };
 
-/** The exec_command spec; `login` is offered only when login shells are allowed. */
+/**
+ * The exec_command spec, byte for byte the reference's: its parameter descriptions, properties in
+ * name order (the reference serializes a sorted map); `login` is offered only when login shells
+ * are allowed.
+ */
 export function execCommandSpec(options: { allowLoginShell: boolean; background?: boolean }): FunctionToolSpec {
   const properties: Record<string, JsonSchema> = {
     cmd: { type: 'string', description: 'Shell command to execute.' },
-    workdir: { type: 'string', description: 'Working directory for the command, relative to the workspace root; defaults to the root.' },
-    shell: { type: 'string', description: "Shell binary to run the command with; defaults to the user's shell." },
-    tty: { type: 'boolean', description: 'Give the process a pseudo-terminal (keeps stdin open for write_stdin). Defaults to false: plain pipes, no stdin.' },
-    yield_time_ms: { type: 'number', description: 'How long to wait for output before answering, in milliseconds (250 to 30000; default 10000).' },
-    max_output_tokens: { type: 'number', description: 'Maximum number of output tokens to return; the middle of longer output is cut (default 10000).' },
-  };
-  if (options.allowLoginShell) {
-    properties.login = { type: 'boolean', description: 'Run the shell as a login shell (-l). Defaults to true.' };
-  }
-  properties.sandbox_permissions = {
-    type: 'string',
-    enum: ['use_default', 'require_escalated'],
-    description: 'Sandbox permissions: "use_default" (default) or "require_escalated" to ask the user to run outside the sandbox.',
-  };
-  properties.justification = { type: 'string', description: 'Why escalated permissions are needed; shown to the user when asking.' };
-  properties.prefix_rule = {
-    type: 'array',
-    items: { type: 'string' },
-    description: 'Command prefix (as words) the user may approve for the rest of the session, e.g. ["npm", "test"].',
+    justification: { type: 'string', description: 'User-facing approval question for `require_escalated`; omit otherwise.' },
+    ...(options.allowLoginShell ? { login: { type: 'boolean', description: 'True runs the shell with -l/-i semantics; false disables them. Defaults to true.' } } : {}),
+    max_output_tokens: { type: 'number', description: 'Output token budget. Defaults to 10000 tokens; larger requests may be capped by policy.' },
+    prefix_rule: {
+      type: 'array',
+      description: 'Reusable approval prefix for `cmd`, only with `sandbox_permissions: "require_escalated"`; for example ["git", "pull"].',
+      items: { type: 'string' },
+    },
+    sandbox_permissions: {
+      type: 'string',
+      description: 'Per-command sandbox override. Defaults to `use_default`; use `require_escalated` for unsandboxed execution.',
+      enum: ['use_default', 'require_escalated'],
+    },
+    shell: { type: 'string', description: "Shell binary to launch. Defaults to the user's default shell." },
+    tty: { type: 'boolean', description: 'True allocates a PTY for the command; false or omitted uses plain pipes.' },
+    workdir: { type: 'string', description: 'Working directory for the command. Defaults to the turn cwd.' },
+    yield_time_ms: { type: 'number', description: 'Wait before yielding output. Defaults to 10000 ms; effective range is 250-30000 ms.' },
   };
   return {
     type: 'function',
@@ -55,7 +58,7 @@ export function execCommandSpec(options: { allowLoginShell: boolean; background?
   };
 }
 
-/** The write_stdin spec. */
+/** The write_stdin spec, byte for byte the reference's. */
 export function writeStdinSpec(): FunctionToolSpec {
   return {
     type: 'function',
@@ -65,10 +68,13 @@ export function writeStdinSpec(): FunctionToolSpec {
     parameters: {
       type: 'object',
       properties: {
-        session_id: { type: 'number', description: 'Session id of a running exec_command process.' },
-        chars: { type: 'string', description: 'Characters to write to stdin; empty (default) only polls for output.' },
-        yield_time_ms: { type: 'number', description: 'How long to wait for output before answering, in milliseconds (default 250; an empty poll waits at least 5000).' },
-        max_output_tokens: { type: 'number', description: 'Maximum number of output tokens to return (default 10000).' },
+        chars: { type: 'string', description: 'Bytes to write to stdin. Defaults to empty, which polls without writing.' },
+        max_output_tokens: { type: 'number', description: 'Output token budget. Defaults to 10000 tokens; larger requests may be capped by policy.' },
+        session_id: { type: 'number', description: 'Identifier of the running unified exec session.' },
+        yield_time_ms: {
+          type: 'number',
+          description: 'Wait before yielding output. Non-empty writes default to 250 ms and cap at 30000 ms; empty polls wait 5000-300000 ms by default.',
+        },
       },
       required: ['session_id'],
       additionalProperties: false,
@@ -76,3 +82,15 @@ export function writeStdinSpec(): FunctionToolSpec {
     outputSchema: RESULT_SCHEMA,
   };
 }
+
+/**
+ * The Rust types the reference deserializes the arguments into; a model's error names them
+ * (`invalid type: string "5", expected u64`).
+ */
+export const EXEC_COMMAND_TYPES = {
+  yield_time_ms: 'u64',
+  max_output_tokens: 'usize',
+  // the reference's enum has a third, feature-gated variant it does not offer in the schema
+  sandbox_permissions: { variants: ['use_default', 'require_escalated', 'with_additional_permissions'] },
+} as const;
+export const WRITE_STDIN_TYPES = { session_id: 'i32', yield_time_ms: 'u64', max_output_tokens: 'usize' } as const;

@@ -56,11 +56,12 @@ describe('exec_command output', () => {
   test('a finished command: the reference header, interleaved stdout and stderr, the exit code', async () => {
     const { exec } = open();
     const output = await callTool(exec, { cmd: "printf 'out\\n'; sleep 0.05; printf 'err\\n' >&2; exit 7" });
-    expect(modelText(output)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess exited with code 7\nOutput:\nout\nerr\n$/);
+    expect(modelText(output)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess exited with code 7\nOriginal token count: 2\nOutput:\nout\nerr\n$/);
     expect(codeModeValue(output)).toEqual({
       chunk_id: expect.stringMatching(/^[0-9a-f]{6}$/),
       wall_time_seconds: expect.any(Number),
       exit_code: 7,
+      original_token_count: 2,
       output: 'out\nerr\n',
     });
     expect(output.success).toBe(true);
@@ -73,12 +74,13 @@ describe('exec_command output', () => {
   });
 
   test('the command runs in the workspace root, or in a relative workdir', async () => {
-    const { exec, root } = open();
+    const { exec, root } = open({ shell: '/bin/sh' });
     mkdirSync(join(root, 'sub'));
     expect(codeModeValue(await callTool(exec, { cmd: 'pwd' })).output).toBe(`${root}\n`);
     expect(codeModeValue(await callTool(exec, { cmd: 'pwd', workdir: 'sub' })).output).toBe(`${join(root, 'sub')}\n`);
     const missing = await failureOf(callTool(exec, { cmd: 'pwd', workdir: 'nope' }));
-    expect(missing.message).toBe(`exec_command failed for \`pwd\`: workdir ${join(root, 'nope')} is not a directory`);
+    // the reference's words: the command line it would have run, and its process creation's error
+    expect(missing.message).toBe('exec_command failed for `/bin/sh -c pwd`: CreateProcess { message: "Rejected(\\"Failed to create unified exec process: No such file or directory (os error 2)\\")" }');
   });
 
   test('long output is truncated to max_output_tokens with the original token count', async () => {
@@ -103,13 +105,16 @@ describe('exec_command output', () => {
   test('bad arguments and disabled login shells are answered to the model', async () => {
     const { exec } = open();
     expect((await failureOf(callTool(exec, { cmd: '  ' }))).message).toBe('exec_command: `cmd` must be a non-empty string');
-    // A wrong type fails the registry's schema check before the handler: that is what the model reads.
-    expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('invalid arguments for exec_command: arguments.tty must be boolean');
+    // A wrong type fails the reading of the arguments before the handler, in serde's words as the reference answers.
+    expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('failed to parse function arguments: invalid type: string "yes", expected a boolean at line 1 column 25');
+    expect((await failureOf(callTool(exec, {}))).message).toBe('failed to parse function arguments: missing field `cmd` at line 1 column 2');
+    // unknown properties are ignored, as the reference ignores them
+    expect(codeModeValue(await callTool(exec, { cmd: 'echo ran', timeout_ms: 5 }))).toMatchObject({ exit_code: 0, output: 'ran\n' });
     // The handler's own check, for a host that turns schema validation off for it.
     const unvalidated = { ...exec, skipInputValidation: true };
     expect((await failureOf(callTool(unvalidated, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
-    // Without allowLoginShell the schema has no `login`: the registry refuses the extra field first.
-    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('invalid arguments for exec_command: arguments.login is not allowed');
+    // Without allowLoginShell `login` is not offered, but it is still read: the handler refuses it.
+    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
     expect((await failureOf(callTool(unvalidated, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
     expect((await failureOf(callTool(exec, { cmd: 'true', shell: '/no/such/shell' }))).message).toBe('exec_command failed for `true`: shell not found: /no/such/shell');
   });
@@ -138,13 +143,13 @@ describe('sessions and write_stdin', () => {
   test('a long-running loop answers with a session id; an empty poll collects the rest and the exit code', async () => {
     const { exec, write, toolset } = open();
     const first = await callTool(exec, { cmd: 'for i in 1 2 3 4; do echo tick$i; sleep 0.3; done', yield_time_ms: 400 });
-    expect(modelText(first)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess running with session ID 1000\nOutput:\ntick1\n/);
+    expect(modelText(first)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess running with session ID 1000\nOriginal token count: \d+\nOutput:\ntick1\n/);
     expect(codeModeValue(first).session_id).toBe(1000);
     expect(codeModeValue(first).exit_code).toBeUndefined();
     expect(toolset.liveSessionIds()).toEqual([1000]);
 
     const rest = await callTool(write, { session_id: 1000 });
-    expect(modelText(rest)).toMatch(/\nProcess exited with code 0\nOutput:\n(tick\d\n)+$/);
+    expect(modelText(rest)).toMatch(/\nProcess exited with code 0\nOriginal token count: \d+\nOutput:\n(tick\d\n)+$/);
     expect(`${codeModeValue(first).output}${codeModeValue(rest).output}`).toBe('tick1\ntick2\ntick3\ntick4\n');
     expect(toolset.liveSessionIds()).toEqual([]);
     expect((await failureOf(callTool(write, { session_id: 1000 }))).message).toBe('write_stdin failed: Unknown process id 1000');
@@ -312,8 +317,9 @@ describe('hook payloads', () => {
     } finally {
       spy.mockRestore();
     }
-    // Before the registry handed its parse on, validation, both hook adapters and the handler each parsed: 4.
-    expect(parses).toBe(1);
+    // The arguments are read once, by the serde reader the tool declares; nothing JSON.parses them again
+    // (before the registry handed its parse on, validation, both hook adapters and the handler each parsed: 4).
+    expect(parses).toBe(0);
   });
 
   test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars; the poll that sees the exit is the exec_command PostToolUse', async () => {

@@ -19,13 +19,13 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments } from '@switchyard/kit';
-import { APPLY_PATCH_WARNING, BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
+import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments, serdeArgumentsParser } from '@switchyard/kit';
+import { BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
 import { ExecCommandOutput, type ExecResult } from './exec-output';
 import { ExecProcess, type ExecProcessSpec } from './exec-process';
-import { execCommandSpec, writeStdinSpec } from './exec-specs';
+import { EXEC_COMMAND_TYPES, WRITE_STDIN_TYPES, execCommandSpec, writeStdinSpec } from './exec-specs';
 import { execCommandHookAdapter, writeStdinHookAdapter, type ExecHookContext } from './hook-adapters';
 import { DEFAULT_MAX_RETAINED_BYTES } from './head-tail-buffer';
 import { DEFAULT_MAX_PROCESSES, ProcessTable, type ProcessEntry } from './process-table';
@@ -452,9 +452,16 @@ async function interceptApplyPatch(run: { invocation: ToolInvocation; args: Exec
   const directory = parsed.cd ? resolve(cwd, parsed.cd) : cwd;
   const patch = rebasePatchPaths(parsed.patch, directory, root);
   const output = await invocation.tools.call(applyPatch, { kind: 'custom', input: patch }, { signal: invocation.signal });
-  const text = `Warning: ${APPLY_PATCH_WARNING}\n${textOf(output, invocation.callId)}`;
+  // As the reference: the apply_patch tool's own answer, no warning line; a success inside the shell
+  // tool's `Wall time … Output:` frame, a failure as it is.
+  const text = textOf(output, invocation.callId);
   if (output.success === false) throw new RespondToModelError(text);
-  return new ExecCommandOutput({ chunkId: '', wallTimeMs: Date.now() - started, output: text, maxOutputTokens: args.maxOutputTokens });
+  return new ExecCommandOutput({ chunkId: '', wallTimeMs: Date.now() - started, output: text, maxOutputTokens: args.maxOutputTokens, countTokens: false });
+}
+
+/** A command line as the reference prints it: words joined by spaces, single-quoted unless plain. */
+function shellJoin(words: readonly string[]): string {
+  return words.map((word) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
 /** The checks before anything runs: login shells allowed, the workdir a directory, escalation allowed, no bare patch. */
@@ -463,13 +470,17 @@ function checkCommand(run: { state: ToolsetState; args: ExecCommandArgs; setting
   if (args.login === true && !state.allowLoginShell) {
     throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
   }
-  let isDirectory = false;
+  let reason: string | undefined = 'No such file or directory (os error 2)';
   try {
-    isDirectory = statSync(cwd).isDirectory();
+    reason = statSync(cwd).isDirectory() ? undefined : 'Not a directory (os error 20)';
   } catch {
     // reported below
   }
-  if (!isDirectory) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: workdir ${cwd} is not a directory`);
+  if (reason) {
+    // the reference's words: its process creation fails on the missing directory
+    const line = shellJoin([resolveShell(state.options, args.shell), (args.login ?? state.allowLoginShell) ? '-lc' : '-c', args.cmd]);
+    throw new RespondToModelError(`exec_command failed for \`${line}\`: CreateProcess { message: "Rejected(\\"Failed to create unified exec process: ${reason}\\")" }`);
+  }
   if (args.escalate && settings.policy !== 'on-request') {
     throw new RespondToModelError(escalationRefusedMessage(settings.policy), { code: 'APPROVAL_DENIED' });
   }
@@ -748,6 +759,9 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     supportsParallelToolCalls: true,
     abortStyle: 'shell',
     hookPayload: execCommandHookAdapter(hookContext),
+    // Read as the reference reads them (serde): its error texts, unknown properties ignored; the
+    // struct always has `login`, offered or not, so a refused login shell is still named.
+    parseArguments: serdeArgumentsParser({ name: 'ExecCommandArgs', schema: execCommandSpec({ allowLoginShell: true }).parameters, types: EXEC_COMMAND_TYPES }),
     handle: (invocation) => handleExecCommand(state, invocation),
     checkSetup: (context) => checkSetupOf(options, context),
   };
@@ -757,6 +771,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     supportsParallelToolCalls: false,
     abortStyle: 'shell',
     hookPayload: writeStdinHookAdapter(hookContext),
+    parseArguments: serdeArgumentsParser({ name: 'WriteStdinArgs', schema: writeStdinSpec().parameters, types: WRITE_STDIN_TYPES }),
     handle: (invocation) => handleWriteStdin(state, invocation),
   };
   const endTurn = (turnId: string) => endTurnOf(state, turnId);

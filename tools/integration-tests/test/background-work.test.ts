@@ -43,13 +43,13 @@ describe('background work across packages', () => {
     expect(first.requests[0].tools.find((tool) => (tool as { name?: string }).name === 'exec_command')).toMatchObject({
       description: expect.stringContaining('you do not need to poll it with write_stdin'),
     });
-    expect(await done).toEqual({ type: 'background-complete', callId: 'cmd-1', processId: 1000, status: 'completed' });
+    expect(await done).toEqual({ type: 'background-complete', callId: 'cmd-1', processId: 1000, status: 'completed', item: expect.objectContaining({ type: 'function_call_output', call_id: 'cmd-1' }) });
 
     const second = createScriptedModel([[call('poll-1', 'write_stdin', { session_id: 1000 })], [say('done')]]);
     await session.runTurn({ model: second, input: 'did it finish?' });
     const delivered = outputsOf(second.requests[0], 'cmd-1').map((item) => texts(item).join(''));
     expect(delivered).toHaveLength(2);
-    expect(delivered[1]).toMatch(/Process exited with code 0\nOutput:\nmigration-finished\n?$/);
+    expect(delivered[1]).toMatch(/Process exited with code 0\nOriginal token count: \d+\nOutput:\nmigration-finished\n?$/);
     // the exit was reported once: a poll afterwards finds no such process
     expect(texts(outputsOf(second.requests[1], 'poll-1')[0]).join('')).toBe('write_stdin failed: Unknown process id 1000');
     expect(session.history.filter((item) => texts(item).join('').includes('migration-finished'))).toHaveLength(1);

@@ -138,7 +138,7 @@ describe('Code Mode through the same router and registry', () => {
     const s = session({ tools: [] });
     const model = createScriptedModel([[exec('exec-call-7', `notify('heads up');\ntext('done');`)], [say('thanks')]]);
     await s.runTurn({ model, input: 'go' });
-    expect(model.requests[1].input).toContainEqual({ type: 'custom_tool_call_output', call_id: 'exec-call-7', output: 'heads up' });
+    expect(model.requests[1].input).toContainEqual({ type: 'custom_tool_call_output', call_id: 'exec-call-7', name: 'exec', output: 'heads up' });
   });
 
   it('cancelling a turn aborts a pending nested call', async () => {

@@ -58,7 +58,7 @@ describe('exec sessions: a shared toolset shares no processes', () => {
       expect(text(echoed)).toContain(`Process running with session ID ${id}`);
       expect(existsSync(marker)).toBe(false);
       const later = await alice.step.dispatch(callItem('a4', 'exec_command', { cmd: 'echo later', yield_time_ms: 5_000 }));
-      expect(text(later)).toMatch(/Process exited with code 0\nOutput:\nlater\n$/);
+      expect(text(later)).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\nlater\n$/);
       held.push(`Bob's write_stdin(${id}) read nothing, wrote nothing, interrupted nothing: "Unknown process id", as for a number never handed out`);
       held.push("Bob's session end left Alice's tty shell and her later exec_command working");
     } finally {

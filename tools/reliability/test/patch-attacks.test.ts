@@ -10,6 +10,9 @@ import { applyPatch, applyPatchTool } from '@switchyard/tool-apply-patch';
 import { byProfile, report } from '../src/profile';
 import { openHarness, texts } from './helpers';
 
+/** A successful apply_patch answer: the shell-style wrapper (exit code, wall time) around the summary. */
+const PATCH_APPLIED = /^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. /;
+
 // Each attack tries to make apply_patch write outside its workspace, edit git metadata, or hurt
 // the host, through the library and through the tool (its helper process, with and without the
 // exec sandbox).
@@ -94,7 +97,7 @@ async function toolAttempts(root: string, tools: ReturnType<typeof applyPatchToo
         input: `*** Begin Patch\n*** Add File: d/tool-${attempt % 2 === 0 ? 'victim.txt' : `${attempt}.txt`}\n+pwned\n*** End Patch`,
       });
       const text = texts(item).join('');
-      count(counts, text.startsWith('Success.') ? `${label} applied` : /Read-only file system/.test(text) ? `${label} refused by the kernel` : `${label} refused`);
+      count(counts, PATCH_APPLIED.test(text) ? `${label} applied` : /Read-only file system/.test(text) ? `${label} refused by the kernel` : `${label} refused`);
     }
   } finally {
     await Promise.all(harnesses.map((harness) => harness.close()));

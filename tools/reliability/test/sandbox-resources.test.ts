@@ -75,7 +75,7 @@ describe('sandbox resources: caps per command', () => {
       // Everything it started died with it; the next command runs.
       expect(await eventually(() => processesRunning('sleep 20.4711') === 0)).toBe(true);
       const next = text(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
-      expect(next).toMatch(/Process exited with code 0\nOutput:\nfine\n$/);
+      expect(next).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\nfine\n$/);
       held.push(`fork bomb (400 sleeps): ${live} processes at most (cap 128, cgroup-v1), "sandbox limit" line, nothing left behind`);
     } finally {
       await close();
@@ -150,7 +150,7 @@ describe('sandbox resources: admission control per session', () => {
       expect(peak).toBe(16);
       writeFileSync(join(root, 'go'), '');
       const texts = (await answers).map(text);
-      expect(texts.filter((answer) => /Process exited with code 0\nOutput:\n$/.test(answer))).toHaveLength(200);
+      expect(texts.filter((answer) => /Process exited with code 0\nOriginal token count: 0\nOutput:\n$/.test(answer))).toHaveLength(200);
       expect(readdirSync(running)).toEqual([]);
       held.push(`200 calls in one response held open: ${peak} ran at once for 3 s (limit 16), all 200 answered with exit 0 once released`);
     } finally {

@@ -33,12 +33,14 @@ describe('invokeTool', () => {
     expect(invalid.events).toEqual([]);
   });
 
-  it('reads a string as a freeform input and rejects an incompatible payload with the fatal error', async () => {
+  it('reads a string as a freeform input and answers an incompatible payload `aborted`', async () => {
     const result = await invokeTool(shout, 'hello', { callId: 'c-4' });
     expect(result.item).toEqual({ type: 'custom_tool_call_output', call_id: 'c-4', output: 'HELLO' });
     // a freeform tool's hooks read its raw input as `{ input }`
     expect(result.hookInputs.pre.map((request) => [request.toolName, request.toolInput])).toEqual([['shout', { input: 'hello' }]]);
-    await expect(invokeTool(shout, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({ code: 'INCOMPATIBLE_PAYLOAD', message: 'tool shout invoked with incompatible payload' });
+    const wrongKind = await invokeTool(shout, { kind: 'function', arguments: '{}' }, { callId: 'c-6' });
+    expect(wrongKind.item).toEqual({ type: 'function_call_output', call_id: 'c-6', output: 'aborted' });
+    expect(wrongKind.error).toMatchObject({ code: 'INCOMPATIBLE_PAYLOAD', message: 'tool shout invoked with incompatible payload' });
   });
 
   it('answers aborted for a cancelled turn, runs a hook runner of the test’s own, and reaches sibling tools', async () => {

@@ -113,8 +113,8 @@ export function createToolHarness(executor: ToolExecutor, options: Omit<InvokeTo
  * Runs one call of `executor` through the same registry, router and runtime a session uses, and
  * resolves with the model-visible answer (`item`, carrying the call's `call_id`), the output, the
  * error code of a failure, the events and the hook inputs. Model-visible failures (invalid input,
- * refusals, thrown errors, aborts) resolve; only a fatal error (`FATAL`, `INCOMPATIBLE_PAYLOAD`)
- * rejects, as it would end a session's turn.
+ * refusals, thrown errors, aborts, a call of the wrong payload kind) resolve; only a fatal error
+ * (`FATAL`) rejects, as it would end a session's turn.
  */
 export async function invokeTool(executor: ToolExecutor, input: ToolCallInput = {}, options: InvokeToolOptions = {}): Promise<InvokeToolResult> {
   const harness = createToolHarness(executor, options);
