@@ -3,6 +3,7 @@ import {
   OAuthError,
   SdkHttpError,
   UnauthorizedError,
+  type OAuthClientInformationContext,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -10,6 +11,7 @@ import {
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { errorMessage } from '@switchyard/protocol';
+import { invalidatedIssuers, issuedFor, savingIssued } from './oauth-issuers';
 
 /** What the OAuth client keeps for one server between runs; the host's {@link McpTokenStore} holds it. */
 export interface McpOAuthState {
@@ -21,6 +23,13 @@ export interface McpOAuthState {
   codeVerifier?: string;
   /** Discovered protected-resource and authorization-server metadata (saves discovery requests). */
   discoveryState?: OAuthDiscoveryState;
+  /**
+   * The registration and tokens per authorization server (keyed by its `issuer`): credentials
+   * one authorization server issued are never offered to another, and a server that moves to a
+   * new authorization server gets a new registration there. `tokens` / `clientInformation` above
+   * are the latest of them.
+   */
+  issuers?: Record<string, { tokens?: StoredOAuthTokens; clientInformation?: StoredOAuthClientInformation }>;
 }
 
 /** Where the host keeps OAuth credentials, per configured server name. May be synchronous or async. */
@@ -114,20 +123,20 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     await this.options.store.save(this.server, next);
   }
 
-  async clientInformation(): Promise<StoredOAuthClientInformation | undefined> {
-    return (await this.stored()).clientInformation;
+  async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    return issuedFor(await this.stored(), 'clientInformation', context);
   }
 
-  async saveClientInformation(clientInformation: StoredOAuthClientInformation): Promise<void> {
-    await this.update({ clientInformation });
+  async saveClientInformation(clientInformation: StoredOAuthClientInformation, context?: OAuthClientInformationContext): Promise<void> {
+    await this.update(savingIssued(await this.stored(), 'clientInformation', clientInformation, context));
   }
 
-  async tokens(): Promise<StoredOAuthTokens | undefined> {
-    return (await this.stored()).tokens;
+  async tokens(context?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    return issuedFor(await this.stored(), 'tokens', context);
   }
 
-  async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
-    await this.update({ tokens });
+  async saveTokens(tokens: StoredOAuthTokens, context?: OAuthClientInformationContext): Promise<void> {
+    await this.update(savingIssued(await this.stored(), 'tokens', tokens, context));
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -151,6 +160,7 @@ export class StoreOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
     await this.update({
+      issuers: invalidatedIssuers(await this.stored(), all || scope === 'tokens', all || scope === 'client'),
       ...(all || scope === 'tokens' ? { tokens: undefined } : {}),
       ...(all || scope === 'client' ? { clientInformation: undefined } : {}),
       ...(all || scope === 'verifier' ? { codeVerifier: undefined } : {}),
@@ -166,6 +176,15 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     const callback = answer instanceof URL ? answer.searchParams : answer instanceof URLSearchParams ? answer : typeof answer === 'string' && answer !== '' ? new URLSearchParams({ code: answer }) : undefined;
     if (!callback?.get('code')) throw new AuthorizationRequiredError('`auth.authorize` did not resolve with an authorization code (or a redirect carrying one)');
     this.pendingCallback = callback;
+  }
+
+  /**
+   * Forgets the discovered metadata once an authorization finished: it served that authorization
+   * (the callback is checked against the authorization server it started with), and the next one
+   * discovers again, so a resource that moved to another authorization server is followed there.
+   */
+  async forgetDiscovery(): Promise<void> {
+    await this.update({ discoveryState: undefined });
   }
 
   /** The redirect parameters (`code`, `iss`, …) `authorize` answered since the last call, once. */

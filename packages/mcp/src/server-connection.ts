@@ -94,8 +94,12 @@ export interface ServerConnectionLimits {
   readonly onElicitation?: McpElicitationHandler;
 }
 
-/** Authorization rounds (401 → the user's consent → tokens) one connect or call may take. */
-const MAX_AUTHORIZATIONS = 2;
+/**
+ * Attempts of one connect or call, each but the last after an authorization (401 → the user's
+ * consent → tokens): two authorizations happen when the resource moves to another authorization
+ * server between the connection's first requests, or asks for more scope.
+ */
+const MAX_AUTHORIZATIONS = 3;
 
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 const LooseResultSchema = z.looseObject({});
@@ -242,6 +246,7 @@ export class McpServerConnection {
     const callback = provider.takeAuthorizationCallback();
     if (callback === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
     await transport.finishAuth(callback);
+    await provider.forgetDiscovery();
     return true;
   }
 
@@ -505,6 +510,11 @@ export class McpServerConnection {
     }
     // The code leads the text, once: `MCP error -32602: …` (a server on the 1.x SDK already sent it so).
     if (error instanceof ProtocolError) error.message = withoutRepeatedPrefix(`MCP error ${error.code}: ${error.message}`);
+    // fetch says only "fetch failed"; its cause says what (a refused connection, a reset, a timeout).
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+    if (error instanceof TypeError && error.message === 'fetch failed' && cause) {
+      return new Error(`fetch failed: ${[cause.code, cause.message].filter((part) => typeof part === 'string').join(' ')}`, { cause: error });
+    }
     if (!isStdioConfig(config)) {
       const problem = authorizationProblem(error, config.url, this.authProvider !== undefined);
       if (problem) return new Error(`MCP server \`${this.name}\` ${problem}`, { cause: error });
