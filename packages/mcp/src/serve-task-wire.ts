@@ -43,7 +43,8 @@ export function modernCreateTaskResult(task: CodeModeTaskSnapshot) {
 /** The 2026-07-28 `DetailedTask`: the result, the error or the outstanding input requests inlined by status. */
 export function modernDetailedTask(task: CodeModeTaskSnapshot) {
   const base = modernTask(task);
-  if (task.status === 'completed') return { ...base, result: task.result ?? { content: [] } };
+  // The inlined result is the CallToolResult the call would have answered: on this revision every result carries its `resultType`.
+  if (task.status === 'completed') return { ...base, result: { ...(task.result ?? { content: [] }), resultType: 'complete' } };
   if (task.status === 'failed') return { ...base, error: task.error ?? { code: ProtocolErrorCode.InternalError, message: task.statusMessage ?? 'failed' } };
   if (task.status === 'input_required') {
     const inputRequests = Object.fromEntries(task.inputs.map((input) => [input.key, { method: 'elicitation/create', params: input.elicitation }]));
