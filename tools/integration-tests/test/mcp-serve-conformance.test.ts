@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,44 +21,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFORMANCE_CLI, baselineEntries, requiredScenarios, savedChecks, verdict, type Check } from './conformance-kit';
 import { fixtureScript } from './serve-fixtures';
 import { startModernRelay, type ModernRelay } from './serve-relay';
 
-const require = createRequire(import.meta.url);
-const CONFORMANCE = join(require.resolve('@modelcontextprotocol/conformance/package.json'), '..');
-const CONFORMANCE_CLI = join(CONFORMANCE, 'dist', 'index.js');
 const SERVE = fileURLToPath(new URL('../../../packages/cli/test/fixtures/serve.ts', import.meta.url));
-const TSX = pathToFileURL(require.resolve('tsx')).href;
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const baselinePath = (revision: string) => fileURLToPath(new URL(`./fixtures/serve-baseline-${revision}.yml`, import.meta.url));
-
-interface Check {
-  id: string;
-  status: string;
-  errorMessage?: string;
-  details?: unknown;
-}
-
-/** The `server` entries of a baseline file (`scenario` or `scenario:check`). */
-function baselineEntries(revision: string): string[] {
-  return readFileSync(baselinePath(revision), 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('  - '))
-    .map((line) => line.slice(4).trim());
-}
-
-/** The server scenarios a requirement set runs: the required ones and the unscored server legs. */
-function requiredScenarios(revision: string): string[] {
-  const lines = readFileSync(join(CONFORMANCE, 'requirements', `${revision}.yaml`), 'utf8').split('\n');
-  const scenarios: string[] = [];
-  let section = '';
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index];
-    if (/^\w/.test(line)) section = line.replace(':', '').trim();
-    else if (section === 'server' && line.startsWith('  - ')) scenarios.push(line.slice(4).trim());
-    else if (section === 'not_scored' && line.startsWith('  - scenario: ') && lines[index + 1]?.trim() === 'leg: server') scenarios.push(line.slice('  - scenario: '.length).trim());
-  }
-  return scenarios;
-}
 
 /** Runs `--requirements <revision>` against `url`; the checks it saved, by scenario. */
 function runRequirements(revision: string, url: string, dir: string): Promise<{ code: number | null; text: string; checks: Map<string, Check[]> }> {
@@ -68,33 +37,8 @@ function runRequirements(revision: string, url: string, dir: string): Promise<{ 
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   return new Promise((resolve) => {
-    child.on('close', (code) => {
-      const checks = new Map<string, Check[]>();
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry.name);
-        if (entry.isDirectory() && match) checks.set(match[1], JSON.parse(readFileSync(join(dir, entry.name, 'checks.json'), 'utf8')) as Check[]);
-      }
-      resolve({ code, text, checks });
-    });
+    child.on('close', (code) => resolve({ code, text, checks: savedChecks(dir) }));
   });
-}
-
-/** What failed in one scenario, as baseline entries would name it (warnings count, as the suite counts them). */
-function failingEntries(scenario: string, checks: readonly Check[]): string[] {
-  return checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING').map((check) => `${scenario}:${check.id}`);
-}
-
-/** The per-scenario verdict: failures outside the baseline, and baseline entries that no longer fail. */
-function verdict(scenario: string, checks: readonly Check[], baseline: readonly string[]) {
-  const failing = failingEntries(scenario, checks);
-  const wholeScenario = baseline.includes(scenario);
-  const unexpected = wholeScenario ? [] : failing.filter((entry) => !baseline.includes(entry));
-  const listed = baseline.filter((entry) => entry.startsWith(`${scenario}:`));
-  const stale = [...listed.filter((entry) => !failing.includes(entry)), ...(wholeScenario && failing.length === 0 ? [scenario] : [])];
-  const details = checks
-    .filter((check) => unexpected.includes(`${scenario}:${check.id}`))
-    .map((check) => `${check.id}: ${check.errorMessage ?? JSON.stringify(check.details)}`);
-  return { unexpected: details, stale };
 }
 
 let workspace: string;
@@ -158,13 +102,13 @@ describe('MCP conformance suite, server requirements of 2025-11-25 against switc
   });
 
   it('runs every scenario of the requirement set; only the baseline fails (exit code 0)', () => {
-    expect([...run.checks.keys()].sort(), run.text).toEqual(requiredScenarios('2025-11-25').sort());
+    expect([...run.checks.keys()].sort(), run.text).toEqual(requiredScenarios('2025-11-25', 'server').sort());
     expect(run.code, run.text).toBe(0);
   });
 
-  for (const scenario of requiredScenarios('2025-11-25')) {
+  for (const scenario of requiredScenarios('2025-11-25', 'server')) {
     it(scenario, () => {
-      expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries('2025-11-25')), run.text).toEqual({ unexpected: [], stale: [] });
+      expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries(baselinePath('2025-11-25'))), run.text).toMatchObject({ unexpected: [], stale: [] });
     });
   }
 });
@@ -183,13 +127,13 @@ describe('MCP conformance suite, server requirements of 2026-07-28 (Tasks extens
   });
 
   it('runs every scenario of the requirement set; only the baseline fails (exit code 0)', () => {
-    expect([...run.checks.keys()].sort(), run.text).toEqual(requiredScenarios('2026-07-28').sort());
+    expect([...run.checks.keys()].sort(), run.text).toEqual(requiredScenarios('2026-07-28', 'server').sort());
     expect(run.code, `${run.text}\nserve stderr:\n${relay.stderr()}`).toBe(0);
   });
 
-  for (const scenario of requiredScenarios('2026-07-28')) {
+  for (const scenario of requiredScenarios('2026-07-28', 'server')) {
     it(scenario, () => {
-      expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries('2026-07-28')), run.text).toEqual({ unexpected: [], stale: [] });
+      expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries(baselinePath('2026-07-28'))), run.text).toMatchObject({ unexpected: [], stale: [] });
     });
   }
 });
