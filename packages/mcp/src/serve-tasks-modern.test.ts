@@ -94,6 +94,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
     expect(done.statusMessage).toBe('Script completed');
     expect(done.result.content.map((block: { text: string }) => block.text)).toEqual([header('Script completed').text, 'before', 'after']);
     expect(done.result.isError).toBeUndefined();
+    expect(done.result.resultType).toBe('complete');
     expect(done).not.toHaveProperty('error');
   });
 
