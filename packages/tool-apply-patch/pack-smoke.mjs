@@ -23,7 +23,8 @@ try {
         .handle({ callId: 'smoke', toolName: tool.name, source: DIRECT_SOURCE, payload: { kind: 'custom', input }, signal: new AbortController().signal, step: createStepContext({ cwd: root }), emit() {} })
         .then((output) => output.toResponseItem('smoke', { kind: 'custom', input: '' }).output, (error) => error.message);
     const inside = await call('*** Begin Patch\n*** Add File: inside.txt\n+in\n*** End Patch');
-    if (inside !== 'Success. Updated the following files:\nA inside.txt\n' || readFileSync(join(root, 'inside.txt'), 'utf8') !== 'in\n') problems.push(`${build}: the sandboxed patch answered ${JSON.stringify(inside)}`);
+    // A success is wrapped as a finished command: exit code, wall time in whole seconds, then the summary.
+    if (!/^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nA inside\.txt\n$/.test(inside) || readFileSync(join(root, 'inside.txt'), 'utf8') !== 'in\n') problems.push(`${build}: the sandboxed patch answered ${JSON.stringify(inside)}`);
     const escaped = join(outside, `${build}.txt`);
     const refused = await call(`*** Begin Patch\n*** Add File: ${escaped}\n+out\n*** End Patch`);
     if (refused !== `Failed to write file ${escaped}: Read-only file system. No files were changed.`) problems.push(`${build}: the write outside answered ${JSON.stringify(refused)}`);

@@ -205,34 +205,37 @@ export function decidePreToolUse(result: HandlerRunResult): PreHandlerDecision {
   return decision;
 }
 
-/** Turns a PostToolUse run into a decision. Never throws. */
-export function decidePostToolUse(result: HandlerRunResult): PostHandlerDecision {
+/**
+ * Turns a PostToolUse (or PostToolUseFailure: the same rules, its feedback replacing the failure
+ * text) run into a decision. Never throws.
+ */
+export function decidePostToolUse(result: HandlerRunResult, event: 'PostToolUse' | 'PostToolUseFailure' = 'PostToolUse'): PostHandlerDecision {
   const decision: PostHandlerDecision = { status: 'continue', additionalContexts: [], warnings: [] };
   const fail = (error: string): PostHandlerDecision => ({ ...decision, status: 'failed', error });
-  const reading = readRun(result, 'post-tool-use', ['block']);
+  const reading = readRun(result, event === 'PostToolUse' ? 'post-tool-use' : 'post-tool-use-failure', ['block']);
   if (reading.kind === 'failed') return fail(reading.error);
   if (reading.kind === 'nothing') return decision;
   if (reading.kind === 'exit-2') {
     return reading.stderr
       ? { ...decision, status: 'feedback', feedback: reading.stderr }
-      : fail('PostToolUse hook exited with code 2 but did not write feedback to stderr');
+      : fail(`${event} hook exited with code 2 but did not write feedback to stderr`);
   }
   const wire = reading.wire;
   if (wire.systemMessage !== undefined) decision.warnings.push(wire.systemMessage);
-  const invalid = wire.suppressOutput === true ? 'PostToolUse hook returned unsupported suppressOutput' : undefined;
+  const invalid = wire.suppressOutput === true ? `${event} hook returned unsupported suppressOutput` : undefined;
   const block = wire.decision === 'block';
   const invalidBlock = block
     ? trimmedNonEmpty(wire.reason)
       ? undefined
-      : 'PostToolUse hook returned decision:block without a non-empty reason'
+      : `${event} hook returned decision:block without a non-empty reason`
     : wire.continue !== false && wire.reason !== undefined
-      ? 'PostToolUse hook returned reason without decision'
+      ? `${event} hook returned reason without decision`
       : undefined;
   const specific = wire.hookSpecificOutput;
   if (!invalid && !invalidBlock && specific?.additionalContext !== undefined) decision.additionalContexts.push(specific.additionalContext);
-  if (specific?.updatedMCPToolOutput !== undefined) decision.warnings.push('PostToolUse hook returned unsupported updatedMCPToolOutput (ignored)');
+  if (specific?.updatedMCPToolOutput !== undefined) decision.warnings.push(`${event} hook returned unsupported updatedMCPToolOutput (ignored)`);
   if (wire.continue === false) {
-    const stopText = wire.stopReason ?? 'PostToolUse hook stopped execution';
+    const stopText = wire.stopReason ?? `${event} hook stopped execution`;
     return { ...decision, status: 'stop', feedback: trimmedNonEmpty(wire.reason) ?? stopText };
   }
   if (invalid) return fail(invalid);

@@ -1,8 +1,11 @@
 import type {
   HookCaller,
+  InterruptReason,
+  InterruptRequest,
   JsonValue,
   LifecycleHookRequestBase,
   PermissionRequestRequest,
+  PostToolUseFailureRequest,
   PostToolUseRequest,
   PreToolUseRequest,
   SessionEndRequest,
@@ -30,6 +33,15 @@ export interface PreToolUseHookInput {
 export interface PostToolUseHookInput extends Omit<PreToolUseHookInput, 'hook_event_name'> {
   hook_event_name: 'PostToolUse';
   tool_response: JsonValue;
+}
+
+/** The JSON a PostToolUseFailure hook reads on stdin: the pre fields plus the failure the model would read and its code. */
+export interface PostToolUseFailureHookInput extends Omit<PreToolUseHookInput, 'hook_event_name'> {
+  hook_event_name: 'PostToolUseFailure';
+  /** The failure text the model would read. */
+  error: string;
+  /** `RESPOND_TO_MODEL` (the tool refused or failed), `TIMEOUT`, `SANDBOX_DENIED`, `LIMIT_EXCEEDED`, … */
+  error_code: string;
 }
 
 /** The fields every lifecycle hook reads on stdin. */
@@ -76,11 +88,26 @@ export interface PermissionRequestHookInput extends LifecycleHookInputBase {
   tool_use_id: string;
 }
 
+/** Interrupt stdin: why the turn was aborted (`turn_id` is set). */
+export interface InterruptHookInput extends LifecycleHookInputBase {
+  hook_event_name: 'Interrupt';
+  /** `signal` (the host's abort signal), `abort` (`turn.abort()`), `stream-closed` (the host stopped reading the stream), `shutdown`. */
+  reason: InterruptReason;
+  /** The abort reason's text, when the host gave one. */
+  detail: string | null;
+}
+
 /** A lifecycle event's stdin. */
-export type LifecycleHookInput = SessionStartHookInput | UserPromptSubmitHookInput | StopHookInput | SessionEndHookInput | PermissionRequestHookInput;
+export type LifecycleHookInput =
+  | SessionStartHookInput
+  | UserPromptSubmitHookInput
+  | StopHookInput
+  | SessionEndHookInput
+  | PermissionRequestHookInput
+  | InterruptHookInput;
 
 /** The stdin of a tool event (what most function hooks read). */
-export type HookInput = PreToolUseHookInput | PostToolUseHookInput;
+export type HookInput = PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput;
 
 /** The stdin of any event. */
 export type AnyHookInput = HookInput | LifecycleHookInput;
@@ -144,6 +171,11 @@ export function postToolUseInput(request: PostToolUseRequest, transcriptPath?: s
   return { ...preToolUseInput(request, transcriptPath), hook_event_name: 'PostToolUse', tool_response: request.toolResponse };
 }
 
+/** The stdin object of a PostToolUseFailure run. */
+export function postToolUseFailureInput(request: PostToolUseFailureRequest, transcriptPath?: string): PostToolUseFailureHookInput {
+  return { ...preToolUseInput(request, transcriptPath), hook_event_name: 'PostToolUseFailure', error: request.error, error_code: request.errorCode };
+}
+
 /** The fields every lifecycle stdin starts with. */
 function lifecycleBase(request: LifecycleHookRequestBase, transcriptPath: string | undefined): LifecycleHookInputBase {
   return {
@@ -163,6 +195,7 @@ export interface LifecycleRequests {
   Stop: StopRequest;
   SessionEnd: SessionEndRequest;
   PermissionRequest: PermissionRequestRequest;
+  Interrupt: InterruptRequest;
 }
 
 /** The stdin object of a lifecycle event. */
@@ -179,6 +212,10 @@ export function lifecycleInput<E extends keyof LifecycleRequests>(event: E, requ
     }
     case 'SessionEnd':
       return { ...base, hook_event_name: 'SessionEnd', reason: (request as SessionEndRequest).reason };
+    case 'Interrupt': {
+      const interrupt = request as InterruptRequest;
+      return { ...base, hook_event_name: 'Interrupt', reason: interrupt.reason, detail: interrupt.detail ?? null };
+    }
     default: {
       const permission = request as PermissionRequestRequest;
       return { ...base, hook_event_name: 'PermissionRequest', tool_name: permission.toolName, tool_input: permission.toolInput, tool_use_id: permission.toolUseId };

@@ -20,7 +20,7 @@ describe('hooks.json configuration', () => {
     const project = writeJson(dir.path('project.json'), { hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: denyWith('project') }] }] } });
     const engine = createHookEngine({ shell: '/bin/sh', configFiles: [system, project] });
     expect(engine.warnings).toEqual([]);
-    expect(engine.handlerCounts).toEqual({ PreToolUse: 2, PostToolUse: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0 });
+    expect(engine.handlerCounts).toEqual({ PreToolUse: 2, PostToolUse: 0, PostToolUseFailure: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0, Interrupt: 0 });
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toBe('system');
 
     const reversed = createHookEngine({ shell: '/bin/sh', configFiles: [project, system] });
@@ -87,7 +87,7 @@ describe('hooks.json configuration', () => {
       `PostToolUse in ${file} is not an array of matcher groups; skipped`,
       `unknown hook event "Sometime" in ${file}; skipped`,
     ]);
-    expect(engine.handlerCounts).toEqual({ PreToolUse: 1, PostToolUse: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 1, SessionEnd: 0 });
+    expect(engine.handlerCounts).toEqual({ PreToolUse: 1, PostToolUse: 0, PostToolUseFailure: 0, PermissionRequest: 0, SessionStart: 0, UserPromptSubmit: 0, Stop: 1, SessionEnd: 0, Interrupt: 0 });
     await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(readFileSync(log, 'utf8')).toBe('kept\n');
   });

@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 import { SwitchyardError, errorMessage, type HookEventName } from '@switchyard/protocol';
 import { compileMatcher, type Matcher } from './matcher';
 import type { FunctionHook } from './hook-payload';
+import { headerProblem } from './http-hook';
+import { parseHookUrl, redactUrl, urlRefusal } from './http-url-policy';
 
 /** The hook events this engine runs: around tool calls, and the session's lifecycle. */
 export type { HookEventName };
@@ -50,8 +52,50 @@ export interface FunctionHookConfig {
   required?: boolean;
 }
 
+/**
+ * An HTTP handler: the stdin JSON is POSTed to `url` and a 2xx answer's body is read as a command's
+ * stdout. Loopback, private and link-local addresses (checked after resolving the name) are reached
+ * only through a URL of the engine's `allowedHttpHookUrls`; with that list set, only its URLs.
+ */
+export interface HttpHookConfig {
+  type: 'http';
+  /** An `http` or `https` URL without credentials. */
+  url: string;
+  /** Request headers; `$NAME` / `${NAME}` are filled from the environment for names in `allowedEnvVars` (others become empty). Never shown in events or errors. */
+  headers?: Record<string, string>;
+  /** Environment variables header values may read. */
+  allowedEnvVars?: string[];
+  /** Seconds before the request is abandoned (minimum 1, default the engine's `defaultTimeoutSec`). */
+  timeout?: number;
+  async?: boolean;
+  statusMessage?: string;
+  /** As {@link CommandHookConfig.failClosed}. */
+  failClosed?: boolean;
+  /** As {@link CommandHookConfig.required}. */
+  required?: boolean;
+}
+
+/**
+ * An MCP tool handler: calls `tool` (its raw MCP name) of the server named `server` in the engine's
+ * `mcpServers`, with the stdin object as its arguments; the result's structured content (as JSON)
+ * or its text is read as a command's stdout, an error result is a failure.
+ */
+export interface McpToolHookConfig {
+  type: 'mcp_tool';
+  server: string;
+  tool: string;
+  /** Seconds before the call is cancelled (minimum 1, default the engine's `defaultTimeoutSec`). */
+  timeout?: number;
+  async?: boolean;
+  statusMessage?: string;
+  /** As {@link CommandHookConfig.failClosed}. */
+  failClosed?: boolean;
+  /** As {@link CommandHookConfig.required}. */
+  required?: boolean;
+}
+
 /** Any handler of a matcher group. Other `type`s (`prompt`, `agent`) are skipped with a warning. */
-export type HookHandlerConfig = CommandHookConfig | FunctionHookConfig;
+export type HookHandlerConfig = CommandHookConfig | FunctionHookConfig | HttpHookConfig | McpToolHookConfig;
 
 /** One matcher group: a matcher (absent, `""` or `"*"` match every tool) and its handlers. */
 export interface HookMatcherGroup {
@@ -112,11 +156,30 @@ export interface ConfiguredFunctionHandler extends ConfiguredHandlerBase {
   readonly name?: string;
 }
 
+/** A validated HTTP handler. */
+export interface ConfiguredHttpHandler extends ConfiguredHandlerBase {
+  readonly kind: 'http';
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly allowedEnvVars: readonly string[];
+}
+
+/** A validated MCP tool handler (its server is one of the engine's `mcpServers`). */
+export interface ConfiguredMcpToolHandler extends ConfiguredHandlerBase {
+  readonly kind: 'mcp_tool';
+  readonly server: string;
+  readonly tool: string;
+}
+
 /** A handler after validation, discriminated by `kind`. */
-export type ConfiguredHandler = ConfiguredCommandHandler | ConfiguredFunctionHandler;
+export type ConfiguredHandler = ConfiguredCommandHandler | ConfiguredFunctionHandler | ConfiguredHttpHandler | ConfiguredMcpToolHandler;
 
 /** A handler before it is given its place in the configured order. */
-type UnorderedHandler = Omit<ConfiguredCommandHandler, 'displayOrder'> | Omit<ConfiguredFunctionHandler, 'displayOrder'>;
+type UnorderedHandler =
+  | Omit<ConfiguredCommandHandler, 'displayOrder'>
+  | Omit<ConfiguredFunctionHandler, 'displayOrder'>
+  | Omit<ConfiguredHttpHandler, 'displayOrder'>
+  | Omit<ConfiguredMcpToolHandler, 'displayOrder'>;
 
 /** One configuration layer with where it came from. */
 export interface HooksConfigLayer {
@@ -130,7 +193,17 @@ export interface HooksConfigLayer {
 export type HooksConfigFile = string | { path: string; optional?: boolean };
 
 /** The events every handler list is kept for, in this order. */
-export const HOOK_EVENTS: readonly HookEventName[] = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'SessionStart', 'UserPromptSubmit', 'Stop', 'SessionEnd'];
+export const HOOK_EVENTS: readonly HookEventName[] = [
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionRequest',
+  'SessionStart',
+  'UserPromptSubmit',
+  'Stop',
+  'SessionEnd',
+  'Interrupt',
+];
 /** Events of the hooks.json format that this engine knows of but does not run. */
 const OTHER_EVENTS = new Set(['SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'Notification']);
 
@@ -139,6 +212,10 @@ export interface LoadSettings {
   readonly defaultTimeoutSec: number;
   /** The engine's `required`: every handler is required, so anything skipped refuses creation. */
   readonly requireAll: boolean;
+  /** The engine's `allowedHttpHookUrls`, parsed (`undefined`: not set). */
+  readonly allowedHttpHookUrls?: readonly URL[];
+  /** The server names of the engine's `mcpServers` (`undefined`: none configured). */
+  readonly mcpServers?: ReadonlySet<string>;
 }
 
 /** The `CONFIG` error of a required hook (or, with `requireAll`, any configuration) that cannot be loaded. */
@@ -279,6 +356,8 @@ function buildHandler(
     const name = typeof raw.name === 'string' ? raw.name : undefined;
     return { ...common, kind: 'function' as const, run: raw.run as FunctionHook, name, label: `function hook ${name ?? '(unnamed)'} (${sourcePath})` };
   }
+  if (raw.type === 'http') return buildHttpHandler(raw, { ...base, common }, warnings);
+  if (raw.type === 'mcp_tool') return buildMcpToolHandler(raw, { ...base, common }, warnings);
   if (raw.type !== 'command') {
     warnings.push(`skipping ${base.event} handler of unsupported type ${JSON.stringify(raw.type ?? null)} in ${sourcePath}`);
     return undefined;
@@ -289,6 +368,50 @@ function buildHandler(
     return undefined;
   }
   return { ...common, kind: 'command' as const, command, dir: base.layer.dir, label: `hook "${command}" (${sourcePath})` };
+}
+
+/** What every handler kind shares once read. */
+type CommonFields = Omit<ConfiguredHandlerBase, 'displayOrder' | 'label'>;
+
+/** An `http` handler: its URL (http or https, no credentials, listed when a list is set), its headers. */
+function buildHttpHandler(
+  raw: Record<string, unknown>,
+  base: { event: HookEventName; layer: HooksConfigLayer; settings: LoadSettings; common: CommonFields },
+  warnings: string[],
+): UnorderedHandler | undefined {
+  const { sourcePath } = base.layer;
+  const skip = (problem: string) => void warnings.push(`skipping ${base.event} http hook in ${sourcePath}: ${problem}`);
+  if (typeof raw.url !== 'string') return skip('"url" is not a string');
+  const parsed = parseHookUrl(raw.url);
+  if ('problem' in parsed) return skip(`its url ${parsed.problem}`);
+  // a literal loopback or private address, or a URL a list leaves out, is refused now rather than at every call
+  const refused = urlRefusal(parsed.url, base.settings.allowedHttpHookUrls);
+  if (refused) return skip(refused.replace('http hook refused: ', ''));
+  const headers = raw.headers ?? {};
+  if (!isRecord(headers)) return skip('"headers" is not an object');
+  const problem = headerProblem(headers as Record<string, string>);
+  if (problem) return skip(`it ${problem}`);
+  const allowedEnvVars = raw.allowedEnvVars ?? [];
+  if (!Array.isArray(allowedEnvVars) || allowedEnvVars.some((name) => typeof name !== 'string')) return skip('"allowedEnvVars" is not a list of names');
+  const label = `http hook ${redactUrl(parsed.url)} (${sourcePath})`;
+  return { ...base.common, kind: 'http' as const, url: parsed.url, headers: { ...(headers as Record<string, string>) }, allowedEnvVars: allowedEnvVars as string[], label };
+}
+
+/** An `mcp_tool` handler: its server must be one of the engine's `mcpServers`. */
+function buildMcpToolHandler(
+  raw: Record<string, unknown>,
+  base: { event: HookEventName; layer: HooksConfigLayer; settings: LoadSettings; common: CommonFields },
+  warnings: string[],
+): UnorderedHandler | undefined {
+  const { sourcePath } = base.layer;
+  const skip = (problem: string) => void warnings.push(`skipping ${base.event} mcp_tool hook in ${sourcePath}: ${problem}`);
+  if (typeof raw.server !== 'string' || raw.server === '') return skip('"server" is not a server name');
+  if (typeof raw.tool !== 'string' || raw.tool === '') return skip('"tool" is not a tool name');
+  const servers = base.settings.mcpServers;
+  if (!servers) return skip(`server "${raw.server}" is not configured: the engine has no \`mcpServers\``);
+  if (!servers.has(raw.server)) return skip(`server "${raw.server}" is not one of the engine's mcpServers (${[...servers].join(', ') || 'none'})`);
+  const label = `mcp_tool hook ${raw.server}/${raw.tool} (${sourcePath})`;
+  return { ...base.common, kind: 'mcp_tool' as const, server: raw.server, tool: raw.tool, label };
 }
 
 /** `failClosed` / `required` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */

@@ -12,6 +12,8 @@ export type {
   HookMatcherGroup,
   HooksConfig,
   HooksConfigFile,
+  HttpHookConfig,
+  McpToolHookConfig,
 } from './hooks-config';
 
 // What hooks read and write
@@ -19,8 +21,10 @@ export type {
   FunctionHook,
   HookInput,
   HookJsonOutput,
+  InterruptHookInput,
   LifecycleHookInput,
   PermissionRequestHookInput,
+  PostToolUseFailureHookInput,
   PostToolUseHookInput,
   PreToolUseHookInput,
   SessionEndHookInput,

@@ -2,6 +2,7 @@ import {
   MCP_RESULT_SCHEMA_MARKER,
   isJsonObject,
   type ContentItem,
+  type ToolFailureCode,
   type JsonObject,
   type JsonSchema,
   type JsonValue,
@@ -136,6 +137,8 @@ export interface McpToolOutputOptions {
   maxOutputTokens?: number;
   /** The server whose `resource_link` blocks `read_mcp_resource` can read (adds the note). */
   resourceServer?: string;
+  /** For an error result this client made: what kind of failure (`TIMEOUT` when the call ran out of time). */
+  failureCode?: ToolFailureCode;
 }
 
 /**
@@ -153,11 +156,14 @@ export class McpToolOutput implements ToolOutput {
    * `success` is false: an MCP error result is data a script inspects (`isError`).
    */
   readonly codeModeAlwaysResolves = true as const;
+  /** `TIMEOUT` for a call that ran out of time (PostToolUseFailure hooks' `error_code`). */
+  readonly failureCode?: ToolFailureCode;
   private readonly body: ToolOutputBody;
 
   constructor(result: McpCallToolResult, options: McpToolOutputOptions) {
     this.result = result;
     this.success = !result.isError;
+    if (result.isError && options.failureCode) this.failureCode = options.failureCode;
     this.wallTimeMs = options.wallTimeMs;
     const budget = Math.floor((options.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS) * 1.2);
     const header = `Wall time: ${formatWallTime(options.wallTimeMs)} seconds\nOutput:`;

@@ -6,6 +6,10 @@ export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from 
 export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest, McpAuthorizationResponse } from './oauth';
 export type { McpElicitationHandler, McpElicitationRequest, McpElicitationResult } from './elicitation';
 
+// MCP tools as hook handlers (`mcp_tool` hooks of @switchyard/hooks).
+export { createMcpToolCaller } from './hook-caller';
+export type { McpToolCallerOptions } from './hook-caller';
+
 // Code Mode served over MCP.
 export { serveCodeModeOverMcp } from './serve';
 export type { CodeModeDispatchResult, CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';

@@ -132,6 +132,7 @@ describe('mcpTools over stdio', () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__fail'));
     expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"something broke"\}\]$/);
     expect(output.success).toBe(false);
+    expect(output.failureCode).toBeUndefined();
     expect(output).toBeInstanceOf(McpToolOutput);
     expect((output as McpToolOutput).codeModeAlwaysResolves).toBe(true);
     expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({ content: [{ type: 'text', text: 'something broke' }], isError: true });
@@ -164,6 +165,8 @@ describe('mcpTools over stdio', () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__sleep'), { ms: 5000 });
     expect(Date.now() - started).toBeLessThan(3000);
     expect(output.success).toBe(false);
+    // what PostToolUseFailure hooks read as error_code; other error results carry none
+    expect(output.failureCode).toBe('TIMEOUT');
     expect(outputText(item)).toMatch(HEADER);
     expect(outputText(item)).toContain('"text":"tool call error: timed out awaiting tools/call after 400ms"');
     const { output: stats } = await call(executor(mcp, 'mcp__fx__cancellations'));

@@ -20,6 +20,7 @@ import { isStdioConfig, type ResolvedServerConfig } from './config';
 import { answerElicitations, createElicitationAnswerer, elicitationCapabilities, type ElicitationAnswerer, type McpElicitationHandler } from './elicitation';
 import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
+import { McpTimeoutError, formatDuration, withoutRepeatedPrefix } from './request-errors';
 import { RawChannel, createTaskSession } from './task-session';
 import { CallTimeoutError, callToolOnServer, type McpTaskStatus } from './tool-calls';
 import { buildListedTools, type ListedTool } from './tool-executors';
@@ -105,24 +106,6 @@ const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCur
 const LooseResultSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_CHARS = 2000;
-
-/**
- * An error message without a doubled prefix: a server built on the 1.x SDK sends its own error
- * message (`MCP error -32602: …`) as the JSON-RPC message, and this client prefixes the code
- * again (`MCP error -32602: MCP error -32602: …`).
- */
-export function withoutRepeatedPrefix(message: string): string {
-  const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
-  if (!prefix) return message;
-  let rest = message.slice(prefix.length);
-  while (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
-  return prefix + rest;
-}
-
-/** Milliseconds in the short style of the timeout message (`500ms`, `1.5s`). */
-function formatDuration(ms: number): string {
-  return ms < 1000 ? `${ms}ms` : `${Number((ms / 1000).toFixed(3))}s`;
-}
 
 /** How the client opens a connection: stdio servers speak 2025-11-25 unless told; HTTP ones are asked (`server/discover`). */
 function negotiationMode(resolved: ResolvedServerConfig): VersionNegotiationMode {
@@ -382,6 +365,7 @@ export class McpServerConnection {
     }
     const args: JsonObject = invocationArguments(invocation, rawName);
     let result: McpCallToolResult;
+    let timedOut = false;
     try {
       result = await this.callTool(
         rawName,
@@ -399,10 +383,12 @@ export class McpServerConnection {
       result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
+      timedOut = error instanceof McpTimeoutError;
       result = errorCallToolResult(`tool call error: ${errorMessage(error)}`);
     }
     return new McpToolOutput(result, {
       wallTimeMs: performance.now() - started,
+      ...(timedOut ? { failureCode: 'TIMEOUT' as const } : {}),
       maxOutputTokens: this.limits.maxOutputTokens,
       ...(this.offersResources ? { resourceServer: this.name } : {}),
     });
@@ -503,8 +489,8 @@ export class McpServerConnection {
   private describeRequestError(error: unknown, signal: AbortSignal, method: string, timeout: number): unknown {
     if (signal.aborted) return error;
     const config = this.resolved.config;
-    if (error instanceof CallTimeoutError) return new Error(`timed out awaiting ${method} after ${formatDuration(error.ms)}`, { cause: error });
-    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new Error(`timed out awaiting ${method} after ${formatDuration(timeout)}`, { cause: error });
+    if (error instanceof CallTimeoutError) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(error.ms)}`, { cause: error });
+    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(timeout)}`, { cause: error });
     if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
       return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
     }

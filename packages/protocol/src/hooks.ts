@@ -1,4 +1,5 @@
-import type { JsonValue } from './json';
+import type { JsonObject, JsonValue } from './json';
+import type { ToolFailureCode } from './output';
 import type { ToolCallSource } from './call';
 import type { StepContext } from './context';
 
@@ -64,6 +65,19 @@ export interface PostToolUseRequest extends PreToolUseRequest {
 }
 
 /**
+ * A PostToolUseFailure request: the pre fields plus why the call failed. Sent by the registry when
+ * a call's handler ran and failed — it threw (anything but a cancellation or an approval
+ * refusal) or answered a failed output (`success: false`: an MCP error result, a timeout, a
+ * command the sandbox stopped). Never for a success, a blocked, refused or cancelled call.
+ */
+export interface PostToolUseFailureRequest extends PreToolUseRequest {
+  /** The failure text the model would read (`error` on stdin). */
+  readonly error: string;
+  /** What kind of failure (`error_code` on stdin): the thrown error's code, the output's `failureCode`, else `RESPOND_TO_MODEL`. */
+  readonly errorCode: ToolFailureCode;
+}
+
+/**
  * The aggregated PreToolUse result. `blocked` wins over `updatedInput`;
  * `additionalContexts` are recorded even when blocking; `warnings` are for the host's log.
  */
@@ -114,6 +128,11 @@ export interface HookRunner {
    * rejection fails open.
    */
   runPostToolUse(request: PostToolUseRequest): Promise<PostToolUseOutcome>;
+  /**
+   * Runs the matching PostToolUseFailure hooks after a failed handler (optional: a runner without
+   * it has none). `feedback` replaces the failure text the model reads; a rejection fails open.
+   */
+  runPostToolUseFailure?(request: PostToolUseFailureRequest): Promise<PostToolUseOutcome>;
   /** SessionStart hooks, when the session is created (optional: a runner without it has none). */
   runSessionStart?(request: SessionStartRequest): Promise<LifecycleHookOutcome>;
   /** UserPromptSubmit hooks, before a turn's input reaches the model: they may block it or add context. */
@@ -124,10 +143,21 @@ export interface HookRunner {
   runSessionEnd?(request: SessionEndRequest): Promise<LifecycleHookOutcome>;
   /** PermissionRequest hooks, before the approval provider is asked: they may allow or deny instead. */
   runPermissionRequest?(request: PermissionRequestRequest): Promise<PermissionRequestOutcome>;
+  /** Interrupt hooks, once when a turn is aborted: they observe, nothing is decided. */
+  runInterrupt?(request: InterruptRequest): Promise<LifecycleHookOutcome>;
 }
 
 /** The hook event names a {@link HookRunner} may run. */
-export type HookEventName = 'PreToolUse' | 'PostToolUse' | 'PermissionRequest' | 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'SessionEnd';
+export type HookEventName =
+  | 'PreToolUse'
+  | 'PostToolUse'
+  | 'PostToolUseFailure'
+  | 'PermissionRequest'
+  | 'SessionStart'
+  | 'UserPromptSubmit'
+  | 'Stop'
+  | 'SessionEnd'
+  | 'Interrupt';
 
 /** What every lifecycle hook input carries (`session_id`, `cwd`, `transcript_path`, …). */
 export interface LifecycleHookRequestBase {
@@ -164,6 +194,20 @@ export interface SessionEndRequest extends LifecycleHookRequestBase {
   readonly reason: string;
 }
 
+/**
+ * Why a turn was interrupted: `signal` (the abort signal the host passed to the turn), `abort`
+ * (`turn.abort()`), `stream-closed` (the host stopped reading `streamTurn`), `shutdown`
+ * (`session.shutdown()` while the turn ran).
+ */
+export type InterruptReason = 'signal' | 'abort' | 'stream-closed' | 'shutdown';
+
+/** Interrupt: a turn was aborted (`turnId` is set). */
+export interface InterruptRequest extends LifecycleHookRequestBase {
+  readonly reason: InterruptReason;
+  /** The abort reason's text, when the host gave one (`turn.abort(new Error('user pressed Esc'))`). */
+  readonly detail?: string;
+}
+
 /** PermissionRequest: the call that needs approval. */
 export interface PermissionRequestRequest extends LifecycleHookRequestBase, HookToolInput {
   readonly toolUseId: string;
@@ -186,3 +230,46 @@ export interface PermissionRequestOutcome {
   readonly message?: string;
   readonly warnings?: readonly string[];
 }
+
+/** One call of {@link McpToolCaller.callTool}: a tool of a configured MCP server. */
+export interface McpToolCallRequest {
+  /** The server's name in the configuration (`mcpServers` of the hook engine). */
+  readonly server: string;
+  /** The tool's raw MCP name, as the server lists it. */
+  readonly tool: string;
+  /** The call's arguments (an `mcp_tool` hook sends its stdin object). */
+  readonly arguments: JsonObject;
+  /** Aborted when the caller gives up (timeout, cancellation): the server then receives `notifications/cancelled`. */
+  readonly signal: AbortSignal;
+}
+
+/** What an MCP tool answered (`CallToolResult`): an error result resolves with `isError: true`. */
+export interface McpToolCallResult {
+  readonly isError: boolean;
+  /** The content blocks as the server sent them (`{ type: 'text', text }`, images, …). */
+  readonly content: readonly JsonValue[];
+  readonly structuredContent?: JsonObject;
+}
+
+/**
+ * Calls tools of configured MCP servers for `mcp_tool` hook handlers. `@switchyard/hooks` holds no
+ * MCP client: `@switchyard/mcp` implements this (`createMcpToolCaller`) with the same connection
+ * code `mcpTools` uses, and the hook engine takes the factory (`mcpToolCaller`).
+ */
+export interface McpToolCaller {
+  /**
+   * Calls one tool. Resolves with its result (an error result included); rejects when the server
+   * is not configured, cannot be started, dies or closes the connection during the call, or
+   * `signal` aborts.
+   */
+  callTool(request: McpToolCallRequest): Promise<McpToolCallResult>;
+  /** Ends every connection it opened (stdio servers are stopped). Idempotent; never rejects. */
+  close(): Promise<void>;
+}
+
+/**
+ * Makes a {@link McpToolCaller} over a server configuration (the `servers` map `mcpTools` takes);
+ * `@switchyard/mcp`'s `createMcpToolCaller` is one. Throws a `CONFIG` error for an invalid configuration.
+ * (A method's type, so a factory typed with the narrower server configuration is accepted.)
+ */
+export type McpToolCallerFactory = { create(servers: Readonly<Record<string, object>>): McpToolCaller }['create'];

@@ -1,4 +1,13 @@
 import type { JsonValue } from './json';
+import type { SwitchyardErrorCode } from './errors';
+
+/**
+ * What kind of failure a failed call was, as PostToolUseFailure hooks read it (`error_code`): the
+ * code of the error it threw (a `SwitchyardErrorCode`), or a kind only a failed output reports —
+ * `TIMEOUT` (the tool's own time limit ran out: an MCP call's `toolTimeoutMs`) and `SANDBOX_DENIED`
+ * (the sandbox stopped what a command tried).
+ */
+export type ToolFailureCode = SwitchyardErrorCode | 'TIMEOUT' | 'SANDBOX_DENIED';
 import type { ToolPayload } from './payload';
 import type { WireTool } from './tool-spec';
 import type { ContentItem, ToolOutputBody, ToolOutputItem } from './wire';
@@ -15,6 +24,13 @@ export interface ToolOutput {
    * hook feedback).
    */
   readonly success: boolean | undefined;
+  /**
+   * Optional, for an output with `success: false`: what kind of failure it reports (`TIMEOUT` for an
+   * MCP call that ran out of time, `SANDBOX_DENIED` for a command the sandbox stopped).
+   * PostToolUseFailure hooks read it as `error_code`; absent means `RESPOND_TO_MODEL` (a failure the
+   * model reads).
+   */
+  readonly failureCode?: ToolFailureCode;
   /**
    * The wire item answering `callId`: `custom_tool_call_output` for a custom payload,
    * `tool_search_output` for tool_search results, `function_call_output` otherwise. Never throws.

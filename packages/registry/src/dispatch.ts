@@ -25,6 +25,7 @@ import {
 import { AbortedToolOutput, FailureToolOutput, elapsedMs, toToolOutput } from '@switchyard/kit';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
+import { outputFailure, runFailureHooks } from './failure-hooks';
 import { blockedMessage, matcherAliases, postHookInput, preHookInput, rewritePayload } from './hook-payloads';
 import { parseFunctionArguments, validateArguments } from './input-validation';
 import type { ToolRouter } from './tool-router';
@@ -65,8 +66,8 @@ export interface DispatchOutcome {
 /**
  * The registry's dispatch order: malformed tool_search arguments →
  * lookup → payload kind check → input validation → `tool-call-start` → PreToolUse hooks → handler
- * → PostToolUse hooks (successful calls only) → `tool-call-end`. Resolves with model-visible
- * failures; rejects only with fatal Switchyard errors.
+ * → PostToolUse hooks (successful calls) or PostToolUseFailure hooks (failed ones) → `tool-call-end`.
+ * Resolves with model-visible failures; rejects only with fatal Switchyard errors.
  */
 export async function dispatchToolCall(context: DispatchContext): Promise<DispatchOutcome> {
   const checked = checkCall(context);
@@ -93,13 +94,18 @@ export async function dispatchToolCall(context: DispatchContext): Promise<Dispat
       lifecycle.end({ success: false, handlerExecuted: true, failure: error });
       throw error;
     }
-    return lifecycle.fail({ handlerExecuted: true, payload, failure: asModelError(error, display) });
+    const failure = asModelError(error, display);
+    const failed = new FailureToolOutput(failure.message);
+    const answer = hookInput ? await runFailureHooks({ context, executor, invocation, output: failed, failure: { message: failure.message, code: failure.code } }) : failed;
+    return lifecycle.fail({ handlerExecuted: true, payload, failure, output: answer });
   }
   const success = output.success !== false;
   if (success && context.router.hooks) {
     const post = await runPostHooks({ context, executor, display, invocation, output, lifecycle, payload });
     if ('answered' in post) return post.answered;
     output = post.output;
+  } else if (!success && hookInput) {
+    output = await runFailureHooks({ context, executor, invocation, output, failure: outputFailure(output, invocation) });
   }
   lifecycle.end({ success, handlerExecuted: true });
   return { output, payload };
@@ -152,8 +158,8 @@ function checkCall(context: DispatchContext): CheckedCall | DispatchOutcome {
 /** The events of a started call; each terminal one is emitted only if the call claims its outcome. */
 interface CallLifecycle {
   end(outcome: { success: boolean; handlerExecuted: boolean; failure?: unknown }): void;
-  /** Ends the call as failed with the model-visible `failure` and answers with it. */
-  fail(outcome: { handlerExecuted: boolean; payload: ToolPayload; failure: SwitchyardError }): DispatchOutcome;
+  /** Ends the call as failed with the model-visible `failure` and answers with it (or with `output`, its text replaced by PostToolUseFailure hooks). */
+  fail(outcome: { handlerExecuted: boolean; payload: ToolPayload; failure: SwitchyardError; output?: ToolOutput }): DispatchOutcome;
   blocked(reason: string): void;
 }
 
@@ -169,9 +175,9 @@ function startCall(context: DispatchContext, display: string): CallLifecycle {
       const error = failure === undefined ? undefined : { code: isSwitchyardError(failure) ? failure.code : 'INTERNAL', message: errorMessage(failure) };
       router.emit({ type: 'tool-call-end', ...base, success, durationMs: elapsedMs(startedAt), handlerExecuted, ...(error ? { error } : {}) });
     },
-    fail({ handlerExecuted, payload, failure }) {
+    fail({ handlerExecuted, payload, failure, output }) {
       lifecycle.end({ success: false, handlerExecuted, failure });
-      return { output: new FailureToolOutput(failure.message), payload, error: failure };
+      return { output: output ?? new FailureToolOutput(failure.message), payload, error: failure };
     },
     blocked(reason) {
       if (context.claim()) router.emit({ type: 'tool-call-blocked', ...base, reason });

@@ -5,6 +5,7 @@ import {
   type HookEndEvent,
   type HookRunner,
   type HookStartEvent,
+  type InterruptReason,
   type LifecycleHookOutcome,
   type LifecycleHookRequestBase,
   type MessageItem,
@@ -129,6 +130,17 @@ export function runStop(session: HookedSession, run: { turnId: string; signal: A
 export async function runSessionEnd(session: HookedSession): Promise<void> {
   const hooks = session.hooks;
   await safely(() => hooks?.runSessionEnd?.({ ...lifecycleRequest(session, new AbortController().signal), reason: 'shutdown' }));
+}
+
+/**
+ * Interrupt hooks of an aborted turn, with the reason and the abort reason's text. They get a
+ * signal of their own (the turn's has aborted) and decide nothing; a runner without the event, or
+ * one that rejects, is skipped.
+ */
+export async function runInterrupt(session: HookedSession, run: { turnId: string; reason: InterruptReason; detail?: string }): Promise<void> {
+  const hooks = session.hooks;
+  const request = { ...lifecycleRequest(session, new AbortController().signal, run.turnId), reason: run.reason, ...(run.detail !== undefined ? { detail: run.detail } : {}) };
+  await safely(() => hooks?.runInterrupt?.(request));
 }
 
 /**

@@ -16,6 +16,7 @@ import type { SessionHistory } from './history';
 import type { HookedSession } from './session-hooks';
 import type { BackgroundInbox } from './background';
 import type { SessionOptions } from './session-types';
+import type { OwnTurn } from './turn';
 
 // What one session's turns share, and the helpers that read it.
 
@@ -47,6 +48,8 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
+  /** Those turns, for `shutdown()` to interrupt. */
+  readonly liveTurns: Set<OwnTurn>;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;
   /** Runtimes that served cells between turns (released once idle, aborted at shutdown). */

@@ -47,6 +47,9 @@ async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
+  // a turn still running is interrupted (its Interrupt hooks run before SessionEnd's)
+  const shuttingDown = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
+  await Promise.all([...state.liveTurns].map((turn) => turn.interrupt('shutdown', shuttingDown)));
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -124,6 +127,7 @@ export function createSession(options: SessionOptions): Session {
     unwatchHooks: () => undefined,
     inbox: undefined,
     activeTurns: 0,
+    liveTurns: new Set(),
     wakeModel: undefined,
     backgroundRuntimes: [],
     turnEnded: () => scheduleWake(state),

@@ -1,4 +1,4 @@
-import { SwitchyardError, isToolCallItem, type ModelClient, type ModelRequest, type ModelStreamEvent, type ResponseItem } from '@switchyard/protocol';
+import { SwitchyardError, isToolCallItem, type InterruptReason, type ModelClient, type ModelRequest, type ModelStreamEvent, type ResponseItem } from '@switchyard/protocol';
 import { abortableSleep, backoffDelay } from '@switchyard/kit';
 import type { DispatchResult } from '@switchyard/registry';
 import type { SessionEvent, TurnEvent, TurnResult } from './session-events';
@@ -105,10 +105,13 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
   return outcome?.blocked ? (outcome.reason ?? 'a Stop hook asked to continue') : undefined;
 }
 
-/** Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result; rejects with the turn's error. */
-export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void): Promise<TurnResult> {
+/**
+ * Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result;
+ * rejects with the turn's error. `signalReason` says what an abort of `run.signal` is (Interrupt hooks' `reason`).
+ */
+export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void, signalReason?: () => InterruptReason): Promise<TurnResult> {
   const { options, history } = state;
-  const turn = beginOwnTurn(state, { signal: run.signal }, sink);
+  const turn = beginOwnTurn(state, { signal: run.signal }, sink, signalReason);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);
   if (refused !== undefined) {
@@ -165,7 +168,7 @@ export async function executeTurn(state: SessionState, run: RunTurnOptions, sink
  */
 async function closeFailedTurn(run: { state: SessionState; turn: OwnTurn; record: TurnRecord; progress: StepProgress; error: SwitchyardError }): Promise<void> {
   const { state, turn, record, progress, error } = run;
-  turn.abort(error);
+  turn.cancel(error);
   if (progress.calls.length > 0) {
     if (!progress.itemsRecorded) state.history.pushModelItems(record, progress.items);
     const settled = await Promise.allSettled(progress.calls);
@@ -181,13 +184,20 @@ export async function* streamTurn(state: SessionState, run: RunTurnOptions): Asy
   let settled = false;
   let failure: SwitchyardError | undefined;
   const stop = new AbortController();
+  // what stopping means for Interrupt hooks: the host's signal, unless the host left the loop
+  let stopReason: InterruptReason = 'signal';
   const forward = () => stop.abort(run.signal?.reason);
   if (run.signal?.aborted) forward();
   else run.signal?.addEventListener('abort', forward, { once: true });
-  const running = executeTurn(state, { ...run, signal: stop.signal }, (event) => {
-    queue.push(event);
-    wake?.();
-  }).then(
+  const running = executeTurn(
+    state,
+    { ...run, signal: stop.signal },
+    (event) => {
+      queue.push(event);
+      wake?.();
+    },
+    () => stopReason,
+  ).then(
     () => undefined,
     (error: SwitchyardError) => {
       failure = error;
@@ -211,6 +221,7 @@ export async function* streamTurn(state: SessionState, run: RunTurnOptions): Asy
   } finally {
     if (!settled) {
       // the host left the loop early: the turn stops, its history stays valid
+      stopReason = 'stream-closed';
       stop.abort(new SwitchyardError('ABORTED', 'the host stopped reading the turn'));
       await running;
     }

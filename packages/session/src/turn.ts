@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { SwitchyardError, errorMessage, isSwitchyardError, type ResponseItem } from '@switchyard/protocol';
+import { SwitchyardError, errorMessage, isSwitchyardError, type InterruptReason, type ResponseItem } from '@switchyard/protocol';
 import type { TurnResult, SessionEvent } from './session-events';
 import { callLifecycle, type SessionState } from './session-state';
 import { backgroundWorker, buildStep, injectedItems, type TurnScope } from './step';
+import { runInterrupt } from './session-hooks';
 import type { Turn, TurnOptions } from './session-types';
 
 // A turn: its scope, its injected items and how it ends.
@@ -36,15 +37,37 @@ export interface OwnTurn extends Turn {
    * for a request that carries it (the next turn's, or a wake turn's).
    */
   takeInjectedForHistory(): ResponseItem[];
+  /**
+   * Aborts the turn from outside (the host's signal, `abort()`, a stream left early, shutdown) and
+   * runs its Interrupt hooks, once: a turn already aborted or ended is left as it is. Resolves when
+   * the hooks have run; `finish` waits for them too, so `turn-end` comes after them.
+   */
+  interrupt(reason: InterruptReason, cause?: unknown): Promise<void>;
+  /** Aborts the turn's work after a failure of its own (no Interrupt: nobody interrupted it). */
+  cancel(cause: unknown): void;
   finish(outcome: { result?: TurnResult; error?: unknown }): Promise<void>;
 }
 
-export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {}, sink?: (event: SessionEvent) => void): OwnTurn {
+/** The text of an abort reason for Interrupt hooks (`undefined` for none or a bare AbortError). */
+function abortDetail(cause: unknown): string | undefined {
+  if (cause === undefined || (cause as Error)?.name === 'AbortError') return undefined;
+  return errorMessage(cause);
+}
+
+/**
+ * Begins a turn. `signalReason` names what aborting `turnOptions.signal` means for Interrupt hooks
+ * (`signal`, the host's own, unless the caller knows better: the turn of a stream left early).
+ */
+export function beginOwnTurn(
+  state: SessionState,
+  turnOptions: TurnOptions = {},
+  sink?: (event: SessionEvent) => void,
+  signalReason: () => InterruptReason = () => 'signal',
+): OwnTurn {
   if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
   const controller = new AbortController();
-  const forward = () => controller.abort(turnOptions.signal?.reason);
-  if (turnOptions.signal?.aborted) forward();
-  else turnOptions.signal?.addEventListener('abort', forward, { once: true });
+  let interrupted: Promise<void> | undefined;
+  const forward = () => void turn.interrupt(signalReason(), turnOptions.signal?.reason);
   const emit = (event: SessionEvent) => {
     state.hub.emit(event);
     sink?.(event);
@@ -64,7 +87,17 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
     takeInjected: () => injectedItems(scope, true),
     takeInjectedForHistory: () => injectedItems(scope, false),
     abort(reason?: unknown) {
-      controller.abort(reason);
+      void turn.interrupt('abort', reason);
+    },
+    interrupt(reason, cause) {
+      if (interrupted) return interrupted;
+      if (ended || controller.signal.aborted) return Promise.resolve();
+      controller.abort(cause);
+      interrupted = state.options.hooks ? runInterrupt(state.hooked, { turnId: id, reason, detail: abortDetail(cause) }) : Promise.resolve();
+      return interrupted;
+    },
+    cancel(cause) {
+      controller.abort(cause);
     },
     end() {
       // a turn the host aborted ends with its reason, as the host gave it
@@ -79,12 +112,17 @@ export function beginOwnTurn(state: SessionState, turnOptions: TurnOptions = {},
       if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true });
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
+      state.liveTurns.delete(turn);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
+      await interrupted;
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
       state.activeTurns--;
       state.turnEnded();
     },
   };
+  state.liveTurns.add(turn);
+  if (turnOptions.signal?.aborted) forward();
+  else turnOptions.signal?.addEventListener('abort', forward, { once: true });
   return turn;
 }

@@ -20,6 +20,12 @@ export interface ExecResult {
   /** For a write_stdin answer that saw the process finish: the exec_command call that started it. */
   hookCallId?: string;
   /**
+   * The command ran in a sandbox and its failure looks like the sandbox stopped it (a non-zero exit
+   * with "Read-only file system", "Operation not permitted", …): the output is a failure
+   * (`success: false`, `failureCode: 'SANDBOX_DENIED'`) with the same text and Code Mode value.
+   */
+  sandboxDenied?: boolean;
+  /**
    * `false` for an answer that is not a process's output (an `apply_patch` heredoc routed to the
    * apply_patch tool): no `Original token count` line. Default true.
    */
@@ -41,16 +47,23 @@ export interface ExecCodeModeResult {
  * The output of exec_command and write_stdin. The model reads
  * `Chunk ID: …`, `Wall time: {s:.4} seconds`, `Process exited with code N` or
  * `Process running with session ID N`, `Original token count: N` (always, `0` for a process that
- * printed nothing yet), `Output:` and the token-truncated output. `success` is always true: a non-zero exit is data, not a failure.
+ * printed nothing yet), `Output:` and the token-truncated output. A non-zero exit is data, not a
+ * failure (`success` true), except a sandbox denial (`success` false, `failureCode`
+ * `SANDBOX_DENIED`, as the reference answers one with a failure); a cell's promise resolves with
+ * the same value either way.
  */
 export class ExecCommandOutput implements ToolOutput {
-  readonly success = true;
+  readonly success: boolean;
+  readonly failureCode?: 'SANDBOX_DENIED';
+  readonly codeModeAlwaysResolves = true as const;
   readonly result: ExecResult;
   private readonly truncated: string;
   private readonly originalTokenCount: number | undefined;
 
   constructor(result: ExecResult) {
     this.result = result;
+    this.success = result.sandboxDenied !== true;
+    if (result.sandboxDenied) this.failureCode = 'SANDBOX_DENIED';
     const cut = truncateTextOutput(result.output, result.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS);
     this.truncated = cut.text;
     this.originalTokenCount = result.countTokens === false ? undefined : cut.originalTokens;

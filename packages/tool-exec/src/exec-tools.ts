@@ -523,17 +523,13 @@ async function runWithDenialRetry(run: {
   settings: CallSettings;
   mode: SandboxMode;
   started: number;
-}): Promise<{ execProcess: ExecProcess; output: string }> {
+}): Promise<{ execProcess: ExecProcess; output: string; sandboxDenied: boolean }> {
   const { state, settings, mode } = run;
   const first = await runOnce({ ...run, sandbox: sandboxPolicy(state.options, settings.root, mode) });
-  const denied =
-    settings.policy === 'on-failure' &&
-    mode !== 'danger-full-access' &&
-    first.execProcess.exited &&
-    isLikelySandboxDenial(first.execProcess.exitCode as number, first.output);
-  if (!denied) return first;
+  const denied = mode !== 'danger-full-access' && first.execProcess.exited && isLikelySandboxDenial(first.execProcess.exitCode as number, first.output);
+  if (!denied || settings.policy !== 'on-failure') return { ...first, sandboxDenied: denied };
   await requireApproval(settings.approvals, approvalRequest(run, { escalated: true, reason: 'The command failed in the sandbox; run it again without the sandbox?' }), state.memory);
-  return runOnce({ ...run, sandbox: sandboxPolicy(state.options, settings.root, 'danger-full-access') });
+  return { ...(await runOnce({ ...run, sandbox: sandboxPolicy(state.options, settings.root, 'danger-full-access') })), sandboxDenied: false };
 }
 
 /** The answer of a run: the exit code when it finished, else a session id for write_stdin. */
@@ -541,7 +537,7 @@ function answerExec(run: {
   state: ToolsetState;
   invocation: ToolInvocation;
   args: ExecCommandArgs;
-  result: { execProcess: ExecProcess; output: string };
+  result: { execProcess: ExecProcess; output: string; sandboxDenied: boolean };
   started: number;
 }): ExecCommandOutput {
   const { state, invocation, args, started } = run;
@@ -549,7 +545,7 @@ function answerExec(run: {
   const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output, maxOutputTokens: args.maxOutputTokens };
   if (execProcess.exited) {
     emit(invocation, 'exec-command-end', { command: args.cmd, exit_code: execProcess.exitCode as number });
-    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: args.cmd });
+    return new ExecCommandOutput({ ...result, exitCode: execProcess.exitCode, hookCommand: args.cmd, ...(run.result.sandboxDenied ? { sandboxDenied: true } : {}) });
   }
   if (state.shuttingDown) {
     execProcess.kill();

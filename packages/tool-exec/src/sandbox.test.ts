@@ -64,10 +64,15 @@ describe('bubblewrap sandbox', () => {
     expect(readFileSync(join(root, 'inside.txt'), 'utf8')).toBe('data\n');
 
     const target = join(outside, 'escaped.txt');
-    const escaped = codeModeValue(await callTool(exec, { cmd: `echo data > ${target}` }));
+    const refused = await callTool(exec, { cmd: `echo data > ${target}` });
+    const escaped = codeModeValue(refused);
     expect(escaped.exit_code).toBe(1);
     expect(escaped.output).toContain('Read-only file system');
     expect(existsSync(target)).toBe(false);
+    // a sandbox denial is a failed call (PostToolUseFailure hooks read SANDBOX_DENIED); an ordinary non-zero exit is not
+    expect([refused.success, refused.failureCode]).toEqual([false, 'SANDBOX_DENIED']);
+    const plain = await callTool(exec, { cmd: 'echo nope; exit 3' });
+    expect([plain.success, plain.failureCode, codeModeValue(plain).exit_code]).toEqual([true, undefined, 3]);
   });
 
   test('workspace-write: /tmp is private to the sandbox', async () => {

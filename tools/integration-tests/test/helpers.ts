@@ -6,6 +6,14 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export const exec = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const wait = (callId: string, args: Record<string, unknown>): ResponseItem => ({ type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) });
 export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
+/** A function call item (in the wire namespace form when `namespace` is given). */
+export const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
+  type: 'function_call',
+  call_id: callId,
+  name,
+  ...(namespace ? { namespace } : {}),
+  arguments: JSON.stringify(args),
+});
 
 /** The texts of an output item (string body or content items). */
 export function texts(item: ResponseItem | undefined): string[] {
