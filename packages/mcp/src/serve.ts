@@ -12,7 +12,7 @@ import { BoundedStdioServerTransport } from './stdio-transports';
 import { connectionWire } from './serve-wire';
 import { VERSION } from './version';
 
-export { capCallToolResult, codeModeMcpToolDefinitions, isFailedCodeModeOutput, toolOutputToCallToolResult } from './serve-results';
+export { isFailedCodeModeOutput, toolOutputToCallToolResult } from './serve-results';
 
 /** The `exec` and `wait` tools as a Code Mode host describes them to a model (Responses-API wire JSON). */
 export interface CodeModeToolDescriptions {
