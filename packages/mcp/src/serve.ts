@@ -134,74 +134,29 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     }
   };
 
-  function buildInstance(era: 'legacy' | 'modern'): Server {
-    const askable = new Map<string, boolean>();
-    const server = new Server(
-      { name: options.name ?? 'switchyard-code-mode', version: VERSION },
-      {
-        capabilities:
-          era === 'legacy'
-            ? { tools: { listChanged: true }, tasks: LEGACY_TASKS_CAPABILITY }
-            : { tools: { listChanged: true }, extensions: { [TASKS_EXTENSION_ID_V2]: {} } },
-        ...(options.instructions ? { instructions: options.instructions } : {}),
-      },
-    );
-    const desk = new ApprovalDesk(
-      era === 'legacy'
-        ? (approval) => server.elicitInput({ ...approval.elicitation, requestedSchema: { ...approval.elicitation.requestedSchema } }, { timeout: ELICITATION_TIMEOUT_MS })
-        : undefined,
-    );
-    const engine = new CodeModeTaskEngine({
-      generation: era,
-      dispatch,
-      capResult,
-      desk,
-      canAsk: (taskId) => (era === 'legacy' ? server.getClientCapabilities()?.elicitation !== undefined : askable.get(taskId) === true),
-      ...(era === 'legacy'
-        ? { onStatus: (task) => void server.notification({ method: 'notifications/tasks/status', params: legacyTask(task) }).catch(() => undefined) }
-        : {}),
-    });
-    const instance: Instance = { era, server, desk, engine };
-    instances.add(instance);
-    current = instance;
-    server.onclose = () => {
-      engine.close();
-      desk.close();
+  const context: InstanceContext = {
+    options,
+    host,
+    dispatch,
+    capResult,
+    run,
+    reportError,
+    opened: (instance) => {
+      instances.add(instance);
+      current = instance;
+    },
+    closed: (instance) => {
       instances.delete(instance);
       if (current === instance) current = undefined;
-    };
-    server.onerror = reportError;
-    // A 2025-11-25 client must initialize first (the SDK would serve it anyway).
-    const requireInitialized = (method: string) => {
-      if (era === 'legacy' && server.getClientVersion() === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
-    };
-    // Params are checked here: the SDK's own parse failure would answer -32603 for the client's mistake.
-    server.setRequestHandler('tools/list', { params: z.unknown() }, async (params) => {
-      requireInitialized('tools/list');
-      const parsed = ListParams.safeParse(params);
-      if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
-      return { tools: codeModeMcpToolDefinitions(await host.describe()) };
-    });
-    const callTool = createToolsCallHandler({ era, engine, desk, run, rememberAsking: (taskId, canAsk) => void askable.set(taskId, canAsk) });
-    // Registered as the fallback: the SDK's own tools/call wrapper checks results against the
-    // plain CallToolResult, which a task (2025-11-25 `{ task }`) is not.
-    server.fallbackRequestHandler = async (request, ctx) => {
-      if (request.method !== 'tools/call') throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
-      requireInitialized('tools/call');
-      return (await callTool(request, ctx)) as never;
-    };
-    if (era === 'legacy') handleLegacyTasks(server, engine);
-    else handleModernTasks(server, engine);
-    return server;
-  }
-
+    },
+  };
   const stopWatching = host.onToolsChanged?.(() => {
     for (const instance of instances) instance.server.sendToolListChanged().catch(() => undefined);
   });
   let closing: Promise<void> | undefined;
   const stdio = options.transport ? undefined : stdioTransport(options, () => void close());
   const wire = connectionWire(options.transport ?? stdio!.transport, { onClose: () => void close(), era: () => current?.era });
-  const handle = serveStdio(({ era }) => buildInstance(era), { transport: wire, onerror: reportError });
+  const handle = serveStdio(({ era }) => buildInstance(era, context), { transport: wire, onerror: reportError });
 
   function close(): Promise<void> {
     closing ??= (async () => {
@@ -223,6 +178,85 @@ export async function serveCodeModeOverMcp(options: ServeCodeModeOverMcpOptions)
     close,
     requestApproval: (request, source) => (current ? current.desk.request(request, source) : Promise.resolve('denied')),
   };
+}
+
+/** What one server instance shares with {@link serveCodeModeOverMcp}. */
+interface InstanceContext {
+  readonly options: ServeCodeModeOverMcpOptions;
+  readonly host: CodeModeMcpHost;
+  dispatch(item: ToolCallItem, signal: AbortSignal): Promise<CallToolResult>;
+  capResult(result: CallToolResult): CallToolResult;
+  run(item: ToolCallItem, signal: AbortSignal): Promise<CallToolResult>;
+  reportError(error: Error): void;
+  /** The instance now serves the connection. */
+  opened(instance: Instance): void;
+  /** The instance's connection closed. */
+  closed(instance: Instance): void;
+}
+
+/**
+ * One server instance for a connection of `era`: its capabilities, its approval desk (2025-11-25
+ * asks with `elicitation/create`; 2026-07-28 with `input_required`), its task engine and its
+ * request handlers.
+ */
+function buildInstance(era: 'legacy' | 'modern', context: InstanceContext): Server {
+  const { options, host, dispatch, capResult, run, reportError } = context;
+  const askable = new Map<string, boolean>();
+  const server = new Server(
+    { name: options.name ?? 'switchyard-code-mode', version: VERSION },
+    {
+      capabilities:
+        era === 'legacy'
+          ? { tools: { listChanged: true }, tasks: LEGACY_TASKS_CAPABILITY }
+          : { tools: { listChanged: true }, extensions: { [TASKS_EXTENSION_ID_V2]: {} } },
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+    },
+  );
+  const desk = new ApprovalDesk(
+    era === 'legacy'
+      ? (approval) => server.elicitInput({ ...approval.elicitation, requestedSchema: { ...approval.elicitation.requestedSchema } }, { timeout: ELICITATION_TIMEOUT_MS })
+      : undefined,
+  );
+  const engine = new CodeModeTaskEngine({
+    generation: era,
+    dispatch,
+    capResult,
+    desk,
+    canAsk: (taskId) => (era === 'legacy' ? server.getClientCapabilities()?.elicitation !== undefined : askable.get(taskId) === true),
+    ...(era === 'legacy'
+      ? { onStatus: (task) => void server.notification({ method: 'notifications/tasks/status', params: legacyTask(task) }).catch(() => undefined) }
+      : {}),
+  });
+  const instance: Instance = { era, server, desk, engine };
+  context.opened(instance);
+  server.onclose = () => {
+    engine.close();
+    desk.close();
+    context.closed(instance);
+  };
+  server.onerror = reportError;
+  // A 2025-11-25 client must initialize first (the SDK would serve it anyway).
+  const requireInitialized = (method: string) => {
+    if (era === 'legacy' && server.getClientVersion() === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${method} before initialize: send \`initialize\` first`);
+  };
+  // Params are checked here: the SDK's own parse failure would answer -32603 for the client's mistake.
+  server.setRequestHandler('tools/list', { params: z.unknown() }, async (params) => {
+    requireInitialized('tools/list');
+    const parsed = ListParams.safeParse(params);
+    if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
+    return { tools: codeModeMcpToolDefinitions(await host.describe()) };
+  });
+  const callTool = createToolsCallHandler({ era, engine, desk, run, rememberAsking: (taskId, canAsk) => void askable.set(taskId, canAsk) });
+  // Registered as the fallback: the SDK's own tools/call wrapper checks results against the
+  // plain CallToolResult, which a task (2025-11-25 `{ task }`) is not.
+  server.fallbackRequestHandler = async (request, ctx) => {
+    if (request.method !== 'tools/call') throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+    requireInitialized('tools/call');
+    return (await callTool(request, ctx)) as never;
+  };
+  if (era === 'legacy') handleLegacyTasks(server, engine);
+  else handleModernTasks(server, engine);
+  return server;
 }
 
 /** The default stdio transport; `onEnd` runs when stdin ends or closes, until `detach()`. */
