@@ -12,7 +12,7 @@ const examplePlugins = readdirSync('examples')
   .filter((dir) => statSync(dir).isDirectory())
   .flatMap((dir) => readdirSync(dir).filter((name) => name.endsWith('-plugin')).map((name) => join(dir, name)));
 
-const projects = [...['packages', 'tools'].flatMap((group) => readdirSync(group).map((name) => join(group, name))), ...examplePlugins]
+const projects = [...['internal', 'packages', 'tools'].flatMap((group) => readdirSync(group).map((name) => join(group, name))), ...examplePlugins]
   .filter((dir) => existsSync(join(dir, 'vitest.config.ts')))
   .filter((dir) => {
     const range = unmetNodeRange(dir);

@@ -1,4 +1,4 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
+import { packageBuild } from '@switchyard/config/tsup';
 
 export default [
   packageBuild(),

@@ -1,3 +1,3 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
+import { packageBuild } from '@switchyard/config/tsup';
 
 export default packageBuild();

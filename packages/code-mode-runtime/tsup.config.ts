@@ -1,4 +1,4 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
+import { packageBuild } from '@switchyard/config/tsup';
 
 // The worker entry ships beside the package entry (dist/worker.js); shims give the CJS build an
 // import.meta.url to find it.

@@ -1,4 +1,4 @@
-import { packageTest } from '../../tools/config/vitest.ts';
+import { packageTest } from '@switchyard/config/vitest';
 
 // The same tests against `isolation: 'in-process'` (the default project runs them in worker
 // processes); the tests of the worker processes themselves and of the protocol run once, there.

@@ -1,3 +1,3 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
+import { packageBuild } from '@switchyard/config/tsup';
 
 export default packageBuild({ entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } });

@@ -1,4 +1,4 @@
-import { packageBuild } from '../../tools/config/tsup.ts';
+import { packageBuild } from '@switchyard/config/tsup';
 
 // The helper process is a second build: one self-contained ES module (jsdiff bundled in), so a
 // sandbox needs to show it only Node and this package's folder; both builds of the library start

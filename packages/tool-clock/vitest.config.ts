@@ -1,3 +1,3 @@
-import { packageTest } from '../../tools/config/vitest.ts';
+import { packageTest } from '@switchyard/config/vitest';
 
 export default packageTest({ name: 'tool-clock' });

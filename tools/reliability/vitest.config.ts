@@ -1,4 +1,4 @@
-import { packageTest } from '../../tools/config/vitest.ts';
+import { packageTest } from '@switchyard/config/vitest';
 
 const long = process.env.RELIABILITY_PROFILE === 'long';
 

@@ -15,6 +15,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { say, slowTool } from '../test/ui-fixtures';
 import { createUIApprovals, createUIChat, type SwitchyardUIMessage, type UIApprovals, type UIChat } from './index';
+import { until } from '@switchyard/test-helpers';
 
 /** The smallest framework-free `Chat`: the AI SDK's `AbstractChat` over plain state (what a page without React uses). */
 class PlainChat extends AbstractChat<SwitchyardUIMessage> {
@@ -82,14 +83,6 @@ function connect(chat: UIChat, options: { sendAutomatically?: boolean; messages?
   return { page, chunks, statuses };
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A refund tool that asks first; `refunds` records the orders it refunded. */
 function refundTool(refunds: number[], namespace?: string) {
   return defineFunctionTool<{ order: number }>({
@@ -122,6 +115,18 @@ function refundSetup(approvals: UIApprovals) {
 const refundPart = (page: PlainChat) => page.lastMessage?.parts.find((part) => part.type === 'tool-billing__refund') as
   | { state: string; approval?: { id: string; approved?: boolean; reason?: string }; output?: unknown; toolCallId: string }
   | undefined;
+
+
+/** A code-mode-only session whose model runs `cell` (call id `cell-1`), then says `answer`; refunds need approval. */
+function refundCellChat(cell: string, answer: string) {
+  const approvals = createUIApprovals();
+  const refunds: number[] = [];
+  const session = createSession({ toolMode: 'code-mode-only', tools: [refundTool(refunds)], approvals });
+  const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'cell-1', name: 'exec', input: cell }], [say(answer)]]);
+  const chat = createUIChat({ session, model, approvals });
+  cleanups.push(() => session.shutdown(), () => chat.close());
+  return { approvals, refunds, chat };
+}
 
 describe('createUIChat: approvals in the page', () => {
   it("request chunk → the page's answer (as Chat sends it) → the tool runs once", async () => {
@@ -177,13 +182,7 @@ describe('createUIChat: approvals in the page', () => {
   });
 
   it("a nested call's approval rides on its cell's exec part; the answer lets the cell go on", async () => {
-    const approvals = createUIApprovals();
-    const refunds: number[] = [];
-    const session = createSession({ toolMode: 'code-mode-only', tools: [refundTool(refunds)], approvals });
-    const cell = "const r = await tools.refund({ order: 9 });\ntext('refunded ' + r.refunded);";
-    const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'cell-1', name: 'exec', input: cell }], [say('Refunded.')]]);
-    const chat = createUIChat({ session, model, approvals });
-    cleanups.push(() => session.shutdown(), () => chat.close());
+    const { refunds, chat } = refundCellChat("const r = await tools.refund({ order: 9 });\ntext('refunded ' + r.refunded);", 'Refunded.');
     const { page } = connect(chat);
     await page.sendMessage({ text: 'refund order 9' });
     const exec = () => page.lastMessage!.parts.find((part) => part.type === 'tool-exec') as { state: string; approval?: { id: string; descriptor?: unknown; requestReason?: string }; output?: unknown };
@@ -198,13 +197,7 @@ describe('createUIChat: approvals in the page', () => {
     expect(nested()).toMatchObject({ status: 'completed' });
   }, 20_000);
   it('two nested calls of one cell wait at once: the second gets a part of its own, each is answered and runs once', async () => {
-    const approvals = createUIApprovals();
-    const refunds: number[] = [];
-    const session = createSession({ toolMode: 'code-mode-only', tools: [refundTool(refunds)], approvals });
-    const cell = "const all = await Promise.all([1, 2].map((order) => tools.refund({ order })));\ntext('refunded ' + all.map((r) => r.refunded).join(' and '));";
-    const model = createScriptedModel([[{ type: 'custom_tool_call', call_id: 'cell-1', name: 'exec', input: cell }], [say('Both refunded.')]]);
-    const chat = createUIChat({ session, model, approvals });
-    cleanups.push(() => session.shutdown(), () => chat.close());
+    const { refunds, chat } = refundCellChat("const all = await Promise.all([1, 2].map((order) => tools.refund({ order })));\ntext('refunded ' + all.map((r) => r.refunded).join(' and '));", 'Both refunded.');
     const { page, chunks } = connect(chat);
     await page.sendMessage({ text: 'refund orders 1 and 2' });
     const waiting = () => page.lastMessage!.parts.filter((part) => 'toolCallId' in part && part.state === 'approval-requested') as Array<{ type: string; approval: { id: string } }>;

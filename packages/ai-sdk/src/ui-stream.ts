@@ -1,4 +1,4 @@
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit';
 import { errorMessage } from '@switchyard/protocol';
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import type { UIApprovals } from './ui-approvals';
@@ -121,23 +121,3 @@ export function safeErrorText(error: unknown): string {
   return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
 }
 
-const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  // Authorization schemes
-  [/\b(Bearer|Basic|Token)\s+[\w.~+/=-]{6,}/gi, '$1 [redacted]'],
-  // key=value and "key": "value" forms of the usual secret names
-  [/((?:api[-_]?key|x-api-key|access[-_]?token|refresh[-_]?token|auth[-_]?token|token|secret|password|passwd|authorization|client[-_]?secret|sig|signature)["']?\s*[:=]\s*["']?)(?!\[redacted\])[^\s"'&,;}]+/gi, '$1[redacted]'],
-  // user:password@ in URLs
-  [/(\/\/)[^/\s:@]+:[^/\s@]+@/g, '$1[redacted]@'],
-  // well-known key prefixes (OpenAI, Anthropic, GitHub, Slack, AWS, Google)
-  [/\b(?:sk|pk|rk)-[\w-]{8,}/g, '[redacted]'],
-  [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_\w{8,}/g, '[redacted]'],
-  [/\bxox[abprs]-[\w-]{8,}/g, '[redacted]'],
-  [/\bAKIA[0-9A-Z]{12,}/g, '[redacted]'],
-  [/\bAIza[\w-]{20,}/g, '[redacted]'],
-];
-
-function redactCredentials(text: string): string {
-  let out = text;
-  for (const [pattern, replacement] of CREDENTIAL_PATTERNS) out = out.replace(pattern, replacement);
-  return out;
-}

@@ -48,7 +48,7 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   it('lists exec (one code argument) and wait; exec describes the built-ins and the downstream tools', async () => {
     // `initialize` is answered before the downstream servers are up; their tools follow (tools/list_changed).
     let { tools } = await client.listTools();
-    for (let tries = 0; tries < 300 && !(tools[0].description ?? '').includes('mcp__shop__'); tries++) {
+    for (let tries = 0; tries < 300 && !(tools[0].description ?? '').includes('### `mcp__shop__'); tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       ({ tools } = await client.listTools());
     }

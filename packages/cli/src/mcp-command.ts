@@ -6,6 +6,7 @@ import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeM
 import { createSession, type Turn } from '@switchyard/session';
 import { builtinTools } from './builtins';
 import { mcpClientApprovals } from './mcp-serve-approvals';
+import { MCP_SERVE_STARTUP_WAIT_MS, awaitNamedServers, execWhileStarting } from './mcp-serve-startup';
 
 /** The largest output budget a script may ask for under `mcp serve` (about 400 KB of text). */
 export const MCP_SERVE_MAX_OUTPUT_TOKENS = 100_000;
@@ -36,6 +37,8 @@ export interface McpServeCommandOptions {
   stdout?: NodeJS.WritableStream;
   /** Where warnings and errors go (never stdout: it carries the protocol). Default: `process.stderr`. */
   log?: (text: string) => void;
+  /** How long a script naming a tool of a downstream server still starting waits for it (ms). Default 30,000. */
+  startupWaitMs?: number;
 }
 
 /** Reads and checks the `--config` file; throws an Error with a one-line reason. */
@@ -138,7 +141,7 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   process.once('SIGINT', onSignal);
   try {
     served = await serveCodeModeOverMcp({
-      host: turnHost(turn, downstream),
+      host: turnHost(turn, downstream, options.startupWaitMs ?? MCP_SERVE_STARTUP_WAIT_MS),
       stdin: options.stdin,
       stdout: options.stdout,
       name: 'switchyard',
@@ -177,15 +180,26 @@ async function startDownstream(configPath: string | undefined, log: (text: strin
  * parallel-safe (a step's gate runs them one at a time); steps do not share a gate, so calls are
  * queued here.
  */
-function turnHost(turn: Turn, downstream: McpTools): CodeModeMcpHost {
+function turnHost(turn: Turn, downstream: McpTools, startupWaitMs: number): CodeModeMcpHost {
   const queue = createCallQueue();
   return {
     async describe() {
       const step = await turn.step();
-      return { exec: toolNamed(step.tools, 'exec'), wait: toolNamed(step.tools, 'wait') };
+      // while downstream servers start, `exec` says so instead of calling its catalog complete
+      return { exec: execWhileStarting(toolNamed(step.tools, 'exec'), downstream, startupWaitMs), wait: toolNamed(step.tools, 'wait') };
     },
-    dispatch: (item, { signal }) => queue.run(signal, () => dispatchInStep(turn, item, signal)),
-    onToolsChanged: (listener) => downstream.on('tools-changed', () => listener()),
+    dispatch: (item, { signal }) =>
+      queue.run(signal, async () => {
+        // a script naming a tool of a server still starting waits for it (bounded), then is planned with its tools
+        const refusal = await awaitNamedServers(downstream, item, signal, startupWaitMs);
+        if (refusal !== undefined) return { item: { type: 'custom_tool_call_output', call_id: item.call_id, output: refusal }, success: false };
+        return dispatchInStep(turn, item, signal);
+      }),
+    onToolsChanged: (listener) => {
+      // a server that comes up adds tools; one that fails is no longer "starting" in `exec`'s description
+      const stops = [downstream.on('tools-changed', () => listener()), downstream.on('warning', (warning) => warning.kind === 'server-failed' && listener())];
+      return () => stops.forEach((stop) => stop());
+    },
   };
 }
 

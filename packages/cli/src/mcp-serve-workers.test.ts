@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { running, workerChildren } from '../../../tools/config/proc.ts';
+import { running, workerChildren } from '@switchyard/config/proc';
+import { until } from '@switchyard/test-helpers';
 
 // `mcp serve` runs cells in worker processes (the default isolation); none may outlive it, whether
 // its client disconnects (stdin closes) or it is killed. Checked in /proc, scoped to the children
@@ -13,14 +14,6 @@ const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVE = fileURLToPath(new URL('../test/fixtures/serve.ts', import.meta.url));
 const workspace = mkdtempSync(join(tmpdir(), 'switchyard-serve-workers-'));
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
-
-async function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Starts `mcp serve`, initializes it and starts a cell that spins; resolves once the cell yielded. */
 async function serveWithSpinningCell() {
@@ -51,7 +44,7 @@ async function serveWithSpinningCell() {
   const called = await request('tools/call', { name: 'exec', arguments: { code: `text('spinning'); yield_control(); while (true) {}` } });
   const first = (called.result as { content: Array<{ text: string }> }).content[0].text;
   expect(first).toMatch(/^Script running with cell ID \S+\n/);
-  await until(() => workerChildren(child.pid!).length >= 1, 30_000);
+  await until(() => workerChildren(child.pid!).length >= 1, 'a worker process', 30_000);
   return { child, exited, workers: workerChildren(child.pid!) };
 }
 
@@ -61,7 +54,7 @@ describe('mcp serve leaves no worker process behind', () => {
     try {
       child.stdin.end();
       expect(await exited).toEqual({ code: 0, signal: null });
-      await until(() => workers.every((pid) => !running(pid)), 15_000);
+      await until(() => workers.every((pid) => !running(pid)), 'the workers to exit', 15_000);
     } finally {
       for (const pid of workers) if (running(pid)) process.kill(pid, 'SIGKILL');
     }
@@ -72,7 +65,7 @@ describe('mcp serve leaves no worker process behind', () => {
     try {
       child.kill('SIGKILL');
       await exited;
-      await until(() => workers.every((pid) => !running(pid)), 15_000);
+      await until(() => workers.every((pid) => !running(pid)), 'the workers to exit', 15_000);
     } finally {
       for (const pid of workers) if (running(pid)) process.kill(pid, 'SIGKILL');
     }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
 import { nkeys } from '@nats-io/transport-node';
-import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 
 // The real, built binary (`pnpm build` first) against a real nats-server on loopback.
 const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');

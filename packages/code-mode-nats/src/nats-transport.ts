@@ -62,8 +62,8 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
   let onFrame: (frame: string) => void = () => {};
   let sent = 0;
   let dropped = 0;
-  const wrap = (kind: number, body: Uint8Array, start: number, end: number) =>
-    keys ? seal(keys.send, kind, ++sent, body.subarray(start, end)) : envelope(kind, ++sent, body, start, end);
+  const wrap = (kind: number, body: Uint8Array, start: number, end: number, room: number) =>
+    keys ? seal(keys.send, kind, ++sent, body.subarray(start, end), room) : envelope(kind, ++sent, body, start, end);
   const finish = (reason: string | undefined) => {
     if (ending.closed) return;
     incoming.clear();
@@ -83,7 +83,7 @@ export function createNatsTransport(options: NatsTransportOptions): NatsTranspor
       for (let start = 0; start < body.length || start === 0; start += room) {
         const end = Math.min(body.length, start + room);
         const kind = end >= body.length ? KIND_FRAME : KIND_CHUNK;
-        const failure = publish(nc, subject, wrap(kind, body, start, end));
+        const failure = publish(nc, subject, wrap(kind, body, start, end, room));
         if (failure !== undefined) return finish(failure);
         if (end >= body.length) break;
       }

@@ -316,13 +316,15 @@ class RuntimeHost {
     return { ...reply, sig: signed(this.settings.identity, text) };
   }
 
-  /** Why a placement request is refused on its identity: unsigned where sealing is required, a bad signature, a key not trusted for `agent`. */
+  /** Why a placement request is refused on its identity: unsigned or without an ephemeral key where sealing is required, a bad signature, a key not trusted for `agent`. */
   private refusal(agent: string, request: PlacementRequest): string | undefined {
     const { sealing, trusted } = this.settings;
     if (request.eph === undefined && request.sig === undefined && request.key === undefined) {
       if (sealing) return 'this runtime host serves sealed placements only (the agent host has sealing off)';
       return trusted ? 'this runtime host serves signed placements only' : undefined;
     }
+    // a signature alone seals nothing: without an ephemeral key the frames would travel in clear
+    if (sealing && request.eph === undefined) return 'this runtime host serves sealed placements only (the request carries no ephemeral key)';
     if (!verified(request.key, requestText(agent, request), request.sig)) return 'placement request is not signed by the key it names';
     const keys = trusted?.get(agent);
     if (trusted && !keys) return `agent host ${agent} is not trusted by this runtime host`;

@@ -10,9 +10,11 @@ import { config } from './connection';
  * direction) with HKDF-SHA256 over the shared secret. A bus client that reads the subjects sees
  * only ciphertext; one that publishes on them cannot make a frame that opens.
  *
- * A sealed message is `<seq: 8 bytes, big-endian> <ciphertext of (kind byte, seq, body)> <tag: 16>`;
- * the nonce is the sequence number (never reused under one direction's key), so a frame replayed,
- * reordered or moved to another connection does not open.
+ * A sealed message is `<seq: 8 bytes, big-endian> <ciphertext of (kind byte, seq, body length: 4,
+ * body, zero padding)> <tag: 16>`; the nonce is the sequence number (never reused under one
+ * direction's key), so a frame replayed, reordered or moved to another connection does not open.
+ * The sealed part is padded to a size class ({@link sizeClass}), so a reader of the bus learns
+ * the class of a frame, not its length.
  */
 
 /** An NKey (Ed25519) this side signs placements with. */
@@ -165,14 +167,31 @@ export function deriveKeys(own: Ephemeral, otherPublic: unknown, transcript: str
     return undefined;
   }
   const salt = createHash('sha256').update(transcript).digest();
-  const okm = Buffer.from(hkdfSync('sha256', secret, salt, 'switchyard code-mode-nats frames v2', 64));
+  const okm = Buffer.from(hkdfSync('sha256', secret, salt, 'switchyard code-mode-nats frames v3', 64));
   return { toRuntime: okm.subarray(0, 32), toAgent: okm.subarray(32, 64) };
 }
 
 const CIPHER = 'chacha20-poly1305';
 const TAG_BYTES = 16;
-/** Bytes a sealed message adds to its body: the clear sequence number, the sealed kind and sequence number, the tag. */
-export const SEAL_OVERHEAD = 8 + 1 + 8 + TAG_BYTES;
+/** The sealed head: the kind byte, the sequence number, the body's length. */
+const HEAD_BYTES = 1 + 8 + 4;
+/** Bytes a sealed message adds to its body before padding: the clear sequence number, the sealed head, the tag. */
+export const SEAL_OVERHEAD = 8 + HEAD_BYTES + TAG_BYTES;
+/** The smallest size class: every heartbeat-sized frame (a result of a call, an ack) looks the same. */
+const SMALLEST_CLASS = 512;
+
+/**
+ * The size class of `bytes` (the sealed head and body): 512 bytes, then powers of two and the
+ * halfway points between them (768, 1,024, 1,536, 2,048, 3,072, …), at most `limit` (a full chunk,
+ * which every message bigger than the server's payload limit is cut into anyway). Padding costs at
+ * most half of a message; a class tells a reader about one bit per doubling of the length.
+ */
+export function sizeClass(bytes: number, limit = Number.POSITIVE_INFINITY): number {
+  if (bytes >= limit) return bytes;
+  let size = SMALLEST_CLASS;
+  while (size < bytes) size = size % 3 === 0 ? (size / 3) * 4 : size + size / 2;
+  return Math.min(size, limit);
+}
 
 function nonce(seq: number): Buffer {
   const out = Buffer.alloc(12);
@@ -180,18 +199,24 @@ function nonce(seq: number): Buffer {
   return out;
 }
 
-/** Seals one message of `kind` with sequence number `seq`. */
-export function seal(key: Buffer, kind: number, seq: number, body: Uint8Array): Uint8Array {
+/**
+ * Seals one message of `kind` with sequence number `seq`, padded to its size class. `maxBody` is
+ * the largest body the sender puts in one message (a full chunk): padding never makes a message
+ * bigger than a full one.
+ */
+export function seal(key: Buffer, kind: number, seq: number, body: Uint8Array, maxBody = Number.POSITIVE_INFINITY): Uint8Array {
   const cipher = createCipheriv(CIPHER, key, nonce(seq), { authTagLength: TAG_BYTES });
-  const head = Buffer.alloc(9);
+  const head = Buffer.alloc(HEAD_BYTES);
   head[0] = kind;
   head.writeBigUInt64BE(BigInt(seq), 1);
+  head.writeUInt32BE(body.length, 9);
+  const padding = Buffer.alloc(sizeClass(HEAD_BYTES + body.length, HEAD_BYTES + Math.max(body.length, maxBody)) - HEAD_BYTES - body.length);
   const clear = Buffer.alloc(8);
   clear.writeBigUInt64BE(BigInt(seq));
-  return Buffer.concat([clear, cipher.update(head), cipher.update(body), cipher.final(), cipher.getAuthTag()]);
+  return Buffer.concat([clear, cipher.update(head), cipher.update(body), cipher.update(padding), cipher.final(), cipher.getAuthTag()]);
 }
 
-/** What a sealed message held, or `undefined` when it does not open under `key`. */
+/** What a sealed message held (without its padding), or `undefined` when it does not open under `key`. */
 export function open(key: Buffer, payload: Uint8Array): { kind: number; seq: number; body: Uint8Array } | undefined {
   if (payload.length < SEAL_OVERHEAD) return undefined;
   const data = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
@@ -203,7 +228,9 @@ export function open(key: Buffer, payload: Uint8Array): { kind: number; seq: num
     const plain = Buffer.concat([decipher.update(data.subarray(8, data.length - TAG_BYTES)), decipher.final()]);
     // The sealed sequence number must be the clear one (it is: the nonce binds them; checked all the same).
     if (Number(plain.readBigUInt64BE(1)) !== seq) return undefined;
-    return { kind: plain[0], seq, body: plain.subarray(9) };
+    const length = plain.readUInt32BE(9);
+    if (length > plain.length - HEAD_BYTES) return undefined;
+    return { kind: plain[0], seq, body: plain.subarray(HEAD_BYTES, HEAD_BYTES + length) };
   } catch {
     return undefined;
   }

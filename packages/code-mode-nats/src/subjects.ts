@@ -47,7 +47,7 @@ export function subjects(prefix: string): Subjects {
  * {@link requestText}. Unsealed (both ends configured `sealing: false`): none of the three.
  */
 export interface PlacementRequest {
-  v: 2;
+  v: 3;
   /** The connection id the agent host will use; one connection per placed session. */
   conn: string;
   /** How often the agent host sends heartbeats (ms): the runtime host drops connections silent for much longer. */
@@ -59,20 +59,23 @@ export interface PlacementRequest {
 
 /** The placement reply (JSON); an acceptance of a sealed request carries the runtime host's `key`, `eph` and its signature of {@link replyText}. */
 export type PlacementReply =
-  | { v: 2; ok: true; runtime: string; name: string; conn: string; sessions: number; maxSessions: number; key?: string; eph?: string; sig?: string }
-  | { v: 2; ok: false; runtime: string; name: string; error: string };
+  | { v: 3; ok: true; runtime: string; name: string; conn: string; sessions: number; maxSessions: number; key?: string; eph?: string; sig?: string }
+  | { v: 3; ok: false; runtime: string; name: string; error: string };
 
-/** Version of the placement exchange (the runtime protocol inside connections has its own). */
-export const PLACEMENT_VERSION = 2 as const;
+/**
+ * Version of the placement exchange and of the sealed frames it sets up (the runtime protocol
+ * inside connections has its own). 3: sealed frames are padded to size classes.
+ */
+export const PLACEMENT_VERSION = 3 as const;
 
 /** What the agent host signs: its identity from the subject, the connection, and both its keys. */
 export function requestText(agent: string, request: PlacementRequest): string {
-  return `switchyard place v2|${agent}|${request.conn}|${request.heartbeatMs}|${request.key}|${request.eph}`;
+  return `switchyard place v3|${agent}|${request.conn}|${request.heartbeatMs}|${request.key}|${request.eph}`;
 }
 
 /** What the runtime host signs: the request's ephemeral key (so the reply answers that request only), its own keys and name. */
 export function replyText(agent: string, requestEph: string, reply: { runtime: string; conn: string; key?: string; eph?: string; name: string }): string {
-  return `switchyard placed v2|${agent}|${reply.runtime}|${reply.conn}|${requestEph}|${reply.key}|${reply.eph}|${reply.name}`;
+  return `switchyard placed v3|${agent}|${reply.runtime}|${reply.conn}|${requestEph}|${reply.key}|${reply.eph}|${reply.name}`;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, nkeyAuthenticator, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { connect, nkeyAuthenticator, nkeys } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
-import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
+import { serverErrors } from './helpers';
 
 /**
  * The deployment of the README (N runtime hosts, M agent hosts, one identity each, scoped to its
@@ -39,16 +40,6 @@ afterAll(async () => {
   await Promise.all(hosts.map((host) => host.close()));
   await server?.stop();
 });
-
-function serverErrors(nc: NatsConnection): string[] {
-  const seen: string[] = [];
-  void (async () => {
-    for await (const status of nc.status() as AsyncIterable<Status>) {
-      if (status.type === 'error') seen.push(String((status as { error?: Error }).error?.message ?? status));
-    }
-  })();
-  return seen;
-}
 
 describe('the README deployment: one NKey per runtime host and per agent host, each scoped to its own subjects', () => {
   it('runs cells on both runtime hosts; r1 can neither read r2\'s frames nor speak on r2\'s connections', async () => {

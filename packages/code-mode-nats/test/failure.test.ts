@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
 import { countingHost, startDeployment, startHost, type Deployment, type HostProcess } from './helpers';
+import { sleep } from '@switchyard/test-helpers';
 
 let deployment: Deployment;
 beforeAll(async () => {
@@ -12,7 +13,6 @@ afterAll(async () => {
 });
 
 const tools = [{ name: 'tick', description: 'Takes 50 ms.', kind: 'function' as const }];
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a silent runtime host (stopped, or cut off)', () => {
   it('is detected within interval + timeout; its cell fails once, the next cell is placed on a live host, and it runs no call after it was lost', async () => {

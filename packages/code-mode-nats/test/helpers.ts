@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nkeys } from '@nats-io/transport-node';
-import { startNatsServer, type NatsServer } from '../../../tools/config/nats-server';
+import { nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
+import { serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = join(here, '..');
@@ -125,4 +126,28 @@ export function countingHost(run: (tool: string, input: unknown) => Promise<unkn
       runtimeEvent: (event: unknown): void => void events.push(event),
     },
   };
+}
+
+/** Errors the server reports on a connection (permission violations arrive asynchronously). */
+export function serverErrors(nc: NatsConnection): string[] {
+  const seen: string[] = [];
+  void (async () => {
+    for await (const status of nc.status() as AsyncIterable<Status>) {
+      if (status.type === 'error') seen.push(String((status as { error?: Error }).error?.message ?? status));
+    }
+  })();
+  return seen;
+}
+
+/** The test deployment and one runtime host named `name` serving on it (its NKey). */
+export async function startDeploymentWithHost(name: string): Promise<{ deployment: Deployment; host: NatsRuntimeHost }> {
+  const deployment = await startDeployment();
+  const host = await serveRuntimeOverNats({ servers: deployment.server.url, auth: { nkeySeed: deployment.runtimeSeed }, name });
+  return { deployment, host };
+}
+
+/** Stops what `startDeploymentWithHost` started (either may be missing when the start failed). */
+export async function stopDeploymentWithHost(parts: { deployment?: Deployment; host?: NatsRuntimeHost }): Promise<void> {
+  await parts.host?.close();
+  await parts.deployment?.server.stop();
 }

@@ -1,20 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CellObservation } from '@switchyard/protocol';
 import { formatFrame, parseFrame } from '@switchyard/code-mode-runtime';
-import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
+import { createNatsRuntime, type NatsRuntimeHost } from '../src/index';
 import { frameTap } from '../src/agent-runtime';
-import { countingHost, startDeployment, type Deployment } from './helpers';
+import { countingHost, startDeploymentWithHost, stopDeploymentWithHost, type Deployment } from './helpers';
+import { until } from '@switchyard/test-helpers';
 
 let deployment: Deployment;
 let host: NatsRuntimeHost;
-beforeAll(async () => {
-  deployment = await startDeployment();
-  host = await serveRuntimeOverNats({ servers: deployment.server.url, auth: { nkeySeed: deployment.runtimeSeed }, name: 'keyed' });
-}, 60_000);
-afterAll(async () => {
-  await host?.close();
-  await deployment?.server.stop();
-});
+beforeAll(async () => void ({ deployment, host } = await startDeploymentWithHost('keyed')), 60_000);
+afterAll(() => stopDeploymentWithHost({ deployment, host }));
 afterEach(() => {
   frameTap.incoming = undefined;
 });
@@ -40,13 +35,6 @@ function loseFirstReply(wanted: (observation: CellObservation) => boolean): Repl
 
 const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));
 const withoutTime = (observation: CellObservation) => ({ ...observation, wallTimeMs: 0 });
-const until = async (predicate: () => boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 const tool = (name: string) => ({ name, description: `${name}.`, kind: 'function' as const });
 
 describe('idempotent cells over NATS', () => {
@@ -61,7 +49,7 @@ describe('idempotent cells over NATS', () => {
       const source = `const n = await tools.count({}); text('run ' + n);`;
       const cancel = new AbortController();
       const first = session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
-      await until(() => lost.length === 1);
+      await until(() => lost.length === 1, 'the lost reply', 60_000);
       cancel.abort();
       await expect(first).rejects.toMatchObject({ code: 'ABORTED', cellId: lost[0].value!.cellId });
       const retry = await session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1' });
@@ -92,16 +80,16 @@ describe('idempotent cells over NATS', () => {
       expect(texts(created.observation)).toEqual(['a']);
       const cancel = new AbortController();
       const waiting = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1', signal: cancel.signal });
-      await until(() => gates.length === 1);
+      await until(() => gates.length === 1, 'the first call at its gate', 60_000);
       gates[0]();
-      await until(() => lost.length === 1);
+      await until(() => lost.length === 1, 'the lost reply', 60_000);
       cancel.abort();
       await expect(waiting).rejects.toMatchObject({ code: 'ABORTED' });
       const replayed = await session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1' });
       expect(withoutTime(replayed)).toEqual(withoutTime(lost[0].value!));
       expect(replayed).toMatchObject({ kind: 'yielded', items: [{ type: 'input_text', text: 'b' }] });
       const next = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-2' });
-      await until(() => gates.length === 2);
+      await until(() => gates.length === 2, 'the second call at its gate', 60_000);
       gates[1]();
       const done = await next;
       expect(done).toMatchObject({ kind: 'completed' });

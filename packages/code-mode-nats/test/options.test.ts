@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createNatsRuntime, serveRuntimeOverNats } from '../src/index';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 // Nothing here connects: every option is checked before the first connection.
 const servers = 'nats://127.0.0.1:1';

@@ -1,42 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, nkeys, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { connect, nkeys } from '@nats-io/transport-node';
 import { createCodeMode } from '@switchyard/code-mode';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { createNatsRuntime, serveRuntimeOverNats, type NatsRuntimeHost } from '../src/index';
-import { countingHost, startDeployment, startHost, type Deployment } from './helpers';
+import { countingHost, serverErrors, startDeploymentWithHost, startHost, stopDeploymentWithHost, type Deployment } from './helpers';
+import { until } from '@switchyard/test-helpers';
 
 let deployment: Deployment;
 let host: NatsRuntimeHost;
-beforeAll(async () => {
-  deployment = await startDeployment();
-  host = await serveRuntimeOverNats({ servers: deployment.server.url, auth: { nkeySeed: deployment.runtimeSeed }, name: 'r1' });
-}, 60_000);
-afterAll(async () => {
-  await host?.close();
-  await deployment?.server.stop();
-});
+beforeAll(async () => void ({ deployment, host } = await startDeploymentWithHost('r1')), 60_000);
+afterAll(() => stopDeploymentWithHost({ deployment, host }));
 
 const tools = [{ name: 'wait_for_me', description: 'Answers when the test says so.', kind: 'function' as const }];
-
-/** Errors the server reports on a connection (permission violations arrive asynchronously). */
-function serverErrors(nc: NatsConnection): string[] {
-  const seen: string[] = [];
-  void (async () => {
-    for await (const status of nc.status() as AsyncIterable<Status>) {
-      if (status.type === 'error') seen.push(String((status as { error?: Error }).error?.message ?? status));
-    }
-  })();
-  return seen;
-}
-
-const until = async (check: () => boolean, what: string, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 describe('credentials', () => {
   it('refuses a runtime host whose NKey the server does not know, and one with a wrong password', async () => {

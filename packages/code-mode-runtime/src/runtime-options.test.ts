@@ -11,7 +11,7 @@ import {
   type RuntimePlacement,
 } from './index';
 import { createTestHost, isolation } from '../test/helpers';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 /** A placement onto a runtime server in this process that records every frame the host sends it. */
 function recordingPlacement() {

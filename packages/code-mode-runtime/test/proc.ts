@@ -1,1 +1,1 @@
-export { processInfo, running, workerChildren } from '../../../tools/config/proc.ts';
+export { processInfo, running, workerChildren } from '@switchyard/config/proc';

@@ -1,5 +1,6 @@
 import type {
   CellEndEvent,
+  CellHost,
   CellLimitExceededEvent,
   CellStartEvent,
   CodeModeRuntime,
@@ -48,20 +49,29 @@ export class CodeModeService {
     this.events.emit(event);
   }
 
-  constructor(private readonly runtime: CodeModeRuntime) {}
+  /** `defaultTenant`: the tenant of a session whose opener names none (`createCodeMode({ tenant })`). */
+  constructor(
+    private readonly runtime: CodeModeRuntime,
+    private readonly defaultTenant?: string,
+  ) {}
 
-  /** The session's state, opened on first use. */
-  session(sessionId: string): BrokerSession {
+  /**
+   * The session's state, opened on first use — in the runtime with `tenant` (the step's, else the
+   * default; none: the session is a tenant of its own). A session keeps the tenant it opened with.
+   */
+  session(sessionId: string, tenant?: string): BrokerSession {
     let session = this.sessions.get(sessionId);
     if (!session) {
       const broker = new DispatchBroker({ onCellStart: (cellId, start) => this.emitCellEvent({ type: 'cell-start', cellId, ...start }) });
-      const runtime = this.runtime.openSession({
+      const owner = tenant ?? this.defaultTenant;
+      const host: CellHost = {
         invokeTool: (request) => broker.invoke(request),
         invokeToolJson: (request) => broker.invokeJson(request),
         notify: ({ cellId, text }) => broker.notify(cellId, text),
         cellClosed: (cellId) => broker.closeCell(cellId),
         runtimeEvent: (event) => this.emitCellEvent(event),
-      });
+      };
+      const runtime = owner === undefined ? this.runtime.openSession(host) : this.runtime.openSession(host, { tenant: owner });
       session = { sessionId, runtime, broker, watcher: new BackgroundWatcher(runtime) };
       this.sessions.set(sessionId, session);
     }
@@ -69,8 +79,8 @@ export class CodeModeService {
   }
 
   /** Attaches the running step's worker for the session's nested calls; returns the detach function. */
-  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void {
-    return this.session(sessionId).broker.attachWorker(worker, options);
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean; tenant?: string }): () => void {
+    return this.session(sessionId, options?.tenant).broker.attachWorker(worker, options);
   }
 
   /** Items injected by `notify()` in this session since the last call. */

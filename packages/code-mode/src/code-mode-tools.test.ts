@@ -4,8 +4,8 @@ import { invokeTool, type InvokeToolResult, type ToolCallInput } from '@switchya
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CodeModeService } from './code-mode-service';
 import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
+import { sleep } from '@switchyard/test-helpers';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const runtime = createCodeModeRuntime({ nodeSnapshotCheck: 'ignore' });
 const terminated: string[] = [];

@@ -171,7 +171,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
       if (invocation.payload.kind !== 'custom') throw new RespondToModelError('exec expects raw JavaScript source text');
       const started = Date.now();
       const source = parseExecSource(invocation.payload.input);
-      const session = service.session(invocation.step.sessionId);
+      const session = service.session(invocation.step.sessionId, invocation.step.tenant);
       const callBudget = outputBudget(budget(source.maxOutputTokens, options));
       let created: { cellId: string; observation: CellObservation };
       try {
@@ -254,7 +254,7 @@ export function createWaitTool(service: CodeModeService, options: CodeModeToolOp
       const started = Date.now();
       const args = parseWaitArguments(invocation.payload.arguments);
       const callBudget = outputBudget(budget(args.max_tokens, options));
-      const session = service.session(invocation.step.sessionId);
+      const session = service.session(invocation.step.sessionId, invocation.step.tenant);
       session.broker.observeWith(args.cell_id, callBudget);
       // the background watch gives the cell up to this call, with what yield_control() handed it
       const carried = await session.watcher.stop(args.cell_id);

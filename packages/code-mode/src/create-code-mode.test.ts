@@ -2,7 +2,7 @@ import { toWireTool, type CodeModeRuntime } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
 import { describe, expect, it } from 'vitest';
 import { createCodeMode } from './index';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 const runtime: CodeModeRuntime = {
   openSession: () => {

@@ -24,6 +24,12 @@ export interface CreateCodeModeOptions {
   maxYieldTimeMs?: number;
   /** Fire hooks for the outer `exec` call with `tool_input: { code }`. Default true. */
   execHooks?: boolean;
+  /**
+   * The tenant of every session whose step names none (`StepContext.tenant`, which
+   * `createSession({ tenant })` sets), passed to `runtime.openSession`. Default: none — each such
+   * session is a tenant of its own.
+   */
+  tenant?: string;
 }
 
 /** Code Mode for a host: the planner's contributor plus the per-session service. */
@@ -32,8 +38,9 @@ export interface CodeMode extends CodeModeContributor {
   /**
    * Attaches the running step's worker (its `ToolCallRuntime`) for a host session; returns the
    * detach function. `background`: a worker serving cells between turns (its calls' source says so).
+   * `tenant`: the session's tenant, used if this call opens the session in the runtime.
    */
-  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean }): () => void;
+  attachWorker(sessionId: string, worker: NestedWorker, options?: { background?: boolean; tenant?: string }): () => void;
   /** `notify()` items injected in a host session since the last call. */
   takeInjected(sessionId: string): CustomToolCallOutputItem[];
   /** `cell-start` / `cell-end` events of every session; returns the unsubscribe function. */
@@ -57,6 +64,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
   maxOutputTokensCap: rule.number({ min: 1, integer: true }),
   maxYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   execHooks: rule.boolean(),
+  tenant: rule.string(),
 };
 
 /**
@@ -66,7 +74,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
  */
 export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   checkOptions('createCodeMode', options, CODE_MODE_OPTION_RULES);
-  const service = new CodeModeService(options.runtime);
+  const service = new CodeModeService(options.runtime, options.tenant);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
     defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,

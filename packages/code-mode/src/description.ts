@@ -6,6 +6,7 @@ import {
   createPriorityRanker,
   estimateTokens,
   isMcpOutputSchema,
+  safeToolText,
   selectWithinBudget,
 } from '@switchyard/kit';
 
@@ -49,6 +50,18 @@ Globals:
 /** Codex's deferred-tools note: the tools `tool_search` would load are still callable, found through `ALL_TOOLS`. */
 const DEFERRED_NOTE = `Some deferred nested tools may be omitted from this description. They are still available on the global \`tools\` object and listed in \`ALL_TOOLS\`.
 To find one, filter \`ALL_TOOLS\` by \`name\` and \`description\`.`;
+
+/**
+ * How a cell searches the nested tools (`tools.tool_search`, planned when some nested tool is
+ * deferred): follows the deferred-tools note, and the note of a description the budget cut.
+ */
+export const SEARCH_NOTE =
+  'Or search them: `await tools.tool_search({ query, limit })` returns `{ tools: [{ name, description, declaration }] }`, best match first (a tool whose exact name is in `query` comes first); every tool found is on `tools`, so the same script can call it.';
+
+/** The deferred-tools note, with the search note when cells can search. */
+function deferredNote(surface: CodeModeSurface): string {
+  return surface.toolSearch ? `${DEFERRED_NOTE}\n${SEARCH_NOTE}` : DEFERRED_NOTE;
+}
 
 /**
  * The shared TypeScript types of MCP tool results, added once when any nested tool (described or
@@ -194,7 +207,8 @@ function toolSection(tool: NestedToolDefinition): string {
 /** "## namespace\ndescription", printed when the namespace changes (none for a blank description). */
 function namespaceSection(tool: NestedToolDefinition): string | undefined {
   const namespace = tool.toolName.namespace;
-  return namespace && tool.namespaceDescription?.trim() ? `## ${namespace}\n${tool.namespaceDescription.trim()}` : undefined;
+  // the namespace's text (an MCP server's instructions) is the tool's: terminators normalised, fences escaped
+  return namespace && tool.namespaceDescription?.trim() ? `## ${namespace}\n${safeToolText(tool.namespaceDescription.trim())}` : undefined;
 }
 
 function renderReference(described: readonly NestedToolDefinition[]): string {
@@ -227,19 +241,19 @@ function catalogLine(described: number, total: number): string {
 }
 
 /** The catalog note of a partial `exec` description (it replaces the deferred-tools note). */
-function partialNote(described: number, total: number): string {
-  return (
+function partialNote(described: number, total: number, search: boolean): string {
+  const note =
     `Tool catalog: ${described} of ${total} nested tools are described below; the others are left out to save space. ` +
     'Every nested tool is still on `tools` and in `ALL_TOOLS`, whose entries carry each tool\'s TypeScript `declaration`. ' +
-    'Find the others by filtering `ALL_TOOLS` by `name` and `description`, and read a tool\'s `declaration` before you call it.'
-  );
+    'Find the others by filtering `ALL_TOOLS` by `name` and `description`, and read a tool\'s `declaration` before you call it.';
+  return search ? `${note}\n${SEARCH_NOTE}` : note;
 }
 
 const SUMMARY_HEADING = 'Nested tools not described above, by namespace:';
 
 /** The first sentence (at most 100 characters) of a namespace description, for a summary line. */
 function gist(description: string | undefined): string {
-  const text = description?.trim().split('\n')[0] ?? '';
+  const text = safeToolText(description?.trim() ?? '').split('\n')[0];
   const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
   return sentence.length <= 100 ? sentence : `${sentence.slice(0, 99)}…`;
 }
@@ -284,7 +298,8 @@ function summaryBlock(missing: readonly NestedToolDefinition[], tokens: number, 
 }
 
 /**
- * Which tools a partial description describes first: tools named by a priority hint, in hint
+ * Which tools a partial description describes first: tools a cell of the session found
+ * (`discovered`), in reference order; then tools named by a priority hint, in hint
  * order; then round-robin over namespaces (sorted by name, plain tools as one group, each group
  * in reference order), so every namespace gets a share. Deterministic for the same tools.
  */
@@ -293,7 +308,7 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
   const hinted: Array<{ tool: NestedToolDefinition; rank: number; index: number }> = [];
   const groups = new Map<string, NestedToolDefinition[]>();
   for (const [index, tool] of tools.entries()) {
-    const hint = rank(tool.toolName);
+    const hint = tool.discovered ? -1 : rank(tool.toolName);
     if (hint < Infinity) {
       hinted.push({ tool, rank: hint, index });
       continue;
@@ -325,8 +340,8 @@ function describeOrder(tools: readonly NestedToolDefinition[], priority: readonl
  * are left out to save space". The same surface always gives the same text.
  */
 export function execDescription(surface: CodeModeSurface): string {
-  if (surface.mode !== 'code-mode-only') return surface.hasDeferredTools ? `${EXEC_TEMPLATE}\n\n${DEFERRED_NOTE}` : EXEC_TEMPLATE;
-  const key = [surface.hasDeferredTools, surface.budget?.tokens, surface.budget?.countTokens, (surface.budget?.priority ?? []).join('\u0000')];
+  if (surface.mode !== 'code-mode-only') return surface.hasDeferredTools ? `${EXEC_TEMPLATE}\n\n${deferredNote(surface)}` : EXEC_TEMPLATE;
+  const key = [surface.hasDeferredTools, surface.toolSearch === true, surface.budget?.tokens, surface.budget?.countTokens, (surface.budget?.priority ?? []).join('\u0000')];
   const cached = recentDescriptions.find(
     (entry) => entry.key.every((part, index) => part === key[index]) && entry.tools.length === surface.tools.length && entry.tools.every((tool, index) => tool === surface.tools[index]),
   );
@@ -355,7 +370,7 @@ function budgetedDescription(surface: CodeModeSurface): string {
   const eligible = referenceOrder(surface.tools.filter((tool) => !tool.deferred));
   const all = referenceOrder(surface.tools);
   const line = catalogLine(eligible.length, all.length);
-  const fullNote = surface.hasDeferredTools ? `${line}\n${DEFERRED_NOTE}` : line;
+  const fullNote = surface.hasDeferredTools ? `${line}\n${deferredNote(surface)}` : line;
   if (!(tokens < Infinity)) return assemble(fullNote, eligible, '');
   // Everything, if it fits: add up the sections first and stop as soon as they pass the budget.
   let total = costOf(assemble(fullNote, [], ''));
@@ -370,7 +385,8 @@ function budgetedDescription(surface: CodeModeSurface): string {
 
   // Partial: the fixed parts and a reserved summary first, then tools while they fit.
   const summaryTokens = Math.floor(tokens / 4);
-  const fixed = costOf(assemble(partialNote(all.length, all.length), [], summaryBlock(all, summaryTokens, count)));
+  const search = surface.toolSearch === true;
+  const fixed = costOf(assemble(partialNote(all.length, all.length, search), [], summaryBlock(all, summaryTokens, count)));
   const chosen = selectWithinBudget(describeOrder(eligible, surface.budget?.priority), tokens - fixed, (tool, opened) => {
     const namespace = tool.toolName.namespace ?? '';
     const section = opened.has(namespace) ? undefined : namespaceSection(tool);
@@ -381,7 +397,7 @@ function budgetedDescription(surface: CodeModeSurface): string {
     const picked = new Set(chosen);
     const described = all.filter((tool) => picked.has(tool));
     const missing = all.filter((tool) => !picked.has(tool));
-    const text = assemble(partialNote(described.length, all.length), described, summaryBlock(missing, summaryTokens, count));
+    const text = assemble(partialNote(described.length, all.length, search), described, summaryBlock(missing, summaryTokens, count));
     if (costOf(text) <= tokens || chosen.length === 0) return text;
     chosen.pop();
   }

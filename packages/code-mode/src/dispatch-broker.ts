@@ -201,8 +201,8 @@ export class DispatchBroker {
     );
   }
 
-  /** Dispatches one nested call; rejects as {@link invoke} does. */
-  private async run(request: CellToolRequest): Promise<{ value: JsonValue; output: ToolOutput; payload: ToolPayload }> {
+  /** Dispatches one nested call; rejects as {@link invoke} does. `narrowed`: the value is not the output's own (see {@link callableFinds}). */
+  private async run(request: CellToolRequest): Promise<{ value: JsonValue; output: ToolOutput; payload: ToolPayload; narrowed?: true }> {
     const { cellId, tool, signal } = request;
     if (tool === 'exec') throw 'exec cannot invoke itself';
     const record = this.record(cellId);
@@ -231,7 +231,8 @@ export class DispatchBroker {
     if (rejects || result.error?.code === 'ABORTED' || result.output instanceof AbortedToolOutput) {
       throw typeof value === 'string' ? value : JSON.stringify(value);
     }
-    return { value, output: result.output, payload };
+    const narrowed = isToolSearch(definition) ? callableFinds(value, record) : undefined;
+    return narrowed === undefined ? { value, output: result.output, payload } : { value: narrowed, output: result.output, payload, narrowed: true };
   }
 
   /**
@@ -248,8 +249,8 @@ export class DispatchBroker {
    * limits on results in flight (a flood of huge results is refused before it is encoded).
    */
   async invokeJson(request: CellToolRequest): Promise<CellToolResult> {
-    const { value, output, payload } = await this.run(request);
-    const held = output.codeModeResultJson?.(payload);
+    const { value, output, payload, narrowed } = await this.run(request);
+    const held = narrowed ? undefined : output.codeModeResultJson?.(payload);
     return held !== undefined ? { json: held } : { value };
   }
 
@@ -284,6 +285,23 @@ export class DispatchBroker {
   takeInjected(): CustomToolCallOutputItem[] {
     return this.injected.splice(0, this.injected.length);
   }
+}
+
+/** The cells' search: `tools.tool_search`, the plain `tool_search` tool. */
+function isToolSearch(definition: NestedToolDefinition): boolean {
+  return definition.toolName.name === 'tool_search' && !definition.toolName.namespace;
+}
+
+/**
+ * A search's answer without the tools this cell cannot call, or `undefined` when it holds none. The
+ * search runs on the step that is current when it is made, whose tools may have changed since the
+ * cell began (a host's tool list read at every step): a cell's `tools` are fixed at its start, so it
+ * is answered with the tools it can call (later cells see the others).
+ */
+function callableFinds(value: JsonValue, record: CellRecord): JsonValue | undefined {
+  if (!isJsonObject(value) || !Array.isArray(value.tools)) return undefined;
+  const callable = value.tools.filter((entry) => isJsonObject(entry) && typeof entry.name === 'string' && record.tools.has(entry.name));
+  return callable.length === value.tools.length ? undefined : { ...value, tools: callable };
 }
 
 /**

@@ -214,7 +214,7 @@ export interface DispatchRequest<D extends BaseDecision> {
   policy: DecisionPolicy<D>;
 }
 
-function safeMatch(handler: ConfiguredHandler, names: readonly string[]): boolean {
+export function safeMatch(handler: ConfiguredHandler, names: readonly string[]): boolean {
   try {
     return handler.matcher(names);
   } catch {

@@ -25,7 +25,7 @@ import {
   type HooksConfigLayer,
 } from './hooks-config';
 import { parseAllowList } from './http-url-policy';
-import type { EngineContext } from './engine-core';
+import { safeMatch, toolNames, type EngineContext } from './engine-core';
 import { runPostToolUse, runPostToolUseFailure, runPreToolUse } from './tool-events';
 import { aggregateLifecycle, aggregatePermission, runLifecycle } from './lifecycle-events';
 
@@ -210,6 +210,7 @@ export function createHookEngine(options: HookEngineOptions = {}): HookEngine {
     runPreToolUse: (request) => runPreToolUse(context, request),
     runPostToolUse: (request) => runPostToolUse(context, request),
     runPostToolUseFailure: (request) => runPostToolUseFailure(context, request),
+    hasToolHooks: (event, request) => handlers.some((handler) => handler.event === event && safeMatch(handler, toolNames(request))),
     runSessionStart: async (request) => aggregateLifecycle(await runLifecycle(context, 'SessionStart', request)),
     runUserPromptSubmit: async (request) => aggregateLifecycle(await runLifecycle(context, 'UserPromptSubmit', request)),
     runStop: async (request) => aggregateLifecycle(await runLifecycle(context, 'Stop', request)),

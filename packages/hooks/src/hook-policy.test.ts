@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { HookEndEvent } from '@switchyard/protocol';
 import { createHookEngine } from './hook-engine';
 import { preRequest, useScratch } from '../test/helpers';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 const tmp = useScratch();
 

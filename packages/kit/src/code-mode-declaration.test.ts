@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonSchema } from '@switchyard/protocol';
-import { schemaToTypeScript } from './code-mode-declaration';
+import { schemaToTypeScript } from './schema-typescript';
 
 describe('schemaToTypeScript golden corpus', () => {
   const corpus: Array<[string, JsonSchema | boolean, string]> = [
@@ -46,15 +46,15 @@ describe('schemaToTypeScript golden corpus', () => {
     it(name, () => expect(schemaToTypeScript(schema)).toBe(expected));
   }
 
-  it('expands a local $ref at most twice along one path', () => {
+  it('renders a recursive $ref once, as a named type', () => {
     const tree: JsonSchema = {
       $defs: { node: { type: 'object', properties: { value: { type: 'number' }, child: { $ref: '#/$defs/node' } }, required: ['value'] } },
       $ref: '#/$defs/node',
     };
-    expect(schemaToTypeScript(tree)).toBe('{ child?: { child?: unknown; value: number; }; value: number; }');
+    expect(schemaToTypeScript(tree)).toBe('type node = { child?: node; value: number; };\nnode');
   });
 
-  it('renders a recursive query schema as Codex does: bare unions, nested objects not indented, one expansion then unknown', () => {
+  it('renders a recursive query schema with bare unions and nested objects not indented; the recursive clause is a named type', () => {
     const schema: JsonSchema = {
       type: 'object',
       properties: { clauses: { type: 'array', items: { $ref: '#/$defs/Boolean~1Clause~0v1' } } },
@@ -86,17 +86,37 @@ describe('schemaToTypeScript golden corpus', () => {
     };
     expect(schemaToTypeScript(schema)).toBe(
       [
-        '{ clauses: Array<{',
+        'type Boolean_Clause_v1 = {',
         '  occur: "must" | "should";',
         '  // Use a nested group for parenthesized expressions.',
-        '  query: { field: "A" | "B" | "C"; value: string; } | { clauses: Array<{',
-        '  occur: "must" | "should";',
-        '  // Use a nested group for parenthesized expressions.',
-        '  query: { field: "A" | "B" | "C"; value: string; } | { clauses: Array<unknown>; };',
-        '}>; };',
-        '}>; }',
+        '  query: { field: "A" | "B" | "C"; value: string; } | { clauses: Array<Boolean_Clause_v1>; };',
+        '};',
+        '{ clauses: Array<Boolean_Clause_v1>; }',
       ].join('\n'),
     );
+  });
+
+  it('renders a $ref used once in place (as Codex), one used twice once as a named type, whatever the depth', () => {
+    const once: JsonSchema = { $defs: { id: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/$defs/id' } }, required: ['a'] };
+    expect(schemaToTypeScript(once)).toBe('{ a: string; }');
+    const twice: JsonSchema = { $defs: { id: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/$defs/id' }, b: { $ref: '#/$defs/id' } } };
+    expect(schemaToTypeScript(twice)).toBe('type id = string;\n{ a?: id; b?: id; }');
+    // every level refers to the next one twice: one line per level, not 2^levels copies
+    const defs: Record<string, JsonSchema> = { L40: { type: 'string' } };
+    for (let level = 0; level < 40; level++) defs[`L${level}`] = { type: 'object', properties: { l: { $ref: `#/$defs/L${level + 1}` }, r: { $ref: `#/$defs/L${level + 1}` } } };
+    const rendered = schemaToTypeScript({ $defs: defs, $ref: '#/$defs/L0' });
+    expect(rendered.split('\n')).toHaveLength(41);
+    expect(rendered).toContain('type L39 = { l?: L40; r?: L40; };');
+    // names are identifiers, never a type the declarations use, and distinct
+    expect(schemaToTypeScript({ $defs: { Array: { type: 'number' }, '9 lives': { type: 'number' } }, type: 'object', properties: { a: { $ref: '#/$defs/Array' }, b: { $ref: '#/$defs/Array' }, c: { $ref: '#/$defs/9 lives' }, d: { $ref: '#/$defs/9 lives' } } })).toBe(
+      'type Array_2 = number;\ntype _9_lives = number;\n{ a?: Array_2; b?: Array_2; c?: _9_lives; d?: _9_lives; }',
+    );
+  });
+
+  it('renders a schema of more than 20,000 nodes as unknown', () => {
+    const properties: Record<string, JsonSchema> = {};
+    for (let index = 0; index < 25_000; index++) properties[`p${index}`] = { type: 'string' };
+    expect(schemaToTypeScript({ type: 'object', properties })).toBe('unknown');
   });
 
   it('keeps property comments on a described array of objects (Codex weather_tool)', () => {
@@ -115,7 +135,7 @@ describe('schemaToTypeScript golden corpus', () => {
   });
 
   it('resolves only local pointers (`#` is the root)', () => {
-    expect(schemaToTypeScript({ type: 'object', properties: { self: { $ref: '#' } }, required: ['self'] })).toBe('{ self: { self: { self: unknown; }; }; }');
+    expect(schemaToTypeScript({ type: 'object', properties: { self: { $ref: '#' } }, required: ['self'] })).toBe('type Root = { self: Root; };\n{ self: Root; }');
     expect(schemaToTypeScript({ $defs: { a: { type: 'string' } }, $ref: '#$defs/a' })).toBe('unknown');
     expect(schemaToTypeScript({ $defs: { a: { type: 'string' } }, $ref: '#/$defs/toString' })).toBe('unknown');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineFreeformTool, defineFunctionTool } from './define';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 describe('defineFunctionTool and defineFreeformTool check their options', () => {
   it('a `handler` typo is a CONFIG error pointing at `handle`, at definition, not when the model calls', async () => {

@@ -33,7 +33,9 @@ export {
   truncateTextOutput,
   truncateContentItems,
 } from './truncate';
-export { schemaToTypeScript, codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
+export { codeModeDeclaration, augmentCodeModeDescription, isMcpOutputSchema } from './code-mode-declaration';
+export { schemaToTypeScript } from './schema-typescript';
+export { safeToolText } from './tool-text';
 export type { CodeModeDeclarationInput } from './code-mode-declaration';
 export { DEFAULT_TOOL_BUDGET_TOKENS, estimateTokens, createPriorityRanker, selectWithinBudget } from './tool-budget';
 export type { BudgetCost } from './tool-budget';
@@ -51,5 +53,6 @@ export type { ShortenNameOptions } from './shorten-name';
 export { createCellIdGenerator } from './cell-id';
 export { createEventHub, warnListenerError } from './event-hub';
 export { elapsedMs } from './elapsed';
+export { redactCredentials } from './redact';
 export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
 export { VERSION } from './version';

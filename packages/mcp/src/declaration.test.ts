@@ -27,9 +27,9 @@ describe('Code Mode declarations of MCP tools whose output schemas use $ref', ()
     );
   });
 
-  it('expands a recursive $defs ref twice along a path, then unknown', () => {
+  it('renders a recursive $defs ref once, as a named type declared before the tool', () => {
     expect(declarationOf('mcp__sample__tree')).toBe(
-      'declare const tools: { mcp__sample__tree(args: { [key: string]: unknown; }): Promise<CallToolResult<{ root: { children?: Array<{ children?: Array<unknown>; label: string; }>; label: string; }; }>>; };',
+      'type node = { children?: Array<node>; label: string; };\ndeclare const tools: { mcp__sample__tree(args: { [key: string]: unknown; }): Promise<CallToolResult<{ root: node; }>>; };',
     );
   });
 

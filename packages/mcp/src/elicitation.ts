@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, type Client, type ElicitRequestParams, type ElicitResult } from '@modelcontextprotocol/client';
 import { errorMessage } from '@switchyard/protocol';
 import type { ElicitationPause } from './call-timer';
+import type { ElicitationGate } from './elicitation-gate';
 
 /** A server asks the user for input (`elicitation/create`), usually while one of its tools runs. */
 export interface McpElicitationRequest {
@@ -37,15 +38,19 @@ export type ElicitationAnswerer = (params: ElicitRequestParams, signal: AbortSig
 /**
  * The answerer of one server's elicitations: the host's handler, with its answer checked (a
  * handler that throws or answers nonsense declines, and `onProblem` hears why; a cancelled request
- * answers `cancel`). While it waits for the host, the server's calls stop counting time (`pause`).
+ * answers `cancel`). `gate` declines what a server may not ask for before the host hears of it;
+ * while an admitted one waits for the host, the server's calls stop counting time (`pause`).
  */
 export function createElicitationAnswerer(
   server: string,
   handler: McpElicitationHandler,
   onProblem: (message: string) => void,
   pause: ElicitationPause,
+  gate: ElicitationGate,
 ): ElicitationAnswerer {
   return async (params, signal) => {
+    const admitted = gate.admit(params);
+    if ('refused' in admitted) return { action: 'decline' };
     const form = params.mode !== 'url';
     const end = pause.begin();
     try {
@@ -70,6 +75,7 @@ export function createElicitationAnswerer(
       return { action: 'decline' };
     } finally {
       end();
+      admitted.done();
     }
   };
 }

@@ -222,6 +222,25 @@ describe('mcpTools over time', () => {
     }
   });
 
+  it("one mcpTools is one server process for all its users; one per tenant keeps each tenant's server state apart", async () => {
+    const shared = await mcpTools({ servers: { fx: fixtureServer() } });
+    const [acme, globex] = await Promise.all([mcpTools({ servers: { fx: fixtureServer() } }), mcpTools({ servers: { fx: fixtureServer() } })]);
+    try {
+      const names = (mcp: McpTools) => mcp.executors().map((e) => displayName(e.name));
+      // the server's state (here: a tool it added) is its process's: whoever shares the McpTools sees it
+      await call(executor(shared, 'mcp__fx__add_tool'));
+      await shared.refresh();
+      expect(names(shared)).toContain('mcp__fx__extra');
+      await call(executor(acme, 'mcp__fx__add_tool'));
+      await acme.refresh();
+      await globex.refresh();
+      expect(names(acme)).toContain('mcp__fx__extra');
+      expect(names(globex)).not.toContain('mcp__fx__extra');
+    } finally {
+      await Promise.all([shared.close(), acme.close(), globex.close()]);
+    }
+  });
+
   it('reports a server that crashes mid-call once, drops its tools and keeps the others working', async () => {
     const seen: string[] = [];
     const mcp = await mcpTools({ servers: { a: fixtureServer(), b: fixtureServer() }, onWarning: (w) => w.kind === 'server-failed' && seen.push(w.message) });

@@ -44,13 +44,13 @@ describe('MCP servers behind authorization', () => {
     expect(warning).toEqual({
       kind: 'server-failed',
       server: 'tickets',
-      message: `MCP server \`tickets\` requires OAuth authorization (HTTP 401 Unauthorized from ${base}/mcp); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``,
+      message: `MCP server \`tickets\` requires OAuth authorization (HTTP 401 Unauthorized from ${base}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``,
     });
   });
 
   it('a 403 is reported as refused access with the server body', async () => {
     const warning = await startWarning(`${base}/forbidden`);
-    expect(warning.message).toBe(`MCP server \`tickets\` refused access (HTTP 403 Forbidden from ${base}/forbidden): members only`);
+    expect(warning.message).toBe(`MCP server \`tickets\` refused access (HTTP 403 Forbidden from ${base}): members only`);
   });
 
   it('a bad `auth` option is a CONFIG error naming it', async () => {

@@ -122,7 +122,7 @@ describe('OAuth through the host store', () => {
     });
     await mcp.close();
     expect(warnings.map((warning) => warning.message)).toEqual([
-      `MCP server \`tickets\` requires OAuth authorization (HTTP 401 Unauthorized from ${base}/mcp): the server needs a user to authorize this client, and \`auth.authorize\` is not set`,
+      `MCP server \`tickets\` requires OAuth authorization (HTTP 401 Unauthorized from ${base}): the server needs a user to authorize this client, and \`auth.authorize\` is not set`,
     ]);
   });
 });

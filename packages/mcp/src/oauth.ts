@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { errorMessage } from '@switchyard/protocol';
 import { invalidatedIssuers, issuedFor, savingIssued } from './oauth-issuers';
+import { urlOrigin, withoutUrlSecrets } from './server-url';
 
 /** What the OAuth client keeps for one server between runs; the host's {@link McpTokenStore} holds it. */
 export interface McpOAuthState {
@@ -203,22 +204,24 @@ export class AuthorizationRequiredError extends Error {
 /**
  * The sentence (after "MCP server `name` ") for an HTTP server that refused this client for want
  * of authorization: HTTP 401 (OAuth required), HTTP 403, or an OAuth flow that did not complete;
- * `undefined` for any other error.
+ * `undefined` for any other error. The server is named by its URL's origin, never its path or query.
  */
 export function authorizationProblem(error: unknown, url: string, hasAuth: boolean): string | undefined {
-  const detail = errorMessage(error);
+  // the server by its origin, and what it said without the URL's path, query or user info
+  const from = urlOrigin(url);
+  const detail = withoutUrlSecrets(errorMessage(error), url);
   const status = error instanceof SdkHttpError ? error.status : undefined;
   if (status === 401) {
-    if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}) and refused the authorized request: ${detail}`;
-    return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
+    if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}) and refused the authorized request: ${detail}`;
+    return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
   }
   if (status === 403) {
     // The server's own words (the response body) say more than the SDK's summary of the status.
-    const body = error instanceof SdkHttpError && typeof error.data.text === 'string' ? error.data.text.trim() : '';
-    return `refused access (HTTP 403 Forbidden from ${url}): ${body || detail}`;
+    const body = error instanceof SdkHttpError && typeof error.data.text === 'string' ? withoutUrlSecrets(error.data.text.trim(), url) : '';
+    return `refused access (HTTP 403 Forbidden from ${from}): ${body || detail}`;
   }
-  if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): ${detail}`;
-  if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${url}): the authorization did not complete${error.message ? ` (${error.message})` : ''}`;
-  if (error instanceof OAuthError || error instanceof OAuthClientFlowError) return `requires OAuth authorization (from ${url}), which failed: ${detail}`;
+  if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): ${detail}`;
+  if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): the authorization did not complete${error.message ? ` (${detail})` : ''}`;
+  if (error instanceof OAuthError || error instanceof OAuthClientFlowError) return `requires OAuth authorization (from ${from}), which failed: ${detail}`;
   return undefined;
 }

@@ -1,8 +1,5 @@
 import {
   Client,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
   StreamableHTTPClientTransport,
   UnauthorizedError,
   type LoggingLevel,
@@ -18,11 +15,12 @@ import { ElicitationPause } from './call-timer';
 import { McpToolOutput, checkStructuredContent, errorCallToolResult, normalizeCallToolResult, type McpCallToolResult, type StructuredContentCheck } from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
 import { answerElicitations, createElicitationAnswerer, elicitationCapabilities, type ElicitationAnswerer, type McpElicitationHandler } from './elicitation';
-import { StoreOAuthProvider, authorizationProblem, type McpAuthOptions } from './oauth';
+import { createElicitationGate } from './elicitation-gate';
+import { StoreOAuthProvider, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
-import { McpTimeoutError, formatDuration, withoutRepeatedPrefix } from './request-errors';
+import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
 import { RawChannel, createTaskSession } from './task-session';
-import { CallTimeoutError, callToolOnServer, type McpTaskStatus } from './tool-calls';
+import { callToolOnServer, type McpTaskStatus } from './tool-calls';
 import { buildListedTools, type ListedTool } from './tool-executors';
 import { VERSION } from './version';
 
@@ -31,8 +29,8 @@ export type McpServerState = 'starting' | 'ready' | 'failed' | 'closed';
 
 /** Something a host should know about; MCP problems never throw after configuration. */
 export interface McpWarning {
-  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept); `elicitation-failed`: `onElicitation` threw or answered nonsense (the server got a decline). */
-  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed' | 'elicitation-failed';
+  /** `server-failed`: a server failed to start or died (reported once); `tool-skipped`: a tool definition is unusable; `list-failed`: a re-list after `list_changed` failed (the previous list is kept); `elicitation-failed`: `onElicitation` threw or answered nonsense (the server got a decline); `elicitation-refused`: an elicitation was declined before the host heard of it (no call in flight, too many at once, a URL that is not `https:`; once per reason). */
+  readonly kind: 'server-failed' | 'tool-skipped' | 'list-failed' | 'elicitation-failed' | 'elicitation-refused';
   /** The configured server name. */
   readonly server: string;
   /** The raw MCP tool name, for `tool-skipped`. */
@@ -133,6 +131,8 @@ export class McpServerConnection {
   /** The server's elicitations waiting for the user: they pause its calls' time limits. */
   private readonly pause = new ElicitationPause();
   private readonly answerer: ElicitationAnswerer | undefined;
+  /** `tools/call` requests running (elicitations are answered only while one is). */
+  private callsInFlight = 0;
 
   constructor(
     private readonly resolved: ResolvedServerConfig,
@@ -142,9 +142,10 @@ export class McpServerConnection {
     this.name = resolved.name;
     this.namespace = resolved.namespace;
     const handler = limits.onElicitation;
-    this.answerer = handler
-      ? createElicitationAnswerer(this.name, handler, (message) => listener.warning({ kind: 'elicitation-failed', server: this.name, message: `MCP server \`${this.name}\`: ${message}` }), this.pause)
-      : undefined;
+    const warn = (kind: McpWarning['kind']) => (message: string) => listener.warning({ kind, server: this.name, message: `MCP server \`${this.name}\`: ${message}` });
+    // the gate admits an elicitation before the host hears of it; an admitted one pauses the calls' time
+    const gate = createElicitationGate(() => this.callsInFlight, warn('elicitation-refused'));
+    this.answerer = handler ? createElicitationAnswerer(this.name, handler, warn('elicitation-failed'), this.pause, gate) : undefined;
   }
 
   get state(): McpServerState {
@@ -185,7 +186,7 @@ export class McpServerConnection {
       this.currentState = 'ready';
       if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
-      this.fail(this.startFailure(error));
+      this.fail(startFailure(error, this.target()));
     } finally {
       clearTimeout(timer);
     }
@@ -256,13 +257,6 @@ export class McpServerConnection {
       // the request itself reports it. Death is detected through onclose.
     };
     return client;
-  }
-
-  /** Why the start failed, as the sentence after "MCP server `name` ": 401/403 and OAuth said as such. */
-  private startFailure(error: unknown): string {
-    const config = this.resolved.config;
-    if (isStdioConfig(config)) return `failed to start (command: ${config.command}): ${errorMessage(error)}`;
-    return authorizationProblem(error, config.url, this.authProvider !== undefined) ?? `failed to start (url: ${config.url}): ${errorMessage(error)}`;
   }
 
   private createTransport(): Transport {
@@ -415,6 +409,7 @@ export class McpServerConnection {
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
     const listed = this.listed.get(rawName);
+    this.callsInFlight++;
     try {
       const raw = await this.withAuthorization(() =>
         callToolOnServer(
@@ -434,6 +429,8 @@ export class McpServerConnection {
       return normalizeCallToolResult(raw);
     } catch (error) {
       throw this.describeRequestError(error, signal, 'tools/call', timeout);
+    } finally {
+      this.callsInFlight--;
     }
   }
 
@@ -487,25 +484,11 @@ export class McpServerConnection {
   }
 
   private describeRequestError(error: unknown, signal: AbortSignal, method: string, timeout: number): unknown {
-    if (signal.aborted) return error;
-    const config = this.resolved.config;
-    if (error instanceof CallTimeoutError) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(error.ms)}`, { cause: error });
-    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(timeout)}`, { cause: error });
-    if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
-      return new Error(`MCP server \`${this.name}\` closed the connection during the call`, { cause: error });
-    }
-    // The code leads the text, once: `MCP error -32602: …` (a server on the 1.x SDK already sent it so).
-    if (error instanceof ProtocolError) error.message = withoutRepeatedPrefix(`MCP error ${error.code}: ${error.message}`);
-    // fetch says only "fetch failed"; its cause says what (a refused connection, a reset, a timeout).
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-    if (error instanceof TypeError && error.message === 'fetch failed' && cause) {
-      return new Error(`fetch failed: ${[cause.code, cause.message].filter((part) => typeof part === 'string').join(' ')}`, { cause: error });
-    }
-    if (!isStdioConfig(config)) {
-      const problem = authorizationProblem(error, config.url, this.authProvider !== undefined);
-      if (problem) return new Error(`MCP server \`${this.name}\` ${problem}`, { cause: error });
-    }
-    return error;
+    return signal.aborted ? error : describeRequestError(error, this.target(), method, timeout);
+  }
+
+  private target(): RequestTarget {
+    return { name: this.name, config: this.resolved.config, hasAuth: this.authProvider !== undefined };
   }
 
   private scheduleRefresh(): void {

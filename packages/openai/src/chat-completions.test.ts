@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { toWireTools, type ModelRequest, type ModelStreamEvent, type ResponseItem, type ToolSpec } from '@switchyard/protocol';
 import { applyPatchSpec, clockSpec, execSpec, toolSearchSpec } from '../test/tool-specs';
-import { closeReplayServers, collect, instantRetries, modelRequest, outputItems, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
+import { closeReplayServers, collect, modelRequest, outputItems, replayClient, userMessage, type ReplayStep } from '../test/replay-server';
 import { chatCompletions, type ChatCompletionsOptions } from './chat-completions';
 
 const specs: ToolSpec[] = [
@@ -67,18 +67,8 @@ afterEach(closeReplayServers);
 
 const request = (input: ResponseItem[], overrides: Partial<ModelRequest> = {}) => modelRequest(toWireTools(specs), input, overrides);
 
-async function setup(steps: ReplayStep[], options: Partial<ChatCompletionsOptions> = {}) {
-  const server = await startReplayServer(steps);
-  const { sleeps, sleep, random } = instantRetries();
-  const client = chatCompletions({
-    baseURL: `${server.url}/v1`,
-    model: 'qwen2.5-coder-7b-instruct',
-    sleep,
-    random,
-    ...options,
-  });
-  return { client, sleeps, server };
-}
+const setup = (steps: ReplayStep[], options: Partial<ChatCompletionsOptions> = {}) =>
+  replayClient(steps, (url, retries) => chatCompletions({ baseURL: `${url}/v1`, model: 'qwen2.5-coder-7b-instruct', ...retries, ...options }));
 
 describe('chatCompletions', () => {
   it('assembles parallel tool-call deltas into namespaced function calls and sends the exact body', async () => {

@@ -8,7 +8,7 @@ import {
   type ToolSpec,
 } from '@switchyard/protocol';
 import { applyPatchSpec, clockSpec, execSpec, toolSearchSpec } from '../test/tool-specs';
-import { closeReplayServers, collect, instantRetries, modelRequest, outputItems, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
+import { closeReplayServers, collect, modelRequest, outputItems, replayClient, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
 import { openaiResponses, type OpenAIResponsesOptions } from './openai-responses';
 
 const specs: ToolSpec[] = [
@@ -47,19 +47,8 @@ afterEach(closeReplayServers);
 
 const request = (input: ResponseItem[], overrides: Partial<ModelRequest> = {}) => modelRequest(toWireTools(specs), input, overrides);
 
-async function setup(steps: ReplayStep[], options: Partial<OpenAIResponsesOptions> = {}) {
-  const server = await startReplayServer(steps);
-  const { sleeps, sleep, random } = instantRetries();
-  const client = openaiResponses({
-    apiKey: 'sk-test',
-    baseURL: `${server.url}/v1/`,
-    model: 'gpt-5.1-codex',
-    sleep,
-    random,
-    ...options,
-  });
-  return { client, sleeps, server };
-}
+const setup = (steps: ReplayStep[], options: Partial<OpenAIResponsesOptions> = {}) =>
+  replayClient(steps, (url, retries) => openaiResponses({ apiKey: 'sk-test', baseURL: `${url}/v1/`, model: 'gpt-5.1-codex', ...retries, ...options }));
 
 describe('openaiResponses', () => {
   it('streams a turn with parallel function calls and sends the exact request body', async () => {
@@ -240,22 +229,8 @@ describe('openaiResponses', () => {
     expect(JSON.parse(server.requests[1].body).input).toEqual([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Lisbon and the time?' }] },
       { type: 'tool_search_call', status: 'completed', call_id: 'call_search', execution: 'client', arguments: { query: 'weather forecast', limit: 2 } },
-      {
-        type: 'tool_search_output',
-        call_id: 'call_search',
-        status: 'completed',
-        execution: 'client',
-        tools: [
-          {
-            type: 'namespace',
-            name: 'weather__',
-            description: 'Weather tools.',
-            tools: [
-              { type: 'function', name: 'get_weather', description: 'Current weather for a city.', strict: false, defer_loading: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-            ],
-          },
-        ],
-      },
+      // the output item goes back to the API as it came: field for field, the loaded namespace included
+      searchOutput,
     ]);
   });
 

@@ -146,6 +146,13 @@ export function instantRetries(): { sleeps: number[]; sleep: (milliseconds: numb
   return { sleeps, sleep: async (milliseconds) => void sleeps.push(milliseconds), random: () => 0.5 };
 }
 
+/** A replay server of `steps` and the client `make` builds for its URL with instant, recorded retries. */
+export async function replayClient<C>(steps: ReplayStep[], make: (url: string, retries: { sleep: (milliseconds: number) => Promise<void>; random: () => number }) => C) {
+  const server = await startReplayServer(steps);
+  const { sleeps, sleep, random } = instantRetries();
+  return { client: make(server.url, { sleep, random }), sleeps, server };
+}
+
 /** The user message the client tests start from. */
 export const userMessage: ResponseItem = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Lisbon and the time?' }] };
 

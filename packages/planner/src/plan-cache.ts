@@ -18,7 +18,21 @@ const TOOL_SEARCH_CACHE_SIZE = 4;
 interface ToolSearchEntry {
   readonly deferred: readonly ToolExecutor[];
   readonly key: string;
+  readonly options: ToolSearchOptions;
   readonly executor: ToolExecutor;
+}
+
+/** The same nested surface: the same executors with the same definition objects, in the same order. */
+function sameNested(a: ToolSearchOptions['nested'], b: ToolSearchOptions['nested']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.tools.size !== b.tools.size) return false;
+  const others = [...b.tools];
+  let index = 0;
+  for (const [executor, definition] of a.tools) {
+    const [otherExecutor, otherDefinition] = others[index++];
+    if (executor !== otherExecutor || definition !== otherDefinition) return false;
+  }
+  return true;
 }
 
 /** The one implementation of {@link PlanCache}. */
@@ -33,10 +47,12 @@ export class PlanMemo implements PlanCache {
 
   /** The `tool_search` executor over `deferred`: a recent one over the same executor objects and options, else a new one. */
   toolSearchExecutor(deferred: readonly ToolExecutor[], options: ToolSearchOptions): ToolExecutor {
-    const key = JSON.stringify([options.sourcesBudgetTokens ?? null, options.catalog ?? null]);
+    const key = JSON.stringify([options.sourcesBudgetTokens ?? null, options.catalog ?? null, options.defaultLimit ?? null, options.maxLimit ?? null]);
     for (const entry of this.toolSearches) {
       if (
         entry.key === key &&
+        entry.options.search === options.search &&
+        sameNested(entry.options.nested, options.nested) &&
         entry.deferred.length === deferred.length &&
         entry.deferred.every((executor, index) => executor === deferred[index]) &&
         entry.executor.spec.type === 'tool_search'
@@ -47,7 +63,7 @@ export class PlanMemo implements PlanCache {
     const executor = createToolSearchExecutor(deferred, options);
     // a host's own countTokens may count differently each plan: only the default counter is cached
     if (options.countTokens === undefined) {
-      this.toolSearches.unshift({ deferred, key, executor });
+      this.toolSearches.unshift({ deferred, key, options, executor });
       if (this.toolSearches.length > TOOL_SEARCH_CACHE_SIZE) this.toolSearches.pop();
     }
     return executor;

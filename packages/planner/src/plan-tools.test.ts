@@ -370,11 +370,51 @@ describe('tool_search planning', () => {
     ]);
   });
 
-  it('is registered but hidden in code-mode-only (deferred tools are found through ALL_TOOLS)', () => {
+  it('is registered but hidden in code-mode-only (deferred tools are found through ALL_TOOLS and tools.tool_search)', () => {
     const plan = planTools({ toolMode: 'code-mode-only', provider: { toolSearch: true } }, { executors: [deferred()], codeMode: recordingContributor() });
     expect(visibleNames(plan.tools)).toEqual(['exec', 'wait']);
     expect(plan.executors.map((executor) => executor.name.name)).toEqual(['exec', 'wait', 'archive_mail', 'tool_search']);
-    expect(plan.codeModeSurface).toMatchObject({ hasDeferredTools: true, tools: [{ codeModeName: 'mail__archive_mail', deferred: true }] });
+    expect(plan.codeModeSurface).toMatchObject({
+      hasDeferredTools: true,
+      toolSearch: true,
+      tools: [
+        { codeModeName: 'mail__archive_mail', deferred: true },
+        { codeModeName: 'tool_search', deferred: false, kind: 'function' },
+      ],
+    });
+    expect(plan.describe().find((row) => row.name === 'tool_search')).toEqual({
+      name: 'tool_search',
+      kind: 'tool_search',
+      exposure: 'direct',
+      visible: false,
+      registered: true,
+      callableFromCode: true,
+    });
+  });
+
+  it('is planned for cells alone when the provider cannot search: registered, callable from a cell, never visible', () => {
+    for (const toolMode of ['code-mode', 'code-mode-only'] as const) {
+      const plan = planTools({ toolMode, provider: { toolSearch: false } }, { executors: [fn('read_file'), deferred()], codeMode: recordingContributor() });
+      expect(visibleNames(plan.tools)).not.toContain('tool_search');
+      expect(plan.describe().find((row) => row.name === 'tool_search')).toMatchObject({ visible: false, registered: true, callableFromCode: true });
+      expect(plan.codeModeSurface?.tools.map((tool) => tool.codeModeName)).toEqual(['mail__archive_mail', 'read_file', 'tool_search']);
+    }
+    // without a deferred tool there is nothing to search: no tool_search at all
+    const plain = planTools({ toolMode: 'code-mode-only', provider: {} }, { executors: [fn('read_file')], codeMode: recordingContributor() });
+    expect(plain.executors.map((executor) => executor.name.name)).toEqual(['exec', 'wait', 'read_file']);
+    expect(plain.codeModeSurface?.toolSearch).toBeUndefined();
+    // direct mode has no cells: nothing is planned without the provider's support (and a warning says why)
+    const direct = planTools({ toolMode: 'direct', provider: {} }, { executors: [deferred()] });
+    expect(direct.executors.map((executor) => executor.name.name)).toEqual(['archive_mail']);
+  });
+
+  it('a host tool whose Code Mode name is tool_search yields it to the cells\' search', () => {
+    const own = fn('tool-search');
+    const plan = planTools({ toolMode: 'code-mode-only', provider: {} }, { executors: [own, deferred()], codeMode: recordingContributor() });
+    expect(plan.warnings.map((warning) => warning.message)).toContain(
+      'tool "tool-search" is not callable from code mode: its code-mode name "tool_search" is reserved by the cells\' tool_search',
+    );
+    expect(plan.codeModeSurface?.tools.filter((tool) => tool.codeModeName === 'tool_search').map((tool) => tool.toolName.name)).toEqual(['tool_search']);
   });
 
 });
@@ -446,9 +486,11 @@ describe('the code-mode surface handed to the contributor', () => {
     expect(contributor.calls[0].surface).toMatchObject({
       mode: 'code-mode',
       hasDeferredTools: true,
+      toolSearch: true,
       tools: [
         { codeModeName: 'mcp__docs__search', deferred: true, kind: 'function' },
         { codeModeName: 'read_file', deferred: false, kind: 'function' },
+        { codeModeName: 'tool_search', deferred: false, kind: 'function' },
       ],
     });
   });
@@ -508,7 +550,7 @@ describe('determinism and inspection', () => {
       { name: 'docs__alpha', kind: 'function', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
       { name: 'mail__archive', kind: 'function', exposure: 'deferred', visible: false, registered: true, callableFromCode: true },
       { name: 'new_context', kind: 'function', exposure: 'direct-model-only', visible: true, registered: true, callableFromCode: false },
-      { name: 'tool_search', kind: 'tool_search', exposure: 'direct', visible: true, registered: true, callableFromCode: false },
+      { name: 'tool_search', kind: 'tool_search', exposure: 'direct', visible: true, registered: true, callableFromCode: true },
       { name: 'web_search', kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false },
     ]);
     expect(visibleNames(plan.tools)).toEqual(['exec', 'wait', 'docs', 'read_file', 'new_context', 'tool_search', 'web_search']);

@@ -9,6 +9,7 @@ import {
   type CodeModeContributor,
   type CodeModeSurface,
   type HostedToolSpec,
+  type NestedToolDefinition,
   type PlanWarningEvent,
   type ProviderCapabilities,
   type StepContext,
@@ -24,8 +25,10 @@ import { buildCodeModeSurface } from './code-mode-surface';
 import { mergeNamespaces } from './namespaces';
 import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';
 import { TOOL_SEARCH_NAME, type ToolSearchOptions } from './tool-search';
+import type { ToolSearchSettings } from './search-ranking';
 import { planMemoOf, type PlanCache, type PlanMemo } from './plan-cache';
 import { resolveToolBudget, type ResolvedToolBudget } from './tool-budget';
+import { exceedsBudget, modelList } from './model-list';
 
 /**
  * What the planner reads from a step: the tool mode and the provider's capabilities. A full
@@ -51,6 +54,19 @@ export interface ToolSources {
    * contributor for the `exec` description. An invalid budget throws a `CONFIG` error.
    */
   budget?: ToolBudget;
+  /**
+   * How `tool_search` ranks and how many tools it returns, for the model's searches and a cell's
+   * `tools.tool_search`: `search` (the host's own ranking; exact names still come first) and `limit`
+   * (the default and the most a call may ask for). Default: BM25, 8 results.
+   */
+  toolSearch?: ToolSearchSettings;
+  /**
+   * Display names of the tools this caller's cells found with `tools.tool_search` (a session passes
+   * them with `toolDiscovery: 'tools'`). In `code-mode-only` they are described in the `exec`
+   * description (first when the budget cuts it), in `code-mode` deferred ones become visible; in
+   * `direct` nothing changes (the model's own `tool_search` loads what it finds).
+   */
+  discovered?: readonly string[];
 }
 
 /** One row of {@link ToolPlan.describe}. */
@@ -155,6 +171,10 @@ interface Planning {
   readonly memo: PlanMemo;
   readonly namespacesSupported: boolean;
   readonly searchSupported: boolean;
+  /** The host's search settings (`sources.toolSearch`). */
+  readonly settings: ToolSearchSettings;
+  /** Display names the caller's cells found (`sources.discovered`). */
+  readonly discovered: ReadonlySet<string>;
 }
 
 function isContributor(value: unknown): value is CodeModeContributor {
@@ -205,23 +225,29 @@ function acceptHostTools(sources: ToolSources, toolMode: ToolMode, warn: Warn): 
   return accepted;
 }
 
-/** Whether a tool_search is planned (the provider supports it and a deferred tool is searchable); a host tool of that name then leaves `accepted`. */
-function reserveToolSearch(accepted: ToolExecutor[], planning: Planning): boolean {
-  const planSearch = planning.searchSupported && accepted.some((executor) => isSearchable(executor) && !isPlain(executor, TOOL_SEARCH_NAME));
-  if (planSearch) {
+/**
+ * Whether a tool_search is planned for the model (the provider supports it and a deferred tool is
+ * searchable) and for cells (a code mode and a deferred tool); a host tool of that name then leaves `accepted`.
+ */
+function reserveToolSearch(accepted: ToolExecutor[], planning: Planning, toolMode: ToolMode): { planSearch: boolean; cellSearch: boolean } {
+  const searchable = accepted.some((executor) => isSearchable(executor) && !isPlain(executor, TOOL_SEARCH_NAME));
+  const planSearch = planning.searchSupported && searchable;
+  const cellSearch = toolMode !== 'direct' && searchable;
+  if (planSearch || cellSearch) {
     const refused = accepted.findIndex((executor) => isPlain(executor, TOOL_SEARCH_NAME));
     if (refused !== -1) {
       planning.warn(`skipped tool "${TOOL_SEARCH_NAME}": the name is reserved by the planned tool_search`, TOOL_SEARCH_NAME);
       accepted.splice(refused, 1);
     }
   }
-  return planSearch;
+  return { planSearch, cellSearch };
 }
 
 /** What Code Mode adds to a plan: the nested surface, its callable executors, and exec / wait. */
 interface CodeModeParts {
   readonly surface: CodeModeSurface;
   readonly callable: ReadonlyMap<ToolExecutor, string>;
+  readonly definitions: ReadonlyMap<ToolExecutor, NestedToolDefinition>;
   readonly contributed: readonly ToolExecutor[];
 }
 
@@ -231,11 +257,13 @@ interface CodeModeRequest {
   readonly accepted: readonly ToolExecutor[];
   readonly excluded: unknown;
   readonly step: StepContext;
+  /** Cells can search (`tools.tool_search`). */
+  readonly search: boolean;
 }
 
 /** The nested surface, handed to the contributor for exec / wait; `undefined` when the contributor fails (the plan is then direct). */
-function contributeCodeMode({ toolMode, contributor, accepted, excluded, step }: CodeModeRequest, planning: Planning): CodeModeParts | undefined {
-  const built = buildCodeModeSurface(toolMode, accepted, Array.isArray(excluded) ? excluded : [], planning.memo);
+function contributeCodeMode({ toolMode, contributor, accepted, excluded, step, search }: CodeModeRequest, planning: Planning): CodeModeParts | undefined {
+  const built = buildCodeModeSurface(toolMode, accepted, Array.isArray(excluded) ? excluded : [], planning.memo, { discovered: planning.discovered, search });
   const surface: CodeModeSurface = { ...built.surface, budget: planning.budget.given };
   const contributed: ToolExecutor[] = [];
   try {
@@ -248,7 +276,7 @@ function contributeCodeMode({ toolMode, contributor, accepted, excluded, step }:
       else contributed.push(candidate as ToolExecutor);
     }
     planning.warnings.push(...built.warnings);
-    return { surface, callable: built.callable, contributed };
+    return { surface, callable: built.callable, definitions: built.definitions, contributed };
   } catch (error) {
     planning.warn(`code-mode contributor failed: ${errorMessage(error)}; planned as direct`);
     return undefined;
@@ -275,13 +303,18 @@ class RegistryList {
   }
 }
 
+/** A deferred tool a cell found, shown from now on (code-mode: visible beside the direct tools). */
+function isDiscovered(executor: ToolExecutor, callable: ReadonlyMap<ToolExecutor, string>, planning: Planning): boolean {
+  return callable.has(executor) && planning.discovered.has(displayName(executor.name));
+}
+
 /** What the model would see without a budget: the visible spec of each registered executor that can be shown. */
 function visibleSpecs(executors: readonly ToolExecutor[], toolMode: ToolMode, callable: ReadonlyMap<ToolExecutor, string>, planning: Planning): Map<ToolExecutor, ToolSpec> {
   const shown = new Map<ToolExecutor, ToolSpec>();
   for (const executor of executors) {
     const exposure = executorExposure(executor);
     const spec = executor.spec;
-    let visible = exposure === 'direct' || exposure === 'direct-model-only';
+    let visible = exposure === 'direct' || exposure === 'direct-model-only' || (toolMode === 'code-mode' && exposure === 'deferred' && isDiscovered(executor, callable, planning));
     if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) visible = false;
     if (visible && executor.name.namespace) {
       if (spec.type !== 'function') {
@@ -324,6 +357,8 @@ interface TableDraft {
   readonly hostedSpecs: readonly HostedToolSpec[];
   /** A tool_search is planned for the host's deferred tools. */
   readonly planSearch: boolean;
+  /** What a cell's `tools.tool_search` searches, when cells can search. */
+  readonly nested: ToolSearchOptions['nested'];
 }
 
 interface ToolSearchRequest {
@@ -337,9 +372,13 @@ interface ToolSearchRequest {
 
 function toolSearchFor(draft: TableDraft, { deferred, hidden, catalog }: ToolSearchRequest): ToolExecutor {
   const { budget, memo } = draft.planning;
+  const { search, limit } = draft.planning.settings;
   const options: ToolSearchOptions = {
     ...(budget.tokens < Infinity ? { sourcesBudgetTokens: Math.floor(budget.tokens / 4) } : {}),
     ...(budget.given?.countTokens ? { countTokens: budget.countTokens } : {}),
+    ...(search ? { search } : {}),
+    ...(limit !== undefined ? { defaultLimit: limit, maxLimit: limit } : {}),
+    ...(draft.nested ? { nested: draft.nested } : {}),
   };
   if (catalog) {
     const { hostPlanned, shown } = draft;
@@ -419,9 +458,9 @@ function hiddenByBudget(draft: TableDraft, candidates: readonly ToolExecutor[]):
   return hidden;
 }
 
-/** The planned tool_search, when a deferred tool or the budget needs one; with the catalog line whenever the budget is in play. */
+/** The planned tool_search, when a deferred tool, the budget or cells need one; with the catalog line whenever the budget is in play. */
 function plannedSearch(draft: TableDraft, deferred: ReadonlySet<ToolExecutor>): ToolExecutor | undefined {
-  if (!draft.planSearch && deferred.size === 0) return undefined;
+  if (!draft.planSearch && deferred.size === 0 && draft.nested === undefined) return undefined;
   // the catalog line whenever the budget is in play: "V of T loaded upfront", and what to do when it cut
   return toolSearchFor(draft, {
     deferred: draft.hostPlanned.filter((executor) => isSearchable(executor) || deferred.has(executor)),
@@ -437,14 +476,15 @@ interface PlanParts {
   readonly codeMode: CodeModeParts | undefined;
 }
 
-function planRows(draft: TableDraft, { deferred, codeMode }: PlanParts, visibleSearch: ToolExecutor | undefined): PlanRow[] {
+function planRows(draft: TableDraft, parts: PlanParts, visibleSearch: ToolExecutor | undefined): PlanRow[] {
+  const { deferred, codeMode } = parts;
   const rows: PlanRow[] = draft.executors.map((executor) => ({
     name: displayName(executor.name),
     kind: executor.spec.type,
     exposure: executorExposure(executor),
     visible: executor === visibleSearch || (draft.shown.has(executor) && !deferred.has(executor)),
     registered: true,
-    callableFromCode: codeMode?.callable.has(executor) ?? false,
+    callableFromCode: (codeMode?.callable.has(executor) ?? false) || (executor === parts.search && draft.nested !== undefined),
   }));
   for (const hosted of draft.hostedSpecs) {
     rows.push({ name: specName(hosted), kind: 'hosted', exposure: 'direct', visible: true, registered: false, callableFromCode: false });
@@ -456,7 +496,8 @@ function planRows(draft: TableDraft, { deferred, codeMode }: PlanParts, visibleS
 function frozenPlan(draft: TableDraft, parts: PlanParts): ToolPlan {
   const { toolMode, executors, shown, hostedSpecs } = draft;
   const { deferred, search, codeMode } = parts;
-  const visibleSearch = search !== undefined && toolMode !== 'code-mode-only' ? search : undefined;
+  // a search planned for cells alone (no provider support) is never shown to the model
+  const visibleSearch = search !== undefined && toolMode !== 'code-mode-only' && (draft.planSearch || deferred.size > 0) ? search : undefined;
   const modelVisibleSpecs = Object.freeze(mergeNamespaces(modelList(executors, shown, deferred, visibleSearch, hostedSpecs)));
   const frozenRows = Object.freeze(planRows(draft, parts, visibleSearch).map((row) => Object.freeze(row)));
   return Object.freeze({
@@ -493,19 +534,21 @@ export function planTools(context: PlanContext, sources: ToolSources, options?: 
   const provider: ProviderCapabilities = given.provider ?? {};
   const namespacesSupported = provider.namespaceTools !== false;
   const searchSupported = provider.toolSearch === true && namespacesSupported;
-  const planning: Planning = { warn, warnings, budget, memo, namespacesSupported, searchSupported };
+  const settings: ToolSearchSettings = sources?.toolSearch ?? {};
+  const discovered = new Set(Array.isArray(sources?.discovered) ? sources.discovered : []);
+  const planning: Planning = { warn, warnings, budget, memo, namespacesSupported, searchSupported, settings, discovered };
 
   const contributor = sources?.codeMode;
   let toolMode = plannedMode(given.toolMode, contributor, warn);
   // 1. Host sources: valid, not reserved by code mode, first of a name wins.
   const accepted = acceptHostTools(sources, toolMode, warn);
-  // 2. tool_search is planned when the provider supports it and some deferred tool is searchable.
-  const planSearch = reserveToolSearch(accepted, planning);
+  // 2. tool_search is planned when the provider supports it, or cells can search, and some deferred tool is searchable.
+  const { planSearch, cellSearch } = reserveToolSearch(accepted, planning, toolMode);
   // 3. Code Mode: the nested surface, handed to the contributor for exec / wait.
   const codeMode =
     toolMode === 'direct'
       ? undefined
-      : contributeCodeMode({ toolMode, contributor: contributor as CodeModeContributor, accepted, excluded: sources.excludedCodeModeNamespaces, step }, planning);
+      : contributeCodeMode({ toolMode, contributor: contributor as CodeModeContributor, accepted, excluded: sources.excludedCodeModeNamespaces, step, search: cellSearch }, planning);
   if (!codeMode) toolMode = 'direct';
   // 4. The registry's list: exec / wait first, host tools, tool_search last.
   const registry = new RegistryList(warn);
@@ -515,7 +558,8 @@ export function planTools(context: PlanContext, sources: ToolSources, options?: 
   const shown = visibleSpecs(registry.executors, toolMode, codeMode?.callable ?? new Map(), planning);
   const hostedSpecs = acceptHostedSpecs(sources, warn);
   // 6. The budget: direct function tools past it are deferred when tool_search can find them.
-  const draft: TableDraft = { planning, toolMode, executors: registry.executors, hostPlanned, shown, hostedSpecs, planSearch };
+  const nested = codeMode?.surface.toolSearch ? { tools: codeMode.definitions } : undefined;
+  const draft: TableDraft = { planning, toolMode, executors: registry.executors, hostPlanned, shown, hostedSpecs, planSearch, nested };
   const deferred = deferredByBudget(draft);
   const search = plannedSearch(draft, deferred);
   if (search) registry.add(search);
@@ -524,58 +568,4 @@ export function planTools(context: PlanContext, sources: ToolSources, options?: 
   }
   // 7. The model's list and the rows.
   return frozenPlan(draft, { deferred, search, codeMode });
-}
-
-/**
- * The model's list before namespace merging: visible executors in registry order (namespaced
- * functions wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
- */
-function modelList(
-  executors: readonly ToolExecutor[],
-  shown: ReadonlyMap<ToolExecutor, ToolSpec>,
-  hidden: ReadonlySet<ToolExecutor>,
-  search: ToolExecutor | undefined,
-  hostedSpecs: readonly HostedToolSpec[],
-): ToolSpec[] {
-  const specs: ToolSpec[] = [];
-  for (const executor of executors) {
-    const spec = shown.get(executor);
-    if (spec === undefined || hidden.has(executor)) continue;
-    const namespace = executor.name.namespace;
-    if (namespace && spec.type === 'function') {
-      specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [spec] });
-    } else {
-      specs.push(spec);
-    }
-  }
-  if (search) specs.push(search.spec);
-  specs.push(...hostedSpecs);
-  return specs;
-}
-
-/**
- * `false` when the specs fit the budget, else a token count they are known to pass. Counts spec by
- * spec (namespace members one by one) and stops once the running sum is over the budget by more
- * than the seams between parts could account for, so a huge list costs about one budget of work.
- */
-function exceedsBudget(specs: readonly ToolSpec[], budget: ResolvedToolBudget): number | false {
-  let sum = 0;
-  let seams = 0;
-  const over = () => sum > budget.tokens + 3 * seams;
-  for (const spec of specs) {
-    if (spec.type === 'namespace') {
-      sum += budget.countTokens(JSON.stringify(toWireTools([{ ...spec, tools: [] }])));
-      for (const member of spec.tools) {
-        sum += budget.countTokens(JSON.stringify(toWireTools([member])));
-        seams++;
-        if (over()) return sum - 3 * seams;
-      }
-    } else {
-      sum += budget.countTokens(JSON.stringify(toWireTools([spec])));
-    }
-    seams++;
-    if (over()) return sum - 3 * seams;
-  }
-  const whole = budget.countTokens(JSON.stringify(toWireTools(specs)));
-  return whole > budget.tokens ? whole : false;
 }

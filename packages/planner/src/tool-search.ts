@@ -16,6 +16,8 @@ import {
 import { ToolSearchOutput, estimateTokens } from '@switchyard/kit';
 import { createBm25Index, type Bm25Index } from './bm25-index';
 import { defaultNamespaceDescription } from './namespaces';
+import { SearchRanking, type ToolSearchSettings } from './search-ranking';
+import { nestedSearch, type NestedSearchSurface } from './nested-search';
 
 /** The name of the deferred-tool search tool. */
 export const TOOL_SEARCH_NAME = 'tool_search';
@@ -27,6 +29,15 @@ export const TOOL_SEARCH_DEFAULT_LIMIT = 8;
 export interface ToolSearchOptions {
   /** Results when the call gives no `limit`. Default 8. */
   defaultLimit?: number;
+  /** The most results a call may ask for (a larger `limit` is cut to it). Default: no maximum. */
+  maxLimit?: number;
+  /** The host's own ranking (exact names still first). Default: BM25. */
+  search?: ToolSearchSettings['search'];
+  /**
+   * The Code Mode surface a cell searches with `tools.tool_search({ query, limit })` (a `function`
+   * payload): the tools callable from a cell. Absent: the executor answers only `tool_search_call`s.
+   */
+  nested?: NestedSearchSurface;
   /**
    * Tokens the list of sources in the description may take (counted with `countTokens`); sources
    * past it are summarized in one line. Default: no limit.
@@ -254,21 +265,35 @@ function searchEntries(deferred: readonly ToolExecutor[]): SearchEntry[] {
 export interface ToolSearchIndex {
   /** How many tools are indexed (deferred function and custom tools). */
   readonly size: number;
+  /** The indexed tools, in index order (what {@link rank} returns positions of). */
+  readonly executors: readonly ToolExecutor[];
   /**
    * The loadable specs of the best `limit` matches as Responses-API JSON: functions and namespaces
    * with `defer_loading: true` and no `output_schema`, namespaces coalesced in first-appearance order.
+   * Tools named exactly by a word of the query come first, then BM25's ranking.
    */
   search(query: string, limit: number): WireTool[];
+  /** Positions of the best `limit` matches: exact names first, then BM25 or the host's `search`. */
+  rank(query: string, limit: number, settings: ToolSearchSettings, signal: AbortSignal): number[] | Promise<number[]>;
+  /** The loadable specs of ranked positions, as {@link search} returns them. */
+  loadable(positions: readonly number[]): WireTool[];
 }
+
+/** The signal of a search nobody can cancel (the default ranking never reads it). */
+const NEVER = new AbortController().signal;
 
 /** The entries' loadable specs ranked by a BM25 index built over their texts (in the same order). */
 function indexOf(entries: readonly SearchEntry[], index: Bm25Index): ToolSearchIndex {
+  const ranking = new SearchRanking(entries, index);
+  const loadable = (positions: readonly number[]) => coalesce(positions.map((position) => loadableOf(entries[position]))).map((spec) => toWireTool(spec));
   return {
     size: entries.length,
+    executors: entries.map((entry) => entry.executor),
     search(query, limit) {
-      const hits = index.search(query, limit);
-      return coalesce(hits.map((hit) => loadableOf(entries[hit.index]))).map((spec) => toWireTool(spec));
+      return loadable(ranking.rank(query, limit, {}, NEVER) as number[]);
     },
+    rank: (query, limit, settings, signal) => ranking.rank(query, limit, settings, signal),
+    loadable,
   };
 }
 
@@ -336,19 +361,38 @@ const TOOL_SEARCH_PARAMETERS = (defaultLimit: number): JsonSchema => ({
   additionalProperties: false,
 });
 
+/** A call's `{ query, limit }`, checked as the reference checks them (the refusals are model-visible). */
+export function searchArguments(value: unknown, defaultLimit: number, maxLimit: number | undefined): { query: string; limit: number } {
+  const { query, limit } = (isJsonObject(value) ? value : {}) as { query?: unknown; limit?: unknown };
+  if (typeof query !== 'string') throw new RespondToModelError('failed to parse tool_search arguments: `query` must be a string');
+  if (query.trim() === '') throw new RespondToModelError('query must not be empty');
+  if (limit !== undefined && limit !== null && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0)) {
+    throw new RespondToModelError('failed to parse tool_search arguments: `limit` must be a non-negative integer');
+  }
+  const effective = typeof limit === 'number' ? limit : defaultLimit;
+  if (effective === 0) throw new RespondToModelError('limit must be greater than zero');
+  return { query: query.trim(), limit: maxLimit === undefined ? effective : Math.min(effective, maxLimit) };
+}
+
+function positiveInteger(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
 /**
  * The `tool_search` executor over `deferred` tools. Parallel-safe. The BM25 index is
  * found (or built) on the first call, not when the executor is created, so planning stays cheap; it
  * is shared with every executor over the same tools (`sharedToolSearchIndex`). A call answers
  * with a `ToolSearchOutput`; an empty query or a zero limit is a model-visible refusal
  * ("query must not be empty", "limit must be greater than zero"); a non-search payload is fatal.
+ * With `options.nested` it also answers a cell's `tools.tool_search({ query, limit })` (a
+ * `function` payload) with the matching nested tools and their declarations (`nested-search.ts`).
  */
 export function createToolSearchExecutor(deferred: readonly ToolExecutor[], options: ToolSearchOptions = {}): ToolExecutor {
-  const defaultLimit =
-    options.defaultLimit !== undefined && Number.isInteger(options.defaultLimit) && options.defaultLimit > 0
-      ? options.defaultLimit
-      : TOOL_SEARCH_DEFAULT_LIMIT;
+  const maxLimit = positiveInteger(options.maxLimit);
+  const defaultLimit = Math.min(positiveInteger(options.defaultLimit) ?? TOOL_SEARCH_DEFAULT_LIMIT, maxLimit ?? Infinity);
+  const settings: ToolSearchSettings = options.search ? { search: options.search } : {};
   const tools = [...deferred];
+  const nested = options.nested ? nestedSearch(options.nested, { defaultLimit, maxLimit, settings }) : undefined;
   let index: ToolSearchIndex | undefined;
   const spec: ToolSearchToolSpec = {
     type: 'tool_search',
@@ -361,21 +405,18 @@ export function createToolSearchExecutor(deferred: readonly ToolExecutor[], opti
     spec,
     exposure: 'direct',
     supportsParallelToolCalls: true,
-    payloadKinds: ['tool-search'],
+    payloadKinds: nested ? ['tool-search', 'function'] : ['tool-search'],
     async handle(invocation) {
       const payload = invocation.payload;
+      if (payload.kind === 'function' && nested) return nested.handle(invocation);
       if (payload.kind !== 'tool-search') throw new FatalToolError(`${TOOL_SEARCH_NAME} handler received unsupported payload`);
-      const { query, limit } = (payload.arguments ?? {}) as { query?: unknown; limit?: unknown };
-      if (typeof query !== 'string') throw new RespondToModelError('failed to parse tool_search arguments: `query` must be a string');
-      if (query.trim() === '') throw new RespondToModelError('query must not be empty');
-      if (limit !== undefined && limit !== null && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0)) {
-        throw new RespondToModelError('failed to parse tool_search arguments: `limit` must be a non-negative integer');
-      }
-      const effectiveLimit = typeof limit === 'number' ? limit : defaultLimit;
-      if (effectiveLimit === 0) throw new RespondToModelError('limit must be greater than zero');
+      const { query, limit } = searchArguments(payload.arguments ?? {}, defaultLimit, maxLimit);
       if (tools.length === 0) return new ToolSearchOutput([]);
-      index ??= sharedToolSearchIndex(tools);
-      return new ToolSearchOutput(index.search(query.trim(), effectiveLimit));
+      const found = index ?? sharedToolSearchIndex(tools);
+      index = found;
+      const ranked = found.rank(query, limit, settings, invocation.signal);
+      // the default ranking answers in the same tick; only a host's search function is awaited
+      return new ToolSearchOutput(found.loadable(Array.isArray(ranked) ? ranked : await ranked));
     },
   };
 }

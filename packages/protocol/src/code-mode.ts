@@ -24,6 +24,11 @@ export interface NestedToolDefinition {
   readonly deferred: boolean;
   /** The namespace description, for headings in the `exec` description. */
   readonly namespaceDescription?: string;
+  /**
+   * A cell of this session found the tool with `tools.tool_search` and the host shows found tools
+   * in later plans: it is described even when deferred, and first when a budget cuts the description.
+   */
+  readonly discovered?: boolean;
 }
 
 /** The nested surface of one step, handed to a {@link CodeModeContributor}. */
@@ -34,6 +39,11 @@ export interface CodeModeSurface {
   readonly tools: readonly NestedToolDefinition[];
   /** True when some callable tools are deferred (the description then tells the model to search `ALL_TOOLS`). */
   readonly hasDeferredTools: boolean;
+  /**
+   * True when a cell can search the nested tools with `tools.tool_search({ query, limit })` (one of
+   * `tools`, planned when some callable tool is deferred): the description then says so.
+   */
+  readonly toolSearch?: boolean;
   /**
    * The step's tool budget, for the `exec` description (declarations inlined up to `tokens`, the
    * rest summarized). Set by the planner; absent means the contributor's defaults.

@@ -38,6 +38,12 @@ export interface ContextWindowStatus {
 export interface StepContext {
   /** The host session this step belongs to. */
   readonly sessionId: string;
+  /**
+   * Who the session belongs to (`createSession({ tenant })`): Code Mode opens the session's cells
+   * with it (sessions of one tenant may share a worker process), and tools that share resources
+   * across sessions group them by it. Absent: the session is a tenant of its own.
+   */
+  readonly tenant?: string;
   /** The turn id (unique per `beginTurn`). */
   readonly turnId: string;
   /** Increasing step number within the turn, starting at 1. */
@@ -72,6 +78,54 @@ export interface StepContext {
    * `wait` / `write_stdin` as before.
    */
   readonly background?: BackgroundDelivery;
+  /**
+   * Where a search from a Code Mode cell (`await tools.tool_search({ query })`) reports the tools it
+   * found, so later steps can show the model their declarations. Present when the host keeps
+   * discoveries (a session always does); absent, a search only answers its cell.
+   */
+  readonly toolDiscovery?: ToolDiscoverySink;
+}
+
+/**
+ * How a host shows the model the tools its cells found, from the next step on:
+ * - `tools`: the found tools join the plan of later steps (described in the `exec` description in
+ *   `code-mode-only`, visible in `code-mode`), so the request's `tools` change after a discovery;
+ * - `conversation`: the request's `tools` stay as they were and the declarations arrive as a
+ *   conversation item, which keeps the cached prompt prefix.
+ */
+export type ToolDiscoveryMode = 'tools' | 'conversation';
+
+/** Every {@link ToolDiscoveryMode}, for option checks. */
+export const TOOL_DISCOVERY_MODES: readonly ToolDiscoveryMode[] = ['tools', 'conversation'];
+
+/** The host's record of what cells found, shared by every step of a session. Never throws. */
+export interface ToolDiscoverySink {
+  /** Called once per successful search from a cell, with every tool it returned (new or not). */
+  found(discovery: ToolDiscovery): void;
+}
+
+/** One search from a cell and what it returned, best match first. */
+export interface ToolDiscovery {
+  /** The nested call's id (`exec-…`). */
+  readonly callId: string;
+  /** The cell that searched, when the call came from one. */
+  readonly cellId?: string;
+  /** The query as the cell gave it (trimmed). */
+  readonly query: string;
+  /** The tools found, best match first (at most the call's limit). */
+  readonly tools: readonly DiscoveredTool[];
+}
+
+/** A tool a search found, as the cell received it. */
+export interface DiscoveredTool {
+  /** The registered tool's display name (`weather__get_forecast`): the key a host records it under. */
+  readonly toolName: string;
+  /** Its JS identifier under `tools.` in a cell. */
+  readonly name: string;
+  /** The tool's own description. */
+  readonly description: string;
+  /** Its TypeScript declaration (`declare const tools: { … };`). */
+  readonly declaration: string;
 }
 
 /**

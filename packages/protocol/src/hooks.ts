@@ -133,6 +133,13 @@ export interface HookRunner {
    * it has none). `feedback` replaces the failure text the model reads; a rejection fails open.
    */
   runPostToolUseFailure?(request: PostToolUseFailureRequest): Promise<PostToolUseOutcome>;
+  /**
+   * Whether any hook of `event` would run for a tool called `toolName` (or one of `aliases`).
+   * Optional: the registry asks before it bounds and sends a PostToolUse input, so an output no
+   * hook reads is neither copied nor withheld for its size; a runner without it (or one that throws)
+   * is treated as matching every call. Synchronous, no side effects.
+   */
+  hasToolHooks?(event: 'PreToolUse' | 'PostToolUse', request: { readonly toolName: string; readonly aliases?: readonly string[] }): boolean;
   /** SessionStart hooks, when the session is created (optional: a runner without it has none). */
   runSessionStart?(request: SessionStartRequest): Promise<LifecycleHookOutcome>;
   /** UserPromptSubmit hooks, before a turn's input reaches the model: they may block it or add context. */

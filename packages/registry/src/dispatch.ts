@@ -8,6 +8,7 @@ import {
   isFatalError,
   isSwitchyardError,
   jsonBoundsViolation,
+  type HookRunner,
   type HookToolInput,
   type JsonBounds,
   type JsonValue,
@@ -19,6 +20,7 @@ import {
   type ToolCallSource,
   type ToolExecutor,
   type ToolInvocation,
+  type ToolName,
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
@@ -246,7 +248,10 @@ async function runPostHooks(run: {
   const hooks = context.router.hooks!;
   let post: { input: HookToolInput; response: JsonValue } | undefined;
   try {
-    post = hookablePost(postHookInput(executor, invocation, output), context.router.hookInputBounds);
+    const built = postHookInput(executor, invocation, output);
+    // No PostToolUse hook reads this output: nothing to bound, nothing to withhold.
+    if (built && !hasPostHooks(hooks, built.input, call.toolName)) return { output };
+    post = hookablePost(built, context.router.hookInputBounds);
   } catch (error) {
     // The handler ran, but hooks cannot see its output: the model does not see it either.
     return { answered: lifecycle.fail({ handlerExecuted: true, payload, failure: withheld(display, error) }) };
@@ -313,6 +318,16 @@ function asModelError(error: unknown, display: string): SwitchyardError {
 
 function throwIfCancelled(context: DispatchContext): void {
   if (context.cancelled()) throw new SwitchyardError('ABORTED', 'tool call cancelled', { cause: context.signal.reason });
+}
+
+/** Whether a PostToolUse hook of the runner matches the call (true when the runner cannot say, or throws). */
+function hasPostHooks(hooks: HookRunner, input: HookToolInput, tool: ToolName): boolean {
+  if (!hooks.hasToolHooks) return true;
+  try {
+    return hooks.hasToolHooks('PostToolUse', { toolName: input.toolName, aliases: matcherAliases(input, tool) }) !== false;
+  } catch {
+    return true;
+  }
 }
 
 /** Thrown when an input or output is outside the hook bounds; carries the reason. */

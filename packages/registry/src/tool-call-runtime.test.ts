@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FatalToolError, RespondToModelError, toolName, type ToolCall, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
 import { FunctionToolOutput, ToolSearchOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { ToolCallRuntime } from './tool-call-runtime';
-import { functionCall, overlaps, setup, sleep, timedTool, type Interval } from '../test/support';
+import { concurrencyProbe, countedTool, functionCall, overlaps, setup, sleep, timedTool, type Interval } from '../test/support';
 
 const echo = defineFunctionTool({
   name: 'echo',
@@ -555,21 +555,14 @@ describe('ToolCallRuntime: the read/write gate', () => {
 
 describe('ToolCallRuntime: duplicate call ids in one response', () => {
   it('the second and third call with an id already seen are refused with that call_id and never run; the first answers for real', async () => {
-    let runs = 0;
-    const counted = defineFunctionTool({
-      name: 'counted',
-      description: 'Counts its runs.',
-      parameters: { type: 'object' },
-      supportsParallelToolCalls: true,
-      handle: () => ({ run: ++runs }),
-    });
-    const { runtime, events } = setup([counted, patch]);
+    const counted = countedTool();
+    const { runtime, events } = setup([counted.tool, patch]);
     const results = await Promise.all([
       runtime.handleItem(functionCall('counted', {}, 'same')),
       runtime.handleItem(functionCall('counted', {}, 'same')),
       runtime.handleItem({ type: 'custom_tool_call', call_id: 'same', name: 'apply_patch', input: 'abc' }),
     ]);
-    expect(runs).toBe(1);
+    expect(counted.runs()).toBe(1);
     expect(results[0]?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: '{"run":1}' });
     const refusal =
       'duplicate call_id "same": an earlier call in this response already uses it, so this call was not run; give every call its own call_id';
@@ -580,30 +573,12 @@ describe('ToolCallRuntime: duplicate call ids in one response', () => {
     // only the first call started and ended
     expect(events.filter((event) => event.type === 'tool-call-start')).toHaveLength(1);
     // a new step's runtime (the next response) may reuse the id
-    const next = setup([counted]).runtime;
+    const next = setup([counted.tool]).runtime;
     expect((await next.handleItem(functionCall('counted', {}, 'same')))?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: '{"run":2}' });
   });
 });
 
 describe('ToolCallRuntime: admission control', () => {
-  /** A parallel-safe tool recording how many of its calls run at once. */
-  function concurrencyProbe() {
-    const seen = { running: 0, peak: 0, done: 0 };
-    const tool = defineFunctionTool({
-      name: 'probe',
-      description: 'Runs a while.',
-      parameters: { type: 'object' },
-      supportsParallelToolCalls: true,
-      handle: async () => {
-        seen.peak = Math.max(seen.peak, ++seen.running);
-        await sleep(5);
-        seen.running--;
-        return { done: ++seen.done };
-      },
-    });
-    return { tool, seen };
-  }
-
   it('never runs more than maxConcurrentCalls at once; the rest queue and all answer, in call order', async () => {
     const { tool, seen } = concurrencyProbe();
     const { router } = setup([tool]);

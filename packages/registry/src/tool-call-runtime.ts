@@ -21,6 +21,7 @@ import {
 import { AbortedToolOutput, FailureToolOutput, abortedMessage, elapsedMs } from '@switchyard/kit';
 import { dispatchToolCall, type DispatchContext, type DispatchOutcome } from './dispatch';
 import { ReadWriteGate, type GateRelease } from './read-write-gate';
+import { budgetHookContexts } from './hook-context-budget';
 import type { ToolRouter } from './tool-router';
 
 /** Options of {@link ToolCallRuntime}. */
@@ -397,7 +398,8 @@ function callResult(call: ToolCall, payload: ToolPayload, output: ToolOutput, co
     item,
     output,
     success: output.success,
-    additionalContexts: [...contexts],
+    // hook contexts are model input: they share the call's output budget
+    additionalContexts: budgetHookContexts(contexts, item),
     ...(error ? { error } : {}),
   };
 }

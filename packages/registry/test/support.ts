@@ -3,6 +3,7 @@ import { createStepContext, defineFunctionTool } from '@switchyard/kit';
 import { ToolRegistry } from '../src/tool-registry';
 import { createToolRouter } from '../src/tool-router';
 import { ToolCallRuntime } from '../src/tool-call-runtime';
+import { sleep } from '@switchyard/test-helpers';
 
 /** A router + runtime over `executors`, recording every tool-call event in order. */
 export function setup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal; hookInputBounds?: JsonBounds } = {}) {
@@ -27,7 +28,7 @@ export function functionCall(name: string, args: unknown = {}, callId = `call-${
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 /** Interval a handler ran for, in performance.now() milliseconds. */
 export interface Interval {
@@ -56,4 +57,35 @@ export function timedTool(name: string, ms: number, log: Interval[], options: { 
 /** True when two intervals overlap in time. */
 export function overlaps(a: Interval, b: Interval): boolean {
   return a.start < b.end && b.start < a.end;
+}
+
+/** `counted`: a tool that may run in parallel, answers `{ run: n }` and counts its runs. */
+export function countedTool(): { tool: ToolExecutor; runs(): number } {
+  let runs = 0;
+  const tool = defineFunctionTool({
+    name: 'counted',
+    description: 'Counts its runs.',
+    parameters: { type: 'object' },
+    supportsParallelToolCalls: true,
+    handle: () => ({ run: ++runs }),
+  });
+  return { tool, runs: () => runs };
+}
+
+/** A parallel-safe tool `name` that runs `ms` each call, recording how many of its calls run at once (`peak`) and how many ended (`done`). */
+export function concurrencyProbe(name = 'probe', ms = 5) {
+  const seen = { running: 0, peak: 0, done: 0 };
+  const tool = defineFunctionTool({
+    name,
+    description: 'Runs a while.',
+    parameters: { type: 'object' },
+    supportsParallelToolCalls: true,
+    handle: async () => {
+      seen.peak = Math.max(seen.peak, ++seen.running);
+      await sleep(ms);
+      seen.running--;
+      return { done: ++seen.done };
+    },
+  });
+  return { tool, seen };
 }

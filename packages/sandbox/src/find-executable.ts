@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
+/** Synchronous: one `access` of one path (no directory is listed), called by {@link findExecutable}. */
 function isExecutable(path: string): boolean {
   try {
     accessSync(path, fsConstants.X_OK);
@@ -10,7 +11,10 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** Resolves a program name on `PATH` (or checks an explicit path). `undefined` when not found. */
+/**
+ * Resolves a program name on `PATH` (or checks an explicit path). `undefined` when not found.
+ * Synchronous: one `access` per `PATH` entry, no directory is listed.
+ */
 export function findExecutable(program: string, searchPath = process.env.PATH ?? ''): string | undefined {
   if (program.includes('/')) return isExecutable(program) ? program : undefined;
   for (const dir of searchPath.split(delimiter)) {

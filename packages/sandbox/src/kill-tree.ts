@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Children of each pid, read from /proc (Linux); empty elsewhere. */
+/**
+ * Children of each pid, read from /proc (Linux); empty elsewhere. Synchronous on purpose: it runs
+ * on an explicit kill only (never per command start or exit), /proc is served from memory, and the
+ * host's `exit` handler — which cannot wait — needs it too.
+ */
 function childrenByParent(): Map<number, number[]> {
   const map = new Map<number, number[]>();
   let entries: string[];

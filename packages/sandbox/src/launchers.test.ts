@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { findExecutable } from './find-executable';
+import { SECCOMP_EXEC } from './descriptors';
 import { REAPER, ROOT_LAUNCHER, SANDBOX_SPAWNER, SPARE_STUB, SPAWNER, launcherSyscalls } from './launchers';
 
 const perl = findExecutable('perl');
@@ -13,6 +14,7 @@ describe.runIf(perl !== undefined)('the perl launchers', () => {
     ['SPAWNER', SPAWNER],
     ['SANDBOX_SPAWNER', SANDBOX_SPAWNER],
     ['SPARE_STUB', SPARE_STUB],
+    ['SECCOMP_EXEC', SECCOMP_EXEC],
   ])('%s compiles under strict and warnings without a single warning', (_name, program) => {
     const result = spawnSync(perl as string, ['-Mstrict', '-Mwarnings', '-c', '-e', program], { encoding: 'utf8' });
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '-e syntax OK\n' });

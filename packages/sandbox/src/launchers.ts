@@ -10,6 +10,8 @@
  * compile both programs under `-Mstrict -Mwarnings` instead.
  */
 
+import { CLOSE_FROM } from './descriptors';
+
 /** System call numbers the launchers use, per architecture. */
 export interface LauncherSyscalls {
   unshare: number;
@@ -125,7 +127,8 @@ exit 125 if getppid() != $ppid;
  *    stays inside, under the group's pids and memory caps).
  * 4. Empties the capability bounding set, drops every group, becomes the sandbox user (which
  *    clears all capabilities), asks for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`) and
- *    checks the parent is still there, then executes bubblewrap, which runs unprivileged.
+ *    checks the parent is still there, closes every descriptor above the seccomp filter's fd 3
+ *    (whatever the host inherited), then executes bubblewrap, which runs unprivileged.
  *
  * Any failure prints `sandbox launcher: <step>: <errno text>` and exits 125 before running anything.
  */
@@ -135,7 +138,8 @@ my $sep = shift @ARGV;
 sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
 defined $sep && $sep eq '--' && @ARGV or do { $! = 22; fail('arguments') };
 my $ppid = getppid();
-${LAUNCHER_STAGE}${LAUNCHER_DROP}exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
+${CLOSE_FROM}${LAUNCHER_STAGE}${LAUNCHER_DROP}close_from(4);
+exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
 `;
 
 /**
@@ -202,12 +206,14 @@ sub run_reaped {
  * `PR_SET_PDEATHSIG` when its parent dies) it SIGKILLs every descendant (none are left once it has
  * no children: as subreaper it inherits every orphan), reaps them, and exits with
  * the command's status (128 + signal for a signal). SIGINT and SIGQUIT are left to the command.
+ * It first closes every descriptor above 2, so the command inherits nothing the host held.
  */
 export const REAPER = String.raw`
 my $NR_PRCTL = shift @ARGV;
 my $sep = shift @ARGV;
 defined $sep && $sep eq '--' && @ARGV or do { print STDERR "reaper: bad arguments\n"; exit 125 };
 my $ppid = getppid();
+${CLOSE_FROM}close_from(3);
 ${REAP_SUBS}run_reaped($NR_PRCTL, $ppid, sub { exec { $ARGV[0] } @ARGV or do { print STDERR "$ARGV[0]: $!\n"; exit 127 } });
 `;
 
@@ -461,12 +467,15 @@ for (;;) {
  * started once, so a command pays a message and a fork instead of a perl start (the requests:
  * `SPAWN_LOOP`; no cgroup files, no fd 3). Each fork becomes the command's own reaper
  * (`run_reaped`: a subreaper that dies with the spawner and kills whatever the command left,
- * `setsid` and double forks included) and runs the command in `cwd` with exactly `env`.
+ * `setsid` and double forks included) and runs the command in `cwd` with exactly `env`. It closes
+ * every descriptor above 2 at its start and again right before each command (whatever the host
+ * inherited).
  */
 export const SPAWNER = String.raw`
 my $NR_PRCTL = shift @ARGV;
 my $ppid = getppid();
 my $BOXES = 0;
+${CLOSE_FROM}close_from(3);
 ${REAP_SUBS}
 sub serve { run_reaped($NR_PRCTL, $ppid, $_[0]) }
 sub command {
@@ -474,6 +483,7 @@ sub command {
   (@$files == 0 && $fd3 eq '') or do { print STDERR "spawner: no cgroups or fd 3 here\n"; POSIX::_exit(125) };
   chdir($cwd) or do { print STDERR "spawner: chdir $cwd: $!\n"; POSIX::_exit(125) };
   %ENV = map { split(/=/, $_, 2) } @$env;
+  close_from(3);
   exec { $argv->[0] } @$argv or do { print STDERR "$argv->[0]: $!\n"; POSIX::_exit(127) };
 }
 ${SPAWN_LOOP}`;
@@ -516,13 +526,15 @@ exec { $argv[0] } @argv or do { print STDERR "bwrap: execvp $argv[0]: $!\n"; exi
  * with the spawner (`LAUNCHER_DROP`), then executes `argv` (bubblewrap, which makes the command's
  * own user, PID, IPC, UTS, cgroup and network namespaces, private `/tmp`, and kills everything
  * with its PID namespace). A failure before the command runs prints `sandbox launcher: <step>:
- * <errno text>` and exits 125.
+ * <errno text>` and exits 125. Like the root launcher it closes every descriptor above the
+ * filter's fd 3 (whatever the host inherited) before bubblewrap runs.
  */
 export const SANDBOX_SPAWNER = String.raw`${LAUNCHER_ARGS}
 sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; defined &POSIX::_exit ? POSIX::_exit(125) : exit 125 }
 (defined $n && @roots == $n && !@ARGV) or do { $! = 22; fail('arguments') };
 my $ppid = getppid();
 my @procs;
+${CLOSE_FROM}close_from(3);
 ${LAUNCHER_STAGE}${REAP_SUBS}
 my $BOXES = 1;
 my $STUB = <<'END_STUB';
@@ -538,7 +550,8 @@ sub command {
   chdir($cwd) or fail("chdir $cwd");
   %ENV = map { split(/=/, $_, 2) } @$env;
   @procs = @$files;
-${LAUNCHER_DROP}  exec { $argv->[0] } @$argv or fail("exec $argv->[0]");
+${LAUNCHER_DROP}  close_from(4);
+  exec { $argv->[0] } @$argv or fail("exec $argv->[0]");
 }
 sub box_exec {
   my ($prefix, $fd3, $req) = @_;
@@ -549,7 +562,8 @@ sub box_exec {
   chdir('/') or fail('chdir /');
   %ENV = ();
   @procs = ();
-${LAUNCHER_DROP}  my @argv = (@$prefix, '--chdir', '/', '--', $^X, '-e', $STUB, 0 + $keep);
+${LAUNCHER_DROP}  close_from(4, 0 + $keep);
+  my @argv = (@$prefix, '--chdir', '/', '--', $^X, '-e', $STUB, 0 + $keep);
   exec { $argv[0] } @argv or fail("exec $argv[0]");
 }
 ${SPAWN_LOOP}`;

@@ -10,6 +10,14 @@ export interface SandboxPolicy {
   root: string;
   /** More writable paths in `workspace-write` (absolute). */
   writableRoots?: readonly string[];
+  /**
+   * Restricted read mode. When given (even empty), a sandboxed command sees only the system
+   * directories programs need (`PLATFORM_READ_ROOTS`: `/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, …,
+   * read-only), `/dev`, a new `/proc`, a private `/tmp`, the workspace and `writableRoots`, and
+   * these paths (absolute, read-only; one that does not exist is left out) — nothing else of the
+   * host. Absent (the default): all of `/` read-only, the host's private places hidden.
+   */
+  readableRoots?: readonly string[];
   /** Network inside the sandbox. Default false: a private network namespace with loopback only. */
   network?: boolean;
   /** The bubblewrap binary: an absolute path, or a name searched on `PATH`. Default `bwrap`. */

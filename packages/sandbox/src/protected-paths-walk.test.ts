@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { protectedPaths } from './protected-paths';
+import { protectedPaths, scanProtectedPaths } from './protected-paths';
 import { makeWorkspace } from './test-support';
 
 // The walk for nested .git reuses what it read of a directory whose change time did not move since
@@ -75,5 +75,29 @@ describe('the nested .git walk, run again on a changed workspace', () => {
     expect(nested(root)).toEqual([]);
     mkdirSync(join(root, 'a', 'b', '.git'));
     expect(nested(root)).toEqual([join(root, 'a', 'b', '.git')]);
+  });
+});
+
+describe('the walk without blocking the event loop (scanProtectedPaths)', () => {
+  test('finds the same paths in the same order as the synchronous walk, cold and warm, and sees changes', async () => {
+    const root = tree();
+    mkdirSync(join(root, 'd9', 'node_modules', 'pkg', '.git'), { recursive: true });
+    writeFileSync(join(root, 'd1', '.git'), 'gitdir: /elsewhere\n');
+    const cold = await scanProtectedPaths({ root });
+    expect(cold).toEqual(protectedPaths({ root }));
+    expect(cold.map((entry) => [entry.kind, entry.path])).toEqual([
+      ['root-git', join(root, '.git')],
+      ['nested-git', join(root, 'd1', '.git')],
+      ['nested-git', join(root, 'd3', 'e4', '.git')],
+    ]);
+    const ticks: number[] = [];
+    const ticking = setInterval(() => ticks.push(Date.now()), 0);
+    const warm = await scanProtectedPaths({ root });
+    clearInterval(ticking);
+    expect(warm).toEqual(cold);
+    // 421 directories read in batches: the event loop turned while the walk ran
+    expect(ticks.length).toBeGreaterThan(0);
+    mkdirSync(join(root, 'd19', 'e19', 'new', '.git'), { recursive: true });
+    expect((await scanProtectedPaths({ root })).map((entry) => entry.path)).toContain(join(root, 'd19', 'e19', 'new', '.git'));
   });
 });

@@ -1,4 +1,5 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Dirent, type Stats } from 'node:fs';
+import { lstat as lstatAsync, readdir as readdirAsync } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from './policy';
 
@@ -26,7 +27,10 @@ export interface ProtectedPath {
   readonly exists: boolean;
 }
 
-/** Resolves symbolic links of `path`, or of its nearest existing ancestor (the rest appended). */
+/**
+ * Resolves symbolic links of `path`, or of its nearest existing ancestor (the rest appended).
+ * Synchronous: a `realpath` of one path (a few for a path that does not exist yet).
+ */
 export function resolveExisting(path: string): string {
   const absolute = resolve(path);
   let head = absolute;
@@ -55,6 +59,7 @@ export function writableRoots(policy: Pick<SandboxPolicy, 'root' | 'writableRoot
   return roots.filter((root, index) => roots.indexOf(root) === index);
 }
 
+/** What `path` is (not following a link): one synchronous `lstat`, per root and command. */
 function isDirectoryEntry(path: string): 'dir' | 'file' | undefined {
   try {
     const stat = lstatSync(path);
@@ -92,14 +97,8 @@ const SETTLED_MS = 2_000;
 const walkCache = new Map<string, Map<string, DirectoryRecord>>();
 const MAX_CACHED_ROOTS = 8;
 
-/** Reads `dir` afresh: its subdirectories to enter and whether a `.git` is in it (`undefined` when unreadable or gone). */
-function readDirectory(dir: string, stat: Stats, walkStarted: number): DirectoryRecord | undefined {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return undefined; // unreadable or gone
-  }
+/** What a directory's entries say: its subdirectories to enter and whether a `.git` is in it. */
+function recordOf(entries: readonly Dirent[], stat: Stats, walkStarted: number): DirectoryRecord {
   const subdirectories: string[] = [];
   let git = false;
   for (const entry of entries) {
@@ -113,6 +112,58 @@ function readDirectory(dir: string, stat: Stats, walkStarted: number): Directory
   return { dev: stat.dev, ino: stat.ino, ctimeMs: stat.ctimeMs, mtimeMs: stat.mtimeMs, subdirectories, git, settled };
 }
 
+/** The last walk's record of a directory, when its identity and change time say nothing changed since. */
+function unchanged(known: DirectoryRecord | undefined, stat: Stats): DirectoryRecord | undefined {
+  const same = known !== undefined && known.settled && known.dev === stat.dev && known.ino === stat.ino && known.ctimeMs === stat.ctimeMs && known.mtimeMs === stat.mtimeMs;
+  return same ? known : undefined;
+}
+
+/** What one walk of a root found: the nested `.git` entries, and whether every directory was visited. */
+interface WalkResult {
+  readonly root: string;
+  readonly nested: readonly string[];
+  readonly complete: boolean;
+}
+
+/** One walk of a root: the queue (breadth first), the records read, what was found. */
+class Walk {
+  readonly started = Date.now();
+  readonly previous: Map<string, DirectoryRecord> | undefined;
+  readonly records = new Map<string, DirectoryRecord>();
+  readonly found: string[] = [];
+  readonly queue: string[];
+  next = 0;
+
+  constructor(readonly root: string) {
+    this.previous = walkCache.get(root);
+    this.queue = [root];
+  }
+
+  get pending(): boolean {
+    return this.next < this.queue.length && this.next < MAX_PROTECTED_SCAN_DIRECTORIES;
+  }
+
+  /** Takes a directory's record (or `undefined`: gone, not a directory, unreadable) into the walk. */
+  take(dir: string, record: DirectoryRecord | undefined): void {
+    if (!record) return;
+    this.records.set(dir, record);
+    if (record.git && dir !== this.root) this.found.push(join(dir, GIT_DIR_NAME));
+    for (const name of record.subdirectories) this.queue.push(join(dir, name));
+  }
+
+  /**
+   * Keeps this walk's records for the next walk of the root (the last 8 roots) and says what it
+   * found; `complete` is false when it stopped at {@link MAX_PROTECTED_SCAN_DIRECTORIES} with
+   * directories left unvisited.
+   */
+  finish(): WalkResult {
+    walkCache.delete(this.root);
+    walkCache.set(this.root, this.records);
+    if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
+    return { root: this.root, nested: this.found, complete: this.next >= this.queue.length };
+  }
+}
+
 /**
  * Every `.git` below `root` (not `root/.git` itself), breadth first, links not followed, bounded.
  *
@@ -121,29 +172,51 @@ function readDirectory(dir: string, stat: Stats, walkStarted: number): Directory
  * a directory whose device, inode and change time match the last walk's record, settled
  * ({@link SETTLED_MS}), is not read again: one `lstat` instead of a `readdir`. Every directory is
  * still visited, so a `.git` created anywhere (or a tree renamed in) is found by the next walk.
+ * Synchronous: for callers of the synchronous API that did not scan first ({@link scanProtectedPaths}).
  */
-function nestedGitEntries(root: string): string[] {
-  const walkStarted = Date.now();
-  const previous = walkCache.get(root);
-  const records = new Map<string, DirectoryRecord>();
-  const found: string[] = [];
-  const queue = [root];
-  for (let next = 0; next < queue.length && next < MAX_PROTECTED_SCAN_DIRECTORIES; next++) {
-    const dir = queue[next];
+function nestedGitEntries(root: string): WalkResult {
+  const walk = new Walk(root);
+  for (; walk.pending; walk.next++) {
+    const dir = walk.queue[walk.next];
     const stat = lstatSync(dir, { throwIfNoEntry: false });
     if (!stat?.isDirectory()) continue; // gone, or replaced by a link or a file since it was listed
-    const known = previous?.get(dir);
-    const same = known !== undefined && known.settled && known.dev === stat.dev && known.ino === stat.ino && known.ctimeMs === stat.ctimeMs && known.mtimeMs === stat.mtimeMs;
-    const record = same ? known : readDirectory(dir, stat, walkStarted);
-    if (!record) continue;
-    records.set(dir, record);
-    if (record.git && dir !== root) found.push(join(dir, GIT_DIR_NAME));
-    for (const name of record.subdirectories) queue.push(join(dir, name));
+    let record = unchanged(walk.previous?.get(dir), stat);
+    if (!record) {
+      try {
+        record = recordOf(readdirSync(dir, { withFileTypes: true }), stat, walk.started);
+      } catch {
+        continue; // unreadable or gone
+      }
+    }
+    walk.take(dir, record);
   }
-  walkCache.delete(root);
-  walkCache.set(root, records);
-  if (walkCache.size > MAX_CACHED_ROOTS) walkCache.delete(walkCache.keys().next().value as string);
-  return found;
+  return walk.finish();
+}
+
+/** Directories of one walk read at the same time by {@link nestedGitEntriesAsync}. */
+const WALK_BATCH = 32;
+
+/** {@link nestedGitEntries} without blocking the event loop: the same walk, same order, same records, in batches on the thread pool. */
+async function nestedGitEntriesAsync(root: string): Promise<WalkResult> {
+  const walk = new Walk(root);
+  while (walk.pending) {
+    const end = Math.min(walk.queue.length, MAX_PROTECTED_SCAN_DIRECTORIES, walk.next + WALK_BATCH);
+    const batch = walk.queue.slice(walk.next, end);
+    walk.next = end;
+    const records = await Promise.all(batch.map((dir) => readRecord(walk, dir)));
+    batch.forEach((dir, index) => walk.take(dir, records[index]));
+  }
+  return walk.finish();
+}
+
+async function readRecord(walk: Walk, dir: string): Promise<DirectoryRecord | undefined> {
+  try {
+    const stat = await lstatAsync(dir);
+    if (!stat.isDirectory()) return undefined;
+    return unchanged(walk.previous?.get(dir), stat) ?? recordOf(await readdirAsync(dir, { withFileTypes: true }), stat, walk.started);
+  } catch {
+    return undefined; // gone or unreadable
+  }
 }
 
 /**
@@ -156,7 +229,31 @@ function nestedGitEntries(root: string): string[] {
  * `read-only` and `danger-full-access` policies get the same list (it describes the workspace).
  */
 export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): ProtectedPath[] {
+  return protectedList(writableRoots(policy).map((root) => nestedGitEntries(root))).list;
+}
+
+/**
+ * {@link protectedPaths} without blocking the event loop on the walk (the same bounded walk, its
+ * reads on the thread pool): what `sandboxCommand` takes as `protectedPaths`, so a host serving many
+ * sessions never walks a workspace on its main thread.
+ */
+export async function scanProtectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<ProtectedPath[]> {
+  return (await scanProtectedPathsCoverage(policy)).list;
+}
+
+/**
+ * {@link scanProtectedPaths} with the writable roots whose walk stopped at
+ * {@link MAX_PROTECTED_SCAN_DIRECTORIES} before visiting every directory (`unchecked`): a `.git`
+ * below one of them may be missing from the list.
+ */
+export async function scanProtectedPathsCoverage(policy: Pick<SandboxPolicy, 'root' | 'writableRoots'>): Promise<{ list: ProtectedPath[]; unchecked: string[] }> {
+  return protectedList(await Promise.all(writableRoots(policy).map((root) => nestedGitEntriesAsync(root))));
+}
+
+/** The list of each root's `.git` (protected whether or not it exists) and the nested ones found, without duplicates; the roots whose walk did not finish. */
+function protectedList(scans: readonly WalkResult[]): { list: ProtectedPath[]; unchecked: string[] } {
   const list: ProtectedPath[] = [];
+  const unchecked: string[] = [];
   const seen = new Set<string>();
   const add = ({ path, kind, root, exists }: ProtectedPath) => {
     const real = exists ? resolveExisting(path) : path;
@@ -164,14 +261,16 @@ export function protectedPaths(policy: Pick<SandboxPolicy, 'root' | 'writableRoo
     seen.add(real);
     list.push({ path: real, kind, root, exists });
   };
-  for (const root of writableRoots(policy)) {
+  for (const { root, nested, complete } of scans) {
     const rootGit = join(root, GIT_DIR_NAME);
     // A placeholder of a running command is still "absent": it goes away when that command ends.
+    // Synchronous: an `lstat` (an `access` for a dangling link) of one path per root and command.
     const exists = !placeholders.has(rootGit) && (isDirectoryEntry(rootGit) !== undefined || existsSync(rootGit));
     add({ path: rootGit, kind: 'root-git', root, exists });
-    for (const nested of nestedGitEntries(root)) add({ path: nested, kind: 'nested-git', root, exists: true });
+    for (const path of nested) add({ path, kind: 'nested-git', root, exists: true });
+    if (!complete) unchecked.push(root);
   }
-  return list;
+  return { list, unchecked };
 }
 
 /**
@@ -190,7 +289,8 @@ export function isProtectedPath(path: string, list: readonly ProtectedPath[]): b
 const placeholders = new Map<string, number>();
 
 /**
- * Creates `<root>/.git` as an empty directory when absent, so a read-only mount can cover it (one
+ * Creates `<root>/.git` as an empty directory when absent (one synchronous `mkdir`: the mount that
+ * covers it is built right after, in the same call), so a read-only mount can cover it (one
  * directory shared by the commands running at once; {@link releaseGitPlaceholder} removes it after
  * the last of them).
  */
@@ -209,6 +309,7 @@ export function ensureGitPlaceholder(entry: ProtectedPath): void {
 
 let placeholderExitHook = false;
 
+/** One synchronous `rmdir`: the host's `exit` handler, which cannot wait, calls it. */
 function removeEmptyDirectory(path: string): void {
   try {
     rmdirSync(path);

@@ -2,6 +2,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { dirname, join } from 'node:path';
 import { findExecutable } from './find-executable';
 
+// Synchronous on purpose, every file-system call in this file: each reads or writes the cgroup or
+// /proc file system, which the kernel serves from memory (no disk, no walk), a few per command
+// start and end; the host's `exit` handler, which cannot wait, removes the groups left the same way.
+
 /** Caps on what one sandboxed command may use. Each applies to the command and everything it starts. */
 export interface SandboxLimits {
   /** Processes and threads at once. Default {@link DEFAULT_SANDBOX_LIMITS}.pids (512). */
@@ -101,11 +105,17 @@ function sweep(groups: Set<string> = pending): void {
   }
 }
 
+/** Tracking groups not yet released: whatever is left in them is killed at the host's exit. */
+const tracking = new Set<string>();
+
 function track(dirs: readonly string[]): void {
   dirs.forEach((dir) => made.add(dir));
   if (exitHook) return;
   exitHook = true;
-  process.once('exit', () => sweep(made));
+  process.once('exit', () => {
+    tracking.forEach(killGroup);
+    sweep(made);
+  });
 }
 
 const swept = new Set<string>();
@@ -130,7 +140,12 @@ function sweepDeadHosts(dir: string): void {
   }
 }
 
-/** Creates one group per controller directory, with its limits; undoes the lot on any failure. */
+/**
+ * Creates one group per controller directory, with its limits; undoes the lot on any failure.
+ * Synchronous on purpose, once per command: a `mkdir` and a few short writes in the cgroup file
+ * system, which the kernel serves from memory (no disk, no walk); the dead-host sweep reads one
+ * directory once per process.
+ */
 function makeGroups(groups: ReadonlyArray<{ dir: string; files: ReadonlyArray<[string, string, boolean?]> }>): boolean {
   const created: string[] = [];
   try {
@@ -197,6 +212,22 @@ function mib(bytes: number): string {
   return `${Math.round(bytes / 1024 ** 2)} MiB`;
 }
 
+/**
+ * Removes `dirs` once their last process is gone: now, else retried every 100 ms for 5 s, then
+ * every second up to 30 s (then on the next command, and at exit). A killed process holds its
+ * group until its parent reaps it, and an orphan's parent is init, which may reap late.
+ */
+function removeWhenEmpty(dirs: readonly string[]): void {
+  dirs.forEach((dir) => pending.add(dir));
+  let tries = 0;
+  const retry = () => {
+    sweep();
+    tries++;
+    if (dirs.some((dir) => pending.has(dir)) && tries < 75) setTimeout(retry, tries < 50 ? 100 : 1000).unref();
+  };
+  retry();
+}
+
 function groupLimits(limits: AppliedLimits, dirs: string[], usage: () => { refused: number; oomKills: number }): CommandLimits {
   track(dirs);
   let released = false;
@@ -214,13 +245,7 @@ function groupLimits(limits: AppliedLimits, dirs: string[], usage: () => { refus
     release() {
       if (released) return;
       released = true;
-      dirs.forEach((dir) => pending.add(dir));
-      let tries = 0;
-      const retry = () => {
-        sweep();
-        if (dirs.some((dir) => pending.has(dir)) && ++tries < 50) setTimeout(retry, 100).unref();
-      };
-      retry();
+      removeWhenEmpty(dirs);
     },
   };
 }
@@ -256,4 +281,78 @@ export function commandLimits(requested: SandboxLimits = {}): CommandLimits {
     if (group) return group;
   }
   return rlimits(limits);
+}
+
+/**
+ * A cgroup that only tracks: one unsandboxed command and everything it starts, wherever they go in
+ * the process tree (a descendant that kills its reaper and daemonizes is reparented to pid 1 but
+ * stays in its group). No caps.
+ */
+export interface TrackingGroup {
+  /** The `cgroup.procs` file the command writes its own pid into before it runs. */
+  readonly procsFile: string;
+  /** Kills every process in the group, then removes it once empty (retried in the background). Idempotent. */
+  release(): void;
+}
+
+/**
+ * SIGKILLs every process of the group `dir`: v2 by `cgroup.kill`; v1 by first setting `pids.max`
+ * to 0 (no process of the group can fork any more) and then killing what `cgroup.procs` lists,
+ * until it lists nothing. Never throws.
+ */
+function killGroup(dir: string): void {
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // v1, or a kernel before 5.14
+  }
+  try {
+    writeFileSync(join(dir, 'pids.max'), '0');
+  } catch {
+    // no pids controller in this group
+  }
+  for (let round = 0; round < 20; round++) {
+    const pids = readText(join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/**
+ * A tracking group for one unsandboxed command when the host runs as root and a hierarchy is
+ * writable: v2 beside the host's own group, else a child of its v1 `pids` group; `undefined`
+ * otherwise (an unprivileged host cannot make one).
+ */
+export function trackingGroup(): TrackingGroup | undefined {
+  if (!isRoot() || process.platform !== 'linux') return undefined;
+  sweep();
+  const name = `switchyard-${process.pid}-${++counter}`;
+  const own = ownCgroups();
+  const v2 = existsSync(join(CGROUP_ROOT, 'cgroup.controllers')) ? CGROUP_ROOT : join(CGROUP_ROOT, 'unified');
+  const path = own.get('');
+  const candidates = [
+    ...(path !== undefined && path !== '/' ? [join(dirname(join(v2, path)), name)] : []),
+    ...(own.has('pids') ? [join(CGROUP_ROOT, 'pids', own.get('pids') as string, name)] : []),
+  ];
+  const dir = candidates.find((candidate) => existsSync(join(dirname(candidate), 'cgroup.procs')) && makeGroups([{ dir: candidate, files: [] }]));
+  if (!dir) return undefined;
+  track([dir]);
+  tracking.add(dir);
+  let released = false;
+  return {
+    procsFile: join(dir, 'cgroup.procs'),
+    release() {
+      if (released) return;
+      released = true;
+      killGroup(dir);
+      tracking.delete(dir);
+      removeWhenEmpty([dir]);
+    },
+  };
 }

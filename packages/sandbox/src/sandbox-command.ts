@@ -1,11 +1,14 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { RespondToModelError } from '@switchyard/protocol';
+import { inheritableDescriptors, SECCOMP_EXEC } from './descriptors';
 import { sandboxUnavailable } from './errors';
 import { findExecutable } from './find-executable';
 import { REAPER, ROOT_LAUNCHER, launcherSyscalls, type LauncherSyscalls } from './launchers';
 import type { SandboxPolicy } from './policy';
-import { commandLimits, HIDDEN_TMPFS_BYTES, type CommandLimits } from './resource-limits';
+import { baseViewArgs, RESTRICTED_VIEW_END, unsearchableAncestorArgs } from './filesystem-view';
+import { commandLimits, HIDDEN_TMPFS_BYTES, trackingGroup, type CommandLimits } from './resource-limits';
 import { ensureGitPlaceholder, isWithin, releaseGitPlaceholder, protectedPaths, resolveExisting, writableRoots, type ProtectedPath } from './protected-paths';
 import { sandboxPrivateDir, seccompFilterPath, seccompSupported } from './seccomp';
 import type { PreparedSpare } from './spawner';
@@ -28,7 +31,9 @@ export interface SandboxCommandOptions {
   tty?: boolean;
   /**
    * `danger-full-access` only: run the command under the reaper (a subreaper that kills whatever
-   * the command left behind when it ends). Default true; without perl the command runs directly.
+   * the command left behind when it ends, and closes every descriptor above 2 the host inherited).
+   * Default true; without perl the command runs directly — refused when the host holds inheritable
+   * descriptors. False: the caller starts it through something that closes them (a `CommandSpawner`).
    */
   reaper?: boolean;
   /**
@@ -40,6 +45,12 @@ export interface SandboxCommandOptions {
    * root inside one stays writable. Each must exist.
    */
   readOnlyPaths?: readonly string[];
+  /**
+   * The policy's protected paths as `scanProtectedPaths(policy)` just found them (walked without
+   * blocking the event loop). Without it `sandboxCommand` walks the writable roots itself,
+   * synchronously (up to 50,000 directories per root). `workspace-write` only.
+   */
+  protectedPaths?: readonly ProtectedPath[];
   /** @internal Leave out the protected paths (no placeholder created): used to probe the sandbox. */
   probe?: boolean;
 }
@@ -78,27 +89,37 @@ export interface SandboxCommand {
   release(): void;
 }
 
-/** True when `path` exists and is not a symlink (`/var/run` usually links to `/run`). */
-function isRealDirectory(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
-  }
+const disableUsernsSupport = new Map<string, boolean>();
+
+/** Whether `bwrap --version` output names 0.8.0 or later (`--disable-userns`). */
+function knowsDisableUserns(versionText: string): boolean {
+  const version = /(\d+)\.(\d+)/.exec(versionText);
+  return version !== null && (Number(version[1]) > 0 || Number(version[2]) >= 8);
 }
 
-const disableUsernsSupport = new Map<string, boolean>();
+/**
+ * Asks `bwrap --version` without blocking the event loop (once per binary): the availability probe
+ * calls it before its first {@link sandboxCommand}, so a host that checks its sandbox (every
+ * session with exec tools does) never waits on that process.
+ */
+export async function learnBubblewrap(bwrap: string): Promise<void> {
+  if (disableUsernsSupport.has(bwrap)) return;
+  const output = await new Promise<string>((resolve) => {
+    execFile(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }, (_error, stdout) => resolve(typeof stdout === 'string' ? stdout : ''));
+  });
+  disableUsernsSupport.set(bwrap, knowsDisableUserns(output));
+}
 
 /**
  * True when this bubblewrap knows `--disable-userns` (0.8.0 and later; asked once per binary).
  * Older ones still get no new user namespaces: the seccomp filter refuses `unshare` and namespace
- * flags of `clone`.
+ * flags of `clone`. Known ahead from the availability probe ({@link learnBubblewrap}); a caller of
+ * `sandboxCommand` that never probed pays one synchronous `bwrap --version` per binary and process.
  */
 function supportsDisableUserns(bwrap: string): boolean {
   let known = disableUsernsSupport.get(bwrap);
   if (known === undefined) {
-    const version = /(\d+)\.(\d+)/.exec(spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '');
-    known = version !== null && (Number(version[1]) > 0 || Number(version[2]) >= 8);
+    known = knowsDisableUserns(spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '');
     disableUsernsSupport.set(bwrap, known);
   }
   return known;
@@ -118,7 +139,9 @@ function isRoot(): boolean {
  *   by the root launcher, which idmaps the workspace so its files stay owned by the host user — with
  *   no capabilities, `no_new_privs`, the seccomp filter, new PID/IPC/UTS/cgroup namespaces, a
  *   private network namespace unless `network`, further user namespaces disabled, and SIGKILL when
- *   its parent dies. The file system is `/` read-only; `/proc` new with `sys`, `sysrq-trigger`,
+ *   its parent dies. The file system is `/` read-only — or, with `policy.readableRoots`, only the
+ *   platform directories and those roots — with a directory above a bound path that the sandbox
+ *   user cannot search hidden under a tmpfs; `/proc` new with `sys`, `sysrq-trigger`,
  *   `irq`, `bus` read-only; `/tmp` private; `/run` and `/var/run` empty without network; `/root`
  *   and `/home` hidden (the invoking non-root user's own home stays readable); the workspace (and
  *   `writableRoots`) writable in `workspace-write` except the protected paths (`.git`, a
@@ -126,7 +149,7 @@ function isRoot(): boolean {
  */
 export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, options: SandboxCommandOptions): SandboxCommand {
   if (argv.length === 0) throw new TypeError('sandboxCommand: argv must not be empty');
-  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options);
+  if (policy.mode === 'danger-full-access') return fullAccessCommand(argv, options, policy.limits?.cgroups !== false);
   const setup = sandboxSetup(policy, options);
   const { bwrap, asRoot, readable } = setup;
   const writable = policy.mode === 'workspace-write';
@@ -137,13 +160,15 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
 
   const limits = options.probe ? undefined : commandLimits(policy.limits);
   const tmpBytes = limits?.tmpBytes ?? HIDDEN_TMPFS_BYTES;
-  const args = [...namespaceArgs(bwrap, policy, options), ...hiddenPathArgs(policy, asRoot, tmpBytes)];
-  // What the command needs to start, hidden above or not: as root from the launcher's staged copy.
+  const args = [...namespaceArgs(bwrap, policy, options), ...baseViewArgs(policy, asRoot, tmpBytes)];
+  args.push(...unsearchableAncestorArgs([...readable, ...roots], policy, asRoot ? (policy.sandboxUser ?? DEFAULT_SANDBOX_USER) : undefined));
+  // What the command needs to start and the readable roots, hidden above or not: as root from the launcher's staged copy.
   readable.forEach((path, index) => args.push('--ro-bind', asRoot ? join(stage, `r${index}`) : path, path));
   roots.forEach((path, index) => {
     args.push(writable ? '--bind' : '--ro-bind', asRoot ? join(stage, String(index)) : path, path);
   });
-  const guarded = writable && !options.probe ? protectPaths(policy, source, args) : [];
+  const guarded = writable && !options.probe ? protectPaths(options.protectedPaths ?? protectedPaths(policy), source, args) : [];
+  if (policy.readableRoots !== undefined) args.push(...RESTRICTED_VIEW_END);
   args.push('--seccomp', '3');
   const sandboxArgs = args.length;
   args.push('--chdir', resolveExisting(options.cwd), '--', ...argv);
@@ -162,15 +187,53 @@ export function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, o
   const argvOf = (end?: number) => [...prefix, bwrap, ...args.slice(0, end)];
   const spare = () => prepareSpare(argvOf(sandboxArgs), setup.filter, guarded);
   const spawnable = asRoot ? { key: JSON.stringify([...staging, ...roots.map(identity)]), launcher: staging, argv: argvOf(), cgroupProcs: procsFiles, fd3: setup.filter, spare } : undefined;
-  return { file: '/bin/sh', args: ['-c', SECCOMP_LAUNCHER, setup.filter, ...launcher, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
+  // The root launcher closes what the host inherited itself; unprivileged, perl does when there is anything to close.
+  const [file, ...launch] = asRoot ? ['/bin/sh', '-c', SECCOMP_LAUNCHER, setup.filter, ...launcher] : unprivilegedLauncher(policy.mode, setup.filter);
+  return { file, args: [...launch, ...prefix, bwrap, ...args], sandboxed: true, protected: guarded, limits, spawnable, release };
 }
 
-/** `danger-full-access`: the command itself, under the reaper when perl is there. */
-function fullAccessCommand(argv: readonly string[], options: SandboxCommandOptions): SandboxCommand {
+/**
+ * How an unprivileged host starts bubblewrap with the seccomp filter as fd 3: `/bin/sh` when the
+ * host holds no inheritable descriptor above 2, else perl, which closes them first; without perl
+ * then, the refusal (a command must see descriptors 0-2 only).
+ */
+function unprivilegedLauncher(mode: SandboxPolicy['mode'], filter: string): string[] {
+  const inherited = inheritableDescriptors();
+  if (inherited.length === 0) return ['/bin/sh', '-c', SECCOMP_LAUNCHER, filter];
+  const perl = findExecutable('perl');
+  if (!perl) throw sandboxUnavailable(mode, inheritedRefusal(inherited), 'perl');
+  return [perl, '-e', SECCOMP_EXEC, filter];
+}
+
+/** Why a command cannot start: the host's inherited descriptors, and nothing to close them. */
+function inheritedRefusal(inherited: readonly number[]): string {
+  return `perl (which closes the ${inherited.length} descriptors this host inherited without close-on-exec, ${inherited.slice(0, 8).join(', ')}, before a command starts) was not found`;
+}
+
+/**
+ * Joins the tracking group named by `$0` (the command's own pid into its `cgroup.procs`), then
+ * becomes the command: everything it starts is in the group before it can start anything. A
+ * failed write stops it (exit 2, the shell's message), so no command runs untracked where a group
+ * was made.
+ */
+const JOIN_GROUP = 'echo $$ > "$0" || exit 2; exec "$@"';
+
+/**
+ * `danger-full-access`: the command itself, under the reaper when perl is there, and in a tracking
+ * cgroup of its own as root (`release()` kills whatever is left in it: a descendant that killed
+ * its reaper and daemonized is still there).
+ */
+function fullAccessCommand(command: readonly string[], options: SandboxCommandOptions, cgroups: boolean): SandboxCommand {
   const perl = options.reaper === false ? undefined : findExecutable('perl');
   const syscalls = launcherSyscalls();
-  const release = () => undefined;
-  if (!perl || !syscalls || process.platform !== 'linux') return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
+  const reaped = perl !== undefined && syscalls !== undefined && process.platform === 'linux';
+  // Without the reaper nothing would close what the host inherited (a caller passing `reaper: false` starts it through a spawner, which does).
+  const inherited = reaped || options.reaper === false ? [] : inheritableDescriptors();
+  if (inherited.length > 0) throw new RespondToModelError(`exec_command cannot start the command: ${inheritedRefusal(inherited)}; install perl`, { code: 'SANDBOX_UNAVAILABLE' });
+  const group = options.probe || !cgroups ? undefined : trackingGroup();
+  const argv = group ? ['/bin/sh', '-c', JOIN_GROUP, group.procsFile, ...command] : command;
+  const release = () => group?.release();
+  if (!reaped) return { file: argv[0], args: argv.slice(1), sandboxed: false, protected: [], release };
   return { file: perl, args: ['-e', REAPER, String(syscalls.prctl), '--', ...argv], sandboxed: false, protected: [], release };
 }
 
@@ -180,7 +243,7 @@ interface SandboxSetup {
   readonly bwrap: string;
   /** The workspace root, resolved. */
   readonly root: string;
-  /** `readOnlyPaths`, resolved, without duplicates. */
+  /** `policy.readableRoots` (those that exist) and `readOnlyPaths`, resolved, without duplicates. */
   readonly readable: readonly string[];
   readonly asRoot: boolean;
   /** The root launcher's interpreter (as root only). */
@@ -189,7 +252,11 @@ interface SandboxSetup {
   readonly filter: string;
 }
 
-/** Finds or refuses each piece of the sandbox: a `SANDBOX_UNAVAILABLE` error naming the first one missing. */
+/**
+ * Finds or refuses each piece of the sandbox: a `SANDBOX_UNAVAILABLE` error naming the first one
+ * missing. Synchronous (`sandboxCommand` is): each call names one path — the root, each readable
+ * path, `bwrap` and `perl` on `PATH` — a few system calls per command, no directory listed.
+ */
 function sandboxSetup(policy: SandboxPolicy, options: SandboxCommandOptions): SandboxSetup {
   const mode = policy.mode;
   if (process.platform !== 'linux') throw sandboxUnavailable(mode, `bubblewrap sandboxing needs Linux (this is ${process.platform})`, 'linux');
@@ -206,10 +273,13 @@ function sandboxSetup(policy: SandboxPolicy, options: SandboxCommandOptions): Sa
     // reported below
   }
   if (!rootIsDirectory) throw sandboxUnavailable(mode, `the workspace root ${root} is not a directory`, 'workspace');
-  const readable = [...new Set((options.readOnlyPaths ?? []).map((path) => {
+  const needed = (options.readOnlyPaths ?? []).map((path) => {
     if (!existsSync(path)) throw new TypeError(`sandboxCommand: readOnlyPaths entry ${path} does not exist`);
     return resolveExisting(path);
-  }))];
+  });
+  // a listed readable root that does not exist (yet) is left out: there is nothing to show
+  const listed = (policy.readableRoots ?? []).filter((path) => existsSync(path)).map(resolveExisting);
+  const readable = [...new Set([...listed, ...needed])];
   const asRoot = isRoot();
   const perl = asRoot ? findExecutable('perl') : undefined;
   if (asRoot && !perl) throw sandboxUnavailable(mode, 'perl (the launcher that drops root before bubblewrap) was not found', 'perl');
@@ -251,40 +321,11 @@ function namespaceArgs(bwrap: string, policy: SandboxPolicy, options: SandboxCom
 }
 
 /**
- * `/` read-only, a new `/proc` with its kernel knobs read-only, private `/tmp` and `/dev/shm` of
- * `tmpBytes` each, and the host's private places hidden under small tmpfs mounts (every tmpfs is
- * sized: an unsized one may take half the host's memory).
- */
-function hiddenPathArgs(policy: SandboxPolicy, asRoot: boolean, tmpBytes: number): string[] {
-  const hidden = ['--size', String(HIDDEN_TMPFS_BYTES), '--tmpfs'];
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--size', String(tmpBytes), '--tmpfs', '/dev/shm', '--proc', '/proc'];
-  for (const entry of ['sys', 'sysrq-trigger', 'irq', 'bus']) {
-    if (existsSync(`/proc/${entry}`)) args.push('--ro-bind', `/proc/${entry}`, `/proc/${entry}`);
-  }
-  args.push('--size', String(tmpBytes), '--tmpfs', '/tmp');
-  // Hide the host's runtime sockets (docker, D-Bus, systemd). With network allowed /run stays:
-  // /etc/resolv.conf often points into it. The seccomp filter is the real guard either way.
-  if (!policy.network) {
-    if (isRealDirectory('/run')) args.push(...hidden, '/run');
-    if (isRealDirectory('/var/run')) args.push(...hidden, '/var/run');
-  }
-  // Other users' homes (as root: every home, /root included) are hidden; a non-root invoking user
-  // keeps its own home, read-only.
-  if (isRealDirectory('/root')) args.push(...hidden, '/root');
-  if (isRealDirectory('/home')) {
-    args.push(...hidden, '/home');
-    const home = process.env.HOME ? resolveExisting(process.env.HOME) : undefined;
-    if (!asRoot && home && home.startsWith('/home/') && isRealDirectory(home)) args.push('--ro-bind', home, home);
-  }
-  return args;
-}
-
-/**
  * Binds the protected paths read-only into `args`, after the writable binds: a planted
  * .git/hooks/* or .git/config would run unsandboxed at the user's next git command. Returns them.
  */
-function protectPaths(policy: SandboxPolicy, source: (path: string) => string | undefined, args: string[]): ProtectedPath[] {
-  const entries = protectedPaths(policy).filter((entry) => source(entry.path) !== undefined); // a .git linking outside every root is read-only already
+function protectPaths(list: readonly ProtectedPath[], source: (path: string) => string | undefined, args: string[]): ProtectedPath[] {
+  const entries = list.filter((entry) => source(entry.path) !== undefined); // a .git linking outside every root is read-only already
   // Every directory between a writable root and a nested .git becomes a mount point of itself
   // (still writable), so it cannot be renamed away: `mv sub x && mkdir -p sub/.git` would
   // otherwise put a fresh, writable sub/.git/config where git expects the nested repository.
@@ -309,7 +350,8 @@ function ancestorsOf(entries: readonly ProtectedPath[]): string[] {
 
 /**
  * Device, inode and birth time of a path (`-` when missing): the birth time tells a directory
- * made anew from one that reused a freed inode number.
+ * made anew from one that reused a freed inode number. Synchronous: one `lstat` per protected path,
+ * when a prepared sandbox is made or used.
  */
 function birthIdentity(path: string): string {
   try {
@@ -344,7 +386,7 @@ function prepareSpare(argv: string[], fd3: string, guarded: readonly ProtectedPa
   };
 }
 
-/** Device and inode of a path: a directory replaced at the same path is another one. */
+/** Device and inode of a path: a directory replaced at the same path is another one (synchronous: one `stat`, per root and command). */
 function identity(path: string): string {
   const stat = statSync(path);
   return `${stat.dev}:${stat.ino}`;
@@ -353,7 +395,7 @@ function identity(path: string): string {
 /**
  * The root launcher's per-workspace arguments (system call numbers, the sandbox user, the stage,
  * the roots idmapped to their owners, the readable paths): the launcher stages the roots and drops
- * root before bubblewrap; the cgroups and `--` follow.
+ * root before bubblewrap; the cgroups and `--` follow. Synchronous: one `stat` per root and readable path.
  */
 function launcherArgs(options: SandboxSetup & { policy: SandboxPolicy; roots: readonly string[]; stage: string }): string[] {
   const { policy, roots, readable, syscalls } = options;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkSandbox } from './availability';
@@ -204,6 +204,25 @@ describe('process hygiene', () => {
     expect(code).toBe(0);
     expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
   });
+
+  const asRoot = process.getuid?.() === 0;
+  for (const cgroups of [true, false]) {
+    test.runIf(asRoot)(`danger-full-access as root, cgroups ${cgroups ? 'on' : 'off'}: a child that kills the reaper and leaves ${cgroups ? 'dies with the command (its tracking cgroup)' : 'survives (the control)'}`, async () => {
+      const root = makeWorkspace();
+      const marker = uniqueSleepSeconds();
+      const { code } = await runIn({ mode: 'danger-full-access', root, limits: { cgroups } }, `setsid sleep ${marker} </dev/null >/dev/null 2>&1 & sleep 0.2; kill -9 $PPID`);
+      expect(code).toBe(137);
+      try {
+        expect(await eventually(() => processesWith(marker).length === 0, 3_000)).toBe(cgroups);
+      } finally {
+        processesWith(marker).forEach((pid) => process.kill(pid, 'SIGKILL'));
+      }
+      // the group goes once its last process is reaped: a daemon killed there is a zombie of pid 1 until init reaps it
+      const groupsLeft = () => readdirSync('/sys/fs/cgroup/pids').filter((name) => name.startsWith(`switchyard-${process.pid}-`));
+      await eventually(() => groupsLeft().length === 0, 20_000);
+      expect(groupsLeft()).toEqual([]);
+    }, 60_000);
+  }
 
   test('sandboxed: setsid and double-forked children die with the PID namespace', async () => {
     const root = makeWorkspace();

@@ -179,7 +179,8 @@ let privateDir: string | undefined;
 /**
  * A private directory of this process under the OS temp dir (mode 0711: only its owner lists it;
  * the root launcher's unprivileged sandbox user can traverse it to reach the staged workspace).
- * Recreated if something removed it.
+ * Recreated if something removed it. Synchronous: made once per process (an `access` per command
+ * after that, to see it is still there).
  */
 export function sandboxPrivateDir(): string {
   if (privateDir && existsSync(privateDir)) return privateDir;
@@ -193,7 +194,10 @@ export function sandboxPrivateDir(): string {
 
 const filterPaths = new Map<string, string>();
 
-/** The path of the compiled filter for these options, written once per process (mode 0400). */
+/**
+ * The path of the compiled filter for these options, written once per process (mode 0400).
+ * Synchronous: one small write per filter and process, an `access` per command after that.
+ */
 export function seccompFilterPath(options: SeccompOptions = {}): string {
   const name = `filter-${options.arch ?? process.arch}${options.network ? '-net' : ''}.bpf`;
   const dir = sandboxPrivateDir();

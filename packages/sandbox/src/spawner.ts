@@ -295,7 +295,11 @@ export class CommandSpawner {
     return false;
   }
 
-  /** `S <id> <pid> <fd>`: opens the output pipe through /proc (the spawner closes its copy at `C`, sent at the exit). */
+  /**
+   * `S <id> <pid> <fd>`: opens the output pipe through /proc (the spawner closes its copy at `C`, sent
+   * at the exit). Synchronous on purpose: one `open`, `fstat` and (on a mismatch) `close` of a pipe
+   * through /proc per command, none of which waits on a disk.
+   */
   private started(child: ChildProcessWithoutNullStreams, id: number, entry: Pending, pid: number, fd: number): boolean {
     if (!Number.isInteger(pid) || pid <= 1 || !Number.isInteger(fd) || fd < 3) return false;
     let output: Socket;

@@ -5,7 +5,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session, SessionOptions } from './session-types';
 import type { BackgroundCompleteEvent } from './background';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 // Background work through a whole session (router, broker, real isolates): a cell still running
 // after its exec delivers its end into the model's next request without any `wait`.

@@ -8,7 +8,17 @@ export interface SessionBackgroundOptions {
    * cell runs until it ends, is terminated, or the session shuts down).
    */
   maxUnobservedMs?: number;
+  /**
+   * Wake turns (`session.wake()`) in a row without a turn of the host: past it the session stops
+   * waking itself, emits a `warning` (`source: 'background'`) once, and leaves the completions for
+   * the host's next turn, which re-arms it (as does calling `wake()` again). With `maxSteps` it
+   * bounds the model requests made without host input. Default 8; 0 never wakes.
+   */
+  maxWakeTurns?: number;
 }
+
+/** Default of `maxWakeTurns`. */
+export const DEFAULT_MAX_WAKE_TURNS = 8;
 
 /**
  * `background-complete`: a yielded cell or a process started by `exec_command` ended while no call

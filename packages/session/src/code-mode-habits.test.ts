@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from './session';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 // What a model's cells see of a failed nested call, of console and of a spinning cell, through a
 // whole session (router, broker, runtime), with cells in worker processes and in this process.

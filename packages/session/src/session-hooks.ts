@@ -16,8 +16,8 @@ import {
 /** A `warning` session event: something the host should hear of that did not stop the session. */
 export interface SessionWarningEvent {
   type: 'warning';
-  /** What warned: `hooks` (a hook failed open), `tools` (a tool's setup check at creation, e.g. exec_command without a usable sandbox). */
-  source: 'hooks' | 'tools';
+  /** What warned: `hooks` (a hook failed open), `tools` (a tool's setup check at creation, e.g. exec_command without a usable sandbox), `background` (the session stopped waking itself: `maxWakeTurns`). */
+  source: 'hooks' | 'tools' | 'background';
   message: string;
   /** For `hooks`: the hook (its command or function name and source). */
   hook?: string;

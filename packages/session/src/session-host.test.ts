@@ -4,7 +4,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';
-import { configError } from '../../../tools/config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
   type: 'function_call',

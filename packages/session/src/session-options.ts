@@ -1,4 +1,4 @@
-import { APPROVAL_POLICIES, SANDBOX_MODES, TOOL_MODES } from '@switchyard/protocol';
+import { APPROVAL_POLICIES, SANDBOX_MODES, TOOL_DISCOVERY_MODES, TOOL_MODES } from '@switchyard/protocol';
 import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
 import type { SessionOptions, SessionRetryOptions } from './session-types';
 
@@ -46,6 +46,7 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   approvals: rule.object(),
   time: rule.object(),
   sessionId: rule.string(),
+  tenant: rule.string(),
   instructions: rule.string(),
   maxSteps: rule.number({ min: 1, integer: true }),
   maxConcurrentToolCalls: rule.number({ min: 1, integer: true, allowInfinity: true }),
@@ -56,9 +57,11 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   toolBudget: rule.any(),
   history: rule.listOf(rule.object(), 'a list of items'),
   strict: rule.boolean(),
-  // a Tracer or { tracer, providerName?, agentName? }: checked by the tracing module
+  // a Tracer or { tracer, providerName?, agentName?, recordContent? }: checked by the tracing module
   tracer: rule.object(),
-  background: rule.anyOf(rule.boolean(), rule.shape<{ maxUnobservedMs?: number }>({ maxUnobservedMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) })),
+  toolDiscovery: rule.oneOf(...TOOL_DISCOVERY_MODES),
+  toolSearch: rule.shape<NonNullable<SessionOptions['toolSearch']>>({ search: rule.function(), limit: rule.number({ min: 1, integer: true }) }),
+  background: rule.anyOf(rule.boolean(), rule.shape<{ maxUnobservedMs?: number; maxWakeTurns?: number }>({ maxUnobservedMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }), maxWakeTurns: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) })),
 };
 
 /** Throws a `CONFIG` error naming the first unknown or invalid option of `createSession`. */

@@ -15,6 +15,7 @@ import type { SessionEvent } from './session-events';
 import type { SessionHistory } from './history';
 import type { HookedSession } from './session-hooks';
 import type { BackgroundInbox } from './background';
+import type { SessionDiscovery } from './discovery';
 import type { SessionOptions } from './session-types';
 import type { OwnTurn } from './turn';
 
@@ -48,12 +49,16 @@ export interface SessionState {
   readonly inbox: BackgroundInbox | undefined;
   /** Turns begun and not yet finished. */
   activeTurns: number;
-  /** Those turns, for `shutdown()` to interrupt. */
+  /** Those turns, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;
+  /** Wake turns since the host's last turn (or `wake()` call): bounded by `maxWakeTurns`. */
+  wakeTurns: number;
   /** Runtimes that served cells between turns (released once idle, aborted at shutdown). */
   readonly backgroundRuntimes: ToolCallRuntime[];
+  /** What the session's cells found with `tools.tool_search` (the `toolDiscovery` option). */
+  readonly discovery: SessionDiscovery;
   /** Called when a turn has finished: a waiting wake turn may start (set by `createSession`). */
   readonly turnEnded: () => void;
 }

@@ -10,16 +10,17 @@ import type {
   StepContext,
   TimeProvider,
   ToolBudget,
+  ToolDiscoveryMode,
   ToolExecutor,
   ToolMode,
   ToolOutputItem,
   WireTool,
 } from '@switchyard/protocol';
 import type { BackoffOptions } from '@switchyard/kit';
-import type { ToolPlan } from '@switchyard/planner';
+import type { ToolPlan, ToolSearchSettings } from '@switchyard/planner';
 import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
-import type { SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
+import type { SessionEvent, SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
 
@@ -56,6 +57,14 @@ export interface SessionOptions {
   time?: TimeProvider;
   /** Stable id (hook payloads, code-mode session key). Default: a UUID. */
   sessionId?: string;
+  /**
+   * Who the session belongs to (a user, an organization). Code Mode opens the session's cells with
+   * it (`runtime.openSession(host, { tenant })`: sessions of one tenant may share a worker process,
+   * sessions of different tenants are placed by the runtime's tenant rules), each step carries it
+   * (`StepContext.tenant`: exec tools admit commands per tenant), and tracing spans carry it as
+   * `switchyard.tenant`. Default: none — the session is a tenant of its own.
+   */
+  tenant?: string;
   /** System instructions sent with every request. */
   instructions?: string;
   /** Follow-up steps per turn before the turn fails. Default 32. */
@@ -97,7 +106,7 @@ export interface SessionOptions {
   strict?: boolean;
   /**
    * OpenTelemetry tracing: a `Tracer` from `@opentelemetry/api` (an optional peer), or
-   * `{ tracer, providerName?, agentName? }`. Spans for the turn, each model request, tool call,
+   * `{ tracer, providerName?, agentName?, recordContent? }`. Spans for the turn, each model request, tool call,
    * hook run and Code Mode cell, after the GenAI semantic conventions. Without it nothing is traced.
    */
   tracer?: SessionTracer;
@@ -111,6 +120,22 @@ export interface SessionOptions {
    * the model observes such work with `wait` / `write_stdin`, as in the reference.
    */
   background?: boolean | SessionBackgroundOptions;
+  /**
+   * How the model hears of the tools a Code Mode cell found with `tools.tool_search` (from the next
+   * step on). `'tools'` (default): they join the plan of later steps (described in the `exec`
+   * description in `code-mode-only`, visible in `code-mode`), so `step.tools` change after a
+   * discovery. `'conversation'`: `step.tools` stay byte-identical (the cached prompt prefix
+   * survives) and each search's new tools arrive as one developer message
+   * (`<tools_found>…</tools_found>`) after the step's outputs. No effect in `direct` mode, where the
+   * model's own `tool_search` answers with `tool_search_output` items.
+   */
+  toolDiscovery?: ToolDiscoveryMode;
+  /**
+   * How `tool_search` ranks and how many tools it returns, for the model's searches and a cell's:
+   * `search` (your own ranking, e.g. embeddings; exact names still come first) and `limit` (the
+   * default and the most one search returns). Default: BM25 over names and descriptions, 8.
+   */
+  toolSearch?: ToolSearchSettings;
 }
 
 /** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
@@ -176,6 +201,8 @@ export interface WakeOptions {
 
 export interface Session {
   readonly id: string;
+  /** The `tenant` option, when given. */
+  readonly tenant?: string;
   /**
    * The conversation so far (every turn's items), JSON-serializable; pass it to
    * `createSession({ history })` to continue. Valid after any turn: every call item has exactly
@@ -196,7 +223,14 @@ export interface Session {
    * starts at the first `next()`; leaving the loop early aborts it.
    */
   streamTurn(options: RunTurnOptions): AsyncIterable<TurnEvent>;
+  /** Subscribes to one event type; returns the unsubscribe function. A listener that throws is reported (`SWITCHYARD_LISTENER`) and never reaches the turn. */
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
+  /**
+   * Subscribes to every event the session emits — every type `on` offers, and types a newer
+   * package adds — in the order they happen, after the listeners of that type; returns the
+   * unsubscribe function. Forward with `eventToJSON(event)` for a bounded, credential-free form.
+   */
+  onEvent(listener: (event: SessionEvent) => void): () => void;
   /**
    * Opt-in: from now on, when background work completes while no turn runs (or after the turn
    * that was running ended without taking it), the session runs a turn itself with `model` and no

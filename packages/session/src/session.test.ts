@@ -4,7 +4,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
-import { workerChildren } from '../../../tools/config/proc.ts';
+import { workerChildren } from '@switchyard/config/proc';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

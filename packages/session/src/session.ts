@@ -8,7 +8,8 @@ import { SessionHistory } from './history';
 import { checkSessionOptions } from './session-options';
 import { warnOnce } from './warn-once';
 import { traceSession } from './tracing';
-import { BackgroundInbox, backgroundSettings } from './background';
+import { BackgroundInbox, DEFAULT_MAX_WAKE_TURNS, backgroundSettings } from './background';
+import { SessionDiscovery } from './discovery';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
@@ -25,6 +26,17 @@ function scheduleWake(state: SessionState): void {
   queueMicrotask(() => {
     const model = state.wakeModel;
     if (!model || state.closed || state.activeTurns > 0 || !state.inbox?.pending) return;
+    // a model that starts new work in every wake turn would keep the session busy without end
+    const limit = backgroundSettings(state.options.background)?.maxWakeTurns ?? DEFAULT_MAX_WAKE_TURNS;
+    if (state.wakeTurns > limit) return;
+    if (state.wakeTurns === limit) {
+      // said once; the host's next turn (or wake() again) re-arms it
+      state.wakeTurns++;
+      const message = `the session stopped waking itself after ${limit} wake turns in a row without a turn of the host; ${state.inbox.pending} completion(s) wait for the next turn (or wake() again)`;
+      emitGlobal(state, { type: 'warning', source: 'background', message });
+      return;
+    }
+    state.wakeTurns++;
     executeTurn(state, { model, input: [] }).catch(() => undefined);
   });
 }
@@ -38,18 +50,35 @@ function startWaking(state: SessionState, options: WakeOptions): () => void {
   };
   if (options.signal?.aborted) return stop;
   state.wakeModel = model;
+  state.wakeTurns = 0;
   options.signal?.addEventListener('abort', stop, { once: true });
   scheduleWake(state);
   return stop;
+}
+
+/** How long `shutdown()` waits for an aborted turn whose model or hook ignores the abort. */
+const TURN_STOP_GRACE_MS = 10_000;
+
+/** Aborts every running turn and waits until each has ended (at most the grace for all of them). */
+async function stopTurns(state: SessionState, reason: SwitchyardError): Promise<void> {
+  if (state.liveTurns.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, TURN_STOP_GRACE_MS);
+    timer.unref();
+  });
+  await Promise.race([Promise.all([...state.liveTurns].map((turn) => turn.stop(reason))), grace]);
+  clearTimeout(timer);
 }
 
 async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
-  // a turn still running is interrupted (its Interrupt hooks run before SessionEnd's)
-  const shuttingDown = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
-  await Promise.all([...state.liveTurns].map((turn) => turn.interrupt('shutdown', shuttingDown)));
+  // running turns are interrupted (their Interrupt hooks run before SessionEnd's) and have ended
+  // before anything else stops: nothing of the session starts after shutdown()
+  const stopping = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
+  await stopTurns(state, stopping);
   // watchers stop and nothing more is delivered; nested calls between turns are cancelled
   state.inbox?.close();
   // SessionEnd only for a session whose hooks saw it start
@@ -93,12 +122,12 @@ async function checkToolSetup(state: SessionState): Promise<void> {
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
-  resolveToolBudget(options.toolBudget, 'toolBudget');
+  const budget = resolveToolBudget(options.toolBudget, 'toolBudget');
   const sessionId = options.sessionId ?? randomUUID();
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
-    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, hooks: options.hooks, model: options.model?.name })
+    ? traceSession(options.tracer, { on: (type, listener) => hub.on(type, listener), sessionId, tenant: options.tenant, hooks: options.hooks, model: options.model?.name })
     : undefined;
   const codeMode = options.codeMode && 'executors' in options.codeMode ? (options.codeMode as CodeMode) : undefined;
   const state: SessionState = {
@@ -129,7 +158,10 @@ export function createSession(options: SessionOptions): Session {
     activeTurns: 0,
     liveTurns: new Set(),
     wakeModel: undefined,
+    wakeTurns: 0,
     backgroundRuntimes: [],
+    // a discovery message carries declarations up to the tool budget, as the exec description does
+    discovery: new SessionDiscovery(options.toolDiscovery ?? 'tools', budget.tokens),
     turnEnded: () => scheduleWake(state),
   };
   const background = backgroundSettings(options.background);
@@ -140,11 +172,19 @@ export function createSession(options: SessionOptions): Session {
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   void checkToolSetup(state);
   if (codeMode) forwardCellEvents(state, codeMode);
-  const runStream = (run: RunTurnOptions) => streamTurn(state, run);
+  // a turn of the host re-arms the wake bound
+  const runStream = (run: RunTurnOptions) => {
+    state.wakeTurns = 0;
+    return streamTurn(state, run);
+  };
   return {
     id: sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     history: state.history.items,
-    beginTurn: (turnOptions) => beginOwnTurn(state, turnOptions),
+    beginTurn: (turnOptions) => {
+      state.wakeTurns = 0;
+      return beginOwnTurn(state, turnOptions);
+    },
     async runTurn(run) {
       let result: TurnResult | undefined;
       for await (const event of runStream(run)) if (event.type === 'turn-end' && event.result) result = event.result;
@@ -152,6 +192,7 @@ export function createSession(options: SessionOptions): Session {
     },
     streamTurn: runStream,
     on: (type, listener) => hub.on(type, listener),
+    onEvent: (listener) => hub.onAny(listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),
     async shutdown() {
       if (state.closed) return;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SwitchyardError, systemTimeProvider, type MessageItem, type ResponseItem, type StepContext, type SwitchyardEventType } from '@switchyard/protocol';
+import { SwitchyardError, systemTimeProvider, type MessageItem, type ResponseItem, type StepContext, type SwitchyardEventType, type ToolExecutor } from '@switchyard/protocol';
 import { planTools, type ToolPlan } from '@switchyard/planner';
 import { ToolCallRuntime, ToolRegistry, createToolRouter, type ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';
@@ -36,6 +36,7 @@ function stepContextOf(scope: TurnScope): StepContext {
   const { options, sessionId, toolMode, usedTokens } = scope.state;
   return {
     sessionId,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     turnId: scope.id,
     stepIndex: scope.stepIndex,
     cwd: options.cwd ?? process.cwd(),
@@ -49,6 +50,7 @@ function stepContextOf(scope: TurnScope): StepContext {
     approvals: permissionApprovals(scope.state.hooked, hostApprovals(options.approvals), scope.id),
     turnState: scope.turnState,
     ...(scope.state.inbox ? { background: scope.state.inbox.delivery } : {}),
+    ...(toolMode === 'direct' ? {} : { toolDiscovery: scope.state.discovery.sink }),
   };
 }
 
@@ -61,6 +63,8 @@ async function planStep(scope: TurnScope, context: StepContext): Promise<ToolPla
     codeMode: await codeModeFor(scope.state),
     excludedCodeModeNamespaces: options.excludedCodeModeNamespaces,
     budget: options.toolBudget,
+    toolSearch: options.toolSearch,
+    discovered: scope.state.discovery.planned(),
   };
   const plan = planTools(context, sources, { cache: scope.state.planCache });
   if (options.strict && plan.warnings.length > 0) {
@@ -102,13 +106,19 @@ async function planRuntime(scope: TurnScope): Promise<{ context: StepContext; pl
   return { context, plan, router, runtime };
 }
 
+/** True when `a` and `b` hold the same executors in the same order. */
+function sameExecutors(a: readonly ToolExecutor[], b: readonly ToolExecutor[]): boolean {
+  return a.length === b.length && a.every((executor, index) => executor === b[index]);
+}
+
 /**
- * The worker serving a session's cells between turns (the `background` option): planned at its
- * first nested call under the session's policy as it is then, a step of its own (turn id
- * `background-…`) whose events go to the session's listeners.
+ * The worker serving a session's cells between turns (the `background` option): a step of its own
+ * (turn id `background-…`) whose events go to the session's listeners, planned at its first nested
+ * call and again whenever a call finds the session's tools changed (a tool the host revoked is
+ * unknown to the next call, whatever cell keeps calling it).
  */
 export function backgroundWorker(state: SessionState, inbox: BackgroundInbox): Parameters<CodeMode['attachWorker']>[1] {
-  let planned: Promise<ToolCallRuntime> | undefined;
+  let planned: { executors: readonly ToolExecutor[]; runtime: Promise<ToolCallRuntime> } | undefined;
   const plan = async () => {
     releaseIdleRuntimes(state.backgroundRuntimes);
     const controller = new AbortController();
@@ -120,8 +130,9 @@ export function backgroundWorker(state: SessionState, inbox: BackgroundInbox): P
   };
   return {
     async handle(call, options) {
-      planned ??= plan();
-      return (await planned).handle(call, options);
+      const executors = currentExecutors(state.options);
+      if (!planned || !sameExecutors(planned.executors, executors)) planned = { executors: [...executors], runtime: plan() };
+      return (await planned.runtime).handle(call, options);
     },
   };
 }
@@ -144,17 +155,21 @@ export async function buildStep(scope: TurnScope): Promise<Step> {
     return result.item;
   };
   scope.detach?.();
-  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime) : undefined;
+  scope.detach = state.codeMode ? state.codeMode.attachWorker(state.sessionId, runtime, { tenant: state.options.tenant }) : undefined;
   const step: Step = { context, plan, tools: plan.tools, router, runtime, dispatch, dispatchAll: (items) => Promise.all(items.map(dispatch)), handleItem };
   emit({ type: 'step-start', turnId: id, stepIndex: scope.stepIndex, plan });
   return step;
 }
 
-/** notify() items, then background completions (when `background`), then hook contexts: a cell's notifications precede its delivered end. */
+/**
+ * notify() items, then background completions (when `background`), then what cells found (with
+ * `toolDiscovery: 'conversation'`), then hook contexts: a cell's notifications precede its delivered end.
+ */
 export function injectedItems(scope: TurnScope, background: boolean): ResponseItem[] {
   const { state } = scope;
   const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
   const completions = background ? (state.inbox?.take() ?? []) : [];
+  const found = state.discovery.take();
   const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
-  return [...injected, ...completions, ...contexts.map(hookContextMessage)];
+  return [...injected, ...completions, ...found, ...contexts.map(hookContextMessage)];
 }

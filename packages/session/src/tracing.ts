@@ -36,6 +36,13 @@ export interface SessionTracingOptions {
   providerName?: string;
   /** `gen_ai.agent.name`: the turn span is then named `invoke_agent {agentName}`. */
   agentName?: string;
+  /**
+   * Record content the model wrote, cut at 1,024 characters: a call's arguments
+   * (`gen_ai.tool.call.arguments`, the conventions' opt-in attribute) and the error text of a failed
+   * Code Mode cell (what its code threw). Default false: no arguments, and a failed cell's span says
+   * `SCRIPT_ERROR` and "script failed". Tool results are never recorded.
+   */
+  recordContent?: boolean;
 }
 
 type Api = typeof import('@opentelemetry/api');
@@ -45,6 +52,8 @@ interface TraceSessionOptions {
   on<T extends SessionEventType>(type: T, listener: SessionEventListener<T>): () => void;
   /** `gen_ai.conversation.id`. */
   sessionId: string;
+  /** `switchyard.tenant`, when the session has one. */
+  tenant?: string;
   /** The session's hooks; their `hook-start` / `hook-end` events are read when the runner has an `on` (a `HookEngine` does). */
   hooks?: HookRunner;
   /** The session's `model.name`, for `gen_ai.request.model` on the turn span. */
@@ -103,10 +112,18 @@ function errorType(error: unknown): string {
   return '_OTHER';
 }
 
+/** Longest text a span records (an attribute, a status message, an exception's message or stack). */
+const TEXT_LIMIT = 1_024;
+
+/** `text`, cut at {@link TEXT_LIMIT} characters (an ellipsis marks the cut). */
+function bounded(text: string): string {
+  return text.length > TEXT_LIMIT ? `${text.slice(0, TEXT_LIMIT - 1)}…` : text;
+}
+
 function errorText(error: unknown): string {
-  if (typeof error === 'string') return error;
+  if (typeof error === 'string') return bounded(error);
   const message = (error as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' ? message : String(error);
+  return bounded(typeof message === 'string' ? message : String(error));
 }
 
 function isTracer(value: SessionTracer): value is OpenTelemetryTracer {
@@ -137,6 +154,7 @@ class SessionSpans {
   ) {
     this.conversation = { 'gen_ai.conversation.id': session.sessionId };
     if (settings.providerName) this.conversation['gen_ai.provider.name'] = settings.providerName;
+    if (session.tenant !== undefined) this.conversation['switchyard.tenant'] = session.tenant;
     this.setSpan = otel.trace.setSpan.bind(otel.trace);
   }
 
@@ -150,7 +168,10 @@ class SessionSpans {
 
   fail(span: Span, error: unknown, type: string, time: number): void {
     const message = errorText(error);
-    const exception: Exception = error instanceof Error ? error : { name: type, message };
+    // never the error itself: its message and stack may be any size (a tool's error, a model's text)
+    const stack = error instanceof Error && typeof error.stack === 'string' ? { stack: bounded(error.stack) } : {};
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const exception: Exception = { name: error instanceof Error ? error.name : type, message, ...(typeof code === 'string' ? { code } : {}), ...stack };
     span.recordException(exception, time);
     span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message });
     span.setAttribute('error.type', type);
@@ -281,15 +302,13 @@ function traceTurns(spans: SessionSpans, on: Subscribe): void {
   });
 }
 
-/** Longest `gen_ai.tool.description` recorded: Code Mode's `exec` description runs to thousands of tokens, and every call's span carries it. */
-const TOOL_DESCRIPTION_LIMIT = 1_024;
-
 /** Records the descriptions of a plan's tools, by display name (what `tool-call-start` says). */
 function rememberTools(spans: SessionSpans, executors: readonly ToolExecutor[]): void {
   for (const executor of executors) {
     const text = (executor.spec as { description?: unknown }).description;
     if (typeof text !== 'string' || text === '') continue;
-    spans.toolDescriptions.set(displayName(executor.name), text.length > TOOL_DESCRIPTION_LIMIT ? `${text.slice(0, TOOL_DESCRIPTION_LIMIT - 1)}…` : text);
+    // Code Mode's `exec` description runs to thousands of tokens, and every call's span carries it
+    spans.toolDescriptions.set(displayName(executor.name), bounded(text));
   }
 }
 
@@ -385,7 +404,9 @@ function traceModelRequests(spans: SessionSpans, on: Subscribe): void {
 /** `execute_tool` spans: one per call, ended as it succeeded, failed, was blocked or aborted. */
 function traceToolCalls(spans: SessionSpans, on: Subscribe): void {
   on('tool-call-start', (event) => {
-    spans.startTool(event.callId, event.toolName, event.source, now());
+    const traced = spans.startTool(event.callId, event.toolName, event.source, now());
+    // the arguments are the model's text: content, recorded only when the host asks
+    if (spans.settings.recordContent === true && typeof event.input === 'string') traced.span.setAttribute('gen_ai.tool.call.arguments', bounded(event.input));
   });
 
   on('tool-call-end', (event) => {
@@ -399,7 +420,7 @@ function traceToolCalls(spans: SessionSpans, on: Subscribe): void {
   on('tool-call-blocked', (event) => {
     const time = now();
     const span = spans.endingTool(event, time);
-    span.setAttribute('switchyard.tool.blocked_reason', event.reason);
+    span.setAttribute('switchyard.tool.blocked_reason', bounded(event.reason));
     spans.fail(span, { name: 'HOOK_BLOCKED', message: event.reason }, 'HOOK_BLOCKED', time);
     span.end(time);
   });
@@ -428,11 +449,13 @@ function traceCells(spans: SessionSpans, on: Subscribe): void {
   });
 
   on('cell-end', (event) => {
-    spans.endCell(event.cellId, event.status, event.status === 'failed' ? { type: 'SCRIPT_ERROR', message: event.error ?? 'script failed' } : undefined);
+    // what the cell's code threw is the model's text: content, recorded only when the host asks
+    const message = spans.settings.recordContent === true && event.error !== undefined ? event.error : 'script failed';
+    spans.endCell(event.cellId, event.status, event.status === 'failed' ? { type: 'SCRIPT_ERROR', message } : undefined);
   });
 
   on('cell-limit-exceeded', (event) => {
-    spans.cells.get(event.cellId)?.span.addEvent('switchyard.cell.limit_exceeded', { 'switchyard.cell.limit': event.message }, now());
+    spans.cells.get(event.cellId)?.span.addEvent('switchyard.cell.limit_exceeded', { 'switchyard.cell.limit': bounded(event.message) }, now());
   });
 
   on('runtime-lost', (event) => {
@@ -476,7 +499,7 @@ function hookEnded(spans: SessionSpans, event: HookEvent<'hook-end'>): void {
   spans.hookRuns.delete(event.runId);
   const time = now();
   span.setAttribute('switchyard.hook.outcome', event.outcome);
-  if (event.message !== undefined) span.setAttribute('switchyard.hook.message', event.message);
+  if (event.message !== undefined) span.setAttribute('switchyard.hook.message', bounded(event.message));
   // the hook failed (it fails open: the call went on); a block is the hook's decision, recorded on the call
   if (event.outcome === 'failed') spans.fail(span, { name: 'HOOK_FAILED', message: event.message ?? 'hook failed' }, 'HOOK_FAILED', time);
   span.end(time);
@@ -494,8 +517,9 @@ function traceHooks(spans: SessionSpans, unsubscribe: Array<() => void>): void {
 function tracingSettings(option: SessionTracer): SessionTracingOptions {
   const settings: SessionTracingOptions = isTracer(option) ? { tracer: option } : option;
   if (!settings || typeof settings.tracer?.startSpan !== 'function') {
-    throw new SwitchyardError('CONFIG', 'tracer: expected an OpenTelemetry Tracer or { tracer, providerName?, agentName? }');
+    throw new SwitchyardError('CONFIG', 'tracer: expected an OpenTelemetry Tracer or { tracer, providerName?, agentName?, recordContent? }');
   }
+  if (settings.recordContent !== undefined && typeof settings.recordContent !== 'boolean') throw new SwitchyardError('CONFIG', 'tracer.recordContent must be a boolean');
   return settings;
 }
 

@@ -112,6 +112,7 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
 export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void, signalReason?: () => InterruptReason): Promise<TurnResult> {
   const { options, history } = state;
   const turn = beginOwnTurn(state, { signal: run.signal }, sink, signalReason);
+  turn.endsItself = true;
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);
   if (refused !== undefined) {

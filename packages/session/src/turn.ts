@@ -37,6 +37,13 @@ export interface OwnTurn extends Turn {
    * for a request that carries it (the next turn's, or a wake turn's).
    */
   takeInjectedForHistory(): ResponseItem[];
+  /** True for a turn the session's loop runs (it ends itself once aborted); false for one the host drives (`beginTurn`). */
+  endsItself: boolean;
+  /**
+   * Interrupts the turn with `reason` (at shutdown); a turn the host drives is ended here. Resolves
+   * once it has ended (its Interrupt hooks and `turn-end` included).
+   */
+  stop(reason: SwitchyardError): Promise<void>;
   /**
    * Aborts the turn from outside (the host's signal, `abort()`, a stream left early, shutdown) and
    * runs its Interrupt hooks, once: a turn already aborted or ended is left as it is. Resolves when
@@ -77,13 +84,18 @@ export function beginOwnTurn(
   const scope: TurnScope = { state, id: randomUUID(), controller, emit, turnState: new Map(), pendingContexts: [], runtimes: [], stepIndex: 0, detach: undefined };
   const { id } = scope;
   let ended = false;
+  let markEnded: () => void = () => undefined;
+  const hasEnded = new Promise<void>((resolve) => {
+    markEnded = resolve;
+  });
   emit({ type: 'turn-start', turnId: id });
   const turn: OwnTurn = {
     id,
     signal: controller.signal,
     emit,
     inject: (contexts) => void scope.pendingContexts.push(...contexts),
-    step: () => buildStep(scope),
+    // nothing of a session starts after its shutdown
+    step: () => (state.closed ? Promise.reject(new SwitchyardError('SHUTTING_DOWN', 'session is shut down')) : buildStep(scope)),
     takeInjected: () => injectedItems(scope, true),
     takeInjectedForHistory: () => injectedItems(scope, false),
     abort(reason?: unknown) {
@@ -99,6 +111,13 @@ export function beginOwnTurn(
     cancel(cause) {
       controller.abort(cause);
     },
+    endsItself: false,
+    stop(reason) {
+      // its Interrupt hooks run (once) before it ends
+      void turn.interrupt('shutdown', reason);
+      if (!turn.endsItself) void turn.end();
+      return hasEnded;
+    },
     end() {
       // a turn the host aborted ends with its reason, as the host gave it
       return turn.finish(controller.signal.aborted ? { error: controller.signal.reason } : {});
@@ -109,15 +128,16 @@ export function beginOwnTurn(
       scope.detach?.();
       scope.detach = undefined;
       // between turns, cells that outlived the turn keep dispatching (with the background option)
-      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true });
+      if (state.inbox && state.codeMode && !state.closed) state.codeMode.attachWorker(state.sessionId, backgroundWorker(state, state.inbox), { background: true, tenant: state.options.tenant });
       for (const runtime of scope.runtimes.splice(0)) runtime.dispose();
       turnOptions.signal?.removeEventListener('abort', forward);
-      state.liveTurns.delete(turn);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
       await interrupted;
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
+      state.liveTurns.delete(turn);
       state.activeTurns--;
+      markEnded();
       state.turnEnded();
     },
   };

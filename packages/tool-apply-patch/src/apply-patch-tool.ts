@@ -8,10 +8,10 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FunctionToolOutput, checkOptions, defineFreeformTool, optionRules as rule, type OptionsShape } from '@switchyard/kit';
-import { assertSandbox, sandboxCommand, sandboxEnvironment, type SandboxPolicy } from '@switchyard/sandbox';
+import { assertSandbox, sandboxCommand, sandboxEnvironment, scanProtectedPaths, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
 import { HelperPool, type HelperLaunch } from './helper-pool';
@@ -185,8 +185,10 @@ function helperSetup(options: ApplyPatchToolOptions, invocation: ToolInvocation,
     async launch() {
       await assertSandbox(policy);
       const command = helperCommand(heapMb);
-      const idleMs = existsSync(join(root, '.git')) ? IDLE_MS : PLACEHOLDER_IDLE_MS;
-      const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads });
+      // walked without blocking the event loop, then handed to the sandbox
+      const scanned = await scanProtectedPaths(policy);
+      const idleMs = (await stat(join(root, '.git')).then(() => true, () => false)) ? IDLE_MS : PLACEHOLDER_IDLE_MS;
+      const wrapped = sandboxCommand([command.file, ...command.args], policy, { cwd: root, readOnlyPaths: command.reads, protectedPaths: scanned });
       return {
         idleMs,
         command: {

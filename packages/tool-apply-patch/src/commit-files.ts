@@ -7,7 +7,9 @@ export type Snapshot =
   | { kind: 'absent' }
   | { kind: 'directory' }
   | { kind: 'file'; bytes: Buffer; mode: number }
-  | { kind: 'symlink'; linkTarget: string; bytes: Buffer };
+  | { kind: 'symlink'; linkTarget: string; bytes: Buffer }
+  /** A named pipe, a socket or a device (or a link to one): never read, written or replaced. */
+  | { kind: 'special'; what: string };
 
 /** One path a patch touches: its original state and the content it must end with (`null`: absent). */
 export interface FileEntry {

@@ -64,24 +64,28 @@ export interface HelperTurnRequest {
  * so its package folder (for `"type": "module"`) and Node are all it needs.
  */
 export function helperCommand(heapMb = 2048): HelperCommand {
+  const { node, args, reads } = (helperLocation ??= locateHelper());
+  return { file: node, args: [`--max-old-space-size=${heapMb}`, ...args], reads: [...reads] };
+}
+
+/** Where this process's helper is: found once per process (the paths are resolved synchronously, so not per session). */
+let helperLocation: { node: string; args: readonly string[]; reads: readonly string[] } | undefined;
+
+/** Synchronous: two `realpath`s and an `access` per parent folder, once per process (see {@link helperLocation}). */
+function locateHelper(): { node: string; args: readonly string[]; reads: readonly string[] } {
   const here = currentModuleUrl();
-  const flags = [`--max-old-space-size=${heapMb}`];
   const node = realpathSync(process.execPath);
   const packageRoot = realpathSync(fileURLToPath(new URL('..', here)));
   if (here.endsWith('.ts')) {
     // Running from source (tests, development): the helper is TypeScript too.
     const tsx = createRequire(here).resolve('tsx');
     const script = fileURLToPath(new URL('./apply-patch-helper.ts', here));
-    return {
-      file: node,
-      args: [...flags, '--import', pathToFileURL(tsx).href, '--conditions=@switchyard/source', script],
-      reads: [node, checkoutRoot(packageRoot) ?? packageRoot],
-    };
+    return { node, args: ['--import', pathToFileURL(tsx).href, '--conditions=@switchyard/source', script], reads: [node, checkoutRoot(packageRoot) ?? packageRoot] };
   }
-  return { file: node, args: [...flags, fileURLToPath(new URL('./apply-patch-helper.js', here))], reads: [node, packageRoot] };
+  return { node, args: [fileURLToPath(new URL('./apply-patch-helper.js', here))], reads: [node, packageRoot] };
 }
 
-/** The pnpm workspace holding `folder` (where tsx and the sources' modules are installed), if any. */
+/** The pnpm workspace holding `folder` (where tsx and the sources' modules are installed), if any; synchronous, from {@link locateHelper} only. */
 function checkoutRoot(folder: string): string | undefined {
   for (let dir = folder; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,6 +141,23 @@ describe('verification failures change nothing', () => {
   it('deleting a directory', async () => {
     await mkdir(join(root, 'folder'));
     expect((await failure(wrap('*** Delete File: folder'))).message).toBe(`Failed to read ${root}/folder: path \`${root}/folder\` is not a file`);
+  });
+
+  it('a named pipe, or a link to one, is refused at once as not a file (the library never waits in open)', async () => {
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    await symlink('pipe', join(root, 'link'));
+    const notAFile = (path: string) => `path \`${root}/${path}\` is not a file (a named pipe)`;
+    for (const [section, message] of [
+      ['*** Update File: pipe\n-a\n+b', `Failed to read file to update ${root}/pipe: ${notAFile('pipe')}`],
+      ['*** Delete File: link', `Failed to read ${root}/link: ${notAFile('link')}`],
+      ['*** Add File: link\n+b', `Failed to write file link: ${notAFile('link')}`],
+      ['*** Update File: x\n*** Move to: pipe\n-a\n+b', `Failed to write file pipe: ${notAFile('pipe')}`],
+    ]) {
+      await put('x', 'a\n');
+      const error = await failure(wrap(section));
+      expect({ code: error.code, message: error.message }).toEqual({ code: 'VERIFICATION_FAILED', message });
+    }
+    expect((await lstat(join(root, 'pipe'))).isFIFO()).toBe(true);
   });
 
   it('updating a missing file', async () => {

@@ -5,7 +5,7 @@ import { commitFiles, type FileEntry, type Snapshot } from './commit-files';
 import { DEFAULT_PATCH_LIMITS, exceedsLines, formatBytes, type PatchLimits } from './limits';
 import { parsePatch, type ParsedPatch, type PatchHunk } from './parse-patch';
 import { gitFileDiff, gitFileDiffOfReplacements, unifiedDiff, unifiedDiffOfReplacements } from './unified-diff';
-import { FileTooLargeError, WorkspaceFs } from './workspace-fs';
+import { FileTooLargeError, NotAFileError, WorkspaceFs } from './workspace-fs';
 import { lazyProperty } from './lazy-property';
 import { describeOsError, isInside, resolveWorkspacePath, resolveWorkspaceRoot, type ResolvedPath, type WorkspaceRoot } from './workspace-path';
 
@@ -92,11 +92,23 @@ const lossy = new TextDecoder('utf-8', { ignoreBOM: true });
 
 const verificationError = (message: string, cause?: unknown) => new ApplyPatchError('VERIFICATION_FAILED', message, { cause });
 
-/** What is at an entry now: a link (with the content it leads to), a folder, a file or nothing. */
+/**
+ * What is at an entry now: a link (with the content it leads to), a folder, a file, something that
+ * is not a file (a named pipe, a socket, a device, or a link to one) or nothing.
+ */
 async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
+  try {
+    return await readSnapshot(fs, parts, targetParts, maxBytes);
+  } catch (error) {
+    if (error instanceof NotAFileError) return { kind: 'special', what: error.kind };
+    throw error;
+  }
+}
+
+async function readSnapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: readonly string[], maxBytes: number): Promise<Snapshot> {
   // Most entries are plain files: one open (without following a link) answers; the rest are told apart by lstat.
   const read = await fs.readFile(parts, maxBytes).catch((error: unknown) => {
-    if (error instanceof FileTooLargeError) throw error;
+    if (error instanceof FileTooLargeError || error instanceof NotAFileError) throw error;
     return undefined;
   });
   if (read) return { kind: 'file', bytes: read.bytes, mode: read.mode };
@@ -104,7 +116,14 @@ async function snapshot(fs: WorkspaceFs, parts: readonly string[], targetParts: 
   if (!stats) return { kind: 'absent' };
   if (stats.isDirectory()) return { kind: 'directory' };
   if (stats.isSymbolicLink()) {
-    const bytes = await fs.readFile(targetParts, maxBytes).then((read) => read.bytes, () => Buffer.alloc(0));
+    // A link to a pipe, a socket or a device is that thing for every hunk; a dangling one reads as empty.
+    const bytes = await fs.readFile(targetParts, maxBytes).then(
+      (read) => read.bytes,
+      (error: unknown) => {
+        if (error instanceof NotAFileError) throw error;
+        return Buffer.alloc(0);
+      },
+    );
     return { kind: 'symlink', linkTarget: await fs.readlink(parts), bytes };
   }
   const { bytes, mode } = await fs.readFile(parts, maxBytes);
@@ -206,9 +225,7 @@ class PatchVerification {
 
   async add(hunk: Extract<PatchHunk, { type: 'add' }>, resolved: ResolvedPath): Promise<void> {
     const entry = await this.entryFor(resolved, this.contentKey(resolved));
-    if (entry.original.kind === 'directory' && entry.current === null) {
-      throw verificationError(`Failed to write file ${hunk.path}: Is a directory`);
-    }
+    this.refuseWriteOver(entry, hunk.path);
     this.setContent(entry, hunk.contents, hunk.path);
     this.changes.push(lazyDiff({ kind: 'add', path: hunk.path, content: hunk.contents }, () => unifiedDiff('', hunk.contents)));
     this.added.push(hunk.path);
@@ -238,9 +255,7 @@ class PatchVerification {
       this.modified.push(hunk.path);
     } else {
       const destination = await this.entryFor(move, this.contentKey(move));
-      if (destination.original.kind === 'directory' && destination.current === null) {
-        throw verificationError(`Failed to write file ${hunk.movePath}: Is a directory`);
-      }
+      this.refuseWriteOver(destination, hunk.movePath);
       // A move removes the source's directory entry: a link itself, not the file it points to.
       const removed = sourceKey === resolved.location ? source : await this.entryFor(resolved, resolved.location);
       if (destination !== removed) this.remove(removed);
@@ -279,9 +294,21 @@ class PatchVerification {
     return isAbsolute(raw) ? raw : `${this.scope.root.path.replace(/\/+$/, '')}/${raw}`;
   }
 
-  /** Why a file a hunk reads is not there, in the reference's words. */
+  /**
+   * Why a file a hunk reads is not there, in the reference's words; for a named pipe, a socket or a
+   * device (which the reference would wait on) the same words and what it is.
+   */
   private missingReason(entry: FileEntry, raw: string): string {
-    return entry.original.kind === 'directory' ? `path \`${this.shown(raw)}\` is not a file` : 'No such file or directory (os error 2)';
+    const { original } = entry;
+    if (original.kind === 'special') return `path \`${this.shown(raw)}\` is not a file (${original.what})`;
+    return original.kind === 'directory' ? `path \`${this.shown(raw)}\` is not a file` : 'No such file or directory (os error 2)';
+  }
+
+  /** Refuses to write where a folder, or something else that is not a file, stands (Add File, Move to). */
+  private refuseWriteOver(entry: FileEntry, path: string): void {
+    if (entry.current !== null) return;
+    if (entry.original.kind === 'directory') throw verificationError(`Failed to write file ${path}: Is a directory`);
+    if (entry.original.kind === 'special') throw verificationError(`Failed to write file ${path}: ${this.missingReason(entry, path)}`);
   }
 
   /** The current text of a file an Update edits: it must exist, stay under the line cap and be UTF-8. */

@@ -1,10 +1,13 @@
 import { close as closeFd, closeSync, constants, existsSync, openSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Stats } from 'node:fs';
 import { attempt, workspaceIo, type WorkspaceIo } from './workspace-io';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
+/** Absent on Windows, where no named pipe sits in a folder. */
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /**
  * Linux's `O_PATH` (Node does not export it): a descriptor that names an inode without opening it
@@ -139,7 +142,7 @@ export class WorkspaceFs {
         if (last) targetMustExist = true;
         if (isAbsolute(target)) {
           const inside = [this.realRoot, ...aliases].map((base) => relative(base, target)).find(isBelow);
-          if (inside === undefined) throw new OutsideRootError(targetMustExist && !existsSync(target) ? 'dangling' : 'link');
+          if (inside === undefined) throw new OutsideRootError(targetMustExist && !(await exists(target)) ? 'dangling' : 'link');
           stack.length = 0;
           queue.unshift(...splitPath(inside));
         } else {
@@ -176,16 +179,22 @@ export class WorkspaceFs {
 
   /**
    * Reads a regular file without following a link at any component. Throws `EISDIR` for a folder,
-   * `ELOOP` for a link, and a {@link FileTooLargeError} when it holds more than `maxBytes`.
+   * `ELOOP` for a link, a {@link NotAFileError} for a named pipe, a socket or a device (at once:
+   * it never waits in `open`), and a {@link FileTooLargeError} when it holds more than `maxBytes`.
    */
   async readFile(components: readonly string[], maxBytes: number): Promise<{ bytes: Buffer; mode: number }> {
     const io = this.io;
     return this.withParent(components, false, async (at) => {
-      const fd = await io.open(at, O_RDONLY | O_NOFOLLOW);
+      // Non-blocking: a named pipe opens at once (its type is then read from the descriptor, not
+      // from the name, so nothing swapped in between is trusted); a socket refuses the open.
+      const fd = await attempt(() => io.open(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)).catch(async (error: NodeJS.ErrnoException) => {
+        const kind = specialKind(await attempt(() => io.lstat(at)).catch(() => undefined));
+        throw kind ? new NotAFileError(kind) : error;
+      });
       try {
         const stats = await io.fstat(fd);
         if (stats.isDirectory()) throw Object.assign(new Error('Is a directory'), { code: 'EISDIR' });
-        if (!stats.isFile()) throw Object.assign(new Error('Not a regular file'), { code: 'EINVAL' });
+        if (!stats.isFile()) throw new NotAFileError(specialKind(stats) ?? 'not a regular file');
         if (stats.size > maxBytes) throw new FileTooLargeError(stats.size, maxBytes);
         // Read one byte more than allowed: a file growing past the cap meanwhile is refused too.
         const buffer = Buffer.allocUnsafe(Math.min(stats.size, maxBytes) + 1);
@@ -399,14 +408,41 @@ export class FileTooLargeError extends Error {
   }
 }
 
+/** A named pipe, a socket or a device where a file was expected: apply_patch edits regular files only. */
+export class NotAFileError extends Error {
+  readonly code = 'ENOTFILE';
+  /** What is there instead, for the model: `a named pipe`, `a socket`, `a character device`, `a block device`. */
+  constructor(readonly kind: string) {
+    super(`not a file: it is ${kind}`);
+  }
+}
+
+/** What a non-regular, non-directory entry is (`undefined` for a file, a folder, a link or nothing). */
+export function specialKind(stats: Stats | undefined): string | undefined {
+  if (!stats) return undefined;
+  if (stats.isFIFO()) return 'a named pipe';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return undefined;
+}
+
 /** Splits a link target or relative path into components (either separator on Windows). */
 export function splitPath(path: string): string[] {
   return path.split(sep === '\\' ? /[\\/]/ : '/').filter((part) => part !== '');
 }
 
+/** True when `path` exists, links followed (an `access` on the thread pool). */
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
 let procChecked: boolean | undefined;
 
-/** True when `/proc/self/fd/<fd>/<name>` reaches below an open folder (Linux with /proc mounted). */
+/** True when `/proc/self/fd/<fd>/<name>` reaches below an open folder (Linux with /proc mounted); synchronous, once per process. */
 function procFdUsable(): boolean {
   if (procChecked !== undefined) return procChecked;
   procChecked = false;

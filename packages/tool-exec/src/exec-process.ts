@@ -26,7 +26,7 @@ export interface ExecProcessSpec {
    * Called each time output is taken and once when the process ended: a line returned (what a
    * check found and did, e.g. new git metadata renamed) is appended to the output.
    */
-  audit?: () => string | undefined;
+  audit?: () => Promise<string | undefined> | string | undefined;
   /**
    * Start `file` + `args` through this session's long-lived spawner (pipes only) instead of a
    * process of its own: the spawner is already running, so the command pays a message and a fork.
@@ -36,19 +36,21 @@ export interface ExecProcessSpec {
   spawnOptions?: Pick<SpawnOptions, 'cgroupProcs' | 'fd3' | 'spare'>;
 }
 
-/** Calls a note producer; a throw is no note. */
-function noteOf(producer: (() => string | undefined) | undefined): string | undefined {
+type NoteProducer = () => Promise<string | undefined> | string | undefined;
+
+/** Calls a note producer; a throw or rejection is no note. */
+async function noteOf(producer: NoteProducer | undefined): Promise<string | undefined> {
   try {
-    return producer?.();
+    return await producer?.();
   } catch {
     return undefined;
   }
 }
 
-/** Appends the audit and exit notes of `spec` once the process ended (never throws). */
-function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): void {
-  execProcess.runAudit();
-  const note = noteOf(spec.onExit);
+/** Appends the audit and exit notes of `spec` once the process ended (never rejects). */
+async function appendExitNote(spec: ExecProcessSpec, execProcess: ExecProcess): Promise<void> {
+  await execProcess.runAudit();
+  const note = await noteOf(spec.onExit);
   if (note) execProcess.pushOutput(`\n${note}\n`);
 }
 
@@ -96,12 +98,12 @@ export class ExecProcess {
   private code: number | undefined;
   private done = false;
   private readonly writer: ((data: string) => void) | undefined;
-  private readonly audit: (() => string | undefined) | undefined;
+  private readonly audit: NoteProducer | undefined;
   // a throwing waker is reported (process warning SWITCHYARD_LISTENER) and never stops the output
   private readonly events = createEventHub<{ type: 'output' }>({ name: 'exec-process' });
 
   /** Use {@link ExecProcess.start}; the constructor only wires a started process. */
-  constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void; audit?: () => string | undefined }) {
+  constructor(init: { pid: number; tty: boolean; buffer: HeadTailBuffer; finished: Promise<void>; writer?: (data: string) => void; audit?: NoteProducer }) {
     this.pid = init.pid;
     this.tty = init.tty;
     this.buffer = init.buffer;
@@ -142,14 +144,14 @@ export class ExecProcess {
    * process ended, the audit already ran at its exit and nothing of it is left to change anything,
    * so it does not run again.
    */
-  takeOutput(): string {
-    if (!this.done) this.runAudit();
+  async takeOutput(): Promise<string> {
+    if (!this.done) await this.runAudit();
     return this.buffer.drain();
   }
 
   /** @internal Runs the spec's audit and appends its note. */
-  runAudit(): void {
-    const note = noteOf(this.audit);
+  async runAudit(): Promise<void> {
+    const note = await noteOf(this.audit);
     if (note) this.pushOutput(`\n${note}\n`);
   }
 
@@ -225,9 +227,10 @@ function settleWhenDrained(run: { spec: ExecProcessSpec; execProcess: ExecProces
     settled = true;
     clearTimeout(timer);
     killGroup(execProcess.pid);
-    appendExitNote(spec, execProcess);
-    execProcess.markExited(exitCode);
-    run.resolve();
+    void appendExitNote(spec, execProcess).then(() => {
+      execProcess.markExited(exitCode);
+      run.resolve();
+    });
   };
   const exitedAt = Date.now();
   let timer: NodeJS.Timeout | undefined;
@@ -334,9 +337,10 @@ async function startPty(spec: ExecProcessSpec): Promise<ExecProcess> {
     const check = () => {
       if (Date.now() - lastData >= DRAIN_GRACE_MS / 2 || Date.now() - exitedAt >= DRAIN_GRACE_MS * 5) {
         killGroup(terminal.pid);
-        appendExitNote(spec, execProcess);
-        execProcess.markExited(code);
-        resolveFinished();
+        void appendExitNote(spec, execProcess).then(() => {
+          execProcess.markExited(code);
+          resolveFinished();
+        });
       } else setTimeout(check, DRAIN_GRACE_MS / 2);
     };
     setTimeout(check, DRAIN_GRACE_MS / 2);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import {
   APPROVAL_POLICIES,
@@ -19,7 +19,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments, serdeArgumentsParser } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionRule, type OptionsShape, abortedMessage, contentItemsToText, invocationArguments, serdeArgumentsParser } from '@switchyard/kit';
 import { BARE_PATCH_MESSAGE, isBarePatch, parseApplyPatchCommand, rebasePatchPaths } from './apply-patch-interception';
 import { DEFAULT_MAX_CONCURRENT_COMMANDS, SessionAdmission } from './admission';
 import { ApprovalMemory, escalationRefusedMessage, requireApproval } from './approval';
@@ -40,6 +40,7 @@ import {
   isLikelySandboxDenial,
   quarantineNewGitMetadata,
   sandboxCommand,
+  scanProtectedPaths,
   sandboxEnvironment,
   writableRoots,
   type SandboxCommand,
@@ -62,6 +63,14 @@ export interface ExecToolsOptions {
   network?: boolean;
   /** Extra writable paths in `workspace-write`. */
   writableRoots?: string[];
+  /**
+   * Restricted read mode (absolute paths). When given — even empty — a sandboxed command sees only
+   * the system directories programs need (`PLATFORM_READ_ROOTS` of `@switchyard/sandbox`: `/usr`,
+   * `/bin`, `/sbin`, `/lib*`, `/etc`, read-only), `/dev`, a new `/proc`, a private `/tmp`, its
+   * workspace (and `writableRoots`), and these paths read-only: nothing of another workspace.
+   * Default: all of `/` read-only, the host's private places hidden. See "Serving many tenants".
+   */
+  readableRoots?: string[];
   /** The bubblewrap binary (path or name on PATH). Default `bwrap`. */
   bwrapPath?: string;
   /** The unprivileged user sandboxed commands run as when the host runs as root. Default 65534:65534. */
@@ -240,6 +249,7 @@ async function waitForProcess(execProcess: ExecProcess, ms: number, signal: Abor
   }
 }
 
+/** The host's shell (found on PATH with one `access` per entry and candidate). */
 function defaultShell(): string {
   const candidates = [process.env.SHELL, '/bin/bash', '/bin/sh'].filter((value): value is string => Boolean(value));
   return candidates.find((candidate) => findExecutable(candidate)) ?? '/bin/sh';
@@ -261,6 +271,8 @@ function textOf(output: ToolOutput, callId: string): string {
   return typeof item.output === 'string' ? item.output : contentItemsToText(item.output);
 }
 
+const absolutePath: OptionRule = (value) => (typeof value === 'string' && isAbsolute(value) ? undefined : 'must be an absolute path');
+
 const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   root: rule.string(),
   sandbox: rule.oneOf(...SANDBOX_MODES),
@@ -268,6 +280,7 @@ const EXEC_OPTION_RULES: OptionsShape<ExecToolsOptions> = {
   approvals: rule.object(),
   network: rule.boolean(),
   writableRoots: rule.listOf(rule.string()),
+  readableRoots: rule.listOf(absolutePath),
   bwrapPath: rule.string(),
   sandboxUser: rule.shape<{ uid: number; gid: number }>({ uid: rule.required(rule.number({ min: 0, integer: true })), gid: rule.required(rule.number({ min: 0, integer: true })) }),
   shell: rule.string(),
@@ -358,6 +371,7 @@ function sandboxPolicy(options: ExecToolsOptions, root: string, mode: SandboxMod
     root,
     network: options.network,
     writableRoots: options.writableRoots,
+    ...(options.readableRoots !== undefined ? { readableRoots: options.readableRoots } : {}),
     bwrapPath: options.bwrapPath,
     sandboxUser: options.sandboxUser,
     limits: options.limits,
@@ -405,13 +419,16 @@ async function runOnce(run: {
 }): Promise<{ execProcess: ExecProcess; output: string }> {
   const { state, invocation, args, cwd, sandbox, started } = run;
   const shell = resolveShell(state.options, args.shell);
+  // one `access` per PATH entry (synchronous, no directory listed): a shell removed since stays a clear refusal
   if (!findExecutable(shell)) throw new RespondToModelError(`exec_command failed for \`${args.cmd}\`: shell not found: ${shell}`);
   const login = args.login ?? state.allowLoginShell;
   // A sandboxed mode is proven to start (bubblewrap, user namespaces, seccomp) before anything runs.
   await assertSandbox(sandbox);
   const spawned = spawnerAllowed(state, args.tty);
+  // The protected paths are walked without blocking the event loop, then handed to the sandbox.
+  const scanned = sandbox.mode === 'workspace-write' ? await scanProtectedPaths(sandbox) : undefined;
   // Through the spawner an unsandboxed command gets its reaper there, not a reaper process of its own.
-  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: !spawned });
+  const wrapped = sandboxCommand([shell, login ? '-lc' : '-c', args.cmd], sandbox, { cwd, tty: args.tty, reaper: !spawned, protectedPaths: scanned });
   if (wrapped.limits) {
     const { mechanism, pids, memoryBytes, tmpBytes } = wrapped.limits;
     emit(invocation, 'sandbox-limits', { mechanism, pids, memory_bytes: memoryBytes, tmp_bytes: tmpBytes });
@@ -425,7 +442,7 @@ async function runOnce(run: {
       tty: args.tty,
       maxRetainedBytes: state.options.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES,
       onExit: () => afterExit(wrapped),
-      audit: wrapped.protected.length > 0 ? () => quarantineNewGitMetadata(sandbox, wrapped.protected).note : undefined,
+      audit: wrapped.protected.length > 0 ? async () => (await quarantineNewGitMetadata(sandbox, wrapped.protected)).note : undefined,
     });
   } catch (error) {
     wrapped.release();
@@ -440,7 +457,7 @@ async function runOnce(run: {
   } finally {
     state.inFlight.delete(execProcess);
   }
-  return { execProcess, output: execProcess.takeOutput() };
+  return { execProcess, output: await execProcess.takeOutput() };
 }
 
 /** An `apply_patch` heredoc run through exec_command goes to the apply_patch tool (when the step has it). */
@@ -465,14 +482,14 @@ function shellJoin(words: readonly string[]): string {
 }
 
 /** The checks before anything runs: login shells allowed, the workdir a directory, escalation allowed, no bare patch. */
-function checkCommand(run: { state: ToolsetState; args: ExecCommandArgs; settings: CallSettings; cwd: string }): void {
+async function checkCommand(run: { state: ToolsetState; args: ExecCommandArgs; settings: CallSettings; cwd: string }): Promise<void> {
   const { state, args, settings, cwd } = run;
   if (args.login === true && !state.allowLoginShell) {
     throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
   }
   let reason: string | undefined = 'No such file or directory (os error 2)';
   try {
-    reason = statSync(cwd).isDirectory() ? undefined : 'Not a directory (os error 20)';
+    reason = (await stat(cwd)).isDirectory() ? undefined : 'Not a directory (os error 20)';
   } catch {
     // reported below
   }
@@ -567,11 +584,11 @@ function answerExec(run: {
  */
 function deliverOnExit(state: ToolsetState, entry: ProcessEntry, background: BackgroundDelivery, run: { started: number; maxOutputTokens?: number }): void {
   const callId = entry.callId as string;
-  void entry.process.finished.then(() => {
+  void entry.process.finished.then(async () => {
     if (background.signal.aborted || entry.polls > 0 || state.table.get(entry.id, entry.sessionId) !== entry) return;
     state.table.remove(entry.id);
     const exitCode = entry.process.exitCode;
-    const output = new ExecCommandOutput({ chunkId: chunkId(), wallTimeMs: Date.now() - run.started, output: entry.process.takeOutput(), exitCode, maxOutputTokens: run.maxOutputTokens });
+    const output = new ExecCommandOutput({ chunkId: chunkId(), wallTimeMs: Date.now() - run.started, output: await entry.process.takeOutput(), exitCode, maxOutputTokens: run.maxOutputTokens });
     const item = output.toResponseItem(callId, { kind: 'function', arguments: '{}' });
     background.complete({ callId, processId: entry.id, status: exitCode === 0 ? 'completed' : 'failed', item });
   });
@@ -585,7 +602,7 @@ async function handleExecCommand(state: ToolsetState, invocation: ToolInvocation
   sweepEarlierTurns(state, invocation.step);
   const settings = resolveSettings(state.options, invocation.step);
   const cwd = resolveWorkdir(settings.root, args.workdir);
-  checkCommand({ state, args, settings, cwd });
+  await checkCommand({ state, args, settings, cwd });
   const intercepted = await interceptApplyPatch({ invocation, args, cwd, root: settings.root, started });
   if (intercepted) return intercepted;
   const mode = await approveCommand({ state, invocation, args, cwd, settings });
@@ -652,7 +669,7 @@ async function handleWriteStdin(state: ToolsetState, invocation: ToolInvocation)
   } finally {
     entry.polls--;
   }
-  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: execProcess.takeOutput(), maxOutputTokens };
+  const result: ExecResult = { chunkId: chunkId(), wallTimeMs: Date.now() - started, output: await execProcess.takeOutput(), maxOutputTokens };
   if (execProcess.exited) {
     state.table.remove(id);
     emit(invocation, 'exec-command-end', { command: entry.command, exit_code: execProcess.exitCode as number, session_id: id });

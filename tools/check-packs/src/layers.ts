@@ -60,7 +60,7 @@ function shippedSources(dir: string): string[] {
 }
 
 /** Source text without comments, so a comment that names a package or `process` is no import. */
-function code(text: string): string {
+export function withoutComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 }
 
@@ -97,7 +97,7 @@ export function findLayerViolations(root: string): LayerViolation[] {
       for (const dep of Object.keys(json[field] ?? {})) if (dep.startsWith(SCOPE)) check(dep.slice(SCOPE.length), `package.json ${field}`);
     }
     for (const file of shippedSources(dir)) {
-      const text = code(readFileSync(file, 'utf8'));
+      const text = withoutComments(readFileSync(file, 'utf8'));
       const where = relative(root, file);
       for (const match of text.matchAll(IMPORT)) check(match[1].slice(SCOPE.length), where);
       if (self === 'protocol') {

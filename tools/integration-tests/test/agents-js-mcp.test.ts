@@ -3,33 +3,20 @@
 // exec and wait, and calls them (a script calling a built-in tool and a downstream MCP tool, a
 // background cell finished through wait). No model is involved: the server API is used directly.
 // Closing ends serve and every downstream process (/proc).
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MCPServerStdio } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesWith } from '@switchyard/config/proc';
 
 const require = createRequire(import.meta.url);
 const SERVE = fileURLToPath(new URL('../../../packages/cli/test/fixtures/serve.ts', import.meta.url));
 const CATALOG = fileURLToPath(new URL('../../../packages/mcp/test/fixtures/catalog-server.mjs', import.meta.url));
 const TSX = pathToFileURL(require.resolve('tsx')).href;
 const MARKER = `switchyard-agents-js-${process.pid}-${Date.now()}`;
-
-/** Pids of live processes whose command line holds the marker. */
-function markedProcesses(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(MARKER)) pids.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids;
-}
 
 type Block = { type: string; text?: string };
 const textOf = (content: unknown): string => (content as Block[]).map((block) => block.text ?? `[${block.type}]`).join('\n');
@@ -58,8 +45,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  for (let tries = 0; tries < 100 && markedProcesses().length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
-  for (const pid of markedProcesses()) process.kill(pid, 'SIGKILL');
+  for (let tries = 0; tries < 100 && processesWith(MARKER).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const pid of processesWith(MARKER)) process.kill(pid, 'SIGKILL');
   rmSync(workspace, { recursive: true, force: true });
 });
 
@@ -107,12 +94,12 @@ describe('Agents JS MCPServerStdio against switchyard mcp serve', () => {
   }, 60_000);
 
   it('close ends serve and every downstream server', async () => {
-    expect(markedProcesses().length).toBeGreaterThan(0);
+    expect(processesWith(MARKER).length).toBeGreaterThan(0);
     await server.close();
-    let left = markedProcesses();
+    let left = processesWith(MARKER);
     for (let tries = 0; tries < 150 && left.length > 0; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      left = markedProcesses();
+      left = processesWith(MARKER);
     }
     expect(left.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '))).toEqual([]);
   }, 30_000);

@@ -1,13 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApprovalRequest, ModelRequest, ResponseItem } from '@switchyard/protocol';
 import { createHookEngine } from '@switchyard/hooks';
 import { createSession, type BackgroundCompleteEvent, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { exec, say, texts } from './helpers';
+import { useCleanups } from '@switchyard/test-helpers';
 
 // Background work across packages: a process exec_command left running delivers its exit into the
 // next turn without write_stdin, and a cell that outlived its turn dispatches its nested
@@ -16,19 +16,9 @@ import { exec, say, texts } from './helpers';
 const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 const outputsOf = (request: ModelRequest, callId: string) => request.input.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'background-work-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-function track(session: Session): Session {
-  cleanups.push(() => session.shutdown());
-  return session;
-}
+const { defer, scratch: scratchDir } = useCleanups();
+const scratch = () => scratchDir('background-work');
+const track = (session: Session) => defer(session, (s) => s.shutdown());
 const nextCompletion = (session: Session) => new Promise<BackgroundCompleteEvent>((resolve) => session.on('background-complete', resolve));
 
 describe('background work across packages', () => {

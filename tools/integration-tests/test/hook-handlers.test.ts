@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HookEngineOptions, type PostToolUseFailureHookInput } from '@switchyard/hooks';
@@ -13,24 +12,15 @@ import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { call, exec, say, texts } from './helpers';
+import { useCleanups } from '@switchyard/test-helpers';
 
 // Hooks through a whole session: PostToolUseFailure for the failures it names, http and mcp_tool
 // handlers blocking calls against real servers (a loopback HTTP server, an MCP server process).
 
 const POLICY_SERVER = fileURLToPath(new URL('./fixtures/policy-server.mjs', import.meta.url));
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hook-handlers-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-function track<T extends Session | McpTools | Server>(thing: T): T {
-  cleanups.push(() => ('shutdown' in thing ? thing.shutdown() : 'close' in thing && 'listen' in thing ? new Promise((resolve) => thing.close(resolve)) : (thing as McpTools).close()));
-  return thing;
-}
+const { defer, scratch: scratchDir } = useCleanups();
+const scratch = () => scratchDir('hook-handlers');
+const track = <T extends Session | McpTools | Server>(thing: T): T => defer(thing, () => ('shutdown' in thing ? thing.shutdown() : 'close' in thing && 'listen' in thing ? new Promise((resolve) => thing.close(resolve)) : (thing as McpTools).close()));
 const outputOf = (items: readonly ResponseItem[], callId: string) => items.find((item) => 'call_id' in item && item.call_id === callId && item.type.endsWith('_output'));
 
 /** A tool that throws, and one that records that it ran. */
@@ -115,8 +105,7 @@ describe('http and mcp_tool hooks through a session', () => {
   }
 
   function sessionWith(hookOptions: HookEngineOptions, ran: string[]) {
-    const hooks = createHookEngine(hookOptions);
-    cleanups.push(() => hooks.close());
+    const hooks = defer(createHookEngine(hookOptions), (engine) => engine.close());
     return track(createSession({ tools: hostTools(ran), hooks }));
   }
 

@@ -7,7 +7,7 @@ import { chatCompletions, openaiResponses } from '@switchyard/openai';
 import { createSession } from '@switchyard/session';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { execTools } from '@switchyard/tool-exec';
-import { configError } from '../../config/config-error.ts';
+import { configError } from '@switchyard/config/config-error';
 
 // A host's first day in plain JavaScript: a typo in any options object is a CONFIG error naming it.
 

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { CONFORMANCE_LIMITS, describeRuntimeConformance } from './conformance/runtime-conformance';
 import { spawnRuntimeHost } from './nats-runtime-host';
 

@@ -90,6 +90,24 @@ describe('exec git metadata: nothing planted runs later', () => {
     held.push('a repository planted in a directory the walk had cached, with the directory times set back: renamed, host git status ran nothing');
   });
 
+  it('50,000 empty top-level folders, then a repository planted at zz/r (issue 47 row 1): the check fails closed, it never claims a clean tree', async () => {
+    const { root, outside } = places();
+    // One mkdir with every name: the folders cost the command a second, not the test minutes.
+    const answer = await run(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
+    expect(answer).toContain('planted');
+    expect(readdirSync(root)).toHaveLength(50_001);
+    // The walk stops after 50,000 directories, before zz/r: the answer says the check could not finish.
+    expect(answer).toMatch(/\nsandbox: new git metadata could not be checked in the workspace: it holds more than 50,000 directories, so a \.git a sandboxed command created there may remain and run its hooks and config at the next git command; do not run git in the workspace before removing the extra directories\n/);
+    expect(answer).not.toMatch(/zz\/r\/\.git was renamed/);
+    // Control: the planted repository is live, so the warning is what stands between it and the host's git.
+    expect(existsSync(join(root, 'zz/r/.git'))).toBe(true);
+    hostGitStatus(join(root, 'zz/r'));
+    expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(true);
+    // 50,000 folders take longer to remove than an afterAll hook may run.
+    rmSync(root, { recursive: true, force: true });
+    held.push('50,000 folders then a planted zz/r: the walk cannot reach it and the answer says so ("could not be checked … do not run git"), never a silent pass (before: no line at all)');
+  }, 600_000);
+
   it('a gitfile pointing at a planted git directory, and a repository planted by a background child after the answer', async () => {
     const { root, outside } = places();
     const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });

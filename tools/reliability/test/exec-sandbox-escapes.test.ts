@@ -1,39 +1,17 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { expect, test } from 'vitest';
 import { report } from '../src/profile';
+import { bundleEntry } from './bundle';
 import { CONTROL_ATTEMPTS, type CorpusReport } from './exec-escapes/corpus';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/**
- * The corpus runs in child processes from one bundled file (TypeScript sources included), so that
- * the unprivileged run needs nothing but read access to that file — not to this checkout, which
- * may live where uid 65534 cannot look.
- */
-async function bundle(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'exec-escapes-bundle-'));
-  chmodSync(dir, 0o755);
-  const outfile = join(dir, 'corpus.mjs');
-  await build({
-    entryPoints: [join(here, 'exec-escapes', 'main.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile,
-    conditions: ['@switchyard/source'],
-    external: ['@lydell/node-pty'],
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    logLevel: 'silent',
-  });
-  chmodSync(outfile, 0o644);
-  return outfile;
-}
+// The corpus runs in child processes from one bundled file (see bundleEntry), so the unprivileged
+// run needs nothing but read access to that file.
+const bundle = () => bundleEntry(join(here, 'exec-escapes', 'main.ts'));
 
 function runAs(argv: string[]): Promise<CorpusReport> {
   return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,8 @@ import { CommandSpawner } from '@switchyard/sandbox';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
 import { callItem, openHarness, texts, type Harness } from './helpers';
+import { becomes } from '@switchyard/test-helpers';
+import { processesWith } from '@switchyard/config/proc';
 
 // Unsandboxed (danger-full-access) commands of a session go through one long-lived spawner. A
 // command runs as the spawner's user and can find it (its reaper's parent), so these attacks are
@@ -21,29 +23,6 @@ afterAll(() => {
 const text = (item: unknown) => texts(item as never).join('\n');
 const SPAWNER_PID = 's=$(cut -d" " -f4 /proc/$PPID/stat)';
 const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
-
-/** Pids whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) found.push(Number(entry));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return found;
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return true;
-}
 
 let calls = 0;
 async function run(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
@@ -64,7 +43,7 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
       const answer = await run(harness, `${SPAWNER_PID}; (setsid sleep ${marker} &); sleep 0.3; kill -9 $s; sleep 5`);
       expect(answer).toContain('Process exited with code 137');
       expect(answer).toMatch(/exec_command: the session's command spawner \(pid \d+\) ended \(signal SIGKILL\) while this command ran; the command and everything it started were killed/);
-      expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+      expect(await becomes(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
       expect(await run(harness, 'echo next')).toContain('next');
       outcomes.push('SIGKILL of the spawner: call answered 137 with the note, tree gone, next call ran');
     } finally {
@@ -186,7 +165,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
     try {
       expect(await run(harness, 'echo warm')).toContain('warm');
       const [launcher] = sandboxLaunchers().filter((pid) => !before.includes(pid));
-      expect(await until(() => preparedBy(launcher).length === 1, 10_000)).toBe(true);
+      expect(await becomes(() => preparedBy(launcher).length === 1, 10_000)).toBe(true);
       const mine = preparedBy(launcher)[0];
       // The attack waits for the host to name the sandbox prepared for the command after it, then
       // signals it, writes a forged request (`sh -c 'echo FORGED'` in /) into every descriptor of
@@ -201,7 +180,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
         '(kill -9 -1) 2>/dev/null',
       ].join('; ');
       const running = harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd: attack, yield_time_ms: 20_000 }));
-      expect(await until(() => preparedBy(launcher).some((pid) => pid !== mine), 10_000)).toBe(true);
+      expect(await becomes(() => preparedBy(launcher).some((pid) => pid !== mine), 10_000)).toBe(true);
       const next = preparedBy(launcher).find((pid) => pid !== mine) as number;
       writeFileSync(join(root, 'target'), String(next));
       const answer = text(await running);
@@ -218,4 +197,56 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
       await harness.close();
     }
   }, 60_000);
+});
+
+// Issue 47 row 11: an unsandboxed command that kills its reaper (and its spawner) from /proc, then
+// daemonizes, leaves a process reparented away from everything that would kill it. As root each
+// such command runs in a tracking cgroup of its own, killed whole when the command ends.
+const asRootWithCgroups = process.getuid?.() === 0 && readdirSync('/sys/fs/cgroup').length > 0;
+describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a daemon that escaped its reaper (issue 47 row 11)', () => {
+  const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ')[1]);
+  const cases = [
+    { tty: false, cgroups: true },
+    { tty: true, cgroups: true },
+    { tty: false, cgroups: false }, // the control: no tracking group, so the daemon must survive
+  ];
+  for (const { tty, cgroups } of cases) {
+    const how = tty ? 'tty, per-command reaper' : 'through the spawner';
+    it(cgroups ? `${how}: killed with its command, though its reaper${tty ? '' : ' and spawner'} died first` : `control, ${how} with cgroups off: the daemon outlives its command`, async () => {
+      const root = join(scratch, `daemon-${tty}-${cgroups}`);
+      mkdirSync(root, { recursive: true });
+      const exec = execTools({ root, sandbox: 'danger-full-access', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', limits: { cgroups } });
+      const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
+      const marker = `4711.${tty ? 1 : 2}${cgroups ? 1 : 2}`;
+      try {
+        const attack = [
+          `(setsid sh -c 'echo $$ > daemon; exec sleep ${marker}' </dev/null >/dev/null 2>&1 &)`,
+          'while [ ! -s daemon ]; do sleep 0.1; done',
+          'r=$PPID; s=$(cut -d" " -f4 /proc/$r/stat); k=$r',
+          // the spawner too, never the host (its parent when the reaper is a process of its own)
+          '[ "$(cat /proc/$s/comm)" = perl ] && k="$k $s"',
+          'echo $k > killed; kill -9 $k; sleep 30',
+        ].join('; ');
+        await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd: attack, tty, yield_time_ms: 15_000 }));
+        const killed = readFileSync(join(root, 'killed'), 'utf8').trim().split(' ').map(Number);
+        expect(killed).toHaveLength(tty ? 1 : 2);
+        const daemon = Number(readFileSync(join(root, 'daemon'), 'utf8'));
+        if (!cgroups) {
+          // reparented away from the dead reaper, and alive well after the answer
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          expect(processesWith(`sleep ${marker}`)).toEqual([daemon]);
+          expect(killed).not.toContain(parentOf(daemon));
+          outcomes.push(`control (cgroups off, ${tty ? 'tty' : 'spawner'}): the daemon outlived its dead reaper, parent ${parentOf(daemon)}`);
+          return;
+        }
+        // Gone once the answer is out, without waiting for the session or the toolset to end.
+        expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+        outcomes.push(`${tty ? 'tty' : 'spawner'}: a daemon that killed its reaper${tty ? '' : ' and spawner'} died with its command (tracking cgroup)`);
+      } finally {
+        for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+        await harness.close();
+        await exec.shutdown();
+      }
+    }, 60_000);
+  }
 });

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,8 @@ import { createHookEngine } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
 import { callItem, execItem, openHarness, outcome, sleep, testTools, texts, waitItem, workerChildren } from './helpers';
+import { becomes } from '@switchyard/test-helpers';
+import { processesWith } from '@switchyard/config/proc';
 
 const scratch = mkdtempSync(join(tmpdir(), 'reliability-faults-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -47,18 +48,6 @@ function expectAnsweredOnce(outputs: readonly ToolOutputItem[], callIds: readonl
   expect(outputs.map((item) => item.call_id)).toEqual(callIds);
 }
 
-/** PIDs of processes whose command line contains `marker`. */
-function processesWith(marker: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes(marker) && !line.includes('ps -eo')).map((line) => line.trim().split(/\s+/)[0]);
-}
-
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await sleep(20);
-  return check();
-}
-
 const held: string[] = [];
 afterAll(() => report('fault injection', `${held.length} scenarios held:\n  - ${held.join('\n  - ')}`));
 
@@ -74,7 +63,7 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       const names = ['throws', 'rejects_early', 'rejects_plain', 'circular', 'bigint', 'ok', 'hang_deaf'];
       const items = names.map((name, index) => callItem(`d${index}-${name}`, name, {}));
       const pending = harness.step.dispatchAll(items);
-      expect(await until(() => log.length === 1, 5_000)).toBe(true);
+      expect(await becomes(() => log.length === 1, 5_000)).toBe(true);
       await sleep(100);
       harness.turn.abort('user pressed stop');
       const outputs = await pending;
@@ -174,13 +163,13 @@ describe('fault injection: nothing lost, every call answered exactly once with i
          await Promise.all(calls);`,
       );
       expect(running.status).toBe('running');
-      expect(await until(() => nestedEnds.size === 0 && log.aborted.length === 0, 10)).toBe(true);
+      expect(await becomes(() => nestedEnds.size === 0 && log.aborted.length === 0, 10)).toBe(true);
       await sleep(200);
       const terminated = outcome(await harness.step.dispatch(waitItem('term', { cell_id: running.cellId, terminate: true })));
       expect(terminated.status).toBe('terminated');
-      expect(await until(() => log.aborted.length === 10, 5_000)).toBe(true);
+      expect(await becomes(() => log.aborted.length === 10, 5_000)).toBe(true);
       expect([...log.aborted].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `h${i}`).sort());
-      expect(await until(() => nestedEnds.size === 10, 2_000)).toBe(true);
+      expect(await becomes(() => nestedEnds.size === 10, 2_000)).toBe(true);
       expect([...nestedEnds.values()].every((count) => count === 1)).toBe(true);
       const after = await harness.exec(`text(JSON.stringify(load('committed'))); text(String(load('uncommitted')));`);
       expect(after.output).toEqual(['{"v":1,"list":[1,2,3]}', 'undefined']);
@@ -210,7 +199,7 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       const pending = harness.exec(`store('uncommitted', true); await Promise.all(Array.from({ length: 50 }, (_, i) => tools.hang({ id: 'k' + i }))); text('never');`, {
         callId: 'exec-crash',
       });
-      expect(await until(() => log.started.length === 50, 30_000)).toBe(true);
+      expect(await becomes(() => log.started.length === 50, 30_000)).toBe(true);
       const workers = workerChildren().filter((pid) => !before.has(pid));
       expect(workers.length).toBeGreaterThanOrEqual(1);
       for (const pid of workers) process.kill(pid, 'SIGKILL');
@@ -220,7 +209,7 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       expect(failed.error).toBe('exec runtime ended unexpectedly: the runtime worker was killed by SIGKILL');
       expect(lost).toContain('the runtime worker was killed by SIGKILL');
       // every nested call: aborted exactly once, one end event each
-      expect(await until(() => log.aborted.length === 50 && nestedEnds.size === 50, 10_000)).toBe(true);
+      expect(await becomes(() => log.aborted.length === 50 && nestedEnds.size === 50, 10_000)).toBe(true);
       expect(new Set(log.aborted).size).toBe(50);
       expect([...nestedEnds.values()].every((count) => count === 1)).toBe(true);
       const after = await harness.exec(`text(String(load('committed'))); text(String(load('uncommitted')));`);
@@ -247,7 +236,7 @@ describe('fault injection: nothing lost, every call answered exactly once with i
       execItem('s5', `// @exec: {"yield_time_ms": 30000}\nfor (let i = 0; ; i++) { await tools.echo({ i }); store('echoed', i); }`),
     ];
     const answers = items.map((item) => harness.step.dispatch(item).then((output) => output, (error: unknown) => error));
-    expect(await until(() => processesWith(`sleep ${marker}`).length >= 2 && log.aborted.length === 0, 10_000)).toBe(true);
+    expect(await becomes(() => processesWith(`sleep ${marker}`).length >= 2 && log.aborted.length === 0, 10_000)).toBe(true);
     await sleep(300);
     const started = Date.now();
     harness.turn.abort('host shutting down');
@@ -259,9 +248,9 @@ describe('fault injection: nothing lost, every call answered exactly once with i
     const ids = outputs.map((output) => (output as ToolOutputItem).call_id);
     expect(ids).toEqual(['s1', 's2', 's3', 's4', 's5']);
     expect(shutdownMs).toBeLessThan(5_000);
-    expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 3_000)).toBe(true);
+    expect(await becomes(() => processesWith(`sleep ${marker}`).length === 0, 3_000)).toBe(true);
     // Every hang handler that started was aborted (one whose pre-hook was still running never starts).
-    expect(await until(() => log.aborted.length === log.started.length, 3_000)).toBe(true);
+    expect(await becomes(() => log.aborted.length === log.started.length, 3_000)).toBe(true);
     expect([...log.aborted].sort()).toEqual([...log.started].sort());
     let refused: unknown;
     try {

@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
+import { sleep } from '@switchyard/test-helpers';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
@@ -139,4 +141,28 @@ export async function openHarness(options: Partial<SessionOptions> & { runtimeOp
   };
 }
 
-export { workerChildren, residentMb as workerRssMb } from '../../config/proc.ts';
+/**
+ * Runs a TypeScript fixture in a child Node process (sources through tsx) with a time bound: SIGKILL
+ * after `timeoutMs`, so a bomb is a red test, not a dead runner. Resolves with how it ended, its last
+ * line of stdout and the end of its stderr.
+ */
+export function runFixture(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; timeoutMs: number; nodeArgs?: readonly string[] },
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; lastLine?: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--conditions=@switchyard/source', '--import', 'tsx', file, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (data) => (stdout += data));
+    child.stderr.on('data', (data) => (stderr = (stderr + data).slice(-4000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, lastLine: stdout.trim().split('\n').at(-1) || undefined, stderr });
+    });
+  });
+}
+
+export { workerChildren, residentMb as workerRssMb } from '@switchyard/config/proc';

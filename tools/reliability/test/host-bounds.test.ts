@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { invokeTool } from '@switchyard/registry/testing';
 import type { ResponseItem } from '@switchyard/protocol';
-import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { report } from '../src/profile';
 import { callItem, execItem } from './helpers';
+import { concurrencyProbe, countedTool } from '../../../packages/registry/test/support';
 
 // One host serving sessions must keep each model response's cost to that response: a call id used
 // twice, output past the call's budget, a turn diff of huge files, a huge patch, a flood of calls.
@@ -20,19 +20,12 @@ const finalAnswer: ResponseItem[] = [{ type: 'message', role: 'assistant', conte
 
 describe('host bounds: one model response', () => {
   it('three calls with the same call_id: the tool runs once, history holds one real output and two refusals with that id', async () => {
-    let runs = 0;
-    const counted = defineFunctionTool({
-      name: 'counted',
-      description: 'Counts its runs.',
-      parameters: { type: 'object' },
-      supportsParallelToolCalls: true,
-      handle: () => ({ run: ++runs }),
-    });
+    const counted = countedTool();
     const model = createScriptedModel([[callItem('dup', 'counted', {}), callItem('dup', 'counted', {}), callItem('dup', 'counted', {})], finalAnswer]);
-    const session = createSession({ tools: [counted] });
+    const session = createSession({ tools: [counted.tool] });
     try {
       await session.runTurn({ model, input: 'go' });
-      expect(runs).toBe(1);
+      expect(counted.runs()).toBe(1);
       const outputs = session.history.filter((item) => item.type === 'function_call_output') as Array<{ call_id: string; output: string }>;
       expect(outputs.map((item) => item.call_id)).toEqual(['dup', 'dup', 'dup']);
       expect(outputs.filter((item) => item.output === '{"run":1}')).toHaveLength(1);
@@ -41,7 +34,7 @@ describe('host bounds: one model response', () => {
       );
       // the next request carries exactly that
       expect(model.requests[1].input.filter((item) => item.type === 'function_call_output')).toHaveLength(3);
-      report('host bounds', `3 calls with one call_id: ${runs} run, 1 real output + 2 refusals`);
+      report('host bounds', `3 calls with one call_id: ${counted.runs()} run, 1 real output + 2 refusals`);
     } finally {
       await session.shutdown();
     }
@@ -50,30 +43,17 @@ describe('host bounds: one model response', () => {
 
 describe('host bounds: admission control', () => {
   it('a response with 200 parallel-safe calls never has more than the cap (default 16) running at once; every call answers', async () => {
-    const seen = { running: 0, peak: 0, runs: 0 };
-    const slow = defineFunctionTool({
-      name: 'slow',
-      description: 'Runs a while, like a command.',
-      parameters: { type: 'object' },
-      supportsParallelToolCalls: true,
-      handle: async () => {
-        seen.peak = Math.max(seen.peak, ++seen.running);
-        seen.runs++;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        seen.running--;
-        return { ok: true };
-      },
-    });
+    const { tool: slow, seen } = concurrencyProbe('slow', 10);
     const calls = Array.from({ length: 200 }, (_, index) => callItem(`c${index}`, 'slow', {}));
     for (const [cap, expected] of [[undefined, 16], [3, 3]] as const) {
       seen.peak = 0;
-      seen.runs = 0;
+      seen.done = 0;
       const model = createScriptedModel([calls, finalAnswer]);
       const session = createSession({ tools: [slow], ...(cap ? { maxConcurrentToolCalls: cap } : {}) });
       try {
         await session.runTurn({ model, input: 'go' });
         expect(seen.peak).toBe(expected);
-        expect(seen.runs).toBe(200);
+        expect(seen.done).toBe(200);
         const outputs = session.history.filter((item) => item.type === 'function_call_output') as Array<{ call_id: string }>;
         expect(outputs.map((item) => item.call_id)).toEqual(calls.map((item) => (item as { call_id: string }).call_id));
       } finally {

@@ -11,14 +11,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, nkeys, type NatsConnection } from '@nats-io/transport-node';
+import { nkeys, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, serveRuntimeOverNats } from '@switchyard/code-mode-nats';
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, open, seal, signed, loadIdentity } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
-import { spawnRuntimeHost } from './nats-runtime-host';
+import type { NatsServer } from '@switchyard/config/nats-server';
+import { startHostOverNats, stopHostOverNats } from './nats-runtime-host';
 import { report } from '../src/profile';
+import { until } from '@switchyard/test-helpers';
 
 let server: NatsServer;
 let host: ChildProcess;
@@ -29,14 +30,10 @@ const targetKey = nkeys.createUser();
 const targetSeed = new TextDecoder().decode(targetKey.getSeed());
 
 beforeAll(async () => {
-  server = await startNatsServer();
-  ({ host, hostId } = await spawnRuntimeHost({ servers: server.url, name: 'target', identity: { seed: targetSeed }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }));
-  raw = await connect({ servers: server.url, inboxPrefix: 'switchyard.agent.x.inbox' });
+  ({ server, host, hostId, raw } = await startHostOverNats({ name: 'target', identity: { seed: targetSeed }, limits: { maxFrameBytes: 65536, maxConnections: 8 } }));
 }, 60_000);
 afterAll(async () => {
-  await raw?.close();
-  host?.kill('SIGKILL');
-  await server?.stop();
+  await stopHostOverNats({ server, host, raw });
   report('nats boundary', `${tried.length} hostile inputs, runtime host alive and serving after each:\n  - ${tried.join('\n  - ')}`);
 });
 
@@ -48,7 +45,7 @@ const attacker = loadIdentity(undefined, undefined, 'test');
 /** A placement request of agent `agent` signed as the protocol says, with `extra` fields over it. */
 function signedRequest(agent: string, conn: string, extra: Record<string, unknown> = {}) {
   const own = ephemeral();
-  const request = { v: 2 as const, conn, heartbeatMs: 1000, key: attacker.publicKey, eph: own.public, ...extra };
+  const request = { v: 3 as const, conn, heartbeatMs: 1000, key: attacker.publicKey, eph: own.public, ...extra };
   return { own, request: { ...request, sig: signed(attacker, requestText(agent, request)) } };
 }
 
@@ -77,14 +74,6 @@ async function placed(agent: string, conn: string) {
   };
 }
 
-const until = async (check: () => boolean, what: string) => {
-  const end = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
 const HELLO = JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 65536 }]);
 
 describe('hostile agent host against a runtime host', () => {
@@ -92,10 +81,10 @@ describe('hostile agent host against a runtime host', () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['not JSON', '{', /placement request is not JSON/],
       ['wrong version', { v: 1, conn: 'c1', heartbeatMs: 1000 }, /placement version 1 is not supported/],
-      ['no connection id', { v: 2 }, /names no valid connection/],
-      ['a connection id with subject syntax', { v: 2, conn: 'a.>' }, /names no valid connection/],
-      ['a 65-character connection id', { v: 2, conn: 'c'.repeat(65) }, /names no valid connection/],
-      ['an unsealed placement', { v: 2, conn: 'c1', heartbeatMs: 1000 }, /serves sealed placements only/],
+      ['no connection id', { v: 3 }, /names no valid connection/],
+      ['a connection id with subject syntax', { v: 3, conn: 'a.>' }, /names no valid connection/],
+      ['a 65-character connection id', { v: 3, conn: 'c'.repeat(65) }, /names no valid connection/],
+      ['an unsealed placement', { v: 3, conn: 'c1', heartbeatMs: 1000 }, /serves sealed placements only/],
       ['a signature by another key', { ...signedRequest('x', 'c1').request, key: nkeys.createUser().getPublicKey() }, /not signed by the key it names/],
       ['a signature over another agent id', signedRequest('y', 'c1').request, /not signed by the key it names/],
       ['a changed field under the signature', { ...signedRequest('x', 'c1').request, heartbeatMs: 5 }, /not signed by the key it names/],
@@ -268,7 +257,7 @@ describe('a bus peer against an agent host (it may read and publish every subjec
 
   it('a rogue runtime host answering placement is refused (a key the agent host does not pin); junk replies too; cells run on the trusted host', async () => {
     const rogue = await serveRuntimeOverNats({ servers: server.url, name: 'rogue' });
-    const junk = raw.subscribe('switchyard.place.*', { queue: 'switchyard-runtime-hosts', callback: (_error, msg) => void msg.respond('{"v":2,"ok":true,"runtime":"../.."}') });
+    const junk = raw.subscribe('switchyard.place.*', { queue: 'switchyard-runtime-hosts', callback: (_error, msg) => void msg.respond('{"v":3,"ok":true,"runtime":"../.."}') });
     await raw.flush();
     const runtime = createNatsRuntime({ servers: server.url, agentId: 'pinned', trustedRuntimeHosts: targetKey.getPublicKey(), placement: { attempts: 60 } });
     const outputs: unknown[] = [];

@@ -8,12 +8,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 // The hostile client speaks the real protocol: the package's own sealing and placement texts.
 import { deriveKeys, ephemeral, loadIdentity, open, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
-import { spawnRuntimeHost } from './nats-runtime-host';
+import type { NatsServer } from '@switchyard/config/nats-server';
+import { startHostOverNats, stopHostOverNats } from './nats-runtime-host';
+import { until } from '@switchyard/test-helpers';
 
 let server: NatsServer;
 let host: ChildProcess;
@@ -22,21 +23,15 @@ let raw: NatsConnection;
 const me = loadIdentity(undefined, undefined, 'test');
 
 beforeAll(async () => {
-  server = await startNatsServer();
   const limits = { maxSessions: 1, cpuTimeMs: 1_000, heapMb: 32, maxOutputItems: 5 };
-  ({ host, hostId } = await spawnRuntimeHost({ servers: server.url, name: 'capped', limits }));
-  raw = await connect({ servers: server.url, inboxPrefix: 'switchyard.agent.x.inbox' });
+  ({ server, host, hostId, raw } = await startHostOverNats({ name: 'capped', limits }));
 }, 60_000);
-afterAll(async () => {
-  await raw?.close();
-  host?.kill('SIGKILL');
-  await server?.stop();
-});
+afterAll(() => stopHostOverNats({ server, host, raw }));
 
 /** A sealed connection of agent `x` to the host: `send` seals a frame, `messages` are the host's messages, parsed. */
 async function connection(conn: string) {
   const own = ephemeral();
-  const base = { v: 2 as const, conn, heartbeatMs: 1000, key: me.publicKey, eph: own.public };
+  const base = { v: 3 as const, conn, heartbeatMs: 1000, key: me.publicKey, eph: own.public };
   const request = { ...base, sig: signed(me, requestText('x', base)) };
   const reply = JSON.parse((await raw.request('switchyard.place.x', JSON.stringify(request), { timeout: 10_000 })).string());
   expect(reply).toMatchObject({ ok: true, conn });
@@ -53,19 +48,14 @@ async function connection(conn: string) {
   });
   await raw.flush();
   let seq = 0;
-  const send = (text: string | Uint8Array, kind = 0x46) =>
-    raw.publish(`switchyard.rt.${hostId}.x.${conn}`, seal(keys.toRuntime, kind, ++seq, typeof text === 'string' ? new TextEncoder().encode(text) : text));
+  const send = (text: string | Uint8Array, kind = 0x46) => {
+    const body = typeof text === 'string' ? new TextEncoder().encode(text) : text;
+    // a full chunk (1 MB) is not padded: a class above it would pass the server's max_payload
+    raw.publish(`switchyard.rt.${hostId}.x.${conn}`, seal(keys.toRuntime, kind, ++seq, body, Math.min(body.length, 1_000_000)));
+  };
   send(JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 64 * 1024 * 1024 }]));
   return { send, messages, closes };
 }
-
-const until = async (check: () => boolean, what: string, ms = 60_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${host.pid}/status`, 'utf8'))![1]) * 1024;
 
@@ -77,7 +67,7 @@ describe('runtime host caps on parsed messages', () => {
     const escaped = (id: number, session: string) => JSON.stringify([{ t: 'open-session', id, session, options: asked }]).replace('open-session', 'open\\u002dsession');
     peer.send(escaped(1, 's1'));
     peer.send(escaped(2, 's2'));
-    await until(() => peer.messages.filter((m) => m.t === 'reply').length >= 2, 'two replies');
+    await until(() => peer.messages.filter((m) => m.t === 'reply').length >= 2, 'two replies', 60_000);
     const replies = peer.messages.filter((m) => m.t === 'reply');
     expect(replies[0]).toMatchObject({ id: 1, ok: true });
     expect(replies[1]).toMatchObject({ id: 2, ok: false, error: { message: expect.stringContaining('runtime host is full (1 of 1 sessions)') } });
@@ -86,7 +76,7 @@ describe('runtime host caps on parsed messages', () => {
     const cell = (id: number, cellId: string, source: string) =>
       JSON.stringify([{ t: 'create-cell', id, session: 's1', cellId, source, tools: [], yieldTimeMs: 120_000, stored: [] }]);
     peer.send(cell(3, 'c1', `for (let i = 0; i < 20; i++) text('item ' + i)`));
-    await until(() => peer.messages.some((m) => m.t === 'reply' && m.id === 3), 'the output cell');
+    await until(() => peer.messages.some((m) => m.t === 'reply' && m.id === 3), 'the output cell', 60_000);
     const items = JSON.stringify(peer.messages.find((m) => m.t === 'reply' && m.id === 3));
     expect(items).toContain('item 4');
     expect(items).not.toContain('item 5');
@@ -99,13 +89,13 @@ describe('runtime host caps on parsed messages', () => {
     expect(Date.now() - started).toBeLessThan(60_000);
     // Closing the session frees the room (the next test places again).
     peer.send(JSON.stringify([{ t: 'close-session', id: 5, session: 's1' }]));
-    await until(() => peer.messages.some((m) => m.t === 'reply' && m.id === 5), 'the close');
+    await until(() => peer.messages.some((m) => m.t === 'reply' && m.id === 5), 'the close', 60_000);
   }, 120_000);
 
   it('10 connections each sending 60 MB of a chunked frame that never ends: partly received frames stay within the host total, RSS bounded', async () => {
     const before = rss();
     const peers = await Promise.all(Array.from({ length: 10 }, (_, i) => connection(`big${i}`)));
-    await until(() => peers.every((peer) => peer.messages.some((m) => m.t === 'hello')), 'hellos');
+    await until(() => peers.every((peer) => peer.messages.some((m) => m.t === 'hello')), 'hellos', 60_000);
     const chunk = new Uint8Array(1_000_000).fill(0x61);
     let peak = before;
     for (let mb = 0; mb < 60; mb++) {

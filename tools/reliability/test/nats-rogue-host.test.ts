@@ -18,8 +18,9 @@ import { parseFrame } from '@switchyard/code-mode-runtime';
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
 import { createNatsTransport, type NatsTransport } from '../../../packages/code-mode-nats/src/nats-transport.ts';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
+import { until } from '@switchyard/test-helpers';
 
 const LIMITS = { heapMb: 16, maxInFlightCalls: 64, maxOutputBytes: 1024 * 1024, maxStoredBytes: 4 * 1024 * 1024 };
 const KB64 = 'n'.repeat(64 * 1024);
@@ -57,7 +58,7 @@ async function rogueHost(prefix: string, id: string) {
       const agent = msg.subject.split('.').at(-1)!;
       const request = JSON.parse(msg.string());
       const own = ephemeral();
-      const reply = { v: 2 as const, ok: true as const, runtime: id, name: id, conn: request.conn, sessions: 0, maxSessions: 100, key: me.publicKey, eph: own.public };
+      const reply = { v: 3 as const, ok: true as const, runtime: id, name: id, conn: request.conn, sessions: 0, maxSessions: 100, key: me.publicKey, eph: own.public };
       const text = replyText(agent, request.eph, reply);
       const keys = deriveKeys(own, request.eph, `${requestText(agent, request)}\n${text}`)!;
       const subject = `${prefix}.agent.${agent}.c.${id}.${request.conn}`;
@@ -126,13 +127,6 @@ function agentHost(prefix: string, agentId: string, attempts = 20) {
   return { runtime, log, cell };
 }
 
-const until = async (check: () => boolean, what: string, ms = 30_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 const errorOf = (observation: { kind: string; error?: string }) => (observation.kind === 'completed' ? observation.error : undefined);
 
 describe('a rogue runtime host over NATS', () => {

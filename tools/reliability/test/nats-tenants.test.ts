@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
 import type { CellHost, CellObservation, CodeModeRuntime } from '@switchyard/protocol';
-import { startNatsServer, type NatsServer } from '../../config/nats-server.ts';
+import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 
 const FATAL = 'text("x".repeat(2 ** 28).split("").length)';

@@ -1,6 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -268,4 +269,53 @@ describe('apply_patch attacks', () => {
     expect(usage.maxRssMb).toBeLessThan(400);
     held.push(`Update of a 140 MB newline file → "${refusal}"; host peak RSS ${usage.maxRssMb} MB, alive`);
   });
+
+  // A named pipe (or a socket, a device) where a file is expected: opening a FIFO for reading
+  // waits for a writer, so a helper that opens before it checks hangs until the call is aborted.
+  it('Update, Delete and Add of a named pipe, a socket and a device (also through a link) are refused at once as "not a file", sandboxed and not', async () => {
+    const { root } = workspace();
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    symlinkSync('pipe', join(root, 'link'));
+    const socket: Server = createServer();
+    await new Promise<void>((resolve) => socket.listen(join(root, 'sock'), resolve));
+    const asRoot = process.geteuid?.() === 0;
+    if (asRoot) execFileSync('mknod', [join(root, 'null'), 'c', '1', '3']);
+    // Control: the pipe is a real trap — a plain open for reading is still waiting after 2 s.
+    const blocked = spawnSync(process.execPath, ['-e', `require('node:fs').openSync(${JSON.stringify(join(root, 'pipe'))}, 'r'); console.log('opened')`], { timeout: 2_000, encoding: 'utf8' });
+    expect(blocked.signal).toBe('SIGTERM');
+    expect(blocked.stdout).toBe('');
+    const kinds: Record<string, string> = { pipe: 'a named pipe', link: 'a named pipe', sock: 'a socket', null: 'a character device' };
+    // The reference's words for what is not a file (a folder), with what it is instead.
+    const notAFile = (path: string) => `path \`${root}/${path}\` is not a file (${kinds[path]})`;
+    const sections = (path: string): Array<[string, string]> => [
+      [`*** Update File: ${path}\n@@\n-a\n+b`, `Failed to read file to update ${root}/${path}: ${notAFile(path)}`],
+      [`*** Delete File: ${path}`, `Failed to read ${root}/${path}: ${notAFile(path)}`],
+      [`*** Add File: ${path}\n+b`, `Failed to write file ${path}: ${notAFile(path)}`],
+    ];
+    const answered: string[] = [];
+    try {
+      for (const options of [{}, { sandbox: { mode: 'workspace-write' } } as const]) {
+        const harness = await openHarness({ toolMode: 'direct', tools: [applyPatchTool(options)], cwd: root });
+        try {
+          for (const path of Object.keys(kinds).filter((name) => asRoot || name !== 'null')) {
+            for (const [section, message] of sections(path)) {
+              const call = harness.step.dispatch({ type: 'custom_tool_call', call_id: `${path}-${answered.length}`, name: 'apply_patch', input: `*** Begin Patch\n${section}\n*** End Patch` });
+              // The helper's own timeout is 120 s; "at once" here is well under the test's minute, whatever the load.
+              const text = await Promise.race([call.then((item) => texts(item).join('')), new Promise<string>((resolve) => setTimeout(() => resolve('(no answer within 20 s)'), 20_000))]);
+              expect(text, `${JSON.stringify(options)} ${section.split('\n')[0]}`).toBe(`apply_patch verification failed: ${message}`);
+              answered.push(section.split('\n')[0]);
+            }
+          }
+        } finally {
+          await harness.close();
+        }
+      }
+    } finally {
+      socket.close();
+    }
+    // Nothing replaced them: the pipe is still a pipe, the link still a link.
+    expect(lstatSync(join(root, 'pipe')).isFIFO()).toBe(true);
+    expect(lstatSync(join(root, 'link')).isSymbolicLink()).toBe(true);
+    held.push(`${answered.length} patches on a named pipe, a link to it, a socket${asRoot ? ' and a device' : ''}: each refused at once ("path … is not a file (a named pipe)"), unsandboxed and sandboxed; a plain open of the pipe blocks (control)`);
+  }, 120_000);
 });

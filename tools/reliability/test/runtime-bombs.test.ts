@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
 import { BOMBS, RUNNING_BOMBS } from './bombs';
+import { runFixture } from './helpers';
 
 // One-line cells that used to crash or bloat the host when cells ran in its process, each now run
 // through a session with default options (cells in worker processes), each in its own host
@@ -26,26 +26,15 @@ interface BombReport {
   events: string[];
 }
 
-function runHost(name: string): Promise<{ code: number | null; signal: string | null; report?: BombReport; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=@switchyard/source', '--import', 'tsx', FIXTURE, name], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => (stdout += data));
-    child.stderr.on('data', (data) => (stderr = (stderr + data).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), HOST_TIMEOUT_MS);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      const line = stdout.trim().split('\n').at(-1);
-      let parsed: BombReport | undefined;
-      try {
-        parsed = line ? (JSON.parse(line) as BombReport) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      resolve({ code, signal, report: parsed, stderr });
-    });
-  });
+async function runHost(name: string): Promise<{ code: number | null; signal: string | null; report?: BombReport; stderr: string }> {
+  const { code, signal, lastLine, stderr } = await runFixture(FIXTURE, [name], { cwd: ROOT, timeoutMs: HOST_TIMEOUT_MS });
+  let parsed: BombReport | undefined;
+  try {
+    parsed = lastLine ? (JSON.parse(lastLine) as BombReport) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { code, signal, report: parsed, stderr };
 }
 
 /** Runs `task`s at most `limit` at a time, in the order they were given. */

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun, rawEval } from '../raw-bridge';
 import { openBenchStack } from '../switchyard-stack';
+import { sleep } from '@switchyard/test-helpers/poll';
 
 const require = createRequire(import.meta.url);
 const SEQUENTIAL_CALLS = 500;
@@ -19,7 +20,6 @@ const SLEEP_MS = 20;
 const LIVE_CELLS = 50;
 const DIRECT_CALLS = 2_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * RSS growth per live idle cell in a fresh process (freed malloc arenas would flatter a reused one).

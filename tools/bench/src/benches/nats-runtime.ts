@@ -10,8 +10,8 @@ import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
 import type { CellToolDescriptor, CodeModeSession } from '@switchyard/protocol';
 import { createNatsRuntime } from '@switchyard/code-mode-nats';
 import { alternatingMedians, compare, type Bench, type BenchFigure } from '../harness';
-import { residentMb } from '../../../config/proc.ts';
-import { startNatsServer } from '../../../config/nats-server.ts';
+import { residentMb } from '@switchyard/config/proc';
+import { startNatsServer } from '@switchyard/config/nats-server';
 
 const require = createRequire(import.meta.url);
 const SEQUENTIAL_CALLS = 300;

@@ -13,7 +13,8 @@ import type { CellHost, CellToolDescriptor } from '@switchyard/protocol';
 import { alternatingMedians, compare, median, type Bench, type BenchFigure } from '../harness';
 import { rawBridgeRun } from '../raw-bridge';
 import { directDispatch, registryHost, startPingPong } from '../floor';
-import { residentMb, workerChildren as workerPids } from '../../../config/proc.ts';
+import { residentMb, workerChildren as workerPids } from '@switchyard/config/proc';
+import { until } from '@switchyard/test-helpers/poll';
 
 const rssKiB = (pid: number) => residentMb(pid) * 1024;
 
@@ -42,20 +43,12 @@ function open(options: CodeModeRuntimeOptions, host: CellHost = { invokeTool: as
   };
 }
 
-const until = async (predicate: () => boolean) => {
-  const deadline = Date.now() + 60_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('bench: a worker did not start');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
 /** An idle worker's RSS, and the growth of a worker's RSS per live idle cell (KiB). */
 async function workerMemory(): Promise<{ worker: number; perCell: number }> {
   const before = new Set(workerPids());
   const runtime = createCodeModeRuntime({ maxCells: 1000, workers: { shared: false, max: 1, prewarm: true } });
   try {
-    await until(() => workerPids().some((pid) => !before.has(pid)));
+    await until(() => workerPids().some((pid) => !before.has(pid)), 'bench: a new worker', 60_000);
     const pid = workerPids().find((p) => !before.has(p))!;
     await new Promise((resolve) => setTimeout(resolve, 300));
     const worker = rssKiB(pid);

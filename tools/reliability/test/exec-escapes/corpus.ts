@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { isSwitchyardError, type JsonObject, type SandboxMode, type ToolOutput } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
 import { execTools } from '@switchyard/tool-exec';
+import { processesWith } from '@switchyard/config/proc';
 
 /** What every attempt can use. Paths under `outside` are this run's markers. */
 export interface Context {
@@ -68,20 +69,6 @@ const unchanged = (path: string, before: string) => {
   return now === before ? undefined : `${path} changed to ${JSON.stringify(now.slice(0, 80))}`;
 };
 const notIn = (output: string, needle: string, what: string) => (output.includes(needle) ? what : undefined);
-
-/** Processes (not zombies) whose command line contains `marker`, other than this one. */
-export function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker) && !/\) Z /.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
 
 async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

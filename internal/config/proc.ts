@@ -53,3 +53,14 @@ export function residentMb(pid: number): number {
     return 0;
   }
 }
+
+/** Live processes (zombies aside) other than this one whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const info = processInfo(Number(entry));
+    if (info && info.state !== 'Z' && info.cmdline.join(' ').includes(marker)) found.push(info.pid);
+  }
+  return found;
+}

@@ -1,0 +1,2 @@
+export { becomes, sleep, until } from './poll';
+export { useCleanups } from './cleanups';

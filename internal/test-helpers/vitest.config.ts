@@ -1,0 +1,3 @@
+import { packageTest } from '@switchyard/config/vitest';
+
+export default packageTest({ name: 'test-helpers', include: ['*.test.ts'] });

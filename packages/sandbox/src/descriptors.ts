@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * A host may have inherited open descriptors without close-on-exec (a service manager's sockets,
+ * a parent's connection, a file a supervisor opened as root): Node and libuv mark only their own,
+ * so every process the host starts would hold them, and bubblewrap passes them into the sandbox,
+ * where no seccomp rule stops a command reading, writing or accepting on one it already holds.
+ * Every launcher therefore closes all descriptors above its standard ones before the command
+ * runs.
+ */
+
+/**
+ * Perl: `close_from(from, keep?)` closes every descriptor from `from` up, except `keep`:
+ * `close_range` (Linux 5.9; the same number on every architecture), else each one listed in
+ * `/proc/self/fd`.
+ */
+export const CLOSE_FROM = String.raw`
+sub close_from {
+  my ($from, $keep) = @_;
+  for my $range (defined $keep ? ([$from, $keep - 1], [$keep + 1, 4294967295]) : ([$from, 4294967295])) {
+    next if $range->[0] > $range->[1] || syscall(436, $range->[0], $range->[1], 0) == 0;
+    opendir(my $dir, '/proc/self/fd') or next;
+    my @open = grep { /^\d+$/ && $_ >= $range->[0] && $_ <= $range->[1] && $_ != fileno($dir) } readdir $dir;
+    closedir $dir;
+    require POSIX;
+    POSIX::close($_) for @open;
+  }
+}
+`;
+
+/**
+ * The unprivileged launcher of a host that holds inherited descriptors: `perl -e SECCOMP_EXEC
+ * <seccomp filter> <argv…>` closes every descriptor above 2, opens the filter as fd 3 (for
+ * `bwrap --seccomp 3`) and executes `argv`. (Where nothing is inherited, `/bin/sh` opens fd 3: a
+ * shell cannot close descriptors above 9.)
+ */
+export const SECCOMP_EXEC = String.raw`${CLOSE_FROM}
+my $filter = shift @ARGV;
+sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
+defined $filter && @ARGV or do { $! = 22; fail('arguments') };
+close_from(3);
+open(my $fh, '<', $filter) or fail("open the seccomp filter $filter");
+if (fileno($fh) == 3) { fcntl($fh, 2, 0) } else { require POSIX; POSIX::dup2(fileno($fh), 3) // fail('dup2') }
+exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
+`;
+
+/** `O_CLOEXEC` in the octal `flags:` line of `/proc/<pid>/fdinfo/<fd>`. */
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * This process's descriptors above 2 that a child would inherit (no close-on-exec), from
+ * `/proc/self/fdinfo`; empty where `/proc` is absent.
+ */
+export function inheritableDescriptors(): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc/self/fd');
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const entry of entries) {
+    const fd = Number(entry);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) found.push(fd);
+    } catch {
+      // closed meanwhile (the listing's own descriptor, among others)
+    }
+  }
+  return found;
+}

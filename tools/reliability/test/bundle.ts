@@ -1,0 +1,37 @@
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { build } from 'esbuild';
+
+/** Resolves packages the way `@switchyard/tool-exec` does (node-pty is its optional dependency). */
+const fromToolExec = createRequire(createRequire(import.meta.url).resolve('@switchyard/tool-exec/package.json'));
+
+/**
+ * Bundles a child-process entry (TypeScript sources included) into one world-readable file, so
+ * that a run as an unprivileged user (`setpriv --reuid=65534`) needs read access to that file
+ * only, not to this checkout, which may live where that user cannot look. node-pty (native, left
+ * out of the bundle) is linked beside it, so tty commands start from the bundle too.
+ */
+export async function bundleEntry(entry: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), `${basename(entry, '.ts')}-bundle-`));
+  chmodSync(dir, 0o755);
+  const outfile = join(dir, 'entry.mjs');
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    conditions: ['@switchyard/source'],
+    external: ['@lydell/node-pty'],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    logLevel: 'silent',
+  });
+  chmodSync(outfile, 0o644);
+  const pty = dirname(fromToolExec.resolve('@lydell/node-pty/package.json'));
+  mkdirSync(join(dir, 'node_modules', '@lydell'), { recursive: true });
+  symlinkSync(pty, join(dir, 'node_modules', '@lydell', 'node-pty'));
+  return outfile;
+}
