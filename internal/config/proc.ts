@@ -64,3 +64,24 @@ export function processesWith(marker: string): number[] {
   }
   return found;
 }
+
+/** A process's memory from /proc/<pid>/smaps_rollup in MB: resident, proportional (shared pages divided among their users) and unique. */
+export interface MemoryRollup {
+  rssMb: number;
+  /** Proportional set size: what the process costs the machine, each shared page split among the processes that map it. */
+  pssMb: number;
+  /** Unique set size: pages no other process maps. */
+  ussMb: number;
+}
+
+/** Reads /proc/<pid>/smaps_rollup (Linux 4.14+); undefined once the process is gone. */
+export function memoryRollup(pid: number): MemoryRollup | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  return { rssMb: kb('Rss') / 1024, pssMb: kb('Pss') / 1024, ussMb: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+}

@@ -5,5 +5,5 @@ import { packageTest } from '@switchyard/config/vitest';
 export default packageTest({
   name: 'code-mode-runtime/in-process',
   env: { SWITCHYARD_TEST_ISOLATION: 'in-process' },
-  exclude: ['**/node_modules/**', 'src/process-runtime.test.ts', 'src/runtime-protocol.test.ts', 'src/remote-idempotency.test.ts'],
+  exclude: ['**/node_modules/**', 'src/process-runtime.test.ts', 'src/runtime-protocol.test.ts', 'src/remote-idempotency.test.ts', 'src/worker-pool.test.ts', 'src/admission-queue.test.ts'],
 });

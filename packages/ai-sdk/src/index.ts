@@ -7,6 +7,10 @@ export type { CustomToolMode } from './tool-table';
 export { aiSdkTools } from './tools';
 export type { AiSdkToolsOptions } from './tools';
 
+// Switchyard executors as AI SDK tools (the reverse of aiSdkTools)
+export { executorsAsAiSdkTools } from './executor-tools';
+export type { ExecutorsAsAiSdkToolsOptions } from './executor-tools';
+
 // Code Mode as AI SDK tools
 export { codeModeTool } from './code-mode-tool';
 export type { CodeModeToolOptions, CodeModeTools, CodeModeToolResult, CodeModeSessionLike } from './code-mode-tool';

@@ -45,11 +45,11 @@ export function toAiSdkTools(
       targets.set(flatName, namespace ? { kind, name, namespace } : { kind, name });
       out.push(functionTool(spec, flatName));
     } else if (customTools === 'openai') {
-      targets.set(flatName, { kind, name });
+      targets.set(flatName, namespace ? { kind, name, namespace } : { kind, name });
       out.push(openaiCustomTool(spec, flatName));
     } else {
       const argument = customToolArgument(name);
-      targets.set(flatName, { kind, name, argument });
+      targets.set(flatName, namespace ? { kind, name, namespace, argument } : { kind, name, argument });
       out.push(customFunctionTool(spec, flatName, argument));
     }
   }

@@ -7,6 +7,7 @@ import { modelFromSpec } from '@switchyard/openai';
 import { sandboxRefusal } from './builtins';
 import { demoCommand } from './demo-command';
 import { mcpServeCommand } from './mcp-command';
+import { mcpServeToolsCommand } from './mcp-tools-command';
 import { planCommand } from './plan-command';
 import { parseTrustedAgents, runtimeServeCommand } from './runtime-command';
 import { colorsFor } from './render';
@@ -20,6 +21,7 @@ Commands:
   run [file|-]              run a JavaScript or TypeScript cell against the built-in tools in this folder
   plan                      print the plan table (what the model sees, what the host runs)
   mcp serve [--config file] serve Code Mode (exec, wait) as an MCP server over stdio
+  mcp serve --tools <module> serve the executors a module (file or package) exports as MCP tools
   runtime serve --nats <url> serve Code Mode cells to agent hosts over NATS (credentials from
                             NATS_USER/NATS_PASSWORD, NATS_NKEY_SEED_FILE, NATS_CREDS or NATS_TOKEN)
 
@@ -33,6 +35,8 @@ Options:
   --model <spec>            demo: openai:<model> (needs OPENAI_API_KEY) or chat:<url>#<model>;
                             without credentials the scripted model runs
   --config <file>           mcp serve: downstream MCP servers ({ "servers": { … } })
+  --tools <module>          mcp serve: a file or package exporting executors (default export: an
+                            executor, an array or a factory; or named exports of executors)
   --nats <url[,url]>        runtime serve: the NATS server(s); --name <name>: shown to agent hosts;
                             --id <token>: the host's subject token (what its NATS permissions name);
                             --trust-agent <agentId>=<public NKey> (repeatable): serve only placements
@@ -58,6 +62,7 @@ const OPTIONS = {
   keep: { type: 'boolean', default: false },
   model: { type: 'string' },
   config: { type: 'string' },
+  tools: { type: 'string' },
   sandbox: { type: 'string' },
   'approval-policy': { type: 'string' },
   nats: { type: 'string' },
@@ -112,13 +117,18 @@ async function runCommandLine(argv: readonly string[]): Promise<number> {
   if (!MODES.includes(mode)) refuse(`switchyard: --mode must be one of ${MODES.join(', ')}\n`);
   const sandbox = values.sandbox as SandboxMode | undefined;
   if (sandbox !== undefined && !SANDBOXES.includes(sandbox)) refuse(`switchyard: --sandbox must be one of ${SANDBOXES.join(', ')}\n`);
-  await checkPrerequisites(command, rest, sandbox);
+  await checkPrerequisites(command, rest, sandbox, values.tools);
   const context: CommandContext = { values, mode, sandbox, color: !values.json && colorsFor(process.stdout) };
   switch (command) {
     case 'demo':
       return demoCommand({ color: context.color, keep: values.keep, model: demoModel(values.model), sandbox }, out);
     case 'mcp':
       if (rest[0] !== 'serve') refuse(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
+      if (values.tools !== undefined) {
+        if (values.config !== undefined) refuse('switchyard: mcp serve takes --tools or --config, not both (--tools serves executors, --config Code Mode over MCP servers)\n');
+        if (values['approval-policy'] !== undefined) refuse("switchyard: mcp serve takes --approval-policy without --tools only (it sets when Code Mode's exec_command asks the MCP client; --tools serves executors)\n");
+        return mcpServeToolsCommand({ tools: values.tools, cwd: process.cwd() });
+      }
       return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox, approvalPolicy: approvalPolicyFlag(values['approval-policy']) });
     case 'runtime':
       if (rest[0] !== 'serve' || !values.nats) refuse(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
@@ -152,11 +162,12 @@ function parseCommandLine(argv: readonly string[]) {
  * Refuses a command whose environment is missing: isolates need `--no-node-snapshot`, and model
  * commands are refused rather than run unsandboxed (a missing bubblewrap is named, not skipped).
  */
-async function checkPrerequisites(command: string, rest: readonly string[], sandbox: SandboxMode | undefined): Promise<void> {
+async function checkPrerequisites(command: string, rest: readonly string[], sandbox: SandboxMode | undefined, tools: string | undefined): Promise<void> {
   const needsIsolates = command === 'demo' || command === 'run' || command === 'runtime';
   const problem = needsIsolates ? nodeSnapshotFlagProblem() : undefined;
   if (problem) refuse(`switchyard: ${problem}\n`);
-  if (command === 'demo' || command === 'run' || (command === 'mcp' && rest[0] === 'serve')) {
+  // `mcp serve --tools` runs no process of its own: the sandbox is the executors' business.
+  if (command === 'demo' || command === 'run' || (command === 'mcp' && rest[0] === 'serve' && !tools)) {
     const refusal = await sandboxRefusal(sandbox ?? 'workspace-write', command === 'demo' ? tmpdir() : process.cwd());
     if (refusal) refuse(refusal);
   }

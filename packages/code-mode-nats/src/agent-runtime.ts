@@ -162,9 +162,9 @@ function tapped(transport: NatsTransport): RuntimeTransport {
  * `serveRuntimeOverNats`). Each session is placed on one runtime host through the placement queue
  * group and its later cells go to the same host while it lives (sticky); committed stored values
  * and cell ids stay here, and every nested call comes back here to run through this host's own
- * router. A runtime host that dies, stops answering heartbeats or loses frames fails only its
- * in-flight cells ("exec runtime ended unexpectedly: runtime host <name> …"); the session's next
- * cell is placed on a live host. Unknown or invalid options are a `CONFIG` error naming the option.
+ * router. A runtime host that dies, stops answering or loses frames takes no cell with it: each is
+ * replayed elsewhere from the journal kept here (else fails: "exec runtime ended unexpectedly: …");
+ * the session's next cell is placed on a live host. Unknown options are a `CONFIG` error naming it.
  */
 export function createNatsRuntime(options: NatsRuntimeOptions): NatsRuntime {
   const prefix = checkNatsRuntimeOptions(options);

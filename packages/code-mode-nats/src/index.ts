@@ -6,6 +6,10 @@ export type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntime, NatsRunti
 export { serveRuntimeOverNats } from './runtime-host';
 export type { NatsRuntimeHost, RuntimeHostLimits, ServeRuntimeOverNatsOptions } from './runtime-host';
 
+// Sessions kept in NATS JetStream key-value (a SessionStore for a fleet of agent hosts).
+export { createNatsSessionStore } from './session-store';
+export type { NatsSessionStoreOptions } from './session-store';
+
 // Connecting to NATS (both sides).
 export type { NatsAuth, NatsConnectOptions } from './connection';
 

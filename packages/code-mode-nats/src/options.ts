@@ -61,6 +61,7 @@ const RUNTIME_HOST_RULES: OptionsShape<ServeRuntimeOverNatsOptions> = {
   workers: rule.shape<NonNullable<ServeRuntimeOverNatsOptions['workers']>>({
     max: checkedLater,
     admissionMs: checkedLater,
+    maxQueued: checkedLater,
     idleMs: checkedLater,
     prewarm: checkedLater,
     memoryMb: checkedLater,

@@ -71,11 +71,12 @@ export interface ServeRuntimeOverNatsOptions extends NatsConnectOptions {
    */
   isolation?: 'process' | 'in-process';
   /**
-   * The worker pool of `isolation: 'process'`: `max` workers at once (default: 4 per CPU, at least
-   * 4, at most one per 2 × `memoryMb` of the machine's memory), `admissionMs`, `idleMs`, `prewarm`,
-   * `memoryMb`, `heartbeatTimeoutMs` (default here 60,000), `deathSignal` (see `@switchyard/code-mode-runtime`).
+   * The worker pool of `isolation: 'process'`: `max` workers at once (default: sized for the
+   * machine, see `@switchyard/code-mode-runtime`), `admissionMs` and `maxQueued` (the admission
+   * queue's bounds), `idleMs`, `prewarm`, `memoryMb`, `heartbeatTimeoutMs` (default here 60,000),
+   * `deathSignal`. Each agent host's cells run in workers of its own (`perSession`).
    */
-  workers?: Omit<ProcessWorkerOptions, 'shared' | 'perSession' | 'maxFrameBytes'>;
+  workers?: Omit<ProcessWorkerOptions, 'shared' | 'perSession' | 'sessionsPerWorker' | 'maxFrameBytes'>;
   /** Called once when the host stopped (closed, or its NATS connection ended for good). */
   onClosed?(cause: string | undefined): void;
 }
@@ -428,6 +429,8 @@ class RuntimeHost {
       },
       // Each agent host is a tenant: its sessions' cells run in a worker no other agent host's cells share.
       openSession: pool && ((_session, options, host, store) => new WorkerSession({ options, host, store, pool, tenant: agent })),
+      // The relay passes the workers' journal entries to the agent host and its replays to a worker.
+      relaysDurableCells: true,
       sessionClosed: (session) => {
         if (connection.sessions.delete(session)) this.sessions--;
       },

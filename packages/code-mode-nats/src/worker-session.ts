@@ -1,7 +1,9 @@
 import {
   RuntimeLostError,
   callToolRequest,
+  encodeJournalResult,
   splitStoredPairs,
+  type ResumeCellOptions,
   type EngineSessionOptions,
   type RuntimeEventMessage,
   type RuntimeLease,
@@ -59,6 +61,8 @@ const notFound = (cellId: string) => new SwitchyardError('CELL_NOT_FOUND', `exec
  * hears `cellClosed` for every cell, and the next cell gets a fresh worker.
  * Stored values stay with the agent host: the snapshot goes to the worker with the cell, its
  * writes come back as the agent host's commit (staged parts bounded by `maxStoredBytes`).
+ * Journals stay with the agent host too: the worker's journal entries are passed on as they come,
+ * and a cell the agent host replays (its runtime host was lost) arrives as `resumeCell`.
  */
 export class WorkerSession implements CodeModeSession {
   private binding: Binding | undefined;
@@ -72,6 +76,34 @@ export class WorkerSession implements CodeModeSession {
     const cellId = options.cellId!;
     // Taken now: the runtime protocol stages a cell's snapshot until its create-cell.
     const pairs = this.settings.options.storedValues ? this.settings.store.snapshot(cellId) : [];
+    const { source, tools, yieldTimeMs, typescript, idempotencyKey, seed } = options;
+    const observation = await this.start(cellId, pairs, options.signal, idempotencyKey !== undefined, (key, stored) =>
+      // The idempotency key travels on: the worker's engine answers a retried create with the original cell.
+      // The seed too: the agent host's journal of the cell holds it (a replay elsewhere draws the same randomness).
+      ({ t: 'create-cell', session: key, cellId, source, tools: [...tools], yieldTimeMs, typescript, stored, key: idempotencyKey, seed }),
+    );
+    return { cellId, observation: observation! };
+  }
+
+  /**
+   * Re-runs a cell from the journal the agent host keeps (`resume-cell`, passed on to the worker as
+   * it came): the agent host lost the runtime host that ran it, or the cell was restored.
+   */
+  async resumeCell(options: ResumeCellOptions): Promise<CellObservation | undefined> {
+    if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode session is shutting down');
+    const { cellId, source, tools, typescript, seed, journal, yieldTimeMs } = options;
+    const pairs = options.stored ?? (this.settings.options.storedValues ? this.settings.store.snapshot(cellId) : []);
+    const results: StoredPair[] = [];
+    for (const call of journal.calls) if (call.result) results.push([call.id, encodeJournalResult(call.result)]);
+    const calls = journal.calls.map(({ id, tool, hash }) => ({ id, tool, hash }));
+    const { entries, observed, committed } = journal;
+    return this.start(cellId, pairs, undefined, false, (key, stored) =>
+      ({ t: 'resume-cell', session: key, cellId, source, tools: [...tools], typescript, stored, seed, entries, calls, results, observed, committed, yieldTimeMs }),
+    );
+  }
+
+  /** Sends a cell's snapshot (parts too big for one frame ahead in `stored`) and its `create-cell` / `resume-cell`. */
+  private async start(cellId: string, pairs: StoredPair[], signal: AbortSignal | undefined, keyed: boolean, message: (key: string, stored: StoredPair[]) => Parameters<RuntimeLease['client']['request']>[0]): Promise<CellObservation | undefined> {
     const binding = await this.bind();
     binding.creating++;
     binding.cells.add(cellId);
@@ -80,17 +112,14 @@ export class WorkerSession implements CodeModeSession {
       const parts = splitStoredPairs(pairs, Math.floor(client.maxFrameBytes / 2));
       const last = parts.pop() ?? [];
       for (const part of parts) client.post({ t: 'stored', session: key, cellId, values: part });
-      const { source, tools, yieldTimeMs, typescript, idempotencyKey } = options;
-      // The idempotency key travels on: the worker's engine answers a retried create with the original cell.
-      const observation = await client.request({ t: 'create-cell', session: key, cellId, source, tools: [...tools], yieldTimeMs, typescript, stored: last, key: idempotencyKey }, options.signal);
-      return { cellId, observation: observation! };
+      return (await client.request(message(key, last), signal)) as CellObservation | undefined;
     } catch (error) {
-      if (error instanceof RuntimeLostError) return { cellId, observation: lost(cellId, error.reason) };
+      if (error instanceof RuntimeLostError) return lost(cellId, error.reason);
       if (cellIdOf(error) !== cellId) binding.cells.delete(cellId);
       throw error;
     } finally {
       binding.creating--;
-      if (options.idempotencyKey !== undefined) binding.keyedAt = Date.now();
+      if (keyed) binding.keyedAt = Date.now();
       this.releaseIfIdle(binding);
     }
   }
@@ -218,6 +247,9 @@ export class WorkerSession implements CodeModeSession {
         return this.releaseIfIdle(binding);
       case 'cell-event':
         return safely(() => host.runtimeEvent?.(message.event));
+      case 'journal':
+        // Passed on as they came, ahead of the calls they may cause: the agent host keeps the journals.
+        return safely(() => host.journal?.({ type: 'entries', cellId: message.cellId, entries: message.entries }));
     }
   }
 

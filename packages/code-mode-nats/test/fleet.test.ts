@@ -10,9 +10,10 @@ import { startDeployment, startHost, type Deployment, type HostProcess } from '.
  * The fleet scenario: 200 agent sessions, each through the host facade (one loop: the session's
  * own router runs every nested call), each running a cell of 20 nested calls, spread over three
  * runtime hosts in their own processes; one host is SIGKILLed in the middle. Every exec answers
- * exactly once; sessions on the dead host get "exec runtime ended unexpectedly: runtime host …";
- * their next cell runs on a live host and reads the value committed before; no nested call runs
- * twice (counted here, on the agent host, by a key each call carries).
+ * exactly once and completes: the cells of sessions on the dead host are replayed on the live hosts
+ * from the journals the agent host keeps; those sessions' next cell runs on a live host and reads
+ * the value committed before; no nested call runs twice (counted here, on the agent host, by a key
+ * each call carries).
  */
 const SESSIONS = 200;
 const CALLS = 20;
@@ -36,7 +37,7 @@ function outputText(item: ResponseItem): string {
 }
 
 describe('three runtime hosts behind NATS, one SIGKILLed mid-run', () => {
-  it('answers every exec once, fails only the dead host\'s cells, re-places their next cell, never runs a nested call twice', async () => {
+  it('answers every exec once, replays the dead host\'s cells on the others, re-places their next cell, never runs a nested call twice', async () => {
     const counts = new Map<string, number>();
     let total = 0;
     let reachedKill!: () => void;
@@ -65,6 +66,15 @@ describe('three runtime hosts behind NATS, one SIGKILLed mid-run', () => {
     const sessions: Session[] = Array.from({ length: SESSIONS }, (_, n) =>
       createSession({ toolMode: 'code-mode-only', tools: [count], codeMode, sessionId: `s${n}` }),
     );
+    // Cell events reach every session of the Code Mode service: keyed by cell id, the exec that made it names the session.
+    const execOf = new Map<string, string>();
+    const lostCells = new Map<string, string>();
+    const resumedCells = new Set<string>();
+    for (const session of sessions) {
+      session.on('cell-start', (event) => void execOf.set(event.cellId, event.execCallId ?? ''));
+      session.on('runtime-lost', (event) => event.cellIds.forEach((cellId) => lostCells.set(cellId, event.cause)));
+      session.on('cell-resumed', (event) => void resumedCells.add(event.cellId));
+    }
     let answers = 0;
     const exec = async (session: Session, callId: string, source: string): Promise<string> => {
       const step = await session.beginTurn().step();
@@ -89,26 +99,24 @@ describe('three runtime hosts behind NATS, one SIGKILLed mid-run', () => {
       const results = await Promise.all(main);
       expect(answers).toBe(SESSIONS * 2);
 
-      const failed: number[] = [];
       results.forEach((text, n) => {
-        if (text.startsWith('Script completed')) {
-          expect(text).toContain(`done ${n}`);
-          for (let i = 0; i < CALLS; i++) expect(counts.get(`s${n}-main-${i}`)).toBe(1);
-        } else {
-          failed.push(n);
-          expect(text).toMatch(/^Script failed[\s\S]*Script error:\nexec runtime ended unexpectedly: (runtime host h2 is gone \(its NATS subscription ended\)|runtime host h2 closed the connection|the connection to runtime host h2 closed)/);
-        }
+        expect(text, `s${n}`).toMatch(new RegExp(`^Script completed[\\s\\S]*done ${n}$`));
+        for (let i = 0; i < CALLS; i++) expect(counts.get(`s${n}-main-${i}`)).toBe(1);
       });
-      // The dead host held about a third of the sessions; every other session completed.
+      // The dead host held about a third of the sessions: each heard the loss and had its cell replayed.
+      const failed = [...lostCells.keys()].map((cellId) => Number(/^main-(\d+)$/.exec(execOf.get(cellId) ?? '')![1]));
       expect(failed.length).toBeGreaterThan(0);
       expect(failed.length).toBeLessThan(SESSIONS);
+      expect(new Set(failed).size).toBe(failed.length);
+      for (const cause of lostCells.values()) expect(cause).toMatch(/^(runtime host h2 is gone \(its NATS subscription ended\)|runtime host h2 closed the connection|the connection to runtime host h2 closed)/);
+      expect([...resumedCells].sort()).toEqual([...lostCells.keys()].sort());
 
       // 3. The next cell of each failed session runs on a live host and reads the committed value.
       const again = await Promise.all(failed.map((n) => exec(sessions[n], `again-${n}`, `await tools.count({ key: 's${n}-again' }); text('again ' + load('v'));`)));
       again.forEach((text, index) => expect(text).toMatch(new RegExp(`^Script completed[\\s\\S]*again ${failed[index]}$`)));
       expect(answers).toBe(SESSIONS * 2 + failed.length);
 
-      // No nested call ran twice: every key was counted once (the dead host's cells stopped where they were).
+      // No nested call ran twice: every key was counted once (the replays joined the calls in flight).
       for (const [key, n] of counts) expect(n, key).toBe(1);
       for (const n of failed) expect(counts.get(`s${n}-again`)).toBe(1);
     } finally {

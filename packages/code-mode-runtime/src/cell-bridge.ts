@@ -33,6 +33,8 @@ export function decodeCellMessage(kind: unknown, a: unknown, b: unknown, c: unkn
       return typeof a === 'string' && typeof b === 'string' ? ['write', a, b] : undefined;
     case 'done':
       return typeof b === 'string' && typeof c === 'number' ? ['done', a === 1 ? 1 : 0, b, c] : undefined;
+    case 'synced':
+      return typeof a === 'number' ? ['synced', a] : undefined;
     default:
       return undefined;
   }

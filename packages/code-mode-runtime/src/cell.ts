@@ -18,6 +18,8 @@ import { stripTypesBounded } from './type-stripper';
 import { nullPrototype } from './null-prototype';
 import { maxValueChars, valueTooLarge } from './value-limit';
 import { cellToolRequest } from './tool-request';
+import { CellReplay, divergence, type ReplayJournal } from './cell-replay';
+import type { JournalCallResult } from '@switchyard/protocol';
 
 /** Per-cell resource limits (see `CodeModeRuntimeOptions`). */
 export interface CellLimits {
@@ -70,6 +72,12 @@ export interface CellOptions {
   commit(writes: Array<[string, string]>): void;
   /** Called once when the cell leaves its session. */
   closed(cell: Cell): void;
+  /** The seed of the cell's `Math.random` (32 hex digits). */
+  seed: string;
+  /** Journal entries as the cell reports them, in order, before the message they came with is handled. */
+  journal?(entries: string): void;
+  /** Re-run the cell from this journal (throws `INVALID_JOURNAL` from the constructor when it cannot be read). */
+  replay?: ReplayJournal;
 }
 
 const elapsed = (startedAt: number) => performance.now() - startedAt;
@@ -99,10 +107,14 @@ export class Cell {
   /** Aborted when the cell ends: stops a TypeScript strip in progress. */
   private readonly ended = new AbortController();
   private termination: Promise<void> | undefined;
+  /** Set while the cell is re-run from its journal (and kept once live, for the journaled calls). */
+  private readonly replay: CellReplay | undefined;
 
+  /** Throws `INVALID_JOURNAL` when `options.replay` cannot be read. */
   constructor(options: CellOptions) {
     this.options = options;
     this.id = options.id;
+    this.replay = options.replay ? new CellReplay(options.id, options.replay, this.replayPort()) : undefined;
   }
 
   /** Creates the isolate, installs the globals, compiles and starts the module. Never throws. */
@@ -127,6 +139,8 @@ export class Cell {
           declaration: tool.declaration ?? codeModeDeclaration({ codeModeName: tool.name, kind: tool.kind, description: tool.description }),
         })),
         storeEnabled: this.options.storedValues,
+        seed: this.options.seed,
+        ...(this.replay ? { replayTimes: this.replay.times } : {}),
         limits: {
           maxInFlightCalls: limits.maxInFlightCalls,
           maxInFlightArgumentChars: limits.maxInFlightArgumentChars,
@@ -142,7 +156,7 @@ export class Cell {
       // allocation of their total size inside the isolate (see value-limit.ts).
       const stored = new ivm.ExternalCopy(this.options.storedSnapshot).copyInto(nullPrototype({ release: true as const }));
       const post = new ivm.Callback(
-        (kind: unknown, a: unknown, b: unknown, c: unknown) => this.onMessage(kind, a, b, c),
+        (kind: unknown, a: unknown, b: unknown, c: unknown, journal: unknown) => this.onMessage(kind, a, b, c, journal),
         nullPrototype({ ignored: true as const }),
       );
       // Synchronous: the cell's thread waits until the host has run every message queued before (backpressure).
@@ -173,6 +187,7 @@ export class Cell {
         () => compiled.module.release(),
         (error) => this.onEntryError(error),
       );
+      this.replay?.begin();
     } catch (error) {
       if (this.state !== 'running') return;
       if (this.isolate?.isDisposed && !this.killedByHost) return this.runtimeLost(error);
@@ -250,9 +265,11 @@ export class Cell {
   }
 
   // ---- isolate → host ------------------------------------------------------------------
-  private onMessage(kind: unknown, a: unknown, b: unknown, c: unknown): void {
+  private onMessage(kind: unknown, a: unknown, b: unknown, c: unknown, journal: unknown): void {
     if (this.state !== 'running') return;
     try {
+      // The entries recorded before the message reach the host before anything the message causes.
+      if (typeof journal === 'string' && journal !== '') this.options.journal?.(journal);
       this.handleMessage(kind, a, b, c);
     } catch {
       // Messages come from untrusted code: a malformed one is dropped, never thrown into the host.
@@ -264,12 +281,13 @@ export class Cell {
     if (message === undefined) return;
     switch (message[0]) {
       case 'text':
-        this.buffer.push({ type: 'input_text', text: message[1] });
+      case 'image': {
+        const item: ContentItem = message[0] === 'text' ? { type: 'input_text', text: message[1] } : { type: 'input_image', image_url: message[1], detail: message[2] };
+        if (!this.replay || this.replay.keepItem(item)) this.buffer.push(item);
         return;
-      case 'image':
-        this.buffer.push({ type: 'input_image', image_url: message[1], detail: message[2] });
-        return;
+      }
       case 'notify':
+        if (this.replay && !this.replay.keepNotify(message[1])) return;
         try {
           this.options.host.notify({ cellId: this.id, text: message[1] });
         } catch {
@@ -277,14 +295,17 @@ export class Cell {
         }
         return;
       case 'yield':
-        if (this.observer) this.yieldNow();
+        // A replay's yields were answered before (or their output is still to come): only live ones count.
+        if (this.observer && (!this.replay || this.replay.isLive)) this.yieldNow();
         return;
       case 'calls': {
         // [id, tool, inputJson, id, tool, inputJson, …]: the calls the cell started in one run
         const batch = message[1];
-        for (let i = 0; i + 2 < batch.length; i += 3) {
+        for (let i = 0; i + 2 < batch.length && this.state === 'running'; i += 3) {
           const [id, tool, input] = [batch[i], batch[i + 1], batch[i + 2]];
-          if (!this.pendingCalls.has(id)) this.onCall(id, tool, input);
+          if (this.pendingCalls.has(id)) continue;
+          const route = this.replay ? this.replay.call(id, tool, input) : 'host';
+          if (route === 'host') this.onCall(id, tool, input);
         }
         return;
       }
@@ -294,13 +315,22 @@ export class Cell {
       case 'clear-timer':
         clearTimeout(this.timers.get(message[1]));
         this.timers.delete(message[1]);
+        this.replay?.clearTimer(message[1]);
         return;
       case 'write':
         this.writes.push([message[1], message[2]]);
         return;
-      case 'done':
-        // A count that does not match what arrived (or -1: the cell could not report) commits nothing.
-        this.complete(message[1] === 1 ? message[2] : undefined, message[3] === this.writes.length ? this.writes : []);
+      case 'done': {
+        const diverged = this.replay?.ended();
+        if (diverged !== undefined) return this.complete(divergence(this.id, diverged), undefined);
+        // A count that does not match what arrived (or -1: the cell could not report) commits nothing;
+        // a replayed cell whose writes were committed before commits nothing again.
+        const writes = message[3] === this.writes.length && !this.replay?.committed ? this.writes : [];
+        this.complete(message[1] === 1 ? message[2] : undefined, writes);
+        return;
+      }
+      case 'synced':
+        this.replay?.synced(message[1]);
         return;
     }
   }
@@ -318,15 +348,18 @@ export class Cell {
     } catch (error) {
       result = Promise.reject(error);
     }
+    // A replay enters what the host answers only once it is live (after the journaled deliveries).
+    const enter = (ok: boolean, payload: string | undefined) =>
+      this.replay ? this.replay.whenLive(() => this.resolveCall(runtimeToolCallId, tool, ok, payload)) : this.resolveCall(runtimeToolCallId, tool, ok, payload);
     const settled = result.then(
-      (json) => this.resolveCall(runtimeToolCallId, tool, true, json),
-      (error) => this.resolveCall(runtimeToolCallId, tool, false, error instanceof UnencodableResult ? error.message : toolErrorText(error)),
+      (json) => enter(true, json),
+      (error) => enter(false, error instanceof UnencodableResult ? error.message : toolErrorText(error)),
     );
     this.pendingCalls.set(runtimeToolCallId, { controller, settled });
   }
 
   /** Settles a call inside the cell: ok with the result's JSON text (the isolate's one parse), or failed with its text. */
-  private resolveCall(runtimeToolCallId: string, tool: string, ok: boolean, payload: string | undefined): void {
+  private resolveCall(runtimeToolCallId: string, tool: string, ok: boolean, payload: string | undefined, replayed: 0 | 1 = 0): void {
     this.pendingCalls.delete(runtimeToolCallId);
     if (this.state !== 'running') return;
     const { heapMb } = this.options.limits;
@@ -334,20 +367,41 @@ export class Cell {
     if (ok) {
       // Parsing it inside the cell would allocate its strings whole (see value-limit.ts).
       if (payload !== undefined && payload.length > limit) {
-        return this.enter('resolve', runtimeToolCallId, 0, valueTooLarge(`the JSON of the result of tool \`${tool}\``, payload.length, heapMb));
+        return this.enter('resolve', runtimeToolCallId, 0, valueTooLarge(`the JSON of the result of tool \`${tool}\``, payload.length, heapMb), replayed);
       }
-      this.enter('resolve', runtimeToolCallId, 1, payload);
+      this.enter('resolve', runtimeToolCallId, 1, payload, replayed);
     } else {
       let text = payload ?? '';
       if (text.length > limit) text = `${text.slice(0, 1000)}… (${valueTooLarge("the tool's error text", text.length, heapMb)})`;
-      this.enter('resolve', runtimeToolCallId, 0, text);
+      this.enter('resolve', runtimeToolCallId, 0, text, replayed);
     }
+  }
+
+  /** How the replay drives the cell (see `CellReplay`). */
+  private replayPort() {
+    return {
+      sync: (sequence: number) => this.enter('sync', sequence),
+      deliverResult: (id: string, tool: string, result: JournalCallResult) =>
+        result.ok ? this.resolveCall(id, tool, true, result.json, 1) : this.resolveCall(id, tool, false, result.error, 1),
+      deliverTimers: (ids: readonly number[]) => this.enter('timers', JSON.stringify(ids), 1),
+      live: () => {
+        for (const [id, delay] of this.replay!.takeDeferredTimers()) this.startTimer(id, delay);
+      },
+      diverge: (reason: string) => this.complete(divergence(this.id, reason), undefined),
+    };
   }
 
   private onSetTimer(id: number, delay: number): void {
     // The prelude enforces maxTimers with a clear error; this guards the host if it is bypassed.
     if (this.timers.size >= this.options.limits.maxTimers) return;
     delay = Number.isFinite(delay) ? Math.min(MAX_TIMER_DELAY_MS, Math.max(0, delay)) : 0;
+    // In a replay, a timer the journal fires is fired from it, and one it does not waits for the end.
+    if (this.replay && this.replay.setTimer(id, delay) !== 'start') return;
+    this.startTimer(id, delay);
+  }
+
+  private startTimer(id: number, delay: number): void {
+    if (this.state !== 'running') return;
     const timer = setTimeout(() => {
       this.timers.delete(id);
       // Timers due in the same host tick enter the isolate once, in order.
@@ -360,7 +414,7 @@ export class Cell {
   private flushTimers(): void {
     const ids = this.dueTimers;
     this.dueTimers = [];
-    if (ids.length > 0) this.enter('timers', JSON.stringify(ids));
+    if (ids.length > 0) this.enter('timers', JSON.stringify(ids), 0);
   }
 
   /**

@@ -2,7 +2,7 @@ import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSess
 import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
 import type { Session } from './code-mode-session';
 import { createStoredValues } from './code-mode-session';
-import { checkHost, createEngineSession, positiveInteger } from './engine-session';
+import { checkHost, createEngineSession, defaultMaxJournalBytes, positiveInteger } from './engine-session';
 import { nodeSnapshotFlagProblem } from './node-snapshot-check';
 import { createProcessRuntime, type ProcessWorkerOptions } from './process-runtime';
 import type { EngineSessionOptions } from './protocol';
@@ -54,6 +54,12 @@ export interface CodeModeRuntimeOptions {
   /** Keys of a session's stored values (checked like `maxStoredBytes`). Default 10,000. */
   maxStoredKeys?: number;
   /**
+   * UTF-8 bytes of one cell's journal, kept by the agent host (the source, the entries, each nested
+   * call's record and result): past it the cell runs on but cannot be resumed after a crash or a
+   * restart (its failure then says so). `0`: no journals at all. Default heapMb / 8 MiB (16 MiB at 128 MB).
+   */
+  maxJournalBytes?: number;
+  /**
    * Bytes of nested-call results on their way to a runtime (sent, not yet taken by it); a result
    * that would pass it fails its call inside the cell. Default 4 × the value size limit as bytes
    * (heapMb / 2 MiB: 67,108,864 at 128 MB).
@@ -101,6 +107,7 @@ export function engineOptions(options: CodeModeRuntimeOptions): EngineSessionOpt
     maxStoredBytes: positiveInteger(options.maxStoredBytes, defaultMaxStoredBytes(heapMb), 'maxStoredBytes', 1),
     maxStoredKeys: positiveInteger(options.maxStoredKeys, 10_000, 'maxStoredKeys', 1),
     maxInFlightResultBytes: positiveInteger(options.maxInFlightResultBytes, 4 * maxValueChars(heapMb), 'maxInFlightResultBytes', 1),
+    maxJournalBytes: positiveInteger(options.maxJournalBytes, defaultMaxJournalBytes(heapMb), 'maxJournalBytes', 0),
   };
 }
 
@@ -121,7 +128,8 @@ function createInProcessRuntime(engine: EngineSessionOptions, check: 'warn' | 't
     openSession(host: CellHost): CodeModeSession {
       if (shutdownPromise) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
       checkHost(host);
-      const session = createEngineSession(engine, host, { store: createStoredValues(), nextCellId, closed: (closedSession) => sessions.delete(closedSession) });
+      // In process this session is its host's: it keeps its cells' journals itself.
+      const session = createEngineSession(engine, host, { store: createStoredValues(), nextCellId, closed: (closedSession) => sessions.delete(closedSession), keepJournals: true });
       sessions.add(session);
       return session;
     },

@@ -1,6 +1,22 @@
-import { CELL_ID_PATTERN, SwitchyardError, hasErrorCode } from '@switchyard/protocol';
-import type { CellHost, CellObservation, CodeModeSession, CreateCellOptions, CreatedCell, ObserveOptions } from '@switchyard/protocol';
+import { CELL_ID_PATTERN, CODE_MODE_STATE_FORMAT, CODE_MODE_STATE_VERSION, SwitchyardError, hasErrorCode } from '@switchyard/protocol';
+import type {
+  CellHost,
+  CellObservation,
+  CellToolDescriptor,
+  CodeModeSession,
+  CodeModeSessionState,
+  CreateCellOptions,
+  CreatedCell,
+  ObserveOptions,
+  RestoreOptions,
+  RestoreResult,
+} from '@switchyard/protocol';
 import { Cell, observationCancelled, type CellLimits } from './cell';
+import type { ReplayJournal } from './cell-replay';
+import type { EngineJournals } from './journal/engine-journals';
+import { newSeed } from './journal/hashing';
+import { restoreEngineSession } from './engine-restore';
+import { newSessionId } from './journal/state';
 import { ReplyCache, checkIdempotencyKey, joinAnswer } from './reply-cache';
 import { cellError, cellIdOf } from './protocol/wire-error';
 
@@ -17,6 +33,8 @@ export type StoredPair = [string, string];
 export interface StoredValueStore {
   snapshot(cellId: string): StoredPair[];
   commit(cellId: string, writes: StoredPair[]): void;
+  /** Replaces every value (a restore); only a store that keeps the values itself has it. */
+  replace?(pairs: readonly StoredPair[]): void;
 }
 
 /** A store that keeps the values itself (key → JSON text; the last writer of a key wins). */
@@ -28,7 +46,25 @@ export function createStoredValues(): StoredValueStore & { readonly values: Map<
     commit(_cellId, writes) {
       for (const [key, json] of writes) if (typeof key === 'string' && typeof json === 'string') values.set(key, json);
     },
+    replace(pairs) {
+      values.clear();
+      for (const [key, json] of pairs) values.set(key, json);
+    },
   };
+}
+
+/** A cell re-run from its journal (`Session.resumeCell`): a creation plus the journal and the seed. */
+export interface ResumeCellOptions {
+  cellId: string;
+  source: string;
+  tools: readonly CellToolDescriptor[];
+  typescript?: boolean;
+  seed: string;
+  journal: ReplayJournal;
+  /** The snapshot the cell started with; default: the store's (`StoredValueStore.snapshot`). */
+  stored?: StoredPair[];
+  /** Attach an observer: the promise resolves with the cell's observation (else as soon as the replay started). */
+  yieldTimeMs?: number;
 }
 
 /** Everything a session needs from its runtime. */
@@ -42,6 +78,8 @@ export interface SessionSettings {
   nextCellId(): string;
   /** Called once the session has shut down. */
   closed(session: Session): void;
+  /** Keeps each cell's journal here (the in-process runtime: this session is its host's); absent: they are kept elsewhere. */
+  journals?: EngineJournals;
 }
 
 /** The service failures of a session, shared by the engine and the process runtime (same texts). */
@@ -82,6 +120,10 @@ export class Session implements CodeModeSession {
   private readonly creations: ReplyCache<KeyedCreation>;
   private readonly observations: ReplyCache<Promise<CellObservation>>;
   private shutdownPromise: Promise<void> | undefined;
+  /** Cells a restore could not resume: their next observation is this failure. */
+  private readonly unresumed = new Map<string, string>();
+  /** The session's identity in its exported state when it keeps no journals. */
+  private stateId: string | undefined;
 
   constructor(settings: SessionSettings) {
     this.settings = settings;
@@ -102,7 +144,7 @@ export class Session implements CodeModeSession {
     // observed (those keep their output buffered until a wait or terminate takes it).
     const running = this.cells.size;
     if (running >= this.settings.maxCells) throw tooManyCells(running, this.settings.maxCells);
-    if (options.cellId !== undefined && this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
+    if (options.cellId !== undefined && (this.cells.has(options.cellId) || this.unresumed.has(options.cellId))) throw cellIdInUse(options.cellId);
     const id = options.cellId ?? this.settings.nextCellId();
     const reply = this.start(id, options, startedAt);
     if (key !== undefined) this.rememberCreation(key, { source: options.source, cellId: id, reply, cancelled: false });
@@ -110,27 +152,15 @@ export class Session implements CodeModeSession {
   }
 
   private async start(id: string, options: CreateCellOptions, startedAt: number): Promise<CreatedCell> {
-    const { store } = this.settings;
-    const cell = new Cell({
-      id,
-      host: this.settings.host,
-      limits: this.settings.limits,
-      storedSnapshot: this.settings.storedValues ? store.snapshot(id) : [],
-      storedValues: this.settings.storedValues,
-      commit: (writes) => store.commit(id, writes),
-      closed: (closedCell) => {
-        this.cells.delete(closedCell.id);
-        try {
-          this.settings.host.cellClosed(closedCell.id);
-        } catch {
-          // a broken host never harms the runtime
-        }
-      },
-    });
+    const { store, storedValues } = this.settings;
+    const stored = storedValues ? store.snapshot(id) : [];
+    const seed = options.seed ?? newSeed();
+    this.settings.journals?.open({ cellId: id, source: options.source, tools: options.tools, typescript: options.typescript, stored, seed });
+    const cell = this.newCell(id, stored, seed);
     this.cells.set(cell.id, cell);
     // The first observer attaches before the cell's first instruction, so a yield_control()
     // can never race with it (before the first observation).
-    const observation = cell.observe(options.yieldTimeMs, startedAt, options.signal);
+    const observation = this.handOut(id, cell.observe(options.yieldTimeMs, startedAt, options.signal));
     void cell.start(options.source, options.tools, options.typescript);
     try {
       return { cellId: cell.id, observation: await observation };
@@ -139,6 +169,87 @@ export class Session implements CodeModeSession {
       // with its output kept, so the host can still observe or terminate it.
       throw cellError(error, cell.id);
     }
+  }
+
+  /** A cell of this session (throws `INVALID_JOURNAL` when `replay` cannot be read). */
+  private newCell(id: string, stored: StoredPair[], seed: string, replay?: ReplayJournal): Cell {
+    const { store, host, journals } = this.settings;
+    return new Cell({
+      id,
+      host: journals ? journals.hostFor(id) : host,
+      limits: this.settings.limits,
+      storedSnapshot: stored,
+      storedValues: this.settings.storedValues,
+      seed,
+      replay,
+      journal: (entries) => (journals ? journals.entries(id, entries) : host.journal?.({ type: 'entries', cellId: id, entries })),
+      commit: (writes) => {
+        store.commit(id, writes);
+        journals?.committed(id, writes);
+      },
+      closed: (closedCell) => {
+        this.cells.delete(closedCell.id);
+        journals?.close(closedCell.id);
+        try {
+          host.cellClosed(closedCell.id);
+        } catch {
+          // a broken host never harms the runtime
+        }
+      },
+    });
+  }
+
+  /** An observation on its way out: its items count as handed out in the cell's journal. */
+  private handOut(cellId: string, observation: Promise<CellObservation>): Promise<CellObservation> {
+    const journals = this.settings.journals;
+    if (!journals) return observation;
+    return observation.then((answer) => {
+      journals.handedOut(cellId, answer.items);
+      return answer;
+    });
+  }
+
+  /**
+   * Re-runs a cell from its journal in a fresh isolate, under its own id (see `CellReplay`).
+   * Resolves with its observation when `yieldTimeMs` is given, else once it started. Rejects with
+   * `INVALID_JOURNAL` for a journal that cannot be read, or as `createCell` does.
+   */
+  async resumeCell(options: ResumeCellOptions): Promise<CellObservation | undefined> {
+    const startedAt = performance.now();
+    if (this.shutdownPromise) throw shuttingDown();
+    if (this.cells.has(options.cellId)) throw cellIdInUse(options.cellId);
+    if (this.cells.size >= this.settings.maxCells) throw tooManyCells(this.cells.size, this.settings.maxCells);
+    const stored = options.stored ?? (this.settings.storedValues ? this.settings.store.snapshot(options.cellId) : []);
+    const cell = this.newCell(options.cellId, stored, options.seed, options.journal);
+    this.cells.set(cell.id, cell);
+    const observation = options.yieldTimeMs === undefined ? undefined : this.handOut(cell.id, cell.observe(options.yieldTimeMs, startedAt));
+    void cell.start(options.source, options.tools, options.typescript);
+    return observation;
+  }
+
+  exportState(): CodeModeSessionState {
+    const journals = this.settings.journals;
+    return {
+      format: CODE_MODE_STATE_FORMAT,
+      version: CODE_MODE_STATE_VERSION,
+      id: journals?.id ?? (this.stateId ??= newSessionId()),
+      stored: this.settings.store.snapshot(''),
+      cells: journals?.records() ?? [],
+    };
+  }
+
+  restore(state: CodeModeSessionState, options: RestoreOptions = {}): Promise<RestoreResult> {
+    if (this.shutdownPromise) return Promise.reject(shuttingDown());
+    return restoreEngineSession(this, this.settings, state, options);
+  }
+
+  get cellCount(): number {
+    return this.cells.size + this.unresumed.size;
+  }
+
+  /** A cell a restore could not resume: its next observation is the failure (restore's use). */
+  unresumable(cellId: string, error: string): void {
+    this.unresumed.set(cellId, error);
   }
 
   /** Keeps a keyed creation's answer for its retries; a failed creation is forgotten (its retry creates afresh). */
@@ -185,10 +296,10 @@ export class Session implements CodeModeSession {
     // A retried observation: the same answer again (or the one still on its way), even after the cell closed.
     if (earlier) return joinAnswer(earlier, options.signal, () => observationCancelled(cellId));
     const cell = this.cells.get(cellId);
-    if (!cell) throw notFound(cellId);
+    if (!cell) return this.unresumedEnd(cellId, startedAt);
     if (cell.hasObserver()) throw secondObserver(cellId);
     checkYieldTime(options?.yieldTimeMs);
-    const reply = cell.observe(options.yieldTimeMs, startedAt, options.signal);
+    const reply = this.handOut(cellId, cell.observe(options.yieldTimeMs, startedAt, options.signal));
     if (key !== undefined) {
       this.observations.set(key, reply);
       // A cancelled observation took nothing: its retry observes afresh.
@@ -201,11 +312,24 @@ export class Session implements CodeModeSession {
     const startedAt = performance.now();
     if (this.shutdownPromise) throw shuttingDown();
     const cell = this.cells.get(cellId);
-    if (!cell) throw notFound(cellId);
+    if (!cell) return this.unresumedEnd(cellId, startedAt);
     // Cleanup still running (aborted nested calls get up to 100 ms to settle): a second terminate
     // is refused with the model-visible text, the first one answers.
     if (cell.state === 'terminating') throw alreadyTerminating(cellId);
     return cell.terminate(startedAt);
+  }
+
+  /** The end of a cell a restore could not resume (once), or `CELL_NOT_FOUND`. */
+  private unresumedEnd(cellId: string, startedAt: number): CellObservation {
+    const error = this.unresumed.get(cellId);
+    if (error === undefined) throw notFound(cellId);
+    this.unresumed.delete(cellId);
+    try {
+      this.settings.host.cellClosed(cellId);
+    } catch {
+      // a broken host never harms the runtime
+    }
+    return { kind: 'completed', cellId, items: [], error, wallTimeMs: performance.now() - startedAt };
   }
 
   shutdown(): Promise<void> {

@@ -58,6 +58,8 @@ export interface CellAccount {
   stagedBytes: number;
   /** The limit the runtime made the cell break: the cell's completion fails with it. */
   failure?: string;
+  /** Its writes were committed (a runtime committing them again is ignored). */
+  committed?: boolean;
 }
 
 export function newAccount(): CellAccount {
@@ -82,6 +84,18 @@ export class StoredValues {
 
   entries(): StoredPair[] {
     return [...this.values];
+  }
+
+  /** Replaces every value (a restore), outside the budget's check: they were committed within it before. */
+  replace(pairs: readonly StoredPair[]): void {
+    this.values.clear();
+    this.bytes = 0;
+    for (const [key, json] of pairs) {
+      const old = this.values.get(key);
+      if (old !== undefined) this.bytes -= pairBytes([key, old]);
+      this.values.set(key, json);
+      this.bytes += pairBytes([key, json]);
+    }
   }
 
   /** Applies `writes` (last writer of a key wins), or returns the sentence saying which budget it would pass. */

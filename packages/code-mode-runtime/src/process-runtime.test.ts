@@ -3,9 +3,10 @@ import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
+import type { CellRuntimeEvent, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
+import { createRemoteRuntime, createWorkerPool } from './process-runtime';
 import { createTestHost, rejection, sleep, until } from '../test/helpers';
 import { processInfo, running, workerChildren } from '../test/proc';
 
@@ -66,51 +67,106 @@ describe('worker processes', { timeout: 90_000 }, () => {
     await env.runtime.shutdown();
   });
 
-  it('a worker killed mid-cell fails only its cells, once, naming the signal; committed values survive and the next cell runs', async () => {
+  it('a worker killed mid-cell: its cell is resumed on a fresh worker from its journal and completes; committed values survive', async () => {
     const env = start({ workers: { prewarm: false } });
     const stored = await env.cell(`store('kept', { n: 42 }); text('stored');`);
     expect(stored.observation).toMatchObject({ kind: 'completed', items: [{ text: 'stored' }] });
+    const waitingCell = await env.cell(`text('before ' + JSON.stringify(load('kept'))); yield_control(); await new Promise((resolve) => setTimeout(resolve, 300)); text('after'); store('later', 1);`);
+    expect(waitingCell.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'before {"n":42}' }] });
+    const [worker] = env.mine();
+    const waiting = env.session.observe(waitingCell.cellId, { yieldTimeMs: 60_000 });
+    process.kill(worker, 'SIGKILL');
+    // the output already observed is not emitted again; the rest comes from the replay
+    expect(await waiting).toMatchObject({ kind: 'completed', cellId: waitingCell.cellId, items: [{ type: 'input_text', text: 'after' }] });
+    expect((await waiting as { error?: string }).error).toBeUndefined();
+    const cause = 'the runtime worker was killed by SIGKILL';
+    expect(env.events).toEqual([
+      { type: 'runtime-lost', cause, cellIds: [waitingCell.cellId] },
+      { type: 'cell-resumed', cellId: waitingCell.cellId, cause, attempt: 1, alone: false },
+    ]);
+    expect(env.closed.filter((id) => id === waitingCell.cellId)).toHaveLength(1);
+    const next = await env.cell(`text(JSON.stringify([load('kept'), load('later')]));`);
+    expect(next.observation).toMatchObject({ kind: 'completed', items: [{ text: '[{"n":42},1]' }] });
+    expect(env.mine()).not.toContain(worker);
+    await env.runtime.shutdown();
+  });
+
+  it('without journals (maxJournalBytes 0) a worker killed mid-cell fails only its cells, once, naming the signal', async () => {
+    const env = start({ maxJournalBytes: 0, workers: { prewarm: false } });
     const spinning = await env.cell(`text('spinning'); yield_control(); while (true) {}`);
     expect(spinning.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'spinning' }] });
     const [worker] = env.mine();
     const waiting = env.session.observe(spinning.cellId, { yieldTimeMs: 60_000 });
     process.kill(worker, 'SIGKILL');
-    const failed = await waiting;
     const cause = 'the runtime worker was killed by SIGKILL';
-    expect(failed).toMatchObject({ kind: 'completed', cellId: spinning.cellId, items: [], error: `exec runtime ended unexpectedly: ${cause}` });
+    expect(await waiting).toMatchObject({ kind: 'completed', cellId: spinning.cellId, items: [], error: `exec runtime ended unexpectedly: ${cause}` });
     expect(env.events).toEqual([{ type: 'runtime-lost', cause, cellIds: [spinning.cellId] }]);
     expect(env.closed.filter((id) => id === spinning.cellId)).toHaveLength(1);
     // the dead cell is gone (its source is never re-run)
     expect(await rejection(env.session.observe(spinning.cellId, { yieldTimeMs: 0 }))).toEqual({ code: 'CELL_NOT_FOUND', message: `exec cell ${spinning.cellId} not found` });
-    const next = await env.cell(`text(JSON.stringify(load('kept')));`);
-    expect(next.observation).toMatchObject({ kind: 'completed', items: [{ text: '{"n":42}' }] });
-    expect(new Set([stored.cellId, spinning.cellId, next.cellId]).size).toBe(3);
-    expect(env.mine()).not.toContain(worker);
+    expect((await env.cell(`text('alive');`)).observation).toMatchObject({ kind: 'completed', items: [{ text: 'alive' }] });
     await env.runtime.shutdown();
   });
 
-  it('a worker over its memory cap is killed from the host, and the failure names the limit', async () => {
+  it('a worker over its memory cap is killed from the host; the cell that keeps doing it fails, after its replays, naming the limit', async () => {
     // a heap far above the cap, so the host's cap fires before V8's own heap limit
     const env = start({ heapMb: 2048, workers: { memoryMb: 256, prewarm: false } });
     const { observation } = await env.cell(`text('before'); const hoard = []; for (;;) hoard.push(new Array(1_000_000).fill(Math.random()));`, 60_000);
     expect(observation.kind).toBe('completed');
     const error = (observation as { error?: string }).error!;
     expect(error).toMatch(/^exec runtime ended unexpectedly: the runtime worker exceeded its memory limit of 256 MB \(resident \d+ MB\)$/);
-    expect(env.events.map((event) => event.type)).toEqual(['runtime-lost']);
+    // replayed with the others, then alone, where it ended its runtime again: the culprit
+    expect(env.events.map((event) => event.type + ('alone' in event ? ` alone=${event.alone}` : ''))).toEqual([
+      'runtime-lost', 'cell-resumed alone=false', 'runtime-lost', 'cell-resumed alone=true', 'runtime-lost',
+    ]);
     expect((await env.cell(`text('alive');`)).observation).toMatchObject({ kind: 'completed', items: [{ text: 'alive' }] });
     await env.runtime.shutdown();
   });
 
-  it('a worker that stops answering its heartbeat is killed (SIGSTOP), naming the silence', async () => {
+  it('a worker that stops answering its heartbeat is killed (SIGSTOP), naming the silence; its cell goes on elsewhere', async () => {
     const env = start({ workers: { prewarm: false, heartbeatTimeoutMs: 1_000 } });
-    const spinning = await env.cell(`yield_control(); await new Promise(() => {});`);
+    const waitingCell = await env.cell(`yield_control(); await new Promise((resolve) => setTimeout(resolve, 3_000)); text('after');`);
     const [worker] = env.mine();
-    const waiting = env.session.observe(spinning.cellId, { yieldTimeMs: 60_000 });
+    const waiting = env.session.observe(waitingCell.cellId, { yieldTimeMs: 60_000 });
     process.kill(worker, 'SIGSTOP');
-    expect(await waiting).toMatchObject({ error: 'exec runtime ended unexpectedly: the runtime worker stopped answering (no reply to a heartbeat for 1000 ms)' });
+    expect(await waiting).toMatchObject({ kind: 'completed', items: [{ text: 'after' }] });
+    const cause = 'the runtime worker stopped answering (no reply to a heartbeat for 1000 ms)';
+    expect(env.events).toEqual([
+      { type: 'runtime-lost', cause, cellIds: [waitingCell.cellId] },
+      { type: 'cell-resumed', cellId: waitingCell.cellId, cause, attempt: 1, alone: false },
+    ]);
     await until(() => !running(worker), 10_000);
     await env.runtime.shutdown();
   });
+
+  it('a cell over maxJournalBytes is not resumed when its worker dies: its failure says why', async () => {
+    const env = start({ maxJournalBytes: 2_048, workers: { prewarm: false } });
+    const big = await env.cell(`const r = await tools.echo({ s: 'x'.repeat(4_000) }); text(r.s.length); yield_control(); await new Promise(() => {});`);
+    expect(big.observation).toMatchObject({ kind: 'yielded', items: [{ text: '4000' }] });
+    const [worker] = env.mine();
+    const waiting = env.session.observe(big.cellId, { yieldTimeMs: 60_000 });
+    process.kill(worker, 'SIGKILL');
+    expect(await waiting).toMatchObject({
+      kind: 'completed',
+      error: 'exec runtime ended unexpectedly: the runtime worker was killed by SIGKILL; the cell could not be resumed: its journal passed 2048 bytes (maxJournalBytes)',
+    });
+    await env.runtime.shutdown();
+  });
+
+  it('the cell whose lone replay ends its runtime fails, and its tenant is isolated from then on (placement.isolateTenant)', async () => {
+    const pool = createWorkerPool({ prewarm: false });
+    const isolated: string[] = [];
+    const runtime = createRemoteRuntime({ placement: { acquire: (sink, options) => pool.acquire(sink, options), isolateTenant: (tenant) => void isolated.push(tenant) }, onShutdown: () => pool.shutdown() });
+    runtimes.push(runtime);
+    const events: CellRuntimeEvent[] = [];
+    const session = runtime.openSession({ ...createTestHost().host, runtimeEvent: (event) => events.push(event) }, { tenant: 'acme' });
+    const { observation } = await session.createCell({ source: `text("x".repeat(2**28).split("").length)`, tools: [], yieldTimeMs: 120_000 });
+    expect(observation).toMatchObject({ kind: 'completed', items: [] });
+    expect((observation as { error?: string }).error).toMatch(/^exec runtime ended unexpectedly: the runtime worker crashed with SIG\w+ \(Fatal JavaScript invalid size error/);
+    expect(events.map((event) => event.type)).toEqual(['runtime-lost', 'cell-resumed', 'runtime-lost', 'cell-resumed', 'runtime-lost']);
+    expect(isolated).toEqual(['tenant acme']);
+    await runtime.shutdown();
+  }, 180_000);
 
   it('shutdown() leaves no worker process behind', async () => {
     const env = start();
@@ -154,44 +210,56 @@ describe('worker processes', { timeout: 90_000 }, () => {
     expect(env.mine()).toHaveLength(0);
   });
 
-  it('one tenant per worker: beyond workers.max a new session waits admissionMs, then fails naming the pool; never co-located', async () => {
-    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 1, prewarm: false, admissionMs: 300 } });
+  it('perSession: beyond workers.max a session of another tenant waits admissionMs, then fails naming the pool; never co-located', async () => {
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 1, prewarm: false, admissionMs: 300, perSession: true } });
     runtimes.push(runtime);
     const first = runtime.openSession(createTestHost().host);
-    const second = runtime.openSession(createTestHost().host);
+    const events: CellRuntimeEvent[] = [];
+    const second = runtime.openSession({ ...createTestHost().host, runtimeEvent: (event) => events.push(event) });
     const held = await first.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
     const before = Date.now();
-    expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({
-      code: 'RESPOND_TO_MODEL',
-      message: "no Code Mode worker is free: 1 sessions hold the pool's 1 workers (waited 300 ms; workers.max 1)",
-    });
+    const message =
+      "no Code Mode worker became free within 300 ms (workers.admissionMs): the pool's 1 worker (workers.max 1, one tenant per worker: workers.perSession) is held by 1 session of 1 tenant, and no other session waits";
+    expect(await rejection(second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 }))).toEqual({ code: 'RESPOND_TO_MODEL', message });
     expect(Date.now() - before).toBeGreaterThanOrEqual(250);
+    expect(events).toEqual([
+      { type: 'runtime-queued', position: 1, waiting: 1, waitedMs: 0 },
+      { type: 'runtime-refused', reason: 'wait-timeout', message, waitedMs: expect.any(Number) },
+    ]);
     // A waiting session is admitted as soon as the holder lets go (its worker ends, a fresh one starts).
     const waiting = second.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10_000 });
     await sleep(50);
     await first.terminate(held.cellId);
     await first.shutdown();
     expect((await waiting).observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: '1' }] });
+    expect(events.at(-1)).toMatchObject({ type: 'runtime-admitted' });
     await runtime.shutdown();
   });
 
-  it('sessions of one tenant share a worker; other tenants get their own processes', async () => {
+  it('by default sessions of different tenants share a worker; with perSession, tenants get their own processes and a tenant its own sessions together', async () => {
     const before = new Set(workerChildren());
     const workerPids = () => workerChildren().filter((pid) => !before.has(pid));
-    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false } });
-    runtimes.push(runtime);
-    const pidOf = async (session: ReturnType<typeof runtime.openSession>) => {
+    const live = async (session: ReturnType<CodeModeRuntime['openSession']>) => {
       const created = await session.createCell({ source: `yield_control(); await new Promise(() => {});`, tools: [], yieldTimeMs: 10_000 });
       expect(created.observation.kind).toBe('yielded');
     };
+    const dense = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false } });
+    runtimes.push(dense);
+    for (const tenant of ['acme', undefined, undefined, 'globex']) await live(dense.openSession(createTestHost().host, tenant === undefined ? undefined : { tenant }));
+    expect(workerPids()).toHaveLength(1);
+    await dense.shutdown();
+    await until(() => workerPids().length === 0, 10_000);
+
+    const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false, perSession: true } });
+    runtimes.push(runtime);
     const a1 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
     const a2 = runtime.openSession(createTestHost().host, { tenant: 'acme' });
     const b = runtime.openSession(createTestHost().host);
     const c = runtime.openSession(createTestHost().host);
-    for (const session of [a1, a2, b]) await pidOf(session);
+    for (const session of [a1, a2, b]) await live(session);
     // acme's two sessions on one worker, b on another: 2 of 3 workers; c gets the third.
     expect(workerPids()).toHaveLength(2);
-    await pidOf(c);
+    await live(c);
     expect(workerPids()).toHaveLength(3);
     await runtime.shutdown();
   });
@@ -199,6 +267,8 @@ describe('worker processes', { timeout: 90_000 }, () => {
   it('rejects bad worker options with a CONFIG error naming the option', () => {
     for (const [workers, name] of [
       [{ max: 0 }, 'workers.max'],
+      [{ sessionsPerWorker: 0 }, 'workers.sessionsPerWorker'],
+      [{ maxQueued: -1 }, 'workers.maxQueued'],
       [{ memoryMb: 10 }, 'workers.memoryMb'],
       [{ prewarm: 'yes' }, 'workers.prewarm'],
       [{ maxFrameBytes: 10 }, 'workers.maxFrameBytes'],
@@ -265,7 +335,7 @@ describe('workers die with their host', () => {
 
 describe('the cause of a worker\'s death, as the model reads it', () => {
   it('names the signal or the exit code, with what V8 or Node printed last', async () => {
-    const { describeExit } = await import('./worker-pool');
+    const { describeExit } = await import('./worker-process');
     const invalidSize = '\n\n#\n# Fatal error in , line 0\n# Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626)\n#\n#\n#\n#FailureMessage Object: 0x7f1\n----- Native stack trace -----\n\n 1: 0xd32b41  [node]\n';
     expect(describeExit({ code: null, signal: 'SIGTRAP' }, invalidSize)).toBe('the runtime worker crashed with SIGTRAP (Fatal JavaScript invalid size error 524289390 (see crbug.com/1201626))');
     const heapOom = '<--- JS stacktrace --->\n\nCALL_AND_RETRY_LAST\nis_heap_oom = 1\n\n<--- Heap statistics --->\nheap_size_limit = 137363456\nmalloced_memory = 49248\ndoes_zap_garbage = 0\n';

@@ -33,12 +33,15 @@ export const RUNTIME_LIMIT_OPTION_RULES: OptionsShape<RuntimeLimitOptions> = {
   maxStoredBytes: atLeast(1),
   maxStoredKeys: atLeast(1),
   maxInFlightResultBytes: atLeast(1),
+  maxJournalBytes: atLeast(0),
 };
 
 const WORKER_OPTION_RULES: OptionsShape<ProcessWorkerOptions> = {
   max: atLeast(1),
+  sessionsPerWorker: atLeast(1),
   perSession: rule.boolean(),
   admissionMs: atLeast(0),
+  maxQueued: atLeast(0),
   idleMs: atLeast(1),
   prewarm: rule.boolean(),
   memoryMb: atLeast(64),

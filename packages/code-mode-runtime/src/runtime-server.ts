@@ -1,10 +1,12 @@
-import { errorMessage, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
+import { SwitchyardError, errorMessage, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
 import { createCellIdGenerator } from '@switchyard/kit';
 import { createEngineSession } from './engine-session';
-import type { StoredValueStore } from './code-mode-session';
+import type { ResumeCellOptions, StoredValueStore } from './code-mode-session';
+import type { JournalCall, JournalCallResult } from '@switchyard/protocol';
 import {
   DEFAULT_MAX_FRAME_BYTES,
   ProtocolError,
+  DURABLE_CELLS_CAPABILITY,
   RUNTIME_CAPABILITIES,
   RUNTIME_PROTOCOL_VERSION,
   createConnection,
@@ -43,6 +45,24 @@ export interface ServeRuntimeOptions {
    * go. Default: an engine session in this process.
    */
   openSession?(session: string, options: EngineSessionOptions, host: CellHost, store: StoredValueStore): CodeModeSession;
+  /**
+   * The sessions `openSession` opens are durable: they pass their engine's journal entries on to
+   * `host.journal` and re-run cells from a journal (`resumeCell(options)`), so this runtime says
+   * `durable-cells` and the host replays its cells elsewhere when it is lost. Default `false` (a
+   * relay that does not pass both on: the host fails a lost runtime's cells with the cause).
+   */
+  relaysDurableCells?: boolean;
+}
+
+/** A journaled result as `resume-cell` carries it: `+` and the JSON text (none: no value), or `-` and the error. */
+export function encodeResult(result: JournalCallResult): string {
+  return result.ok ? `+${result.json ?? ''}` : `-${result.error}`;
+}
+
+function decodeResult(text: string | undefined): JournalCallResult | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (text[0] === '-') return { ok: false, error: text.slice(1) };
+  return text.length === 1 ? { ok: true } : { ok: true, json: text.slice(1) };
 }
 
 interface PendingCall {
@@ -89,7 +109,7 @@ class RuntimeServer {
     transport: RuntimeTransport,
     private readonly maxFrameBytes: number,
     onStopped: (cause: string | undefined) => void,
-    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed' | 'openSession'> = {},
+    private readonly admission: Pick<ServeRuntimeOptions, 'admitSession' | 'sessionClosed' | 'openSession' | 'relaysDurableCells'> = {},
   ) {
     this.connection = createConnection<HostMessage, RuntimeMessage>({
       transport,
@@ -136,6 +156,8 @@ class RuntimeServer {
         return this.stage(stagedKey(message.session, message.cellId), message.values);
       case 'create-cell':
         return this.createCell(message);
+      case 'resume-cell':
+        return this.resumeCell(message);
       case 'observe':
         return this.observe(message);
       case 'terminate': {
@@ -164,7 +186,8 @@ class RuntimeServer {
       t: 'hello',
       version: RUNTIME_PROTOCOL_VERSION,
       maxFrameBytes: this.maxFrameBytes,
-      capabilities: RUNTIME_CAPABILITIES,
+      // A relay (`openSession`) says it only when it passes journals and replays on.
+      capabilities: this.admission.openSession && !this.admission.relaysDurableCells ? RUNTIME_CAPABILITIES : [...RUNTIME_CAPABILITIES, DURABLE_CELLS_CAPABILITY],
       pid: process.pid,
       engine: `@switchyard/code-mode-runtime ${VERSION}, node ${process.versions.node}`,
     });
@@ -215,9 +238,32 @@ class RuntimeServer {
           yieldTimeMs: message.yieldTimeMs,
           typescript: message.typescript,
           idempotencyKey: message.key,
+          seed: message.seed,
           signal: controller.signal,
         });
         return created.observation;
+      } finally {
+        this.staged.delete(key);
+      }
+    });
+  }
+
+  /** Re-runs a cell from its journal (`resume-cell`): the engine's `resumeCell`, or a refusal from a session that cannot. */
+  private resumeCell(message: HostMessageOf<'resume-cell'>): void {
+    const session = this.sessions.get(message.session) as (CodeModeSession & { resumeCell?(options: ResumeCellOptions): Promise<unknown> }) | undefined;
+    const key = stagedKey(message.session, message.cellId);
+    this.stage(key, message.stored);
+    this.answer(message.id, async () => {
+      try {
+        if (!session) throw new ProtocolError(`session ${message.session} is not open`);
+        if (!session.resumeCell) throw new SwitchyardError('INVALID_JOURNAL', `cannot resume cell ${message.cellId}: this runtime does not resume cells`);
+        const results = new Map(message.results);
+        const calls = message.calls.map((call): JournalCall => {
+          const result = decodeResult(results.get(call.id));
+          return result === undefined ? call : { ...call, result };
+        });
+        const { cellId, source, tools, typescript, seed, entries, observed, committed, yieldTimeMs } = message;
+        return await session.resumeCell({ cellId, source, tools, typescript, seed, journal: { entries, calls, observed, committed }, yieldTimeMs });
       } finally {
         this.staged.delete(key);
       }
@@ -304,6 +350,10 @@ class RuntimeServer {
       runtimeEvent(event) {
         // Only a cell's own event travels: `runtime-lost` is the agent host's to say (it sees the link end).
         if (event.type === 'cell-limit-exceeded') connection.post({ t: 'cell-event', session, event });
+      },
+      journal(update) {
+        // The agent host keeps the journals: the entries go to it, ahead of what they may cause.
+        if (update.type === 'entries') connection.post({ t: 'journal', session, cellId: update.cellId, entries: update.entries });
       },
     };
   }

@@ -1,15 +1,19 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { SwitchyardError } from '@switchyard/protocol';
 import { connectRuntime, type RuntimeClient, type RuntimeEventMessage } from './runtime-client';
 import { createStreamTransport } from './protocol';
 import type { RuntimeLease, RuntimePlacement, RuntimeSink } from './remote-session';
+import { AdmissionQueue, type AdmissionEvent } from './admission-queue';
+import { accepts, aloneOverflow, describePool, drainTarget, preferred, type PlacedWorker, type PlacementTicket } from './placement-rules';
+import { WorkerWatch } from './worker-watch';
+import { delay, describeExit, processEnded, startWorkerProcess } from './worker-process';
 
 /** Settings of a pool of runtime worker processes (see `ProcessWorkerOptions`, all filled in). */
 export interface WorkerPoolSettings {
   max: number;
+  /** Most sessions one worker holds at once. */
+  sessionsPerWorker: number;
   perSession: boolean;
   idleMs: number;
   prewarm: boolean;
@@ -17,62 +21,79 @@ export interface WorkerPoolSettings {
   heartbeatTimeoutMs: number;
   maxFrameBytes: number;
   deathSignal: boolean;
-  /** How long a session's first cell waits for a free worker when every worker serves another tenant (ms). */
+  /** Longest a session waits in the admission queue (ms). */
   admissionMs: number;
+  /** Most sessions waiting in the admission queue at once. */
+  maxQueued: number;
 }
 
-/** How often a worker's resident memory is read while it serves sessions (ms). */
-const RSS_POLL_MS = 100;
-/** How often an idle worker's memory is read (ms). */
-const IDLE_RSS_POLL_MS = 1_000;
+/** `acquire` options the pool takes beyond a placement's: where a waiting session's host hears of its wait. */
+export interface PoolAcquireOptions {
+  tenant?: string;
+  alone?: boolean;
+  report?(event: AdmissionEvent): void;
+}
+
 /** How long a worker may take to exit after its pipes closed, before SIGKILL (ms). */
 const EXIT_GRACE_MS = 1_000;
 /** How long after the spare was taken (or a worker died) a new spare is started (ms). */
 const SPARE_DELAY_MS = 250;
 /** Bytes of a worker's stderr kept to name the cause of a crash. */
 const STDERR_TAIL_BYTES = 16 * 1024;
+/** Tenants remembered as isolated (`isolateTenant`); past it the oldest is forgotten. */
+const MAX_ISOLATED_TENANTS = 10_000;
+/** Placements retried when the chosen worker turns out dead, or fails to start, before its lease was handed out. */
+const PLACEMENT_ATTEMPTS = 3;
+/**
+ * Worker processes starting at once, at most (one per CPU, at least 2): a start is mostly CPU
+ * (Node, isolated-vm), so more at once only makes each take longer — under load, long enough to
+ * miss its handshake. Sessions that need a worker meanwhile wait in the admission queue.
+ */
+const MAX_STARTING = Math.max(2, availableParallelism());
 
-interface Worker {
+interface Lease {
+  readonly sink: RuntimeSink;
+  readonly tenant: string;
+  /** Still being handed out: a loss meanwhile makes `acquire` place again instead of reporting it. */
+  placing: boolean;
+  lostWhilePlacing?: string;
+}
+
+interface Worker extends PlacedWorker {
   readonly id: number;
-  child: ChildProcess;
+  child?: ChildProcess;
   client?: RuntimeClient;
   ready: Promise<RuntimeClient>;
-  readonly sinks: Map<string, RuntimeSink>;
+  readonly leases: Map<string, Lease>;
+  readonly tenants: Map<string, number>;
   holds: number;
   /** Why the pool ended it (memory, heartbeat, shutdown); a crash leaves it unset. */
   killCause?: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderrTail: string;
   idleTimer?: NodeJS.Timeout;
-  monitor?: NodeJS.Timeout;
-  monitorEvery?: number;
+  watch?: WorkerWatch;
   dead: boolean;
-  /** Being ended on purpose (idle, shutdown): never picked again. */
+  /** Being ended on purpose (idle, excess, shutdown, found dead): never picked again. */
   stopping: boolean;
-  /**
-   * The tenant the worker serves (or served last): with `perSession`, only sessions of that tenant
-   * are ever placed on it; a worker that never served one is fresh (undefined).
-   */
-  tenant?: string;
-  /** Admitted to a waiting session that has not registered yet: not to be ended to make room. */
-  reserved: number;
-  /** When a byte last arrived from the worker (proof of life, whatever the frame). */
-  lastHeardAt: number;
 }
 
-/** A session's first cell waiting for a worker (admission control). */
-interface Waiter {
-  tenant: string;
-  admit(worker: Worker): void;
-  refuse(error: Error): void;
+interface Ticket extends PlacementTicket {
+  readonly key: string;
+  readonly sink: RuntimeSink;
 }
 
 let sessionSequence = 0;
 
 /**
- * A small pool of worker processes, each running the isolate engine behind the runtime protocol
- * over its stdio. Sessions lease a worker while they have cells; one worker is kept started ahead
- * of need (prewarmed); workers without sessions for `idleMs` end (the prewarmed spare stays).
+ * A pool of worker processes, each running the isolate engine behind the runtime protocol over
+ * its stdio. Sessions hold a place on a worker while they have cells. By default sessions of
+ * different tenants share workers (dense placement, up to `sessionsPerWorker` each; a tenant made
+ * isolated is placed alone), `perSession` gives each tenant workers of its own, and a lone lease
+ * (`alone`) gets a worker nobody else uses. Sessions beyond the pool wait in a fair queue
+ * ({@link AdmissionQueue}). One worker is kept started ahead of need (prewarmed); workers without
+ * sessions for `idleMs` end. A warm worker is never ended to start another, except under
+ * `perSession`, where a worker never passes from one tenant to another.
  * Every worker dies with its host: its stdin closes when the host goes (the worker exits on EOF),
  * it watches its parent pid, and where `setpriv` is available it is started with
  * `PR_SET_PDEATHSIG = SIGKILL`, which the kernel delivers even if the worker's thread is stuck.
@@ -80,46 +101,177 @@ let sessionSequence = 0;
 export class WorkerPool implements RuntimePlacement {
   private readonly settings: WorkerPoolSettings;
   private readonly workers = new Set<Worker>();
+  private readonly queue: AdmissionQueue<Ticket, Worker>;
+  private readonly isolated = new Set<string>();
   private sequence = 0;
+  private starts = 0;
+  /** Workers started whose handshake has not settled yet. */
+  private starting = 0;
+  /** A worker of this pool has started once: a later failed start is taken as transient (retried). */
+  private startedOnce = false;
   private closing: Promise<void> | undefined;
   /** Starts that failed since the last one that succeeded: no spare is started while a start fails. */
   private startFailures = 0;
+  private topUpTimer: NodeJS.Timeout | undefined;
 
   constructor(settings: WorkerPoolSettings) {
     this.settings = settings;
+    this.queue = new AdmissionQueue(settings, () => describePool(this.live(), settings));
     if (settings.prewarm) this.topUp();
   }
 
-  private live(): Worker[] {
-    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended && !processEnded(worker.child.pid));
+  /** Processes started, alive, sessions placed and waiting (for tests and a host's metrics). */
+  stats(): { started: number; workers: number; sessions: number; waiting: number } {
+    const live = this.live();
+    return { started: this.starts, workers: live.length, sessions: live.reduce((sum, worker) => sum + worker.leases.size, 0), waiting: this.queue.size };
   }
 
-  async acquire(sink: RuntimeSink, options?: { tenant?: string }): Promise<RuntimeLease> {
-    if (this.closing) throw new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');
+  /** `tenant`'s sessions are placed on workers no other tenant uses from now on (its current leases stay where they are). */
+  isolateTenant(tenant: string): void {
+    this.isolated.delete(tenant);
+    this.isolated.add(tenant);
+    if (this.isolated.size > MAX_ISOLATED_TENANTS) this.isolated.delete(this.isolated.values().next().value!);
+  }
+
+  async acquire(sink: RuntimeSink, options: PoolAcquireOptions = {}): Promise<RuntimeLease> {
+    if (this.closing) throw shuttingDown();
     const key = `s${++sessionSequence}`;
     // Without a tenant key every lease is a tenant of its own.
-    const tenant = options?.tenant ?? `lease ${key}`;
-    let worker = this.pick(tenant);
-    if (!worker) {
-      worker = await this.waitForWorker(tenant);
-      worker.reserved--;
+    const tenant = options.tenant ?? `lease ${key}`;
+    const alone = options.alone === true;
+    const ticket: Ticket = { key, sink, tenant, alone, urgent: alone, ...(options.report && { report: options.report }) };
+    for (let attempt = 1; ; attempt++) {
+      if (this.closing) throw shuttingDown();
+      const startsBefore = this.starts;
+      const worker = this.place(ticket) ?? (await this.waitForPlace(ticket));
+      // A worker that fails to start fails the acquisition when no worker of this pool ever started
+      // (no spawn loop on a broken install); otherwise, and for a worker that was there before (a
+      // spare killed a moment ago), the session is placed again.
+      const retry = attempt < PLACEMENT_ATTEMPTS && (this.starts === startsBefore || this.startedOnce);
+      const client = await this.readyFor(worker, ticket, retry);
+      if (!client) continue;
+      const lease = worker.leases.get(key)!;
+      // Found dead after it was chosen (killed a moment ago, its exit not yet seen): placed again.
+      const gone = lease.lostWhilePlacing !== undefined || (await processEnded(worker.child?.pid));
+      if (!gone) {
+        lease.placing = false;
+        return this.leaseOf(worker, key, client);
+      }
+      worker.stopping = true;
+      this.unregister(worker, key);
+      if (attempt >= PLACEMENT_ATTEMPTS) throw new Error(`exec runtime failed to start: ${lease.lostWhilePlacing ?? 'the runtime worker ended before its first cell'}`);
     }
-    worker.tenant = tenant;
-    worker.sinks.set(key, sink);
+  }
+
+  /** Ends every worker: pipes closed first (a worker exits on EOF), SIGKILL after 1 s. */
+  shutdown(): Promise<void> {
+    if (this.topUpTimer) clearTimeout(this.topUpTimer);
+    this.queue.refuseAll(shuttingDown());
+    this.closing ??= Promise.all([...this.workers].map((worker) => this.stop(worker, 'the exec runtime was shut down'))).then(() => undefined);
+    return this.closing;
+  }
+
+  private live(): Worker[] {
+    return [...this.workers].filter((worker) => !worker.dead && !worker.stopping && !worker.client?.ended);
+  }
+
+  /** Places the ticket now (its lease registered on the worker), or undefined when it must wait. */
+  private place(ticket: Ticket): Worker | undefined {
+    if (this.closing) return undefined;
+    const worker = this.choose(ticket);
+    if (!worker) return undefined;
+    this.undrain(ticket);
+    worker.leases.set(ticket.key, { sink: ticket.sink, tenant: ticket.tenant, placing: true });
+    worker.tenants.set(ticket.tenant, (worker.tenants.get(ticket.tenant) ?? 0) + 1);
+    if (this.settings.perSession) worker.tenant = ticket.tenant;
+    if (ticket.alone) worker.alone = true;
     this.clearIdle(worker);
-    this.monitor(worker);
+    this.watch(worker);
     this.topUpSoon();
-    let client: RuntimeClient;
+    return worker;
+  }
+
+  /**
+   * The worker for the ticket, or undefined: a worker that accepts it (its own tenant's first, then
+   * the fullest, so that sessions pack and idle workers can end), else a new one within `max` (a
+   * lone lease: up to `aloneOverflow(max)` beyond it). Under `perSession` only, an idle worker of
+   * another tenant is ended to make room. Never a worker that must not take it.
+   */
+  private choose(ticket: Ticket): Worker | undefined {
+    const live = this.live();
+    const isolated = (tenant: string) => this.isolated.has(tenant);
+    const candidates = live.filter((worker) => accepts(worker, ticket, this.settings, isolated));
+    if (candidates.length > 0) return preferred(candidates, ticket);
+    if (this.starting >= MAX_STARTING) return undefined;
+    if (live.length < this.settings.max) return this.start();
+    if (ticket.alone && live.length < this.settings.max + aloneOverflow(this.settings.max)) return this.start();
+    if (!this.settings.perSession) return undefined;
+    const parked = live.find((worker) => worker.leases.size === 0 && !worker.alone && (worker.drainingFor === undefined || worker.drainingFor === ticket));
+    if (!parked) return undefined;
+    // It served another tenant: it ends rather than carrying that tenant's process into this one.
+    void this.stop(parked, 'the runtime worker was idle');
+    return this.start();
+  }
+
+  /** Waits in the admission queue; a session that waits for a worker of its own has one emptied for it. */
+  private async waitForPlace(ticket: Ticket): Promise<Worker> {
+    const waiting = this.queue.wait(ticket);
+    this.drain();
+    try {
+      return await waiting;
+    } catch (error) {
+      // Refused (a bound, shutdown): a worker emptied for it takes others again.
+      if (this.undrain(ticket)) this.admitWaiting();
+      throw error;
+    }
+  }
+
+  /** Workers emptied for `ticket` take anyone again (it was placed, or left the queue); true when there was one. */
+  private undrain(ticket: Ticket): boolean {
+    let found = false;
+    for (const worker of this.workers) {
+      if (worker.drainingFor !== ticket) continue;
+      worker.drainingFor = undefined;
+      found = true;
+      if (worker.leases.size === 0) this.idle(worker);
+    }
+    return found;
+  }
+
+  /** Hands places to waiting sessions in the queue's fair order, then empties a worker for the first one still waiting, if it needs one. */
+  private admitWaiting(): void {
+    if (this.closing) return;
+    this.queue.admit((ticket) => this.place(ticket));
+    this.drain();
+  }
+
+  /**
+   * A session that only an empty worker can take (an isolated tenant, a new tenant under
+   * `perSession`) would wait while others take every freed place: the worker that empties soonest
+   * (fewest sessions) takes nobody new until it is empty, then goes to it. One worker at a time.
+   */
+  private drain(): void {
+    if (this.queue.size === 0 || [...this.workers].some((worker) => worker.drainingFor !== undefined && !worker.dead)) return;
+    const target = drainTarget(this.live(), this.queue.order(), this.settings, (tenant) => this.isolated.has(tenant));
+    if (target) target.worker.drainingFor = target.ticket;
+  }
+
+  /** The worker's client once it said hello; a failed start fails the acquisition, or answers undefined when `retry` (its lease removed either way). */
+  private async readyFor(worker: Worker, ticket: Ticket, retry: boolean): Promise<RuntimeClient | undefined> {
     // A host awaiting a worker's start must not exit for lack of anything else to do.
     this.hold(worker, +1);
     try {
-      client = await worker.ready;
+      return await worker.ready;
     } catch (error) {
-      worker.sinks.delete(key);
+      this.unregister(worker, ticket.key);
+      if (retry) return undefined;
       throw error;
     } finally {
       this.hold(worker, -1);
     }
+  }
+
+  private leaseOf(worker: Worker, key: string, client: RuntimeClient): RuntimeLease {
     let released = false;
     return {
       client,
@@ -136,96 +288,26 @@ export class WorkerPool implements RuntimePlacement {
       release: () => {
         if (released) return;
         released = true;
-        worker.sinks.delete(key);
-        if (worker.sinks.size === 0) this.idle(worker);
+        this.unregister(worker, key);
         this.admitWaiting();
       },
     };
   }
 
-  private readonly waiters: Waiter[] = [];
-
-  /**
-   * Admission control: every worker serves another tenant, so the session waits (at most
-   * `admissionMs`) for one to be released or to end, and is then refused with a model-visible
-   * failure, never placed beside another tenant's cells.
-   */
-  private waitForWorker(tenant: string): Promise<Worker> {
-    return new Promise<Worker>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        const sessions = this.live().reduce((sum, worker) => sum + worker.sinks.size, 0);
-        reject(
-          new SwitchyardError(
-            'RESPOND_TO_MODEL',
-            `no Code Mode worker is free: ${sessions} sessions hold the pool's ${this.settings.max} workers (waited ${this.settings.admissionMs} ms; workers.max ${this.settings.max})`,
-          ),
-        );
-      }, this.settings.admissionMs);
-      const waiter: Waiter = {
-        tenant,
-        admit: (worker) => {
-          clearTimeout(timer);
-          resolve(worker);
-        },
-        refuse: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-      this.waiters.push(waiter);
-    });
+  /** Takes a lease off its worker; an emptied worker idles, or ends at once when the pool is over `max` (a lone lease's extra worker). */
+  private unregister(worker: Worker, key: string): void {
+    const lease = worker.leases.get(key);
+    if (!lease) return;
+    worker.leases.delete(key);
+    const left = (worker.tenants.get(lease.tenant) ?? 1) - 1;
+    if (left > 0) worker.tenants.set(lease.tenant, left);
+    else worker.tenants.delete(lease.tenant);
+    if (worker.leases.size > 0) return;
+    worker.alone = false;
+    if (worker.dead || worker.stopping) return;
+    if (this.live().length > this.settings.max) void this.stop(worker, 'the runtime worker was not needed any more');
+    else this.idle(worker);
   }
-
-  /** Hands freed workers to waiting sessions, oldest first. */
-  private admitWaiting(): void {
-    while (this.waiters.length > 0 && !this.closing) {
-      const worker = this.pick(this.waiters[0]!.tenant);
-      if (!worker) return;
-      const waiter = this.waiters.shift()!;
-      // Claimed now, so that the next waiter does not get the same fresh worker.
-      worker.tenant = waiter.tenant;
-      worker.reserved++;
-      waiter.admit(worker);
-    }
-  }
-
-  /** Ends every worker: pipes closed first (a worker exits on EOF), SIGKILL after 1 s. */
-  shutdown(): Promise<void> {
-    if (this.topUpTimer) clearTimeout(this.topUpTimer);
-    for (const waiter of this.waiters.splice(0)) waiter.refuse(new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down'));
-    this.closing ??= Promise.all([...this.workers].map((worker) => this.stop(worker, 'the exec runtime was shut down'))).then(() => undefined);
-    return this.closing;
-  }
-
-  /**
-   * The worker for a session of `tenant`, or undefined when it must wait. With `perSession` (the
-   * default): a worker of the same tenant, else a fresh one, else a new one within `max`, else an
-   * idle worker of another tenant is ended to make room; never a worker serving another tenant.
-   * Without `perSession`: an idle worker, a new one, else the least loaded.
-   */
-  private pick(tenant: string): Worker | undefined {
-    const live = this.live();
-    if (!this.settings.perSession) {
-      const idle = live.find((worker) => worker.sinks.size === 0);
-      if (idle) return idle;
-      if (live.length < this.settings.max) return this.start();
-      return live.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
-    }
-    const own = live.filter((worker) => worker.tenant === tenant);
-    if (own.length > 0) return own.reduce((best, worker) => (worker.sinks.size < best.sinks.size ? worker : best));
-    const fresh = live.find((worker) => worker.tenant === undefined);
-    if (fresh) return fresh;
-    if (live.length < this.settings.max) return this.start();
-    const parked = live.find((worker) => worker.sinks.size === 0 && worker.reserved === 0);
-    if (!parked) return undefined;
-    // It served another tenant: it ends rather than carrying that tenant's process into this one.
-    void this.stop(parked, 'the runtime worker was idle');
-    return this.start();
-  }
-
-  private topUpTimer: NodeJS.Timeout | undefined;
 
   /**
    * A replacement spare, a moment after the spare was taken: a short-lived host (one command, one
@@ -240,61 +322,87 @@ export class WorkerPool implements RuntimePlacement {
     this.topUpTimer.unref();
   }
 
-  /** Keeps one idle worker started when prewarming, within `max`. */
+  /** Keeps one empty worker started when prewarming (never used by a tenant, with `perSession`), within `max`. */
   private topUp(): void {
-    if (!this.settings.prewarm || this.closing || this.startFailures > 0) return;
+    if (!this.settings.prewarm || this.closing || this.startFailures > 0 || this.starting >= MAX_STARTING) return;
     const live = this.live();
-    const spareExists = live.some((worker) => (this.settings.perSession ? worker.tenant === undefined : worker.sinks.size === 0));
-    if (live.length >= this.settings.max || spareExists) return;
+    if (live.length >= this.settings.max || live.some((worker) => this.isSpare(worker))) return;
     const spare = this.start();
     // A spare that fails to start is not replaced until the next acquisition (no spawn loop).
     spare.ready.catch(() => undefined);
     this.idle(spare);
   }
 
+  private isSpare(worker: Worker): boolean {
+    return worker.leases.size === 0 && worker.drainingFor === undefined && (!this.settings.perSession || worker.tenant === undefined);
+  }
+
   private start(): Worker {
-    const entry = workerEntry();
-    const args = [
-      '--no-node-snapshot',
-      `--max-old-space-size=${this.settings.memoryMb}`,
-      ...entry.execArgv,
-      entry.file,
-      `--max-frame-bytes=${this.settings.maxFrameBytes}`,
-    ];
-    const setpriv = this.settings.deathSignal ? setprivPath() : undefined;
-    const command = setpriv ?? process.execPath;
-    const commandArgs = setpriv ? ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...args] : args;
-    // An empty environment: the worker runs untrusted code and needs none of the host's secrets.
-    const child = spawn(command, commandArgs, { cwd: entry.cwd, env: {}, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    this.starts++;
+    this.starting++;
+    let markExited!: (status: { code: number | null; signal: NodeJS.Signals | null }) => void;
     const worker: Worker = {
       id: ++this.sequence,
-      child,
       ready: undefined as never,
-      sinks: new Map(),
+      leases: new Map(),
+      tenants: new Map(),
+      alone: false,
       holds: 0,
-      exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+      exited: new Promise((resolve) => (markExited = resolve)),
       stderrTail: '',
       dead: false,
       stopping: false,
-      lastHeardAt: Date.now(),
-      reserved: 0,
     };
     this.workers.add(worker);
+    void worker.exited.then(() => this.died(worker));
+    worker.ready = startWorkerProcess(this.settings).then(
+      (child) => this.connect(worker, child, markExited),
+      (error: unknown) => {
+        markExited({ code: null, signal: null });
+        throw error;
+      },
+    );
+    worker.ready.then(
+      () => {
+        this.startFailures = 0;
+        this.startedOnce = true;
+        this.started();
+      },
+      () => {
+        this.startFailures++;
+        this.kill(worker);
+        this.started();
+      },
+    );
+    return worker;
+  }
+
+  /** A start settled: a session waiting for a start may have its turn, and the spare its top-up. */
+  private started(): void {
+    this.starting--;
+    this.admitWaiting();
+    this.topUpSoon();
+  }
+
+  /** Wires a started process to its worker record and says hello over its stdio. */
+  private connect(worker: Worker, child: ChildProcess, markExited: (status: { code: number | null; signal: NodeJS.Signals | null }) => void): Promise<RuntimeClient> {
+    worker.child = child;
+    child.once('exit', (code, signal) => markExited({ code, signal }));
+    child.once('error', (error) => {
+      worker.killCause ??= `the runtime worker could not be started: ${error.message}`;
+      if (child.pid === undefined) markExited({ code: null, signal: null });
+    });
+    if (worker.stopping) this.kill(worker);
+    this.setRef(worker);
     // Any byte from the worker proves its event loop runs: a heartbeat answer queued behind bulk
     // frames (stored values, results) cannot make a busy but healthy worker look dead.
-    child.stdout!.on('data', () => {
-      worker.lastHeardAt = Date.now();
-    });
+    child.stdout!.on('data', () => worker.watch?.heard());
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (text: string) => {
       worker.stderrTail = (worker.stderrTail + text).slice(-STDERR_TAIL_BYTES);
     });
-    child.once('error', (error) => {
-      worker.killCause ??= `the runtime worker could not be started: ${error.message}`;
-    });
-    void worker.exited.then(() => this.died(worker));
     const transport = createStreamTransport({ readable: child.stdout!, writable: child.stdin!, maxFrameBytes: this.settings.maxFrameBytes });
-    worker.ready = connectRuntime({
+    return connectRuntime({
       transport,
       maxFrameBytes: this.settings.maxFrameBytes,
       decideCause: (reason) => this.causeOf(worker, reason),
@@ -302,28 +410,34 @@ export class WorkerPool implements RuntimePlacement {
       onLost: (cause) => {
         worker.killCause ??= cause;
         this.kill(worker);
-        for (const sink of [...worker.sinks.values()]) sink.onLost(cause);
-        worker.sinks.clear();
+        this.lose(worker, cause);
       },
     }).then((client) => {
       worker.client = client;
-      this.startFailures = 0;
       this.setRef(worker);
       return client;
     });
-    worker.ready.catch(() => {
-      this.startFailures++;
-      this.kill(worker);
-    });
-    this.setRef(worker);
-    return worker;
+  }
+
+  /** Tells every session on the worker that it is gone (a lease still being handed out is placed again instead). */
+  private lose(worker: Worker, cause: string): void {
+    for (const [key, lease] of [...worker.leases]) {
+      if (lease.placing) {
+        lease.lostWhilePlacing ??= cause;
+        continue;
+      }
+      worker.leases.delete(key);
+      lease.sink.onLost(cause);
+    }
+    worker.tenants.clear();
+    for (const lease of worker.leases.values()) worker.tenants.set(lease.tenant, (worker.tenants.get(lease.tenant) ?? 0) + 1);
   }
 
   /** Messages for sessions the worker no longer serves still get their exactly-once answer. */
   private route(worker: Worker, message: RuntimeEventMessage): void {
     const session = 'session' in message ? message.session : undefined;
-    const sink = session === undefined ? undefined : worker.sinks.get(session);
-    if (sink) return sink.onEvent(message);
+    const lease = session === undefined ? undefined : worker.leases.get(session);
+    if (lease) return lease.sink.onEvent(message);
     if (message.t === 'call') worker.client?.post({ t: 'call-result', call: message.call, ok: false, error: `exec cell ${message.cellId} not found` });
   }
 
@@ -352,7 +466,8 @@ export class WorkerPool implements RuntimePlacement {
     worker.dead = true;
     this.workers.delete(worker);
     this.clearIdle(worker);
-    if (worker.monitor) clearInterval(worker.monitor);
+    worker.watch?.stop();
+    worker.drainingFor = undefined;
     queueMicrotask(() => this.admitWaiting());
     // The client reports the loss to the sessions (onLost) once the cause is known; a new spare is started meanwhile.
     this.topUpSoon();
@@ -365,8 +480,9 @@ export class WorkerPool implements RuntimePlacement {
 
   /** A worker keeps the host's event loop alive only while a session waits on it. */
   private setRef(worker: Worker): void {
+    const child = worker.child as (ChildProcess & { unref(): void; ref(): void }) | undefined;
+    if (!child) return;
     const keep = worker.holds > 0;
-    const child = worker.child as ChildProcess & { unref(): void; ref(): void };
     if (keep) child.ref();
     else child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr]) {
@@ -378,15 +494,14 @@ export class WorkerPool implements RuntimePlacement {
 
   private idle(worker: Worker): void {
     this.clearIdle(worker);
-    this.monitor(worker);
+    this.watch(worker);
     if (this.closing || worker.dead) return;
     worker.idleTimer = setTimeout(() => {
       worker.idleTimer = undefined;
-      if (worker.sinks.size > 0 || worker.reserved > 0 || worker.dead || worker.stopping) return;
-      const idleOthers = this.live().filter((other) => other !== worker && other.sinks.size === 0);
-      // The prewarmed spare stays (a fresh worker, with perSession); any other idle worker ends.
-      const spare = this.settings.perSession ? worker.tenant === undefined : idleOthers.length === 0;
-      if (this.settings.prewarm && spare) return;
+      if (worker.leases.size > 0 || worker.drainingFor !== undefined || worker.dead || worker.stopping) return;
+      const otherSpare = this.live().some((other) => other !== worker && this.isSpare(other));
+      // The prewarmed spare stays; any other idle worker ends.
+      if (this.settings.prewarm && this.isSpare(worker) && !otherSpare) return;
       void this.stop(worker, 'the runtime worker was idle');
     }, this.settings.idleMs);
     worker.idleTimer.unref();
@@ -398,51 +513,24 @@ export class WorkerPool implements RuntimePlacement {
   }
 
   /** Watches the worker's resident memory (and its heartbeat while it serves sessions). */
-  private monitor(worker: Worker): void {
-    const every = worker.sinks.size > 0 ? RSS_POLL_MS : IDLE_RSS_POLL_MS;
-    if (worker.monitor && worker.monitorEvery === every) return;
-    if (worker.monitor) clearInterval(worker.monitor);
-    worker.monitorEvery = every;
-    let lastPing = 0;
-    let pingSentAt: number | undefined;
-    let lastTick = Date.now();
-    worker.monitor = setInterval(() => {
-      if (worker.dead) return;
-      const tick = Date.now();
-      // This tick came late: the host's own event loop was busy, so bytes the worker sent meanwhile
-      // may still wait unread. The silence is the host's, not the worker's: give it a fresh window.
-      if (tick - lastTick > Math.max(1_000, 10 * every) && pingSentAt !== undefined) pingSentAt = tick;
-      lastTick = tick;
-      const rssMb = residentMb(worker.child.pid);
-      if (rssMb !== undefined && rssMb > this.settings.memoryMb) {
-        worker.killCause ??= `the runtime worker exceeded its memory limit of ${this.settings.memoryMb} MB (resident ${Math.round(rssMb)} MB)`;
-        return this.kill(worker);
-      }
-      const client = worker.client;
-      if (!client || client.ended) return;
-      const now = Date.now();
-      const silentMs = now - Math.max(pingSentAt ?? 0, worker.lastHeardAt);
-      if (pingSentAt !== undefined && silentMs > this.settings.heartbeatTimeoutMs) {
-        worker.killCause ??= `the runtime worker stopped answering (no reply to a heartbeat for ${this.settings.heartbeatTimeoutMs} ms)`;
-        return this.kill(worker);
-      }
-      if (pingSentAt === undefined && now - lastPing > this.settings.heartbeatTimeoutMs / 3) {
-        lastPing = now;
-        pingSentAt = now;
-        client.request({ t: 'ping' }).then(
-          () => (pingSentAt = undefined),
-          () => undefined,
-        );
-      }
-    }, every);
-    worker.monitor.unref();
+  private watch(worker: Worker): void {
+    worker.watch ??= new WorkerWatch({
+      pid: () => worker.child?.pid,
+      client: () => worker.client,
+      settings: this.settings,
+      kill: (cause) => {
+        worker.killCause ??= cause;
+        this.kill(worker);
+      },
+    });
+    worker.watch.every(worker.leases.size > 0);
   }
 
   private kill(worker: Worker): void {
     if (worker.dead) return;
     worker.stopping = true;
     try {
-      worker.child.kill('SIGKILL');
+      worker.child?.kill('SIGKILL');
     } catch {
       // already gone
     }
@@ -457,120 +545,14 @@ export class WorkerPool implements RuntimePlacement {
     // Whoever awaits shutdown waits for the exit: keep the event loop alive until then.
     this.hold(worker, +1);
     worker.client?.close(cause);
-    worker.child.stdin?.end();
+    worker.child?.stdin?.end();
     const exited = await Promise.race([worker.exited.then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
     if (!exited) {
       this.kill(worker);
       await worker.exited;
     }
-    for (const sink of [...worker.sinks.values()]) sink.onLost(cause);
-    worker.sinks.clear();
+    this.lose(worker, cause);
   }
 }
 
-let entry: { file: string; execArgv: string[]; cwd: string } | undefined;
-
-/**
- * The worker entry: `dist/worker.js` beside the built package. Running from source (this
- * monorepo's tests), `src/worker.ts` through tsx, unless `dist/worker.js` is at least as new as
- * every source file (a fresh build starts in a fraction of tsx's time).
- */
-function workerEntry(): { file: string; execArgv: string[]; cwd: string } {
-  if (entry) return entry;
-  const here = fileURLToPath(import.meta.url);
-  const folder = dirname(here);
-  if (!here.endsWith('.ts')) return (entry = { file: join(folder, 'worker.js'), execArgv: [], cwd: folder });
-  const root = dirname(folder);
-  const built = join(root, 'dist', 'worker.js');
-  try {
-    const builtAt = statSync(built).mtimeMs;
-    const newest = Math.max(...readdirSync(folder).map((name) => statSync(join(folder, name)).mtimeMs));
-    if (builtAt >= newest) return (entry = { file: built, execArgv: [], cwd: join(root, 'dist') });
-  } catch {
-    // no build: run the sources
-  }
-  return (entry = { file: join(folder, 'worker.ts'), execArgv: ['--conditions=@switchyard/source', '--import', 'tsx'], cwd: root });
-}
-
-let setpriv: string | null | undefined;
-
-/** `setpriv` when it is on PATH and supports `--pdeathsig` (util-linux ≥ 2.33), else undefined. */
-function setprivPath(): string | undefined {
-  if (setpriv === undefined) {
-    setpriv = null;
-    if (process.platform === 'linux') {
-      for (const folder of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-        const candidate = join(folder, 'setpriv');
-        if (!folder || !existsSync(candidate)) continue;
-        const probe = spawnSync(candidate, ['--pdeathsig', 'SIGKILL', '--', process.execPath, '-e', ''], { stdio: 'ignore', timeout: 10_000 });
-        if (probe.status === 0) setpriv = candidate;
-        break;
-      }
-    }
-  }
-  return setpriv ?? undefined;
-}
-
-/**
- * True when the process is known to be gone or a zombie (Linux /proc): killed a moment ago, its
- * exit not yet seen by this event loop. Such a worker is not handed to a session. Elsewhere: false.
- */
-function processEnded(pid: number | undefined): boolean {
-  if (pid === undefined || !hasProc()) return false;
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return true;
-  }
-  // "pid (comm) S …": the state follows the last ')' (comm may hold parentheses)
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state === 'Z' || state === 'X';
-}
-
-let procMounted: boolean | undefined;
-const hasProc = () => (procMounted ??= process.platform === 'linux' && existsSync(`/proc/${process.pid}/stat`));
-
-/** Resident memory of a process in MB (`VmRSS` of /proc/<pid>/status, Linux); undefined where there is no /proc. */
-export function residentMb(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** "the runtime worker crashed with SIGTRAP (V8: Fatal JavaScript invalid size error 169220804)". */
-export function describeExit(status: { code: number | null; signal: NodeJS.Signals | null }, stderr: string): string {
-  const last = fatalLine(stderr);
-  const detail = last ? ` (${last})` : '';
-  if (status.signal === 'SIGKILL' || status.signal === 'SIGTERM' || status.signal === 'SIGINT') return `the runtime worker was killed by ${status.signal}${detail}`;
-  if (status.signal) return `the runtime worker crashed with ${status.signal}${detail}`;
-  return `the runtime worker exited with code ${status.code}${detail}`;
-}
-
-/** What a worker's stderr says killed it (V8's fatal error, a heap out-of-memory abort, an uncaught exception), shortened. */
-function fatalLine(stderr: string): string | undefined {
-  const lines = stderr
-    .split('\n')
-    .map((line) => line.replace(/^#\s*/, '').trim())
-    // V8's banner says where ("Fatal error in , line 0"); the next line says what
-    .filter((line) => line && !/^Fatal error in .*, line \d+$/.test(line));
-  const shorten = (line: string) => (line.length > 200 ? `${line.slice(0, 200)}…` : line);
-  const fatal = lines.find((line) => /^Fatal /.test(line)) ?? lines.find((line) => /FATAL ERROR/.test(line));
-  if (fatal) return shorten(fatal);
-  if (/is_heap_oom = 1|heap out of memory/.test(stderr)) {
-    const limit = /heap_size_limit = (\d+)/.exec(stderr);
-    return `V8 ran out of heap memory${limit ? ` at a heap limit of ${Math.round(Number(limit[1]) / (1024 * 1024))} MB` : ''}`;
-  }
-  const error = lines.find((line) => /^\w*Error\b/.test(line));
-  return error ? shorten(error) : undefined;
-}
-
-const delay = (ms: number, keepAlive = false) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    if (!keepAlive) timer.unref?.();
-  });
+const shuttingDown = () => new SwitchyardError('SHUTTING_DOWN', 'code mode runtime is shutting down');

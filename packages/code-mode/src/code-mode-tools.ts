@@ -6,6 +6,7 @@ import {
   isJsonObject,
   isSwitchyardError,
   toolName,
+  type BackgroundDelivery,
   type CellObservation,
   type ContentItem,
   type CodeModeSurface,
@@ -42,7 +43,7 @@ export interface CodeModeToolOptions {
 export const BACKGROUND_NOTE =
   'A cell still running when `exec` returns keeps running in the background: its final output is delivered to you on its own once it finishes (completed, failed or terminated), as another output of the same `exec` call. You do not need to poll it with `wait`; use `wait` only to see intermediate output or to terminate the cell.';
 
-function budget(requested: number | undefined, options: CodeModeToolOptions): number {
+function budget(requested: number | undefined, options: Pick<CodeModeToolOptions, 'defaultMaxOutputTokens' | 'maxOutputTokensCap'>): number {
   const value = requested ?? options.defaultMaxOutputTokens;
   return options.maxOutputTokensCap === undefined ? value : Math.min(value, options.maxOutputTokensCap);
 }
@@ -101,11 +102,27 @@ function watchInBackground(
   carried: readonly ContentItem[] = [],
 ): void {
   const background = invocation.step.background;
-  const execCallId = session.broker.execCallId(observation.cellId);
-  if (observation.kind !== 'yielded' || !background || execCallId === undefined) return;
+  if (observation.kind !== 'yielded' || !background) return;
+  watchCell(service, session, observation.cellId, { background, originalImageDetail: invocation.step.provider.originalImageDetail }, options, carried);
+}
+
+/**
+ * Watches a running cell and delivers its end as another `custom_tool_call_output` of the `exec`
+ * call that created it (a cell left running by `exec` / `wait`, or a cell restored from a store).
+ */
+export function watchCell(
+  service: CodeModeService,
+  session: BrokerSession,
+  cellId: string,
+  delivery: { background: BackgroundDelivery; originalImageDetail?: boolean },
+  options: Pick<CodeModeToolOptions, 'defaultMaxOutputTokens' | 'maxOutputTokensCap'>,
+  carried: readonly ContentItem[] = [],
+): void {
+  const { background, originalImageDetail } = delivery;
+  const execCallId = session.broker.execCallId(cellId);
+  if (execCallId === undefined) return;
   const started = Date.now();
-  const originalImageDetail = invocation.step.provider.originalImageDetail;
-  session.watcher.watch(observation.cellId, background, (final) => {
+  session.watcher.watch(cellId, background, (final) => {
     const items = final.unobservedLimitMs === undefined ? final.items : [...final.items, { type: 'input_text' as const, text: unobservedLimitMessage(final.unobservedLimitMs) }];
     reportEnd(service, final);
     const formatted = formatObservation({ ...final, items }, { maxTokens: budget(undefined, options), wallTimeMs: Date.now() - started, originalImageDetail });
@@ -145,6 +162,7 @@ export function createExecTool(service: CodeModeService, surface: CodeModeSurfac
     description: augmentedDescription(tool),
     kind: tool.kind,
     declaration: toolDeclaration(tool),
+    ...(tool.idempotent ? { idempotent: true } : {}),
   }));
   const description = withConfiguredDefaults(execDescription(surface), options);
   return {

@@ -1,4 +1,6 @@
 import type {
+  BackgroundDelivery,
+  RestoreResult,
   CodeModeContributor,
   CodeModeRuntime,
   CodeModeSurface,
@@ -7,8 +9,8 @@ import type {
   ToolExecutor,
 } from '@switchyard/protocol';
 import { DEFAULT_OUTPUT_TOKENS, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
-import { CodeModeService, type CellEvent } from './code-mode-service';
-import { createExecTool, createWaitTool, type CodeModeToolOptions } from './code-mode-tools';
+import { CodeModeService, type CellEvent, type CodeModeJournalUpdate, type CodeModeState } from './code-mode-service';
+import { createExecTool, createWaitTool, watchCell, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';
 
 export interface CreateCodeModeOptions {
@@ -24,6 +26,15 @@ export interface CreateCodeModeOptions {
   maxYieldTimeMs?: number;
   /** Fire hooks for the outer `exec` call with `tool_input: { code }`. Default true. */
   execHooks?: boolean;
+  /**
+   * Each change to a host session's durable state as it happens (the runtime's `CellHost.journal`
+   * updates, with the host session's id): a store writes them ahead — a nested call runs only once
+   * the promise returned for its `call-issued` resolved (a rejection fails the call, the tool not
+   * run). A `cell-opened` update also carries what dispatches the cell's calls (`broker`); a
+   * `cell-closed` update carries the cell's final journal (what `replayCells` re-runs). A store
+   * may also listen per session (`service.onJournal`).
+   */
+  journal?: (sessionId: string, update: CodeModeJournalUpdate) => void | Promise<void>;
   /**
    * The tenant of every session whose step names none (`StepContext.tenant`, which
    * `createSession({ tenant })` sets), passed to `runtime.openSession`. Default: none — each such
@@ -47,6 +58,30 @@ export interface CodeMode extends CodeModeContributor {
   onCellEvent(listener: (event: CellEvent) => void): () => void;
   /** Shuts every code-mode session down. */
   shutdown(): Promise<void>;
+  /** A host session's durable state for a store (`CodeModeService.exportState`); undefined when it has none. */
+  exportState(sessionId: string): CodeModeState | undefined;
+  /**
+   * Restores a host session from an exported state and the journal updates reported after it
+   * (`CodeModeService.restore`), before its first `exec`. With `background` (the session's
+   * `StepContext.background`), every resumed cell is watched, so its end reaches the model as its
+   * `exec` call's background completion; without, a `wait` gets it. A cell that could not be
+   * resumed is in the result with its error (the host tells the model; a `wait` on it gets it too).
+   */
+  restoreSession(sessionId: string, state: CodeModeState, options?: RestoreSessionOptions): Promise<RestoreResult>;
+}
+
+/** Options of {@link CodeMode.restoreSession}. */
+export interface RestoreSessionOptions {
+  /** The agent host restarted (default true): a nested call that was in flight is interrupted, unless its tool is idempotent. */
+  hostRestarted?: boolean;
+  /** The updates reported after `state` was exported (the `journal` option's, `service.onJournal`'s), in order. */
+  journal?: readonly CodeModeJournalUpdate[];
+  /** Deliver each restored cell's end in the background (the session's delivery). */
+  background?: BackgroundDelivery;
+  /** The tenant the session opens with (`createSession({ tenant })`'s); default: the `tenant` option of createCodeMode. */
+  tenant?: string;
+  /** As `ProviderOptions.originalImageDetail` for the delivered outputs. */
+  originalImageDetail?: boolean;
 }
 
 const runtimeRule: OptionRule = (value) => {
@@ -64,6 +99,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
   maxOutputTokensCap: rule.number({ min: 1, integer: true }),
   maxYieldTimeMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   execHooks: rule.boolean(),
+  journal: rule.function(),
   tenant: rule.string(),
 };
 
@@ -74,7 +110,7 @@ const CODE_MODE_OPTION_RULES: OptionsShape<CreateCodeModeOptions> = {
  */
 export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
   checkOptions('createCodeMode', options, CODE_MODE_OPTION_RULES);
-  const service = new CodeModeService(options.runtime, options.tenant);
+  const service = new CodeModeService(options.runtime, options.journal, options.tenant);
   const toolOptions: CodeModeToolOptions = {
     defaultYieldTimeMs: options.defaultYieldTimeMs ?? 10_000,
     defaultMaxOutputTokens: options.defaultMaxOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
@@ -93,5 +129,15 @@ export function createCodeMode(options: CreateCodeModeOptions): CodeMode {
     takeInjected: (sessionId) => service.takeInjected(sessionId),
     onCellEvent: (listener) => service.onCellEvent(listener),
     shutdown: () => service.shutdown(),
+    exportState: (sessionId) => service.exportState(sessionId),
+    async restoreSession(sessionId, state, restore = {}) {
+      const result = await service.restore(sessionId, state, { hostRestarted: restore.hostRestarted, journal: restore.journal, tenant: restore.tenant });
+      const { background, originalImageDetail } = restore;
+      if (background) {
+        const session = service.session(sessionId);
+        for (const cell of result.cells) if (cell.resumed) watchCell(service, session, cell.cellId, { background, originalImageDetail }, toolOptions);
+      }
+      return result;
+    },
   };
 }

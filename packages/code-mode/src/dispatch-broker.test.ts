@@ -46,6 +46,38 @@ describe('DispatchBroker', () => {
     expect(target.calls.every((call) => /^exec-[0-9a-f-]{36}$/.test(call.callId))).toBe(true);
   });
 
+  it('a call asked again under the same runtimeToolCallId (a restored cell whose call was in flight) joins it: one run, one answer', async () => {
+    const broker = new DispatchBroker();
+    const target = worker();
+    broker.attachWorker(target);
+    const cell = await open(broker);
+    const signal = new AbortController().signal;
+    const [first, again] = await Promise.all([broker.invokeJson(request(cell, signal)), broker.invokeJson(request(cell, signal))]);
+    expect(first).toEqual({ json: '{"n":1}' });
+    expect(again).toEqual(first);
+    expect(await broker.invoke(request(cell, signal))).toEqual({ n: 1 });
+    expect(target.calls).toHaveLength(1);
+    // a closed cell's calls are forgotten with it
+    broker.closeCell(cell);
+    await expect(broker.invoke(request(cell, signal))).rejects.toBe(`exec cell ${cell} not found`);
+  });
+
+  it('exports its open cells and dispatches a restored cell\'s calls as before (cell-start said again)', async () => {
+    const started: string[] = [];
+    const broker = new DispatchBroker();
+    const cell = await open(broker, 'exec-7');
+    const exported = broker.exportCells();
+    expect(exported).toEqual([{ cellId: cell, execCallId: 'exec-7', tools: [{ codeModeName: 'noop', name: 'noop', kind: 'function' }] }]);
+    const restored = new DispatchBroker({ onCellStart: (cellId, start) => void started.push(`${cellId} ${start.execCallId}`) });
+    const target = worker();
+    restored.attachWorker(target);
+    restored.restoreCell(JSON.parse(JSON.stringify(exported[0])));
+    expect(started).toEqual([`${cell} exec-7`]);
+    expect(restored.execCallId(cell)).toBe('exec-7');
+    expect(await restored.invoke(request(cell, new AbortController().signal, 'tool-5'))).toEqual({ n: 1 });
+    expect(target.calls[0]!.toolName).toEqual(toolName('noop'));
+  });
+
   it('queues calls while no worker is attached and runs them on the next one', async () => {
     const broker = new DispatchBroker();
     const first = worker();

@@ -15,6 +15,7 @@ import {
   type ToolPayload,
 } from '@switchyard/protocol';
 import { AbortedToolOutput, DEFAULT_OUTPUT_TOKENS, approxTokenCount, createCellIdGenerator, truncateTextOutput } from '@switchyard/kit';
+import { toolName } from '@switchyard/protocol';
 
 /**
  * The output budget of one `exec` or `wait` call, in tokens: the `notify()` items its cell sends
@@ -65,6 +66,26 @@ interface CellRecord {
   startTime: number;
   /** The budget of the exec or wait call that last observed the cell: its notify() items take from it. */
   budget: OutputBudget;
+  /**
+   * Its nested calls by `runtimeToolCallId`, running or settled, while the cell is open: a runtime
+   * that asks for one again (a restored cell whose call was in flight) joins it, never runs it twice.
+   */
+  calls: Map<string, Promise<NestedResult>>;
+}
+
+/** A nested call's result as the broker keeps it: the Code Mode value, and its JSON text when the output holds one. */
+interface NestedResult {
+  value: JsonValue;
+  json?: string;
+}
+
+/** A cell as `exportCells` gives it and `restoreCell` takes it back: what dispatches its calls. */
+export interface BrokerCellState {
+  cellId: string;
+  /** The `call_id` of the `exec` that created it (its background completion answers that call). */
+  execCallId: string;
+  /** Its tools: the `tools.<codeModeName>` it calls, and the registered tool each runs. */
+  tools: Array<{ codeModeName: string; name: string; namespace?: string; kind: 'function' | 'freeform' }>;
 }
 
 function abortError(signal: AbortSignal): string {
@@ -148,7 +169,7 @@ export class DispatchBroker {
   ): Promise<T> {
     const cellId = this.nextCellId();
     const startTime = performance.timeOrigin + performance.now();
-    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget };
+    const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget, calls: new Map() };
     this.cells.set(cellId, record);
     let created: T;
     try {
@@ -178,6 +199,48 @@ export class DispatchBroker {
   /** Forgets a closed cell. */
   closeCell(cellId: string): void {
     this.cells.delete(cellId);
+  }
+
+  /** The open cells, as a store keeps them beside the runtime's journals. */
+  exportCells(): BrokerCellState[] {
+    return [...this.cells.keys()].map((cellId) => this.exportCell(cellId)!);
+  }
+
+  /** One open cell as a store keeps it, or undefined for a cell the broker does not hold. */
+  exportCell(cellId: string): BrokerCellState | undefined {
+    const record = this.cells.get(cellId);
+    if (!record) return undefined;
+    return {
+      cellId,
+      execCallId: record.execCallId,
+      tools: [...record.tools.values()].map((tool) => ({
+        codeModeName: tool.codeModeName,
+        name: tool.toolName.name,
+        ...(tool.toolName.namespace === undefined ? {} : { namespace: tool.toolName.namespace }),
+        kind: tool.kind,
+      })),
+    };
+  }
+
+  /** A cell restored from a store: its calls dispatch as they did (its gate is open at once). */
+  restoreCell(state: BrokerCellState): void {
+    const definitions: NestedToolDefinition[] = state.tools.map((tool) => ({
+      toolName: toolName(tool.name, tool.namespace),
+      codeModeName: tool.codeModeName,
+      description: '',
+      kind: tool.kind,
+      deferred: false,
+    }));
+    const record: CellRecord = {
+      tools: new Map(definitions.map((tool) => [tool.codeModeName, tool])),
+      execCallId: state.execCallId,
+      started: false,
+      startTime: performance.timeOrigin + performance.now(),
+      budget: outputBudget(DEFAULT_OUTPUT_TOKENS),
+      calls: new Map(),
+    };
+    this.cells.set(state.cellId, record);
+    this.start(state.cellId, record);
   }
 
   /** The cell's record (saying `cell-start` the first time), or undefined for a cell the broker does not know. */
@@ -240,7 +303,24 @@ export class DispatchBroker {
    * model-visible failure text, the abort message, or the rejection text of a nested call).
    */
   async invoke(request: CellToolRequest): Promise<JsonValue> {
-    return (await this.run(request)).value;
+    return (await this.once(request)).value;
+  }
+
+  /** {@link run} once per `runtimeToolCallId` of an open cell: asked again, the same answer. */
+  private once(request: CellToolRequest): Promise<NestedResult> {
+    const calls = this.cells.get(request.cellId)?.calls;
+    const earlier = calls?.get(request.runtimeToolCallId);
+    if (earlier) return earlier;
+    const result = this.run(request).then(({ value, output, payload, narrowed }): NestedResult => {
+      // a narrowed value (a search's callable finds) is not the output's own: its JSON text would differ
+      const json = narrowed ? undefined : output.codeModeResultJson?.(payload);
+      return json === undefined ? { value } : { value, json };
+    });
+    if (calls) {
+      calls.set(request.runtimeToolCallId, result);
+      result.catch(() => undefined);
+    }
+    return result;
   }
 
   /**
@@ -249,9 +329,8 @@ export class DispatchBroker {
    * limits on results in flight (a flood of huge results is refused before it is encoded).
    */
   async invokeJson(request: CellToolRequest): Promise<CellToolResult> {
-    const { value, output, payload, narrowed } = await this.run(request);
-    const held = narrowed ? undefined : output.codeModeResultJson?.(payload);
-    return held !== undefined ? { json: held } : { value };
+    const { value, json } = await this.once(request);
+    return json !== undefined ? { json } : { value };
   }
 
   /**

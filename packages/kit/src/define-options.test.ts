@@ -27,9 +27,12 @@ describe('defineFunctionTool and defineFreeformTool check their options', () => 
       defineFunctionTool({
         name: 'echo', namespace: 'util', namespaceDescription: 'Utilities.', description: 'Echoes.', parameters: { type: 'object' }, jsonSchema: { type: 'object' },
         needsApproval: () => false, outputSchema: { type: 'string' }, strict: false, exposure: 'deferred', supportsParallelToolCalls: true,
-        waitsForCancellation: true, hookPayload: false, searchText: 'repeat', handle: () => 'x',
+        waitsForCancellation: true, idempotent: true, hookPayload: false, searchText: 'repeat', handle: () => 'x',
       }),
     ).not.toThrow();
+    // idempotent reaches the executor (and from there a cell's tool descriptor); absent, it is absent
+    expect(defineFunctionTool({ name: 'get', description: 'Gets.', parameters: { type: 'object' }, idempotent: true, handle: () => 'x' }).idempotent).toBe(true);
+    expect(defineFunctionTool({ name: 'put', description: 'Puts.', parameters: { type: 'object' }, handle: () => 'x' }).idempotent).toBeUndefined();
     expect(() => defineFreeformTool({ name: 'sql', description: 'SQL.', grammar: { syntax: 'regex', definition: '.*' }, exposure: 'direct', hookPayload: {}, needsApproval: true, searchText: 'db', handle: ({ input }) => input })).not.toThrow();
   });
 });

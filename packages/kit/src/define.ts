@@ -17,6 +17,7 @@ import {
   toolName,
   type HookToolInput,
   type ToolGrammar,
+  VERSION as PROTOCOL_VERSION,
 } from '@switchyard/protocol';
 import { invocationArguments } from './arguments';
 import { checkOptions, optionRules as rule, type OptionsShape } from './options';
@@ -31,9 +32,10 @@ export type JsonSerializable = null | boolean | number | string | readonly JsonS
 
 /**
  * What a handler may return: a string (output text), a {@link ToolOutput}, or any other
- * JSON-serializable value — a value of an `interface` type included, which TypeScript cannot check
- * for JSON-ness, so it is checked when the call returns: a cycle or a BigInt is a model-visible
- * "tool result is not JSON-serializable: … (at result.path)". `undefined` answers `null`.
+ * JSON value — a value of an `interface` type included, which TypeScript cannot check for
+ * JSON-ness, so it is checked when the call returns (see `JsonToolOutput`): a `Map`, a typed array,
+ * a class instance, `NaN`, a BigInt or a cycle is a model-visible "tool result is not
+ * JSON-serializable: result.path is a Map: …"; a `Date` is its ISO string; `undefined` answers `null`.
  */
 export type ToolHandlerResult = string | JsonValue | JsonSerializable | ToolOutput | object | undefined;
 
@@ -68,8 +70,9 @@ export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends
   jsonSchema?: JsonSchema;
   /**
    * Ask the step's `ApprovalProvider` (kind `tool`, with the arguments as `input`) before the
-   * handler runs, for direct calls and calls from Code Mode alike. Denied, failed or without a
-   * provider, the model reads "<tool> rejected by user" (code `APPROVAL_DENIED`). Default false.
+   * handler runs, for direct calls and calls from Code Mode alike. Denied or failed, the model reads
+   * "<tool> rejected by user"; without a provider, "<tool> needs approval, and no approval provider
+   * is configured" (both code `APPROVAL_DENIED`). Default false.
    */
   needsApproval?: NeedsApproval<Args>;
   /** JSON Schema of the Code Mode result (documentation only; never sent to the model). */
@@ -82,6 +85,12 @@ export interface DefineFunctionToolOptions<Args = JsonObject, Parameters extends
   supportsParallelToolCalls?: boolean;
   /** On cancellation, the runtime awaits the handler's teardown instead of abandoning it. Default false. */
   waitsForCancellation?: boolean;
+  /**
+   * Running the tool twice with the same arguments has the effect of running it once (a read, a
+   * put of a value): a Code Mode cell resumed after its agent host restarted runs such a call
+   * again when it was in flight, where any other tool's call fails as interrupted. Default false.
+   */
+  idempotent?: boolean;
   /** Hook adapter, or `false` to never run hooks. Default: `{tool_name, tool_input}` hooks. */
   hookPayload?: HookPayloadAdapter | false;
   /** Extra words for the `tool_search` index (used for deferred tools only). */
@@ -122,6 +131,9 @@ export interface DefineFreeformToolOptions {
   handle(context: { input: string; signal: AbortSignal; invocation: ToolInvocation }): Promise<ToolHandlerResult> | ToolHandlerResult;
 }
 
+/** How a result that is not JSON begins, for the model and for checks that look for it. */
+const NOT_JSON_PREFIX = 'tool result is not JSON-serializable: ';
+
 const EXPOSURES = ['direct', 'direct-model-only', 'deferred', 'hidden'] as const;
 const HOOK_PAYLOAD_RULE = rule.anyOf(rule.object(), rule.oneOf(false));
 /** `handle` must be a function: a common slip is `handler` (caught as an unknown option) or an object. */
@@ -142,6 +154,7 @@ const FUNCTION_TOOL_RULES: OptionsShape<DefineFunctionToolOptions<unknown, ToolP
   exposure: rule.oneOf(...EXPOSURES),
   supportsParallelToolCalls: rule.boolean(),
   waitsForCancellation: rule.boolean(),
+  idempotent: rule.boolean(),
   hookPayload: HOOK_PAYLOAD_RULE,
   searchText: rule.string(),
   handle: HANDLE_RULE,
@@ -192,17 +205,17 @@ function where(factory: string, options: unknown): string {
 
 /**
  * Turns a handler's return value into a {@link ToolOutput}: a `ToolOutput` as is, a string as
- * output text, any other JSON value as a {@link JsonToolOutput}. Throws a `RespondToModelError`
- * if the value cannot be serialized (circular, BigInt, undefined).
+ * output text, any other value as a {@link JsonToolOutput} (`undefined` answers `null`). Throws a
+ * `RespondToModelError` for a value that is not JSON (see `JsonToolOutput`): `tool result is not
+ * JSON-serializable: result.index is a Map: return a plain object …`.
  */
 export function toToolOutput(result: unknown): ToolOutput {
   if (isToolOutput(result)) return result;
   if (typeof result === 'string') return new FunctionToolOutput(result, true);
-  if (result === undefined) return new JsonToolOutput(null);
   try {
     return new JsonToolOutput(result as object);
   } catch (error) {
-    throw new RespondToModelError(`tool result is not JSON-serializable: ${errorMessage(error)}`, { cause: error });
+    throw new RespondToModelError(`${NOT_JSON_PREFIX}${errorMessage(error)}`, { cause: error });
   }
 }
 
@@ -293,9 +306,11 @@ export function defineFunctionTool(options: DefineFunctionToolOptions<unknown, T
       parameters,
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
     },
+    protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     waitsForCancellation: options.waitsForCancellation,
+    ...(options.idempotent ? { idempotent: true } : {}),
     namespaceDescription: options.namespaceDescription,
     searchText: options.searchText,
     hookPayload: options.hookPayload,
@@ -329,6 +344,7 @@ export function defineFreeformTool(options: DefineFreeformToolOptions): ToolExec
       description: options.description,
       ...(options.grammar ? { grammar: options.grammar } : {}),
     },
+    protocolVersion: PROTOCOL_VERSION,
     exposure: options.exposure,
     supportsParallelToolCalls: options.supportsParallelToolCalls ?? false,
     namespaceDescription: options.namespaceDescription,

@@ -7,7 +7,7 @@ import { codeModeName, type JsonObject, type WireTool, toolName } from '@switchy
 export interface FlatWireTool {
   /** The Code Mode name (`clock` + `curr_time` → `clock__curr_time`), a valid JS identifier; unique in the table. */
   readonly flatName: string;
-  /** `function` for function specs (namespace members included), `custom` for freeform specs. */
+  /** `function` for function specs, `custom` for freeform specs (namespace members included). */
   readonly kind: 'function' | 'custom';
   /** The spec's own name, without namespace. */
   readonly name: string;
@@ -38,9 +38,9 @@ export function flattenWireTools(tools: readonly WireTool[]): FlatWireTool[] {
     } else if (record.type === 'namespace' && Array.isArray(record.tools)) {
       const namespace = String(record.name);
       for (const member of record.tools as JsonObject[]) {
-        if (member.type !== 'function') continue;
+        if (member.type !== 'function' && member.type !== 'custom') continue;
         const name = String(member.name);
-        add({ flatName: codeModeName(toolName(name, namespace)), kind: 'function', name, namespace, spec: member });
+        add({ flatName: codeModeName(toolName(name, namespace)), kind: member.type, name, namespace, spec: member });
       }
     }
   }

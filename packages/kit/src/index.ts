@@ -56,3 +56,4 @@ export { elapsedMs } from './elapsed';
 export { redactCredentials } from './redact';
 export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub';
 export { VERSION } from './version';
+export { STORE_RECORD_VERSION, encodeStoreRecord, decodeStoreRecord, storeError, grantLease, checkLease, leaseFromJson } from './session-store-records';

@@ -1,4 +1,4 @@
-import { serializeJson } from './json-check';
+import { toJsonResult } from './json-check';
 import type { ContentItem, JsonValue, ToolOutput, ToolOutputBody, ToolOutputItem, ToolPayload, WireTool } from '@switchyard/protocol';
 
 const PREVIEW_BYTES = 2048;
@@ -77,31 +77,30 @@ export class FunctionToolOutput implements ToolOutput {
 }
 
 /**
- * A JSON result: the model reads `JSON.stringify(value)`, Code Mode and PostToolUse hooks get the
- * value itself. `success` defaults to true.
+ * A JSON result: the model reads its JSON text, Code Mode and PostToolUse hooks get the same value
+ * (after JSON's own conversions: a `Date` is its ISO string). `success` defaults to true.
  */
 export class JsonToolOutput implements ToolOutput {
-  /** The result value, as given (what Code Mode and PostToolUse hooks receive). */
+  /** The result as JSON: the given value, or its converted copy when `toJSON`, `-0` or `undefined` members changed it. */
   readonly value: JsonValue;
   /** See {@link ToolOutput.success}; default true. */
   readonly success: boolean | undefined;
   private readonly text: string;
 
   /**
-   * Any JSON-serializable value, of any object type (an `interface` works as well as a `type`);
-   * throws a `TypeError` naming the offending member if it cannot be serialized (a cycle, a BigInt):
-   * `Do not know how to serialize a BigInt (at result.stats.count)`.
+   * Any JSON value, of any object type (an `interface` works as well as a `type`). Values JSON
+   * would mangle are refused with a `TypeError` naming the member and the fix: a `Map`, `Set`,
+   * typed array, class instance without `toJSON()`, `NaN` / `Infinity`, BigInt, function, symbol
+   * or cycle (`result.index is a Map: return a plain object …`).
    */
   constructor(value: JsonValue | object, success: boolean | undefined = true) {
-    this.text = serializeJson(value);
-    this.value = value as JsonValue;
+    const json = toJsonResult(value);
+    this.text = json.text;
+    this.value = json.value as JsonValue;
     this.success = success;
   }
 
-  /**
-   * A function or custom output whose text is `JSON.stringify(value)` (`null` when that gives `undefined`).
-   * Never throws.
-   */
+  /** A function or custom output whose text is the value's JSON. Never throws. */
   toResponseItem(callId: string, payload: ToolPayload): ToolOutputItem {
     return outputItem(callId, payload, this.text);
   }
@@ -111,9 +110,9 @@ export class JsonToolOutput implements ToolOutput {
     return this.value;
   }
 
-  /** The value's JSON text, encoded once in the constructor (undefined for an undefined value). */
-  codeModeResultJson(): string | undefined {
-    return this.value === undefined ? undefined : this.text;
+  /** The value's JSON text, encoded once in the constructor. */
+  codeModeResultJson(): string {
+    return this.text;
   }
 
   /** The JSON text, cut to the preview limits. */

@@ -14,4 +14,9 @@ export type { McpToolCallerOptions } from './hook-caller';
 export { serveCodeModeOverMcp } from './serve';
 export type { CodeModeDispatchResult, CodeModeMcpHost, CodeModeMcpServer, CodeModeToolDescriptions, ServeCodeModeOverMcpOptions } from './serve';
 
+// Executors served over MCP.
+export { serveToolsOverMcp } from './serve-tools';
+export type { ServeToolsOverMcpOptions } from './serve-tools';
+export type { ServedMcpServer } from './serve-eras';
+
 export { VERSION } from './version';

@@ -83,6 +83,9 @@ describe('mcpTools over stdio', () => {
     const lazy = executor(mcp, 'mcp__lazy__echo');
     expect(lazy.exposure).toBe('deferred');
     expect(lazy.supportsParallelToolCalls).toBe(true);
+    // annotated idempotentHint: safe to run again when a resumed cell's call was in flight
+    expect(executor(mcp, 'mcp__fx__lookup').idempotent).toBe(true);
+    expect(echo.idempotent).toBeUndefined();
   });
 
   it('answers a direct call with the wall-time header and the content blocks; a cell gets the CallToolResult', async () => {

@@ -3,6 +3,7 @@ import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerConte
 import { errorMessage, type ToolCallItem } from '@switchyard/protocol';
 import { z } from 'zod';
 import type { ApprovalDesk, ApprovalObserver, CellApprovalSource } from './serve-approvals';
+import { errorResult } from './serve-results';
 import { declaresElicitation, declaresTasks, legacyTask, modernCreateTaskResult } from './serve-task-wire';
 import { DEFAULT_CODE_MODE_TASK_TTL_MS, runningCell, type CodeModeTaskEngine } from './serve-tasks';
 
@@ -52,10 +53,6 @@ class ObservedCall implements ApprovalObserver {
 }
 
 const CallParams = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional(), task: z.looseObject({ ttl: z.number().nullish() }).optional() });
-
-function errorResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
-}
 
 /**
  * The wire call item of an MCP `tools/call`, or the error result a wrong `exec` argument gets (the

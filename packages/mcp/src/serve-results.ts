@@ -83,6 +83,11 @@ export function codeModeMcpToolDefinitions(descriptions: CodeModeToolDescription
   ];
 }
 
+/** An `isError` result with one text: a failure the model reads and may fix. */
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }

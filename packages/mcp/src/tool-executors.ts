@@ -34,11 +34,20 @@ export interface ExecutorHost {
   handleCall(rawName: string, invocation: ToolInvocation, checkOutput: StructuredContentCheck | undefined): Promise<ToolOutput>;
 }
 
+/** The members of a listed tool read here (the SDK's `ToolSchema` accepted it). */
+type RawTool = {
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  description?: string;
+  title?: string;
+  annotations?: { idempotentHint?: unknown };
+};
+
 /** A tool's input and output schemas with their checks; `undefined` (and a warning) when one cannot be used. */
 function compileSchemas(
   host: ExecutorHost,
   rawName: string,
-  source: { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown> },
+  source: RawTool,
   validators: ToolSchemaValidators,
 ): { parameters: JsonSchema; outputSchema?: JsonSchema; checkOutput?: StructuredContentCheck } | undefined {
   let parameters: JsonSchema;
@@ -90,7 +99,7 @@ export function buildListedTools(rawTools: readonly unknown[], host: ExecutorHos
       continue;
     }
     seenRaw.add(rawName);
-    const source = raw as { inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; description?: string; title?: string };
+    const source = raw as RawTool;
     const headerProblem = host.checksHeaders ? xMcpHeaderProblem(source.inputSchema as never) : undefined;
     if (headerProblem) {
       host.skip(rawName, `invalid \`x-mcp-header\` annotation: ${headerProblem}`);
@@ -105,7 +114,9 @@ export function buildListedTools(rawTools: readonly unknown[], host: ExecutorHos
     const schemas = compileSchemas(host, rawName, source, schemaValidators);
     if (!schemas) continue;
     const { outputSchema: _output, ...definition } = raw as Tool;
-    listed.push({ executor: createExecutor(host, rawName, nameFor(rawName), source.description || source.title || '', schemas), definition: definition as Tool, declaration });
+    const executor = createExecutor(host, rawName, nameFor(rawName), source.description || source.title || '', schemas);
+    // The server says a repeat of a call has no further effect: a resumed Code Mode cell may run it again.
+    listed.push({ executor: source.annotations?.idempotentHint === true ? { ...executor, idempotent: true } : executor, definition: definition as Tool, declaration });
   }
   return listed;
 }

@@ -91,8 +91,8 @@ export function toChatTools(tools: readonly WireTool[]): { tools: ChatTool[]; ta
     } else if (record.type === 'namespace' && Array.isArray(record.tools)) {
       const namespace = String(record.name);
       for (const member of record.tools as JsonObject[]) {
-        if (member.type !== 'function') continue;
-        add({ kind: 'function', name: String(member.name), namespace }, (flatName) => functionTool(member, flatName));
+        if (member.type === 'function') add({ kind: 'function', name: String(member.name), namespace }, (flatName) => functionTool(member, flatName));
+        else if (member.type === 'custom') add({ kind: 'custom', name: String(member.name), namespace }, (flatName) => customTool(member, flatName));
       }
     }
   }

@@ -45,6 +45,14 @@ describe('buildCodeModeSurface', () => {
     expect(callable.size).toBe(3);
   });
 
+  it('marks an idempotent executor\'s definition idempotent (a resumed cell may run its call again)', () => {
+    const { surface } = buildCodeModeSurface('code-mode', [{ ...fn('get'), idempotent: true }, fn('put')]);
+    expect(surface.tools.map((tool) => [tool.codeModeName, tool.idempotent])).toEqual([
+      ['get', true],
+      ['put', undefined],
+    ]);
+  });
+
   it('carries schemas, descriptions and the first non-blank namespace description', () => {
     const parameters = { type: 'object', properties: { city: { type: 'string' } } };
     const outputSchema = { type: 'object', properties: { tempC: { type: 'number' } } };

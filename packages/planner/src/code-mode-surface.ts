@@ -47,6 +47,7 @@ function definitionOf(executor: ToolExecutor, { name, deferred, discovered, name
     (memo.discovered === true) === discovered &&
     memo.namespaceDescription === namespaceDescription &&
     memo.toolName === executor.name &&
+    memo.idempotent === (executor.idempotent === true ? true : undefined) &&
     memo.description === spec.description &&
     memo.inputSchema === (spec.type === 'function' ? spec.parameters : undefined) &&
     memo.outputSchema === (spec.type === 'function' ? spec.outputSchema : undefined) &&
@@ -64,6 +65,7 @@ function definitionOf(executor: ToolExecutor, { name, deferred, discovered, name
     deferred,
     ...(namespaceDescription !== undefined ? { namespaceDescription } : {}),
     ...(discovered ? { discovered } : {}),
+    ...(executor.idempotent === true ? { idempotent: true } : {}),
   });
   definitionMemo.set(executor, definition);
   return definition;

@@ -5,7 +5,7 @@ import type { ResolvedToolBudget } from './tool-budget';
 
 /**
  * The model's list before namespace merging: visible executors in registry order (namespaced
- * functions wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
+ * function and freeform tools wrapped in a namespace spec), except `hidden` ones, then `search`, then hosted specs.
  */
 export function modelList(
   executors: readonly ToolExecutor[],
@@ -19,7 +19,7 @@ export function modelList(
     const spec = shown.get(executor);
     if (spec === undefined || hidden.has(executor)) continue;
     const namespace = executor.name.namespace;
-    if (namespace && spec.type === 'function') {
+    if (namespace && (spec.type === 'function' || spec.type === 'custom')) {
       specs.push({ type: 'namespace', name: namespace, description: executor.namespaceDescription ?? '', tools: [spec] });
     } else {
       specs.push(spec);

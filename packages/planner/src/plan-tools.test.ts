@@ -253,13 +253,34 @@ describe('duplicates, reserved names and bad input', () => {
     ]);
   });
 
-  it('a namespaced freeform tool stays registered but cannot be shown in a namespace', () => {
+  it('a namespaced freeform tool is shown in its namespace in direct mode, and the model\'s call with that namespace routes to it', async () => {
     const patch = freeform('apply', { namespace: 'files' });
-    const plan = planTools({ toolMode: 'direct', provider }, { executors: [patch] });
+    const plan = planTools({ toolMode: 'direct', provider }, { executors: [fn('read_file', { namespace: 'files' }), patch] });
+    expect(plan.executors).toEqual([expect.objectContaining({ name: { name: 'read_file', namespace: 'files' } }), patch]);
+    expect(plan.warnings).toEqual([]);
+    expect(plan.tools).toEqual([
+      {
+        type: 'namespace',
+        name: 'files',
+        description: 'Tools in the files namespace.',
+        tools: [
+          { type: 'custom', name: 'apply', description: 'The apply freeform tool.', format: { type: 'text' } },
+          expect.objectContaining({ type: 'function', name: 'read_file' }),
+        ],
+      },
+    ]);
+    const runtime = new ToolCallRuntime({ router: createToolRouter({ specs: plan.modelVisibleSpecs, registry: ToolRegistry.from(plan.executors) }), step: createStepContext() });
+    const called = await runtime.handleItem({ type: 'custom_tool_call', call_id: 'call-1', name: 'apply', namespace: 'files', input: '*** Begin Patch' });
+    expect(called?.item).toEqual({ type: 'custom_tool_call_output', call_id: 'call-1', output: '*** Begin Patch' });
+  });
+
+  it('a namespaced freeform tool is hidden with a warning, like a namespaced function, when the provider takes no namespaces', () => {
+    const patch = freeform('apply', { namespace: 'files' });
+    const plan = planTools({ toolMode: 'direct', provider: { namespaceTools: false } }, { executors: [patch] });
     expect(plan.executors).toEqual([patch]);
     expect(plan.tools).toEqual([]);
     expect(plan.warnings.map((warning) => warning.message)).toEqual([
-      'tool "files__apply" is registered but not visible: a namespace can only hold function tools',
+      'tool "files__apply" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)',
     ]);
   });
 });

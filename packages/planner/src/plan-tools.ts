@@ -316,12 +316,10 @@ function visibleSpecs(executors: readonly ToolExecutor[], toolMode: ToolMode, ca
     const spec = executor.spec;
     let visible = exposure === 'direct' || exposure === 'direct-model-only' || (toolMode === 'code-mode' && exposure === 'deferred' && isDiscovered(executor, callable, planning));
     if (visible && toolMode === 'code-mode-only' && exposure === 'direct' && (callable.has(executor) || spec.type === 'tool_search')) visible = false;
+    // A namespaced function or freeform tool is shown inside its namespace (the Responses API takes
+    // custom members there, as tool_search returns them), so the model calls it with `namespace`.
     if (visible && executor.name.namespace) {
-      if (spec.type !== 'function') {
-        const label = displayName(executor.name);
-        planning.warn(`tool "${label}" is registered but not visible: a namespace can only hold function tools`, label);
-        visible = false;
-      } else if (!planning.namespacesSupported) {
+      if (!planning.namespacesSupported) {
         const label = displayName(executor.name);
         planning.warn(`tool "${label}" is registered but not visible: the provider does not accept namespaces (provider.namespaceTools is false)`, label);
         visible = false;

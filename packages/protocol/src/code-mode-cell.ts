@@ -1,4 +1,5 @@
-import type { CellLimitExceededEvent, RuntimeLostEvent } from './events';
+import type { CellJournalUpdate, CodeModeSessionState, RestoreOptions, RestoreResult } from './cell-journal';
+import type { CellLimitExceededEvent, CellResumedEvent, RuntimeAdmittedEvent, RuntimeLostEvent, RuntimeQueuedEvent, RuntimeRefusedEvent } from './events';
 import type { JsonValue } from './json';
 import type { ContentItem } from './wire';
 
@@ -39,11 +40,12 @@ export type CellToolResult = { readonly json: string | undefined } | { readonly 
 
 /**
  * What a runtime reports about itself to its host beside observations (the protocol events
- * `runtime-lost` and `cell-limit-exceeded`), through the optional {@link CellHost.runtimeEvent}. A
+ * `runtime-lost`, `cell-limit-exceeded` and `cell-resumed`, and the admission queue's `runtime-queued`,
+ * `runtime-admitted` and `runtime-refused`), through the optional {@link CellHost.runtimeEvent}. A
  * host that does not implement it loses nothing the model sees: every failure also reaches the
- * model through an observation.
+ * model through an observation or a failed `createCell`.
  */
-export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent;
+export type CellRuntimeEvent = RuntimeLostEvent | CellLimitExceededEvent | CellResumedEvent | RuntimeQueuedEvent | RuntimeAdmittedEvent | RuntimeRefusedEvent;
 
 /**
  * The one delegate a runtime session talks to, implemented by the host (`@switchyard/code-mode`).
@@ -70,6 +72,13 @@ export interface CellHost {
   cellClosed(cellId: string): void;
   /** Optional: runtime failures and limit hits, for the host's log and metrics (see {@link CellRuntimeEvent}). */
   runtimeEvent?(event: CellRuntimeEvent): void;
+  /**
+   * Optional: each change to the session's durable state as it happens, in order (see
+   * {@link CellJournalUpdate}; called by the session that keeps the journals). A store writes them
+   * ahead: for a `call-issued` update the tool is invoked only once the returned promise resolved
+   * (a rejection fails that call inside the cell, the tool not run); other updates are not awaited.
+   */
+  journal?(update: CellJournalUpdate): void | Promise<void>;
 }
 
 /** One tool a cell may call, as the cell sees it. */
@@ -87,6 +96,12 @@ export interface CellToolDescriptor {
    * untyped declaration (`args: unknown` or `input: string`, `Promise<unknown>`).
    */
   readonly declaration?: string;
+  /**
+   * The tool is safe to run again with the same arguments (`defineFunctionTool({ idempotent: true })`,
+   * an MCP tool annotated `idempotentHint: true`): when a cell resumes after its agent host
+   * restarted, a call of it that was in flight runs again instead of failing as interrupted.
+   */
+  readonly idempotent?: boolean;
 }
 
 /**
@@ -120,6 +135,11 @@ export interface CreateCellOptions {
   cellId?: string;
   /** `true` always strips TypeScript types, `false` never; omitted: strip only when the source does not parse as JavaScript. */
   typescript?: boolean;
+  /**
+   * The seed of the cell's `Math.random` (32 hex digits), chosen by the host that journals the
+   * cell so it can replay it. Omitted: a random one.
+   */
+  seed?: string;
   /**
    * Makes the call safe to retry (1–256 characters; `@switchyard/code-mode` uses the exec call's
    * turn, step and `call_id`). A later `createCell` with the same key and the same `source` is a retry:
@@ -183,6 +203,19 @@ export interface CodeModeSession {
   terminate(cellId: string): Promise<CellObservation>;
   /** Terminates every cell and refuses new ones (`SHUTTING_DOWN`). Resolves within about 1 s. */
   shutdown(): Promise<void>;
+  /**
+   * Optional (durable cells): the session's durable state — committed stored values and the
+   * journal of every open cell — as JSON-serializable data, for a store. Synchronous; never throws.
+   */
+  exportState?(): CodeModeSessionState;
+  /**
+   * Optional (durable cells): restores a state {@link exportState} gave (of this session or of one
+   * in another process): its stored values, and its cells, which resume from their journals under
+   * their own ids (a later `observe` gets their output and end). Call it before any `createCell`.
+   * Rejects with `INVALID_JOURNAL` when the state as a whole is unusable (another format, a newer
+   * version); a bad cell journal fails that cell only (see {@link RestoreResult}).
+   */
+  restore?(state: CodeModeSessionState, options?: RestoreOptions): Promise<RestoreResult>;
 }
 
 /** Options of {@link CodeModeRuntime.openSession}. */

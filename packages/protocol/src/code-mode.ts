@@ -29,6 +29,8 @@ export interface NestedToolDefinition {
    * in later plans: it is described even when deferred, and first when a budget cuts the description.
    */
   readonly discovered?: boolean;
+  /** The executor is safe to run twice (`ToolExecutor.idempotent`). */
+  readonly idempotent?: boolean;
 }
 
 /** The nested surface of one step, handed to a {@link CodeModeContributor}. */

@@ -18,6 +18,12 @@
  * | `CONFIG` | a host configuration (hooks.json, options) is invalid | thrown to the host at setup |
  * | `MODEL_ERROR` | a model client failed after its retries | ends the turn |
  * | `INTERNAL` | a broken invariant inside Switchyard | ends the turn |
+ * | `INVALID_JOURNAL` | Code Mode: a cell journal (or session state) to restore is corrupted, of another session or cell, or of an unknown format or newer version | that cell fails; model-visible |
+ * | `BUSY` | a session already runs a turn and the host asked not to wait (`ifBusy: 'fail'`, `beginTurn()`) | thrown to the host; nothing recorded |
+ * | `LEASE_HELD` | another live process holds the session's lease (or took it over from this one) | thrown to the host; the store keeps the last commit |
+ * | `STORE_CORRUPT` | a stored session record is corrupted or truncated (bad JSON, a checksum mismatch, a missing part) | thrown to the host for that session only |
+ * | `STORE_VERSION` | a stored session record (or an exported session) has a schema version newer than this library reads | thrown to the host for that session only |
+ * | `STORE_FAILED` | a session store could not read or write (I/O, a server down) | thrown to the host; the last commit stays loadable |
  */
 export type SwitchyardErrorCode =
   | 'RESPOND_TO_MODEL'
@@ -34,7 +40,13 @@ export type SwitchyardErrorCode =
   | 'SHUTTING_DOWN'
   | 'CONFIG'
   | 'MODEL_ERROR'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'INVALID_JOURNAL'
+  | 'BUSY'
+  | 'LEASE_HELD'
+  | 'STORE_CORRUPT'
+  | 'STORE_VERSION'
+  | 'STORE_FAILED';
 
 /** The codes that end a turn instead of answering the model. */
 const FATAL_CODES: ReadonlySet<SwitchyardErrorCode> = new Set(['FATAL', 'MODEL_ERROR', 'INTERNAL']);

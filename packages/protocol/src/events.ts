@@ -131,10 +131,11 @@ export interface CellEndEvent {
 }
 
 /**
- * A Code Mode runtime (for example a worker process holding cells) ended unexpectedly. Every cell
- * in `cellIds` is gone: an `exec` / `wait` that was waiting on one answered `Script failed` with
- * `exec runtime ended unexpectedly: <cause>`, and a later `wait` on one answers "exec cell X not
- * found". Stored values committed before stay intact; the next `exec` gets a healthy runtime.
+ * A Code Mode runtime (for example a worker process holding cells) ended unexpectedly. Each cell
+ * in `cellIds` that can be resumed from its journal is replayed on another runtime (a
+ * `cell-resumed` event each) and goes on as if nothing happened; any other is gone: an `exec` /
+ * `wait` waiting on it answers `Script failed` with `exec runtime ended unexpectedly: <cause>`.
+ * Stored values committed before stay intact; the next `exec` gets a healthy runtime.
  */
 export interface RuntimeLostEvent {
   /** Discriminant. */
@@ -153,6 +154,63 @@ export interface CellLimitExceededEvent {
   readonly cellId: string;
   /** The failure text the cell's observation carries as its error; names the limit and its value. */
   readonly message: string;
+}
+
+/**
+ * A cell whose runtime ended was replayed from its journal on another runtime: it goes on where it
+ * was, its nested calls not run again, the output already observed not emitted again.
+ */
+export interface CellResumedEvent {
+  /** Discriminant. */
+  readonly type: 'cell-resumed';
+  readonly cellId: string;
+  /** What ended the runtime it was on (as in `runtime-lost`). */
+  readonly cause: string;
+  /** How many runtimes the cell has lost so far (1 the first time). */
+  readonly attempt: number;
+  /** The replay runs on a runtime of its own (quarantine: it lost a runtime shared with others twice). */
+  readonly alone: boolean;
+}
+
+/**
+ * A session's cell waits for a place on a Code Mode runtime (every worker of the pool is full, or
+ * the session needs a worker of its own): reported when it starts waiting and about once a second
+ * while it waits. The model sees nothing while the session waits; its `exec` answers once the cell
+ * has run, or fails if a bound of the queue is hit (see {@link RuntimeRefusedEvent}).
+ */
+export interface RuntimeQueuedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-queued';
+  /** 1-based place in the queue: sessions served before this one, plus one (round robin across tenants, first come first served within a tenant). */
+  readonly position: number;
+  /** Sessions waiting in all. */
+  readonly waiting: number;
+  /** How long the session has waited so far (ms). */
+  readonly waitedMs: number;
+}
+
+/** A session that waited for a place on a Code Mode runtime got one: its cell starts now. */
+export interface RuntimeAdmittedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-admitted';
+  /** How long the session waited (ms). */
+  readonly waitedMs: number;
+}
+
+/**
+ * A session was refused a place on a Code Mode runtime: the queue was full (`queue-full`) or it
+ * waited as long as the pool allows (`wait-timeout`). Its `exec` failed with `message`, the only
+ * moment the model learns that it waited.
+ */
+export interface RuntimeRefusedEvent {
+  /** Discriminant. */
+  readonly type: 'runtime-refused';
+  /** Which bound was hit. */
+  readonly reason: 'queue-full' | 'wait-timeout';
+  /** The model-visible failure text of the `exec` (names the bound and its option). */
+  readonly message: string;
+  /** How long the session waited before it was refused (ms; 0 when the queue was full). */
+  readonly waitedMs: number;
 }
 
 /** The planner skipped something (duplicate, reserved or invalid tool). */
@@ -189,6 +247,10 @@ export type SwitchyardEvent =
   | CellEndEvent
   | RuntimeLostEvent
   | CellLimitExceededEvent
+  | CellResumedEvent
+  | RuntimeQueuedEvent
+  | RuntimeAdmittedEvent
+  | RuntimeRefusedEvent
   | PlanWarningEvent
   | ToolNotificationEvent;
 

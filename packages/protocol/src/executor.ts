@@ -64,8 +64,21 @@ export interface ToolExecutor {
   readonly searchText?: string;
   /** Hook adapter, or `false` for no hooks at all (code-mode `wait`). */
   readonly hookPayload?: HookPayloadAdapter | false;
+  /**
+   * The version of `@switchyard/protocol` the executor was built against (`defineFunctionTool` and
+   * `defineFreeformTool` stamp the version their protocol copy reports). A host refuses an executor
+   * of another contract line at registration with a `CONFIG` error naming both versions
+   * ({@link executorProtocolProblem}); absent, the executor is taken as compatible.
+   */
+  readonly protocolVersion?: string;
   /** Abort message style: `shell` gives "Wall time: X seconds\naborted by user". Default `default`. */
   readonly abortStyle?: 'default' | 'shell';
+  /**
+   * Running the tool twice with the same arguments has the effect of running it once (a read, a
+   * put of a value). A Code Mode cell resumed after its agent host restarted runs such a call again
+   * when it was in flight; any other tool's call fails there as interrupted. Default false.
+   */
+  readonly idempotent?: boolean;
   /** Skip ajv validation of function arguments (the handler validates itself). Default false. */
   readonly skipInputValidation?: boolean;
   /**
@@ -93,6 +106,13 @@ export interface ToolExecutor {
    * event. Must not throw.
    */
   readonly checkSetup?: (context: { readonly cwd: string; readonly sandboxMode?: SandboxMode }) => Promise<readonly string[]>;
+  /**
+   * Work this executor keeps running for a session past the call that started it (exec_command's
+   * processes with `processScope: 'session'`). A session that persists itself (`createSession({
+   * store })`) reads it at each commit, so a session resumed by another process can tell the model
+   * which work was lost with the restart. Shared functions are called once. Synchronous; must not throw.
+   */
+  readonly runningWork?: (context: { readonly sessionId: string }) => readonly RunningWork[];
 }
 
 /** The payload kinds an executor accepts (its own list, or the default derived from its spec). */
@@ -111,4 +131,14 @@ export function executorPayloadKinds(executor: ToolExecutor): readonly ToolPaylo
 /** The executor's exposure, defaulting to `direct`. */
 export function executorExposure(executor: ToolExecutor): ToolExposure {
   return executor.exposure ?? 'direct';
+}
+
+/** One piece of work an executor keeps running past its call (see {@link ToolExecutor.runningWork}). */
+export interface RunningWork {
+  /** The model's call that started it (e.g. the `exec_command` call). */
+  readonly callId: string;
+  /** The id the model uses to reach it (`exec_command`'s session id for `write_stdin`), when it has one. */
+  readonly processId?: number;
+  /** What it runs, as the model wrote it (exec_command's `cmd`). */
+  readonly command: string;
 }

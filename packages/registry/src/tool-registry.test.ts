@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSwitchyardError, toolName, type ToolExecutor } from '@switchyard/protocol';
+import { VERSION, isSwitchyardError, toolName, type ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { ToolRegistry } from './tool-registry';
 
@@ -35,5 +35,28 @@ describe('ToolRegistry', () => {
     const broken = { name: toolName('broken'), spec: tool('broken').spec } as unknown as ToolExecutor;
     expect(() => ToolRegistry.from([broken])).toThrow('tool registry: executor broken has no handle() function');
     expect(() => ToolRegistry.from([{} as ToolExecutor])).toThrow('tool registry: every executor needs a `name` ToolName');
+  });
+});
+
+describe('ToolRegistry and the protocol version an executor was built against', () => {
+  it('stamps the version of the protocol copy defineFunctionTool used and accepts it', () => {
+    const stamped = tool('echo');
+    expect(stamped.protocolVersion).toBe(VERSION);
+    expect(ToolRegistry.from([stamped]).list()).toEqual([stamped]);
+  });
+
+  it('refuses an executor of another contract line with a CONFIG error naming both versions', () => {
+    const other = VERSION.startsWith('0.') ? `0.${Number(VERSION.split('.')[1]) + 1}.0` : `${Number(VERSION.split('.')[0]) + 1}.0.0`;
+    const foreign: ToolExecutor = { ...tool('query', 'sql'), protocolVersion: other };
+    let thrown: unknown;
+    try {
+      ToolRegistry.from([tool('echo'), foreign]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isSwitchyardError(thrown) && thrown.code).toBe('CONFIG');
+    expect((thrown as Error).message).toMatch(
+      new RegExp(`^tool registry: tool sql__query was built against @switchyard/protocol ${other.replaceAll('.', '\\.')}, and this host runs @switchyard/protocol ${VERSION.replaceAll('.', '\\.')};`),
+    );
   });
 });

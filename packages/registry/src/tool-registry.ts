@@ -1,4 +1,4 @@
-import { SwitchyardError, displayName, toolNameKey, type ToolExecutor, type ToolName } from '@switchyard/protocol';
+import { SwitchyardError, displayName, executorProtocolProblem, toolNameKey, type ToolExecutor, type ToolName } from '@switchyard/protocol';
 
 /**
  * The host's executable table: every executor a step can run, looked up by exact {@link ToolName}
@@ -17,6 +17,9 @@ export class ToolRegistry {
       if (typeof executor.handle !== 'function') {
         throw new SwitchyardError('CONFIG', `tool registry: executor ${displayName(executor.name)} has no handle() function`);
       }
+      // A plugin built for another contract line (a second copy of the protocol beside the host's) is refused, never half-run.
+      const incompatible = executorProtocolProblem(executor);
+      if (incompatible) throw new SwitchyardError('CONFIG', `tool registry: ${incompatible}`);
       const key = toolNameKey(executor.name);
       if (byKey.has(key)) {
         throw new SwitchyardError('CONFIG', `tool registry: duplicate tool name ${describe(executor.name)}`);
@@ -27,7 +30,10 @@ export class ToolRegistry {
     this.executors = Object.freeze([...executors]);
   }
 
-  /** Builds a registry. Throws a `CONFIG` error for a duplicate name or a malformed executor. */
+  /**
+   * Builds a registry. Throws a `CONFIG` error for a duplicate name, a malformed executor, or one
+   * built against an incompatible `@switchyard/protocol` (naming both versions).
+   */
   static from(executors: readonly ToolExecutor[]): ToolRegistry {
     return new ToolRegistry(executors);
   }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import * as programs from './perl/programs.generated';
 
 /**
  * A host may have inherited open descriptors without close-on-exec (a service manager's sockets,
@@ -14,19 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
  * `close_range` (Linux 5.9; the same number on every architecture), else each one listed in
  * `/proc/self/fd`.
  */
-export const CLOSE_FROM = String.raw`
-sub close_from {
-  my ($from, $keep) = @_;
-  for my $range (defined $keep ? ([$from, $keep - 1], [$keep + 1, 4294967295]) : ([$from, 4294967295])) {
-    next if $range->[0] > $range->[1] || syscall(436, $range->[0], $range->[1], 0) == 0;
-    opendir(my $dir, '/proc/self/fd') or next;
-    my @open = grep { /^\d+$/ && $_ >= $range->[0] && $_ <= $range->[1] && $_ != fileno($dir) } readdir $dir;
-    closedir $dir;
-    require POSIX;
-    POSIX::close($_) for @open;
-  }
-}
-`;
+export const CLOSE_FROM: string = programs.CLOSE_FROM;
 
 /**
  * The unprivileged launcher of a host that holds inherited descriptors: `perl -e SECCOMP_EXEC
@@ -34,22 +23,15 @@ sub close_from {
  * `bwrap --seccomp 3`) and executes `argv`. (Where nothing is inherited, `/bin/sh` opens fd 3: a
  * shell cannot close descriptors above 9.)
  */
-export const SECCOMP_EXEC = String.raw`${CLOSE_FROM}
-my $filter = shift @ARGV;
-sub fail { print STDERR "sandbox launcher: $_[0]: $!\n"; exit 125 }
-defined $filter && @ARGV or do { $! = 22; fail('arguments') };
-close_from(3);
-open(my $fh, '<', $filter) or fail("open the seccomp filter $filter");
-if (fileno($fh) == 3) { fcntl($fh, 2, 0) } else { require POSIX; POSIX::dup2(fileno($fh), 3) // fail('dup2') }
-exec { $ARGV[0] } @ARGV or fail("exec $ARGV[0]");
-`;
+export const SECCOMP_EXEC: string = programs.SECCOMP_EXEC;
 
 /** `O_CLOEXEC` in the octal `flags:` line of `/proc/<pid>/fdinfo/<fd>`. */
 const O_CLOEXEC = 0o2000000;
 
 /**
  * This process's descriptors above 2 that a child would inherit (no close-on-exec), from
- * `/proc/self/fdinfo`; empty where `/proc` is absent.
+ * `/proc/self/fdinfo`; empty where `/proc` is absent. Synchronous: `sandboxCommand` is; it lists
+ * this process's own descriptors (a few dozen entries of `/proc`, never a disk) once per command.
  */
 export function inheritableDescriptors(): number[] {
   let entries: string[];

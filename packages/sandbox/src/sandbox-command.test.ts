@@ -12,10 +12,23 @@ const asRoot = process.geteuid?.() === 0;
 
 describe('sandboxCommand', () => {
   test('danger-full-access runs the command under the reaper (or as is, when asked)', () => {
-    const { file, args, sandboxed } = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'danger-full-access', root: '/w' }, { cwd: '/w' });
+    // no tracking cgroup (as root it would wrap the command: see the next test)
+    const policy = { mode: 'danger-full-access', root: '/w', limits: { cgroups: false } } as const;
+    const { file, args, sandboxed } = sandboxCommand(['/bin/sh', '-c', 'true'], policy, { cwd: '/w' });
     expect({ file, sandboxed }).toEqual({ file: findExecutable('perl'), sandboxed: false });
     expect(args).toEqual(['-e', REAPER, process.arch === 'arm64' ? '167' : '157', '--', '/bin/sh', '-c', 'true']);
-    expect(sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'danger-full-access', root: '/w' }, { cwd: '/w', reaper: false })).toMatchObject({ file: '/bin/sh', args: ['-c', 'true'] });
+    expect(sandboxCommand(['/bin/sh', '-c', 'true'], policy, { cwd: '/w', reaper: false })).toMatchObject({ file: '/bin/sh', args: ['-c', 'true'] });
+  });
+
+  test.runIf(asRoot)('danger-full-access as root: the reaper runs the command through /bin/sh joining its tracking cgroup', () => {
+    const command = sandboxCommand(['/bin/sh', '-c', 'true'], { mode: 'danger-full-access', root: '/w' }, { cwd: '/w' });
+    try {
+      expect(command.args.slice(0, 6)).toEqual(['-e', REAPER, process.arch === 'arm64' ? '167' : '157', '--', '/bin/sh', '-c']);
+      expect(command.args[7]).toMatch(/^\/sys\/fs\/cgroup\/.*switchyard-\d+-\d+\/cgroup\.procs$/);
+      expect(command.args.slice(8)).toEqual(['/bin/sh', '-c', 'true']);
+    } finally {
+      command.release();
+    }
   });
 
   test('sandboxed modes: unprivileged user namespace, read-only root, private /tmp, new namespaces, no network, dies with parent', () => {

@@ -28,13 +28,8 @@ describe('who a sandboxed command is', () => {
   test('the host side of the user namespace maps only the sandbox user (seen from /proc on the host)', async () => {
     const root = makeWorkspace();
     const marker = uniqueSleepSeconds();
-    const child = spawn(
-      ...(() => {
-        const command = sandboxCommand(['/bin/sh', '-c', `exec sleep ${marker}`], { mode: 'workspace-write', root }, { cwd: root });
-        return [command.file, command.args] as const;
-      })(),
-      { cwd: root, stdio: 'ignore', detached: true },
-    );
+    const command = sandboxCommand(['/bin/sh', '-c', `exec sleep ${marker}`], { mode: 'workspace-write', root }, { cwd: root });
+    const child = spawn(command.file, command.args, { cwd: root, stdio: 'ignore', detached: true });
     try {
       expect(await eventually(() => processesWith(marker).some((pid) => commandLine(pid).startsWith('sleep')))).toBe(true);
       const pid = processesWith(marker).find((candidate) => commandLine(candidate).startsWith('sleep')) as number;
@@ -44,6 +39,8 @@ describe('who a sandboxed command is', () => {
       killProcessTree(child.pid as number);
     }
     expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
+    // its cgroups as root (a later test counts this process's groups left)
+    command.release();
   });
 });
 

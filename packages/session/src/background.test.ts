@@ -84,7 +84,8 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     // exactly once: the second request still has it once (history), nothing new was added
     expect(carrying(second.requests[1], 'exec-1', 'report ready')).toHaveLength(1);
     const waited = second.requests[1].input.find((item) => (item as { call_id?: string }).call_id === 'wait-1' && item.type === 'function_call_output')!;
-    expect(outputText(waited)).toBe(`Script failed\nWall time 0.0 seconds\nOutput:\n\nScript error:\nexec cell ${cellId} not found`);
+    // the wall time is the wait's own (near 0 s, more on a loaded machine)
+    expect(outputText(waited)).toMatch(new RegExp(`^Script failed\nWall time \\d+\\.\\d seconds\nOutput:\n\nScript error:\nexec cell ${cellId} not found$`));
     expect(session.history.filter((item) => outputText(item).includes('report ready'))).toHaveLength(1);
   });
 

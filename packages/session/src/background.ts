@@ -72,6 +72,11 @@ export class BackgroundInbox {
     return this.items.length;
   }
 
+  /** The delivered items not yet taken (copies the list; a store records them). */
+  peek(): ResponseItem[] {
+    return [...this.items];
+  }
+
   /** The delivered items, in delivery order; each is handed out once. */
   take(): ResponseItem[] {
     return this.items.splice(0);

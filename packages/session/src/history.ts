@@ -51,7 +51,7 @@ export function unansweredCalls(items: readonly ResponseItem[], from = 0): ToolC
  * A call without an output (a history saved mid-turn) is closed with an output saying so, so the
  * first request is valid. Throws a `CONFIG` error naming the item otherwise.
  */
-export function restoreHistory(value: readonly ResponseItem[]): ResponseItem[] {
+export function restoreHistory(value: readonly ResponseItem[], close?: (call: ToolCallItem) => ToolOutputItem | undefined): ResponseItem[] {
   let items: unknown;
   try {
     items = JSON.parse(JSON.stringify(value));
@@ -75,7 +75,7 @@ export function restoreHistory(value: readonly ResponseItem[]): ResponseItem[] {
     }
   });
   const restored = items as ResponseItem[];
-  for (const call of unansweredCalls(restored)) restored.push(closingOutput(call, INTERRUPTED_MESSAGE));
+  for (const call of unansweredCalls(restored)) restored.push(close?.(call) ?? closingOutput(call, INTERRUPTED_MESSAGE));
   return restored;
 }
 
@@ -91,9 +91,57 @@ export class SessionHistory {
   readonly items: ResponseItem[];
   /** A failed turn whose input stayed in the history: a retry with the same input resumes it. */
   private resumable?: { inputJson: string; length: number };
+  /** Items a store holds (the first `saved`), and the lowest index changed since they were taken. */
+  private saved = 0;
+  private changedFrom = Infinity;
+  /**
+   * The model items of the response being streamed, once one of its calls started (the response is
+   * final then: a step with a started call is never sampled again). A store commit includes them, so
+   * a call's item is durable before the call runs; `pushModelItems` records them for good.
+   */
+  provisional: readonly ResponseItem[] | undefined;
 
-  constructor(initial: readonly ResponseItem[] = []) {
-    this.items = initial.length > 0 ? restoreHistory(initial) : [];
+  /**
+   * `close` answers calls the saved conversation left open (default: "the conversation was
+   * interrupted…"); `saved`: how many of `initial` a store already holds.
+   */
+  constructor(initial: readonly ResponseItem[] = [], options: { close?: (call: ToolCallItem) => ToolOutputItem | undefined; saved?: number } = {}) {
+    this.items = initial.length > 0 ? restoreHistory(initial, options.close) : [];
+    this.saved = Math.min(options.saved ?? 0, initial.length);
+  }
+
+  /**
+   * Replaces the conversation in place (a session resumed from a store or an export): the same
+   * checks and closing outputs as the constructor; `saved` of them are already in the store.
+   */
+  replace(items: readonly ResponseItem[], options: { close?: (call: ToolCallItem) => ToolOutputItem | undefined; saved?: number } = {}): void {
+    const restored = items.length > 0 ? restoreHistory(items, options.close) : [];
+    this.items.splice(0, this.items.length, ...restored);
+    this.saved = Math.min(options.saved ?? 0, items.length);
+    this.changedFrom = Infinity;
+    this.resumable = undefined;
+  }
+
+  /**
+   * What changed since the last successful save, for a store commit (keep the first `keep` items,
+   * append `append`), or `undefined`. Call `settle(true)` once it is durable, `settle(false)` when
+   * the commit failed (the next call gives the same changes again, and any made since).
+   */
+  takeChanges(): { keep: number; append: ResponseItem[]; settle(saved: boolean): void } | undefined {
+    const all = this.provisional ? [...this.items, ...this.provisional] : this.items;
+    const keep = Math.min(this.saved, this.changedFrom, all.length);
+    if (keep === this.saved && keep === all.length) return undefined;
+    const taken = this.changedFrom;
+    this.changedFrom = Infinity;
+    const length = all.length;
+    return {
+      keep,
+      append: all.slice(keep),
+      settle: (saved) => {
+        if (saved) this.saved = length;
+        else this.changedFrom = Math.min(this.changedFrom, taken, keep);
+      },
+    };
   }
 
   /** Starts a turn's record; appends the input unless it retries the failed turn that ends the history. */
@@ -113,6 +161,7 @@ export class SessionHistory {
 
   /** Appends model items and counts them for the turn. */
   pushModelItems(record: TurnRecord, items: readonly ResponseItem[]): void {
+    this.provisional = undefined;
     this.items.push(...items);
     record.modelItems += items.length;
   }
@@ -125,6 +174,7 @@ export class SessionHistory {
   fail(record: TurnRecord, message: string): void {
     for (const call of unansweredCalls(this.items, record.start)) this.items.push(closingOutput(call, message));
     if (record.modelItems === 0) {
+      this.changedFrom = Math.min(this.changedFrom, record.start);
       this.items.splice(record.start, record.input.length);
       return;
     }

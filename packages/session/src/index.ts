@@ -6,4 +6,9 @@ export type { BackgroundCompleteEvent, SessionBackgroundOptions } from './backgr
 export type { SessionTracer, SessionTracingOptions } from './tracing';
 export type { SessionWarningEvent } from './session-hooks';
 export type { SessionEvent, SessionEventListener, SessionEventType, SessionLoopEvent, TurnEvent, TurnResult } from './session-events';
+export { createSqliteStore } from './sqlite-store';
+export type { SqliteStoreOptions } from './sqlite-store';
+export type { SessionStoreOptions } from './session-persistence';
+export type { SessionExport, SessionStateDocument, OpenCell } from './durable-state';
+export type { IfBusy } from './turn-gate';
 export { VERSION } from './version';

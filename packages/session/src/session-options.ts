@@ -1,6 +1,7 @@
-import { APPROVAL_POLICIES, SANDBOX_MODES, TOOL_DISCOVERY_MODES, TOOL_MODES } from '@switchyard/protocol';
+import { APPROVAL_POLICIES, SANDBOX_MODES, SwitchyardError, TOOL_DISCOVERY_MODES, TOOL_MODES, executorProtocolProblem } from '@switchyard/protocol';
 import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
 import type { SessionOptions, SessionRetryOptions } from './session-types';
+import type { SessionStoreOptions } from './session-persistence';
 
 /** A tool executor as far as the session can tell before planning: an object with a `name`, a `spec` and `handle`. */
 const executorRule: OptionRule = (value) => {
@@ -61,10 +62,32 @@ const SESSION_OPTION_RULES: OptionsShape<SessionOptions> = {
   tracer: rule.object(),
   toolDiscovery: rule.oneOf(...TOOL_DISCOVERY_MODES),
   toolSearch: rule.shape<NonNullable<SessionOptions['toolSearch']>>({ search: rule.function(), limit: rule.number({ min: 1, integer: true }) }),
+  store: (value) => {
+    const store = value as { lease?: unknown; load?: unknown; commit?: unknown } | null;
+    return typeof store === 'object' && store !== null && typeof store.lease === 'function' && typeof store.load === 'function' && typeof store.commit === 'function'
+      ? undefined
+      : 'must be a SessionStore (e.g. `createSqliteStore(path)`)';
+  },
+  storeOptions: rule.shape<SessionStoreOptions>({
+    owner: rule.string(),
+    leaseTtlMs: rule.number({ min: 1, integer: true }),
+    leaseWaitMs: rule.number({ min: 0, integer: true }),
+    maxHistoryBytes: rule.number({ min: 1, integer: true }),
+    maxStateBytes: rule.number({ min: 1, integer: true }),
+  }),
+  // checked by createSession, which names the field
+  restore: rule.object(),
   background: rule.anyOf(rule.boolean(), rule.shape<{ maxUnobservedMs?: number; maxWakeTurns?: number }>({ maxUnobservedMs: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }), maxWakeTurns: rule.number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) })),
 };
 
 /** Throws a `CONFIG` error naming the first unknown or invalid option of `createSession`. */
 export function checkSessionOptions(options: unknown): asserts options is SessionOptions {
   checkOptions('createSession', options, SESSION_OPTION_RULES);
+  // A plugin built for another protocol line fails here, at creation (a `tools` function: at the step that reads it).
+  const tools = (options as SessionOptions).tools;
+  if (!Array.isArray(tools)) return;
+  for (const [index, executor] of tools.entries()) {
+    const problem = typeof executor === 'object' && executor !== null && executor.name ? executorProtocolProblem(executor) : undefined;
+    if (problem) throw new SwitchyardError('CONFIG', `createSession: option \`tools[${index}]\`: ${problem}`);
+  }
 }

@@ -4,6 +4,7 @@ import {
   type CodeModeContributor,
   type CodeModeRuntime,
   type ModelClient,
+  type ResponseItem,
   type ToolExecutor,
   type ToolMode,
 } from '@switchyard/protocol';
@@ -17,6 +18,8 @@ import type { HookedSession } from './session-hooks';
 import type { BackgroundInbox } from './background';
 import type { SessionDiscovery } from './discovery';
 import type { SessionOptions } from './session-types';
+import type { TurnGate } from './turn-gate';
+import type { SessionPersistence } from './session-persistence';
 import type { OwnTurn } from './turn';
 
 // What one session's turns share, and the helpers that read it.
@@ -51,6 +54,8 @@ export interface SessionState {
   activeTurns: number;
   /** Those turns, for `shutdown()` to interrupt and wait for. */
   readonly liveTurns: Set<OwnTurn>;
+  /** One turn at a time: turns of the loop, host-driven turns and wake turns enter in order. */
+  readonly turnGate: TurnGate;
   /** The model a `wake()` registered. */
   wakeModel: ModelClient | undefined;
   /** Wake turns since the host's last turn (or `wake()` call): bounded by `maxWakeTurns`. */
@@ -61,6 +66,17 @@ export interface SessionState {
   readonly discovery: SessionDiscovery;
   /** Called when a turn has finished: a waiting wake turn may start (set by `createSession`). */
   readonly turnEnded: () => void;
+  /** The link to the session's store (`store` option). */
+  readonly persistence: SessionPersistence | undefined;
+  /** Loading from the store or a `restore` document; every turn waits for it. */
+  ready: Promise<void>;
+  loaded: boolean;
+  /** Items a resume produced for the model's next request (pending completions, lost work), each taken once. */
+  readonly carried: ResponseItem[];
+  /** Cells open now, with the `exec` call that created each. */
+  readonly openCells: Map<string, string | undefined>;
+  /** Called when the session creates its Code Mode lazily. */
+  readonly codeModeCreated: (codeMode: CodeMode) => void;
 }
 
 /** To the session's listeners and every streamed turn: cell events are not tied to a step. */
@@ -95,6 +111,7 @@ export async function codeModeFor(state: SessionState): Promise<CodeModeContribu
     state.ownRuntime = createCodeModeRuntime(settings.runtimeOptions as never);
     const created = createCodeMode({ runtime: state.ownRuntime, maxOutputTokensCap: settings.maxOutputTokensCap });
     forwardCellEvents(state, created);
+    state.codeModeCreated(created);
     state.codeMode = created;
     return created;
   });

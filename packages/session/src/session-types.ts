@@ -4,6 +4,7 @@ import type {
   HookRunner,
   HostedToolSpec,
   ModelClient,
+  SessionStore,
   ProviderCapabilities,
   ResponseItem,
   SandboxMode,
@@ -23,6 +24,9 @@ import type { CodeMode } from '@switchyard/code-mode';
 import type { SessionEvent, SessionEventListener, SessionEventType, TurnEvent, TurnResult } from './session-events';
 import type { SessionTracer } from './tracing';
 import type { SessionBackgroundOptions } from './background';
+import type { IfBusy } from './turn-gate';
+import type { SessionStoreOptions } from './session-persistence';
+import type { SessionExport } from './durable-state';
 
 // The public types of a session: its options, its turns and steps, and the facade itself.
 
@@ -136,6 +140,22 @@ export interface SessionOptions {
    * default and the most one search returns). Default: BM25 over names and descriptions, 8.
    */
   toolSearch?: ToolSearchSettings;
+  /**
+   * Where the session lives (`createSqliteStore(path)`, `createNatsSessionStore(…)`, or your own
+   * `SessionStore`): with `sessionId`, the session is loaded from it (history, stored values,
+   * pending completions, open cells) and every turn is committed to it; the session holds the
+   * store's lease for that id meanwhile (see `storeOptions`). A session id the store does not hold
+   * starts new (seeded by `history`, when given). Every turn waits for `session.ready`.
+   */
+  store?: SessionStore;
+  /** The lease and the budgets of a session with a `store`. */
+  storeOptions?: SessionStoreOptions;
+  /**
+   * A document `session.export()` returned (possibly in another process): the session continues
+   * from it (its `sessionId` unless `sessionId` is given). A malformed one is a `CONFIG` error, a
+   * newer version `STORE_VERSION`. With a `store` that already holds the session, the store wins.
+   */
+  restore?: SessionExport;
 }
 
 /** Backoff of the session's model retries (default 500 ms doubling up to 10 s, ±25 % jitter). */
@@ -189,6 +209,11 @@ export interface RunTurnOptions {
   /** New input for this turn (a string becomes a user message). */
   input: string | readonly ResponseItem[];
   signal?: AbortSignal;
+  /**
+   * When another turn of the session runs (or waits): `'wait'` (default) queues this one behind
+   * it, in the order turns were asked for; `'fail'` rejects at once with `BUSY`, recording nothing.
+   */
+  ifBusy?: IfBusy;
 }
 
 /** Options of {@link Session.wake}. */
@@ -209,11 +234,18 @@ export interface Session {
    * one output with its `call_id`.
    */
   readonly history: readonly ResponseItem[];
+  /**
+   * Begins a turn the host drives itself (`step()`, `dispatch`, `end()`); the host orders its own
+   * turns. While a `runTurn` / `streamTurn` / wake turn runs or waits this throws `BUSY` (it is
+   * synchronous: it cannot wait), and such a turn asked meanwhile waits until this one's `end()`.
+   */
   beginTurn(options?: TurnOptions): Turn;
   /**
    * Runs a turn to its end: samples, runs tool calls, follows up until the model answers without
    * calls. Resolves with the turn's result; rejects with a `SwitchyardError` (`ABORTED` when
-   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, …). Built on {@link Session.streamTurn}.
+   * `signal` aborted it, `MODEL_ERROR`, `FATAL`, `CONFIG`, `BUSY` with `ifBusy: 'fail'`, …). One
+   * turn at a time: a turn asked for while another runs waits for it (see `ifBusy`). Built on
+   * {@link Session.streamTurn}.
    */
   runTurn(options: RunTurnOptions): Promise<TurnResult>;
   /**
@@ -238,6 +270,22 @@ export interface Session {
    * Returns the function that stops it. Needs the `background` option (else a `CONFIG` error).
    */
   wake(options: WakeOptions): () => void;
-  /** Terminates every cell (within 1 s) and refuses new turns. */
+  /**
+   * Resolves once the session is loaded (with `store` or `restore`; at once otherwise); rejects with
+   * the load's error (`LEASE_HELD`, `STORE_CORRUPT`, `STORE_VERSION`, `STORE_FAILED`), which every
+   * turn then rejects with too.
+   */
+  readonly ready: Promise<void>;
+  /**
+   * The session's whole durable state as one versioned JSON document (`format:
+   * "switchyard.session"`): history, Code Mode's stored values and open cells' journals, pending
+   * completions, running work. `createSession({ restore })` continues from it.
+   */
+  export(): SessionExport;
+  /**
+   * Terminates every cell (within 1 s) and refuses new turns. With a `store`, the session is
+   * committed first (open cells' journals included, so another process resumes them) and its lease
+   * released.
+   */
   shutdown(): Promise<void>;
 }

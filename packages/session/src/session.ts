@@ -13,7 +13,11 @@ import { SessionDiscovery } from './discovery';
 import { forwardHookEvents, runSessionEnd } from './session-hooks';
 import { callLifecycle, currentExecutors, emitGlobal, forwardCellEvents, type SessionState } from './session-state';
 import { beginOwnTurn } from './turn';
+import { TurnGate } from './turn-gate';
 import { executeTurn, streamTurn } from './turn-loop';
+import { SessionPersistence } from './session-persistence';
+import { commitContent, exportSession, openDurable, watchCodeMode } from './session-durability';
+import { checkExport, type SessionExport } from './durable-state';
 import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './session-types';
 
 
@@ -25,14 +29,14 @@ import type { RunTurnOptions, Session, SessionOptions, WakeOptions } from './ses
 function scheduleWake(state: SessionState): void {
   queueMicrotask(() => {
     const model = state.wakeModel;
-    if (!model || state.closed || state.activeTurns > 0 || !state.inbox?.pending) return;
+    if (!model || state.closed || state.turnGate.busy || !state.loaded || (!state.inbox?.pending && state.carried.length === 0)) return;
     // a model that starts new work in every wake turn would keep the session busy without end
     const limit = backgroundSettings(state.options.background)?.maxWakeTurns ?? DEFAULT_MAX_WAKE_TURNS;
     if (state.wakeTurns > limit) return;
     if (state.wakeTurns === limit) {
       // said once; the host's next turn (or wake() again) re-arms it
       state.wakeTurns++;
-      const message = `the session stopped waking itself after ${limit} wake turns in a row without a turn of the host; ${state.inbox.pending} completion(s) wait for the next turn (or wake() again)`;
+      const message = `the session stopped waking itself after ${limit} wake turns in a row without a turn of the host; ${state.inbox?.pending ?? 0} completion(s) wait for the next turn (or wake() again)`;
       emitGlobal(state, { type: 'warning', source: 'background', message });
       return;
     }
@@ -75,6 +79,10 @@ async function shutdownSession(state: SessionState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.wakeModel = undefined;
+  // the store gets the session as it is (open cells' journals included) before anything is ended,
+  // then the lease goes: another process may resume it at once
+  await state.ready.catch(() => undefined);
+  await state.persistence?.close().catch(() => undefined);
   // running turns are interrupted (their Interrupt hooks run before SessionEnd's) and have ended
   // before anything else stops: nothing of the session starts after shutdown()
   const stopping = new SwitchyardError('SHUTTING_DOWN', 'the session is shutting down');
@@ -119,11 +127,27 @@ async function checkToolSetup(state: SessionState): Promise<void> {
   }
 }
 
+/**
+ * With a store or a `restore` document: loads the session (every turn waits for `ready`), then
+ * wakes it when the resume left something for the model's next request.
+ */
+function openSession(state: SessionState, restore: SessionExport | undefined): void {
+  state.loaded = false;
+  state.ready = openDurable(state, restore).then(() => {
+    state.loaded = true;
+    scheduleWake(state);
+  });
+  // a turn or the host (`session.ready`) reports a failed load; nobody has to listen
+  state.ready.catch(() => undefined);
+}
+
 /** The host facade: plan → router once per step, the sampling loop, ordered drain, notify injection. */
+// long-function: the session facade's one assembly (options, state, store, discovery, background, the returned object); its parts live in step/turn/turn-loop
 export function createSession(options: SessionOptions): Session {
   checkSessionOptions(options);
   const budget = resolveToolBudget(options.toolBudget, 'toolBudget');
-  const sessionId = options.sessionId ?? randomUUID();
+  const restore = options.restore === undefined ? undefined : checkExport(options.restore);
+  const sessionId = options.sessionId ?? restore?.sessionId ?? randomUUID();
   // a throwing listener is reported (process warning SWITCHYARD_LISTENER) and never reaches the turn
   const hub = createEventHub<SessionEvent>({ name: 'session' });
   const tracing = options.tracer
@@ -157,12 +181,19 @@ export function createSession(options: SessionOptions): Session {
     inbox: undefined,
     activeTurns: 0,
     liveTurns: new Set(),
+    turnGate: new TurnGate(),
     wakeModel: undefined,
     wakeTurns: 0,
     backgroundRuntimes: [],
     // a discovery message carries declarations up to the tool budget, as the exec description does
     discovery: new SessionDiscovery(options.toolDiscovery ?? 'tools', budget.tokens),
     turnEnded: () => scheduleWake(state),
+    persistence: options.store ? new SessionPersistence(options.store, sessionId, options.storeOptions ?? {}, () => commitContent(state)) : undefined,
+    ready: Promise.resolve(),
+    loaded: true,
+    carried: [],
+    openCells: new Map(),
+    codeModeCreated: (created) => watchCodeMode(state, created),
   };
   const background = backgroundSettings(options.background);
   if (background) (state as { inbox: BackgroundInbox }).inbox = new BackgroundInbox(background, (event) => {
@@ -171,7 +202,11 @@ export function createSession(options: SessionOptions): Session {
     });
   state.unwatchHooks = forwardHookEvents(state.hooked, (event) => emitGlobal(state, event));
   void checkToolSetup(state);
-  if (codeMode) forwardCellEvents(state, codeMode);
+  if (codeMode) {
+    forwardCellEvents(state, codeMode);
+    watchCodeMode(state, codeMode);
+  }
+  if (state.persistence || restore) openSession(state, restore);
   // a turn of the host re-arms the wake bound
   const runStream = (run: RunTurnOptions) => {
     state.wakeTurns = 0;
@@ -191,6 +226,10 @@ export function createSession(options: SessionOptions): Session {
       return result!;
     },
     streamTurn: runStream,
+    get ready() {
+      return state.ready;
+    },
+    export: () => exportSession(state),
     on: (type, listener) => hub.on(type, listener),
     onEvent: (listener) => hub.onAny(listener),
     wake: (wakeOptions) => startWaking(state, wakeOptions),

@@ -168,7 +168,7 @@ export async function buildStep(scope: TurnScope): Promise<Step> {
 export function injectedItems(scope: TurnScope, background: boolean): ResponseItem[] {
   const { state } = scope;
   const injected: ResponseItem[] = state.codeMode ? state.codeMode.takeInjected(state.sessionId) : [];
-  const completions = background ? (state.inbox?.take() ?? []) : [];
+  const completions = background ? [...state.carried.splice(0), ...(state.inbox?.take() ?? [])] : [];
   const found = state.discovery.take();
   const contexts = scope.pendingContexts.splice(0, scope.pendingContexts.length);
   return [...injected, ...completions, ...found, ...contexts.map(hookContextMessage)];

@@ -7,6 +7,7 @@ import { assistantText } from './message-text';
 import { promptText, runSessionStart, runStop, runUserPromptSubmit } from './session-hooks';
 import type { SessionState } from './session-state';
 import { beginOwnTurn, closingMessage, turnError, type OwnTurn } from './turn';
+import { busyError } from './turn-gate';
 import type { RunTurnOptions, SessionOptions, Step } from './session-types';
 
 // The turn loop: sample, run the calls, follow up until the model answers without calls.
@@ -28,6 +29,17 @@ interface StepProgress {
   itemsRecorded: boolean;
 }
 
+/**
+ * Starts a call of the response being streamed. With a store, the call's item (and the response's
+ * items before it) is committed first: a call never runs before the store knows it was made. A
+ * failed commit fails the call unrun (and with it the turn).
+ */
+function startCall(state: SessionState, step: Step, item: ResponseItem, items: readonly ResponseItem[]): Promise<DispatchResult | undefined> {
+  if (!state.persistence) return step.handleItem(item);
+  state.history.provisional = items;
+  return state.persistence.save().then(() => step.handleItem(item));
+}
+
 /** One sampling attempt: streams the model's events; each call starts as soon as its item arrives. */
 async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: OwnTurn; step: Step; request: ModelRequest; attempt: number; progress: StepProgress }): Promise<void> {
   const { state, model, turn, step, request, attempt, progress } = run;
@@ -43,7 +55,7 @@ async function sampleOnce(run: { state: SessionState; model: ModelClient; turn: 
       emit({ type: 'model-item', turnId: turn.id, item: event.item });
       // Each call starts as soon as its item arrives; outputs are recorded in arrival order.
       if (isToolCallItem(event.item)) {
-        const pending = step.handleItem(event.item);
+        const pending = startCall(state, step, event.item, progress.items);
         pending.catch(() => undefined);
         progress.calls.push(pending);
       }
@@ -105,14 +117,28 @@ async function stopContinues(state: SessionState, turn: OwnTurn, run: { finalTex
   return outcome?.blocked ? (outcome.reason ?? 'a Stop hook asked to continue') : undefined;
 }
 
+/** Waits for the session's running turn (or fails at once with `BUSY` under `ifBusy: 'fail'`). */
+async function enterTurnGate(state: SessionState, run: RunTurnOptions): Promise<void> {
+  // a session with a store (or a restore) is loaded first; one that lost its lease refuses turns
+  // (synchronously when loaded: a turn asked for takes its place in the gate at once)
+  if (!state.loaded) await state.ready;
+  if (state.persistence?.lost) throw state.persistence.lost;
+  if (run.ifBusy === 'fail') {
+    if (!state.turnGate.tryEnter()) throw busyError(state.sessionId, "runTurn({ ifBusy: 'fail' }) refused to wait for it");
+    return;
+  }
+  await state.turnGate.enter(run.signal);
+}
+
 /**
  * Runs one turn to its end, emitting through the turn (and `sink`). Resolves with the result;
  * rejects with the turn's error. `signalReason` says what an abort of `run.signal` is (Interrupt hooks' `reason`).
  */
 export async function executeTurn(state: SessionState, run: RunTurnOptions, sink?: (event: SessionEvent) => void, signalReason?: () => InterruptReason): Promise<TurnResult> {
   const { options, history } = state;
-  const turn = beginOwnTurn(state, { signal: run.signal }, sink, signalReason);
-  turn.endsItself = true;
+  await enterTurnGate(state, run);
+  // a turn of the loop holds the gate and ends itself once aborted
+  const turn = beginOwnTurn(state, { signal: run.signal }, sink, true, signalReason);
   const input: readonly ResponseItem[] = typeof run.input === 'string' ? [{ type: 'message', role: 'user', content: run.input }] : run.input;
   const refused = await openingHooks(state, turn, input);
   if (refused !== undefined) {
@@ -136,10 +162,12 @@ export async function executeTurn(state: SessionState, run: RunTurnOptions, sink
       await sampleStep({ state, model: run.model, turn, step, parallelToolCalls, progress });
       history.pushModelItems(record, progress.items);
       progress.itemsRecorded = true;
+      state.persistence?.schedule();
       for (const item of progress.items) finalText = assistantText(item) ?? finalText;
       const results = await Promise.all(progress.calls);
       // outputs in call order; hook contexts and notify() items follow with the next request
       for (const result of results) if (result) history.push(result.item);
+      state.persistence?.schedule();
       progress.calls = [];
       progress.itemsRecorded = false;
       if (results.filter(Boolean).length === 0) {
@@ -154,6 +182,8 @@ export async function executeTurn(state: SessionState, run: RunTurnOptions, sink
       }
     }
     const result: TurnResult = { items: history.items.slice(record.start), finalText, steps };
+    // the turn is over once its store holds it
+    await state.persistence?.save();
     await turn.finish({ result });
     return result;
   } catch (caught) {
@@ -176,6 +206,7 @@ async function closeFailedTurn(run: { state: SessionState; turn: OwnTurn; record
     for (const outcome of settled) if (outcome.status === 'fulfilled' && outcome.value) state.history.push(outcome.value.item);
   }
   state.history.fail(record, closingMessage(error));
+  state.persistence?.schedule();
   await turn.finish({ error });
 }
 

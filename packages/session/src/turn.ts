@@ -3,6 +3,7 @@ import { SwitchyardError, errorMessage, isSwitchyardError, type InterruptReason,
 import type { TurnResult, SessionEvent } from './session-events';
 import { callLifecycle, type SessionState } from './session-state';
 import { backgroundWorker, buildStep, injectedItems, type TurnScope } from './step';
+import { busyError } from './turn-gate';
 import { runInterrupt } from './session-hooks';
 import type { Turn, TurnOptions } from './session-types';
 
@@ -62,16 +63,25 @@ function abortDetail(cause: unknown): string | undefined {
 }
 
 /**
- * Begins a turn. `signalReason` names what aborting `turnOptions.signal` means for Interrupt hooks
+ * Begins a turn. `entered`: a turn of the loop that already holds the session's turn gate;
+ * otherwise a host-driven turn (`beginTurn()`), refused with `BUSY` while a loop turn runs or waits.
+ * `signalReason` names what aborting `turnOptions.signal` means for Interrupt hooks
  * (`signal`, the host's own, unless the caller knows better: the turn of a stream left early).
  */
+// long-function: one turn's lifecycle in order (the gate, hooks, events, the end with its store commit); splitting it would scatter that order
 export function beginOwnTurn(
   state: SessionState,
   turnOptions: TurnOptions = {},
   sink?: (event: SessionEvent) => void,
+  entered = false,
   signalReason: () => InterruptReason = () => 'signal',
 ): OwnTurn {
-  if (state.closed) throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+  if (state.closed) {
+    if (entered) state.turnGate.leave();
+    throw new SwitchyardError('SHUTTING_DOWN', 'session is shut down');
+  }
+  if (!entered && !state.loaded) throw busyError(state.sessionId, 'it is still loading from its store (await session.ready before beginTurn())');
+  if (!entered && !state.turnGate.tryEnterHost()) throw busyError(state.sessionId, 'beginTurn() cannot start beside a runTurn / streamTurn / wake turn');
   const controller = new AbortController();
   let interrupted: Promise<void> | undefined;
   const forward = () => void turn.interrupt(signalReason(), turnOptions.signal?.reason);
@@ -111,7 +121,7 @@ export function beginOwnTurn(
     cancel(cause) {
       controller.abort(cause);
     },
-    endsItself: false,
+    endsItself: entered,
     stop(reason) {
       // its Interrupt hooks run (once) before it ends
       void turn.interrupt('shutdown', reason);
@@ -133,10 +143,14 @@ export function beginOwnTurn(
       turnOptions.signal?.removeEventListener('abort', forward);
       await callLifecycle(state, (executor) => executor.onTurnEnd, id);
       await interrupted;
+      // a loop turn saved its end already; a host-driven turn's is saved without waiting
+      if (!entered) state.persistence?.schedule();
       emit({ type: 'turn-end', turnId: id, ...outcome });
       if (sink) state.turnSinks.delete(sink);
       state.liveTurns.delete(turn);
       state.activeTurns--;
+      // the next queued turn holds the gate from here on; a wake turn only finds an idle session
+      state.turnGate.leave(!entered);
       markEnded();
       state.turnEnded();
     },

@@ -73,4 +73,23 @@ describe('exec_command: background exit delivery', () => {
     expect(open(true).tools[0].spec).toMatchObject({ description: `${EXEC_COMMAND_DESCRIPTION} ${EXEC_COMMAND_BACKGROUND_NOTE}` });
     expect(open().tools[0].spec).toMatchObject({ description: EXEC_COMMAND_DESCRIPTION });
   });
+
+  it('runningWork lists the processes of a session that outlive their call (for a session store), and only that session’s; turn-scoped ones never', async () => {
+    const toolset = open();
+    const marker = `running-work-${process.pid}`;
+    const id = codeModeValue(await callTool(toolset.tools[0], { cmd: `sleep 30 # ${marker}`, yield_time_ms: 250 }, { step: { sessionId: 's-1' } })).session_id as number;
+    await callTool(toolset.tools[0], { cmd: 'true', yield_time_ms: 250 }, { step: { sessionId: 's-1' } });
+    await callTool(toolset.tools[0], { cmd: 'sleep 30', yield_time_ms: 250 }, { step: { sessionId: 's-2' } });
+    const work = toolset.tools[0].runningWork!({ sessionId: 's-1' });
+    expect(work).toHaveLength(1);
+    expect(work[0]).toMatchObject({ processId: id, command: `sleep 30 # ${marker}` });
+    expect(typeof work[0].callId).toBe('string');
+    expect(toolset.tools[1].runningWork).toBe(toolset.tools[0].runningWork);
+    await toolset.endSession('s-1');
+    expect(toolset.tools[0].runningWork!({ sessionId: 's-1' })).toEqual([]);
+    const turnScoped = createExecToolset({ root: makeWorkspace(), sandbox: 'danger-full-access' });
+    toolsets.push(turnScoped);
+    await callTool(turnScoped.tools[0], { cmd: 'sleep 30', yield_time_ms: 250 }, { step: { sessionId: 's-1' } });
+    expect(turnScoped.tools[0].runningWork!({ sessionId: 's-1' })).toEqual([]);
+  });
 });

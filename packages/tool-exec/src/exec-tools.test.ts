@@ -113,9 +113,12 @@ describe('exec_command output', () => {
     // The handler's own check, for a host that turns schema validation off for it.
     const unvalidated = { ...exec, skipInputValidation: true };
     expect((await failureOf(callTool(unvalidated, { cmd: 'true', tty: 'yes' }))).message).toBe('exec_command: `tty` must be a boolean');
-    // Without allowLoginShell `login` is not offered, but it is still read: the handler refuses it.
-    expect((await failureOf(callTool(exec, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
-    expect((await failureOf(callTool(unvalidated, { cmd: 'true', login: true }))).message).toBe('login shell is disabled by config; omit `login` or set it to false.');
+    // Without allowLoginShell `login` is neither offered nor read: like any unknown property it is
+    // ignored, and the command runs with -c as configured (also when validation is off).
+    for (const tool of [exec, unvalidated]) {
+      expect(codeModeValue(await callTool(tool, { cmd: 'shopt -q login_shell && echo login || echo plain', shell: '/bin/bash', login: true })).output).toBe('plain\n');
+      expect(codeModeValue(await callTool(tool, { cmd: 'echo ran', login: 'yes' }))).toMatchObject({ exit_code: 0, output: 'ran\n' });
+    }
     expect((await failureOf(callTool(exec, { cmd: 'true', shell: '/no/such/shell' }))).message).toBe('exec_command failed for `true`: shell not found: /no/such/shell');
   });
 

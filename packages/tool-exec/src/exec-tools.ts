@@ -12,6 +12,7 @@ import {
   type BackgroundDelivery,
   type JsonObject,
   type JsonValue,
+  type RunningWork,
   type SandboxMode,
   type StepContext,
   type SwitchyardEvent,
@@ -188,7 +189,12 @@ function optional<T>(args: JsonObject, key: string, type: 'string' | 'number' | 
   return value as T;
 }
 
-function parseExecArgs(invocation: ToolInvocation): ExecCommandArgs {
+/**
+ * The exec_command arguments. `login` is read only when it is offered (`allowLoginShell`): the
+ * handler reads nothing its schema does not declare, so an unoffered `login` is ignored like any
+ * unknown property and the command runs as the host configured, with `-c`.
+ */
+function parseExecArgs(invocation: ToolInvocation, allowLoginShell: boolean): ExecCommandArgs {
   const args = invocationArguments(invocation, 'exec_command');
   const cmd = optional<string>(args, 'cmd', 'string', 'exec_command');
   if (cmd === undefined || cmd.trim() === '') throw new RespondToModelError('exec_command: `cmd` must be a non-empty string', { code: 'INVALID_INPUT' });
@@ -207,7 +213,7 @@ function parseExecArgs(invocation: ToolInvocation): ExecCommandArgs {
     tty: optional<boolean>(args, 'tty', 'boolean', 'exec_command') ?? false,
     yieldTimeMs: clamp(optional<number>(args, 'yield_time_ms', 'number', 'exec_command') ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS),
     maxOutputTokens: optional<number>(args, 'max_output_tokens', 'number', 'exec_command'),
-    login: optional<boolean>(args, 'login', 'boolean', 'exec_command'),
+    login: allowLoginShell ? optional<boolean>(args, 'login', 'boolean', 'exec_command') : undefined,
     escalate: permissions === 'require_escalated',
     justification: optional<string>(args, 'justification', 'string', 'exec_command'),
     prefixRule: Array.isArray(prefix) ? (prefix as string[]) : undefined,
@@ -481,12 +487,9 @@ function shellJoin(words: readonly string[]): string {
   return words.map((word) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
-/** The checks before anything runs: login shells allowed, the workdir a directory, escalation allowed, no bare patch. */
+/** The checks before anything runs: the workdir a directory, escalation allowed, no bare patch. */
 async function checkCommand(run: { state: ToolsetState; args: ExecCommandArgs; settings: CallSettings; cwd: string }): Promise<void> {
   const { state, args, settings, cwd } = run;
-  if (args.login === true && !state.allowLoginShell) {
-    throw new RespondToModelError('login shell is disabled by config; omit `login` or set it to false.');
-  }
   let reason: string | undefined = 'No such file or directory (os error 2)';
   try {
     reason = (await stat(cwd)).isDirectory() ? undefined : 'Not a directory (os error 20)';
@@ -598,7 +601,7 @@ function deliverOnExit(state: ToolsetState, entry: ProcessEntry, background: Bac
 async function handleExecCommand(state: ToolsetState, invocation: ToolInvocation): Promise<ExecCommandOutput> {
   const started = Date.now();
   ensureOpen(state);
-  const args = parseExecArgs(invocation);
+  const args = parseExecArgs(invocation, state.allowLoginShell);
   sweepEarlierTurns(state, invocation.step);
   const settings = resolveSettings(state.options, invocation.step);
   const cwd = resolveWorkdir(settings.root, args.workdir);
@@ -715,6 +718,21 @@ async function disposeFromSession(state: ToolsetState, context: unknown): Promis
   if (typeof sessionId === 'string') await endSessionOf(state, sessionId);
 }
 
+/**
+ * What a persisted session records at each commit: the processes of `sessionId` that outlive their
+ * call (a session resumed elsewhere reports them lost). Turn-scoped ones die with their turn, so
+ * only `processScope: 'session'` reports any.
+ */
+function runningWorkOf(state: ToolsetState, sessionId: string): RunningWork[] {
+  if (state.scope !== 'session') return [];
+  const work: RunningWork[] = [];
+  for (const id of state.table.ids(sessionId)) {
+    const entry = state.table.get(id, sessionId);
+    if (entry && entry.callId !== undefined && !entry.process.exited) work.push({ callId: entry.callId, processId: entry.id, command: entry.command });
+  }
+  return work;
+}
+
 async function shutdownToolset(state: ToolsetState): Promise<void> {
   if (!state.shuttingDown) {
     try {
@@ -772,9 +790,9 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
     supportsParallelToolCalls: true,
     abortStyle: 'shell',
     hookPayload: execCommandHookAdapter(hookContext),
-    // Read as the reference reads them (serde): its error texts, unknown properties ignored; the
-    // struct always has `login`, offered or not, so a refused login shell is still named.
-    parseArguments: serdeArgumentsParser({ name: 'ExecCommandArgs', schema: execCommandSpec({ allowLoginShell: true }).parameters, types: EXEC_COMMAND_TYPES }),
+    // Read as the reference reads them (serde): its error texts, unknown properties ignored — an
+    // unoffered `login` among them (the handler reads only what the spec declares).
+    parseArguments: serdeArgumentsParser({ name: 'ExecCommandArgs', schema: execCommandSpec({ allowLoginShell: state.allowLoginShell }).parameters, types: EXEC_COMMAND_TYPES }),
     handle: (invocation) => handleExecCommand(state, invocation),
     checkSetup: (context) => checkSetupOf(options, context),
   };
@@ -789,7 +807,7 @@ export function createExecToolset(options: ExecToolsOptions = {}): ExecToolset {
   };
   const endTurn = (turnId: string) => endTurnOf(state, turnId);
   const shutdown = () => shutdownToolset(state);
-  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context) };
+  const lifecycle = { onTurnEnd: endTurn, dispose: (context?: unknown) => disposeFromSession(state, context), runningWork: (context: { sessionId: string }) => runningWorkOf(state, context.sessionId) };
   return {
     // The session calls onTurnEnd / dispose (each shared function once): turn-scoped processes need
     // no wiring; a toolset shared by several sessions stays open until the host's shutdown().

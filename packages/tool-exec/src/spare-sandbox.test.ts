@@ -46,7 +46,7 @@ function childrenOf(parent: number): number[] {
 
 /** The session's sandbox launcher: the host's child running the spawner program. */
 function launcher(): number | undefined {
-  return childrenOf(process.pid).find((pid) => /^\S*perl -e .*sandbox launcher: /s.test(processOf(pid)?.cmdline ?? ''));
+  return childrenOf(process.pid).find((pid) => processOf(pid)?.cmdline.trim() === 'sy-box-spawner');
 }
 
 /** Prepared bubblewraps seen so far: one keeps its command line while the command handed to it runs. */
@@ -56,7 +56,7 @@ const seen = new Set<number>();
 function prepared(): number | undefined {
   const spawner = launcher();
   if (spawner === undefined) return undefined;
-  return childrenOf(spawner).find((pid) => !seen.has(pid) && / --chdir \/ -- \S*perl -e open\(my \$in, '<&=', \$ARGV\[0\]\)/.test(processOf(pid)?.cmdline ?? ''));
+  return childrenOf(spawner).find((pid) => !seen.has(pid) && / --chdir \/ -- \S*perl -e \$0 = 'sy-spare';/.test(processOf(pid)?.cmdline ?? ''));
 }
 
 /** The outermost bubblewrap above the `sleep <marker>` of a command (its ancestor whose parent is the launcher). */

@@ -1,5 +1,5 @@
 import { createRemoteRuntime } from '@switchyard/code-mode-runtime';
-import type { CellObservation, CodeModeRuntime } from '@switchyard/protocol';
+import type { CellObservation, CellRuntimeEvent, CodeModeRuntime } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryLink, faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
 import { conformanceHost } from './conformance/runtime-conformance';
@@ -8,7 +8,10 @@ import { conformanceHost } from './conformance/runtime-conformance';
 // conformance suite). Each fault hits one frame of one session's link; the session beside it (its
 // own link) and the next session must not notice. The runtime protocol assumes an ordered link
 // that loses nothing (a stream; the NATS transport numbers its messages and ends the connection
-// on a gap or a replay), so what is checked here is containment and clear texts.
+// on a gap or a replay), so what is checked here is containment and clear texts. A link that ends
+// on a violation is a lost runtime: its cell is replayed from its journal on a new link (the
+// fault struck once) and completes, the violation named in the host's `runtime-lost` event, and
+// no tool runs twice.
 
 const TOOLS = [
   { name: 'echo', description: 'Returns its input.', kind: 'function' as const },
@@ -30,7 +33,12 @@ async function faulty(plan: FaultPlan, options: { replyGraceMs?: number } = {}) 
   runtime = createRemoteRuntime({ placement: memory.placement, onShutdown: memory.close });
   const recorded = conformanceHost();
   let calls = 0;
-  const host = { ...recorded.host, invokeTool: (request: Parameters<typeof recorded.host.invokeTool>[0]) => (calls++, recorded.host.invokeTool(request)) };
+  const lost: string[] = [];
+  const host = {
+    ...recorded.host,
+    invokeTool: (request: Parameters<typeof recorded.host.invokeTool>[0]) => (calls++, recorded.host.invokeTool(request)),
+    runtimeEvent: (event: CellRuntimeEvent) => void (event.type === 'runtime-lost' && lost.push(event.cause)),
+  };
   const bystander = runtime.openSession(conformanceHost().host);
   const waiting = await bystander.createCell({ source: `text('bystander'); yield_control(); await new Promise((resolve) => setTimeout(resolve, 300)); text('done');`, tools: TOOLS, yieldTimeMs: 30_000 });
   expect(waiting.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'bystander' }] });
@@ -43,7 +51,7 @@ async function faulty(plan: FaultPlan, options: { replyGraceMs?: number } = {}) 
     const next = runtime!.openSession(conformanceHost().host);
     expect(texts((await next.createCell({ source: `text('next')`, tools: TOOLS, yieldTimeMs: 30_000 })).observation)).toEqual(['next']);
   };
-  return { run, session, calls: () => calls, othersUnharmed, links: memory.links };
+  return { run, session, calls: () => calls, lost, othersUnharmed, links: memory.links };
 }
 
 describe('the in-memory link itself', () => {
@@ -66,56 +74,60 @@ describe('the in-memory link itself', () => {
 });
 
 describe('runtime protocol faults on one link', () => {
-  it('a frame to the host that is not JSON ends that link: its cell fails naming the violation', async () => {
+  it('a frame to the host that is not JSON ends that link, naming the violation; the cell is replayed on a new link and completes', async () => {
     const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call",' }));
-    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({
-      kind: 'completed',
-      items: [],
-      error: 'exec runtime ended unexpectedly: protocol violation: a frame that is not JSON',
-    });
-    expect(link.calls()).toBe(0);
+    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({ kind: 'completed', items: [{ text: '{"a":1}' }] });
+    expect(link.lost).toEqual(['protocol violation: a frame that is not JSON']);
+    // the corrupted call never reached the host: the replay made it, once
+    expect(link.calls()).toBe(1);
     await link.othersUnharmed();
   });
 
   it('a frame that parses but breaks the message table is refused after parsing, by field', async () => {
     const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call","call":"x"}]' }));
-    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({
-      error: 'exec runtime ended unexpectedly: protocol violation: call.call is not a non-negative integer',
-    });
-    expect(link.calls()).toBe(0);
+    expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({ kind: 'completed', items: [{ text: '{"a":1}' }] });
+    expect(link.lost).toEqual(['protocol violation: call.call is not a non-negative integer']);
+    expect(link.calls()).toBe(1);
     await link.othersUnharmed();
   });
 
-  it('a corrupt frame to the runtime ends that link: its cell fails, nothing else does', async () => {
+  it('a corrupt frame to the runtime ends that link: its cell is created on the next one, nothing else notices', async () => {
     const link = await faulty(faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'corrupt', frame: '[{"t":"create-cell"}]' }));
-    const observation = await link.run(`text('never');`);
-    expect(observation).toMatchObject({ kind: 'completed', items: [] });
-    expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: /);
+    expect(await link.run(`text('once');`)).toMatchObject({ kind: 'completed', items: [{ text: 'once' }] });
+    // the runtime ends the link on the violation (its fatal may or may not arrive before the close)
+    expect(link.lost).toHaveLength(1);
+    expect(link.lost[0]).toMatch(/^(the runtime gave up: protocol violation: |the connection to the runtime closed$)/);
     await link.othersUnharmed();
   });
 
   it('a duplicated frame is a protocol violation, never a second effect', async () => {
     // a second call-result for one call (to the runtime), a second reply to one request (the runtime
     // answering a duplicated create-cell), a call repeated while the first is still in flight
-    const cases: Array<[FaultPlan, string, RegExp]> = [
-      [faultOnce(carrying('to-runtime', 'call-result'), { kind: 'duplicate' }), `text(await tools.echo({ a: 1 }));`, /^exec runtime ended unexpectedly: the runtime gave up: protocol violation: a result for call 1, which is not pending$/],
-      [faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'duplicate' }), `text('once');`, /^exec runtime ended unexpectedly: protocol violation: a reply to request \d+, which is not pending$/],
-      [faultOnce(carrying('to-host', 'call'), { kind: 'duplicate' }), `text(await tools.slow({ ms: 2000 }));`, /^exec runtime ended unexpectedly: protocol violation: call 1 is already in flight$/],
+    const cases: Array<[FaultPlan, string, string[], RegExp]> = [
+      [faultOnce(carrying('to-runtime', 'call-result'), { kind: 'duplicate' }), `text(await tools.echo({ a: 1 }));`, ['{"a":1}'], /^the runtime gave up: protocol violation: a result for call 1, which is not pending$/],
+      [faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'duplicate' }), `text('once');`, ['once'], /^protocol violation: a reply to request \d+, which is not pending$/],
+      [faultOnce(carrying('to-host', 'call'), { kind: 'duplicate' }), `text(await tools.slow({ ms: 2000 }));`, ['slow done'], /^protocol violation: call 1 is already in flight$/],
     ];
-    for (const [plan, source, error] of cases) {
+    for (const [plan, source, output, violation] of cases) {
       const link = await faulty(plan);
       const observation = await link.run(source);
-      expect(observation.kind === 'completed' && observation.error).toMatch(error);
+      expect(observation).toMatchObject({ kind: 'completed' });
+      expect(texts(observation)).toEqual(output);
+      expect(link.lost).toHaveLength(1);
+      expect(link.lost[0]).toMatch(violation);
       expect(link.calls()).toBeLessThanOrEqual(1);
       await link.othersUnharmed();
       await runtime!.shutdown();
     }
   });
 
-  it('a call frame replayed after its call ended is a protocol violation: the tool never runs twice', async () => {
+  it('a call frame replayed after its call ended is a protocol violation: the tool never runs twice, the cell goes on from its journal', async () => {
     const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'replay', afterMs: 300 }));
     const observation = await link.run(`text(await tools.echo({ a: 1 })); await new Promise((resolve) => setTimeout(resolve, 3000)); text('after');`);
-    expect(observation.kind === 'completed' && observation.error).toMatch(/^exec runtime ended unexpectedly: protocol violation: call 1 repeats an earlier call$/);
+    expect(observation).toMatchObject({ kind: 'completed' });
+    expect(link.lost).toEqual(['protocol violation: call 1 repeats an earlier call']);
+    // the output handed out before the loss is not handed out again: this observation took it all
+    expect(texts(observation)).toEqual(['{"a":1}', 'after']);
     expect(link.calls()).toBe(1);
     await link.othersUnharmed();
   });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -88,9 +88,9 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
   }, 60_000);
 });
 
-/** This host's sandbox launchers (perl children running the long-lived sandbox launcher). */
+/** This host's sandbox launchers (perl children running the long-lived sandbox launcher, named `sy-box-spawner`). */
 function sandboxLaunchers(): number[] {
-  return processesWith('sandbox launcher: ').filter((pid) => {
+  return processesWith('sy-box-spawner').filter((pid) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
@@ -115,7 +115,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
       expect(launchers).toHaveLength(1);
       // The pattern is assembled in a file, so that no command line in the sandbox contains it.
       const attack = [
-        "printf 'sandbox launc%s' her > /tmp/pattern",
+        "printf 'sy-box-spawn%s' er > /tmp/pattern",
         'grep -l -F -f /tmp/pattern /proc/[0-9]*/cmdline 2>/dev/null | wc -l',
         `kill -9 ${launchers[0]} 2>/dev/null && echo "signalled the launcher" || echo "no such process"`,
         'ls /proc | grep -c "^[0-9]"',
@@ -149,7 +149,7 @@ function parentOf(pid: number): number | undefined {
 
 /** Sandboxes `launcher` prepared ahead: its bubblewrap children running the stub that waits for a request. */
 function preparedBy(launcher: number): number[] {
-  return processesWith("-- /usr/bin/perl -e open(my $in, '<&=', $ARGV[0])").filter((pid) => parentOf(pid) === launcher);
+  return processesWith("-- /usr/bin/perl -e $0 = 'sy-spare';").filter((pid) => parentOf(pid) === launcher);
 }
 
 describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against the next command’s prepared sandbox', () => {
@@ -224,7 +224,7 @@ describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a
           'while [ ! -s daemon ]; do sleep 0.1; done',
           'r=$PPID; s=$(cut -d" " -f4 /proc/$r/stat); k=$r',
           // the spawner too, never the host (its parent when the reaper is a process of its own)
-          '[ "$(cat /proc/$s/comm)" = perl ] && k="$k $s"',
+          '[ "$(cat /proc/$s/comm)" = sy-spawner ] && k="$k $s"',
           'echo $k > killed; kill -9 $k; sleep 30',
         ].join('; ');
         await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd: attack, tty, yield_time_ms: 15_000 }));
@@ -240,7 +240,7 @@ describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a
           return;
         }
         // Gone once the answer is out, without waiting for the session or the toolset to end.
-        expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
+        expect(await becomes(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
         outcomes.push(`${tty ? 'tty' : 'spawner'}: a daemon that killed its reaper${tty ? '' : ' and spawner'} died with its command (tracking cgroup)`);
       } finally {
         for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');

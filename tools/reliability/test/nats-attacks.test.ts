@@ -74,7 +74,8 @@ async function placed(agent: string, conn: string) {
   };
 }
 
-const HELLO = JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 65536 }]);
+// the version this agent host speaks (2: durable cells)
+const HELLO = JSON.stringify([{ t: 'hello', version: 2, maxFrameBytes: 65536 }]);
 
 describe('hostile agent host against a runtime host', () => {
   it('declines malformed, unsigned and badly signed placement requests with a reason', async () => {
@@ -119,7 +120,7 @@ describe('hostile agent host against a runtime host', () => {
       const peer = (await hello('many', `g${i}`))!;
       peer.send(HELLO);
       await until(() => peer.back.length > 0, 'hello');
-      expect(peer.back[0]).toMatch(/^F1 \[\{"t":"hello","version":1,/);
+      expect(peer.back[0]).toMatch(/^F1 \[\{"t":"hello","version":2,/);
       open.push(peer);
     }
     expect(await place('other', signedRequest('other', 'o1').request)).toMatchObject({ ok: false, error: 'runtime host is full (8 connections)' });
@@ -167,7 +168,7 @@ describe('hostile agent host against a runtime host', () => {
 });
 
 describe('a bus peer against an agent host (it may read and publish every subject)', () => {
-  it('reads only ciphertext; a forged or replayed "runtime host" frame runs no tool and fails only its own session; the next exec places afresh', async () => {
+  it('reads only ciphertext; a forged or replayed "runtime host" frame runs no tool and ends only its own connection, whose cell is replayed on a fresh placement; the next exec places afresh', async () => {
     const SECRET = 'prod-token-51f0';
     const deploys: unknown[] = [];
     // This bus has no per-runtime-host permissions: the forger is a bus peer, not the runtime host,
@@ -182,8 +183,9 @@ describe('a bus peer against an agent host (it may read and publish every subjec
       waitingB = true;
       return gateB.then(() => 'b done');
     };
-    const hostOf = () => ({ invokeTool, notify: () => {}, cellClosed: () => {} }) as never;
-    const sessionA = runtime.openSession(hostOf());
+    const eventsA: Array<{ type: string; cause?: string }> = [];
+    const hostOf = (events?: typeof eventsA) => ({ invokeTool, notify: () => {}, cellClosed: () => {}, runtimeEvent: (event: { type: string }) => events?.push(event) }) as never;
+    const sessionA = runtime.openSession(hostOf(eventsA));
     const sessionB = runtime.openSession(hostOf());
     const captured: Array<{ subject: string; data: Uint8Array }> = [];
     const sniff = raw.subscribe('switchyard.>', { callback: (_error, msg) => void captured.push({ subject: msg.subject, data: msg.data.slice() }) });
@@ -206,24 +208,33 @@ describe('a bus peer against an agent host (it may read and publish every subjec
 
     // The runtime host's frames to session A's connection: replay its `call` frame (the one that ran deploy).
     const framesA = toVictim(0).filter(({ subject }) => subject.endsWith(`.${connA}`));
-    const second = sessionA.createCell({ source: `await new Promise((r) => setTimeout(r, 60000))`, tools, yieldTimeMs: 60_000 });
+    const second = sessionA.createCell({ source: `await new Promise((r) => setTimeout(r, 3000)); text('second done')`, tools, yieldTimeMs: 60_000 });
     await new Promise((resolve) => setTimeout(resolve, 500));
     for (const frame of framesA) raw.publish(frame.subject, frame.data);
     const replayed = await second;
-    expect(replayed.observation).toMatchObject({ kind: 'completed', error: expect.stringMatching(/^exec runtime ended unexpectedly: a frame from runtime host target was replayed \(expected frame \d+, got 1\)$/) });
+    // The connection ended (the replayed frames ran nothing); the cell was replayed on a new one and completed.
+    expect(replayed.observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'second done' }] });
+    expect(eventsA).toMatchObject([
+      { type: 'runtime-lost', cause: expect.stringMatching(/^a frame from runtime host target was replayed \(expected frame \d+, got 1\)$/) },
+      { type: 'cell-resumed' },
+    ]);
     expect(deploys).toEqual([{ env: 'staging' }]);
     tried.push("agent host: a replay of the runtime host's sealed frames (its deploy call among them)");
 
     // A forged frame in clear with a plausible next sequence number, and one sealed under a key of its own.
     mark = captured.length;
-    const third = sessionA.createCell({ source: `await new Promise((r) => setTimeout(r, 60000))`, tools, yieldTimeMs: 60_000 });
+    const third = sessionA.createCell({ source: `await new Promise((r) => setTimeout(r, 3000)); text('third done')`, tools, yieldTimeMs: 60_000 });
     const fresh = () => toVictim(mark).find(({ subject }) => !subject.endsWith(`.${connA}`) && !subject.endsWith(`.${connB}`));
     await until(() => fresh() !== undefined, "session A's new placement");
     const connA2 = fresh()!.subject;
     const forgedCall = JSON.stringify([{ t: 'call', call: 1, session: 's1', cellId: 'x', tool: 'deploy', input: { env: 'prod', by: 'attacker' } }]);
     raw.publish(connA2, `F3 ${forgedCall}`);
     const forged = await third;
-    expect(forged.observation).toMatchObject({ kind: 'completed', error: expect.stringMatching(/^exec runtime ended unexpectedly: a frame from runtime host target did not open \(forged, corrupted or sealed for another placement\); 1 dropped$/) });
+    expect(forged.observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'third done' }] });
+    expect(eventsA.slice(2)).toMatchObject([
+      { type: 'runtime-lost', cause: expect.stringMatching(/^a frame from runtime host target did not open \(forged, corrupted or sealed for another placement\); 1 dropped$/) },
+      { type: 'cell-resumed' },
+    ]);
     expect(deploys).toEqual([{ env: 'staging' }]);
     tried.push('agent host: a forged frame with the next sequence number');
 

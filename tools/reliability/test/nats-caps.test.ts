@@ -53,7 +53,7 @@ async function connection(conn: string) {
     // a full chunk (1 MB) is not padded: a class above it would pass the server's max_payload
     raw.publish(`switchyard.rt.${hostId}.x.${conn}`, seal(keys.toRuntime, kind, ++seq, body, Math.min(body.length, 1_000_000)));
   };
-  send(JSON.stringify([{ t: 'hello', version: 1, maxFrameBytes: 64 * 1024 * 1024 }]));
+  send(JSON.stringify([{ t: 'hello', version: 2, maxFrameBytes: 64 * 1024 * 1024 }]));
   return { send, messages, closes };
 }
 

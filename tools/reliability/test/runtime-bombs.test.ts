@@ -1,16 +1,13 @@
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
 import { BOMBS, RUNNING_BOMBS } from './bombs';
-import { runFixture } from './helpers';
+import { runHostProcess } from './host-process';
 
 // One-line cells that used to crash or bloat the host when cells ran in its process, each now run
 // through a session with default options (cells in worker processes), each in its own host
 // process (a child of this test with a time bound), three hosts at a time. Each must leave its
 // host alive with a peak resident memory under 1.5 GB, answer its exec within 60 s (a failure
 // naming the limit or the crash, or a yield), and a value stored before it must be read back after.
-const FIXTURE = fileURLToPath(new URL('./fixtures/bomb-host.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = 3;
 const HOST_TIMEOUT_MS = 240_000;
 
@@ -26,16 +23,7 @@ interface BombReport {
   events: string[];
 }
 
-async function runHost(name: string): Promise<{ code: number | null; signal: string | null; report?: BombReport; stderr: string }> {
-  const { code, signal, lastLine, stderr } = await runFixture(FIXTURE, [name], { cwd: ROOT, timeoutMs: HOST_TIMEOUT_MS });
-  let parsed: BombReport | undefined;
-  try {
-    parsed = lastLine ? (JSON.parse(lastLine) as BombReport) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { code, signal, report: parsed, stderr };
-}
+const runHost = (name: string) => runHostProcess<BombReport>('bomb-host.ts', [name], HOST_TIMEOUT_MS);
 
 /** Runs `task`s at most `limit` at a time, in the order they were given. */
 function limiter(limit: number) {

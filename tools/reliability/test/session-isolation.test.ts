@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
+import { runHostProcess } from './host-process';
 
 // One session attacks (each attack from the runtime-boundary review, plus six busy cells) while two
 // bystander sessions of the same host, all with default options, each hold a running cell with a
@@ -10,8 +8,6 @@ import { report } from '../src/profile';
 // process (a child of this test, killed after 240 s), one at a time. No bystander may lose a cell or
 // a stored value, its execs must answer within 2 s (on a loaded machine the bound grows with the
 // load per CPU, and the figure is reported), and the host's peak RSS must stay under 1.5 GB.
-const FIXTURE = fileURLToPath(new URL('./fixtures/session-isolation-host.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOST_TIMEOUT_MS = 240_000;
 
 interface Bystander {
@@ -33,30 +29,7 @@ interface Report {
   peakRssMb: number;
 }
 
-function runHost(attack: string): Promise<{ code: number | null; report?: Report; stderr: string; loadPerCpu: number }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=@switchyard/source', '--import', 'tsx', FIXTURE, attack], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let loadPerCpu = 0;
-    const sampler = setInterval(() => (loadPerCpu = Math.max(loadPerCpu, loadavg()[0]! / availableParallelism())), 1_000);
-    child.stdout.on('data', (data) => (stdout += data));
-    child.stderr.on('data', (data) => (stderr = (stderr + data).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), HOST_TIMEOUT_MS);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      clearInterval(sampler);
-      const line = stdout.trim().split('\n').at(-1);
-      let parsed: Report | undefined;
-      try {
-        parsed = line ? (JSON.parse(line) as Report) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      resolve({ code, report: parsed, stderr, loadPerCpu });
-    });
-  });
-}
+const runHost = (attack: string) => runHostProcess<Report>('session-isolation-host.ts', [attack], HOST_TIMEOUT_MS);
 
 const figures: string[] = [];
 afterAll(() => report('session isolation', figures.join('\n')));

@@ -7,6 +7,10 @@
  * array inside the isolate would run its iterator, which the cell's code can replace. Every
  * argument is a primitive, except the flat string array of `calls`. The runtime re-validates every
  * message it receives (`decodeCellMessage` in `cell.ts`): the isolate is untrusted.
+ *
+ * Every message out also carries, as its fifth positional argument (after the kind and three
+ * argument slots), the journal entries recorded since the previous message (`string`, or
+ * `undefined` for none; see `journal.ts`): they reach the runtime before the message itself.
  */
 
 /** The image detail levels a cell's `image()` accepts. */
@@ -31,15 +35,22 @@ export type CellMessage =
   /** one stored write, sent at completion: its key and its value's JSON */
   | readonly [kind: 'write', key: string, json: string]
   /** completion: failed (1) or not (0), the error text (`''` when none), the number of `write`s before it (-1: could not report) */
-  | readonly [kind: 'done', failed: 0 | 1, error: string, writes: number];
+  | readonly [kind: 'done', failed: 0 | 1, error: string, writes: number]
+  /** the answer to a `sync`: every message the cell sent before it has been sent (a replay's barrier) */
+  | readonly [kind: 'synced', sequence: number];
 
 /** Runtime → isolate, through the `control` function the prelude returns. */
 export type ControlMessage =
-  /** a nested call settled: ok (1) with the result's JSON (`undefined` for no result), or failed (0) with its text */
-  | readonly [kind: 'resolve', id: string, ok: 1, json: string | undefined]
-  | readonly [kind: 'resolve', id: string, ok: 0, error: string]
-  /** timers due in one host tick, as the JSON of their ids in order */
-  | readonly [kind: 'timers', idsJson: string];
+  /**
+   * a nested call settled: ok (1) with the result's JSON (`undefined` for no result), or failed (0)
+   * with its text; `replayed` (1): delivered from the cell's journal in a replay (not journaled again)
+   */
+  | readonly [kind: 'resolve', id: string, ok: 1, json: string | undefined, replayed: 0 | 1]
+  | readonly [kind: 'resolve', id: string, ok: 0, error: string, replayed: 0 | 1]
+  /** timers due in one host tick, as the JSON of their ids in order; `replayed` as for `resolve` */
+  | readonly [kind: 'timers', idsJson: string, replayed: 0 | 1]
+  /** asks for a `synced` answer once everything before has run (a replay's barrier) */
+  | readonly [kind: 'sync', sequence: number];
 
 type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
 
@@ -79,9 +90,13 @@ export interface PreludeLimits {
   heapMb: number;
 }
 
-/** `$1` (as JSON): the cell's tools, whether `store`/`load` exist, its limits. */
+/** `$1` (as JSON): the cell's tools, whether `store`/`load` exist, its limits, its seed and what a replay answers. */
 export interface PreludeConfig {
   tools: PreludeTool[];
   storeEnabled: boolean;
   limits: PreludeLimits;
+  /** The seed of `Math.random` (32 hex digits). */
+  seed: string;
+  /** A replay: the clock reads its journal recorded, as `[ms, count, ms, count, …]`, answered again in order. */
+  replayTimes?: number[];
 }

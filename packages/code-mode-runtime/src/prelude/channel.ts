@@ -8,7 +8,8 @@ export const FLOW_CHARS = 4194304;
 export type Send = PositionalCall<CellMessage>;
 
 /**
- * The cell's way out, with backpressure: messages go out through the ignored `post` callback,
+ * The cell's way out, with backpressure (and the journal: each message carries the entries
+ * recorded since the previous one, `journal.ts`): messages go out through the ignored `post` callback,
  * which queues them on the runtime's event loop without waiting. After every `FLOW_MESSAGES`
  * messages (or `FLOW_CHARS` characters), the cell calls the synchronous `flow` callback, which
  * blocks the cell's thread until the runtime has run everything queued before it (isolated-vm runs
@@ -16,14 +17,17 @@ export type Send = PositionalCall<CellMessage>;
  * set and cleared in a loop) never queues more than one window on the runtime, and the runtime's
  * event loop (its timers: the CPU and wall limits, its signals) keeps running.
  */
-export function createSend(post: PostFunction, flow: FlowFunction): Send {
-  const postAny = post as unknown as (kind: string, a?: unknown, b?: unknown, c?: unknown) => void;
+export function createSend(post: PostFunction, flow: FlowFunction, takeJournal: () => string | undefined = () => undefined): Send {
+  const postAny = post as unknown as (kind: string, a?: unknown, b?: unknown, c?: unknown, journal?: string) => void;
   let unsentWindow = 0;
   let unsentChars = 0;
   // Positional parameters, not a rest array: nothing here runs an iterator the cell could replace.
   function send(kind: string, a?: unknown, b?: unknown, c?: unknown): void {
-    postAny(kind, a, b, c);
+    // The journal entries recorded since the last message leave with this one, ahead of it.
+    const journal = takeJournal();
+    postAny(kind, a, b, c, journal);
     unsentWindow++;
+    if (journal !== undefined) unsentChars += journal.length;
     if (typeof a === 'string') unsentChars += a.length;
     if (typeof b === 'string') unsentChars += b.length;
     if (typeof c === 'string') unsentChars += c.length;

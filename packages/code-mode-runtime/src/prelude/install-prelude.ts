@@ -1,8 +1,9 @@
 /**
  * The isolate side of a cell: installs the Code Mode globals (`tools`, `ALL_TOOLS`, `text`,
  * `image`, `generatedImage`, `notify`, `console`, `yield_control`, `exit`, `setTimeout`,
- * `clearTimeout`, `store`, `load`) and returns the `control` function the runtime enters through
- * (`resolve` a tool call, fire `timers`).
+ * `clearTimeout`, `store`, `load`), makes the clock, randomness and the collector journaled or
+ * pinned (`determinism.ts`, `journal.ts`), and returns the `control` function the runtime enters
+ * through (`resolve` a tool call, fire `timers`, `sync` in a replay).
  *
  * This module runs inside the isolate only: `build-prelude.ts` bundles it (with esbuild) into the
  * closure text `cell.ts` evaluates with `context.evalClosure(CELL_PRELUDE, [post, configJson,
@@ -27,6 +28,8 @@ import { createTimers } from './timers';
 import { createTools } from './tools';
 import { createStore } from './store';
 import { define, defineValue, parse } from './primordials';
+import { createJournal } from './journal';
+import { installDeterminism } from './determinism';
 import { describe } from './tool-error';
 import { tooLargeText } from './values';
 
@@ -71,7 +74,10 @@ export function installPrelude(post: PostFunction, config: PreludeConfig, stored
   const G = globalThis as unknown as Record<string, unknown>;
   for (const name of ['console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
   const state: CellState = { finished: false };
-  const send = createSend(post, flow);
+  const liveNow = Date.now;
+  const journal = createJournal(config.replayTimes, liveNow);
+  installDeterminism(G, config.seed, journal.now);
+  const send = createSend(post, flow, journal.take);
   const output = createOutput(config.limits, state, send);
   const timers = createTimers(config.limits, state, send);
   const tools = createTools(config.tools, config.limits, state, send);
@@ -108,9 +114,15 @@ export function installPrelude(post: PostFunction, config: PreludeConfig, stored
       return settle;
     },
   });
-  return function control(kind: string, a?: unknown, b?: unknown, c?: unknown): void {
+  return function control(kind: string, a?: unknown, b?: unknown, c?: unknown, d?: unknown): void {
     if (state.finished) return;
-    if (kind === 'resolve') tools.settleCall(a as string, b === 1, c as string | undefined);
-    else if (kind === 'timers') timers.fire(parse(a as string) as number[], (error) => settle(true, error));
+    if (kind === 'resolve') {
+      journal.resolved(a as string, d === 1);
+      tools.settleCall(a as string, b === 1, c as string | undefined);
+    } else if (kind === 'timers') {
+      const ids = parse(a as string) as number[];
+      journal.timers(ids, b === 1);
+      timers.fire(ids, (error) => settle(true, error));
+    } else if (kind === 'sync') send('synced', a as number);
   } as ControlFunction;
 }

@@ -116,7 +116,7 @@ describe('the channel (backpressure)', () => {
     send('write', 'k', 'v'.repeat(FLOW_CHARS - 1));
     expect(flows).toBe(2);
     expect(posted.length).toBe(FLOW_MESSAGES + 1);
-    expect(posted[FLOW_MESSAGES - 1]).toEqual(['text', 'x', undefined, undefined]);
+    expect(posted[FLOW_MESSAGES - 1]).toEqual(['text', 'x', undefined, undefined, undefined]);
   });
 });
 
@@ -153,11 +153,14 @@ describe('tools and store', () => {
 });
 
 /** Evaluates the bundled closure as isolated-vm does, in a fresh node:vm context, with recording callbacks. */
-function evaluateBundle(config: PreludeConfig, stored: Array<[string, string]> = []) {
+function evaluateBundle(config: PreludeConfig, stored: Array<[string, string]> = [], journal: string[] = []) {
   const messages: CellMessage[] = [];
   const context = vm.createContext({});
   const closure = vm.runInContext(`(function ($0, $1, $2, $3) {\n${PRELUDE_CLOSURE}\n})`, context) as (...args: unknown[]) => (...message: unknown[]) => void;
   const post = (...message: unknown[]) => {
+    // The fifth argument is the journal entries the message carries.
+    const entries = message.splice(4, 1)[0];
+    if (typeof entries === 'string') journal.push(entries);
     while (message.length > 1 && message.at(-1) === undefined) message.pop();
     messages.push(message as unknown as CellMessage);
   };
@@ -167,7 +170,7 @@ function evaluateBundle(config: PreludeConfig, stored: Array<[string, string]> =
 }
 
 describe('the bundled closure', () => {
-  const config: PreludeConfig = { tools: [{ name: 'echo', description: 'Echoes.', kind: 'function', declaration: 'declare const tools: {};' }], storeEnabled: true, limits: LIMITS };
+  const config: PreludeConfig = { tools: [{ name: 'echo', description: 'Echoes.', kind: 'function', declaration: 'declare const tools: {};' }], storeEnabled: true, limits: LIMITS, seed: '0123456789abcdef0123456789abcdef' };
 
   it('installs the globals and reports completion with the writes', () => {
     const cell = evaluateBundle(config, [['k', '"v"']]);
@@ -211,5 +214,112 @@ describe('the bundled closure', () => {
     expect(exiting.messages).toEqual([['done', 0, '', 0]]);
     exiting.control('timers', '[1]');
     expect(exiting.messages.length).toBe(1);
+  });
+});
+
+describe('the journal (what the prelude records, in delivery order)', () => {
+  const SEED = '00112233445566778899aabbccddeeff';
+  const config: PreludeConfig = { tools: [{ name: 'echo', description: 'Echoes.', kind: 'function', declaration: '' }], storeEnabled: true, limits: { ...LIMITS, maxOutputItems: 100, maxValueChars: 1000, maxOutputBytes: 10_000 }, seed: SEED };
+  /** The closure in a fresh context, the journal entries each message carried, and the texts it wrote. */
+  const cell = (extra: Partial<PreludeConfig> = {}) => {
+    const journal: string[] = [];
+    const evaluated = evaluateBundle({ ...config, ...extra }, [], journal);
+    evaluated.run(`globalThis.settle = globalThis.__switchyard_take();`);
+    const texts = () => evaluated.messages.filter((message) => message[0] === 'text').map((message) => message[1] as string);
+    return { ...evaluated, journal, texts };
+  };
+
+  it('records each delivered result and timer batch, carried by the next message out, never on its own', async () => {
+    const c = cell();
+    c.run(`tools.echo({}).then(() => { setTimeout(() => text('fired'), 1); return tools.echo({ n: 2 }); }).then(() => text('two'));`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(c.journal).toEqual([]);
+    c.control('resolve', 'tool-1', 1, '{}', 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    // set-timer carried the entry of the result that caused it; the calls message carried nothing new
+    expect(c.messages.slice(1)).toEqual([['set-timer', 1, 1], ['calls', ['tool-2', 'echo', '{"n":2}']]]);
+    expect(c.journal).toEqual(['r1']);
+    c.control('timers', '[1]', 0);
+    c.control('resolve', 'tool-2', 1, undefined, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(c.texts()).toEqual(['fired', 'two']);
+    expect(c.journal).toEqual(['r1', 't1', 'r2']);
+  });
+
+  it('records every read of the clock — Date.now(), new Date(), Date(), a date-less Intl format — equal reads in a row counted', () => {
+    const c = cell();
+    c.run(`
+      const a = Date.now(), b = Date.now(), d = new Date().getTime();
+      const s = Date(), f = new Intl.DateTimeFormat('en', { timeZone: 'UTC', year: 'numeric' }).format(), p = new Intl.DateTimeFormat('en').formatToParts().length;
+      text([typeof a, b >= a, d >= b, typeof s, f.length, p > 0].join(' '));
+    `);
+    expect(c.texts()).toEqual(['number true true string 4 true']);
+    const entries = c.journal.join(',').split(',');
+    // six reads: runs of equal values, each `d<ms>` or `d<ms>*<count>`, adding up to six
+    expect(entries.every((entry) => /^d\d{13}(\*\d+)?$/.test(entry))).toBe(true);
+    expect(entries.reduce((sum, entry) => sum + Number(entry.split('*')[1] ?? 1), 0)).toBe(6);
+  });
+
+  it('keeps dates with arguments, Date.parse / UTC, subclasses and instanceof as they were', () => {
+    const c = cell();
+    c.run(`
+      class Stamp extends Date { label() { return 'y' + this.getUTCFullYear(); } }
+      text([new Date(Date.UTC(2020, 1, 3)).toISOString(), new Date('2021-01-01T00:00:00Z').getTime() === Date.parse('2021-01-01T00:00:00Z'),
+        new Stamp(0).label(), new Stamp() instanceof Date, new Date() instanceof Date, Date.length, Date.name, new Date().constructor === Date].join(' '));
+    `);
+    expect(c.texts()).toEqual(['2020-02-03T00:00:00.000Z true y1970 true true 7 Date true']);
+    // new Stamp(), new Date() twice: three reads
+    expect(c.journal.join(',').split(',').reduce((sum, entry) => sum + Number(entry.split('*')[1] ?? 1), 0)).toBe(3);
+  });
+
+  it('answers the recorded clock reads again in a replay, records none of them, then goes live no earlier than the last', () => {
+    const c = cell({ replayTimes: [1000, 2, 5000, 1] });
+    c.run(`text([Date.now(), Date.now(), new Date().getTime(), Date.now() >= 5000, Date.now() > 1e12].join(' '));`);
+    expect(c.texts()).toEqual(['1000 1000 5000 true true']);
+    const entries = c.journal.join(',').split(',');
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.every((entry) => /^d\d{13}/.test(entry))).toBe(true);
+    // a journal whose last read lies in the future: the live clock never goes back past it
+    const future = Date.now() + 3_600_000;
+    const ahead = cell({ replayTimes: [future, 1] });
+    ahead.run(`text(String(Date.now())); text(String(Date.now()));`);
+    expect(ahead.texts()).toEqual([String(future), String(future)]);
+  });
+
+  it('replayed deliveries are not recorded again; a sync is answered with synced', async () => {
+    const c = cell();
+    c.run(`tools.echo({}).then(() => text('a'));`);
+    await new Promise((resolve) => setImmediate(resolve));
+    c.control('resolve', 'tool-1', 1, '{}', 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    c.control('sync', 7);
+    expect(c.messages.slice(1)).toEqual([['text', 'a'], ['synced', 7]]);
+    expect(c.journal).toEqual([]);
+  });
+
+  it('Math.random comes from the journaled seed: the same seed gives the same numbers, another seed others', () => {
+    const numbers = (seed: string) => {
+      const c = cell({ seed });
+      c.run(`text(JSON.stringify(Array.from({ length: 5 }, () => Math.random())));`);
+      return JSON.parse(c.texts()[0]!) as number[];
+    };
+    const first = numbers(SEED);
+    expect(numbers(SEED)).toEqual(first);
+    expect(numbers('ffeeddccbbaa99887766554433221100')).not.toEqual(first);
+    expect(first.every((n) => n >= 0 && n < 1)).toBe(true);
+    expect(new Set(first).size).toBe(5);
+  });
+
+  it('pins what the collector decides: WeakRef holds its target, FinalizationRegistry never calls back', () => {
+    const c = cell();
+    c.run(`
+      const target = { a: 1 }; const ref = new WeakRef(target);
+      const registry = new FinalizationRegistry(() => text('collected'));
+      const token = {};
+      registry.register({}, 'held', token);
+      let refused = ''; try { new WeakRef(1); } catch (e) { refused = e.constructor.name + ': ' + e.message; }
+      text([ref.deref() === target, String(ref), registry.unregister(token), registry.unregister(token), refused].join(' '));
+    `);
+    expect(c.texts()).toEqual(['true [object WeakRef] true false TypeError: WeakRef: invalid target']);
   });
 });

@@ -5,7 +5,7 @@
  * cannot reach the prelude's checks through them. Methods are bound with `Function.prototype.call`
  * so a call never looks anything up on the receiver.
  */
-const call = Function.prototype.call;
+export const call = Function.prototype.call;
 
 export const stringify = JSON.stringify;
 export const parse = JSON.parse;
@@ -17,6 +17,11 @@ export const isArray = Array.isArray;
 export const trunc = Math.trunc;
 export const finite = Number.isFinite;
 export const define = Object.defineProperty;
+export const describeProperty = Object.getOwnPropertyDescriptor;
+export const construct = Reflect.construct;
+export const applyFunction = Reflect.apply;
+export const TypeErrorOf = TypeError;
+export const parseIntOf = parseInt;
 const createObject = Object.create;
 export const rejectWith: <T = never>(reason: unknown) => Promise<T> = PromiseOf.reject.bind(PromiseOf);
 /** Bound now: a cell that replaces `Promise.prototype.then` cannot stop its calls from being sent. */

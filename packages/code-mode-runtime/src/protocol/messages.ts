@@ -8,8 +8,8 @@ export { ProtocolError } from './schema';
  * must speak, and the validation of everything that arrives (both sides validate after parsing).
  */
 
-/** The protocol version both sides must speak. */
-export const RUNTIME_PROTOCOL_VERSION = 1;
+/** The protocol version both sides must speak (2: durable cells — `resume-cell`, `journal`, seeds). */
+export const RUNTIME_PROTOCOL_VERSION = 2;
 
 /** Default and smallest frame limits (bytes of one frame's JSON text, UTF-8). */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -24,6 +24,8 @@ export const MIN_MAX_FRAME_BYTES = 64 * 1024;
 export const WIRE_ERROR_CODES = [
   'RESPOND_TO_MODEL', 'TOOL_NOT_FOUND', 'INVALID_INPUT', 'HOOK_BLOCKED', 'ABORTED', 'FATAL', 'INCOMPATIBLE_PAYLOAD',
   'CELL_NOT_FOUND', 'LIMIT_EXCEEDED', 'SANDBOX_UNAVAILABLE', 'APPROVAL_DENIED', 'SHUTTING_DOWN', 'CONFIG', 'MODEL_ERROR', 'INTERNAL',
+  'INVALID_JOURNAL',
+  'BUSY', 'LEASE_HELD', 'STORE_CORRUPT', 'STORE_VERSION', 'STORE_FAILED',
 ] as const satisfies readonly SwitchyardErrorCode[];
 
 /** Fails to compile when `SwitchyardErrorCode` gains a code this list lacks. */
@@ -33,7 +35,7 @@ void everyCodeOnTheWire;
 
 // ---- the nested kinds ----------------------------------------------------------------------
 
-const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engine settings (the runtime enforces them per cell; the three `max…` host-side limits are the agent host\'s, a runtime ignores them).', {
+const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engine settings (the runtime enforces them per cell; the four host-side `max…` limits after `storedValues` are the agent host\'s, a runtime ignores them).', {
   heapMb: integer,
   cpuTimeMs: optional(integer),
   wallTimeMs: optional(integer),
@@ -47,6 +49,7 @@ const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engin
   maxInFlightResultBytes: optional(integer),
   maxStoredBytes: optional(integer),
   maxStoredKeys: optional(integer),
+  maxJournalBytes: optional(integer),
 });
 
 const CELL_TOOL_DESCRIPTOR = object('CellToolDescriptor', 'A tool a cell may call (`tools.<name>`); `declaration` is its TypeScript declaration (absent: the runtime renders an untyped one).', {
@@ -54,6 +57,20 @@ const CELL_TOOL_DESCRIPTOR = object('CellToolDescriptor', 'A tool a cell may cal
   description: string,
   kind: literal('function', 'freeform'),
   declaration: optional(string),
+  idempotent: optional(boolean),
+});
+
+const JOURNAL_CALL = object('JournalCall', 'A nested call of a cell\'s journal: its id (`tool-N`), the tool and the hash of its arguments\' JSON text (first 16 hex digits of the SHA-256).', {
+  id: string,
+  tool: string,
+  hash: string,
+});
+
+const JOURNAL_OBSERVED = object('JournalObserved', 'What the host already handed out of a cell: output items and notify texts, each with the chained SHA-256 of them (a replay drops them and compares).', {
+  items: integer,
+  itemsHash: string,
+  notifies: integer,
+  notifiesHash: string,
 });
 
 const CONTENT_ITEM = variants('ContentItem', 'One output item of a cell.', 'type', {
@@ -99,7 +116,27 @@ export const HOST_MESSAGES = {
     typescript: optional(boolean),
     stored: blobPairs,
     key: optional(string),
+    seed: optional(string),
   }),
+  'resume-cell': message(
+    'Re-runs cell `cellId` from its journal in a fresh isolate (a replay): `entries` in order, the journaled `calls` checked and not sent again, `results` (`[id, "+" JSON text | "-" error]`) of the delivered ones, output in `observed` not emitted again; past the journal the cell is live. With `yieldTimeMs` the reply is the cell\'s observation, else empty once it started. A journal that cannot be read fails with `INVALID_JOURNAL`.',
+    {
+      id: integer,
+      session: string,
+      cellId: string,
+      source: string,
+      tools: arrayOf(CELL_TOOL_DESCRIPTOR),
+      typescript: optional(boolean),
+      stored: blobPairs,
+      seed: string,
+      entries: blob,
+      calls: arrayOf(JOURNAL_CALL),
+      results: blobPairs,
+      observed: JOURNAL_OBSERVED,
+      committed: boolean,
+      yieldTimeMs: optional(integer),
+    },
+  ),
   observe: message('Answers the cell\'s next observation (`wait`). `key`: the idempotency key (a repeat answers with the same observation).', {
     id: integer,
     session: string,
@@ -147,6 +184,11 @@ export const RUNTIME_MESSAGES = {
   }),
   'cell-closed': message('Cell `cellId` is gone (its output observed, or terminated).', { session: string, cellId: string }),
   'cell-event': message('A report about a cell beside its observations (a limit it broke).', { session: string, event: CELL_EVENT }),
+  journal: message('Journal entries of cell `cellId` (what entered it, in order: `CellJournalRecord.entries`), sent before any message that could depend on them.', {
+    session: string,
+    cellId: string,
+    entries: blob,
+  }),
   fatal: message('The runtime cannot go on (a version mismatch, a protocol violation it saw); it closes after sending this.', { message: string }),
 } as const;
 
@@ -166,7 +208,7 @@ export type StoredPair = [string, string];
 export type WireError = Infer<typeof WIRE_ERROR>;
 
 /** The named kinds the tables use, for the documentation (in the order they are documented). */
-export const PROTOCOL_KINDS = [ENGINE_SESSION_OPTIONS, CELL_TOOL_DESCRIPTOR, CELL_OBSERVATION, CONTENT_ITEM, WIRE_ERROR, CELL_EVENT];
+export const PROTOCOL_KINDS = [ENGINE_SESSION_OPTIONS, CELL_TOOL_DESCRIPTOR, JOURNAL_CALL, JOURNAL_OBSERVED, CELL_OBSERVATION, CONTENT_ITEM, WIRE_ERROR, CELL_EVENT];
 
 /**
  * The fields carried as blobs: texts that travel after the frame's JSON header as they are, never
@@ -186,6 +228,13 @@ export const PAIR_BLOB_FIELDS: Readonly<Record<string, readonly string[]>> = { .
 
 /** What the runtime supports beside the core messages. */
 export const RUNTIME_CAPABILITIES = ['typescript', 'stored-values', 'cancel', 'heap-limit', 'cpu-limit', 'wall-limit', 'output-limits'];
+
+/**
+ * The capability of a runtime that journals its cells and resumes them (`journal`, `resume-cell`):
+ * a runtime serving its own engine says it; one that relays sessions elsewhere says it only when
+ * its relay passes both on. The agent host resumes only cells of a runtime that says it.
+ */
+export const DURABLE_CELLS_CAPABILITY = 'durable-cells';
 
 /** Validates a message from the runtime (the host side calls this on everything that arrives, after parsing). */
 export const parseRuntimeMessage: (value: unknown) => RuntimeMessage = compileTable(RUNTIME_MESSAGES);

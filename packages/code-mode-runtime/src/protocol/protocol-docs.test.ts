@@ -14,6 +14,6 @@ describe('the README table of the runtime protocol', () => {
       expect(docs).toContain(row);
     }
     expect(docs).toContain('`kind`: `function` \\| `freeform`');
-    expect(docs).toMatch(/Error codes \(`WireError.code`\): `RESPOND_TO_MODEL`, .*`INTERNAL`\./);
+    expect(docs).toMatch(/Error codes \(`WireError.code`\): `RESPOND_TO_MODEL`, .*`INTERNAL`, `INVALID_JOURNAL`, `BUSY`, `LEASE_HELD`, `STORE_CORRUPT`, `STORE_VERSION`, `STORE_FAILED`\./);
   });
 });

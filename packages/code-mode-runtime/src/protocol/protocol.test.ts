@@ -245,7 +245,9 @@ describe('requests, calls and events', () => {
     expect(observation).toMatchObject({ kind: 'completed', cellId: 'c1', items: [{ type: 'input_text', text: '42' }] });
     await new Promise((resolve) => setImmediate(resolve));
     const kinds = events.map((event) => event.t);
-    expect(kinds).toEqual(['notify', 'call', 'commit', 'cell-closed']);
+    // the journal entry of the delivered result reaches the host before the commit it could have caused
+    expect(kinds).toEqual(['notify', 'call', 'journal', 'commit', 'cell-closed']);
+    expect(events.find((event) => event.t === 'journal')).toEqual({ t: 'journal', session: 's', cellId: 'c1', entries: 'r1' });
     expect(events.find((event) => event.t === 'commit')).toEqual({ t: 'commit', session: 's', cellId: 'c1', writes: [['k', '{"v":"planted"}']], more: false });
     await expect(client.request({ t: 'observe', session: 's', cellId: 'c1', yieldTimeMs: 0 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND', message: 'exec cell c1 not found' });
     expect(client.pending).toBe(0);
@@ -373,6 +375,15 @@ const HOST_SAMPLES: { [T in HostMessage['t']]: Array<Extract<HostMessage, { t: T
       t: 'create-cell', id: 5, session: 's', cellId: 'c', source: 'x', yieldTimeMs: 10, typescript: true, stored: [['a', '1']], key: 'k1',
       tools: [{ name: 'x', description: 'd', kind: 'freeform', declaration: 'declare const tools: {};' }],
     },
+    { t: 'create-cell', id: 11, session: 's', cellId: 'c', source: 'x', tools: [{ name: 'x', description: 'd', kind: 'function', idempotent: true }], yieldTimeMs: 0, stored: [], seed: '00112233445566778899aabbccddeeff' },
+  ],
+  'resume-cell': [
+    {
+      t: 'resume-cell', id: 12, session: 's', cellId: 'c', source: 'await tools.x()', tools: [], stored: [['k', '1']], seed: '00112233445566778899aabbccddeeff',
+      entries: 'd1700000000000*2,r1', calls: [{ id: 'tool-1', tool: 'x', hash: '44136fa355b3678a' }], results: [['tool-1', '+{}']],
+      observed: { items: 1, itemsHash: 'ab', notifies: 0, notifiesHash: '' }, committed: false, yieldTimeMs: 5,
+    },
+    { t: 'resume-cell', id: 13, session: 's', cellId: 'c', source: 'x', tools: [], typescript: false, stored: [], seed: '0', entries: '', calls: [], results: [], observed: { items: 0, itemsHash: '', notifies: 0, notifiesHash: '' }, committed: true },
   ],
   observe: [{ t: 'observe', id: 6, session: 's', cellId: 'c', yieldTimeMs: 5 }, { t: 'observe', id: 7, session: 's', cellId: 'c', yieldTimeMs: 5, key: 'k' }],
   terminate: [{ t: 'terminate', id: 8, session: 's', cellId: 'c' }],
@@ -405,13 +416,14 @@ const RUNTIME_SAMPLES: { [T in RuntimeMessage['t']]: Array<Extract<RuntimeMessag
   commit: [{ t: 'commit', session: 's', cellId: 'c', writes: [['k', '{}']], more: true }],
   'cell-closed': [{ t: 'cell-closed', session: 's', cellId: 'c' }],
   'cell-event': [{ t: 'cell-event', session: 's', event: { type: 'cell-limit-exceeded', cellId: 'c', message: 'over' } }],
+  journal: [{ t: 'journal', session: 's', cellId: 'c', entries: 'r1,t2.3,d1700000000000' }],
   fatal: [{ t: 'fatal', message: 'bye' }],
 };
 
 describe('validation of messages (the message table)', () => {
   it('the blob fields derive from the table: arguments, results, notify texts, stored values (their order is the wire order)', () => {
-    expect(BLOB_FIELDS).toEqual({ 'call-result': ['json'], call: ['inputJson'], notify: ['text'] });
-    expect(PAIR_BLOB_FIELDS).toEqual({ stored: ['values'], 'create-cell': ['stored'], commit: ['writes'] });
+    expect(BLOB_FIELDS).toEqual({ 'resume-cell': ['entries'], 'call-result': ['json'], call: ['inputJson'], notify: ['text'], journal: ['entries'] });
+    expect(PAIR_BLOB_FIELDS).toEqual({ stored: ['values'], 'create-cell': ['stored'], 'resume-cell': ['stored', 'results'], commit: ['writes'] });
   });
 
   it('every message kind of both directions, in every variant, round-trips through JSON and validation', () => {
@@ -475,7 +487,7 @@ describe('validation of messages (the message table)', () => {
 
   it('an error code outside WIRE_ERROR_CODES is a protocol violation: the connection ends naming the field', async () => {
     expect(() => parseRuntimeMessage({ t: 'reply', id: 1, ok: false, error: { code: 'OOPS', message: 'm' } })).toThrow(
-      `reply.error.code is not one of 15 known values (${WIRE_ERROR_CODES.join(', ')})`,
+      `reply.error.code is not one of 21 known values (${WIRE_ERROR_CODES.join(', ')})`,
     );
     const pair = pipePair();
     pair.runtime.onFrame((frame) => {
@@ -485,7 +497,7 @@ describe('validation of messages (the message table)', () => {
       }
     });
     const client = await connectRuntime({ transport: pair.host, onEvent: () => {} });
-    await expect(client.request({ t: 'ping' })).rejects.toThrow(/^exec runtime ended unexpectedly: protocol violation: reply\.error\.code is not one of 15 known values \(RESPOND_TO_MODEL, /);
+    await expect(client.request({ t: 'ping' })).rejects.toThrow(/^exec runtime ended unexpectedly: protocol violation: reply\.error\.code is not one of 21 known values \(RESPOND_TO_MODEL, /);
   });
 
   it('a wire error turns back into the SwitchyardError it was, with the cell it names as a typed field', async () => {

@@ -15,6 +15,7 @@ import {
   type ToolPayloadKind,
 } from '@switchyard/protocol';
 import { createStepContext } from '@switchyard/kit';
+import { executorCallItem } from '../executor-host';
 import { ToolCallRuntime, type DispatchResult } from '../tool-call-runtime';
 import { ToolRegistry } from '../tool-registry';
 import { createToolRouter, type ToolRouter } from '../tool-router';
@@ -141,17 +142,7 @@ export function payloadOf(executor: ToolExecutor, input: ToolCallInput): ToolPay
  * `{ kind: 'function', arguments: JSON.stringify(args) }`.
  */
 function wireCall(executor: ToolExecutor, input: ToolCallInput, callId: string): ResponseItem {
-  const payload = payloadOf(executor, input);
-  const name = executor.name;
-  const namespace = name.namespace ? { namespace: name.namespace } : {};
-  switch (payload.kind) {
-    case 'function':
-      return { type: 'function_call', call_id: callId, name: name.name, ...namespace, arguments: payload.arguments } as ResponseItem;
-    case 'custom':
-      return { type: 'custom_tool_call', call_id: callId, name: name.name, ...namespace, input: payload.input } as ResponseItem;
-    case 'tool-search':
-      return { type: 'tool_search_call', call_id: callId, execution: 'client', arguments: payload.arguments } as ResponseItem;
-  }
+  return executorCallItem(executor, payloadOf(executor, input), callId);
 }
 
 const PAYLOAD_FIELDS: Record<ToolPayloadKind, string> = { function: 'arguments', custom: 'input', 'tool-search': 'arguments' };

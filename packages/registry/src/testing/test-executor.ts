@@ -3,6 +3,8 @@ import {
   displayName,
   executorPayloadKinds,
   isFatalError,
+  isJsonObject,
+  type JsonSchema,
   type JsonValue,
   type ToolExecutor,
   type ToolInvocation,
@@ -10,6 +12,7 @@ import {
   type ToolPayloadKind,
 } from '@switchyard/protocol';
 import { createToolHarness, invokeTool, payloadOf, type InvokeToolOptions, type InvokeToolResult, type ToolCallInput } from './invoke-tool';
+import { checkAbortResponse, checkEventLoop, checkGeneratedResults, checkParametersSchema } from './plugin-checks';
 
 /**
  * The checks {@link testExecutor} registers, one per promise of the `ToolExecutor` contract. The
@@ -24,6 +27,10 @@ export const EXECUTOR_CHECKS = {
   abort: 'signal: a cancelled call answers aborted with its call_id and the handler settles (waitsForCancellation: the answer waits for it)',
   hooks: 'hookPayload: hooks see a JSON input (and a JSON response after success), or nothing with hookPayload: false',
   parallel: 'supportsParallelToolCalls: concurrent calls in one step each answer their own call_id, exactly once',
+  'abort-response': 'signal (abort response): a call aborted while its handler runs ends promptly, measured on the handler itself (not on how slow the sample is)',
+  'event-loop': 'handle (event loop): a call never blocks the event loop longer than maxEventLoopBlockMs (default 500 ms)',
+  results: 'results: the sample and inputs generated from the parameters schema (fast-check) get JSON results that match the outputSchema, and never end the turn',
+  schema: 'parameters: the handler reads only declared properties, and handles every input the schema admits (no TypeError on a schema-valid input)',
   lifecycle: 'onTurnEnd / dispose: each may run twice without throwing, and a later call still gets an answer',
 } as const;
 
@@ -47,7 +54,7 @@ export interface ExecutorTestContext {
 
 /** Options of {@link testExecutor}. */
 export interface TestExecutorOptions {
-  /** The executor, or a function making it (called once, before the first check; may be async). */
+  /** The executor, or a function making it (called once, when the suite is registered; may be async, and is awaited before the first check). */
   readonly executor: ToolExecutor | (() => ToolExecutor | Promise<ToolExecutor>);
   /**
    * A call that succeeds: the arguments object, a payload, or the text the model would write; or a
@@ -60,7 +67,7 @@ export interface TestExecutorOptions {
   readonly skip?: readonly ExecutorCheckSkip[];
   /** Registers more tests inside the suite (they run before the lifecycle check, which disposes the executor). */
   readonly additionalTests?: (context: ExecutorTestContext) => void;
-  /** The suite's name; default the executor's display name (or `executor` for a factory). */
+  /** The suite's name; default the executor's display name (also of a factory that returns one at once; `executor` for an async one). */
   readonly name?: string;
   /** Options of every call (step overrides, sibling tools). */
   readonly options?: Omit<InvokeToolOptions, 'callId' | 'signal' | 'hooks'>;
@@ -68,6 +75,20 @@ export interface TestExecutorOptions {
   readonly concurrency?: number;
   /** The timeout of each check in milliseconds; default the runner's (`testTimeout`). */
   readonly timeout?: number;
+  /** How many inputs the `results` and `schema` checks generate from the parameters schema; default 30. */
+  readonly generatedRuns?: number;
+  /**
+   * A narrower parameters schema the `results` and `schema` checks generate their inputs from, in
+   * place of the tool's own: bound what a tool would wait out or spend (a `maximum` on a duration, a
+   * `maxLength`, a `required` default it would otherwise fill with a long one). Each generated input
+   * must still pass the tool's own schema (others are dropped), and the reads are still compared
+   * with the tool's own declared properties. Default: the tool's parameters schema.
+   */
+  readonly generatedParameters?: JsonSchema;
+  /** The fast-check seed of those inputs (a failure prints the seed it used, to replay it). Default: random. */
+  readonly seed?: number;
+  /** The longest the `event-loop` check lets one call hold the event loop, in ms; default 500. */
+  readonly maxEventLoopBlockMs?: number;
 }
 
 /** The output item type that answers each payload kind. */
@@ -95,6 +116,10 @@ const CHECKS: ReadonlyArray<[ExecutorCheck, (suite: Suite) => Promise<void> | vo
   ['invalid-input', checkInvalidInput],
   ['incompatible-payload', checkIncompatiblePayload],
   ['abort', checkAbort],
+  ['abort-response', checkAbortResponse],
+  ['event-loop', checkEventLoop],
+  ['results', checkGeneratedResults],
+  ['schema', checkParametersSchema],
   ['hooks', checkHooks],
   ['parallel', checkParallel],
 ];
@@ -107,14 +132,19 @@ const CHECKS: ReadonlyArray<[ExecutorCheck, (suite: Suite) => Promise<void> | vo
  */
 export function testExecutor(config: TestExecutorOptions): void {
   const skipped = skippedChecks(config.skip ?? []);
-  const title = config.name ?? (typeof config.executor === 'function' ? 'executor' : displayName(config.executor.name));
+  if (config.generatedParameters !== undefined && !isJsonObject(config.generatedParameters)) {
+    throw new TypeError('testExecutor: generatedParameters must be a JSON Schema object (a narrower parameters schema to generate inputs from)');
+  }
+  // A factory that answers at once is called here, so the suite carries its tool's name; an async one is awaited before the first check.
+  const made = makeExecutor(config.executor);
+  const title = config.name ?? (isPromiseLike(made) ? 'executor' : displayName(made.name));
   const skipNote = [...skipped].map(([check, reason]) => `${check} (${reason})`).join('; ');
   if (skipNote) console.info(`testExecutor ${title}: skipped ${skipNote}`);
 
   describe(`testExecutor: ${title}${skipNote ? ` — skipped: ${skipNote}` : ''}`, () => {
     let executor: ToolExecutor | undefined;
     beforeAll(async () => {
-      executor = typeof config.executor === 'function' ? await config.executor() : config.executor;
+      executor = await made;
     });
     const current = () => {
       if (!executor) throw new Error('testExecutor: the executor is not ready (its factory failed)');
@@ -316,6 +346,28 @@ async function checkLifecycle(suite: Suite): Promise<void> {
     },
   );
   if (after) expect(after.item.call_id).toBe('conformance-after-dispose');
+}
+
+/** The executor, or the factory's answer; a factory that throws becomes a rejection the first check reports. */
+function makeExecutor(source: TestExecutorOptions['executor']): ToolExecutor | Promise<ToolExecutor> {
+  if (typeof source !== 'function') return source;
+  try {
+    const made = source();
+    if (isPromiseLike(made)) {
+      const pending = Promise.resolve(made);
+      pending.catch(() => undefined); // reported by the suite's beforeAll
+      return pending;
+    }
+    return made;
+  } catch (error) {
+    const failed = Promise.reject(error);
+    failed.catch(() => undefined);
+    return failed;
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 function skippedChecks(entries: readonly ExecutorCheckSkip[]): Map<ExecutorCheck, string> {

@@ -40,7 +40,7 @@ const shared: ToolOutput = Object.assign(Object.create(FunctionToolOutput.text('
     return { type: 'function_call_output', call_id: firstId, output: 'ok' };
   },
 });
-testExecutor({ name: 'shared-output', executor: { ...base(), handle: async () => shared }, sample: {}, skip: [{ reason: 'only the parallel check is exercised', tests: ['call-id', 'abort', 'hooks', 'lifecycle', 'invalid-input'] }] });
+testExecutor({ name: 'shared-output', executor: { ...base(), handle: async () => shared }, sample: {}, skip: [{ reason: 'only the parallel check is exercised', tests: ['call-id', 'abort', 'hooks', 'lifecycle', 'invalid-input', 'abort-response', 'event-loop', 'results', 'schema'] }] });
 
 // lifecycle: dispose throws the second time
 let disposed = false;

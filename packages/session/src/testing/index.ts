@@ -5,3 +5,5 @@
  */
 export { createScriptedModel } from './scripted-model';
 export type { ScriptedModel, ScriptedModelOptions, ScriptedResponse } from './scripted-model';
+export { SESSION_STORE_CHECKS } from './store-checks';
+export type { SessionStoreCheck } from './store-checks';

@@ -27,7 +27,10 @@ const COMMAND = `${LIST}; ${USE}`;
 
 function split(text: string): Omit<FdCase, 'name'> {
   const [listing = '', rest = ''] = text.replace(/\r/g, '').split('END\n');
-  const fds = listing.split(/\s+/).filter(Boolean).map(Number).sort((a, b) => a - b);
+  const words = listing.split(/\s+/).filter(Boolean);
+  // Not a listing (the call failed, or answered before the command ended): keep the text, so the failure says what came back.
+  if (words.some((word) => !/^\d+$/.test(word))) return { fds: `not a listing: ${text.slice(0, 600)}`, output: '' };
+  const fds = words.map(Number).sort((a, b) => a - b);
   return { fds: fds.join(' '), output: rest.trim() };
 }
 

@@ -1,0 +1,123 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CellJournalRecord, CellToolDescriptor, CodeModeSession, CodeModeSessionState } from '@switchyard/protocol';
+import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
+import { sealCellJournal } from './replay-cells';
+import { createTestHost, fn, isolation, until, type TestTool } from '../test/helpers';
+
+// Durable cells through the public contract, in the project's isolation: a session's state
+// exported (`exportState`) and restored into a session of another runtime (`restore`), as a
+// store does after its agent host restarted.
+
+let cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step();
+  cleanup = [];
+});
+
+function open(tools: Record<string, TestTool>, options: CodeModeRuntimeOptions = {}) {
+  const runtime = createCodeModeRuntime({ isolation, ...options, ...(isolation === 'process' ? { workers: { shared: false, prewarm: false } } : {}) });
+  cleanup.push(() => runtime.shutdown());
+  const recorder = createTestHost(tools);
+  const session: CodeModeSession & Required<Pick<CodeModeSession, 'exportState' | 'restore'>> = runtime.openSession(recorder.host) as never;
+  return { runtime, session, ...recorder };
+}
+
+const texts = (items: Array<{ type: string; text?: string }>) => items.map((item) => item.text);
+const SOURCE = `text('r=' + Math.random() + ' t=' + Date.now()); const a = await tools.count({ n: 1 }); text('a=' + a); yield_control();
+  const b = await tools.count({ n: 2 }); const c = await tools.slow({}).catch((e) => 'failed: ' + e.message); text('b=' + b + ' c=' + c + ' r=' + Math.random());`;
+
+/** A session whose cell is waiting on `slow` (in flight), with its state exported. */
+async function exported(tools: CellToolDescriptor[] = [fn('count'), fn('slow')]) {
+  let runs = 0;
+  const parked: Array<() => void> = [];
+  const first = open({ count: () => ++runs, slow: () => new Promise((resolve) => parked.push(() => resolve('late'))) });
+  const created = await first.session.createCell({ source: SOURCE, tools, yieldTimeMs: 30_000 });
+  expect(created.observation.kind).toBe('yielded');
+  await until(() => parked.length === 1, 30_000);
+  const state = JSON.parse(JSON.stringify(first.session.exportState())) as CodeModeSessionState;
+  return { state, cellId: created.cellId, first: created.observation, runs: () => runs };
+}
+
+// Each test starts worker processes (several, on a loaded machine): a generous bound.
+describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
+  it('a restored cell goes on where it was: journaled calls are answered from the journal, the clock and randomness as before, nothing emitted twice', async () => {
+    const { state, cellId, first, runs } = await exported();
+    expect(state).toMatchObject({ format: 'switchyard.code-mode-session', version: 1, cells: [{ cellId, committed: false }] });
+    expect(state.cells[0]!.calls.map((call) => [call.id, call.tool, call.result])).toEqual([
+      ['tool-1', 'count', { ok: true, json: '1' }],
+      ['tool-2', 'count', { ok: true, json: '2' }],
+      ['tool-3', 'slow', undefined],
+    ]);
+    expect(state.cells[0]!.observed.items).toBe(2);
+    const second = open({ count: () => 100, slow: () => 'ran again' });
+    expect(await second.session.restore(state)).toEqual({ cells: [{ cellId, resumed: true }] });
+    const end = await second.session.observe(cellId, { yieldTimeMs: 30_000 });
+    // the call in flight when the host "restarted" fails as interrupted; the others came from the journal
+    expect(end.kind).toBe('completed');
+    expect(texts(end.items)).toHaveLength(1);
+    expect(texts(end.items)[0]).toMatch(/^b=2 c=failed: tool `slow` was interrupted by a restart of its host: it may or may not have taken effect, and it was not run again r=0\.\d+$/);
+    expect(second.calls).toEqual([]);
+    expect(runs()).toBe(2);
+    expect(texts(first.items)[0]).toMatch(/^r=0\.\d+ t=\d+$/);
+  });
+
+  it('a call in flight of an idempotent tool runs again after a restart; without a restart (hostRestarted: false) the host is asked again under the same id', async () => {
+    const idempotent = await exported([fn('count'), { ...fn('slow'), idempotent: true }]);
+    const again = open({ count: () => 100, slow: () => 'ran again' });
+    await again.session.restore(idempotent.state);
+    const end = await again.session.observe(idempotent.cellId, { yieldTimeMs: 30_000 });
+    expect(texts(end.items)[0]).toMatch(/^b=2 c=ran again r=/);
+    expect(again.calls.map((call) => [call.runtimeToolCallId, call.tool])).toEqual([['tool-3', 'slow']]);
+
+    const live = await exported();
+    const joined = open({ count: () => 100, slow: () => 'joined' });
+    await joined.session.restore(live.state, { hostRestarted: false });
+    const joinedEnd = await joined.session.observe(live.cellId, { yieldTimeMs: 30_000 });
+    expect(texts(joinedEnd.items)[0]).toMatch(/^b=2 c=joined r=/);
+    expect(joined.calls.map((call) => [call.cellId, call.runtimeToolCallId])).toEqual([[live.cellId, 'tool-3']]);
+  });
+
+  it('bad journals fail their cell only (INVALID_JOURNAL): corrupted, of another session, of a newer version; the good cell resumes', async () => {
+    const { state, cellId } = await exported();
+    const good = state.cells[0]!;
+    const bad = (cellIdOf: string, change: Partial<CellJournalRecord>): CellJournalRecord => ({ ...good, cellId: cellIdOf, ...change });
+    const cells: CellJournalRecord[] = [
+      good,
+      // corrupted: the source changed, the seal not
+      bad('corrupted', { check: sealCellJournal({ ...good, cellId: 'corrupted' }).check, source: 'text("evil")' }),
+      // another session's journal, sealed for that session
+      sealCellJournal({ ...good, cellId: 'foreign', session: 'another-session' }),
+      sealCellJournal({ ...good, cellId: 'future', version: 2 }),
+      { nonsense: true } as never,
+    ];
+    const restored = open({ count: () => 100, slow: () => 'x' });
+    const result = await restored.session.restore({ ...state, cells });
+    expect(result.cells).toEqual([
+      { cellId, resumed: true },
+      { cellId: 'corrupted', resumed: false, code: 'INVALID_JOURNAL', error: 'cannot resume cell corrupted: its journal is corrupted (its fields do not match its check)' },
+      { cellId: 'foreign', resumed: false, code: 'INVALID_JOURNAL', error: `cannot resume cell foreign: its journal belongs to another session ("another-session", not ${state.id})` },
+      { cellId: 'future', resumed: false, code: 'INVALID_JOURNAL', error: 'cannot resume cell future: its journal is of version 2, newer than this runtime reads (1)' },
+      { cellId: '#5', resumed: false, code: 'INVALID_JOURNAL', error: 'cannot resume cell #5 of the state: its journal names no valid cell id' },
+    ]);
+    // each failed cell ends once with its failure (a wait gets it); nothing of it ran
+    expect(await restored.session.observe('corrupted', { yieldTimeMs: 0 })).toMatchObject({ kind: 'completed', error: (result.cells[1] as { error: string }).error });
+    await expect(restored.session.observe('corrupted', { yieldTimeMs: 0 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND' });
+    expect((await restored.session.observe(cellId, { yieldTimeMs: 30_000 })).kind).toBe('completed');
+    expect(restored.calls).toEqual([]);
+    // a whole state of another format or a newer version is refused
+    await expect(open({}).session.restore({ ...state, version: 3 })).rejects.toMatchObject({ code: 'INVALID_JOURNAL', message: 'cannot restore the session: its state is of version 3, newer than this runtime reads (1)' });
+    await expect(open({}).session.restore({ ...state, format: 'other' as never })).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
+  });
+
+  it('a cell over maxJournalBytes runs on, is exported as unresumable, and a restore fails it saying why', async () => {
+    const first = open({ big: () => 'x'.repeat(5_000) }, { maxJournalBytes: 4_096 });
+    const created = await first.session.createCell({ source: `const s = await tools.big({}); text(s.length); yield_control(); await new Promise(() => {});`, tools: [fn('big')], yieldTimeMs: 30_000 });
+    expect(texts(created.observation.items)).toEqual(['5000']);
+    const state = first.session.exportState();
+    expect(state.cells[0]).toMatchObject({ unresumable: 'its journal passed 4096 bytes (maxJournalBytes)', entries: '', stored: [] });
+    const second = open({});
+    expect((await second.session.restore(state)).cells).toEqual([
+      { cellId: created.cellId, resumed: false, code: 'LIMIT_EXCEEDED', error: `cannot resume cell ${created.cellId}: its journal passed 4096 bytes (maxJournalBytes)` },
+    ]);
+  });
+});
