@@ -1,4 +1,4 @@
-import type { SandboxMode, ToolExecutor } from '@switchyard/protocol';
+import type { ApprovalPolicy, SandboxMode, ToolExecutor } from '@switchyard/protocol';
 import { clockTool } from '@switchyard/tool-clock';
 import { contextRemainingTool } from '@switchyard/tool-context-remaining';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
@@ -19,11 +19,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  * unsandboxed command is in its own process group and would outlive the CLI), then end the CLI
  * with the same signal.
  */
-export function builtinTools(root: string, sandbox?: SandboxMode): Builtins {
+export function builtinTools(root: string, sandbox?: SandboxMode, approvalPolicy: ApprovalPolicy = 'never'): Builtins {
   const mode: SandboxMode = sandbox ?? 'workspace-write';
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
   // shutting the tools down (exec.shutdown(); a session's dispose leaves a toolset open) stops the signal handling
-  const exec = execTools({ root, sandbox: mode, approvalPolicy: 'never', processScope: 'session', onShutdown: stopListening });
+  const exec = execTools({ root, sandbox: mode, approvalPolicy, processScope: 'session', onShutdown: stopListening });
   function onSignal(signal: NodeJS.Signals) {
     void exec.shutdown().finally(() => process.kill(process.pid, signal));
   }

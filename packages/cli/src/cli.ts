@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { ModelClient, SandboxMode, ToolMode } from '@switchyard/protocol';
+import { APPROVAL_POLICIES, type ApprovalPolicy, type ModelClient, type SandboxMode, type ToolMode } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { modelFromSpec } from '@switchyard/openai';
 import { sandboxRefusal } from './builtins';
@@ -43,6 +43,8 @@ Options:
                             of that agent id signed by that key
   --sandbox <mode>          run, demo, mcp serve: read-only | workspace-write (default) |
                             danger-full-access (no sandbox) for exec_command
+  --approval-policy <p>     mcp serve: when exec_command asks the MCP client before running:
+                            never (default) | on-request | on-failure | untrusted
   --help, --version`;
 
 const MODES: readonly ToolMode[] = ['direct', 'code-mode', 'code-mode-only'];
@@ -62,6 +64,7 @@ const OPTIONS = {
   config: { type: 'string' },
   tools: { type: 'string' },
   sandbox: { type: 'string' },
+  'approval-policy': { type: 'string' },
   nats: { type: 'string' },
   name: { type: 'string' },
   id: { type: 'string' },
@@ -123,9 +126,10 @@ async function runCommandLine(argv: readonly string[]): Promise<number> {
       if (rest[0] !== 'serve') refuse(`switchyard: unknown mcp subcommand "${rest[0] ?? ''}" (expected "serve")\n\n${USAGE}\n`);
       if (values.tools !== undefined) {
         if (values.config !== undefined) refuse('switchyard: mcp serve takes --tools or --config, not both (--tools serves executors, --config Code Mode over MCP servers)\n');
+        if (values['approval-policy'] !== undefined) refuse("switchyard: mcp serve takes --approval-policy without --tools only (it sets when Code Mode's exec_command asks the MCP client; --tools serves executors)\n");
         return mcpServeToolsCommand({ tools: values.tools, cwd: process.cwd() });
       }
-      return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox });
+      return mcpServeCommand({ cwd: process.cwd(), configPath: values.config, sandbox, approvalPolicy: approvalPolicyFlag(values['approval-policy']) });
     case 'runtime':
       if (rest[0] !== 'serve' || !values.nats) refuse(`switchyard: expected "runtime serve --nats <url>"\n\n${USAGE}\n`);
       return runtimeServeCommand({ nats: values.nats, name: values.name, id: values.id, trustedAgentHosts: trustedAgents(values['trust-agent']) });
@@ -167,6 +171,13 @@ async function checkPrerequisites(command: string, rest: readonly string[], sand
     const refusal = await sandboxRefusal(sandbox ?? 'workspace-write', command === 'demo' ? tmpdir() : process.cwd());
     if (refusal) refuse(refusal);
   }
+}
+
+/** `--approval-policy` checked (`undefined` when absent). */
+function approvalPolicyFlag(value: string | undefined): ApprovalPolicy | undefined {
+  if (value === undefined) return undefined;
+  if (!APPROVAL_POLICIES.includes(value as ApprovalPolicy)) refuse(`switchyard: --approval-policy must be one of ${APPROVAL_POLICIES.join(', ')}\n`);
+  return value as ApprovalPolicy;
 }
 
 /** The demo's model from `--model`; `undefined` (the scripted model) when absent or without credentials. */

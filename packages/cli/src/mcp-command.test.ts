@@ -259,12 +259,12 @@ describe.concurrent('switchyard mcp serve as a process', () => {
     });
     expect(result.code).toBe(0);
     const answers = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
-    expect(answers[0]).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'MCP error -32600: tools/list before initialize: send `initialize` first' } });
+    expect(answers[0]).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'tools/list before initialize: send `initialize` first' } });
     expect(answers[1]).toMatchObject({ id: 2, result: { serverInfo: { name: 'switchyard' } } });
     const byId = new Map(answers.slice(2).map((answer) => [answer.id, answer]));
-    expect(byId.get(3)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^MCP error -32602: Invalid tools\/call request: /) } });
-    expect(byId.get(4)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^MCP error -32602: Invalid tools\/list request: /) } });
-    expect(byId.get(5)).toMatchObject({ error: { code: -32602, message: 'MCP error -32602: unknown tool: nope (this server has exec and wait)' } });
+    expect(byId.get(3)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^Invalid tools\/call request: /) } });
+    expect(byId.get(4)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^Invalid tools\/list request: /) } });
+    expect(byId.get(5)).toMatchObject({ error: { code: -32602, message: 'unknown tool: nope (this server has exec and wait)' } });
   }, 30_000);
 
   it('refuses a bad configuration with exit code 2 and a clear message', async () => {

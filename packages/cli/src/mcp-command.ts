@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { errorMessage, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
+import { errorMessage, type ApprovalPolicy, type ContentItem, type CustomToolCallOutputItem, type SandboxMode, type ToolCallItem, type ToolOutputItem, type WireTool } from '@switchyard/protocol';
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeModeMcpHost, type CodeModeMcpServer, type McpServerConfig, type McpTools } from '@switchyard/mcp';
 import { createSession, type Turn } from '@switchyard/session';
 import { builtinTools } from './builtins';
+import { mcpClientApprovals } from './mcp-serve-approvals';
 import { MCP_SERVE_STARTUP_WAIT_MS, awaitNamedServers, execWhileStarting } from './mcp-serve-startup';
 
 /** The largest output budget a script may ask for under `mcp serve` (about 400 KB of text). */
@@ -25,6 +26,12 @@ export interface McpServeCommandOptions {
   configPath?: string;
   /** Sandbox of exec_command (default workspace-write). */
   sandbox?: SandboxMode;
+  /**
+   * When exec_command asks before running (default `never`). Approvals go to the MCP client: an
+   * `elicitation/create` (2025-11-25) or `input_required` (2026-07-28); a client that cannot be
+   * asked denies.
+   */
+  approvalPolicy?: ApprovalPolicy;
   /** The protocol streams. Default `process.stdin` / `process.stdout`. */
   stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
@@ -106,12 +113,15 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   const downstream = await startDownstream(options.configPath, log);
   if (!downstream) return 2;
 
-  const builtins = builtinTools(options.cwd, options.sandbox);
+  const approvalPolicy = options.approvalPolicy ?? 'never';
+  const builtins = builtinTools(options.cwd, options.sandbox, approvalPolicy);
+  const approvals = mcpClientApprovals();
   const session = createSession({
     toolMode: 'code-mode-only',
     tools: () => [...builtins.tools, ...downstream.executors()],
     cwd: options.cwd,
-    approvalPolicy: 'never',
+    approvalPolicy,
+    approvals: approvals.provider,
     toolBudget: { tokens: MCP_SERVE_TOOL_BUDGET_TOKENS },
     // A script's `max_output_tokens` / `wait.max_tokens` is clamped here; serveCodeModeOverMcp
     // also caps each result's bytes (images included) under the official client's message limit.
@@ -125,6 +135,7 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   // the cleanup below runs: downstream server processes never outlive serve. A second signal,
   // once the handler is gone, ends the process the default way.
   let served: CodeModeMcpServer | undefined;
+  let detachApprovals: (() => void) | undefined;
   const onSignal = () => void served?.close();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -136,9 +147,11 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
       name: 'switchyard',
       onError: (error) => log(`switchyard mcp serve: ${error.message}\n`),
     });
+    detachApprovals = approvals.attach(session, served);
     await served.closed;
     return 0;
   } finally {
+    detachApprovals?.();
     turn.abort('the MCP client disconnected');
     // The downstream servers first and alongside the rest: their processes are what could be left behind.
     const downstreamClosed = downstream.close();

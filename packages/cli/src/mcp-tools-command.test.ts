@@ -53,12 +53,15 @@ describe('switchyard mcp serve --tools', () => {
     expect(JSON.stringify(result.content)).toBe('[{"type":"text","text":"It is 2025-01-02 03:04:05 UTC."}]');
   }, 60_000);
 
-  it('exits 2 with a one-line reason for a module without executors, and for --tools with --config', () => {
+  it('exits 2 with a one-line reason for a module without executors, for --tools with --config and with --approval-policy', () => {
     const none = spawnSync(process.execPath, [...NODE_ARGS, 'mcp', 'serve', '--tools', './tools-none.ts'], { cwd: FIXTURES, encoding: 'utf8', input: '', timeout: 60_000 });
     expect(none.status).toBe(2);
     expect(none.stderr).toBe(`switchyard mcp serve: --tools ./tools-none.ts: the module exports no executor; expected ${TOOLS_MODULE_SHAPES}\n`);
     const both = spawnSync(process.execPath, [...NODE_ARGS, 'mcp', 'serve', '--tools', 'x', '--config', 'y'], { cwd: CLI_ROOT, encoding: 'utf8', input: '', timeout: 60_000 });
     expect(both.status).toBe(2);
     expect(both.stderr).toContain('mcp serve takes --tools or --config, not both');
+    const policy = spawnSync(process.execPath, [...NODE_ARGS, 'mcp', 'serve', '--tools', 'x', '--approval-policy', 'on-request'], { cwd: CLI_ROOT, encoding: 'utf8', input: '', timeout: 60_000 });
+    expect(policy.status).toBe(2);
+    expect(policy.stderr).toBe("switchyard: mcp serve takes --approval-policy without --tools only (it sets when Code Mode's exec_command asks the MCP client; --tools serves executors)\n");
   }, 130_000);
 });

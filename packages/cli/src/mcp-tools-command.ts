@@ -1,5 +1,5 @@
 import { errorMessage } from '@switchyard/protocol';
-import { serveToolsOverMcp, type CodeModeMcpServer } from '@switchyard/mcp';
+import { serveToolsOverMcp, type ServedMcpServer } from '@switchyard/mcp';
 import { loadToolsModule } from './tools-module';
 
 /** Options of {@link mcpServeToolsCommand}. */
@@ -22,7 +22,7 @@ export interface McpServeToolsCommandOptions {
  */
 export async function mcpServeToolsCommand(options: McpServeToolsCommandOptions): Promise<number> {
   const log = options.log ?? ((text: string) => void process.stderr.write(text));
-  let served: CodeModeMcpServer;
+  let served: ServedMcpServer;
   try {
     const tools = await loadToolsModule(options.tools, options.cwd);
     served = await serveToolsOverMcp({

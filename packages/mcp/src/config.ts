@@ -29,6 +29,13 @@ const common = {
   toolTimeoutsMs: z.record(z.string(), timeout).optional(),
   /** Hard cap on one call even while progress keeps arriving. Default none. */
   maxCallTimeMs: timeout.optional(),
+  /**
+   * The protocol family to open with: `legacy` (the `initialize` handshake of 2025-11-25 and
+   * earlier), `2026-07-28` (stateless, per-request `_meta`; nothing else), or `auto` (ask with
+   * `server/discover`, fall back to `initialize`). Default: `legacy` for stdio servers (asking
+   * would cost a probe, and some servers exit on an unknown first request), `auto` over HTTP.
+   */
+  protocol: z.enum(['auto', 'legacy', '2026-07-28']).optional(),
   /** Namespace description shown to the model; defaults to the server's `instructions`. */
   description: z.string().optional(),
   /**

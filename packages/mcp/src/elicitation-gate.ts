@@ -1,4 +1,4 @@
-import type { ElicitRequestParams } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestParams } from '@modelcontextprotocol/client';
 
 /**
  * What a server may ask the host for, before the host hears of it. An elicitation asks the user

@@ -43,6 +43,7 @@ export function createMcpToolCaller(servers: Readonly<Record<string, McpServerCo
     toolsChanged: () => undefined,
     progress: () => undefined,
     log: () => undefined,
+    task: () => undefined,
   };
 
   /** The running connection of `name`, started (again, after a death) when needed. */

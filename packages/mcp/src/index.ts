@@ -1,9 +1,9 @@
 // MCP servers as executors.
 export { mcpTools } from './mcp-tools';
 export type { McpTools, McpToolsOptions, McpToolsEvent, McpServerStatus } from './mcp-tools';
-export type { McpWarning } from './server-connection';
+export type { McpWarning, McpTaskEvent } from './server-connection';
 export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './config';
-export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest } from './oauth';
+export type { McpAuthOptions, McpTokenStore, McpOAuthState, McpAuthorizationRequest, McpAuthorizationResponse } from './oauth';
 export type { McpElicitationHandler, McpElicitationRequest, McpElicitationResult } from './elicitation';
 
 // MCP tools as hook handlers (`mcp_tool` hooks of @switchyard/hooks).
@@ -17,5 +17,6 @@ export type { CodeModeDispatchResult, CodeModeMcpHost, CodeModeMcpServer, CodeMo
 // Executors served over MCP.
 export { serveToolsOverMcp } from './serve-tools';
 export type { ServeToolsOverMcpOptions } from './serve-tools';
+export type { ServedMcpServer } from './serve-eras';
 
 export { VERSION } from './version';

@@ -20,7 +20,7 @@ describe('mcpTools over stdio', () => {
         lazy: fixtureServer({}, { exposure: 'deferred', parallel: true, enabledTools: ['echo', 'lookup', 'sleep', 'cancellations'] }),
       },
     });
-  });
+   }, 90_000);
   afterAll(() => mcp.close());
 
   it('lists every page, sanitizes names into mcp__<server>__ and skips unusable schemas with a warning', () => {
@@ -276,7 +276,7 @@ describe('mcpTools over time', () => {
     } finally {
       await mcp.close();
     }
-  });
+  }, 90_000);
 
   it('reports servers that fail to start and starts the rest', async () => {
     const mcp = await mcpTools({
@@ -301,7 +301,7 @@ describe('mcpTools over time', () => {
     }
     expect(mcp.executors()).toEqual([]);
     expect(mcp.servers().every((s) => s.state === 'failed' || s.state === 'closed')).toBe(true);
-  });
+  }, 90_000);
 });
 
 describe('mcpTools over streamable HTTP', () => {

@@ -5,7 +5,7 @@ import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig }
 import { createResourceTools } from './resource-tools';
 import type { McpElicitationHandler } from './elicitation';
 import type { McpAuthOptions } from './oauth';
-import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpWarning } from './server-connection';
+import { McpServerConnection, type McpLogMessage, type McpProgress, type McpServerState, type McpTaskEvent, type McpWarning } from './server-connection';
 
 /** Options of {@link mcpTools}. */
 export interface McpToolsOptions {
@@ -50,13 +50,16 @@ export type McpToolsEvent =
   | ({ readonly type: 'warning' } & McpWarning)
   | { readonly type: 'tools-changed'; readonly server: string }
   | ({ readonly type: 'progress' } & McpProgress)
-  | ({ readonly type: 'log' } & McpLogMessage);
+  | ({ readonly type: 'log' } & McpLogMessage)
+  | ({ readonly type: 'task-status' } & McpTaskEvent);
 
 /** The state of one configured server. */
 export interface McpServerStatus {
   readonly name: string;
   readonly namespace: string;
   readonly state: McpServerState;
+  /** The protocol family the connection settled on (`legacy`: up to 2025-11-25; `modern`: 2026-07-28), once started. */
+  readonly protocol?: 'legacy' | 'modern';
   readonly toolCount: number;
   /** Why it failed, when `state` is `failed`. */
   readonly error?: string;
@@ -76,7 +79,7 @@ export interface McpTools {
   servers(): readonly McpServerStatus[];
   /** Every warning so far (server failures are reported once each). */
   readonly warnings: readonly McpWarning[];
-  /** Subscribes to `warning`, `tools-changed`, `progress` or `log`; returns the unsubscribe function. */
+  /** Subscribes to `warning`, `tools-changed`, `progress`, `log` or `task-status`; returns the unsubscribe function. */
   on<T extends McpToolsEvent['type']>(type: T, listener: (event: Extract<McpToolsEvent, { type: T }>) => void): () => void;
   /** Closes every connection (stdio servers are ended). Idempotent; never throws. */
   close(): Promise<void>;
@@ -139,6 +142,9 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
           log(message) {
             emit({ type: 'log', ...message });
           },
+          task(event) {
+            emit({ type: 'task-status', ...event });
+          },
         },
         { maxOutputTokens: options.maxOutputTokens, maxMessageBytes: options.maxMessageBytes, auth: options.auth, onElicitation: options.onElicitation },
       ),
@@ -160,6 +166,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
         name: connection.name,
         namespace: connection.namespace,
         state: connection.state,
+        ...(connection.protocol !== undefined ? { protocol: connection.protocol } : {}),
         toolCount: connection.executors().length,
         ...(connection.error ? { error: connection.error } : {}),
       })),

@@ -50,7 +50,7 @@ describe('MCP servers behind authorization', () => {
 
   it('a 403 is reported as refused access with the server body', async () => {
     const warning = await startWarning(`${base}/forbidden`);
-    expect(warning.message).toBe(`MCP server \`tickets\` refused access (HTTP 403 Forbidden from ${base}): Streamable HTTP error: Error POSTing to endpoint: members only`);
+    expect(warning.message).toBe(`MCP server \`tickets\` refused access (HTTP 403 Forbidden from ${base}): members only`);
   });
 
   it('a bad `auth` option is a CONFIG error naming it', async () => {

@@ -1,20 +1,36 @@
-import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  OAuthClientFlowError,
+  OAuthError,
+  SdkHttpError,
+  UnauthorizedError,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 import { errorMessage } from '@switchyard/protocol';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { invalidatedIssuers, issuedFor, savingIssued } from './oauth-issuers';
 import { urlOrigin, withoutUrlSecrets } from './server-url';
 
 /** What the OAuth client keeps for one server between runs; the host's {@link McpTokenStore} holds it. */
 export interface McpOAuthState {
-  /** The tokens of the last successful authorization (access token, refresh token, scope, expiry). */
-  tokens?: OAuthTokens;
-  /** The client registration (dynamic, or pre-registered by the host: `client_id`, `client_secret`). */
-  clientInformation?: OAuthClientInformationMixed;
+  /** The tokens of the last successful authorization (access token, refresh token, scope, expiry, and the issuer that granted them). */
+  tokens?: StoredOAuthTokens;
+  /** The client registration (dynamic, or pre-registered by the host: `client_id`, `client_secret`), with the issuer it belongs to. */
+  clientInformation?: StoredOAuthClientInformation;
   /** The PKCE verifier of the authorization in progress. */
   codeVerifier?: string;
   /** Discovered protected-resource and authorization-server metadata (saves discovery requests). */
   discoveryState?: OAuthDiscoveryState;
+  /**
+   * The registration and tokens per authorization server (keyed by its `issuer`): credentials
+   * one authorization server issued are never offered to another, and a server that moves to a
+   * new authorization server gets a new registration there. `tokens` / `clientInformation` above
+   * are the latest of them.
+   */
+  issuers?: Record<string, { tokens?: StoredOAuthTokens; clientInformation?: StoredOAuthClientInformation }>;
 }
 
 /** Where the host keeps OAuth credentials, per configured server name. May be synchronous or async. */
@@ -23,7 +39,12 @@ export interface McpTokenStore {
   save(server: string, state: McpOAuthState): void | Promise<void>;
 }
 
-/** One authorization the user must grant: open `url`, resolve with the `code` of the redirect. */
+/**
+ * One authorization the user must grant: open `url`, then resolve with what the authorization
+ * server redirected to `redirectUrl` with: the redirect's query (`URLSearchParams`, or the whole
+ * redirect `URL`), so its `iss` is checked against the server that was asked (RFC 9207), or the
+ * bare `code`.
+ */
 export interface McpAuthorizationRequest {
   /** The configured server name. */
   readonly server: string;
@@ -33,16 +54,20 @@ export interface McpAuthorizationRequest {
   readonly url: URL;
 }
 
+/** What `auth.authorize` resolves with: the redirect (`URL` or its query) or the bare code. */
+export type McpAuthorizationResponse = string | URL | URLSearchParams;
+
 /** The `auth` option of `mcpTools`: OAuth 2.1 for streamable HTTP servers, through the MCP SDK. */
 export interface McpAuthOptions {
   /** Keeps tokens and client registrations per server (required). */
   store: McpTokenStore;
   /**
-   * Sends the user to `request.url` and resolves with the authorization code the authorization
-   * server redirected to `redirectUrl` with. Without it a server that needs a user's consent fails
-   * with an "authorization required" warning.
+   * Sends the user to `request.url` and resolves with what the authorization server redirected to
+   * `redirectUrl` with: the redirect `URL` or its query (`URLSearchParams`), so the SDK can check
+   * the `iss` it carries (RFC 9207), or the bare authorization code. Without it a server that needs
+   * a user's consent fails with an "authorization required" warning.
    */
-  authorize?: (request: McpAuthorizationRequest) => Promise<string>;
+  authorize?: (request: McpAuthorizationRequest) => Promise<McpAuthorizationResponse>;
   /** The redirect URI registered for the client (e.g. `http://127.0.0.1:8765/callback`). */
   redirectUrl?: string;
   /** `client_name` of dynamic registration. Default `switchyard`. */
@@ -64,7 +89,7 @@ export interface McpAuthOptions {
  * authorization URL to the host, keeping the code it answers for {@link takeAuthorizationCode}.
  */
 export class StoreOAuthProvider implements OAuthClientProvider {
-  private pendingCode: string | undefined;
+  private pendingCallback: URLSearchParams | undefined;
 
   constructor(
     private readonly server: string,
@@ -99,20 +124,20 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     await this.options.store.save(this.server, next);
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    return (await this.stored()).clientInformation;
+  async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    return issuedFor(await this.stored(), 'clientInformation', context);
   }
 
-  async saveClientInformation(clientInformation: OAuthClientInformationMixed): Promise<void> {
-    await this.update({ clientInformation });
+  async saveClientInformation(clientInformation: StoredOAuthClientInformation, context?: OAuthClientInformationContext): Promise<void> {
+    await this.update(savingIssued(await this.stored(), 'clientInformation', clientInformation, context));
   }
 
-  async tokens(): Promise<OAuthTokens | undefined> {
-    return (await this.stored()).tokens;
+  async tokens(context?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    return issuedFor(await this.stored(), 'tokens', context);
   }
 
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.update({ tokens });
+  async saveTokens(tokens: StoredOAuthTokens, context?: OAuthClientInformationContext): Promise<void> {
+    await this.update(savingIssued(await this.stored(), 'tokens', tokens, context));
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -136,6 +161,7 @@ export class StoreOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
     await this.update({
+      issuers: invalidatedIssuers(await this.stored(), all || scope === 'tokens', all || scope === 'client'),
       ...(all || scope === 'tokens' ? { tokens: undefined } : {}),
       ...(all || scope === 'client' ? { clientInformation: undefined } : {}),
       ...(all || scope === 'verifier' ? { codeVerifier: undefined } : {}),
@@ -147,16 +173,26 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     const authorize = this.options.authorize;
     if (!authorize) throw new AuthorizationRequiredError('the server needs a user to authorize this client, and `auth.authorize` is not set');
     if (!this.options.redirectUrl) throw new AuthorizationRequiredError('the server needs a user to authorize this client, and `auth.redirectUrl` is not set');
-    const code = await authorize({ server: this.server, serverUrl: this.serverUrl, url });
-    if (typeof code !== 'string' || code === '') throw new AuthorizationRequiredError('`auth.authorize` did not resolve with an authorization code');
-    this.pendingCode = code;
+    const answer = await authorize({ server: this.server, serverUrl: this.serverUrl, url });
+    const callback = answer instanceof URL ? answer.searchParams : answer instanceof URLSearchParams ? answer : typeof answer === 'string' && answer !== '' ? new URLSearchParams({ code: answer }) : undefined;
+    if (!callback?.get('code')) throw new AuthorizationRequiredError('`auth.authorize` did not resolve with an authorization code (or a redirect carrying one)');
+    this.pendingCallback = callback;
   }
 
-  /** The code `authorize` answered since the last call, once. */
-  takeAuthorizationCode(): string | undefined {
-    const code = this.pendingCode;
-    this.pendingCode = undefined;
-    return code;
+  /**
+   * Forgets the discovered metadata once an authorization finished: it served that authorization
+   * (the callback is checked against the authorization server it started with), and the next one
+   * discovers again, so a resource that moved to another authorization server is followed there.
+   */
+  async forgetDiscovery(): Promise<void> {
+    await this.update({ discoveryState: undefined });
+  }
+
+  /** The redirect parameters (`code`, `iss`, …) `authorize` answered since the last call, once. */
+  takeAuthorizationCallback(): URLSearchParams | undefined {
+    const callback = this.pendingCallback;
+    this.pendingCallback = undefined;
+    return callback;
   }
 }
 
@@ -174,13 +210,18 @@ export function authorizationProblem(error: unknown, url: string, hasAuth: boole
   // the server by its origin, and what it said without the URL's path, query or user info
   const from = urlOrigin(url);
   const detail = withoutUrlSecrets(errorMessage(error), url);
-  if (error instanceof StreamableHTTPError && error.code === 401) {
+  const status = error instanceof SdkHttpError ? error.status : undefined;
+  if (status === 401) {
     if (hasAuth) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}) and refused the authorized request: ${detail}`;
     return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}); pass \`auth\` to mcpTools (a token store and \`authorize\`) to sign in, or an \`Authorization\` header through \`headers\` / \`bearerTokenEnvVar\``;
   }
-  if (error instanceof StreamableHTTPError && error.code === 403) return `refused access (HTTP 403 Forbidden from ${from}): ${detail}`;
+  if (status === 403) {
+    // The server's own words (the response body) say more than the SDK's summary of the status.
+    const body = error instanceof SdkHttpError && typeof error.data.text === 'string' ? withoutUrlSecrets(error.data.text.trim(), url) : '';
+    return `refused access (HTTP 403 Forbidden from ${from}): ${body || detail}`;
+  }
   if (error instanceof AuthorizationRequiredError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): ${detail}`;
   if (error instanceof UnauthorizedError) return `requires OAuth authorization (HTTP 401 Unauthorized from ${from}): the authorization did not complete${error.message ? ` (${detail})` : ''}`;
-  if (error instanceof OAuthError) return `requires OAuth authorization (from ${from}), which failed: ${detail}`;
+  if (error instanceof OAuthError || error instanceof OAuthClientFlowError) return `requires OAuth authorization (from ${from}), which failed: ${detail}`;
   return undefined;
 }

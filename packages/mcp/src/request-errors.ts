@@ -1,15 +1,16 @@
 // Pieces of the texts a failed MCP request turns into.
 
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { errorMessage } from '@switchyard/protocol';
 import { isStdioConfig, type McpServerConfig } from './config';
 import { authorizationProblem } from './oauth';
 import { urlOrigin, withoutUrlSecrets } from './server-url';
+import { CallTimeoutError } from './tool-calls';
 
 /**
- * An SDK error message without the doubled prefix: a server built on the SDK sends its own
- * `McpError` message (`MCP error -32602: …`) as the JSON-RPC message, and the client's `McpError`
- * prefixes it again (`MCP error -32602: MCP error -32602: …`).
+ * An error message without a doubled prefix: a server built on the 1.x SDK sends its own error
+ * message (`MCP error -32602: …`) as the JSON-RPC message, and this client prefixes the code
+ * again (`MCP error -32602: MCP error -32602: …`).
  */
 export function withoutRepeatedPrefix(message: string): string {
   const prefix = /^(MCP error -?\d+: )/.exec(message)?.[1];
@@ -49,18 +50,25 @@ export function startFailure(error: unknown, { config, hasAuth }: RequestTarget)
  * path, query or user info.
  */
 export function describeRequestError(error: unknown, { name, config, hasAuth }: RequestTarget, method: string, timeout: number): unknown {
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    const limit = /total timeout/i.test(error.message) && config.maxCallTimeMs ? config.maxCallTimeMs : timeout;
-    return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(limit)}`, { cause: error });
-  }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  if (error instanceof CallTimeoutError) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(error.ms)}`, { cause: error });
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new McpTimeoutError(`timed out awaiting ${method} after ${formatDuration(timeout)}`, { cause: error });
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
     return new Error(`MCP server \`${name}\` closed the connection during the call`, { cause: error });
   }
-  if (error instanceof McpError) error.message = withoutRepeatedPrefix(error.message);
+  // The code leads the text, once: `MCP error -32602: …` (a server on the 1.x SDK already sent it so).
+  if (error instanceof ProtocolError) error.message = withoutRepeatedPrefix(`MCP error ${error.code}: ${error.message}`);
+  const described = withFetchCause(error);
   if (!isStdioConfig(config)) {
-    const problem = authorizationProblem(error, config.url, hasAuth);
-    if (problem) return new Error(`MCP server \`${name}\` ${problem}`, { cause: error });
-    if (error instanceof Error) error.message = withoutUrlSecrets(error.message, config.url);
+    const problem = authorizationProblem(described, config.url, hasAuth);
+    if (problem) return new Error(`MCP server \`${name}\` ${problem}`, { cause: described });
+    if (described instanceof Error) described.message = withoutUrlSecrets(described.message, config.url);
   }
-  return error;
+  return described;
+}
+
+/** fetch says only "fetch failed"; its cause says what (a refused connection, a reset, a timeout). */
+function withFetchCause(error: unknown): unknown {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (!(error instanceof TypeError) || error.message !== 'fetch failed' || !cause) return error;
+  return new Error(`fetch failed: ${[cause.code, cause.message].filter((part) => typeof part === 'string').join(' ')}`, { cause: error });
 }

@@ -1,37 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolCallItem, ToolOutputItem } from '@switchyard/protocol';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cellHost as gatedCellHost, header } from '../test/cell-host';
 import { serveCodeModeOverMcp, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
-
-const header = (status: string) => ({ type: 'input_text' as const, text: `${status}\nWall time 0.1 seconds\nOutput:\n` });
-
-/**
- * A Code Mode host with one cell `7` that yields at once (`before`) and ends when `finish` is
- * called (`after`, or a failure); every dispatched item is recorded.
- */
-function gatedCellHost() {
-  const received: ToolCallItem[] = [];
-  let finish!: (outcome: 'completed' | 'failed') => void;
-  const ended = new Promise<'completed' | 'failed'>((resolve) => (finish = resolve));
-  const host: CodeModeMcpHost = {
-    describe: () => ({
-      exec: { type: 'custom', name: 'exec', description: 'Run JavaScript.' },
-      wait: { type: 'function', name: 'wait', description: 'Waits on a cell.', parameters: { type: 'object', properties: { cell_id: { type: 'string' } } } },
-    }),
-    dispatch: async (item, { signal }): Promise<ToolOutputItem> => {
-      received.push(item);
-      if (item.type === 'custom_tool_call') return { type: 'custom_tool_call_output', call_id: item.call_id, output: [header('Script running with cell ID 7'), { type: 'input_text', text: 'before' }] };
-      const args = JSON.parse((item as { arguments: string }).arguments) as { terminate?: boolean };
-      if (args.terminate) return { type: 'function_call_output', call_id: item.call_id, output: [header('Script terminated')] };
-      const outcome = await Promise.race([ended, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))]);
-      const text = outcome === 'completed' ? 'after' : 'Script error:\nboom';
-      return { type: 'function_call_output', call_id: item.call_id, output: [header(outcome === 'completed' ? 'Script completed' : 'Script failed'), { type: 'input_text', text }] };
-    },
-  };
-  return { host, received, finish };
-}
 
 const open: Array<{ client: Client; served: CodeModeMcpServer }> = [];
 afterEach(async () => {
@@ -41,10 +13,10 @@ afterEach(async () => {
   }
 });
 
-async function connect(host: CodeModeMcpHost) {
+async function connect(host: CodeModeMcpHost, capabilities: Record<string, object> = {}) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const served = await serveCodeModeOverMcp({ host, transport: serverSide });
-  const client = new Client({ name: 'test', version: '1.0.0' });
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
   const statuses: Task[] = [];
   client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(notification.params as Task));
   await client.connect(clientSide);
@@ -156,5 +128,31 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     expect(texts(done as never)).toEqual([header('Script completed').text, 'after']);
     expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
     expect(statuses).toEqual([]);
+  });
+
+  it('asks an approval of a task cell with elicitation/create; the task is input_required until the answer', async () => {
+    const cell = gatedCellHost();
+    const { client, served } = await connect(cell.host, { elicitation: {} });
+    const asked: Array<{ message: string }> = [];
+    let answer!: (action: 'accept' | 'decline') => void;
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params as { message: string });
+      return { action: await new Promise<'accept' | 'decline'>((resolve) => (answer = resolve)) };
+    });
+    const { task } = await startTask(client, 'yield_control(); await tools.exec_command({ cmd: "rm notes.txt" })');
+    await expect.poll(() => cell.received.length).toBe(2);
+    const decision = served.requestApproval({ kind: 'exec', toolName: 'exec_command', callId: 'nested-1', command: 'rm notes.txt', reason: 'tidy up', signal: new AbortController().signal }, { cellId: '7' });
+    await expect.poll(() => asked.length).toBe(1);
+    expect(asked[0]).toMatchObject({ mode: 'form', message: 'Allow `exec_command` to run `rm notes.txt`? Reason: tidy up', requestedSchema: { type: 'object', properties: {} } });
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'input_required' });
+    answer('accept');
+    await expect(decision).resolves.toBe('approved');
+    await expect.poll(async () => (await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+  });
+
+  it('denies approvals when the client did not declare elicitation', async () => {
+    const cell = gatedCellHost();
+    const { served } = await connect(cell.host);
+    await expect(served.requestApproval({ kind: 'tool', toolName: 'shop__buy', callId: 'nested-1', signal: new AbortController().signal }, { cellId: '7' })).resolves.toBe('denied');
   });
 });

@@ -1,8 +1,9 @@
+import { Client as ModernClient, InMemoryTransport as ModernInMemoryTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CodeModeMcpServer } from './serve';
+import type { ServedMcpServer } from './serve-eras';
 import { serveToolsOverMcp, type ServeToolsOverMcpOptions } from './serve-tools';
 
 const query = defineFunctionTool({
@@ -29,7 +30,7 @@ const slow = defineFunctionTool({
 });
 const broken = defineFunctionTool({ name: 'broken', description: 'Returns a Map.', parameters: { type: 'object', properties: {} }, handle: () => ({ index: new Map() }) });
 
-const open: Array<{ client: Client; served: CodeModeMcpServer }> = [];
+const open: Array<{ client: Client; served: ServedMcpServer }> = [];
 afterEach(async () => {
   for (const { client, served } of open.splice(0)) {
     await client.close();
@@ -80,5 +81,65 @@ describe('serveToolsOverMcp', () => {
     controller.abort('stop');
     await expect(pending).rejects.toThrow();
     await expect.poll(() => abortedSeen, { timeout: 10_000 }).toBe(true);
+  });
+
+  it('speaks 2026-07-28 to a client that pins it, and 2025-11-25 to one that initializes', async () => {
+    const legacy = await connect({ tools: [query] });
+    await legacy.listTools();
+    expect(open[0].served.protocol()).toBe('legacy');
+
+    const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
+    const served = await serveToolsOverMcp({ tools: [query, exec, broken], transport: serverSide });
+    const client = new ModernClient({ name: 'modern', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    try {
+      await client.connect(clientSide);
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['sql__query', 'sql_exec', 'broken']);
+      expect(served.protocol()).toBe('modern');
+      expect(await client.callTool({ name: 'sql__query', arguments: { sql: 'select 2' } })).toMatchObject({
+        content: [{ type: 'text', text: '{"rows":[{"sql":"select 2"}]}' }],
+        structuredContent: { rows: [{ sql: 'select 2' }] },
+      });
+      expect(await client.callTool({ name: 'sql_exec', arguments: {} })).toMatchObject({
+        content: [{ type: 'text', text: "sql_exec expects an `input` argument holding the tool's input text as a string" }],
+        isError: true,
+      });
+      await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow('unknown tool: nope (this server has sql__query, sql_exec, broken)');
+    } finally {
+      await client.close();
+      await served.close();
+    }
+  });
+
+  it('refuses bad requests on the wire with a JSON-RPC error and keeps serving', async () => {
+    const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
+    const served = await serveToolsOverMcp({ tools: [query], transport: serverSide });
+    try {
+      const answers = new Map<number, (message: Record<string, any>) => void>();
+      clientSide.onmessage = (message) => answers.get((message as { id: number }).id)?.(message as Record<string, any>);
+      await clientSide.start();
+      let sequence = 0;
+      const request = (method: string, params: Record<string, unknown>) =>
+        new Promise<Record<string, any>>((resolve) => {
+          const id = ++sequence;
+          answers.set(id, resolve);
+          void clientSide.send({ jsonrpc: '2.0', id, method, params });
+        });
+
+      // A 2025-11-25 connection (no revision claimed) that skips initialize.
+      expect((await request('tools/call', { name: 'sql__query', arguments: { sql: 'x' } })).error).toMatchObject({ code: -32600, message: 'tools/call before initialize: send `initialize` first' });
+      expect((await request('tools/list', {})).error).toMatchObject({ code: -32600, message: 'tools/list before initialize: send `initialize` first' });
+      await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+      await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect((await request('tools/list', { cursor: 7 })).error).toMatchObject({ code: -32602, message: expect.stringContaining('Invalid tools/list request') });
+      expect((await request('tools/call', { arguments: {} })).error).toMatchObject({ code: -32602, message: expect.stringContaining('Invalid tools/call request') });
+      expect((await request('tools/call', { name: 'sql__query', arguments: { sql: 'ok' } })).result).toEqual({
+        content: [{ type: 'text', text: '{"rows":[{"sql":"ok"}]}' }],
+        structuredContent: { rows: [{ sql: 'ok' }] },
+      });
+      expect(served.protocol()).toBe('legacy');
+    } finally {
+      await served.close();
+    }
   });
 });

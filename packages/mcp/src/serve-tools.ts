@@ -1,20 +1,9 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { displayName, errorMessage, executorExposure, executorPayloadKinds, isJsonObject, type HookRunner, type StepContext, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import { displayName, executorExposure, executorPayloadKinds, isJsonObject, type HookRunner, type StepContext, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
 import { createExecutorHost, type ExecutorHost } from '@switchyard/registry';
-import { z } from 'zod';
-import {
-  DEFAULT_SERVE_MAX_MESSAGE_BYTES,
-  DEFAULT_SERVE_MAX_RESULT_BYTES,
-  capCallToolResult,
-  errorResult,
-  looseRequestSchema,
-  requireInitialized,
-  stdioTransport,
-  toolOutputToCallToolResult,
-  type CodeModeMcpServer,
-  type McpServeTransportOptions,
-} from './serve';
+import { runOnHost } from './serve-calls';
+import { DEFAULT_SERVE_MAX_RESULT_BYTES, handleToolsList, requireInitialized, serveEras, type McpEra, type McpServeTransportOptions, type ServedMcpServer } from './serve-eras';
+import { capCallToolResult, errorResult, toolOutputToCallToolResult } from './serve-results';
 import { VERSION } from './version';
 
 /** Options of {@link serveToolsOverMcp} (server name default `switchyard-tools`). */
@@ -62,58 +51,38 @@ function servable(executor: ToolExecutor): boolean {
  * and each call runs through the registry as in a session — validated arguments, hooks, the one
  * result rule, cancellation (`notifications/cancelled` aborts the handler). A result of a tool
  * with an object `outputSchema` carries it as `structuredContent`; a failure is an `isError`
- * result with the model-visible text. Serves stdio by default and stops when stdin ends; throws
- * the registry's `CONFIG` error for a duplicate name or an incompatible executor.
+ * result with the model-visible text. Speaks both protocol families as `serveCodeModeOverMcp`
+ * does (2025-11-25 and earlier after `initialize`; 2026-07-28, stateless), without tasks. Serves
+ * stdio by default and stops when stdin ends; throws the registry's `CONFIG` error for a
+ * duplicate name or an incompatible executor.
  */
-export async function serveToolsOverMcp(options: ServeToolsOverMcpOptions): Promise<CodeModeMcpServer> {
+export async function serveToolsOverMcp(options: ServeToolsOverMcpOptions): Promise<ServedMcpServer> {
   const host = createExecutorHost({ tools: options.tools.filter(servable), hooks: options.hooks, step: options.step });
   const maxResultBytes = options.maxResultBytes ?? DEFAULT_SERVE_MAX_RESULT_BYTES;
+  const connection = serveEras(options, (era) => ({ era, server: toolsServer(era, host, options, maxResultBytes) }));
+  return { protocol: connection.protocol, closed: connection.closed, close: connection.close };
+}
+
+/** The server instance of one connection era: `tools/list` and `tools/call` over the executor host. */
+function toolsServer(era: McpEra, host: ExecutorHost, options: ServeToolsOverMcpOptions, maxResultBytes: number): Server {
   const server = new Server(
     { name: options.name ?? 'switchyard-tools', version: VERSION },
     { capabilities: { tools: {} }, ...(options.instructions ? { instructions: options.instructions } : {}) },
   );
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  server.onclose = () => resolveClosed();
-  server.onerror = (error) => {
-    try {
-      options.onError?.(error);
-    } catch {
-      // A broken error listener must not take the server down.
-    }
-  };
-  server.setRequestHandler(looseRequestSchema('tools/list'), async (request) => {
-    requireInitialized(server, 'tools/list');
-    const parsed = ListToolsRequestSchema.safeParse(request);
-    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${z.prettifyError(parsed.error)}`);
-    return { tools: host.tools.map(executorMcpTool) };
+  handleToolsList(server, era, () => host.tools.map(executorMcpTool));
+  // The SDK checks the request's params (-32602 naming the problem) before this handler runs.
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    requireInitialized(server, era, 'tools/call');
+    const { name, arguments: args } = request.params;
+    return capCallToolResult(await callTool(host, name, args ?? {}, ctx.mcpReq.signal), maxResultBytes);
   });
-  server.setRequestHandler(looseRequestSchema('tools/call'), async (request, extra) => {
-    requireInitialized(server, 'tools/call');
-    const params = request.params as { name: string; arguments?: Record<string, unknown> };
-    return capCallToolResult(await callTool(host, params.name, params.arguments ?? {}, extra.signal), maxResultBytes);
-  });
-
-  let closing: Promise<void> | undefined;
-  const stdio = options.transport
-    ? undefined
-    : stdioTransport({ ...options, maxMessageBytes: options.maxMessageBytes ?? DEFAULT_SERVE_MAX_MESSAGE_BYTES }, () => void close());
-  function close(): Promise<void> {
-    closing ??= (async () => {
-      stdio?.detach();
-      await server.close().catch(() => undefined);
-      resolveClosed();
-    })();
-    return closing;
-  }
-  await server.connect(options.transport ?? stdio!.transport);
-  return { server, closed, close };
+  return server;
 }
 
 /** One `tools/call`: the executor's model-visible answer as a `CallToolResult`. */
 async function callTool(host: ExecutorHost, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
   const executor = host.find(name);
-  if (!executor) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name} (this server has ${host.tools.map((tool) => displayName(tool.name)).join(', ')})`);
+  if (!executor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool: ${name} (this server has ${host.tools.map((tool) => displayName(tool.name)).join(', ')})`);
   let payload: ToolPayload;
   if (executor.spec.type === 'custom') {
     if (typeof args.input !== 'string') return errorResult(`${name} expects an \`input\` argument holding the tool's input text as a string`);
@@ -121,13 +90,11 @@ async function callTool(host: ExecutorHost, name: string, args: Record<string, u
   } else {
     payload = { kind: 'function', arguments: JSON.stringify(args) };
   }
-  try {
+  return runOnHost(async () => {
     const result = await host.call(executor, payload, { signal });
     const success = result.success !== false && result.error === undefined;
     const answer = toolOutputToCallToolResult({ item: result.item, success });
     const structured = success && executorMcpTool(executor).outputSchema ? result.output.codeModeResult(result.payload) : undefined;
     return isJsonObject(structured) ? { ...answer, structuredContent: structured } : answer;
-  } catch (error) {
-    return errorResult(`${name} failed: ${errorMessage(error)}`);
-  }
+  }, name);
 }

@@ -1,44 +1,27 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
-  LoggingMessageNotificationSchema,
-  ToolListChangedNotificationSchema,
+  Client,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
   type LoggingLevel,
-} from '@modelcontextprotocol/sdk/types.js';
-import {
-  FatalToolError,
-  SwitchyardError,
-  displayName,
-  errorMessage,
-  isJsonObject,
-  toolName,
-  type JsonObject,
-  type JsonSchema,
-  type ToolExecutor,
-  type ToolInvocation,
-  type ToolOutput,
-} from '@switchyard/protocol';
+  type OAuthClientProvider,
+  type Transport,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
+import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { FatalToolError, SwitchyardError, displayName, errorMessage, type JsonObject, type ToolExecutor, type ToolInvocation, type ToolOutput } from '@switchyard/protocol';
 import { invocationArguments } from '@switchyard/kit';
 import { z } from 'zod';
-import {
-  McpToolOutput,
-  checkStructuredContent,
-  errorCallToolResult,
-  mcpCallToolResultOutputSchema,
-  normalizeCallToolResult,
-  type McpCallToolResult,
-  type StructuredContentCheck,
-} from './call-result';
+import { ElicitationPause } from './call-timer';
+import { McpToolOutput, checkStructuredContent, errorCallToolResult, normalizeCallToolResult, type McpCallToolResult, type StructuredContentCheck } from './call-result';
 import { isStdioConfig, type ResolvedServerConfig } from './config';
-import { answerElicitations, elicitationCapabilities, type McpElicitationHandler } from './elicitation';
+import { answerElicitations, createElicitationAnswerer, elicitationCapabilities, type ElicitationAnswerer, type McpElicitationHandler } from './elicitation';
 import { createElicitationGate } from './elicitation-gate';
-import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
 import { StoreOAuthProvider, type McpAuthOptions } from './oauth';
 import { BoundedStdioClientTransport } from './stdio-transports';
-import { listedTools } from './tool-listing';
+import { McpTimeoutError, describeRequestError, formatDuration, startFailure, type RequestTarget } from './request-errors';
+import { RawChannel, createTaskSession } from './task-session';
+import { callToolOnServer, type McpTaskStatus } from './tool-calls';
+import { buildListedTools, type ListedTool } from './tool-executors';
 import { VERSION } from './version';
 
 /** Lifecycle of one server: `starting` → `ready` → `failed` (start failure or death) or `closed`. */
@@ -79,12 +62,23 @@ export interface McpLogMessage {
   readonly data: unknown;
 }
 
+/** A status change of a call that runs as an MCP task. */
+export interface McpTaskEvent extends McpTaskStatus {
+  /** The configured server name. */
+  readonly server: string;
+  /** The raw MCP tool name. */
+  readonly tool: string;
+  /** The Switchyard call id of the call. */
+  readonly callId: string;
+}
+
 /** What a connection reports to its owner. */
 export interface ServerConnectionListener {
   warning(warning: McpWarning): void;
   toolsChanged(server: string): void;
   progress(progress: McpProgress): void;
   log(message: McpLogMessage): void;
+  task(event: McpTaskEvent): void;
 }
 
 /** Limits of one connection. */
@@ -99,13 +93,23 @@ export interface ServerConnectionLimits {
   readonly onElicitation?: McpElicitationHandler;
 }
 
-/** Authorization rounds (401 → the user's consent → tokens) one connect or call may take. */
-const MAX_AUTHORIZATIONS = 2;
+/**
+ * Attempts of one connect or call, each but the last after an authorization (401 → the user's
+ * consent → tokens): two authorizations happen when the resource moves to another authorization
+ * server between the connection's first requests, or asks for more scope.
+ */
+const MAX_AUTHORIZATIONS = 3;
 
 const ListToolsPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
-const CallToolResultLooseSchema = z.looseObject({});
+const LooseResultSchema = z.looseObject({});
 const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_CHARS = 2000;
+
+/** How the client opens a connection: stdio servers speak 2025-11-25 unless told; HTTP ones are asked (`server/discover`). */
+function negotiationMode(resolved: ResolvedServerConfig): VersionNegotiationMode {
+  const protocol = resolved.config.protocol ?? (isStdioConfig(resolved.config) ? 'legacy' : 'auto');
+  return protocol === '2026-07-28' ? { pin: '2026-07-28' } : protocol;
+}
 
 /** One configured server: its client, its current executors, its failure. Never throws to the host. */
 export class McpServerConnection {
@@ -113,7 +117,9 @@ export class McpServerConnection {
   readonly namespace: string;
   private currentState: McpServerState = 'starting';
   private client: Client | undefined;
+  private session: TaskEnabledSession | undefined;
   private tools: readonly ToolExecutor[] = [];
+  private listed = new Map<string, ListedTool>();
   private failure: string | undefined;
   private stderrTail = '';
   private refreshing: Promise<void> | undefined;
@@ -122,6 +128,9 @@ export class McpServerConnection {
   private readonly reportedSkips = new Set<string>();
   private transport: Transport | undefined;
   private authProvider: OAuthClientProvider | undefined;
+  /** The server's elicitations waiting for the user: they pause its calls' time limits. */
+  private readonly pause = new ElicitationPause();
+  private readonly answerer: ElicitationAnswerer | undefined;
   /** `tools/call` requests running (elicitations are answered only while one is). */
   private callsInFlight = 0;
 
@@ -132,6 +141,11 @@ export class McpServerConnection {
   ) {
     this.name = resolved.name;
     this.namespace = resolved.namespace;
+    const handler = limits.onElicitation;
+    const warn = (kind: McpWarning['kind']) => (message: string) => listener.warning({ kind, server: this.name, message: `MCP server \`${this.name}\`: ${message}` });
+    // the gate admits an elicitation before the host hears of it; an admitted one pauses the calls' time
+    const gate = createElicitationGate(() => this.callsInFlight, warn('elicitation-refused'));
+    this.answerer = handler ? createElicitationAnswerer(this.name, handler, warn('elicitation-failed'), this.pause, gate) : undefined;
   }
 
   get state(): McpServerState {
@@ -141,6 +155,11 @@ export class McpServerConnection {
   /** Why the server failed, when it did. */
   get error(): string | undefined {
     return this.failure;
+  }
+
+  /** The protocol family the connection settled on once started: `legacy` (up to 2025-11-25) or `modern` (2026-07-28). */
+  get protocol(): 'legacy' | 'modern' | undefined {
+    return this.client?.getProtocolEra();
   }
 
   /** The executors of the current tool list; empty unless the server is ready. */
@@ -162,9 +181,8 @@ export class McpServerConnection {
     try {
       const work = this.connectAndList(controller.signal, startupTimeoutMs);
       work.catch(() => undefined);
-      const tools = await Promise.race([work, timedOut]);
+      await Promise.race([work, timedOut]);
       if (this.currentState !== 'starting') return;
-      this.tools = tools;
       this.currentState = 'ready';
       if (this.listChangedWhileStarting) this.scheduleRefresh();
     } catch (error) {
@@ -176,18 +194,27 @@ export class McpServerConnection {
 
   /**
    * Connects and lists the tools. An OAuth authorization the host granted during the attempt
-   * (`auth.authorize` answered a code) is finished with the SDK's `finishAuth` and the connection
-   * made again with the new tokens.
+   * (`auth.authorize` answered) is finished with the SDK's `finishAuth` and the connection made
+   * again with the new tokens.
    */
-  private async connectAndList(signal: AbortSignal, timeout: number): Promise<ToolExecutor[]> {
+  private async connectAndList(signal: AbortSignal, timeout: number): Promise<void> {
     for (let round = 0; ; round++) {
       const transport = this.createTransport();
       this.transport = transport;
-      const client = this.createClient();
+      const channel = new RawChannel();
+      const capabilities = elicitationCapabilities(this.limits.onElicitation);
+      const client = this.createClient(capabilities);
       this.client = client;
       try {
-        await client.connect(transport, { signal, timeout });
-        return await this.listTools(signal, timeout);
+        await client.connect(channel.wrap(transport), { signal, timeout });
+        this.session = createTaskSession(client, channel, capabilities, {
+          server: this.name,
+          declaration: (rawName) => this.listed.get(rawName)?.declaration,
+          ...(this.answerer ? { answerer: this.answerer } : {}),
+          onError: () => undefined, // a task's own failure reaches its call
+        });
+        await this.applyList(await this.listTools(signal, timeout));
+        return;
       } catch (error) {
         if (!(await this.finishAuthorization(error, round))) throw error;
         await client.close().catch(() => undefined);
@@ -195,26 +222,32 @@ export class McpServerConnection {
     }
   }
 
-  /** After an `UnauthorizedError` with a code from the host: exchanges it for tokens; true when the request may be made again. */
+  /** After an `UnauthorizedError` with an answer from the host: exchanges it for tokens; true when the request may be made again. */
   private async finishAuthorization(error: unknown, round: number): Promise<boolean> {
     const provider = this.authProvider;
     const transport = this.transport;
     if (!(error instanceof UnauthorizedError) || !(provider instanceof StoreOAuthProvider) || !(transport instanceof StreamableHTTPClientTransport)) return false;
-    const code = provider.takeAuthorizationCode();
-    if (code === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
-    await transport.finishAuth(code);
+    const callback = provider.takeAuthorizationCallback();
+    if (callback === undefined || round + 1 >= MAX_AUTHORIZATIONS) return false;
+    await transport.finishAuth(callback);
+    await provider.forgetDiscovery();
     return true;
   }
 
-  private createClient(): Client {
-    const onElicitation = this.limits.onElicitation;
-    const client = new Client({ name: 'switchyard', version: VERSION }, { capabilities: elicitationCapabilities(onElicitation) });
-    const warn = (kind: McpWarning['kind']) => (message: string) => this.listener.warning({ kind, server: this.name, message: `MCP server \`${this.name}\`: ${message}` });
-    answerElicitations(client, this.name, onElicitation, warn('elicitation-failed'), createElicitationGate(() => this.callsInFlight, warn('elicitation-refused')));
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  private createClient(capabilities: ReturnType<typeof elicitationCapabilities>): Client {
+    const client = new Client(
+      { name: 'switchyard', version: VERSION },
+      {
+        capabilities,
+        versionNegotiation: { mode: negotiationMode(this.resolved) },
+        // 2025-11-25: notifications/tools/list_changed; 2026-07-28: a subscriptions/listen stream the SDK opens.
+        listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.scheduleRefresh() } },
+      },
+    );
+    answerElicitations(client, this.answerer);
+    client.setNotificationHandler('notifications/message', (notification) => {
       const { level, logger, data } = notification.params;
-      this.listener.log({ server: this.name, level, ...(logger !== undefined ? { logger } : {}), data });
+      this.listener.log({ server: this.name, level: level as LoggingLevel, ...(logger !== undefined ? { logger } : {}), data });
     });
     client.onclose = () => {
       if (this.client === client) this.handleClose();
@@ -267,14 +300,18 @@ export class McpServerConnection {
     this.failure = stderr ? `${reason}\nstderr: ${stderr.split('\n').slice(-5).join('\n')}` : reason;
     this.currentState = 'failed';
     this.tools = [];
+    this.listed.clear();
     this.listener.warning({ kind: 'server-failed', server: this.name, message: `MCP server \`${this.name}\` ${this.failure}` });
     if (hadTools) this.listener.toolsChanged(this.name);
     const client = this.client;
     this.client = undefined;
+    void this.session?.close().catch(() => undefined);
+    this.session = undefined;
     client?.close().catch(() => undefined);
   }
 
-  private async listTools(signal: AbortSignal | undefined, timeout: number): Promise<ToolExecutor[]> {
+  /** Every page of the raw `tools/list` (a loose schema: one bad tool must not hide the others). */
+  private async listTools(signal: AbortSignal | undefined, timeout: number): Promise<unknown[]> {
     const client = this.client;
     if (!client) throw new Error('not connected');
     const raw: unknown[] = [];
@@ -288,7 +325,23 @@ export class McpServerConnection {
       seen.add(result.nextCursor);
       cursor = result.nextCursor;
     }
-    return this.buildExecutors(raw);
+    return raw;
+  }
+
+  /** Builds the executors of a raw list and makes them current. */
+  private async applyList(rawTools: readonly unknown[]): Promise<void> {
+    const listed = buildListedTools(rawTools, {
+      name: this.name,
+      namespace: this.namespace,
+      resolved: this.resolved,
+      instructions: this.client?.getInstructions(),
+      checksHeaders: !isStdioConfig(this.resolved.config) && this.client?.getProtocolEra() === 'modern',
+      runsTasks: this.session !== undefined,
+      skip: (tool, reason) => this.skip(tool, reason),
+      handleCall: (rawName, invocation, checkOutput) => this.handleCall(rawName, invocation, checkOutput),
+    });
+    this.listed = new Map(listed.map((tool) => [tool.definition.name, tool]));
+    this.tools = listed.map((tool) => tool.executor);
   }
 
   private skip(tool: string, reason: string): void {
@@ -296,44 +349,6 @@ export class McpServerConnection {
     if (this.reportedSkips.has(key)) return;
     this.reportedSkips.add(key);
     this.listener.warning({ kind: 'tool-skipped', server: this.name, tool, message: `MCP server \`${this.name}\`: skipped tool \`${tool}\`: ${reason}` });
-  }
-
-  private buildExecutors(rawTools: readonly unknown[]): ToolExecutor[] {
-    return listedTools(rawTools, this.resolved.config, (tool, reason) => this.skip(tool, reason)).map((tool) => {
-      const executor = this.createExecutor(tool.rawName, tool.functionName, tool.description, tool.parameters, tool.outputSchema, tool.checkOutput);
-      // The server says a repeat of a call has no further effect: a resumed Code Mode cell may run it again.
-      return tool.idempotent ? { ...executor, idempotent: true } : executor;
-    });
-  }
-
-  private createExecutor(
-    rawName: string,
-    functionName: string,
-    description: string,
-    parameters: JsonSchema,
-    outputSchema: JsonSchema | undefined,
-    checkOutput: StructuredContentCheck | undefined,
-  ): ToolExecutor {
-    const config = this.resolved.config;
-    const namespaceDescription = config.description ?? this.client?.getInstructions();
-    const propertyNames = Object.keys(parameters.properties ?? {});
-    const executor: ToolExecutor = {
-      name: toolName(functionName, this.namespace),
-      spec: {
-        type: 'function',
-        name: functionName,
-        description,
-        strict: false,
-        parameters,
-        outputSchema: mcpCallToolResultOutputSchema(outputSchema ?? {}),
-      },
-      exposure: config.exposure ?? 'direct',
-      supportsParallelToolCalls: config.parallel ?? false,
-      ...(namespaceDescription ? { namespaceDescription } : {}),
-      searchText: [this.name, rawName, ...propertyNames].join(' '),
-      handle: (invocation) => this.handleCall(rawName, invocation, checkOutput),
-    };
-    return executor;
   }
 
   private async handleCall(rawName: string, invocation: ToolInvocation, checkOutput: StructuredContentCheck | undefined): Promise<ToolOutput> {
@@ -346,11 +361,19 @@ export class McpServerConnection {
     let result: McpCallToolResult;
     let timedOut = false;
     try {
-      result = await this.callTool(rawName, args, invocation.signal, (progress) => {
-        const event = { server: this.name, tool: rawName, callId: invocation.callId, ...progress };
-        this.listener.progress(event);
-        invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-progress', data: { server: this.name, tool: rawName, ...progress } });
-      });
+      result = await this.callTool(
+        rawName,
+        args,
+        invocation.signal,
+        (progress) => {
+          this.listener.progress({ server: this.name, tool: rawName, callId: invocation.callId, ...progress });
+          invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-progress', data: { server: this.name, tool: rawName, ...progress } });
+        },
+        (task) => {
+          this.listener.task({ server: this.name, tool: rawName, callId: invocation.callId, ...task });
+          invocation.emit?.({ type: 'tool-notification', callId: invocation.callId, name: 'mcp-task-status', data: { server: this.name, tool: rawName, ...task } });
+        },
+      );
       result = checkStructuredContent(result, checkOutput);
     } catch (error) {
       if (invocation.signal.aborted) throw new SwitchyardError('ABORTED', `MCP call to \`${rawName}\` was cancelled`, { cause: error });
@@ -366,40 +389,43 @@ export class McpServerConnection {
   }
 
   /**
-   * Calls a tool by its raw MCP name. Resolves with the normalized result (an error result
-   * included); rejects when the server is not running, the call times out, the connection closes
-   * or `signal` aborts (the server then receives `notifications/cancelled`). `onProgress` receives
-   * the call's `notifications/progress` (each also restarts the timeout).
+   * Calls a tool by its raw MCP name, as an MCP task when the server runs it as one. Resolves with
+   * the normalized result (an error result included); rejects when the server is not running, the
+   * call times out (`toolTimeoutMs` without progress, `maxCallTimeMs` in all; neither counts the
+   * time an elicitation of the server waits for the user), the connection closes or `signal`
+   * aborts (the server then receives `notifications/cancelled`, or `tasks/cancel`).
+   * `onProgress` receives the call's `notifications/progress`, `onTaskStatus` a task's status changes
+   * (each also restarts the timeout).
    */
   async callTool(
     rawName: string,
     args: JsonObject,
     signal: AbortSignal,
     onProgress?: (progress: { progress: number; total?: number; message?: string }) => void,
+    onTaskStatus?: (status: McpTaskStatus) => void,
   ): Promise<McpCallToolResult> {
     const client = this.runningClient();
     signal.throwIfAborted();
     const config = this.resolved.config;
     const timeout = config.toolTimeoutsMs?.[rawName] ?? this.resolved.toolTimeoutMs;
+    const listed = this.listed.get(rawName);
     this.callsInFlight++;
     try {
-      const raw = await this.withAuthorization(() => client.request({ method: 'tools/call', params: { name: rawName, arguments: args } }, CallToolResultLooseSchema, {
-        signal,
-        timeout,
-        resetTimeoutOnProgress: true,
-        onprogress: (progress) => {
-          try {
-            onProgress?.({
-              progress: progress.progress,
-              ...(progress.total !== undefined ? { total: progress.total } : {}),
-              ...(progress.message !== undefined ? { message: progress.message } : {}),
-            });
-          } catch {
-            // A broken listener must not fail the call.
-          }
-        },
-        ...(config.maxCallTimeMs ? { maxTotalTimeout: config.maxCallTimeMs } : {}),
-      }));
+      const raw = await this.withAuthorization(() =>
+        callToolOnServer(
+          { client, session: this.session, pause: this.pause },
+          {
+            rawName,
+            args,
+            signal,
+            idleMs: timeout,
+            ...(config.maxCallTimeMs ? { totalMs: config.maxCallTimeMs } : {}),
+            ...(listed ? { definition: listed.definition, declaration: listed.declaration } : {}),
+            ...(onProgress ? { onProgress } : {}),
+            ...(onTaskStatus ? { onTaskStatus } : {}),
+          },
+        ),
+      );
       return normalizeCallToolResult(raw);
     } catch (error) {
       throw this.describeRequestError(error, signal, 'tools/call', timeout);
@@ -432,7 +458,7 @@ export class McpServerConnection {
   async readResource(uri: string, signal: AbortSignal): Promise<JsonObject> {
     const client = this.runningClient();
     try {
-      return (await client.request({ method: 'resources/read', params: { uri } }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+      return (await client.request({ method: 'resources/read', params: { uri } }, LooseResultSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
     } catch (error) {
       throw this.describeRequestError(error, signal, 'resources/read', this.resolved.toolTimeoutMs);
     }
@@ -443,7 +469,7 @@ export class McpServerConnection {
     const client = this.runningClient();
     try {
       const params = cursor === undefined ? {} : { cursor };
-      return (await client.request({ method: 'resources/list', params }, CallToolResultLooseSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
+      return (await client.request({ method: 'resources/list', params }, LooseResultSchema, { signal, timeout: this.resolved.toolTimeoutMs })) as JsonObject;
     } catch (error) {
       throw this.describeRequestError(error, signal, 'resources/list', this.resolved.toolTimeoutMs);
     }
@@ -476,9 +502,9 @@ export class McpServerConnection {
       do {
         this.refreshAgain = false;
         try {
-          const tools = await this.listTools(undefined, this.resolved.startupTimeoutMs);
+          const raw = await this.listTools(undefined, this.resolved.startupTimeoutMs);
           if (this.currentState !== 'ready') return;
-          this.tools = tools;
+          await this.applyList(raw);
           this.listener.toolsChanged(this.name);
         } catch (error) {
           if (this.currentState !== 'ready') return;
@@ -503,13 +529,17 @@ export class McpServerConnection {
   async close(): Promise<void> {
     const client = this.client;
     const transport = this.transport;
+    const session = this.session;
     const starting = this.currentState === 'starting';
     this.client = undefined;
     this.transport = undefined;
+    this.session = undefined;
     this.currentState = 'closed';
     // still starting: no session to end cleanly, and it may never read stdin
     if (starting && transport instanceof BoundedStdioClientTransport) await transport.terminate();
     this.tools = [];
+    this.listed.clear();
+    await session?.close().catch(() => undefined);
     if (client && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => undefined);
     }

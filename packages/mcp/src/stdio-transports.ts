@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, deserializeMessage, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_MAX_MESSAGE_BYTES, JsonLineReader, recoverMessageId, salvageFirstText, type OversizedLine } from './json-lines';
 
 /** Characters of a dropped result's first text block passed on to the model. */
@@ -192,7 +190,7 @@ export class BoundedStdioClientTransport implements Transport {
     this.onmessage?.({
       jsonrpc: '2.0',
       id,
-      error: { code: ErrorCode.InternalError, message: `the answer to ${method} is ${line.bytes} bytes, over this client's message limit of ${this.maxMessageBytes} bytes (maxMessageBytes)` },
+      error: { code: ProtocolErrorCode.InternalError, message: `the answer to ${method} is ${line.bytes} bytes, over this client's message limit of ${this.maxMessageBytes} bytes (maxMessageBytes)` },
     });
   }
 }
@@ -248,7 +246,7 @@ export class BoundedStdioServerTransport implements Transport {
         this.send({
           jsonrpc: '2.0',
           id,
-          error: { code: ErrorCode.InvalidRequest, message: `request of ${line.bytes} bytes exceeds this server's message limit of ${this.maxMessageBytes} bytes` },
+          error: { code: ProtocolErrorCode.InvalidRequest, message: `request of ${line.bytes} bytes exceeds this server's message limit of ${this.maxMessageBytes} bytes` },
         }).catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))));
       },
     });

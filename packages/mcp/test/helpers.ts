@@ -7,9 +7,12 @@ import type { McpTools } from '../src/mcp-tools';
 /** Path of the fixture MCP server (plain ESM, run with `node`). */
 export const FIXTURE_SERVER = fileURLToPath(new URL('./fixtures/fixture-server.mjs', import.meta.url));
 
-/** A stdio configuration starting the fixture server with extra environment and options. */
+/**
+ * A stdio configuration starting the fixture server with extra environment and options; a 60 s
+ * start unless the options say otherwise (on a machine at load 30 the 10 s default timed out).
+ */
 export function fixtureServer(env: Record<string, string> = {}, options: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig {
-  return { command: process.execPath, args: [FIXTURE_SERVER], env, ...options };
+  return { command: process.execPath, args: [FIXTURE_SERVER], env, startupTimeoutMs: 60_000, ...options };
 }
 
 /** The executor with this flat display name (`mcp__fx__echo`), or a clear failure. */

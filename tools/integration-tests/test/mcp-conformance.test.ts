@@ -1,68 +1,54 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) against
-// @switchyard/mcp's client: for each client scenario that applies, the suite's own CLI starts its
-// scenario server and runs our client (a relay script hands the scenario to this process, which
-// runs mcpTools in-process); every check the suite records must pass and the client must exit 0.
-// The scenarios left out, and why, are listed in the @switchyard/mcp README ("Conformance").
+// @switchyard/mcp's client: for each client scenario, the suite's own CLI starts its scenario
+// server and runs our client (a relay script hands the scenario, and the revision to speak, to
+// this process, which runs mcpTools in-process); every check the suite records must pass and the
+// client must exit 0. Runs: every client scenario of the requirement sets of 2026-07-28 and
+// 2025-11-25, read from the suite's own requirements files, each at its revision (its own wire:
+// stateless with per-request `_meta`, or the initialize handshake), a few at a time (the suite's
+// `--requirements` starts them all at once, which a loaded two-core machine answers with refused
+// connections); then the scenarios outside both sets this client also passes (2025-03-26).
+// Every failing check must be in fixtures/client-baseline.yml (with its reason, repeated in the
+// @switchyard/mcp README "Conformance"), and every entry there must still fail.
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { runScenarioClient, type ScenarioRun } from './conformance-client';
+import { CONFORMANCE_CLI, baselineEntries, requiredScenarios, savedChecks, verdict, type Check } from './conformance-kit';
 
-const require = createRequire(import.meta.url);
-const CONFORMANCE_CLI = join(require.resolve('@modelcontextprotocol/conformance/package.json'), '..', 'dist', 'index.js');
 const RELAY = fileURLToPath(new URL('./fixtures/conformance-relay.mjs', import.meta.url));
+const BASELINE = fileURLToPath(new URL('./fixtures/client-baseline.yml', import.meta.url));
 
-const BASELINE = fileURLToPath(new URL('./fixtures/conformance-baseline.yml', import.meta.url));
-
-/**
- * The client scenarios of conformance 0.1.16 that apply to @switchyard/mcp (every check must
- * pass). The suite's other two client scenarios are its expected failures (the baseline file).
- */
-const CLIENT_SCENARIOS = [
-  'initialize',
-  'tools_call',
-  'elicitation-sep1034-client-defaults',
-  'sse-retry',
-  'auth/metadata-default',
-  'auth/metadata-var1',
-  'auth/metadata-var2',
-  'auth/metadata-var3',
-  'auth/basic-cimd',
-  'auth/scope-from-www-authenticate',
-  'auth/scope-from-scopes-supported',
-  'auth/scope-omitted-when-undefined',
-  'auth/scope-step-up',
-  'auth/scope-retry-limit',
-  'auth/token-endpoint-auth-basic',
-  'auth/token-endpoint-auth-post',
-  'auth/token-endpoint-auth-none',
-  'auth/pre-registration',
-  'auth/2025-03-26-oauth-metadata-backcompat',
-  'auth/2025-03-26-oauth-endpoint-fallback',
-  'auth/resource-mismatch',
-  'auth/offline-access-not-supported',
-  'auth/client-credentials-jwt',
-  'auth/client-credentials-basic',
+/** Client scenarios outside both requirement sets that this client runs too, each at its own revision. */
+const EXTRA_SCENARIOS = [
+  { scenario: 'auth/2025-03-26-oauth-metadata-backcompat', specVersion: '2025-03-26' },
+  { scenario: 'auth/2025-03-26-oauth-endpoint-fallback', specVersion: '2025-03-26' },
 ];
 
-interface Check {
-  id: string;
-  status: string;
-  description?: string;
-  errorMessage?: string;
-  details?: unknown;
+/** Scenarios run at once: each starts the suite's CLI, its servers and a client. */
+const PARALLEL = 3;
+let running = 0;
+const queue: Array<() => void> = [];
+
+/** Runs `work` once fewer than {@link PARALLEL} others run (a finished run hands its slot on). */
+async function inSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running < PARALLEL) running++;
+  else await new Promise<void>((resolve) => queue.push(resolve));
+  try {
+    return await work();
+  } finally {
+    const next = queue.shift();
+    if (next) next();
+    else running--;
+  }
 }
 
 let relayServer: Server;
 let port: number;
 let output: string;
-/** The suite's run: exit code, output, and the checks it saved per scenario. */
-let suite: { code: number | null; text: string; checks: Map<string, Check[]> };
 
 beforeAll(async () => {
   output = mkdtempSync(join(tmpdir(), 'switchyard-mcp-conformance-'));
@@ -78,86 +64,41 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => relayServer.listen(0, '127.0.0.1', resolve));
   port = (relayServer.address() as { port: number }).port;
-  suite = await runSuites();
-}, 900_000);
+});
 
 afterAll(async () => {
   await new Promise((resolve) => relayServer?.close(resolve));
   if (!process.env.KEEP_CONFORMANCE) rmSync(output, { recursive: true, force: true });
 });
 
-/** `checks.json` files under the output directory, keyed by scenario (`auth/metadata-var1`). */
-function savedChecks(dir: string): Map<string, Check[]> {
-  const checks = new Map<string, Check[]>();
-  const walk = (at: string): void => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name === 'checks.json') {
-        const scenario = relative(dir, at).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
-        checks.set(scenario, JSON.parse(readFileSync(path, 'utf8')) as Check[]);
-      }
-    }
-  };
-  walk(dir);
-  return checks;
-}
-
-/**
- * The suite's groups of auth scenarios, run one after the other with the baseline (each runs its
- * scenarios in parallel; all 26 at once overload a busy two-core machine).
- */
-const SUITES = ['auth', 'backcompat', 'extensions', 'draft'];
-/**
- * The scenarios outside those groups, run one at a time (`core` repeats the auth group). sse-retry
- * checks reconnection timing: on a loaded machine a late reconnect is a WARNING, which is
- * tolerated here; a FAILURE is not.
- */
-const SINGLE = ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry'];
-
-/** Runs the suite's CLI once (`--suite name` with the baseline, or `--scenario name`). */
-function runCli(selection: string[], dir: string): Promise<{ code: number | null; text: string }> {
+/** Runs the suite's client CLI once; its exit code, output and saved checks. */
+function runCli(selection: string[]): Promise<{ code: number | null; text: string; checks: Map<string, Check[]> }> {
+  const dir = mkdtempSync(join(output, 'run-'));
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(RELAY)} ${port}`;
-  const child = spawn(process.execPath, [CONFORMANCE_CLI, 'client', '--command', command, ...selection, '--timeout', '180000', '-o', dir], {
-    cwd: output,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = [CONFORMANCE_CLI, 'client', '--command', command, ...selection, '--expected-failures', BASELINE, '--timeout', '180000', '-o', dir];
+  const child = spawn(process.execPath, args, { cwd: output, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  return new Promise((resolve) => {
-    child.on('close', (code) => resolve({ code, text }));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, text, checks: savedChecks(dir) })));
+}
+
+/** One scenario at one revision: only the baseline fails, and the suite's CLI exits 0. */
+function scenarioTest(scenario: string, selection: string[]) {
+  return async ({ expect }: { expect: ExpectStatic }) => {
+    const run = await inSlot(() => runCli(['--scenario', scenario, ...selection]));
+    expect([...run.checks.keys()], run.text).toEqual([scenario]);
+    expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries(BASELINE)), run.text).toEqual({ unexpected: [], stale: [], ran: true });
+    expect(run.code, run.text).toBe(0);
+  };
+}
+
+for (const revision of ['2026-07-28', '2025-11-25']) {
+  describe.concurrent(`MCP conformance suite, client requirements of ${revision} against mcpTools`, () => {
+    for (const scenario of requiredScenarios(revision, 'client')) it(scenario, scenarioTest(scenario, ['--spec-version', revision, '--force']), 600_000);
   });
 }
 
-/** Every group and single scenario; `code` is the first nonzero exit code of a group. */
-async function runSuites(): Promise<{ code: number | null; text: string; checks: Map<string, Check[]> }> {
-  const dir = join(output, 'results');
-  let code: number | null = 0;
-  let text = '';
-  for (const name of SUITES) {
-    const run = await runCli(['--suite', name, '--expected-failures', BASELINE], dir);
-    text += `--- suite ${name} (exit ${run.code})\n${run.text}`;
-    if (code === 0) code = run.code;
-  }
-  for (const name of SINGLE) {
-    const run = await runCli(['--scenario', name], dir);
-    text += `--- scenario ${name} (exit ${run.code})\n${run.text}`;
-  }
-  return { code, text, checks: savedChecks(dir) };
-}
-
-describe('MCP conformance suite, client scenarios', () => {
-  it('runs every client scenario; in the auth groups only the expected failures of the baseline fail (exit code 0)', () => {
-    expect([...suite.checks.keys()].sort(), suite.text).toEqual([...CLIENT_SCENARIOS, 'auth/offline-access-scope', 'auth/cross-app-access-complete-flow'].sort());
-    expect(suite.code, suite.text).toBe(0);
-  });
-
-  for (const scenario of CLIENT_SCENARIOS) {
-    it(scenario, () => {
-      const checks = suite.checks.get(scenario) ?? [];
-      const failures = checks.filter((check) => check.status === 'FAILURE').map((check) => `${check.id}: ${check.errorMessage ?? JSON.stringify(check.details ?? check.description)}`);
-      expect({ failures, passed: checks.some((check) => check.status === 'SUCCESS') }, suite.text).toEqual({ failures: [], passed: true });
-    });
-  }
+describe.concurrent('MCP conformance suite, client scenarios outside the requirement sets', () => {
+  for (const { scenario, specVersion } of EXTRA_SCENARIOS) it(scenario, scenarioTest(scenario, ['--spec-version', specVersion]), 600_000);
 });
