@@ -7,6 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesWith } from '@switchyard/config/proc';
+import { becomes } from '@switchyard/test-helpers';
 import { readMcpServeConfig } from './mcp-command';
 
 const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -217,8 +219,9 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
 });
 
 /** Spawns the serve fixture without a client; resolves with its exit code and stderr. */
-function spawnServe(args: string[], input?: (stdin: NodeJS.WritableStream, stdout: NodeJS.ReadableStream) => void) {
+function spawnServe(args: string[], input?: (stdin: NodeJS.WritableStream, stdout: NodeJS.ReadableStream) => void, started?: (child: ReturnType<typeof spawn>) => void) {
   const child = spawn(process.execPath, [...NODE_ARGS, '--cwd', workspace, ...args], { cwd: CLI_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  started?.(child);
   let stderr = '';
   let stdout = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -238,6 +241,24 @@ describe.concurrent('switchyard mcp serve as a process', () => {
     expect(JSON.parse(result.stdout.split('\n')[0])).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'switchyard' }, capabilities: { tools: { listChanged: true } } } });
     expect(result.stderr).toBe('');
   }, 30_000);
+
+  it('SIGTERM ends serve and a downstream server still starting (one that never reads stdin) with it', async () => {
+    const marker = `switchyard-serve-sigterm-${process.pid}-${Date.now()}`;
+    const config = join(workspace, 'sigterm-servers.json');
+    writeFileSync(config, JSON.stringify({ servers: { slow: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1e9)', marker], startupTimeoutMs: 300_000 } } }));
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    let serve: ReturnType<typeof spawn> | undefined;
+    const result = spawnServe(['--config', config], (stdin, stdout) => {
+      stdin.write(`${JSON.stringify(initialize)}\n`);
+      stdout.once('data', () => void becomes(() => processesWith(marker).length === 1, 20_000, 50).then(() => serve?.kill('SIGTERM')));
+    }, (child) => (serve = child));
+    try {
+      await result;
+      expect(await becomes(() => processesWith(marker).length === 0, 10_000, 100)).toBe(true);
+    } finally {
+      for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  }, 60_000);
 
   it('refuses requests before initialize and answers bad params with -32602', async () => {
     const send = (stdin: NodeJS.WritableStream, message: object) => stdin.write(`${JSON.stringify(message)}\n`);

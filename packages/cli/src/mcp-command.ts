@@ -132,11 +132,16 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   // nested calls keep being served between MCP calls.
   const turn = session.beginTurn();
   // SIGTERM / SIGINT (what the SDK client sends 2 s after ending stdin) close the connection, so
-  // the cleanup below runs: downstream server processes never outlive serve. A second signal,
-  // once the handler is gone, ends the process the default way.
+  // the cleanup below runs. The downstream servers are closed in the handler itself: the built-ins'
+  // own handler ends the process with the same signal as soon as the exec tools are shut down, which
+  // can come before the cleanup below, and a server still starting (it may never read stdin) would
+  // outlive serve. A second signal, once the handlers are gone, ends the process the default way.
   let served: CodeModeMcpServer | undefined;
   let detachApprovals: (() => void) | undefined;
-  const onSignal = () => void served?.close();
+  const onSignal = () => {
+    void downstream.close();
+    void served?.close();
+  };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
