@@ -83,23 +83,24 @@ async function runCell(code: string): Promise<string[]> {
 }
 
 describe('the official MCP servers, started once', () => {
-  it('all three start with their tools; a tool that requires tasks is skipped with a warning', () => {
+  it('all four start with their tools; a tool that requires tasks is offered, run as an MCP task (everything declares Tasks for tools/call)', () => {
     expect(mcp.servers().map((server) => [server.name, server.state]), JSON.stringify(mcp.warnings)).toEqual([
       ['fs', 'ready'],
       ['everything', 'ready'],
       ['fast', 'ready'],
       ['memory', 'ready'],
     ]);
-    const skipped = mcp.warnings.filter((warning) => warning.kind === 'tool-skipped');
-    expect(skipped.map((warning) => `${warning.server}/${warning.tool}`)).toEqual(['everything/simulate-research-query']);
-    expect(skipped[0].message).toBe(
-      'MCP server `everything`: skipped tool `simulate-research-query`: it requires task-based execution (`execution.taskSupport: "required"`), which this client does not support',
-    );
+    expect(mcp.warnings.filter((warning) => warning.kind === 'tool-skipped')).toEqual([]);
     const names = mcp.executors().map((executor) => `${executor.name.namespace ?? ''}${executor.name.name}`);
     expect(names).toContain('mcp__everything__get_resource_links');
-    expect(names).not.toContain('mcp__everything__simulate_research_query');
+    expect(names).toContain('mcp__everything__simulate_research_query');
     expect(names).toContain('read_mcp_resource');
   });
+
+  it('the task-required tool runs: its MCP task is followed through its four stages to the report', async () => {
+    const output = outputOf(await dispatchDirect(call('research', 'mcp__everything__', 'simulate_research_query', { topic: 'tidal power' })));
+    expect(output).toContain('# Research Report: tidal power');
+  }, 30_000);
 });
 
 describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the server', () => {
