@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -10,8 +10,10 @@ const fromToolExec = createRequire(createRequire(import.meta.url).resolve('@swit
 /**
  * Bundles a child-process entry (TypeScript sources included) into one world-readable file, so
  * that a run as an unprivileged user (`setpriv --reuid=65534`) needs read access to that file
- * only, not to this checkout, which may live where that user cannot look. node-pty (native, left
- * out of the bundle) is linked beside it, so tty commands start from the bundle too.
+ * only, not to this checkout, which may live where that user cannot look (a clone in a 0700
+ * `mktemp -d` folder). node-pty (native, left out of the bundle) and its platform package are
+ * copied beside it — a symlink into the checkout would need that access again — so tty commands
+ * start from the bundle too.
  */
 export async function bundleEntry(entry: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), `${basename(entry, '.ts')}-bundle-`));
@@ -31,7 +33,11 @@ export async function bundleEntry(entry: string): Promise<string> {
   });
   chmodSync(outfile, 0o644);
   const pty = dirname(fromToolExec.resolve('@lydell/node-pty/package.json'));
-  mkdirSync(join(dir, 'node_modules', '@lydell'), { recursive: true });
-  symlinkSync(pty, join(dir, 'node_modules', '@lydell', 'node-pty'));
+  const platformName = `@lydell/node-pty-${process.platform}-${process.arch}`;
+  const platform = dirname(createRequire(join(pty, 'package.json')).resolve(`${platformName}/package.json`));
+  mkdirSync(join(dir, 'node_modules', '@lydell'), { recursive: true, mode: 0o755 });
+  chmodSync(join(dir, 'node_modules'), 0o755);
+  cpSync(pty, join(dir, 'node_modules', '@lydell', 'node-pty'), { recursive: true, dereference: true });
+  cpSync(platform, join(dir, 'node_modules', platformName), { recursive: true, dereference: true });
   return outfile;
 }
