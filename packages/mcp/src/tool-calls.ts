@@ -18,10 +18,18 @@ export class CallTimeoutError extends Error {
   }
 }
 
+/**
+ * The states of an MCP task. Spelled out here rather than taken from the tasks SDK's `TaskView`:
+ * this type is public, and the SDK's schema declarations it would pull into a host's type-check
+ * do not compile with `skipLibCheck: false`. Kept equal to the SDK's states at compile time below.
+ */
+type McpTaskState = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+true satisfies ([TaskView['status']] extends [McpTaskState] ? ([McpTaskState] extends [TaskView['status']] ? true : never) : never);
+
 /** A task's status as a call sees it change. */
 export interface McpTaskStatus {
   readonly taskId: string;
-  readonly status: TaskView['status'];
+  readonly status: McpTaskState;
   readonly statusMessage?: string;
 }
 

@@ -70,11 +70,12 @@ console.log('direct turn ran on Node ' + process.version);
   },
   'code-mode': { 'app.mjs': readmeExample() },
   mcp: {
-    'server.mjs': `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+    // the official server SDK (2.x) that @switchyard/mcp itself depends on, so the install line brings it
+    'server.mjs': `import { McpServer } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 const server = new McpServer({ name: 'weather', version: '1.0.0' });
-server.registerTool('forecast', { description: 'Forecast for a city.', inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: city + ': 21 C' }] }));
+server.registerTool('forecast', { description: 'Forecast for a city.', inputSchema: z.object({ city: z.string() }) }, async ({ city }) => ({ content: [{ type: 'text', text: city + ': 21 C' }] }));
 await server.connect(new StdioServerTransport());
 `,
     'app.mjs': `${SCRIPTED}import { mcpTools } from '@switchyard/mcp';
