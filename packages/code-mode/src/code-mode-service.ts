@@ -191,7 +191,7 @@ export class CodeModeService {
     const session = this.session(sessionId, options.tenant);
     if (!session.runtime.restore) throw new SwitchyardError('CONFIG', 'the Code Mode runtime cannot restore sessions (its sessions have no restore)');
     // Checked before the gates are replaced: a live session's cells keep their records.
-    if (session.broker.hasCreatedCells) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
+    if (session.broker.hasOpenCells) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
     const journal = options.journal ?? [];
     // The gates first: a restored cell's first nested call finds its tools.
     for (const cell of brokerCells(state.cells, journal)) session.broker.restoreCell(cell);

@@ -109,8 +109,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  */
 export class DispatchBroker {
   private readonly cells = new Map<string, CellRecord>();
-  /** Whether this broker has created a cell: a restore must come before the first. */
-  private createdAny = false;
   private readonly nextCellId = createCellIdGenerator();
   private worker: NestedWorker | undefined;
   /** Workers attached for the time between turns: their calls' source says `background`. */
@@ -159,7 +157,6 @@ export class DispatchBroker {
     budget: OutputBudget = outputBudget(DEFAULT_OUTPUT_TOKENS),
   ): Promise<T> {
     const cellId = this.nextCellId();
-    this.createdAny = true;
     const startTime = performance.timeOrigin + performance.now();
     const record: CellRecord = { tools: new Map(tools.map((tool) => [tool.codeModeName, tool])), execCallId, started: false, startTime, budget };
     this.cells.set(cellId, record);
@@ -177,9 +174,9 @@ export class DispatchBroker {
     return created;
   }
 
-  /** Whether the session has created a cell (then it can no longer be restored). */
-  get hasCreatedCells(): boolean {
-    return this.createdAny;
+  /** Whether a cell of the session is open (the runtime's rule: a restore comes before any). */
+  get hasOpenCells(): boolean {
+    return this.cells.size > 0;
   }
 
   /** A `wait` observes the cell: from now its notify() items take from `budget`. */
