@@ -215,13 +215,8 @@ export function limitDefault(name: CellLimitName, heapMb: number): number | unde
   return typeof fallback === 'function' ? fallback(heapMb) : fallback;
 }
 
-/** The smallest value `name` takes. */
-export function limitMinimum(name: CellLimitName): number {
-  return entryOf(name).min;
-}
-
 /** Whether `name` takes `false` (no limit). */
-export function limitAllowsNone(name: CellLimitName): boolean {
+function limitAllowsNone(name: CellLimitName): boolean {
   return entryOf(name).none === true;
 }
 
