@@ -1,5 +1,5 @@
 import { SwitchyardError } from '@switchyard/protocol';
-import { optionRules as rule, type OptionRule } from '@switchyard/kit';
+import { optionRules as rule, type OptionRule } from '@switchyard/kit/internal';
 import { integer, optional, type Field } from './protocol/schema';
 import { maxValueChars } from './value-limit';
 
