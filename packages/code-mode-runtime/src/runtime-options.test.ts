@@ -1,15 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_CPU_TIME_MS,
-  connectRuntime,
-  createCodeModeRuntime,
-  createRemoteRuntime,
-  createStreamTransport,
-  parseFrame,
-  serveRuntime,
-  type RuntimePlacement,
-} from './index';
+import { DEFAULT_CPU_TIME_MS, createCodeModeRuntime } from './index';
+import { connectRuntime, createRemoteRuntime, createStreamTransport, parseFrame, serveRuntime, type RuntimePlacement } from './protocol-entry';
 import { createTestHost, isolation } from '../test/helpers';
 import { configError } from '@switchyard/config/config-error';
 
