@@ -1,4 +1,4 @@
-import type { RuntimeClient, RuntimeLease, RuntimeSink } from '@switchyard/code-mode-runtime';
+import type { RuntimeClient, RuntimeLease, RuntimeSink } from '@switchyard/code-mode-runtime/protocol';
 import { SwitchyardError, type CellHost } from '@switchyard/protocol';
 import { createEventHub, type EventHub } from '@switchyard/kit/internal';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';

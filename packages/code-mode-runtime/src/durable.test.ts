@@ -143,3 +143,18 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     ]);
   });
 });
+
+// The same refusal from both implementations of the contract: the in-process engine's session and
+// the session over the runtime protocol (worker processes).
+describe('restore after a cell', { timeout: 120_000 }, () => {
+  it.each(['in-process', 'process'] as const)('is refused with INVALID_INPUT and the contract\'s text (%s), and the cell is untouched', async (mode) => {
+    const runtime = createCodeModeRuntime({ isolation: mode, ...(mode === 'process' ? { workers: { shared: false, prewarm: false } } : {}) });
+    cleanup.push(() => runtime.shutdown());
+    const session = runtime.openSession(createTestHost().host) as CodeModeSession & Required<Pick<CodeModeSession, 'exportState' | 'restore'>>;
+    const { cellId } = await session.createCell({ source: `store('k', 1); text('before'); yield_control(); text('after')`, tools: [], yieldTimeMs: 30_000 });
+    const state = session.exportState();
+    await expect(session.restore(state)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'restore must come before the session creates its first cell' });
+    const end = await session.observe(cellId, { yieldTimeMs: 30_000 });
+    expect({ kind: end.kind, texts: texts(end.items) }).toEqual({ kind: 'completed', texts: ['after'] });
+  });
+});

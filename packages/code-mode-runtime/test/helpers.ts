@@ -1,7 +1,8 @@
 import { isSwitchyardError, type CellHost, type CellToolDescriptor, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
 import { PassThrough } from 'node:stream';
-import type { CodeModeRuntimeOptions, RuntimePlacement } from '../src/index';
-import { connectRuntime, createCodeModeRuntime, createStreamTransport, parseFrame, serveRuntime } from '../src/index';
+import type { CodeModeRuntimeOptions } from '../src/index';
+import { createCodeModeRuntime } from '../src/index';
+import { connectRuntime, createStreamTransport, parseFrame, serveRuntime, type RuntimePlacement } from '../src/protocol-entry';
 
 /** The isolation these tests run under: the default project uses worker processes, the `in-process` project isolates in the test process. */
 export const isolation = (process.env.SWITCHYARD_TEST_ISOLATION ?? 'process') as 'process' | 'in-process';

@@ -1,8 +1,9 @@
 /**
  * Packs every published package and proves each one works alone: install the tarball into an empty
  * temporary project with npm (plus the tarballs of the Switchyard packages it depends on, which are
- * not on the registry), then import it as ESM and as CJS, type-check a file that uses it, and run
- * the package's own `pack-smoke.mjs` there when it has one (a check of the built files in place).
+ * not on the registry), then import each of its entry points as ESM and as CJS (each exporting
+ * exactly the values of the export snapshot), type-check a file that uses it, and run the package's
+ * own `pack-smoke.mjs` there when it has one (a check of the built files in place).
  *
  * isolated-vm is a peer of @switchyard/code-mode-runtime; in these per-package projects the
  * workspace's copy (6.x) and its own dependencies are placed in the parent folder of all temporary
@@ -94,14 +95,8 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
   const cjs = await run('node', ['--no-node-snapshot', '-e', `const m = require('${pkg.name}'); if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
   if (cjs.code !== 0) return `CJS require failed:\n${cjs.output}`;
-  for (const entry of pkg.internalEntries) {
-    // Other packages' dist imports (ESM) and requires (CJS) it: both must load from the tarball.
-    const loads = `if (Object.keys(m).length === 0) { console.error('${entry}: no exports'); process.exit(1); }`;
-    const esmEntry = await run('node', ['--no-node-snapshot', '--input-type=module', '-e', `import * as m from '${entry}'; ${loads}`], dir);
-    if (esmEntry.code !== 0) return `ESM import of ${entry} failed:\n${esmEntry.output}`;
-    const cjsEntry = await run('node', ['--no-node-snapshot', '-e', `const m = require('${entry}'); ${loads}`], dir);
-    if (cjsEntry.code !== 0) return `CJS require of ${entry} failed:\n${cjsEntry.output}`;
-  }
+  const entries = await checkEntryPoints(pkg, dir);
+  if (entries) return entries;
   if (pkg.name === '@switchyard/code-mode-runtime') {
     // The worker entry ships in the package: a cell must run in a worker process of the installed
     // copy, from the ESM and the CJS build (TypeScript stripping included: sucrase on its thread).
@@ -134,6 +129,33 @@ async function check(pkg: Pkg): Promise<string | undefined> {
     const ran = await run('node', ['--no-node-snapshot', 'pack-smoke.mjs'], dir);
     if (ran.code !== 0) return `pack-smoke.mjs failed:\n${ran.output}`;
     console.log(`check-packs: ${pkg.name} ${ran.output.trim()}`);
+  }
+  return undefined;
+}
+
+const snapshot = JSON.parse(readFileSync(join(root, 'tools/check-packs/exports.snapshot.json'), 'utf8')) as Record<string, { values: string[] }>;
+
+/**
+ * Every entry point of the installed package (`.` and each subpath of its `exports`) exports exactly
+ * the values the snapshot records, as ESM and, where the entry has a `require` condition, as CJS:
+ * a subpath resolves from the tarball, and no build drops or adds a name.
+ */
+async function checkEntryPoints(pkg: Pkg, dir: string): Promise<string | undefined> {
+  const exportsMap = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')).exports as Record<string, unknown>;
+  for (const [key, target] of Object.entries(exportsMap)) {
+    if (key === './package.json') continue;
+    const specifier = key === '.' ? pkg.name : `${pkg.name}${key.slice(1)}`;
+    const expected = JSON.stringify([...(snapshot[specifier]?.values ?? [])].sort());
+    const print = `console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort()))`;
+    const loads = [['ESM', ['--input-type=module', '-e', `import * as m from '${specifier}'; ${print}`]] as const];
+    const cjs = typeof target === 'object' && target !== null && 'require' in target;
+    const all = cjs ? [...loads, ['CJS', ['-e', `const m = require('${specifier}'); ${print}`]] as const] : loads;
+    for (const [format, args] of all) {
+      const loaded = await run('node', ['--no-node-snapshot', ...args], dir);
+      if (loaded.code !== 0) return `${specifier} (${format}) failed to load:\n${loaded.output}`;
+      const names = loaded.output.trim().split('\n').at(-1);
+      if (names !== expected) return `${specifier} (${format}) exports ${names}, the snapshot records ${expected}`;
+    }
   }
   return undefined;
 }

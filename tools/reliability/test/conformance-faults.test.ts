@@ -1,4 +1,4 @@
-import { createRemoteRuntime } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime } from '@switchyard/code-mode-runtime/protocol';
 import type { CellObservation, CellRuntimeEvent, CodeModeRuntime } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryLink, faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, type NatsRuntime, type RuntimeHostDroppedEvent } from '@switchyard/code-mode-nats';
 import type { CellHost, CellRuntimeEvent } from '@switchyard/protocol';
-import { parseFrame } from '@switchyard/code-mode-runtime';
+import { parseFrame } from '@switchyard/code-mode-runtime/protocol';
 // The rogue speaks the real protocol: the package's own placement texts, sealing and framing.
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';

@@ -1,4 +1,4 @@
-import { createRemoteRuntime, connectRuntime, createTransportEnding, parseFrame, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime, connectRuntime, createTransportEnding, parseFrame, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime/protocol';
 import type { CellHost, CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 
