@@ -338,3 +338,11 @@ export function renderKindTable(kinds: ReadonlyArray<Field<unknown>>): string[] 
   });
   return ['### Kinds used by the messages', '', '| kind | fields | meaning |', '|---|---|---|', ...rows, ''];
 }
+
+/** The part of `readme` from `start` to `end` (markers included), or undefined when a marker is missing. */
+export function generatedPart(readme: string, start: string, end: string): string | undefined {
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end);
+  if (from < 0 || to < from) return undefined;
+  return readme.slice(from, to + end.length);
+}

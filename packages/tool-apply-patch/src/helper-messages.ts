@@ -47,7 +47,7 @@ const sha256: Field<string> = {
   check: (value) => (typeof value === 'string' && /^[0-9a-f]{64}$/.test(value) ? undefined : new Refusal('is not a sha256 hash (64 hex digits)')),
 };
 
-/** Every {@link ApplyPatchErrorCode}, checked at compile time by `satisfies` and the test below. */
+/** Every {@link ApplyPatchErrorCode} (a code missing here fails to compile, below). */
 export const HELPER_ERROR_CODES = [
   'INVALID_PATCH', 'INVALID_HUNK', 'VERIFICATION_FAILED', 'PATH_OUTSIDE_ROOT', 'PROTECTED_PATH', 'LIMIT_EXCEEDED', 'HELPER_FAILED', 'NO_CHANGES', 'WRITE_FAILED', 'ABORTED',
 ] as const satisfies readonly ApplyPatchErrorCode[];

@@ -28,10 +28,7 @@ export function renderProtocolDocs(): string {
 
 /** The README's generated part as it is now (markers included), or undefined when the markers are missing. */
 export function currentProtocolDocs(readme: string): string | undefined {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start < 0 || end < start) return undefined;
-  return readme.slice(start, end + END_MARKER.length);
+  return messageTable.generatedPart(readme, START_MARKER, END_MARKER);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
