@@ -34,3 +34,7 @@ export type { EventHub, EventHubOptions, ListenerErrorReport } from './event-hub
 export { elapsedMs } from './elapsed';
 export { redactCredentials } from './redact';
 export { STORE_RECORD_VERSION, encodeStoreRecord, decodeStoreRecord, storeError, grantLease, checkLease, leaseFromJson } from './session-store-records';
+/** Message tables (kinds, compiled validation, documentation) for Switchyard's process protocols. */
+export * as messageTable from './message-table';
+// Named as well, so a package's declarations can name the kinds its tables infer.
+export type { Field as MessageField, NamedKind as MessageNamedKind } from './message-table';
