@@ -31,6 +31,7 @@ export function currentHelperDocs(readme: string): string | undefined {
   return messageTable.generatedPart(readme, START, END);
 }
 
+// Synchronous reads and writes: the `docs:protocol` script, run on its own, never in a host.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const readme = readFileSync(README_FILE, 'utf8');
   const current = currentHelperDocs(readme);
