@@ -96,10 +96,11 @@ function objectParameters(executor: ToolExecutor): (JsonSchema & { properties: J
   return spec.parameters as JsonSchema & { properties: JsonObject };
 }
 
-/** The text the model reads in a result: its output string, else the output as JSON ('' for none: a tool_search_output carries `tools`). */
+/** The text the model reads in a result: its output string, else the output as JSON, else (a tool_search_output carries `tools`) the item as JSON. */
 export function resultText(result: InvokeToolResult): string {
   const output = (result.item as { output?: unknown }).output;
-  return typeof output === 'string' ? output : (JSON.stringify(output) ?? '');
+  if (typeof output === 'string') return output;
+  return output === undefined ? JSON.stringify(result.item) : JSON.stringify(output);
 }
 
 const shown = (input: unknown) => {
