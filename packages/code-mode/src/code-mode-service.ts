@@ -10,7 +10,7 @@ import type {
   CodeModeSession,
   CustomToolCallOutputItem,
 } from '@switchyard/protocol';
-import { createEventHub } from '@switchyard/kit';
+import { createEventHub } from '@switchyard/kit/internal';
 import { SwitchyardError } from '@switchyard/protocol';
 import { DispatchBroker, type BrokerCellState, type NestedWorker } from './dispatch-broker';
 import { BackgroundWatcher } from './background-watch';

@@ -8,7 +8,7 @@ import {
   isMcpOutputSchema,
   safeToolText,
   selectWithinBudget,
-} from '@switchyard/kit';
+} from '@switchyard/kit/internal';
 
 /**
  * The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source — byte for byte

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolName, type NestedToolDefinition, type ToolCall, type ToolOutput } from '@switchyard/protocol';
-import { AbortedToolOutput, JsonToolOutput } from '@switchyard/kit';
+import { JsonToolOutput } from '@switchyard/kit';
+import { AbortedToolOutput } from '@switchyard/kit/internal';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 
 const noop: NestedToolDefinition = { toolName: toolName('noop'), codeModeName: 'noop', description: 'd', kind: 'function', deferred: false };

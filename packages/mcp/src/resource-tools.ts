@@ -8,7 +8,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { invocationArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit/internal';
 import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, type McpCallToolResult } from './call-result';
 import type { McpServerConnection } from './server-connection';
 

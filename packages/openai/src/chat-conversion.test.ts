@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WIRE_NAME_LENGTH, type WireTool } from '@switchyard/protocol';
-import { nameHash } from '@switchyard/kit';
+import { nameHash } from '@switchyard/kit/internal';
 import { defaultChatName, toChatTools } from './chat-conversion';
 
 const wireFn = (name: string): WireTool => ({ type: 'function', name, description: `The ${name} tool.`, parameters: { type: 'object', properties: {} } });

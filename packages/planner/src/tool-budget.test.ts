@@ -1,5 +1,6 @@
 import type { ToolExecutor, ToolMode, WireTool } from '@switchyard/protocol';
-import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
+import { defineFunctionTool } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { invokeTool } from '@switchyard/registry/testing';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';

@@ -1,5 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { SessionPool } from '@switchyard/kit';
+import { SessionPool } from '@switchyard/kit/internal';
 import { ApplyPatchError } from './apply-patch-error';
 import { FrameReader } from './helper-frames';
 import { HelperRun, answerFrameLimit, spawnHelper, stopHelper, watchHelper, writeFrame, type HelperApplyOptions, type HelperCommand } from './run-helper';

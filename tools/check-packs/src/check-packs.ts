@@ -30,6 +30,17 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
 // `--hosts`: the host shapes alone (the Node 22 pass); `--previous-release`: the previous-release plugin alone;
 // package names: those packages alone, no host shapes.
+const USAGE = `usage: pnpm --filter @switchyard/check-packs run check [-- --hosts | --previous-release | <package name part>…]
+  (nothing)           every package alone, the host shapes and the previous-release plugin
+  --hosts             the host shapes alone
+  --previous-release  the previous-release plugin alone
+  <name part>…        the packages whose name contains one of them, alone (e.g. kit session)`;
+const unknown = process.argv.slice(2).filter((arg) => arg.startsWith('-') && arg !== '--' && arg !== '--hosts' && arg !== '--previous-release');
+if (unknown.length) {
+  // `--help` or a misspelt flag must not start the whole run (tens of minutes of installs).
+  console[unknown.includes('--help') ? 'log' : 'error'](`${unknown.includes('--help') ? '' : `check-packs: unknown option ${unknown.join(' ')}\n`}${USAGE}`);
+  process.exit(unknown.includes('--help') ? 0 : 1);
+}
 const hostsOnly = process.argv.includes('--hosts');
 const previousOnly = process.argv.includes('--previous-release');
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
@@ -83,6 +94,14 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
   const cjs = await run('node', ['--no-node-snapshot', '-e', `const m = require('${pkg.name}'); if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
   if (cjs.code !== 0) return `CJS require failed:\n${cjs.output}`;
+  for (const entry of pkg.internalEntries) {
+    // Other packages' dist imports (ESM) and requires (CJS) it: both must load from the tarball.
+    const loads = `if (Object.keys(m).length === 0) { console.error('${entry}: no exports'); process.exit(1); }`;
+    const esmEntry = await run('node', ['--no-node-snapshot', '--input-type=module', '-e', `import * as m from '${entry}'; ${loads}`], dir);
+    if (esmEntry.code !== 0) return `ESM import of ${entry} failed:\n${esmEntry.output}`;
+    const cjsEntry = await run('node', ['--no-node-snapshot', '-e', `const m = require('${entry}'); ${loads}`], dir);
+    if (cjsEntry.code !== 0) return `CJS require of ${entry} failed:\n${cjsEntry.output}`;
+  }
   if (pkg.name === '@switchyard/code-mode-runtime') {
     // The worker entry ships in the package: a cell must run in a worker process of the installed
     // copy, from the ESM and the CJS build (TypeScript stripping included: sucrase on its thread).
@@ -99,8 +118,9 @@ async function check(pkg: Pkg): Promise<string | undefined> {
     const cjsCell = await run('node', ['-e', cell(`const { createCodeModeRuntime } = require('${pkg.name}');`)], dir);
     if (cjsCell.code !== 0) return `a cell in a worker process (CJS) failed:\n${cjsCell.output}`;
   }
-  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n`);
-  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n`);
+  const internalTypes = (cjs: boolean) => pkg.internalEntries.map((entry, i) => (cjs ? `import internal${i} = require('${entry}');\n` : `import * as internal${i} from '${entry}';\n`) + `export type Internal${i} = typeof internal${i};\n`).join('');
+  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n${internalTypes(false)}`);
+  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n${internalTypes(true)}`);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['use.mts', 'use.cts'] }),

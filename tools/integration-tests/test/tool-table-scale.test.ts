@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolExecutor } from '@switchyard/protocol';
-import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
+import { defineFunctionTool } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { createSession, type Session } from '@switchyard/session';
 import { exec, texts } from './helpers';
 
