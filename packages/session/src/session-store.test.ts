@@ -9,7 +9,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { createSqliteStore } from './sqlite-store';
 import type { Session, SessionOptions } from './session-types';
-import { callItem } from '@switchyard/test-helpers';
+import { callItem, outputsOf } from '@switchyard/test-helpers';
 
 // A session kept in a real SQLite file: committed turns, resume by id, the lease, bad records,
 // budgets, export / restore.
@@ -21,7 +21,6 @@ const freshFile = () => join(dir, `s${fileCounter++}.db`);
 
 const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const texts = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role ?? item.type}:${JSON.stringify((item as { content?: unknown; output?: unknown }).content ?? (item as { output?: unknown }).output)}`);
-const outputsOf = (request: ModelRequest, callId: string) => request.input.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, handle: ({ args }) => ({ echoed: args.text }) });
 
@@ -137,14 +136,14 @@ describe('a session with a SQLite store', () => {
     const next = session({ tools: [starter], store: store(path), sessionId: 'proc', storeOptions: { leaseWaitMs: 5_000 } });
     const model = createScriptedModel([[say('it was lost')], [say('ok')]]);
     await next.runTurn({ model, input: 'is it up?' });
-    const lost = outputsOf(model.requests[0], 'start-1');
+    const lost = outputsOf(model.requests[0].input, 'start-1');
     expect(lost.map((item) => (item as { output: string }).output)).toEqual([
       'Process running with session ID 1000',
       'Process 1000 was lost: the host restarted while it was running `npm run dev`. It is not running any more, its output since the last read is gone, and write_stdin cannot reach it; run the command again if it is still needed.',
     ]);
     await next.runTurn({ model, input: 'and now?' });
     // once: the report is part of the history now, never injected again
-    expect(outputsOf(model.requests[1], 'start-1')).toHaveLength(2);
+    expect(outputsOf(model.requests[1].input, 'start-1')).toHaveLength(2);
   });
 
   it('a corrupted record fails that session’s resume with STORE_CORRUPT naming it; the store’s other sessions resume', async () => {
