@@ -1,2 +1,10 @@
 export { becomes, sleep, until } from './poll';
 export { useCleanups } from './cleanups';
+export { respondJson } from './http';
+export { commandHook } from './hook-config';
+export { callItem, execItem } from './calls';
+export { cellIdOf, outputOf, outputsOf, outputText, outputTranscript } from './outputs';
+export { bodyText, codeModeValue, modelText } from './tool-outputs';
+export { makeWorkspace } from './workspace';
+export { spanIdOf } from './spans';
+export { collectUnhandledRejections } from './unhandled';

@@ -43,8 +43,8 @@ export async function until(predicate: () => boolean, timeoutMs = 5000): Promise
   }
 }
 
-export const fn = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
-export const freeform = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });
+export const fnDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
+export const freeformDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });
 
 /** A runtime + session pair; `run` creates a cell and waits up to 10 s for it (most tests complete well before). */
 export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRuntimeOptions = {}) {
@@ -53,7 +53,7 @@ export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRun
   // One tenant for the engine's behaviour tests: their sessions may share warm workers, as sessions
   // of one tenant do (tenant isolation is tested in process-runtime.test.ts and tools/reliability).
   const session: CodeModeSession = runtime.openSession(recorder.host, { tenant: 'engine-tests' });
-  const descriptors = Object.keys(tools).map((name) => fn(name));
+  const descriptors = Object.keys(tools).map((name) => fnDescriptor(name));
   const run = async (source: string, extra: { tools?: CellToolDescriptor[]; yieldTimeMs?: number; typescript?: boolean } = {}) => {
     const { observation } = await session.createCell({
       source,

@@ -5,6 +5,7 @@ import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { workerChildren } from '@switchyard/config/proc';
+import { callItem } from '@switchyard/test-helpers';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,14 +30,13 @@ function sleeper(name: string, log: string[]): ToolExecutor {
   });
 }
 
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 
 describe('session turn loop', () => {
   it('records outputs in call order when calls finish out of order, then follows up', async () => {
     const log: string[] = [];
     const session = createSession({ tools: [sleeper('slow', log), sleeper('fast', log)] });
-    const model = createScriptedModel([[call('c1', 'slow', { ms: 150 }), call('c2', 'fast', { ms: 10 })], [say('all done')]]);
+    const model = createScriptedModel([[callItem('c1', 'slow', { ms: 150 }), callItem('c2', 'fast', { ms: 10 })], [say('all done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(log).toEqual(['start slow', 'start fast', 'end fast', 'end slow']);
     const outputs = result.items.filter((item) => item.type === 'function_call_output');
@@ -58,7 +58,7 @@ describe('session turn loop', () => {
     session.on('model-request', (event) => plans.push({ attempt: event.attempt, stepIndex: event.stepIndex, plan: event.plan }));
     const model = createScriptedModel([
       new ModelRequestError('overloaded', { retryable: true, status: 429 }),
-      [call('c1', 't', { ms: 1 })],
+      [callItem('c1', 't', { ms: 1 })],
       [say('ok')],
     ]);
     await session.runTurn({ model, input: 'hi' });
@@ -78,7 +78,7 @@ describe('session turn loop', () => {
       const session = createSession({ tools, provider: { toolSearch: true } });
       const searches: unknown[] = [];
       session.on('step-start', (event) => searches.push(event.plan.executors.find((executor) => executor.spec.type === 'tool_search')));
-      await session.runTurn({ model: createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]), input: 'hi' });
+      await session.runTurn({ model: createScriptedModel([[callItem('c1', 't', { ms: 1 })], [say('ok')]]), input: 'hi' });
       await session.shutdown();
       return searches;
     };
@@ -96,7 +96,7 @@ describe('session turn loop', () => {
     await expect(session.runTurn({ model: createScriptedModel([new ModelRequestError('bad request: no such model', { retryable: false, status: 400 })]), input: 'x' })).rejects.toMatchObject({
       message: 'bad request: no such model',
     });
-    await expect(session.runTurn({ model: createScriptedModel([[call('f1', 'boom', {})], [say('never')]]), input: 'x' })).rejects.toMatchObject({
+    await expect(session.runTurn({ model: createScriptedModel([[callItem('f1', 'boom', {})], [say('never')]]), input: 'x' })).rejects.toMatchObject({
       code: 'FATAL',
       message: 'disk on fire',
     });
@@ -112,7 +112,7 @@ describe('session turn loop', () => {
       },
     };
     const session = createSession({ tools: [sleeper('t', [])], hooks });
-    const model = createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 't', { ms: 1 })], [say('ok')]]);
     await session.runTurn({ model, input: 'x' });
     expect(model.requests[1].input).toContainEqual({ type: 'message', role: 'developer', content: '<hook_context>pre: remember the style guide</hook_context>' });
   });
@@ -122,7 +122,7 @@ describe('session turn loop', () => {
     const session = createSession({ tools: [sleeper('long', log)] });
     const turn = session.beginTurn();
     const step = await turn.step();
-    const pending = step.dispatch(call('c9', 'long', { ms: 10_000 }));
+    const pending = step.dispatch(callItem('c9', 'long', { ms: 10_000 }));
     await sleep(50);
     const started = Date.now();
     turn.abort();
@@ -140,7 +140,7 @@ describe('session turn loop', () => {
     const step = await turn.step();
     expect(step.tools.map((tool) => (tool as { name: string }).name)).toEqual(['a', 'b']);
     expect(step.plan.describe().map((row) => row.name)).toEqual(['a', 'b']);
-    const outs = await step.dispatchAll([call('x1', 'b', { ms: 30 }), call('x2', 'a', { ms: 1 }), call('x3', 'nope', {})]);
+    const outs = await step.dispatchAll([callItem('x1', 'b', { ms: 30 }), callItem('x2', 'a', { ms: 1 }), callItem('x3', 'nope', {})]);
     expect(outs).toEqual([
       { type: 'function_call_output', call_id: 'x1', output: 'b done' },
       { type: 'function_call_output', call_id: 'x2', output: 'a done' },
@@ -162,7 +162,7 @@ describe('session turn loop', () => {
     });
     const session = createSession({ tools: [probe], model: { contextWindow: 10_000 } });
     const usage = () => ({ inputTokens: 2000, outputTokens: 500, totalTokens: 2500 });
-    const model = createScriptedModel([[call('p1', 'probe', {})], [call('p2', 'probe', {})], [say('done')]], { usage });
+    const model = createScriptedModel([[callItem('p1', 'probe', {})], [callItem('p2', 'probe', {})], [say('done')]], { usage });
     await session.runTurn({ model, input: 'x' });
     expect(seen).toEqual([0, 2500]);
   });

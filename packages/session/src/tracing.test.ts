@@ -8,6 +8,7 @@ import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session } from './session-types';
+import { callItem, execItem, spanIdOf } from '@switchyard/test-helpers';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -21,12 +22,9 @@ function recording() {
   return { exporter, tracer: provider.getTracer('switchyard-test') };
 }
 
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
-const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
 const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const usage = { inputTokens: 11, outputTokens: 7, totalTokens: 18 };
 
-const idOf = (span: ReadableSpan) => span.spanContext().spanId;
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 const ms = (time: [number, number]) => time[0] * 1e3 + time[1] / 1e6;
 
@@ -106,7 +104,7 @@ describe('tracing', () => {
       }),
     );
     const code = 'const [a, b] = await Promise.all([tools.fetch_a({}), tools.fetch_b({})]);\ntext(a + "+" + b);';
-    const model = createScriptedModel([[call('c-lookup', 'lookup', { city: 'Oslo' }), exec('c-exec', code), call('c-delete', 'delete_everything', {})], [say('done')]], {
+    const model = createScriptedModel([[callItem('c-lookup', 'lookup', { city: 'Oslo' }), execItem('c-exec', code), callItem('c-delete', 'delete_everything', {})], [say('done')]], {
       usage: () => usage,
     });
     const result = await session.runTurn({ model, input: 'go' });
@@ -157,7 +155,7 @@ describe('tracing', () => {
 
     const chats = named('chat gpt-test').sort((a, b) => (a.attributes['switchyard.step.index'] as number) - (b.attributes['switchyard.step.index'] as number));
     for (const [index, chat] of chats.entries()) {
-      expect(parentOf(chat)).toBe(idOf(turn));
+      expect(parentOf(chat)).toBe(spanIdOf(turn));
       expect(chat.kind).toBe(SpanKind.CLIENT);
       expect(chat.attributes).toEqual({
         'gen_ai.operation.name': 'chat',
@@ -172,7 +170,7 @@ describe('tracing', () => {
     }
 
     const direct = one('execute_tool lookup');
-    expect(parentOf(direct)).toBe(idOf(turn));
+    expect(parentOf(direct)).toBe(spanIdOf(turn));
     expect(direct.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'lookup',
@@ -186,10 +184,10 @@ describe('tracing', () => {
     expect(direct.status.code).toBe(SpanStatusCode.UNSET);
 
     const execSpan = one('execute_tool exec');
-    expect(parentOf(execSpan)).toBe(idOf(turn));
+    expect(parentOf(execSpan)).toBe(spanIdOf(turn));
     expect(execSpan.attributes['gen_ai.tool.call.id']).toBe('c-exec');
     const cell = one('code_mode.cell');
-    expect(parentOf(cell)).toBe(idOf(execSpan));
+    expect(parentOf(cell)).toBe(spanIdOf(execSpan));
     const cellId = cell.attributes['switchyard.cell.id'];
     expect(typeof cellId).toBe('string');
     expect(cell.attributes).toEqual({
@@ -202,7 +200,7 @@ describe('tracing', () => {
     // the cell span covers its nested calls
     const nested = [one('execute_tool fetch_a'), one('execute_tool fetch_b')];
     for (const [index, span] of nested.entries()) {
-      expect(parentOf(span)).toBe(idOf(cell));
+      expect(parentOf(span)).toBe(spanIdOf(cell));
       expect(span.attributes).toEqual({
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': index === 0 ? 'fetch_a' : 'fetch_b',
@@ -223,7 +221,7 @@ describe('tracing', () => {
     expect(ms(nested[1]!.startTime)).toBeLessThan(ms(nested[0]!.endTime));
 
     const blocked = one('execute_tool delete_everything');
-    expect(parentOf(blocked)).toBe(idOf(turn));
+    expect(parentOf(blocked)).toBe(spanIdOf(turn));
     expect(blocked.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'delete_everything',
@@ -244,9 +242,9 @@ describe('tracing', () => {
     // one PreToolUse run per call, each a child of its call's span, with the caller's call id
     const hooks = named('hook PreToolUse');
     const toolSpans = [direct, execSpan, blocked, ...nested];
-    expect(hooks.map((hook) => parentOf(hook)).sort()).toEqual(toolSpans.map(idOf).sort());
+    expect(hooks.map((hook) => parentOf(hook)).sort()).toEqual(toolSpans.map(spanIdOf).sort());
     for (const hook of hooks) {
-      const owner = toolSpans.find((span) => idOf(span) === parentOf(hook))!;
+      const owner = toolSpans.find((span) => spanIdOf(span) === parentOf(hook))!;
       expect(hook.attributes).toEqual({
         'gen_ai.conversation.id': 'session-1',
         'gen_ai.provider.name': 'openai',
@@ -260,7 +258,7 @@ describe('tracing', () => {
       expect(hook.status.code).toBe(SpanStatusCode.UNSET);
     }
     // every child lies within its parent's time span
-    const byId = new Map(spans.map((span) => [idOf(span), span]));
+    const byId = new Map(spans.map((span) => [spanIdOf(span), span]));
     for (const span of spans) {
       const parent = parentOf(span) ? byId.get(parentOf(span)!) : undefined;
       if (!parent || parent === turn) continue;
@@ -273,7 +271,7 @@ describe('tracing', () => {
     const { exporter, tracer } = recording();
     const session = track(createSession({ tools: [boom], tracer }));
     const model = createScriptedModel(
-      [new ModelRequestError('overloaded', { retryable: true, status: 429 }), [call('c-boom', 'boom', {})], new ModelRequestError('bad request', { retryable: false, status: 400 })],
+      [new ModelRequestError('overloaded', { retryable: true, status: 429 }), [callItem('c-boom', 'boom', {})], new ModelRequestError('bad request', { retryable: false, status: 400 })],
       { capabilities: { name: 'client-model' } },
     );
     await expect(session.runTurn({ model, input: 'go' })).rejects.toMatchObject({ code: 'MODEL_ERROR' });
@@ -291,10 +289,10 @@ describe('tracing', () => {
       [2, 1, SpanStatusCode.ERROR, 'MODEL_ERROR'],
     ]);
     expect(chats[0]!.events[0]!.attributes).toMatchObject({ 'exception.type': 'MODEL_ERROR', 'exception.message': 'overloaded' });
-    expect(chats.every((chat) => parentOf(chat) === idOf(turn))).toBe(true);
+    expect(chats.every((chat) => parentOf(chat) === spanIdOf(turn))).toBe(true);
 
     const tool = spans.find((span) => span.name === 'execute_tool boom')!;
-    expect(parentOf(tool)).toBe(idOf(turn));
+    expect(parentOf(tool)).toBe(spanIdOf(turn));
     expect(tool.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool boom failed: kaput' });
     expect(tool.attributes['error.type']).toBe('RESPOND_TO_MODEL');
     expect(tool.events.map((event) => event.attributes?.['exception.message'])).toEqual(['tool boom failed: kaput']);
@@ -311,9 +309,9 @@ describe('tracing', () => {
     const session = track(createSession({ toolMode: 'code-mode', tools: [hang], tracer }));
     const turn = session.beginTurn();
     const step = await turn.step();
-    const failed = await step.dispatch(exec('c-fail', 'throw new Error("no luck")'));
+    const failed = await step.dispatch(execItem('c-fail', 'throw new Error("no luck")'));
     expect(JSON.stringify(failed)).toContain('no luck');
-    const pending = step.dispatch(call('c-hang', 'hang', {}));
+    const pending = step.dispatch(callItem('c-hang', 'hang', {}));
     await new Promise((resolve) => setTimeout(resolve, 20));
     turn.abort(new Error('user stopped'));
     expect(JSON.stringify(await pending)).toContain('aborted');
@@ -323,11 +321,11 @@ describe('tracing', () => {
     const root = spans.find((span) => span.name === 'invoke_agent')!;
     expect(root.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user stopped' });
     const aborted = spans.find((span) => span.name === 'execute_tool hang')!;
-    expect(parentOf(aborted)).toBe(idOf(root));
+    expect(parentOf(aborted)).toBe(spanIdOf(root));
     expect(aborted.status.code).toBe(SpanStatusCode.ERROR);
     expect(aborted.attributes['error.type']).toBe('ABORTED');
     const cell = spans.find((span) => span.name === 'code_mode.cell')!;
-    expect(parentOf(cell)).toBe(idOf(spans.find((span) => span.name === 'execute_tool exec')!));
+    expect(parentOf(cell)).toBe(spanIdOf(spans.find((span) => span.name === 'execute_tool exec')!));
     expect(cell.attributes['switchyard.cell.status']).toBe('failed');
     expect(cell.attributes['error.type']).toBe('SCRIPT_ERROR');
     // what the cell threw is the model's text: recorded only with recordContent (tools/reliability span-content.test.ts)
@@ -342,7 +340,7 @@ describe('tracing', () => {
       context.disable();
     });
     const session = track(createSession({ tools: [lookup], tracer: { tracer, agentName: 'helper' } }));
-    const model = createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const host = tracer.startSpan('host request');
     await context.with(trace.setSpan(context.active(), host), () => session.runTurn({ model, input: 'go' }));
     host.end();
@@ -350,7 +348,7 @@ describe('tracing', () => {
     const turn = spans.find((span) => span.name === 'invoke_agent helper')!;
     expect(turn.attributes['gen_ai.agent.name']).toBe('helper');
     expect(parentOf(turn)).toBe(host.spanContext().spanId);
-    expect(parentOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(idOf(turn));
+    expect(parentOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(spanIdOf(turn));
     // no provider given: the attribute is left out rather than guessed
     expect(spans.some((span) => 'gen_ai.provider.name' in span.attributes)).toBe(false);
   });
@@ -362,7 +360,7 @@ describe('tracing', () => {
       parameters: { type: 'object', properties: {} },
       handle: () => 'read',
     });
-    const responses: ResponseItem[][] = [[call('c1', 'manual', {})], [say('ok')]];
+    const responses: ResponseItem[][] = [[callItem('c1', 'manual', {})], [say('ok')]];
     const model: ModelClient = {
       provider: { name: 'anthropic', serverAddress: 'api.anthropic.com', serverPort: 443, streaming: true },
       async *stream() {
@@ -422,7 +420,7 @@ describe('tracing', () => {
       },
     } as unknown as Tracer;
     const session = track(createSession({ tools: [lookup], tracer: broken }));
-    const model = createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(result.finalText).toBe('ok');
     expect(result.items.find((item) => item.type === 'function_call_output')).toEqual({
@@ -435,7 +433,7 @@ describe('tracing', () => {
   it('a session with a tenant stamps switchyard.tenant on every span; one without has none', async () => {
     const traced = recording();
     const tenant = track(createSession({ tools: [lookup], tenant: 'acme', tracer: traced.tracer }));
-    await tenant.runTurn({ model: createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
+    await tenant.runTurn({ model: createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
     const spans = traced.exporter.getFinishedSpans();
     expect(spans.map((span) => span.name).sort()).toEqual(['chat', 'chat', 'execute_tool lookup', 'invoke_agent']);
     for (const span of spans) expect(span.attributes['switchyard.tenant']).toBe('acme');

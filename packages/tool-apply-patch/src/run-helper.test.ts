@@ -51,8 +51,8 @@ async function withFake(mode: string, options: { timeoutMs?: number; signal?: Ab
   return { ...outcome, pid };
 }
 
-/** True while `pid` is a live (not yet reaped) process. */
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (a zombie, not yet reaped, still does). */
+function pidExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -73,7 +73,7 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     const { error, pid } = await withFake(mode, { onVerified: () => new Promise(() => undefined) });
     expect(error).toBeInstanceOf(ApplyPatchError);
     expect({ code: error?.code, message: error?.message }).toEqual({ code: 'HELPER_FAILED', message });
-    await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 10_000 });
+    await vi.waitFor(() => expect(pidExists(pid)).toBe(false), { timeout: 10_000 });
   });
 
   it('an error frame is passed on as the helper said it (code, message, unrestored paths)', async () => {
@@ -89,7 +89,7 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     expect(committing.error?.message).toBe('apply_patch helper did not finish within 10000 ms and was stopped; files may have been partly written');
     const dies = await withFake('dies-in-commit');
     expect({ code: dies.error?.code, message: dies.error?.message }).toEqual({ code: 'HELPER_FAILED', message: 'apply_patch helper exited with code 1; files may have been partly written' });
-    for (const pid of [hangs.pid, committing.pid].filter(Boolean)) await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 10_000 });
+    for (const pid of [hangs.pid, committing.pid].filter(Boolean)) await vi.waitFor(() => expect(pidExists(pid)).toBe(false), { timeout: 10_000 });
   });
 
   it('commits only when the host says so; an abort or a refusal before the commit writes nothing', async () => {
@@ -107,6 +107,6 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     setTimeout(() => controller.abort(), 200);
     const aborted = await withFake('hangs', { signal: controller.signal, timeoutMs: 60_000 });
     expect({ code: aborted.error?.code, message: aborted.error?.message }).toEqual({ code: 'ABORTED', message: 'apply_patch was aborted before any file was written' });
-    if (aborted.pid) await vi.waitFor(() => expect(alive(aborted.pid)).toBe(false), { timeout: 10_000 });
+    if (aborted.pid) await vi.waitFor(() => expect(pidExists(aborted.pid)).toBe(false), { timeout: 10_000 });
   });
 });

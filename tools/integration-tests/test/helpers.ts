@@ -3,18 +3,10 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { sleep } from '@switchyard/test-helpers';
 
 export { sleep };
+export { callItem as call, cellIdOf, execItem as exec } from '@switchyard/test-helpers';
 
-export const exec = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const wait = (callId: string, args: Record<string, unknown>): ResponseItem => ({ type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) });
 export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
-/** A function call item (in the wire namespace form when `namespace` is given). */
-export const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  ...(namespace ? { namespace } : {}),
-  arguments: JSON.stringify(args),
-});
 
 /** The texts of an output item (string body or content items). */
 export function texts(item: ResponseItem | undefined): string[] {
@@ -22,12 +14,6 @@ export function texts(item: ResponseItem | undefined): string[] {
   if (typeof output === 'string') return [output];
   if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
   return [];
-}
-
-export function cellIdOf(item: ResponseItem | undefined): string {
-  const match = /Script running with cell ID (\S+)/.exec(texts(item)[0] ?? '');
-  if (!match) throw new Error(`no cell id in ${JSON.stringify(item)}`);
-  return match[1];
 }
 
 /** A tool that sleeps `ms` (abortable) and records start/end times. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, execSessionIdOf, openHarness, texts, type Harness } from './helpers';
 
 // One execTools() toolset shared by two sessions of one host (a server, `mcp serve`), each with
 // the default options (workspace-write sandbox, processes scoped to their turn), through the real
@@ -18,8 +18,6 @@ function text(item: unknown): string {
   return texts(item as never).join('\n');
 }
 
-const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
-
 describe('exec sessions: a shared toolset shares no processes', () => {
   it("Bob cannot read, write or kill Alice's tty shell; Alice keeps working after Bob's session ends", async () => {
     const root = join(scratch, 'ws');
@@ -30,7 +28,7 @@ describe('exec sessions: a shared toolset shares no processes', () => {
     let bob: Harness | undefined = await open();
     try {
       const shell = await alice.step.dispatch(callItem('a1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 1_000 }));
-      const id = idOf(shell);
+      const id = execSessionIdOf(shell);
       expect(id).toBeGreaterThan(0);
       const typed = await alice.step.dispatch(callItem('a2', 'write_stdin', { session_id: id, chars: 'ALICE_TOKEN=alice-secret-42\n', yield_time_ms: 500 }));
       expect(text(typed)).toContain('ALICE_TOKEN');
@@ -47,7 +45,7 @@ describe('exec sessions: a shared toolset shares no processes', () => {
       expect(text(interrupted)).toBe(`write_stdin failed: Unknown process id ${id}`);
       // Bob's own process, then Bob's session ends (its turn, then the session's dispose).
       const own = await bob.step.dispatch(callItem('b4', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 }));
-      expect(idOf(own)).not.toBe(id);
+      expect(execSessionIdOf(own)).not.toBe(id);
       await bob.close();
       bob = undefined;
       expect(exec.liveSessionIds()).toEqual([id]);
@@ -76,8 +74,8 @@ describe('exec sessions: a shared toolset shares no processes', () => {
     const alice: Harness = await open();
     const bob: Harness = await open();
     try {
-      const aliceShell = idOf(await alice.step.dispatch(callItem('a1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
-      const bobShell = idOf(await bob.step.dispatch(callItem('b1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
+      const aliceShell = execSessionIdOf(await alice.step.dispatch(callItem('a1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
+      const bobShell = execSessionIdOf(await bob.step.dispatch(callItem('b1', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 })));
       expect(exec.liveSessionIds().sort()).toEqual([aliceShell, bobShell].sort());
       await bob.close();
       // Bob's session said who it is when it ended: only his shell is gone

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, execSessionIdOf, openHarness, texts, type Harness } from './helpers';
 import { becomes } from '@switchyard/test-helpers';
 import { processInfo, processesWith } from '@switchyard/config/proc';
 
@@ -22,7 +22,6 @@ afterAll(() => {
 
 const text = (item: unknown) => texts(item as never).join('\n');
 const SPAWNER_PID = 's=$(cut -d" " -f4 /proc/$PPID/stat)';
-const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
 
 let calls = 0;
 async function run(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
@@ -77,7 +76,7 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
       const thief = await harness.step.dispatch(
         callItem(`c${++calls}`, 'exec_command', { cmd: `${SPAWNER_PID}; end=$(($(date +%s)+20)); while [ $(date +%s) -lt $end ]; do timeout 1 cat /proc/$s/fd/3 >/dev/null 2>&1; done`, yield_time_ms: 300 }),
       );
-      expect(idOf(thief)).toBeGreaterThan(0);
+      expect(execSessionIdOf(thief)).toBeGreaterThan(0);
       const started = Date.now();
       expect(await run(harness, 'echo still answered')).toContain('still answered');
       expect(Date.now() - started).toBeLessThan(8_000);

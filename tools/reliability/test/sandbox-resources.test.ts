@@ -7,6 +7,7 @@ import { DEFAULT_SANDBOX_LIMITS } from '@switchyard/sandbox';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
 import { callItem, openHarness, texts, type Harness } from './helpers';
+import { becomes } from '@switchyard/test-helpers';
 
 // Resource bombs inside the workspace-write sandbox, through the real stack (session → registry →
 // tool-exec → bubblewrap), with the default caps unless a test lowers one. Every bomb is bounded
@@ -46,15 +47,6 @@ function processesRunning(argv: string): number {
   return count;
 }
 
-async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
-
 const limitsEvent = (events: SwitchyardEvent[]) => events.find((event) => event.type === 'tool-notification' && event.name === 'sandbox-limits') as { data: Record<string, unknown> } | undefined;
 
 describe('sandbox resources: caps per command', () => {
@@ -73,7 +65,7 @@ describe('sandbox resources: caps per command', () => {
       expect(answer).toMatch(/\nsandbox limit: the command reached its limit of 128 processes \(\d+ new processes were refused\)\n$/);
       expect(limitsEvent(events)?.data).toEqual({ mechanism: 'cgroup-v1', pids: 128, memory_bytes: 2 * 1024 ** 3, tmp_bytes: 512 * 1024 ** 2 });
       // Everything it started died with it; the next command runs.
-      expect(await eventually(() => processesRunning('sleep 20.4711') === 0)).toBe(true);
+      expect(await becomes(() => processesRunning('sleep 20.4711') === 0, 10_000, 100)).toBe(true);
       const next = text(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
       expect(next).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\nfine\n$/);
       held.push(`fork bomb (400 sleeps): ${live} processes at most (cap 128, cgroup-v1), "sandbox limit" line, nothing left behind`);
@@ -140,7 +132,7 @@ describe('sandbox resources: admission control per session', () => {
       const answers = Promise.all(
         Array.from({ length: 200 }, (_, id) => harness.step.dispatch(callItem(`c${id}`, 'exec_command', { cmd: cmd(id), yield_time_ms: 30_000 }))),
       );
-      expect(await eventually(() => readdirSync(running).length >= 16, 30_000)).toBe(true);
+      expect(await becomes(() => readdirSync(running).length >= 16, 30_000, 100)).toBe(true);
       let peak = 0;
       const until = Date.now() + 3_000;
       while (Date.now() < until) {
