@@ -346,3 +346,22 @@ export function generatedPart(readme: string, start: string, end: string): strin
   if (from < 0 || to < from) return undefined;
   return readme.slice(from, to + end.length);
 }
+
+/** What {@link renderProtocolPart} documents: a protocol's two directions, the kinds they use, its error codes. */
+export interface ProtocolPart {
+  /** The marker lines around the generated part. */
+  start: string;
+  end: string;
+  /** Each direction's title (`Host → runtime`) and message table. */
+  directions: ReadonlyArray<readonly [title: string, table: Readonly<Record<string, MessageKind>>]>;
+  kinds: ReadonlyArray<Field<unknown>>;
+  /** The error codes, and the field that carries one (`WireError.code`). */
+  errorCodes: readonly string[];
+  errorField: string;
+}
+
+/** A README's generated part documenting one protocol from its tables, markers included. */
+export function renderProtocolPart({ start, end, directions, kinds, errorCodes, errorField }: ProtocolPart): string {
+  const codes = errorCodes.map((code) => `\`${code}\``).join(', ');
+  return [start, '', ...directions.flatMap(([title, table]) => renderMessageTable(title, table)), ...renderKindTable(kinds), `Error codes (\`${errorField}\`): ${codes}.`, '', end].join('\n');
+}

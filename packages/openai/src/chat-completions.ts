@@ -1,13 +1,4 @@
-import {
-  ModelRequestError,
-  SwitchyardError,
-  type JsonObject,
-  type ModelClient,
-  type ModelRequest,
-  type ModelStreamEvent,
-  type ModelUsage,
-  type ResponseItem,
-} from '@switchyard/protocol';
+import { ModelRequestError, SwitchyardError, type JsonObject, type ModelClient, type ModelRequest, type ModelStreamEvent, type ModelUsage, type ResponseItem } from '@switchyard/protocol';
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { CUSTOM_TOOL_ARGUMENT, toChatMessages, toChatTools, type ChatToolTarget } from './chat-conversion';
 import { describeServerError, isRetryableServerError } from './http-error';

@@ -1,12 +1,4 @@
-import {
-  ModelRequestError,
-  type JsonObject,
-  type ModelClient,
-  type ModelRequest,
-  type ModelStreamEvent,
-  type ModelUsage,
-  type ResponseItem,
-} from '@switchyard/protocol';
+import { ModelRequestError, type JsonObject, type ModelClient, type ModelRequest, type ModelStreamEvent, type ModelUsage, type ResponseItem } from '@switchyard/protocol';
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';

@@ -1,29 +1,4 @@
-import {
-  RespondToModelError,
-  SwitchyardError,
-  displayName,
-  errorMessage,
-  executorPayloadKinds,
-  hookCaller,
-  isFatalError,
-  isSwitchyardError,
-  jsonBoundsViolation,
-  type HookRunner,
-  type HookToolInput,
-  type JsonBounds,
-  type JsonValue,
-  type PostToolUseOutcome,
-  type PreToolUseOutcome,
-  type StepContext,
-  type ToolAccess,
-  type ToolCall,
-  type ToolCallSource,
-  type ToolExecutor,
-  type ToolInvocation,
-  type ToolName,
-  type ToolOutput,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { RespondToModelError, SwitchyardError, displayName, errorMessage, executorPayloadKinds, hookCaller, isFatalError, isSwitchyardError, jsonBoundsViolation, type HookRunner, type HookToolInput, type JsonBounds, type JsonValue, type PostToolUseOutcome, type PreToolUseOutcome, type StepContext, type ToolAccess, type ToolCall, type ToolCallSource, type ToolExecutor, type ToolInvocation, type ToolName, type ToolOutput, type ToolPayload } from '@switchyard/protocol';
 import { toToolOutput } from '@switchyard/kit';
 import { AbortedToolOutput, FailureToolOutput, elapsedMs } from '@switchyard/kit/internal';
 import { malformedCallMessage } from './build-tool-call';

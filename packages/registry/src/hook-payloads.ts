@@ -1,18 +1,4 @@
-import {
-  RespondToModelError,
-  codeModeName,
-  displayName,
-  toolNameSpellings,
-  isJsonObject,
-  type HookPayloadAdapter,
-  type HookToolInput,
-  type JsonValue,
-  type ToolExecutor,
-  type ToolInvocation,
-  type ToolName,
-  type ToolOutput,
-  type ToolPayload,
-} from '@switchyard/protocol';
+import { RespondToModelError, codeModeName, displayName, toolNameSpellings, isJsonObject, type HookPayloadAdapter, type HookToolInput, type JsonValue, type ToolExecutor, type ToolInvocation, type ToolName, type ToolOutput, type ToolPayload } from '@switchyard/protocol';
 
 /** Pre-hook input of a call, or `undefined` when the call gets no hooks. */
 export function preHookInput(executor: ToolExecutor, invocation: ToolInvocation): HookToolInput | undefined {

@@ -14,16 +14,8 @@ const END = '<!-- /helper-protocol -->';
 
 /** The generated part of the README, markers included. */
 export function renderHelperDocs(): string {
-  return [
-    START,
-    '',
-    ...messageTable.renderMessageTable('Host → helper', HOST_TO_HELPER),
-    ...messageTable.renderMessageTable('Helper → host', HELPER_TO_HOST),
-    ...messageTable.renderKindTable(HELPER_PROTOCOL_KINDS),
-    `Error codes (\`error.code\`): ${HELPER_ERROR_CODES.map((code) => `\`${code}\``).join(', ')}.`,
-    '',
-    END,
-  ].join('\n');
+  const directions = [['Host → helper', HOST_TO_HELPER], ['Helper → host', HELPER_TO_HOST]] as const;
+  return messageTable.renderProtocolPart({ start: START, end: END, directions, kinds: HELPER_PROTOCOL_KINDS, errorCodes: HELPER_ERROR_CODES, errorField: 'error.code' });
 }
 
 /** The README's generated part as it is now, or undefined when its markers are missing. */

@@ -14,16 +14,8 @@ export const END_MARKER = '<!-- /protocol-table -->';
 
 /** The generated part of the README, markers included. */
 export function renderProtocolDocs(): string {
-  return [
-    START_MARKER,
-    '',
-    ...messageTable.renderMessageTable('Host → runtime', HOST_MESSAGES),
-    ...messageTable.renderMessageTable('Runtime → host', RUNTIME_MESSAGES),
-    ...messageTable.renderKindTable(PROTOCOL_KINDS),
-    `Error codes (\`WireError.code\`): ${WIRE_ERROR_CODES.map((code) => `\`${code}\``).join(', ')}.`,
-    '',
-    END_MARKER,
-  ].join('\n');
+  const directions = [['Host → runtime', HOST_MESSAGES], ['Runtime → host', RUNTIME_MESSAGES]] as const;
+  return messageTable.renderProtocolPart({ start: START_MARKER, end: END_MARKER, directions, kinds: PROTOCOL_KINDS, errorCodes: WIRE_ERROR_CODES, errorField: 'WireError.code' });
 }
 
 /** The README's generated part as it is now (markers included), or undefined when the markers are missing. */

@@ -1,12 +1,4 @@
-import {
-  ModelRequestError,
-  type ModelCapabilities,
-  type ModelClient,
-  type ModelRequest,
-  type ModelStreamEvent,
-  type ModelUsage,
-  type ResponseItem,
-} from '@switchyard/protocol';
+import { ModelRequestError, type ModelCapabilities, type ModelClient, type ModelRequest, type ModelStreamEvent, type ModelUsage, type ResponseItem } from '@switchyard/protocol';
 import { approxTokenCount } from '@switchyard/kit';
 import { assistantText } from '../message-text';
 
