@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxPolicy } from './policy';
 import { spawnSandboxed, type SpawnSandboxedOptions } from './spawn-sandboxed';
+export { uniqueSleepSeconds } from '@switchyard/test-helpers';
 
 /** A fresh workspace directory (real path, under the OS temp dir). */
 export function makeWorkspace(prefix = 'sandbox-test-'): string {
@@ -54,7 +55,3 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000): Promi
   }
 }
 
-/** A unique marker for process-survival tests (a number `sleep` accepts). */
-export function uniqueSleepSeconds(): string {
-  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
-}

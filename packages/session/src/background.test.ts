@@ -6,11 +6,11 @@ import { createSession } from './session';
 import type { Session, SessionOptions } from './session-types';
 import type { BackgroundCompleteEvent } from './background';
 import { configError } from '@switchyard/config/config-error';
+import { say } from '@switchyard/test-helpers';
 
 // Background work through a whole session (router, broker, real isolates): a cell still running
 // after its exec delivers its end into the model's next request without any `wait`.
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
 const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 /** A cell that yields after 50 ms and completes after `ms` with `text`. */

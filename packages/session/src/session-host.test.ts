@@ -5,6 +5,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';
 import { configError } from '@switchyard/config/config-error';
+import { say } from '@switchyard/test-helpers';
 
 const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
   type: 'function_call',
@@ -13,7 +14,6 @@ const call = (callId: string, name: string, args: unknown, namespace?: string): 
   ...(namespace ? { namespace } : {}),
   arguments: JSON.stringify(args),
 });
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const noWait = { initialDelayMs: 0, sleep: async () => undefined };
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: () => 'echoed' });

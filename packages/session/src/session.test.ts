@@ -5,8 +5,8 @@ import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { workerChildren } from '@switchyard/config/proc';
+import { say, until } from '@switchyard/test-helpers';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sleeper(name: string, log: string[]): ToolExecutor {
   return defineFunctionTool({
@@ -30,7 +30,6 @@ function sleeper(name: string, log: string[]): ToolExecutor {
 }
 
 const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 
 describe('session turn loop', () => {
   it('records outputs in call order when calls finish out of order, then follows up', async () => {
@@ -123,7 +122,7 @@ describe('session turn loop', () => {
     const turn = session.beginTurn();
     const step = await turn.step();
     const pending = step.dispatch(call('c9', 'long', { ms: 10_000 }));
-    await sleep(50);
+    await until(() => log.includes('start long'), 'the tool to start');
     const started = Date.now();
     turn.abort();
     const output = await pending;

@@ -8,24 +8,19 @@ import { boundedStructuredPatch } from './bounded-diff';
 import { createTurnDiffTracker } from './turn-diff';
 import { applyPatch, verifyPatch, type VerifyPatchOptions } from './verify-patch';
 import { formatPatch } from 'diff';
+import { workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 let outside: string;
 
 beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-hardening-'));
-  root = join(base, 'workspace');
-  outside = join(base, 'outside');
-  await mkdir(root);
-  await mkdir(outside);
+  ({ base, root, outside } = await workspaceFolders('apply-patch-hardening-'));
 });
 
 afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
-
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 
 async function failure(patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
   try {

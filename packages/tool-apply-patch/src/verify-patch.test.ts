@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
+import { wrap } from './test-support';
 
 let root: string;
 let outside: string;
@@ -22,7 +23,6 @@ afterEach(async () => {
   await rm(join(root, '..'), { recursive: true, force: true });
 });
 
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 const read = (path: string) => readFile(join(root, path), 'utf8');
 const put = async (path: string, content: string | Buffer) => {
   await mkdir(join(root, path, '..'), { recursive: true });
@@ -39,7 +39,7 @@ async function failure(patch: string, options: { allowOutsideRoot?: boolean } = 
 }
 
 /** Every file under the root with its bytes, to prove "nothing changed, byte for byte". */
-async function tree(folder = root): Promise<Record<string, string>> {
+async function filesUnder(folder = root): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name);
@@ -120,7 +120,7 @@ describe('applyPatch', () => {
   it('leaves no temporary files behind', async () => {
     await put('a.txt', 'x\n');
     await applyPatch(wrap('*** Update File: a.txt', '-x', '+y', '*** Add File: b/c.txt', '+z'), { root });
-    expect(Object.keys(await tree()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
+    expect(Object.keys(await filesUnder()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
   });
 
   it('refuses an empty patch with "No files were modified."', async () => {
@@ -178,7 +178,7 @@ describe('verification failures change nothing', () => {
     await put('two.txt', 'alpha\nbeta\n');
     await put('three.txt', 'keep me\n');
     await put('crlf.txt', 'x\r\ny\r\n');
-    const before = await tree();
+    const before = await filesUnder();
     const error = await failure(
       wrap(
         '*** Update File: one.txt',
@@ -202,7 +202,7 @@ describe('verification failures change nothing', () => {
     );
     expect(error.code).toBe('VERIFICATION_FAILED');
     expect(error.message).toBe(`Failed to find expected lines in ${root}/two.txt:\ngamma`);
-    expect(await tree()).toEqual(before);
+    expect(await filesUnder()).toEqual(before);
   });
 });
 
@@ -211,7 +211,7 @@ describe('all or nothing when a write fails midway', () => {
     await put('a.txt', 'original a\n');
     await put('blocker', 'I am a file, not a folder\n');
     await put('gone.txt', 'still here\n');
-    const before = await tree();
+    const before = await filesUnder();
     const error = await failure(
       wrap(
         '*** Update File: a.txt',
@@ -233,15 +233,15 @@ describe('all or nothing when a write fails midway', () => {
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/inside.txt: File exists. No files were changed.');
     expect(error.unrestoredPaths).toEqual([]);
-    expect(await tree()).toEqual(before);
+    expect(await filesUnder()).toEqual(before);
   });
 
   it('a directory where a moved file should land is caught before writing', async () => {
     await put('src.txt', 'a\n');
     await mkdir(join(root, 'dest'));
-    const before = await tree();
+    const before = await filesUnder();
     expect((await failure(wrap('*** Update File: src.txt', '*** Move to: dest', '-a', '+b'))).message).toBe('Failed to write file dest: Is a directory');
-    expect(await tree()).toEqual(before);
+    expect(await filesUnder()).toEqual(before);
   });
 
   it('an abort before writing refuses the patch', async () => {
@@ -351,7 +351,7 @@ describe('a workspace root reached through a symbolic link', () => {
       ['move.txt', 'm\n', null],
       ['moved/m.txt', null, 'n\n'],
     ]);
-    expect(await tree()).toEqual({
+    expect(await filesUnder()).toEqual({
       sub: '<dir>',
       'sub/add.txt': Buffer.from('new\n').toString('base64'),
       'update.txt': Buffer.from('bar\n').toString('base64'),

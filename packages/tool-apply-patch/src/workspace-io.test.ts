@@ -5,25 +5,20 @@ import { join } from 'node:path';
 import type { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
 import { useWorkspaceIo } from './workspace-io';
+import { workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 let outside: string;
 
 beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-io-'));
-  root = join(base, 'workspace');
-  outside = join(base, 'outside');
-  await mkdir(root);
-  await mkdir(outside);
+  ({ base, root, outside } = await workspaceFolders('apply-patch-io-'));
 });
 
 afterEach(async () => {
   useWorkspaceIo('async');
   await rm(base, { recursive: true, force: true });
 });
-
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 
 async function failure(run: Promise<unknown>): Promise<ApplyPatchError> {
   return run.then(

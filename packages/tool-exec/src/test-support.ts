@@ -11,6 +11,7 @@ import {
   type ToolOutput,
 } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
+export { uniqueSleepSeconds } from '@switchyard/test-helpers';
 
 /** A fresh workspace directory (real path, under the OS temp dir). */
 export function makeWorkspace(prefix = 'tool-exec-'): string {
@@ -76,10 +77,6 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000): Promi
   }
 }
 
-/** A unique marker for process-survival tests (a number `sleep` accepts). */
-export function uniqueSleepSeconds(): string {
-  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
-}
 
 /** The message and code a call failed with; throws if it succeeded. */
 export async function failureOf(promise: Promise<unknown>): Promise<{ message: string; code?: string }> {
@@ -94,4 +91,16 @@ export async function failureOf(promise: Promise<unknown>): Promise<{ message: s
 /** The Code Mode value of an output (exec_command's result object). */
 export function codeModeValue(output: ToolOutput): JsonObject {
   return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
+}
+
+/** The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone). */
+export function processOf(pid: number): { parent: number; cmdline: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z') return undefined;
+    return { parent: Number(fields[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() };
+  } catch {
+    return undefined;
+  }
 }

@@ -4,17 +4,9 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
-import { exec, texts } from './helpers';
+import { exec, texts, useSessions } from './helpers';
 
-const sessions: Session[] = [];
-function session(options: Parameters<typeof createSession>[0]) {
-  const created = createSession(options);
-  sessions.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.shutdown()));
-});
+const session = useSessions();
 
 const ENTITIES = ['invoice', 'customer', 'order', 'ticket', 'shipment', 'payment', 'contract', 'product', 'report', 'project'];
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts } from './helpers';
+import { callItem, openHarness, text } from './helpers';
 
 // Nothing a sandboxed command plants runs later: git metadata created during a command, at any
 // depth, must not make the host's own (unsandboxed) `git status` run a planted program.
@@ -15,9 +15,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const held: string[] = [];
 afterAll(() => report('exec git metadata', `${held.length} plantings ran nothing:\n  - ${held.join('\n  - ')}`));
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 let counter = 0;
 function places(): { root: string; outside: string } {
@@ -55,7 +52,7 @@ async function runFull(root: string, cmd: string, options: ExecToolsOptions = {}
   }
 }
 
-async function run(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
+async function execAnswer(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
   return (await runFull(root, cmd, options)).answer;
 }
 
@@ -68,7 +65,7 @@ const tooManyAfter = (bound: string) =>
 describe('exec git metadata: nothing planted runs later', () => {
   it('control: unsandboxed, the same planting does run at the host’s git status (the check can fail)', async () => {
     const { root, outside } = places();
-    const answer = await run(root, plant('sub', outside), { sandbox: 'danger-full-access' });
+    const answer = await execAnswer(root, plant('sub', outside), { sandbox: 'danger-full-access' });
     expect(answer).toContain('planted');
     hostGitStatus(join(root, 'sub'));
     expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(true);
@@ -77,7 +74,7 @@ describe('exec git metadata: nothing planted runs later', () => {
   for (const dir of ['sub', 'a/b/c/d/e']) {
     it(`git init ${dir} + core.fsmonitor + a hook inside the sandbox: renamed before the answer, the host's git status runs nothing`, async () => {
       const { root, outside } = places();
-      const answer = await run(root, `mkdir -p ${dir} && ${plant(dir, outside)}`);
+      const answer = await execAnswer(root, `mkdir -p ${dir} && ${plant(dir, outside)}`);
       expect(answer).toContain('planted');
       expect(answer).toMatch(new RegExp(`\\nsandbox: new git metadata ${dir}/\\.git was renamed to ${dir}/\\.git\\.untrusted-[0-9a-f]{6}: a sandboxed command cannot create a repository`));
       expect(existsSync(join(root, dir, '.git'))).toBe(false);
@@ -92,10 +89,10 @@ describe('exec git metadata: nothing planted runs later', () => {
     for (let a = 0; a < 30; a++) for (let b = 0; b < 30; b++) mkdirSync(join(root, `d${a}`, `e${b}`), { recursive: true });
     // Older than two seconds: the walk keeps what it read of these directories and reads them no more.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(await run(root, 'echo warm')).toContain('warm');
+    expect(await execAnswer(root, 'echo warm')).toContain('warm');
     // The planting restores the times of the directory it planted in, as `touch -d` would.
     const dir = 'd17/e23';
-    const answer = await run(root, `touch -r ${dir} times && ${plant(dir, outside)} && touch -r times ${dir}`);
+    const answer = await execAnswer(root, `touch -r ${dir} times && ${plant(dir, outside)} && touch -r times ${dir}`);
     expect(answer).toContain('planted');
     expect(answer).toMatch(/\nsandbox: new git metadata d17\/e23\/\.git was renamed to d17\/e23\/\.git\.untrusted-[0-9a-f]{6}/);
     expect(existsSync(join(root, dir, '.git'))).toBe(false);
@@ -107,7 +104,7 @@ describe('exec git metadata: nothing planted runs later', () => {
   it('50,000 empty top-level folders, then a repository planted at zz/r (issue 47 row 1): the walk reaches it, renamed, the host’s git status runs nothing', async () => {
     const { root, outside } = places();
     // One mkdir with every name: the folders cost the command a second, not the test minutes.
-    const answer = await run(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
+    const answer = await execAnswer(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
     expect(answer).toContain('planted');
     expect(readdirSync(root)).toHaveLength(50_001);
     // The walk visits every directory (the bound is far above 50,000): zz/r/.git is found and renamed.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, text, type Harness } from './helpers';
 
 // One execTools() toolset shared by two sessions of one host (a server, `mcp serve`), each with
 // the default options (workspace-write sandbox, processes scoped to their turn), through the real
@@ -14,9 +14,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const held: string[] = [];
 afterAll(() => report('exec sessions', `${held.length} cross-session attacks failed:\n  - ${held.join('\n  - ')}`));
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
 

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createHookEngine } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, text, type Harness } from './helpers';
 
 // Hooks see what will run: input typed into a tty shell over several write_stdin calls reaches a
 // PreToolUse hook as the assembled line, through the real stack (session → registry → hooks with
@@ -18,9 +18,6 @@ afterAll(() => report('exec stdin hooks', `${held.length} split writes failed to
 /** A hook refusing anything whose stdin mentions `rm -rf` (exit 2, reason on stderr). */
 const NO_RM = 'grep -q "rm -rf" && { echo "no rm -rf" >&2; exit 2; } || exit 0';
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 let counter = 0;
 async function shellSession(): Promise<{ harness: Harness; victim: string; id: number; type(chars: string): Promise<string>; close(): Promise<void> }> {

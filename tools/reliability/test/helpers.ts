@@ -3,11 +3,11 @@ import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@sw
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
 import { sleep } from '@switchyard/test-helpers';
+import { texts } from '@switchyard/test-helpers';
+export { say, text, texts } from '@switchyard/test-helpers';
 
 export { sleep };
 
-/** The model's answer that ends a turn: an assistant message. */
-export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
   type: 'function_call',
@@ -22,13 +22,6 @@ export const callItem = (callId: string, name: string, args: unknown): ResponseI
   arguments: JSON.stringify(args),
 });
 
-/** The texts of an output item (string body or content items). */
-export function texts(item: ToolOutputItem | ResponseItem | undefined): string[] {
-  const output = (item as { output?: unknown } | undefined)?.output;
-  if (typeof output === 'string') return [output];
-  if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
-  return [];
-}
 
 /** The text of an output item, its parts joined by newlines ('' for none). */
 export const outputText = (item: ToolOutputItem | ResponseItem | undefined): string => texts(item).join('\n');

@@ -7,7 +7,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HookEngine, type HookEngineOptions } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, text, type Harness } from './helpers';
 
 // Each attack tries to get a call past a PreToolUse hook that should stop it, through the real
 // stack: session → router → registry → hooks (real /bin/sh hook processes) → tool-exec processes.
@@ -18,7 +18,7 @@ afterAll(() => report('hook bypasses', `${held.length} attacks failed:\n  - ${he
 
 let counter = 0;
 /** A fresh workspace holding `victim/keep.txt`, which every attack tries to delete. */
-function workspace(): { root: string; victim: string } {
+function victimWorkspace(): { root: string; victim: string } {
   const root = join(scratch, `ws-${++counter}`);
   mkdirSync(join(root, 'victim'), { recursive: true });
   writeFileSync(join(root, 'victim', 'keep.txt'), 'precious');
@@ -37,14 +37,11 @@ async function directSession(root: string, hooks: HookEngineOptions | HookEngine
   });
 }
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 describe('hook bypasses: a blocking hook always blocks', () => {
   for (const matcher of ['Bash', 'write_stdin']) {
     it(`typing rm -rf into a tty shell with write_stdin is blocked by a ${matcher} hook`, async () => {
-      const { root, victim } = workspace();
+      const { root, victim } = victimWorkspace();
       const harness = await directSession(root, { config: { hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command: NO_RM, timeout: 30 }] }] } } });
       try {
         const shell = await harness.step.dispatch(callItem('start', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 300 }));
@@ -64,7 +61,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   }
 
   it('a matcher naming the tool (exec_command) fires, and hooks see command, shell and workdir', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const seen = join(root, 'seen.json');
     const harness = await directSession(root, {
       config: { hooks: { PreToolUse: [{ matcher: 'exec_command', hooks: [{ type: 'command', command: `cat > "${seen}"; echo "tool name matcher" >&2; exit 2`, timeout: 30 }] }] } },
@@ -84,7 +81,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('arguments nested 6,000 deep never reach the handler, directly or from Code Mode', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     const ran: string[] = [];
     const tool = defineFunctionTool({
       name: 'record',
@@ -124,7 +121,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('a host thread stalled past the timeout of an exit-2 hook does not let the command run', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const answered = join(root, 'answered');
     const engine = createHookEngine({
       shell: '/bin/sh',
@@ -158,7 +155,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('a fail-closed hook that times out or crashes blocks', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const harness = await directSession(root, {
       failClosed: true,
       config: {
@@ -235,7 +232,7 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
   }
 
   it('`node hooks/policy.mjs` (matcher Bash, default options) blocks the model’s rm -rf data.csv', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     writeFileSync(join(root, 'data.csv'), 'a,b\n1,2\n');
     const harness = await directSession(root, createHookEngine({ configFiles: [policyFolder()] }));
     try {
@@ -249,7 +246,7 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
   });
 
   it('a required policy that crashes blocks the call and names itself', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     writeFileSync(join(root, 'data.csv'), 'a,b\n');
     const file = policyFolder({ required: true, script: 'throw new Error("policy bug")\n' });
     const harness = await directSession(root, createHookEngine({ configFiles: [file] }));
