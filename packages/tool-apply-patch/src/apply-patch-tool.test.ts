@@ -16,13 +16,8 @@ import { callPatchTool, custom, workspaceFolders, wrap } from './test-support';
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  ({ base, root } = await workspaceFolders('apply-patch-tool-'));
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-tool-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 
 

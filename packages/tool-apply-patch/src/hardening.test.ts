@@ -14,13 +14,8 @@ let base: string;
 let root: string;
 let outside: string;
 
-beforeEach(async () => {
-  ({ base, root, outside } = await workspaceFolders('apply-patch-hardening-'));
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
+beforeEach(async () => ({ base, root, outside } = await workspaceFolders('apply-patch-hardening-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 async function failure(patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
   try {

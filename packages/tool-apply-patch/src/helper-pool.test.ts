@@ -11,13 +11,8 @@ import { workspaceFolders, wrap } from './test-support';
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  ({ base, root } = await workspaceFolders('apply-patch-pool-'));
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-pool-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 /**
  * One call through the registry, as a session makes it; `onEvent` sees each notification as it is

@@ -13,13 +13,8 @@ import { callPatchTool, workspaceFolders, wrap } from './test-support';
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  ({ base, root } = await workspaceFolders('apply-patch-turn-'));
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-turn-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 /**
  * A helper run behind a relay that appends the size of every chunk the helper writes to the host

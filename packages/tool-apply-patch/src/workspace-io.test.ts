@@ -11,10 +11,7 @@ let base: string;
 let root: string;
 let outside: string;
 
-beforeEach(async () => {
-  ({ base, root, outside } = await workspaceFolders('apply-patch-io-'));
-});
-
+beforeEach(async () => ({ base, root, outside } = await workspaceFolders('apply-patch-io-')));
 afterEach(async () => {
   useWorkspaceIo('async');
   await rm(base, { recursive: true, force: true });
