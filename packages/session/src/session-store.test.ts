@@ -154,7 +154,7 @@ describe('a session with a SQLite store', () => {
       await writer.runTurn({ model: createScriptedModel([[say(`answer of ${id}`)]]), input: `question of ${id}` });
       await writer.shutdown();
     }
-    const cut = spawnSync(process.execPath, ['-e', `const {DatabaseSync}=require('node:sqlite');new DatabaseSync(${JSON.stringify(path)}).prepare("UPDATE switchyard_history SET item = substr(item, 1, length(item) - 7) WHERE storedSession = 'bad' AND idx = 1").run()`], { encoding: 'utf8' });
+    const cut = spawnSync(process.execPath, ['-e', `const {DatabaseSync}=require('node:sqlite');new DatabaseSync(${JSON.stringify(path)}).prepare("UPDATE switchyard_history SET item = substr(item, 1, length(item) - 7) WHERE session = 'bad' AND idx = 1").run()`], { encoding: 'utf8' });
     expect(cut.status).toBe(0);
     const bad = storedSession({ store: store(path), sessionId: 'bad' });
     await expect(bad.ready).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringMatching(/^session bad: history item 1 is corrupted/) });
