@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_LIMIT_OPTION_RULES, createRemoteRuntime, type RemoteRuntimeOptions } from '@switchyard/code-mode-runtime';
+import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, RUNTIME_LIMIT_OPTION_RULES, createRemoteRuntime, type CellLimitCaps, type RemoteRuntimeOptions } from '@switchyard/code-mode-runtime';
 import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
 import type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntimeOptions } from './agent-runtime';
 import { checkConnectOptions, checkToken, positive, type NatsConnectOptions } from './connection';
@@ -33,17 +33,10 @@ const NATS_RUNTIME_RULES: OptionsShape<NatsRuntimeOptions> = {
 };
 
 const HOST_LIMIT_RULES: OptionsShape<RuntimeHostLimits> = {
+  // the caps on the per-cell limits: one per limit a runtime holds (checked by RUNTIME_HOST_CAPS.fill)
+  ...(Object.fromEntries(RUNTIME_HOST_CAPS.names.map((name) => [name, checkedLater])) as OptionsShape<CellLimitCaps>),
   maxSessions: checkedLater,
   maxConnections: checkedLater,
-  heapMb: checkedLater,
-  cpuTimeMs: checkedLater,
-  wallTimeMs: checkedLater,
-  maxCells: checkedLater,
-  maxInFlightCalls: checkedLater,
-  maxInFlightArgumentChars: checkedLater,
-  maxOutputBytes: checkedLater,
-  maxOutputItems: checkedLater,
-  maxTimers: checkedLater,
   maxFrameBytes: checkedLater,
   maxReassemblyBytes: checkedLater,
   agentSilenceMs: checkedLater,

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { DEFAULT_MAX_FRAME_BYTES, createWorkerPool, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions, type ProcessWorkerOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime';
+import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, createWorkerPool, type CellLimitCaps, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions, type ProcessWorkerOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';
@@ -8,30 +8,17 @@ import { checkPublicKeys, deriveKeys, ephemeral, loadIdentity, signed, verified,
 import { WorkerSession } from './worker-session';
 import { PLACEMENT_VERSION, pingText, randomToken, replyText, requestText, subjects, type PlacementReply, type PlacementRequest, type Subjects } from './subjects';
 
-/** What one runtime host accepts; the engine limits cap what an agent host asks for per session. */
-export interface RuntimeHostLimits {
+/**
+ * What one runtime host accepts. Its caps on the per-cell limits (`heapMb`, `cpuTimeMs`, …: every
+ * limit a runtime holds, `CellLimitCaps`) bound what an agent host asks for per session; a cap not
+ * given is the limit's own default for a cell of the capped heap (the code-mode-runtime README's
+ * Limits table: 128 MB, 60,000 ms, …), and `wallTimeMs` is uncapped unless given.
+ */
+export interface RuntimeHostLimits extends CellLimitCaps {
   /** Sessions placed here at once (placement requests beyond it are declined). Default 1,000. */
   maxSessions?: number;
   /** Connections at once (one per placed session of an agent host). Default 1,000. */
   maxConnections?: number;
-  /** Most V8 heap per cell (MB); a session asking for more gets this. Default 128. */
-  heapMb?: number;
-  /** Most CPU time per cell (ms); a session asking for more, or for none, gets this. Default 60,000. */
-  cpuTimeMs?: number;
-  /** Most wall time per cell (ms); a session asking for more, or for none, gets this. Default none. */
-  wallTimeMs?: number;
-  /** Most cells per session. Default 32. */
-  maxCells?: number;
-  /** Most nested calls in flight per cell. Default 256. */
-  maxInFlightCalls?: number;
-  /** Most characters of arguments of the nested calls in flight per cell. Default 16 Mi. */
-  maxInFlightArgumentChars?: number;
-  /** Most output bytes per cell. Default 16 MiB. */
-  maxOutputBytes?: number;
-  /** Most output items per cell. Default 100,000. */
-  maxOutputItems?: number;
-  /** Most timers per cell. Default 100,000. */
-  maxTimers?: number;
   /** Biggest frame accepted from an agent host (bytes, reassembled). Default 64 MiB. */
   maxFrameBytes?: number;
   /** Bytes of partly received (chunked) frames held at once, all connections together. Default 128 MiB. */
@@ -179,7 +166,7 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   // A worker serves every session of one agent host here (dozens of cells starting at once): it gets
   // 60 s to answer a heartbeat, not the local pool's 15 s, before it is taken for stuck and killed.
   const workers = { heartbeatTimeoutMs: 60_000, ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false };
-  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.heapMb);
+  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.caps.heapMb!);
   // Checked now (a CONFIG error names the option), before connecting: a pool that starts nothing.
   if (isolation === 'process') void makePool(false).shutdown();
   return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, makePool: isolation === 'process' ? makePool : undefined };
@@ -453,25 +440,28 @@ function guarded(task: () => void): void {
   }
 }
 
+/** This host's own bounds, checked and filled in. */
+interface HostBounds {
+  maxSessions: number;
+  maxConnections: number;
+  maxFrameBytes: number;
+  maxReassemblyBytes: number;
+  agentSilenceMs: number;
+  /** The caps on the per-cell limits (undefined: uncapped). */
+  caps: ReturnType<typeof RUNTIME_HOST_CAPS.fill>;
+}
+
 /** The limits, checked and filled in. */
-function hostLimits(limits: RuntimeHostLimits): Required<Omit<RuntimeHostLimits, 'wallTimeMs'>> & { wallTimeMs?: number } {
+function hostLimits(limits: RuntimeHostLimits): HostBounds {
   const name = (key: string) => `serveRuntimeOverNats option limits.${key}`;
   const pick = (key: keyof RuntimeHostLimits, fallback: number, minimum: number) => (limits[key] === undefined ? fallback : positive(limits[key], name(key), minimum));
   return {
     maxSessions: pick('maxSessions', 1_000, 1),
     maxConnections: pick('maxConnections', 1_000, 1),
-    heapMb: pick('heapMb', 128, 8),
-    cpuTimeMs: pick('cpuTimeMs', 60_000, 1),
-    wallTimeMs: limits.wallTimeMs === undefined ? undefined : positive(limits.wallTimeMs, name('wallTimeMs'), 1),
-    maxCells: pick('maxCells', 32, 1),
-    maxInFlightCalls: pick('maxInFlightCalls', 256, 1),
-    maxInFlightArgumentChars: pick('maxInFlightArgumentChars', 16 * 1024 * 1024, 1),
-    maxOutputBytes: pick('maxOutputBytes', 16 * 1024 * 1024, 1),
-    maxOutputItems: pick('maxOutputItems', 100_000, 1),
-    maxTimers: pick('maxTimers', 100_000, 1),
     maxFrameBytes: pick('maxFrameBytes', DEFAULT_MAX_FRAME_BYTES, 64 * 1024),
     maxReassemblyBytes: pick('maxReassemblyBytes', 128 * 1024 * 1024, 64 * 1024),
     agentSilenceMs: pick('agentSilenceMs', 30_000, 100),
+    caps: RUNTIME_HOST_CAPS.fill(limits, name),
   };
 }
 
@@ -480,18 +470,6 @@ function hostLimits(limits: RuntimeHostLimits): Required<Omit<RuntimeHostLimits,
  * own maximum (a limit not asked for, or asked as no limit, gets the maximum). Applied to the
  * parsed `open-session` the engine acts on, so no spelling of the message escapes it.
  */
-export function capped(options: EngineSessionOptions, limits: ReturnType<typeof hostLimits>): EngineSessionOptions {
-  const min = (asked: unknown, cap: number) => (typeof asked === 'number' && asked >= 0 ? Math.min(asked, cap) : cap);
-  return {
-    heapMb: min(options.heapMb, limits.heapMb),
-    cpuTimeMs: min(options.cpuTimeMs, limits.cpuTimeMs),
-    wallTimeMs: limits.wallTimeMs === undefined ? options.wallTimeMs : min(options.wallTimeMs, limits.wallTimeMs),
-    maxCells: min(options.maxCells, limits.maxCells),
-    maxInFlightCalls: min(options.maxInFlightCalls, limits.maxInFlightCalls),
-    maxInFlightArgumentChars: min(options.maxInFlightArgumentChars, limits.maxInFlightArgumentChars),
-    maxOutputBytes: min(options.maxOutputBytes, limits.maxOutputBytes),
-    maxOutputItems: min(options.maxOutputItems, limits.maxOutputItems),
-    maxTimers: min(options.maxTimers, limits.maxTimers),
-    storedValues: options.storedValues !== false,
-  };
+export function capped(options: EngineSessionOptions, limits: HostBounds): EngineSessionOptions {
+  return { ...RUNTIME_HOST_CAPS.apply(options, limits.caps), storedValues: options.storedValues !== false } as EngineSessionOptions;
 }

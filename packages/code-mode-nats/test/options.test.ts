@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createNatsRuntime, serveRuntimeOverNats } from '../src/index';
 import { configError } from '@switchyard/config/config-error';
+import { RUNTIME_HOST_CAPS, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
+import { capped } from '../src/runtime-host';
 
 // Nothing here connects: every option is checked before the first connection.
 const servers = 'nats://127.0.0.1:1';
@@ -45,5 +47,27 @@ describe('serveRuntimeOverNats options are strict', () => {
     expect(await configError(() => serveRuntimeOverNats({ servers, isolation: 'thread' as never }))).toBe("serveRuntimeOverNats option isolation must be 'process' or 'in-process' (got thread)");
     expect(await configError(() => serveRuntimeOverNats({ servers, workers: { max: 0 } }))).toBe('code mode runtime option workers.max must be a number >= 1 (got 0)');
     expect(await configError(() => serveRuntimeOverNats({ servers, isolation: 'in-process', workers: { max: 2 } }))).toBe("serveRuntimeOverNats option workers needs isolation: 'process'");
+  });
+});
+
+describe("a runtime host's caps come from the runtime's limits table", () => {
+  it('takes a cap on every limit a runtime holds, each checked and named (no list of its own)', async () => {
+    expect(RUNTIME_HOST_CAPS.names.length).toBeGreaterThanOrEqual(10);
+    for (const name of RUNTIME_HOST_CAPS.names) {
+      expect(await configError(() => serveRuntimeOverNats({ servers, limits: { [name]: -1 } }))).toMatch(new RegExp(`^serveRuntimeOverNats option limits\\.${name} must be a number >= \\d+ \\(got -1\\)$`));
+    }
+    expect(await configError(() => serveRuntimeOverNats({ servers, limits: { maxTimer: 5 } } as never))).toBe(
+      'serveRuntimeOverNats: unknown option `limits.maxTimer`; did you mean `limits.maxTimers`?',
+    );
+  });
+
+  it('caps every limit a runtime holds of an open-session asking for the most (defaults: the limits table\'s)', () => {
+    const asked = { ...Object.fromEntries(RUNTIME_HOST_CAPS.names.map((name) => [name, 1e12])), maxStoredKeys: 1e12, storedValues: true } as unknown as EngineSessionOptions;
+    const caps = RUNTIME_HOST_CAPS.fill({ wallTimeMs: 1_000 }, String);
+    const session = capped(asked, { caps } as never);
+    expect(Object.keys(session).sort()).toEqual([...RUNTIME_HOST_CAPS.names, 'storedValues'].sort());
+    for (const name of RUNTIME_HOST_CAPS.names) expect(session[name], name).toBe(caps[name]);
+    // one default per limit: the host's cap on argument characters is the runtime's default (2 × the value size limit), not a second figure
+    expect(session.maxInFlightArgumentChars).toBe(32 * 1024 * 1024);
   });
 });

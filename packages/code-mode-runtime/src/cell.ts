@@ -11,38 +11,25 @@ import {
 import { codeModeDeclaration } from '@switchyard/kit';
 import { CELL_PRELUDE } from './cell-prelude';
 import { decodeCellMessage } from './cell-bridge';
-import type { ControlFunction, ControlMessage, PreludeConfig } from './prelude/bridge';
+import type { ControlFunction, ControlMessage, PreludeConfig, PreludeLimits } from './prelude/bridge';
+import type { EngineSessionOptions } from './protocol';
 import { compileCellModule } from './cell-source';
 import { watchCpu } from './cpu-watch';
 import { stripTypesBounded } from './type-stripper';
 import { nullPrototype } from './null-prototype';
 import { maxValueChars, valueTooLarge } from './value-limit';
-import { defaultMaxStoredBytes } from './host-limits';
+import { PRELUDE_LIMITS, limitDefault, type RuntimeHeldLimit } from './cell-limits';
 import { cellToolRequest } from './tool-request';
 import { CellReplay, divergence, type ReplayJournal } from './cell-replay';
 import { runOnHost } from './journal/call-outcome';
 import type { JournalCallResult } from '@switchyard/protocol';
 
-/** Per-cell resource limits (see `CodeModeRuntimeOptions`). */
-export interface CellLimits {
-  heapMb: number;
-  cpuTimeMs?: number;
-  wallTimeMs?: number;
-  maxInFlightCalls: number;
-  /** Characters of nested-call argument JSON in flight per cell; a call beyond it rejects inside the cell. */
-  maxInFlightArgumentChars: number;
-  maxOutputBytes: number;
-  /** text / image / notify calls per cell (empty ones included); more throw inside the cell. */
-  maxOutputItems: number;
-  /** Pending timers per cell; `setTimeout` beyond it throws inside the cell. */
-  maxTimers: number;
-  /**
-   * UTF-8 bytes of the cell's own stored writes, keys included (the session's `maxStoredBytes`,
-   * default `defaultMaxStoredBytes(heapMb)`): the `store()` that passes it throws and the cell
-   * fails with none of its writes stored. Writes that no budget could take never leave the isolate.
-   */
-  maxStoredBytes?: number;
-}
+/**
+ * Per-cell resource limits: those of `CELL_LIMITS` a runtime holds, but `maxCells` (the session's).
+ * `maxStoredBytes` bounds the cell's own stored writes (absent: its default for the heap): the
+ * `store()` that passes it throws and the cell fails with none of its writes stored.
+ */
+export type CellLimits = Pick<EngineSessionOptions, Exclude<RuntimeHeldLimit, 'maxCells'>>;
 
 /** Node fires a delay above 2^31 − 1 ms after 1 ms (with a TimeoutOverflowWarning); longer delays are clamped to it. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
@@ -149,16 +136,7 @@ export class Cell {
         storeEnabled: this.options.storedValues,
         seed: this.options.seed,
         ...(this.replay ? { replayTimes: this.replay.times } : {}),
-        limits: {
-          maxInFlightCalls: limits.maxInFlightCalls,
-          maxInFlightArgumentChars: limits.maxInFlightArgumentChars,
-          maxOutputBytes: limits.maxOutputBytes,
-          maxOutputItems: limits.maxOutputItems,
-          maxTimers: limits.maxTimers,
-          maxValueChars: maxValueChars(limits.heapMb),
-          heapMb: limits.heapMb,
-          maxStoredBytes: limits.maxStoredBytes ?? defaultMaxStoredBytes(limits.heapMb),
-        },
+        limits: preludeLimits(limits),
       };
       const config = JSON.stringify(preludeConfig);
       // Copied as one string per value: a single string holding all stored values would be one
@@ -545,4 +523,10 @@ export class Cell {
     this.buffer = [];
     this.options.closed(this);
   }
+}
+
+/** The limits the prelude enforces (`PRELUDE_LIMITS`, an absent one at its default) and the value size limit. */
+function preludeLimits(limits: CellLimits): PreludeLimits {
+  const values = Object.fromEntries(PRELUDE_LIMITS.map((name) => [name, limits[name] ?? limitDefault(name, limits.heapMb)]));
+  return { ...values, maxValueChars: maxValueChars(limits.heapMb) } as PreludeLimits;
 }

@@ -2,6 +2,7 @@ import { SwitchyardError, type CellHost } from '@switchyard/protocol';
 import { Session } from './code-mode-session';
 import type { EngineSessionOptions } from './protocol';
 import { EngineJournals } from './journal/engine-journals';
+import { limitDefault } from './cell-limits';
 
 /** An engine session with `engine`'s limits (used in process and by the worker's protocol server). */
 export function createEngineSession(
@@ -13,17 +14,7 @@ export function createEngineSession(
   const maxJournalBytes = engine.maxJournalBytes ?? defaultMaxJournalBytes(engine.heapMb);
   return new Session({
     host,
-    limits: {
-      heapMb: engine.heapMb,
-      cpuTimeMs: engine.cpuTimeMs,
-      wallTimeMs: engine.wallTimeMs,
-      maxInFlightCalls: engine.maxInFlightCalls,
-      maxInFlightArgumentChars: engine.maxInFlightArgumentChars,
-      maxOutputBytes: engine.maxOutputBytes,
-      maxOutputItems: engine.maxOutputItems,
-      maxTimers: engine.maxTimers,
-      maxStoredBytes: engine.maxStoredBytes,
-    },
+    limits: engine,
     maxCells: engine.maxCells,
     storedValues: engine.storedValues,
     // In process the session is its host's journal keeper; in a worker the agent host keeps them.
@@ -32,15 +23,9 @@ export function createEngineSession(
   });
 }
 
-/**
- * The default `maxJournalBytes`: an eighth of the cell heap (16 MiB at the default 128 MB). A
- * resume delivers every journaled result into a fresh isolate again and a store writes the
- * journal with the session, so both grow with it; an eighth of the heap is the value size limit
- * of one value (a cell that took in more results than that ran long), and it keeps the resume
- * message well inside the default frame (64 MiB).
- */
+/** The default `maxJournalBytes` for a cell of `heapMb` (the table's: an eighth of the heap, 16 MiB at 128 MB). */
 export function defaultMaxJournalBytes(heapMb: number): number {
-  return Math.floor((heapMb * 1024 * 1024) / 8);
+  return limitDefault('maxJournalBytes', heapMb)!;
 }
 
 /** Throws CONFIG for a host that is not a `CellHost`. */

@@ -1,5 +1,6 @@
 import type { EngineSessionOptions, StoredPair } from './protocol';
 import { maxValueChars } from './value-limit';
+import { limitDefault } from './cell-limits';
 
 /**
  * The limits the agent host enforces on what a runtime sends, whatever the runtime is. A runtime
@@ -21,18 +22,6 @@ export interface HostLimits {
   maxStoredKeys: number;
 }
 
-/**
- * The default stored-values budget: a quarter of the cell heap (`heapMb` / 4 MiB of UTF-8). A new
- * cell receives the whole snapshot as one string per value on its heap, and `load` parses one of
- * them beside it; a quarter leaves room for that, for the cell's own work, and for two-byte strings
- * (which take twice their UTF-8 length of ASCII). 3 × 3 values of 4,194,288 characters (37.7 MB)
- * in a 32 MB cell made every later cell of the session fail at start; the budget (8 MiB there)
- * refuses the commit that would have done so.
- */
-export function defaultMaxStoredBytes(heapMb: number): number {
-  return Math.floor((heapMb * 1024 * 1024) / 4);
-}
-
 /** The host's limits for sessions with `engine`'s options (defaults filled in). */
 export function hostLimits(engine: EngineSessionOptions): HostLimits {
   const valueChars = maxValueChars(engine.heapMb);
@@ -40,10 +29,9 @@ export function hostLimits(engine: EngineSessionOptions): HostLimits {
     maxInFlightCalls: engine.maxInFlightCalls,
     maxNotifyBytes: engine.maxOutputBytes,
     maxValueChars: valueChars,
-    // Four values of the largest size, as UTF-8 of ASCII JSON: room for parallel results, never gigabytes.
-    maxInFlightResultBytes: engine.maxInFlightResultBytes ?? 4 * valueChars,
-    maxStoredBytes: engine.maxStoredBytes ?? defaultMaxStoredBytes(engine.heapMb),
-    maxStoredKeys: engine.maxStoredKeys ?? 10_000,
+    maxInFlightResultBytes: engine.maxInFlightResultBytes ?? limitDefault('maxInFlightResultBytes', engine.heapMb)!,
+    maxStoredBytes: engine.maxStoredBytes ?? limitDefault('maxStoredBytes', engine.heapMb)!,
+    maxStoredKeys: engine.maxStoredKeys ?? limitDefault('maxStoredKeys', engine.heapMb)!,
   };
 }
 

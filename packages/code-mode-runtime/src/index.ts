@@ -3,6 +3,7 @@ export { createCodeModeRuntime } from './code-mode-runtime';
 export type { CodeModeRuntimeOptions } from './code-mode-runtime';
 export { DEFAULT_CPU_TIME_MS, RUNTIME_LIMIT_OPTION_RULES } from './runtime-options';
 export type { RuntimeLimitOptions } from './runtime-options';
+export { RUNTIME_HOST_CAPS, type CellLimitCaps, type CellLimitOptions } from './cell-limits';
 export { nodeSnapshotFlagProblem } from './node-snapshot-check';
 
 // Durable cells: journals, their replay after a lost runtime or a restart, offline replay.

@@ -1,34 +1,7 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_CPU_TIME_MS,
-  connectRuntime,
-  createCodeModeRuntime,
-  createRemoteRuntime,
-  createStreamTransport,
-  parseFrame,
-  serveRuntime,
-  type RuntimePlacement,
-} from './index';
-import { createTestHost, isolation } from '../test/helpers';
+import { DEFAULT_CPU_TIME_MS, createCodeModeRuntime, createRemoteRuntime } from './index';
+import { createTestHost, isolation, recordingPlacement } from '../test/helpers';
 import { configError } from '@switchyard/config/config-error';
-
-/** A placement onto a runtime server in this process that records every frame the host sends it. */
-function recordingPlacement() {
-  const sent: unknown[] = [];
-  const placement: RuntimePlacement = {
-    async acquire(sink) {
-      const toRuntime = new PassThrough();
-      const toHost = new PassThrough();
-      serveRuntime({ transport: createStreamTransport({ readable: toRuntime, writable: toHost }) });
-      const transport = createStreamTransport({ readable: toHost, writable: toRuntime });
-      const recording = { ...transport, send: (frame: string) => (sent.push(...parseFrame(frame)), transport.send(frame)) };
-      const client = await connectRuntime({ transport: recording, onEvent: (message) => sink.onEvent(message), onLost: (cause) => sink.onLost(cause) });
-      return { client, key: 's1', hold: () => () => {}, release: () => {} };
-    },
-  };
-  return { placement, sent };
-}
 
 describe('runtime options are strict', () => {
   it('createCodeModeRuntime names an unknown option and the closest valid one, workers.* included', async () => {

@@ -2,9 +2,10 @@ import { optionRules as rule, type OptionRule, type OptionsShape } from '@switch
 import type { CodeModeRuntimeOptions } from './code-mode-runtime';
 import type { ProcessWorkerOptions, RemoteRuntimeOptions } from './process-runtime';
 import { MIN_MAX_FRAME_BYTES } from './protocol';
+import { CELL_LIMITS, CELL_LIMIT_RULES } from './cell-limits';
 
 /** The CPU time a cell gets when `cpuTimeMs` is not set (ms): a `while (true) {}` ends after it. */
-export const DEFAULT_CPU_TIME_MS = 60_000;
+export const DEFAULT_CPU_TIME_MS: number = CELL_LIMITS.cpuTimeMs.fallback;
 
 /** The per-cell limits every runtime of this package takes (and a runtime elsewhere is sent). */
 export type RuntimeLimitOptions = Omit<CodeModeRuntimeOptions, 'isolation' | 'workers' | 'nodeSnapshotCheck'>;
@@ -12,28 +13,10 @@ export type RuntimeLimitOptions = Omit<CodeModeRuntimeOptions, 'isolation' | 'wo
 /** A number ≥ `min` (fractions are rounded down when read). */
 const atLeast = (min: number): OptionRule => rule.number({ min });
 
-/** A number ≥ 1, or `false` for no limit. */
-const limitOrFalse: OptionRule = (value, path) => {
-  if (value === false) return undefined;
-  return atLeast(1)(value, path)?.replace(/^must be a number ≥ 1/, 'must be a number ≥ 1 or false');
-};
-
 /** Rules of the per-cell limits, for a host package that takes them among its own options (`createNatsRuntime`). */
 export const RUNTIME_LIMIT_OPTION_RULES: OptionsShape<RuntimeLimitOptions> = {
-  heapMb: atLeast(8),
-  cpuTimeMs: limitOrFalse,
-  wallTimeMs: limitOrFalse,
-  maxCells: atLeast(1),
-  maxInFlightCalls: atLeast(1),
-  maxInFlightArgumentChars: atLeast(1),
-  maxOutputBytes: atLeast(1),
-  maxOutputItems: atLeast(1),
-  maxTimers: atLeast(1),
+  ...CELL_LIMIT_RULES,
   storedValues: rule.boolean(),
-  maxStoredBytes: atLeast(1),
-  maxStoredKeys: atLeast(1),
-  maxInFlightResultBytes: atLeast(1),
-  maxJournalBytes: atLeast(0),
 };
 
 const WORKER_OPTION_RULES: OptionsShape<ProcessWorkerOptions> = {

@@ -1,6 +1,7 @@
 import { isSwitchyardError, type CellHost, type CellToolDescriptor, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
-import type { CodeModeRuntimeOptions } from '../src/index';
-import { createCodeModeRuntime } from '../src/index';
+import { PassThrough } from 'node:stream';
+import type { CodeModeRuntimeOptions, RuntimePlacement } from '../src/index';
+import { connectRuntime, createCodeModeRuntime, createStreamTransport, parseFrame, serveRuntime } from '../src/index';
 
 /** The isolation these tests run under: the default project uses worker processes, the `in-process` project isolates in the test process. */
 export const isolation = (process.env.SWITCHYARD_TEST_ISOLATION ?? 'process') as 'process' | 'in-process';
@@ -72,4 +73,21 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code: stri
     return { code: error.code, message: error.message };
   }
   throw new Error('expected a rejection');
+}
+
+/** A placement onto a runtime server in this process that records every frame the host sends it. */
+export function recordingPlacement() {
+  const sent: unknown[] = [];
+  const placement: RuntimePlacement = {
+    async acquire(sink) {
+      const toRuntime = new PassThrough();
+      const toHost = new PassThrough();
+      serveRuntime({ transport: createStreamTransport({ readable: toRuntime, writable: toHost }) });
+      const transport = createStreamTransport({ readable: toHost, writable: toRuntime });
+      const recording = { ...transport, send: (frame: string) => (sent.push(...parseFrame(frame)), transport.send(frame)) };
+      const client = await connectRuntime({ transport: recording, onEvent: (message) => sink.onEvent(message), onLost: (cause) => sink.onLost(cause) });
+      return { client, key: 's1', hold: () => () => {}, release: () => {} };
+    },
+  };
+  return { placement, sent };
 }

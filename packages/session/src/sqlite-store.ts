@@ -1,5 +1,6 @@
 import { SwitchyardError, errorMessage, isSwitchyardError, type JsonValue, type SessionCommit, type SessionLease, type SessionLeaseRequest, type SessionStore, type StoredSession } from '@switchyard/protocol';
 import { checkLease, checkOptions, decodeStoreRecord, encodeStoreRecord, grantLease, leaseFromJson, optionRules as rule, storeError } from '@switchyard/kit';
+import { SQLITE_SCHEMA } from './sql/schema.generated';
 
 // The embedded SessionStore: one SQLite file through node:sqlite (built into Node 22.13+ and 24, no
 // native module to compile), in WAL mode. Every commit is one transaction.
@@ -50,18 +51,9 @@ function openDatabase(path: string): Database {
   }
 }
 
-const TABLES = `
-CREATE TABLE IF NOT EXISTS switchyard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS switchyard_sessions (
-  id TEXT PRIMARY KEY, version INTEGER NOT NULL, lease TEXT, state TEXT, history_length INTEGER NOT NULL, journal_length INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS switchyard_history (session TEXT NOT NULL, idx INTEGER NOT NULL, item TEXT NOT NULL, PRIMARY KEY (session, idx)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS switchyard_journal (session TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (session, seq)) WITHOUT ROWID;
-`;
-
 function prepareSchema(db: Database, options: SqliteStoreOptions, path: string): void {
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}; PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000};`);
-  db.exec(TABLES);
+  db.exec(SQLITE_SCHEMA);
   const row = db.prepare('SELECT value FROM switchyard_meta WHERE key = ?').get('schema');
   const version = row ? Number(row.value) : undefined;
   if (version === undefined) db.prepare('INSERT OR IGNORE INTO switchyard_meta (key, value) VALUES (?, ?)').run('schema', String(SCHEMA_VERSION));

@@ -17,34 +17,13 @@ import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';
 import { HelperPool, type HelperLaunch } from './helper-pool';
 import type { VerifiedAnswer } from './helper-protocol';
 import { helperCommand, type HelperCommand } from './run-helper';
+import { APPLY_PATCH_GRAMMAR } from './grammar/apply-patch.generated';
 import { lazyProperty } from './lazy-property';
 import { turnDiffTracker } from './turn-diff';
 import type { ApplyPatchResult, FileChange } from './verify-patch';
 
 /** The description the model reads. */
 export const APPLY_PATCH_DESCRIPTION = 'Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.';
-
-/** The Lark grammar constraining the model's input (byte for byte the reference's, blank lines included). */
-export const APPLY_PATCH_GRAMMAR = `start: begin_patch hunk+ end_patch
-begin_patch: "*** Begin Patch" LF
-end_patch: "*** End Patch" LF?
-
-hunk: add_hunk | delete_hunk | update_hunk
-add_hunk: "*** Add File: " filename LF add_line+
-delete_hunk: "*** Delete File: " filename LF
-update_hunk: "*** Update File: " filename LF change_move? change?
-
-filename: /(.+)/
-add_line: "+" /(.*)/ LF -> line
-
-change_move: "*** Move to: " filename LF
-change: (change_context | change_line)+ eof_line?
-change_context: ("@@" | "@@ " /(.+)/) LF
-change_line: ("+" | "-" | " ") /(.*)/ LF
-eof_line: "*** End of File" LF
-
-%import common.LF
-`;
 
 /**
  * What the model reads for an applied patch: the summary inside the reference's shell-output frame

@@ -13,6 +13,8 @@
  * `undefined` for none; see `journal.ts`): they reach the runtime before the message itself.
  */
 
+import type { PreludeLimitName } from '../cell-limits';
+
 /** The image detail levels a cell's `image()` accepts. */
 export type ImageDetail = 'auto' | 'low' | 'high' | 'original';
 
@@ -76,21 +78,12 @@ export interface PreludeTool {
   declaration: string;
 }
 
-/** The per-cell limits the prelude enforces itself (each also has a guard in the runtime). */
-export interface PreludeLimits {
-  maxInFlightCalls: number;
-  maxInFlightArgumentChars: number;
-  /** UTF-8 bytes of text, image and notify output per cell */
-  maxOutputBytes: number;
-  maxOutputItems: number;
-  maxTimers: number;
-  /** Characters per value crossing the bridge (`maxValueChars(heapMb)`) */
-  maxValueChars: number;
-  /** For the value size error's text */
-  heapMb: number;
-  /** UTF-8 bytes of the cell's own stored writes, keys included (the session's `maxStoredBytes`) */
-  maxStoredBytes: number;
-}
+/**
+ * The per-cell limits the prelude enforces itself (each also has a guard in the runtime): those
+ * `CELL_LIMITS` marks `prelude` (`heapMb` for the value size error's text), and `maxValueChars`,
+ * the characters per value crossing the bridge (`maxValueChars(heapMb)`).
+ */
+export type PreludeLimits = { readonly [K in PreludeLimitName]: number } & { readonly maxValueChars: number };
 
 /** `$1` (as JSON): the cell's tools, whether `store`/`load` exist, its limits, its seed and what a replay answers. */
 export interface PreludeConfig {

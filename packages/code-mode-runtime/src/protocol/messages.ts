@@ -1,4 +1,5 @@
 import type { SwitchyardErrorCode } from '@switchyard/protocol';
+import { AGENT_HELD_LIMITS, CELL_LIMIT_WIRE_SHAPE } from '../cell-limits';
 import { arrayOf, blob, blobFieldsOf, blobPairs, boolean, compileTable, finite, integer, json, literal, message, object, optional, outcome, pairs, string, variants, type Infer, type MessagesOf } from './schema';
 
 export { ProtocolError } from './schema';
@@ -35,22 +36,11 @@ void everyCodeOnTheWire;
 
 // ---- the nested kinds ----------------------------------------------------------------------
 
-const ENGINE_SESSION_OPTIONS = object('EngineSessionOptions', 'Per-session engine settings (the runtime enforces them per cell; the four `max…` limits after `storedValues` are the agent host\'s, and a runtime ignores them except `maxStoredBytes`, which also bounds each cell\'s own stored writes inside its isolate).', {
-  heapMb: integer,
-  cpuTimeMs: optional(integer),
-  wallTimeMs: optional(integer),
-  maxCells: integer,
-  maxInFlightCalls: integer,
-  maxInFlightArgumentChars: integer,
-  maxOutputBytes: integer,
-  maxOutputItems: integer,
-  maxTimers: integer,
-  storedValues: boolean,
-  maxInFlightResultBytes: optional(integer),
-  maxStoredBytes: optional(integer),
-  maxStoredKeys: optional(integer),
-  maxJournalBytes: optional(integer),
-});
+const ENGINE_SESSION_OPTIONS = object(
+  'EngineSessionOptions',
+  `Per-session engine settings: the per-cell limits of \`CELL_LIMITS\` (the runtime enforces them per cell; ${AGENT_HELD_LIMITS.map((name) => `\`${name}\``).join(', ')} are the agent host's, and a runtime ignores them) and \`storedValues\`.`,
+  { ...CELL_LIMIT_WIRE_SHAPE, storedValues: boolean },
+);
 
 const CELL_TOOL_DESCRIPTOR = object('CellToolDescriptor', 'A tool a cell may call (`tools.<name>`); `declaration` is its TypeScript declaration (absent: the runtime renders an untyped one).', {
   name: string,

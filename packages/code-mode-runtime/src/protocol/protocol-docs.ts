@@ -3,10 +3,10 @@
  * (`messages.ts`). `protocol-docs.test.ts` fails when the README differs from what this renders;
  * `pnpm --filter @switchyard/code-mode-runtime run docs:protocol` rewrites the README's part.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { HOST_MESSAGES, PROTOCOL_KINDS, RUNTIME_MESSAGES, WIRE_ERROR_CODES } from './messages';
 import type { MessageKind, Shape } from './schema';
+import { currentPart, rewritePart } from '../readme-part';
 
 export const README_FILE = fileURLToPath(new URL('../../README.md', import.meta.url));
 export const START_MARKER = '<!-- protocol-table: generated from src/protocol/messages.ts by `run docs:protocol`; do not edit -->';
@@ -56,16 +56,6 @@ export function renderProtocolDocs(): string {
 }
 
 /** The README's generated part as it is now (markers included), or undefined when the markers are missing. */
-export function currentProtocolDocs(readme: string): string | undefined {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start < 0 || end < start) return undefined;
-  return readme.slice(start, end + END_MARKER.length);
-}
+export const currentProtocolDocs = (readme: string): string | undefined => currentPart(readme, { start: START_MARKER, end: END_MARKER });
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const readme = readFileSync(README_FILE, 'utf8');
-  const current = currentProtocolDocs(readme);
-  if (current === undefined) throw new Error(`${README_FILE} has no ${START_MARKER} … ${END_MARKER} part`);
-  writeFileSync(README_FILE, readme.replace(current, () => renderProtocolDocs()));
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) rewritePart(README_FILE, { start: START_MARKER, end: END_MARKER }, renderProtocolDocs());

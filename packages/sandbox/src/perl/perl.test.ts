@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findExecutable } from '../find-executable';
 import { launcherSyscalls } from '../launchers';
-import { generatedModule, GENERATED_FILE, perlProgram } from './build-perl';
+import { perlProgram, PROGRAMS_MODULE } from './build-perl';
 import { REAPER, SECCOMP_EXEC } from './programs.generated';
 
 const perl = findExecutable('perl');
@@ -11,7 +11,7 @@ const folder = new URL('.', import.meta.url);
 
 describe('the bundled perl programs', () => {
   it('are the bundle of the current .pl files (run `build:perl` after editing src/perl)', () => {
-    expect(readFileSync(GENERATED_FILE, 'utf8')).toBe(generatedModule());
+    expect(readFileSync(PROGRAMS_MODULE.file, 'utf8')).toBe(PROGRAMS_MODULE.fresh());
   });
 
   it('expand their parts and drop comments and blank lines', () => {
