@@ -167,22 +167,6 @@ describe('boundedStructuredPatch falls back to an exact coarse diff', () => {
 });
 
 describe('paths are walked without following links', () => {
-  it('a folder swapped for a link between verification and the write is caught; nothing lands outside', async () => {
-    await mkdir(join(root, 'd'));
-    await writeFile(join(outside, 'victim.txt'), 'original\n');
-    const plan = await verifyPatch(wrap('*** Add File: d/victim.txt', '+pwned'), { root });
-    await rename(join(root, 'd'), join(root, 'd.real'));
-    await symlink(outside, join(root, 'd'));
-    const error = await plan.commit().then(
-      () => undefined,
-      (thrown: ApplyPatchError) => thrown,
-    );
-    expect(error?.code).toBe('WRITE_FAILED');
-    expect(error?.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
-    expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
-    expect(await names(outside)).toEqual(['victim.txt']);
-  });
-
   it('a link inside the root is followed by the walk itself: relative, absolute, chained, and .. within the root', async () => {
     await mkdir(join(root, 'real', 'deep'), { recursive: true });
     await writeFile(join(root, 'real', 'deep', 'f.txt'), 'f\n');

@@ -54,6 +54,7 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     await rename(join(root, 'd'), join(root, 'd.real'));
     await symlink(outside, join(root, 'd'));
     const error = await failure(plan.commit());
+    expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
     expect(await readdir(outside)).toEqual(['victim.txt']);
