@@ -15,9 +15,6 @@ export function texts(item: unknown): string[] {
   return [];
 }
 
-/** An output item's texts as one string, a line each. */
-export const text = (item: unknown): string => texts(item).join('\n');
-
 /** What a Code Mode cell gave back, in order: each text, an image as its url. */
 export const cellTexts = (observation: { items: ReadonlyArray<{ type: string; text?: string; image_url?: string }> }) =>
   observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));

@@ -21,3 +21,6 @@ export function recordingTracer(name = 'switchyard-test') {
 
 /** The span id of a span's parent, undefined for a root span. */
 export const parentSpanOf = (span: { parentSpanContext?: { spanId: string } }) => span.parentSpanContext?.spanId;
+
+/** A span's own id (an OpenTelemetry `ReadableSpan`, read by shape). */
+export const spanIdOf = (span: { spanContext(): { spanId: string } }): string => span.spanContext().spanId;

@@ -13,7 +13,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function fixture() {
+function guardedSession() {
   const ran: string[] = [];
   const listFiles = defineFunctionTool({
     name: 'list_files',
@@ -52,7 +52,7 @@ function fixture() {
 
 describe('codeModeTool: Code Mode as AI SDK tools under generateText', () => {
   it("exposes exec ({ code }) and wait with the plan's descriptions", async () => {
-    const { session } = fixture();
+    const { session } = guardedSession();
     const tools = await codeModeTool({ session });
     expect(Object.keys(tools)).toEqual(['exec', 'wait']);
     expect(tools.exec.description).toContain('list_files');
@@ -65,7 +65,7 @@ describe('codeModeTool: Code Mode as AI SDK tools under generateText', () => {
   });
 
   it('runs exec through the session router; a nested call blocked by a hook is reported to the model', async () => {
-    const { session, ran, seen } = fixture();
+    const { session, ran, seen } = guardedSession();
     const code = "const files = await tools.list_files({});\ntext('files: ' + files.join(', '));\nconst secret = await tools.read_secret({ name: 'db' });\ntext('secret: ' + secret);";
     const model = new MockLanguageModelV4({ doGenerate: [toolCalls(['call-exec-1', 'exec', { code }]), textStep('The secret is not readable from here.')] });
 
@@ -86,7 +86,7 @@ describe('codeModeTool: Code Mode as AI SDK tools under generateText', () => {
   });
 
   it('a yielded cell is observed with wait in a later call', async () => {
-    const { session } = fixture();
+    const { session } = guardedSession();
     const code = "// @exec: {\"yield_time_ms\": 100}\nyield_control();\nconst files = await tools.list_files({});\ntext('later: ' + files.length);";
     let cellId = '';
     const model = new MockLanguageModelV4({

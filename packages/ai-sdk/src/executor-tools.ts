@@ -1,6 +1,6 @@
 import { jsonSchema, tool, type Tool, type ToolSet } from '@ai-sdk/provider-utils';
 import { displayName, executorExposure, executorPayloadKinds, isJsonObject, type HookRunner, type JsonValue, type StepContext, type ToolExecutor, type ToolOutputBody, type ToolPayload } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { createExecutorHost } from '@switchyard/registry';
 import { toResultOutput } from './prompt';
 

@@ -17,7 +17,7 @@ const modelRequestOf = (tools: WireTool[] = [], input: ResponseItem[] = [{ type:
   parallelToolCalls: true,
   signal,
 });
-async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
+async function eventsOf(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
   const events: ModelStreamEvent[] = [];
   for await (const event of stream) events.push(event);
   return events;
@@ -151,7 +151,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
     });
     const client = aiSdkModel(model, { contextWindow: 200_000 });
     expect(client.capabilities).toEqual({ name: 'claude-test', parallelToolCalls: true, contextWindow: 200_000 });
-    const events = await collect(client.stream(modelRequestOf(TOOLS)));
+    const events = await eventsOf(client.stream(modelRequestOf(TOOLS)));
     expect(events).toEqual([
       { type: 'output-item', item: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'think' }], provider_metadata: { anthropic: { signature: 'sig' } } } },
       { type: 'text-delta', delta: 'Hel' },
@@ -173,7 +173,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
   it('passes callOptions and the abort signal; sends no tools when the plan has none', async () => {
     const model = new MockLanguageModelV4({ doStream: streaming([finish]) });
     const controller = new AbortController();
-    await collect(aiSdkModel(model, { callOptions: { maxOutputTokens: 99, temperature: 0 } }).stream({ ...modelRequestOf(), instructions: 'Be nice.', signal: controller.signal }));
+    await eventsOf(aiSdkModel(model, { callOptions: { maxOutputTokens: 99, temperature: 0 } }).stream({ ...modelRequestOf(), instructions: 'Be nice.', signal: controller.signal }));
     const sent = model.doStreamCalls[0]!;
     expect(sent.maxOutputTokens).toBe(99);
     expect(sent.temperature).toBe(0);
@@ -189,13 +189,13 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
         throw overloaded;
       },
     });
-    await expect(collect(aiSdkModel(thrown).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, status: 529, message: 'model request failed (HTTP 529): Overloaded' });
+    await expect(eventsOf(aiSdkModel(thrown).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, status: 529, message: 'model request failed (HTTP 529): Overloaded' });
 
     const inStream = new MockLanguageModelV4({ doStream: streaming([{ type: 'text-start', id: 't' }, { type: 'error', error: { message: 'invalid_request_error: bad tool' } }]) });
-    await expect(collect(aiSdkModel(inStream).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model request failed: invalid_request_error: bad tool' });
+    await expect(eventsOf(aiSdkModel(inStream).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model request failed: invalid_request_error: bad tool' });
 
     const cut = new MockLanguageModelV4({ doStream: streaming([{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'par' }]) });
-    await expect(collect(aiSdkModel(cut).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, message: 'model stream ended before the response finished' });
+    await expect(eventsOf(aiSdkModel(cut).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, message: 'model stream ended before the response finished' });
   });
 
   it('an abort rethrows the signal reason and cancels the provider stream', async () => {

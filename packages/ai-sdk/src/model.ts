@@ -11,7 +11,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { PROVIDER_METADATA_FIELD, toAiSdkPrompt } from './prompt';
 import { toAiSdkTools, type CustomToolMode, type ToolTarget } from './tool-table';
 

@@ -1,6 +1,6 @@
 import type { JSONSchema7, LanguageModelV4FunctionTool, LanguageModelV4ProviderTool } from '@ai-sdk/provider';
 import type { JsonObject, WireTool } from '@switchyard/protocol';
-import { flattenWireTools } from '@switchyard/kit';
+import { flattenWireTools } from '@switchyard/kit/internal';
 
 /**
  * How the step's custom (freeform) tools reach an AI SDK model:

@@ -4,13 +4,13 @@ import { jsonSchema, tool } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { aiSdkTools, APPROVAL_DENIED_MESSAGE, NO_APPROVER_MESSAGE } from './tools';
+import { callItem } from '@switchyard/test-helpers';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 const outputBody = (item: object) => {
   const output = (item as { output?: unknown }).output;
   return typeof output === 'string' ? output : (output as Array<{ text?: string; image_url?: string }>).map((part) => part.text ?? part.image_url).join('|');
@@ -43,18 +43,18 @@ describe('aiSdkTools', () => {
       parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number', maximum: 10 } }, required: ['a', 'b'] },
     });
     const { step } = await stepWith(executors);
-    expect(outputBody(await step.dispatch(call('c1', 'add', { a: 2, b: 3 })))).toBe('{"sum":5}');
+    expect(outputBody(await step.dispatch(callItem('c1', 'add', { a: 2, b: 3 })))).toBe('{"sum":5}');
     // ajv (the registry) refuses a wrong type before the handler.
-    expect(outputBody(await step.dispatch(call('c2', 'add', { a: 'two', b: 3 })))).toMatch(/^invalid arguments for add: /);
+    expect(outputBody(await step.dispatch(callItem('c2', 'add', { a: 'two', b: 3 })))).toMatch(/^invalid arguments for add: /);
     // The AI SDK's own validation carries the zod message.
     const refined = await aiSdkTools({
       even: tool({ inputSchema: z.object({ n: z.number().refine((n) => n % 2 === 0, 'n must be even') }), execute: async ({ n }) => n / 2 }),
     });
     const { step: second } = await stepWith(refined);
-    const refusal = outputBody(await second.dispatch(call('c3', 'even', { n: 3 })));
+    const refusal = outputBody(await second.dispatch(callItem('c3', 'even', { n: 3 })));
     expect(refusal).toMatch(/^invalid arguments for even: /);
     expect(refusal).toContain('n must be even');
-    expect(outputBody(await second.dispatch(call('c4', 'even', { n: 4 })))).toBe('2');
+    expect(outputBody(await second.dispatch(callItem('c4', 'even', { n: 4 })))).toBe('2');
   });
 
   it('needsApproval asks the step approval provider; a denial or no provider is a model-visible refusal', async () => {
@@ -114,7 +114,7 @@ describe('aiSdkTools', () => {
       }),
     });
     const { turn, step } = await stepWith(executors);
-    const pending = step.dispatch(call('c1', 'slow', {}));
+    const pending = step.dispatch(callItem('c1', 'slow', {}));
     await started;
     turn.abort();
     const output = await pending;
@@ -147,13 +147,13 @@ describe('aiSdkTools', () => {
       broken: tool({ inputSchema: z.object({}), execute: async () => ({}), toModelOutput: () => ({ type: 'error-text', value: 'the chart failed' }) }),
     });
     const { step } = await stepWith(executors);
-    expect(outputBody(await step.dispatch(call('c1', 'progress', {})))).toBe('done');
-    const snapshot = await step.dispatch(call('c2', 'snapshot', {}));
+    expect(outputBody(await step.dispatch(callItem('c1', 'progress', {})))).toBe('done');
+    const snapshot = await step.dispatch(callItem('c2', 'snapshot', {}));
     expect((snapshot as { output: unknown }).output).toEqual([
       { type: 'input_text', text: 'a chart' },
       { type: 'input_image', image_url: `data:image/png;base64,${pixel}` },
     ]);
-    const result = await step.handleItem(call('c3', 'broken', {}));
+    const result = await step.handleItem(callItem('c3', 'broken', {}));
     expect(result?.success).toBe(false);
     expect(outputBody(result!.item)).toBe('the chart failed');
   });

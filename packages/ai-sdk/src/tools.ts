@@ -13,7 +13,8 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { FunctionToolOutput, JsonToolOutput, checkOptions, defineFunctionTool, optionRules as rule, toToolOutput, type OptionsShape } from '@switchyard/kit';
+import { FunctionToolOutput, JsonToolOutput, defineFunctionTool, toToolOutput } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 
 /** Options of {@link aiSdkTools}. */
 export interface AiSdkToolsOptions {

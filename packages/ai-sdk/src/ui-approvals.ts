@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { checkOptions, optionRules as rule } from '@switchyard/kit';
+import { checkOptions, optionRules as rule } from '@switchyard/kit/internal';
 import type { ApprovalDecision, ApprovalProvider, ApprovalRequest } from '@switchyard/protocol';
 import type { ApprovalNotice } from './ui-translate';
 

@@ -47,7 +47,7 @@ afterEach(async () => {
 const API = 'http://chat.test/api/chat';
 
 /** A page and its server in one process: the transport's requests go to the chat's handlers; every chunk it reads is kept. */
-function connect(chat: UIChat, options: { sendAutomatically?: boolean; messages?: SwitchyardUIMessage[]; followAfter?: () => string | undefined } = {}) {
+function connectPage(chat: UIChat, options: { sendAutomatically?: boolean; messages?: SwitchyardUIMessage[]; followAfter?: () => string | undefined } = {}) {
   const chunks: UIMessageChunk[][] = [];
   const statuses: number[] = [];
   const transport = new DefaultChatTransport<SwitchyardUIMessage>({
@@ -116,7 +116,6 @@ const refundPart = (page: PlainChat) => page.lastMessage?.parts.find((part) => p
   | { state: string; approval?: { id: string; approved?: boolean; reason?: string }; output?: unknown; toolCallId: string }
   | undefined;
 
-
 /** A code-mode-only session whose model runs `cell` (call id `cell-1`), then says `answer`; refunds need approval. */
 function refundCellChat(cell: string, answer: string) {
   const approvals = createUIApprovals();
@@ -132,7 +131,7 @@ describe('createUIChat: approvals in the page', () => {
   it("request chunk → the page's answer (as Chat sends it) → the tool runs once", async () => {
     const approvals = createUIApprovals();
     const { session, chat, refunds } = refundSetup(approvals);
-    const { page, chunks } = connect(chat);
+    const { page, chunks } = connectPage(chat);
     await page.sendMessage({ text: 'refund order 7' });
     expect(page.status).toBe('ready');
     const request = chunks[0].find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string; approvalDescriptor: unknown };
@@ -157,7 +156,7 @@ describe('createUIChat: approvals in the page', () => {
   it('a denial: the tool does not run and the part is denied', async () => {
     const approvals = createUIApprovals();
     const { chat, refunds, session } = refundSetup(approvals);
-    const { page } = connect(chat);
+    const { page } = connectPage(chat);
     await page.sendMessage({ text: 'refund order 7' });
     await page.addToolApprovalResponse({ id: refundPart(page)!.approval!.id, approved: false, reason: 'not this one' });
     await until(() => page.status === 'ready' && refundPart(page)?.state === 'output-denied', 'the denial');
@@ -168,7 +167,7 @@ describe('createUIChat: approvals in the page', () => {
   it('an approval nobody answers times out as denied; a follower sees how it ended', async () => {
     const approvals = createUIApprovals({ timeoutMs: 300 });
     const { chat, refunds, session } = refundSetup(approvals);
-    const { page } = connect(chat, { followAfter: () => page.lastMessage?.id });
+    const { page } = connectPage(chat, { followAfter: () => page.lastMessage?.id });
     await page.sendMessage({ text: 'refund order 7' });
     expect(refundPart(page)?.state).toBe('approval-requested');
     const ended = new Promise((resolve) => session.on('turn-end', resolve));
@@ -183,7 +182,7 @@ describe('createUIChat: approvals in the page', () => {
 
   it("a nested call's approval rides on its cell's exec part; the answer lets the cell go on", async () => {
     const { refunds, chat } = refundCellChat("const r = await tools.refund({ order: 9 });\ntext('refunded ' + r.refunded);", 'Refunded.');
-    const { page } = connect(chat);
+    const { page } = connectPage(chat);
     await page.sendMessage({ text: 'refund order 9' });
     const exec = () => page.lastMessage!.parts.find((part) => part.type === 'tool-exec') as { state: string; approval?: { id: string; descriptor?: unknown; requestReason?: string }; output?: unknown };
     expect(exec()).toMatchObject({ state: 'approval-requested', approval: { descriptor: { kind: 'tool', toolName: 'refund', input: { order: 9 }, nested: true }, requestReason: 'refund (called by the cell) needs approval' } });
@@ -198,7 +197,7 @@ describe('createUIChat: approvals in the page', () => {
   }, 20_000);
   it('two nested calls of one cell wait at once: the second gets a part of its own, each is answered and runs once', async () => {
     const { refunds, chat } = refundCellChat("const all = await Promise.all([1, 2].map((order) => tools.refund({ order })));\ntext('refunded ' + all.map((r) => r.refunded).join(' and '));", 'Both refunded.');
-    const { page, chunks } = connect(chat);
+    const { page, chunks } = connectPage(chat);
     await page.sendMessage({ text: 'refund orders 1 and 2' });
     const waiting = () => page.lastMessage!.parts.filter((part) => 'toolCallId' in part && part.state === 'approval-requested') as Array<{ type: string; approval: { id: string } }>;
     const exec = () => page.lastMessage!.parts.find((part) => part.type === 'tool-exec') as { state: string; output?: unknown };
@@ -231,7 +230,7 @@ describe('createUIChat: background results reach the page, once', () => {
     cleanups.push(() => session.shutdown(), () => chat.close());
     const stopWaking = session.wake({ model });
     cleanups.push(stopWaking);
-    const { page, statuses } = connect(chat, { followAfter: () => page.lastMessage?.id });
+    const { page, statuses } = connectPage(chat, { followAfter: () => page.lastMessage?.id });
     await page.sendMessage({ text: 'run the nightly report' });
     expect(page.messages).toHaveLength(2);
     await page.resumeStream();
@@ -288,7 +287,7 @@ describe('createUIChat: bad input is a clear HTTP error, and the session loses n
 
   it('an approval for an unknown call, or paired with another call, is refused; the waiting approval still works', async () => {
     const { chat, refunds, approvals } = plainSetup();
-    const { page } = connect(chat, { sendAutomatically: false });
+    const { page } = connectPage(chat, { sendAutomatically: false });
     await page.sendMessage({ text: 'refund order 7' });
     const part = refundPart(page)!;
     const answered = (approvalId: string, toolCallId: string) => ({
@@ -322,7 +321,7 @@ describe('createUIChat: bad input is a clear HTTP error, and the session loses n
     const messageId = /"messageId":"([^"]+)"/.exec(first)![1];
     await reader.cancel();
     // a page that comes back while the turn runs follows it: the turn again, whole, to its end
-    const { page } = connect(chat, { messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'go' }] }] });
+    const { page } = connectPage(chat, { messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'go' }] }] });
     await page.resumeStream();
     expect(page.lastMessage).toMatchObject({ id: messageId, role: 'assistant' });
     expect(page.lastMessage!.parts.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text)).toEqual(['finished anyway']);

@@ -1,4 +1,4 @@
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { SwitchyardError, type ModelClient, type ResponseItem } from '@switchyard/protocol';
 import { createUIMessageStreamResponse, type UIMessage } from 'ai';
 import type { UIApprovals } from './ui-approvals';

@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function expectValid(messages: SwitchyardUIMessage[]): Promise<void> {
+async function expectValidUIMessages(messages: SwitchyardUIMessage[]): Promise<void> {
   const validated = await safeValidateUIMessages({ messages });
   if (!validated.success) throw validated.error;
 }
@@ -43,7 +43,7 @@ describe('history ↔ UI messages', () => {
     await session.runTurn({ model: createScriptedModel([[{ type: 'message', role: 'assistant', content: 'The count is done.' }]]), input: 'and?' });
     const history = [...session.history, { type: 'message', role: 'developer', content: '<hook_context>ok</hook_context>' } as ResponseItem];
     const messages = historyToUIMessages(history);
-    await expectValid(messages);
+    await expectValidUIMessages(messages);
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     const first = messages[1];
     expect(first.parts.map((part) => part.type)).toEqual(['reasoning', 'text', 'tool-stock', 'tool-exec', 'data-switchyard-item', 'text']);
@@ -122,7 +122,7 @@ describe('history ↔ UI messages', () => {
     });
     await fc.assert(
       fc.asyncProperty(histories, async (history) => {
-        await expectValid(historyToUIMessages(history));
+        await expectValidUIMessages(historyToUIMessages(history));
         expect(roundTrip(history)).toEqual(history);
       }),
       { numRuns: 150 },

@@ -1,4 +1,4 @@
-import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit/internal';
 import { errorMessage } from '@switchyard/protocol';
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import type { UIApprovals } from './ui-approvals';

@@ -11,8 +11,9 @@ import { createSession } from '@switchyard/session';
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { aiSdkModel, aiSdkTools } from '../src/index';
+import { collectUnhandledRejections } from '@switchyard/test-helpers';
 
 const finish: LanguageModelV4StreamPart = {
   type: 'finish',
@@ -20,12 +21,7 @@ const finish: LanguageModelV4StreamPart = {
   finishReason: { unified: 'stop', raw: 'stop' },
 };
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => process.on('unhandledRejection', onUnhandled));
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = collectUnhandledRejections();
 
 /** Hostile values a provider may put where an error, a name or an input belongs. */
 const hostile = [

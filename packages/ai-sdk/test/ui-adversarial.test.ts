@@ -13,16 +13,12 @@ import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { readUIMessageStream, uiMessageChunkSchema, type UIMessageChunk } from 'ai';
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createUIApprovals, createUIChat, toUIMessageStream, type ApprovalNotice, type UIChat } from '../src/index';
 import { say } from './ui-fixtures';
+import { collectUnhandledRejections } from '@switchyard/test-helpers';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => process.on('unhandledRejection', onUnhandled));
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = collectUnhandledRejections();
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -13,19 +13,35 @@ export interface Builtins {
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/** Options of {@link builtinTools}. */
+export interface BuiltinOptions {
+  /**
+   * Who ends the process on SIGINT / SIGTERM / SIGHUP, once the built-ins killed every process
+   * their tools started: `'reraise'` (default) ends it with the same signal as soon as the exec
+   * tools are shut down — for a command with nothing else of its own to clean up; `'leave'` leaves
+   * it running, for a command that handles the signals itself (closes what it owns, then exits as
+   * it says). Either way the built-ins' handler is gone once the exec tools are shut down, so a
+   * second signal ends the process the default way.
+   */
+  onSignal?: 'reraise' | 'leave';
+}
+
 /**
  * The four built-ins for a workspace; exec_command sandboxed (`workspace-write` unless told). Until
- * the exec tools shut down (`exec.shutdown()`, which every command calls after the session's shutdown), SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an
- * unsandboxed command is in its own process group and would outlive the CLI), then end the CLI
- * with the same signal.
+ * the exec tools shut down (`exec.shutdown()`, which every command calls after the session's
+ * shutdown), SIGINT / SIGTERM / SIGHUP first kill every process the tools started (an unsandboxed
+ * command is in its own process group and would outlive the CLI), then end the CLI with the same
+ * signal, or leave the exit to the command (`options.onSignal`).
  */
-export function builtinTools(root: string, sandbox?: SandboxMode, approvalPolicy: ApprovalPolicy = 'never'): Builtins {
+export function builtinTools(root: string, sandbox?: SandboxMode, approvalPolicy: ApprovalPolicy = 'never', options: BuiltinOptions = {}): Builtins {
   const mode: SandboxMode = sandbox ?? 'workspace-write';
+  const reraise = (options.onSignal ?? 'reraise') === 'reraise';
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
   // shutting the tools down (exec.shutdown(); a session's dispose leaves a toolset open) stops the signal handling
   const exec = execTools({ root, sandbox: mode, approvalPolicy, processScope: 'session', onShutdown: stopListening });
   function onSignal(signal: NodeJS.Signals) {
-    void exec.shutdown().finally(() => process.kill(process.pid, signal));
+    const shutdown = exec.shutdown();
+    if (reraise) void shutdown.finally(() => process.kill(process.pid, signal));
   }
   SIGNALS.forEach((signal) => process.on(signal, onSignal));
   return { tools: [clockTool(), contextRemainingTool(), applyPatchTool({ root }), ...exec], exec, sandbox: mode };

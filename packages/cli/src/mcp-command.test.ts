@@ -259,6 +259,33 @@ describe.concurrent('switchyard mcp serve as a process', () => {
     }
   }, 60_000);
 
+  it('SIGTERM: serve exits 0 only after its downstream server finished its own cleanup (the built-ins leave the exit to serve)', async () => {
+    const marker = `switchyard-serve-cleanup-${process.pid}-${Date.now()}`;
+    const cleaned = join(workspace, `${marker}.closed`);
+    // A server still starting (it never answers) whose shutdown takes a second: it writes `cleaned` on SIGTERM, then exits.
+    const slow = "const fs = require('node:fs'); process.on('SIGTERM', () => setTimeout(() => { fs.writeFileSync(process.argv[2], 'closed'); process.exit(0); }, 1000)); setInterval(() => {}, 1e9);";
+    const config = join(workspace, 'cleanup-servers.json');
+    writeFileSync(config, JSON.stringify({ servers: { slow: { command: process.execPath, args: ['-e', slow, marker, cleaned], startupTimeoutMs: 300_000 } } }));
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    let serve: ReturnType<typeof spawn> | undefined;
+    // What is on disk and in /proc at the moment serve's exit is seen.
+    let atExit: { cleaned: boolean; downstream: number[]; signal: NodeJS.Signals | null } | undefined;
+    const result = spawnServe(['--config', config], (stdin, stdout) => {
+      stdin.write(`${JSON.stringify(initialize)}\n`);
+      stdout.once('data', () => void becomes(() => processesWith(marker).length === 1, 20_000, 50).then(() => serve?.kill('SIGTERM')));
+    }, (child) => {
+      serve = child;
+      child.once('exit', (_code, signal) => (atExit = { cleaned: existsSync(cleaned), downstream: processesWith(marker), signal }));
+    });
+    try {
+      const { code } = await result;
+      expect({ code, ...atExit }).toEqual({ code: 0, cleaned: true, downstream: [], signal: null });
+      expect(readFileSync(cleaned, 'utf8')).toBe('closed');
+    } finally {
+      for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  }, 60_000);
+
   it('refuses requests before initialize and answers bad params with -32602', async () => {
     const send = (stdin: NodeJS.WritableStream, message: object) => stdin.write(`${JSON.stringify(message)}\n`);
     const initialize = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };

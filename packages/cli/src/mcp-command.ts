@@ -114,7 +114,7 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   if (!downstream) return 2;
 
   const approvalPolicy = options.approvalPolicy ?? 'never';
-  const builtins = builtinTools(options.cwd, options.sandbox, approvalPolicy);
+  const builtins = builtinTools(options.cwd, options.sandbox, approvalPolicy, { onSignal: 'leave' });
   const approvals = mcpClientApprovals();
   const session = createSession({
     toolMode: 'code-mode-only',
@@ -131,19 +131,21 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   // downstream list changes show) and some step's worker is always attached, so a yielded cell's
   // nested calls keep being served between MCP calls.
   const turn = session.beginTurn();
-  // SIGTERM / SIGINT (what the SDK client sends 2 s after ending stdin) close the connection, so
-  // the cleanup below runs. The downstream servers are closed in the handler itself: the built-ins'
-  // own handler ends the process with the same signal as soon as the exec tools are shut down, which
-  // can come before the cleanup below, and a server still starting (it may never read stdin) would
-  // outlive serve. A second signal, once the handlers are gone, ends the process the default way.
+  // SIGTERM / SIGINT / SIGHUP (the SDK client sends SIGTERM 2 s after ending stdin) close the
+  // connection, so the cleanup below runs to its end and serve exits 0: the built-ins leave the
+  // exit to serve (`onSignal: 'leave'`) and only kill their tools' processes. The downstream servers
+  // are closed in the handler itself too, at once: a server still starting (it may never read
+  // stdin) must go even when the client SIGKILLs serve before the cleanup is done. A second
+  // signal, once the handlers are gone, ends the process the default way.
   let served: CodeModeMcpServer | undefined;
+  let signalled = false;
   let detachApprovals: (() => void) | undefined;
   const onSignal = () => {
+    signalled = true;
     void downstream.close();
     void served?.close();
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  for (const signal of SERVE_SIGNALS) process.once(signal, onSignal);
   try {
     served = await serveCodeModeOverMcp({
       host: turnHost(turn, downstream, options.startupWaitMs ?? MCP_SERVE_STARTUP_WAIT_MS),
@@ -153,6 +155,8 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
       onError: (error) => log(`switchyard mcp serve: ${error.message}\n`),
     });
     detachApprovals = approvals.attach(session, served);
+    // a signal that came while the server was being set up
+    if (signalled) void served.close();
     await served.closed;
     return 0;
   } finally {
@@ -162,10 +166,12 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     const downstreamClosed = downstream.close();
     await turn.end();
     await Promise.all([session.shutdown(), builtins.exec.shutdown(), downstreamClosed]);
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    for (const signal of SERVE_SIGNALS) process.off(signal, onSignal);
   }
 }
+
+/** The signals that end `mcp serve` cleanly (exit 0 once everything is closed). */
+const SERVE_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** The downstream MCP servers of the `--config` file, started; `undefined` once a bad configuration is logged. */
 async function startDownstream(configPath: string | undefined, log: (text: string) => void): Promise<McpTools | undefined> {

@@ -1,6 +1,6 @@
-import type { RuntimeClient, RuntimeLease, RuntimeSink } from '@switchyard/code-mode-runtime';
+import type { RuntimeClient, RuntimeLease, RuntimeSink } from '@switchyard/code-mode-runtime/protocol';
 import { SwitchyardError, type CellHost } from '@switchyard/protocol';
-import { createEventHub, type EventHub } from '@switchyard/kit';
+import { createEventHub, type EventHub } from '@switchyard/kit/internal';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { newLink, startLink, type Link, type Placed, type Stick } from './agent-link';
 import type { NatsRuntimeEvent } from './agent-runtime';

@@ -1,4 +1,4 @@
-import { connectRuntime, type RuntimeClient, type RuntimeEventMessage, type RuntimeSink, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { connectRuntime, type RuntimeClient, type RuntimeEventMessage, type RuntimeSink, type RuntimeTransport } from '@switchyard/code-mode-runtime/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createNatsTransport, type NatsTransport } from './nats-transport';
 import type { AgentSettings } from './options';

@@ -1,4 +1,4 @@
-import { createRemoteRuntime, type RemoteRuntimeOptions, type RuntimePlacement } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime, type RemoteRuntimeOptions, type RuntimePlacement } from '@switchyard/code-mode-runtime/protocol';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
 import { Agent } from './agent-host';
 import type { Stick } from './agent-link';

@@ -1,6 +1,6 @@
-import type { RuntimeClient } from '@switchyard/code-mode-runtime';
+import type { RuntimeClient } from '@switchyard/code-mode-runtime/protocol';
 import type { CellHost } from '@switchyard/protocol';
-import type { EventHub } from '@switchyard/kit';
+import type { EventHub } from '@switchyard/kit/internal';
 import type { Link, Stick } from './agent-link';
 import type { NatsRuntimeEvent } from './agent-runtime';
 import type { AgentSettings } from './options';

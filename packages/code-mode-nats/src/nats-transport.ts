@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createTransportEnding, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { createTransportEnding, type RuntimeTransport } from '@switchyard/code-mode-runtime/protocol';
 import { open, seal, SEAL_OVERHEAD } from './seal';
 
 /**

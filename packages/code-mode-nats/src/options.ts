@@ -1,5 +1,5 @@
-import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, RUNTIME_LIMIT_OPTION_RULES, createRemoteRuntime, type CellLimitCaps, type RemoteRuntimeOptions } from '@switchyard/code-mode-runtime';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, RUNTIME_LIMIT_OPTION_RULES, createRemoteRuntime, type CellLimitCaps, type RemoteRuntimeOptions } from '@switchyard/code-mode-runtime/protocol';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import type { NatsHeartbeatOptions, NatsPlacementOptions, NatsRuntimeOptions } from './agent-runtime';
 import { checkConnectOptions, checkToken, positive, type NatsConnectOptions } from './connection';
 import type { RuntimeHostLimits, ServeRuntimeOverNatsOptions } from './runtime-host';

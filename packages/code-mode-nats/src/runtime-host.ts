@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, createWorkerPool, type CellLimitCaps, nodeSnapshotFlagProblem, serveRuntime, type EngineSessionOptions, type ProcessWorkerOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime';
+import { nodeSnapshotFlagProblem, type ProcessWorkerOptions } from '@switchyard/code-mode-runtime';
+import { DEFAULT_MAX_FRAME_BYTES, RUNTIME_HOST_CAPS, createWorkerPool, serveRuntime, type CellLimitCaps, type EngineSessionOptions, type WorkerPoolPlacement } from '@switchyard/code-mode-runtime/protocol';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { checkToken, config, connectNats, positive, type NatsConnectOptions } from './connection';
 import { createNatsTransport, type NatsTransport, type ReassemblyBudget } from './nats-transport';

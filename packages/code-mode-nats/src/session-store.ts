@@ -1,5 +1,5 @@
 import { errorMessage, isSwitchyardError, type JsonValue, type SessionCommit, type SessionLease, type SessionLeaseRequest, type SessionStore, type StoredSession } from '@switchyard/protocol';
-import { checkLease, decodeStoreRecord, encodeStoreRecord, grantLease, leaseFromJson, storeError } from '@switchyard/kit';
+import { checkLease, decodeStoreRecord, encodeStoreRecord, grantLease, leaseFromJson, storeError } from '@switchyard/kit/internal';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';

@@ -10,7 +10,7 @@ import {
   type RuntimePlacement,
   type StoredPair,
   type StoredValueStore,
-} from '@switchyard/code-mode-runtime';
+} from '@switchyard/code-mode-runtime/protocol';
 import { SwitchyardError, cellIdOf, errorMessage, type CellHost, type CellObservation, type CodeModeSession, type CreateCellOptions, type CreatedCell, type ObserveOptions } from '@switchyard/protocol';
 
 /** Settings of a {@link WorkerSession}. */

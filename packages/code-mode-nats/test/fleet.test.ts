@@ -5,6 +5,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createNatsRuntime } from '../src/index';
 import { startDeployment, startHost, type Deployment, type HostProcess } from './helpers';
+import { outputText } from '@switchyard/test-helpers';
 
 /**
  * The fleet scenario: 200 agent sessions, each through the host facade (one loop: the session's
@@ -28,13 +29,6 @@ afterAll(async () => {
   await Promise.all(hosts.map((host) => host.stop()));
   await deployment?.server.stop();
 });
-
-/** The text of an exec / wait output item. */
-function outputText(item: ResponseItem): string {
-  const output = (item as { output?: unknown }).output;
-  if (typeof output === 'string') return output;
-  return (output as Array<{ text?: string }>).map((part) => part.text ?? '').join('\n');
-}
 
 describe('three runtime hosts behind NATS, one SIGKILLed mid-run', () => {
   it('answers every exec once, replays the dead host\'s cells on the others, re-places their next cell, never runs a nested call twice', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CellObservation } from '@switchyard/protocol';
-import { formatFrame, parseFrame } from '@switchyard/code-mode-runtime';
+import { formatFrame, parseFrame } from '@switchyard/code-mode-runtime/protocol';
 import { createNatsRuntime, type NatsRuntimeHost } from '../src/index';
 import { frameTap } from '../src/agent-link';
 import { countingHost, startDeploymentWithHost, stopDeploymentWithHost, type Deployment } from './helpers';

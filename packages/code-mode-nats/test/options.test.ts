@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createNatsRuntime, serveRuntimeOverNats } from '../src/index';
 import { configError } from '@switchyard/config/config-error';
-import { RUNTIME_HOST_CAPS, type EngineSessionOptions } from '@switchyard/code-mode-runtime';
+import { RUNTIME_HOST_CAPS, type EngineSessionOptions } from '@switchyard/code-mode-runtime/protocol';
 import { capped } from '../src/runtime-host';
 
 // Nothing here connects: every option is checked before the first connection.

@@ -1,7 +1,8 @@
 import { SwitchyardError } from '@switchyard/protocol';
-import { optionRules as rule, type OptionRule } from '@switchyard/kit';
-import { integer, optional, type Field } from './protocol/schema';
+import { messageTable, optionRules as rule, type MessageField as Field, type OptionRule } from '@switchyard/kit/internal';
 import { maxValueChars } from './value-limit';
+
+const { integer, optional } = messageTable;
 
 /**
  * The per-cell limits, in one table: each limit is defined here once, and everything else derives

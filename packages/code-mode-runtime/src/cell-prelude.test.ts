@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fn, freeform, setup, sleep, until } from '../test/helpers';
+import { fnDescriptor, freeformDescriptor, setup, sleep, until } from '../test/helpers';
 
 // The JS global surface inside a cell.
 const env = setup({
@@ -52,7 +52,7 @@ describe('tools and ALL_TOOLS', () => {
   });
 
   it('passes a string to a freeform tool and rejects anything else with the reference text', async () => {
-    const tools = [freeform('patch'), fn('echo')];
+    const tools = [freeformDescriptor('patch'), fnDescriptor('echo')];
     const texts = await env.texts(
       `text(await tools.patch('*** Begin Patch')); for (const input of [undefined, { a: 1 }, 3]) { try { await tools.patch(input); } catch (e) { text(e); } }`,
       { tools },
@@ -97,7 +97,7 @@ describe('tools and ALL_TOOLS', () => {
 
   it('exposes ALL_TOOLS as {name, description, declaration}; a later duplicate name wins in tools, both stay listed', async () => {
     const declaration = 'declare const tools: { alpha(args: { id: string; }): Promise<{ ok: boolean; }>; };';
-    const tools = [{ ...fn('alpha', 'First tool.'), declaration }, fn('echo', 'Echoes.'), freeform('echo', 'Echoes text.')];
+    const tools = [{ ...fnDescriptor('alpha', 'First tool.'), declaration }, fnDescriptor('echo', 'Echoes.'), freeformDescriptor('echo', 'Echoes text.')];
     const texts = await env.texts(`text(ALL_TOOLS); text(Object.keys(tools)); try { await tools.echo({}); } catch (e) { text(e); }`, { tools });
     expect(JSON.parse(texts[0])).toEqual([
       { name: 'alpha', description: 'First tool.', declaration },

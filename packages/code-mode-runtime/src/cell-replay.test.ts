@@ -17,12 +17,12 @@ function replay(journal: Partial<ReplayJournal>) {
   return { replay: new CellReplay('c1', full, port), log };
 }
 
-const call = (id: string, tool: string, args = '{}', result: JournalCall['result'] | null = { ok: true, json: '1' }): JournalCall =>
+const journalCall = (id: string, tool: string, args = '{}', result: JournalCall['result'] | null = { ok: true, json: '1' }): JournalCall =>
   result === null ? { id, tool, hash: argumentsHash(args) } : { id, tool, hash: argumentsHash(args), result };
 
 describe('replaying a cell from its journal (the runtime side)', () => {
   it('enters each journaled delivery once the cell has made what it needs, a barrier between each, then goes live', () => {
-    const { replay: r, log } = replay({ entries: 'd5*2,r1,t1,r2', calls: [call('tool-1', 'a'), call('tool-2', 'b', '{"x":1}')] });
+    const { replay: r, log } = replay({ entries: 'd5*2,r1,t1,r2', calls: [journalCall('tool-1', 'a'), journalCall('tool-2', 'b', '{"x":1}')] });
     expect(r.times).toEqual([5, 2]);
     r.begin();
     expect(r.call('tool-1', 'a', '{}')).toBe('journal');
@@ -40,7 +40,7 @@ describe('replaying a cell from its journal (the runtime side)', () => {
   });
 
   it('a call journaled without a delivered result goes to the host (it is joined there); timers not fired wait for live', () => {
-    const { replay: r, log } = replay({ entries: 'r1', calls: [call('tool-1', 'a'), call('tool-2', 'a', '{}', null)] });
+    const { replay: r, log } = replay({ entries: 'r1', calls: [journalCall('tool-1', 'a'), journalCall('tool-2', 'a', '{}', null)] });
     r.begin();
     expect(r.call('tool-1', 'a', '{}')).toBe('journal');
     expect(r.call('tool-2', 'a', '{}')).toBe('host');
@@ -60,14 +60,14 @@ describe('replaying a cell from its journal (the runtime side)', () => {
     ['other arguments', 'tool-1', 'a', '{"n":2}', 'it called tools.a (tool-1) with other arguments than its journal has'],
     ['a call the journal lacks while deliveries remain', 'tool-9', 'a', '{}', 'it called tools.a (tool-9), which its journal does not have'],
   ])('fails on %s', (_what, id, tool, args, reason) => {
-    const { replay: r, log } = replay({ entries: 'r1', calls: [call('tool-1', 'a')] });
+    const { replay: r, log } = replay({ entries: 'r1', calls: [journalCall('tool-1', 'a')] });
     r.begin();
     expect(r.call(id, tool, args)).toBe('diverged');
     expect(log.at(-1)).toBe(`diverged: ${reason}`);
   });
 
   it('fails when the journal delivers a result of a call never made, or fires a timer never set, or the cell ends early', () => {
-    const never = replay({ entries: 'r1', calls: [call('tool-1', 'a')] });
+    const never = replay({ entries: 'r1', calls: [journalCall('tool-1', 'a')] });
     never.replay.begin();
     never.replay.synced(1);
     expect(never.log.at(-1)).toBe('diverged: its journal has the result of tools.a (tool-1), a call it did not make');
@@ -76,7 +76,7 @@ describe('replaying a cell from its journal (the runtime side)', () => {
     timer.replay.setTimer(1, 0);
     timer.replay.synced(1);
     expect(timer.log.at(-1)).toBe('diverged: its journal fires timer 3, which it did not set');
-    const early = replay({ entries: 'r1', calls: [call('tool-1', 'a')] });
+    const early = replay({ entries: 'r1', calls: [journalCall('tool-1', 'a')] });
     expect(early.replay.ended()).toBe('it completed where its journal has 1 more deliveries');
   });
 
@@ -93,7 +93,7 @@ describe('replaying a cell from its journal (the runtime side)', () => {
 
   it('refuses a journal that does not hold together (INVALID_JOURNAL)', () => {
     expect(() => replay({ entries: 'r1' })).toThrow('cannot resume cell c1: its journal is invalid (the result of tool-1 is delivered, but the journal has no such call)');
-    expect(() => replay({ entries: 'r1', calls: [call('tool-1', 'a', '{}', null)] })).toThrow('the result of tool-1 is delivered, but the journal has none');
+    expect(() => replay({ entries: 'r1', calls: [journalCall('tool-1', 'a', '{}', null)] })).toThrow('the result of tool-1 is delivered, but the journal has none');
     expect(() => replay({ entries: 'r1,x9' })).toThrow('its journal is invalid (entry 2 is "x9")');
   });
 });

@@ -8,7 +8,7 @@ import {
   type CellObservation,
   type CellToolDescriptor,
 } from '@switchyard/protocol';
-import { codeModeDeclaration } from '@switchyard/kit';
+import { codeModeDeclaration } from '@switchyard/kit/internal';
 import { CELL_PRELUDE } from './cell-prelude';
 import { decodeCellMessage } from './cell-bridge';
 import type { ControlFunction, ControlMessage, PreludeConfig, PreludeLimits } from './prelude/bridge';

@@ -1,5 +1,5 @@
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession } from '@switchyard/protocol';
-import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
+import { checkOptions, createCellIdGenerator } from '@switchyard/kit/internal';
 import type { Session } from './code-mode-session';
 import { createStoredValues } from './code-mode-session';
 import { checkHost, createEngineSession } from './engine-session';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
-import { createTestHost, fn, isolation, rejection, setup, sleep, until } from '../test/helpers';
+import { createTestHost, fnDescriptor, isolation, rejection, setup, sleep, until } from '../test/helpers';
 import { cellTexts } from '@switchyard/test-helpers';
 
 /** A host-side gate a cell can await through `tools.gate({ name })`. */
@@ -343,7 +343,7 @@ describe('shutdown and bad input', () => {
 
   it('takes a host-chosen cell id: nested calls name it before createCell resolves; a malformed or used id is refused', async () => {
     const local = setup({ echo: (request) => request.cellId });
-    const created = local.session.createCell({ cellId: 'host-chosen_1', source: `text(await tools.echo({})); await new Promise(() => {});`, tools: [fn('echo')], yieldTimeMs: 10_000 });
+    const created = local.session.createCell({ cellId: 'host-chosen_1', source: `text(await tools.echo({})); await new Promise(() => {});`, tools: [fnDescriptor('echo')], yieldTimeMs: 10_000 });
     await until(() => local.calls.length === 1);
     expect(local.calls[0].cellId).toBe('host-chosen_1');
     expect(await rejection(local.session.createCell({ cellId: 'host-chosen_1', source: `1`, tools: [], yieldTimeMs: 10 }))).toEqual({

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CellJournalRecord, CellJournalUpdate, CellToolDescriptor, CodeModeSession, CodeModeSessionState } from '@switchyard/protocol';
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { sealCellJournal } from './replay-cells';
-import { createTestHost, fn, isolation, until, type TestTool } from '../test/helpers';
+import { createTestHost, fnDescriptor, isolation, until, type TestTool } from '../test/helpers';
 import { cellTexts } from '@switchyard/test-helpers';
 
 // Durable cells through the public contract, in the project's isolation: a session's state
@@ -15,7 +15,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-function open(tools: Record<string, TestTool>, options: CodeModeRuntimeOptions = {}, journal?: (update: CellJournalUpdate) => void) {
+function openDurable(tools: Record<string, TestTool>, options: CodeModeRuntimeOptions = {}, journal?: (update: CellJournalUpdate) => void) {
   const runtime = createCodeModeRuntime({ isolation, ...options, ...(isolation === 'process' ? { workers: { shared: false, prewarm: false } } : {}) });
   cleanup.push(() => runtime.shutdown());
   const recorder = createTestHost(tools);
@@ -28,10 +28,10 @@ const SOURCE = `text('r=' + Math.random() + ' t=' + Date.now()); const a = await
   const b = await tools.count({ n: 2 }); const c = await tools.slow({}).catch((e) => 'failed: ' + e.message); text('b=' + b + ' c=' + c + ' r=' + Math.random());`;
 
 /** A session whose cell is waiting on `slow` (in flight), with its state exported. */
-async function exported(tools: CellToolDescriptor[] = [fn('count'), fn('slow')]) {
+async function exported(tools: CellToolDescriptor[] = [fnDescriptor('count'), fnDescriptor('slow')]) {
   let runs = 0;
   const parked: Array<() => void> = [];
-  const first = open({ count: () => ++runs, slow: () => new Promise((resolve) => parked.push(() => resolve('late'))) });
+  const first = openDurable({ count: () => ++runs, slow: () => new Promise((resolve) => parked.push(() => resolve('late'))) });
   const created = await first.session.createCell({ source: SOURCE, tools, yieldTimeMs: 30_000 });
   expect(created.observation.kind).toBe('yielded');
   await until(() => parked.length === 1, 'the parked call', 30_000);
@@ -50,7 +50,7 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
       ['tool-3', 'slow', undefined],
     ]);
     expect(state.cells[0]!.observed.items).toBe(2);
-    const second = open({ count: () => 100, slow: () => 'ran again' });
+    const second = openDurable({ count: () => 100, slow: () => 'ran again' });
     expect(await second.session.restore(state)).toEqual({ cells: [{ cellId, resumed: true }] });
     const end = await second.session.observe(cellId, { yieldTimeMs: 30_000 });
     // the call in flight when the host "restarted" fails as interrupted; the others came from the journal
@@ -63,15 +63,15 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
   });
 
   it('a call in flight of an idempotent tool runs again after a restart; without a restart (hostRestarted: false) the host is asked again under the same id', async () => {
-    const idempotent = await exported([fn('count'), { ...fn('slow'), idempotent: true }]);
-    const again = open({ count: () => 100, slow: () => 'ran again' });
+    const idempotent = await exported([fnDescriptor('count'), { ...fnDescriptor('slow'), idempotent: true }]);
+    const again = openDurable({ count: () => 100, slow: () => 'ran again' });
     await again.session.restore(idempotent.state);
     const end = await again.session.observe(idempotent.cellId, { yieldTimeMs: 30_000 });
     expect(cellTexts(end)[0]).toMatch(/^b=2 c=ran again r=/);
     expect(again.calls.map((call) => [call.runtimeToolCallId, call.tool])).toEqual([['tool-3', 'slow']]);
 
     const live = await exported();
-    const joined = open({ count: () => 100, slow: () => 'joined' });
+    const joined = openDurable({ count: () => 100, slow: () => 'joined' });
     await joined.session.restore(live.state, { hostRestarted: false });
     const joinedEnd = await joined.session.observe(live.cellId, { yieldTimeMs: 30_000 });
     expect(cellTexts(joinedEnd)[0]).toMatch(/^b=2 c=joined r=/);
@@ -91,7 +91,7 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
       sealCellJournal({ ...good, cellId: 'future', version: 2 }),
       { nonsense: true } as never,
     ];
-    const restored = open({ count: () => 100, slow: () => 'x' });
+    const restored = openDurable({ count: () => 100, slow: () => 'x' });
     const result = await restored.session.restore({ ...state, cells });
     expect(result.cells).toEqual([
       { cellId, resumed: true },
@@ -106,14 +106,14 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     expect((await restored.session.observe(cellId, { yieldTimeMs: 30_000 })).kind).toBe('completed');
     expect(restored.calls).toEqual([]);
     // a whole state of another format or a newer version is refused
-    await expect(open({}).session.restore({ ...state, version: 3 })).rejects.toMatchObject({ code: 'INVALID_JOURNAL', message: 'cannot restore the session: its state is of version 3, newer than this runtime reads (1)' });
-    await expect(open({}).session.restore({ ...state, format: 'other' as never })).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
+    await expect(openDurable({}).session.restore({ ...state, version: 3 })).rejects.toMatchObject({ code: 'INVALID_JOURNAL', message: 'cannot restore the session: its state is of version 3, newer than this runtime reads (1)' });
+    await expect(openDurable({}).session.restore({ ...state, format: 'other' as never })).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
   });
 
   it('a state that holds a cell id twice fails the second journal only: the first cell keeps its journal, its open call is asked once', async () => {
     const { state, cellId } = await exported();
     const updates: CellJournalUpdate[] = [];
-    const restored = open({ count: () => 100, slow: () => 'joined' }, {}, (update) => void updates.push(update));
+    const restored = openDurable({ count: () => 100, slow: () => 'joined' }, {}, (update) => void updates.push(update));
     const result = await restored.session.restore({ ...state, cells: [state.cells[0]!, state.cells[0]!] }, { hostRestarted: false });
     expect(result.cells).toEqual([
       { cellId, resumed: true },
@@ -132,14 +132,29 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
   });
 
   it('a cell over maxJournalBytes runs on, is exported as unresumable, and a restore fails it saying why', async () => {
-    const first = open({ big: () => 'x'.repeat(5_000) }, { maxJournalBytes: 4_096 });
-    const created = await first.session.createCell({ source: `const s = await tools.big({}); text(s.length); yield_control(); await new Promise(() => {});`, tools: [fn('big')], yieldTimeMs: 30_000 });
+    const first = openDurable({ big: () => 'x'.repeat(5_000) }, { maxJournalBytes: 4_096 });
+    const created = await first.session.createCell({ source: `const s = await tools.big({}); text(s.length); yield_control(); await new Promise(() => {});`, tools: [fnDescriptor('big')], yieldTimeMs: 30_000 });
     expect(cellTexts(created.observation)).toEqual(['5000']);
     const state = first.session.exportState();
     expect(state.cells[0]).toMatchObject({ unresumable: 'its journal passed 4096 bytes (maxJournalBytes)', entries: '', stored: [] });
-    const second = open({});
+    const second = openDurable({});
     expect((await second.session.restore(state)).cells).toEqual([
       { cellId: created.cellId, resumed: false, code: 'LIMIT_EXCEEDED', error: `cannot resume cell ${created.cellId}: its journal passed 4096 bytes (maxJournalBytes)` },
     ]);
+  });
+});
+
+// The same refusal from both implementations of the contract: the in-process engine's session and
+// the session over the runtime protocol (worker processes).
+describe('restore after a cell', { timeout: 120_000 }, () => {
+  it.each(['in-process', 'process'] as const)('is refused with INVALID_INPUT and the contract\'s text (%s), and the cell is untouched', async (mode) => {
+    const runtime = createCodeModeRuntime({ isolation: mode, ...(mode === 'process' ? { workers: { shared: false, prewarm: false } } : {}) });
+    cleanup.push(() => runtime.shutdown());
+    const session = runtime.openSession(createTestHost().host) as CodeModeSession & Required<Pick<CodeModeSession, 'exportState' | 'restore'>>;
+    const { cellId } = await session.createCell({ source: `store('k', 1); text('before'); yield_control(); text('after')`, tools: [], yieldTimeMs: 30_000 });
+    const state = session.exportState();
+    await expect(session.restore(state)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'restore must come before the session creates its first cell' });
+    const end = await session.observe(cellId, { yieldTimeMs: 30_000 });
+    expect({ kind: end.kind, texts: cellTexts(end) }).toEqual({ kind: 'completed', texts: ['after'] });
   });
 });

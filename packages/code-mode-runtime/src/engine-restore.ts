@@ -1,4 +1,4 @@
-import { SwitchyardError, errorMessage, hasErrorCode, type CellObservation, type CodeModeSessionState, type RestoreOptions, type RestoreResult } from '@switchyard/protocol';
+import { RESTORE_TOO_LATE_MESSAGE, SwitchyardError, errorMessage, hasErrorCode, type CellObservation, type CodeModeSessionState, type RestoreOptions, type RestoreResult } from '@switchyard/protocol';
 import type { CellJournal } from './journal/cell-journal';
 import type { EngineJournals } from './journal/engine-journals';
 import { interruptedByRestart } from './journal/call-outcome';
@@ -37,7 +37,7 @@ export async function restoreEngineSession(
 ): Promise<RestoreResult> {
   const journals = settings.journals;
   const plan = planRestore(raw, options, journals?.maxBytes ?? 0);
-  if (session.cellCount > 0) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
+  if (session.cellCount > 0) throw new SwitchyardError('INVALID_INPUT', RESTORE_TOO_LATE_MESSAGE);
   if (journals) journals.id = plan.id;
   settings.store.replace?.(plan.stored);
   return applyRestorePlan(plan, (cellId, error) => session.unresumable(cellId, error), (record) => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CellObservation } from '@switchyard/protocol';
-import { fn, rejection, setup } from '../test/helpers';
+import { fnDescriptor, rejection, setup } from '../test/helpers';
 import { cellTexts } from '@switchyard/test-helpers';
 
 
@@ -15,7 +15,7 @@ describe('idempotency keys (the engine, in the project isolation)', () => {
     let runs = 0;
     const env = setup({ count: () => ++runs });
     cleanup.push(() => env.runtime.shutdown());
-    const create = (source: string, key: string) => env.session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: key });
+    const create = (source: string, key: string) => env.session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: key });
     const first = await create(`text('n=' + await tools.count({}))`, 'k1');
     const again = await create(`text('n=' + await tools.count({}))`, 'k1');
     expect(again.cellId).toBe(first.cellId);
@@ -32,10 +32,10 @@ describe('idempotency keys (the engine, in the project isolation)', () => {
     cleanup.push(() => env.runtime.shutdown());
     const source = `await tools.count({}); text('started'); yield_control(); text('later');`;
     const cancel = new AbortController();
-    const first = env.session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'k', signal: cancel.signal });
+    const first = env.session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'k', signal: cancel.signal });
     cancel.abort();
     const { cellId } = (await first.catch((error: unknown) => error)) as { cellId: string };
-    const retry = await env.session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'k' });
+    const retry = await env.session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'k' });
     expect(retry.cellId).toBe(cellId);
     expect(runs).toBe(1);
     // Everything the cell wrote reaches the retry or the next observation, once.

@@ -1,6 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { SwitchyardError, type CellHost, type CodeModeRuntime, type CodeModeSession, type OpenSessionOptions } from '@switchyard/protocol';
-import { checkOptions, createCellIdGenerator } from '@switchyard/kit';
+import { checkOptions, createCellIdGenerator } from '@switchyard/kit/internal';
 import { checkHost, positiveInteger } from './engine-session';
 import { engineOptions, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { RemoteSession, type RuntimePlacement } from './remote-session';

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { messageTable } from '@switchyard/kit/internal';
 
 /** A generated part of a README: the text between two marker lines, markers included. */
 export interface ReadmePart {
@@ -8,10 +9,7 @@ export interface ReadmePart {
 
 /** The README's generated part as it is now (markers included), or undefined when the markers are missing. */
 export function currentPart(readme: string, part: ReadmePart): string | undefined {
-  const start = readme.indexOf(part.start);
-  const end = readme.indexOf(part.end);
-  if (start < 0 || end < start) return undefined;
-  return readme.slice(start, end + part.end.length);
+  return messageTable.generatedPart(readme, part.start, part.end);
 }
 
 /** Replaces the generated part of `file` with `rendered` (the `docs:*` scripts). */

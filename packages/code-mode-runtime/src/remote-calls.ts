@@ -1,5 +1,5 @@
 import type { JournalCallResult } from '@switchyard/protocol';
-import { notJsonResultText } from '@switchyard/kit';
+import { notJsonResultText } from '@switchyard/kit/internal';
 import { BacklogError, ProtocolError } from './protocol';
 import { resultUnits } from './turn-queue';
 import { callToolRequest } from './tool-request';

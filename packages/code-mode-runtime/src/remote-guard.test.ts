@@ -6,7 +6,7 @@ import type { RuntimePlacement } from './remote-session';
 import { connectRuntime } from './runtime-client';
 import { DURABLE_CELLS_CAPABILITY, RUNTIME_PROTOCOL_VERSION, createConnection, createStreamTransport, parseHostMessage, type HostMessage, type RuntimeMessage } from './protocol';
 import { argumentsHash } from './journal/hashing';
-import { createTestHost, fn, until } from '../test/helpers';
+import { createTestHost, fnDescriptor, until } from '../test/helpers';
 
 /**
  * A runtime double: it speaks the protocol, and the test decides what it sends. The agent host's
@@ -50,7 +50,7 @@ describe('the agent host guards every nested call with the cell journal', () => 
     });
     const remote = createRemoteRuntime({ placement: runtime.placement });
     const session = remote.openSession({ ...recorder.host, journal: (update) => void updates.push(update) });
-    const created = session.createCell({ cellId: 'c1', source: '…', tools: [fn('count'), fn('slow')], yieldTimeMs: 60_000 });
+    const created = session.createCell({ cellId: 'c1', source: '…', tools: [fnDescriptor('count'), fnDescriptor('slow')], yieldTimeMs: 60_000 });
     await until(() => runtime.received.some((message) => message.t === 'create-cell'));
     const create = runtime.received.find((message): message is Extract<HostMessage, { t: 'create-cell' }> => message.t === 'create-cell')!;
     expect(create.seed).toMatch(/^[0-9a-f]{32}$/);
@@ -103,7 +103,7 @@ describe('the agent host guards every nested call with the cell journal', () => 
       ...recorder.host,
       journal: (update) => (update.type === 'call-issued' ? Promise.reject(new Error('disk full')) : undefined),
     });
-    void session.createCell({ cellId: 'c1', source: '…', tools: [fn('count')], yieldTimeMs: 60_000 });
+    void session.createCell({ cellId: 'c1', source: '…', tools: [fnDescriptor('count')], yieldTimeMs: 60_000 });
     await until(() => runtime.received.some((message) => message.t === 'create-cell'));
     runtime.send({ t: 'call', call: 1, session: 's1', cellId: 'c1', runtimeToolCallId: 'tool-1', tool: 'count', inputJson: '{}' });
     await until(() => runtime.results(1).length === 1);

@@ -7,7 +7,7 @@ import { createRemoteRuntime } from './process-runtime';
 import type { RuntimePlacement } from './remote-session';
 import { connectRuntime } from './runtime-client';
 import { createStreamTransport, formatFrame, parseFrame, type RuntimeMessage, type RuntimeTransport } from './protocol';
-import { createTestHost, fn, rejection, until } from '../test/helpers';
+import { createTestHost, fnDescriptor, rejection, until } from '../test/helpers';
 import { cellTexts, withoutTime } from '@switchyard/test-helpers';
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -90,20 +90,20 @@ describe('idempotent creation over a worker process', () => {
     const { session, worker, runs } = workerSession(dropFirst((observation) => observation.kind === 'completed'));
     const source = `const n = await tools.count({}); text('run ' + n);`;
     const cancel = new AbortController();
-    const first = session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
+    const first = session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
     await until(() => worker.dropped.length === 1, 'the lost reply', 60_000);
     // The reply is gone: the caller gives up on the first call and retries it under the same key.
     cancel.abort();
     const lost = worker.dropped[0] as Extract<Reply, { ok: true }>;
     await expect(first).rejects.toMatchObject({ code: 'ABORTED', cellId: lost.value!.cellId });
-    const retry = await session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' });
+    const retry = await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' });
     expect(retry.cellId).toBe(lost.value!.cellId);
     expect(withoutTime(retry.observation)).toEqual(withoutTime(lost.value!));
     expect(cellTexts(retry.observation)).toEqual(['run 1']);
     expect(runs()).toBe(1);
     // A second retry repeats the answer again; a new key is a new cell.
-    expect(cellTexts((await session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' })).observation)).toEqual(['run 1']);
-    const next = await session.createCell({ source, tools: [fn('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-2' });
+    expect(cellTexts((await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' })).observation)).toEqual(['run 1']);
+    const next = await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-2' });
     expect(next.cellId).not.toBe(retry.cellId);
     expect(cellTexts(next.observation)).toEqual(['run 2']);
     expect(runs()).toBe(2);
@@ -113,7 +113,7 @@ describe('idempotent creation over a worker process', () => {
     const { session, worker, gates } = workerSession(dropFirst((observation) => observation.items.some((item) => item.type === 'input_text' && item.text === 'b')));
     const created = await session.createCell({
       source: `text('a'); yield_control(); await tools.gate({}); text('b'); yield_control(); await tools.gate({}); text('c');`,
-      tools: [fn('gate')],
+      tools: [fnDescriptor('gate')],
       yieldTimeMs: 10_000,
       idempotencyKey: 'turn-1/exec',
     });

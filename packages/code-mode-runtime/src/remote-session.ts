@@ -1,6 +1,7 @@
 import {
   CODE_MODE_STATE_FORMAT,
   CODE_MODE_STATE_VERSION,
+  RESTORE_TOO_LATE_MESSAGE,
   SwitchyardError,
   errorMessage,
   hasErrorCode,
@@ -445,7 +446,7 @@ export class RemoteSession implements CodeModeSession {
   restore(state: CodeModeSessionState, options: RestoreOptions = {}): Promise<RestoreResult> {
     if (this.shutdownPromise) return Promise.reject(shuttingDown());
     if (this.core.cells.size > 0 || this.unresumed.size > 0 || this.pendingCreations > 0) {
-      return Promise.reject(new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell'));
+      return Promise.reject(new SwitchyardError('INVALID_INPUT', RESTORE_TOO_LATE_MESSAGE));
     }
     return restoreRemoteSession(this.core, this.resumer, state, options, (cellId, error) => this.unresumed.add(cellId, error));
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CPU_TIME_MS, createCodeModeRuntime, createRemoteRuntime } from './index';
+import { DEFAULT_CPU_TIME_MS, createCodeModeRuntime } from './index';
+import { createRemoteRuntime } from './protocol-entry';
 import { createTestHost, isolation, recordingPlacement } from '../test/helpers';
 import { configError } from '@switchyard/config/config-error';
 

@@ -1,4 +1,4 @@
-import { optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
+import { optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit/internal';
 import type { CodeModeRuntimeOptions } from './code-mode-runtime';
 import type { ProcessWorkerOptions, RemoteRuntimeOptions } from './process-runtime';
 import { MIN_MAX_FRAME_BYTES } from './protocol';

@@ -1,5 +1,5 @@
 import { SwitchyardError, errorMessage, type CellHost, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
-import { createCellIdGenerator } from '@switchyard/kit';
+import { createCellIdGenerator } from '@switchyard/kit/internal';
 import { createEngineSession } from './engine-session';
 import type { ResumeCellOptions, StoredValueStore } from './code-mode-session';
 import type { JournalCall, JournalCallResult } from '@switchyard/protocol';

@@ -18,7 +18,7 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.shutdown()));
 });
 
-function open(options: ProcessWorkerOptions) {
+function openPool(options: ProcessWorkerOptions) {
   const pool = new WorkerPool(workerSettings({ prewarm: false, ...options }, { heapMb: 128 } as EngineSessionOptions));
   pools.push(pool);
   const lost: Array<{ name: string; cause: string }> = [];
@@ -40,7 +40,7 @@ function byWorker(leases: Record<string, RuntimeLease>): string[][] {
 
 describe('worker pool placement', { timeout: 120_000 }, () => {
   it('packs sessions of different tenants on a worker up to sessionsPerWorker, then starts the next', async () => {
-    const { pool, acquire } = open({ sessionsPerWorker: 3, max: 3 });
+    const { pool, acquire } = openPool({ sessionsPerWorker: 3, max: 3 });
     const leases: Record<string, RuntimeLease> = {};
     for (const name of ['a', 'b', 'c', 'd']) leases[name] = await acquire(name, `tenant ${name}`);
     expect(byWorker(leases)).toEqual([['a', 'b', 'c'], ['d']]);
@@ -49,7 +49,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it('a session beyond the pool waits and takes the place a released session leaves on the warm worker: no process ended or started', async () => {
-    const { pool, acquire, events } = open({ sessionsPerWorker: 1, max: 1 });
+    const { pool, acquire, events } = openPool({ sessionsPerWorker: 1, max: 1 });
     const first = await acquire('first', 'tenant a');
     const [pid] = workerChildren();
     let second: RuntimeLease | undefined;
@@ -70,7 +70,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it('perSession: true ends the idle worker of another tenant and starts a fresh one for the waiting session', async () => {
-    const { pool, acquire } = open({ sessionsPerWorker: 1, max: 1, perSession: true });
+    const { pool, acquire } = openPool({ sessionsPerWorker: 1, max: 1, perSession: true });
     const first = await acquire('first', 'tenant a');
     const [pid] = workerChildren();
     const waiting = acquire('second', 'tenant b');
@@ -83,7 +83,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it('serves waiting sessions round robin across tenants, first come first served within one', async () => {
-    const { pool, acquire } = open({ sessionsPerWorker: 1, max: 1 });
+    const { pool, acquire } = openPool({ sessionsPerWorker: 1, max: 1 });
     let holder = await acquire('holder', 'tenant h');
     const admitted: string[] = [];
     const waiting = ['a1', 'a2', 'a3', 'b1', 'c1'].map((name) =>
@@ -103,7 +103,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it("after isolateTenant(t), t's sessions never share a worker with another tenant's (checked by killing each worker)", async () => {
-    const { pool, acquire, lost } = open({ sessionsPerWorker: 2, max: 4 });
+    const { pool, acquire, lost } = openPool({ sessionsPerWorker: 2, max: 4 });
     pool.isolateTenant('tenant t');
     const leases: Record<string, RuntimeLease> = {};
     for (const [name, tenant] of [['o1', 'tenant o1'], ['o2', 'tenant o2'], ['t1', 'tenant t'], ['o3', 'tenant o3'], ['t2', 'tenant t'], ['o4', 'tenant o4']] as const) {
@@ -126,7 +126,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it('an isolated tenant waiting behind a full pool gets the worker that empties first; nobody else is placed on that worker meanwhile', async () => {
-    const { pool, acquire } = open({ sessionsPerWorker: 2, max: 1 });
+    const { pool, acquire } = openPool({ sessionsPerWorker: 2, max: 1 });
     const o1 = await acquire('o1', 'tenant o1');
     const o2 = await acquire('o2', 'tenant o2');
     pool.isolateTenant('tenant t');
@@ -149,7 +149,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
   });
 
   it('a lone lease gets a worker of its own, beyond max by at most max(2, max/4) workers, which ends with the lease', async () => {
-    const { pool, acquire } = open({ sessionsPerWorker: 4, max: 1 });
+    const { pool, acquire } = openPool({ sessionsPerWorker: 4, max: 1 });
     const shared = await acquire('shared', 'tenant a');
     const lone1 = await acquire('lone1', 'tenant a', true);
     const lone2 = await acquire('lone2', 'tenant b', true);
@@ -175,7 +175,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
 
 describe('worker pool shutdown', { timeout: 60_000 }, () => {
   it('refuses the sessions waiting in the queue with SHUTTING_DOWN and leaves no worker behind', async () => {
-    const { pool, acquire, events } = open({ sessionsPerWorker: 1, max: 1 });
+    const { pool, acquire, events } = openPool({ sessionsPerWorker: 1, max: 1 });
     await acquire('holder', 'tenant a');
     const waiting = acquire('waiting', 'tenant b').then(
       () => 'placed',

@@ -1,7 +1,8 @@
 import { isSwitchyardError, type CellHost, type CellToolDescriptor, type CellToolRequest, type CodeModeSession, type JsonValue } from '@switchyard/protocol';
 import { PassThrough } from 'node:stream';
-import type { CodeModeRuntimeOptions, RuntimePlacement } from '../src/index';
-import { connectRuntime, createCodeModeRuntime, createStreamTransport, parseFrame, serveRuntime } from '../src/index';
+import type { CodeModeRuntimeOptions } from '../src/index';
+import { createCodeModeRuntime } from '../src/index';
+import { connectRuntime, createStreamTransport, parseFrame, serveRuntime, type RuntimePlacement } from '../src/protocol-entry';
 
 /** The isolation these tests run under: the default project uses worker processes, the `in-process` project isolates in the test process. */
 export const isolation = (process.env.SWITCHYARD_TEST_ISOLATION ?? 'process') as 'process' | 'in-process';
@@ -33,8 +34,8 @@ export function createTestHost(tools: Record<string, TestTool> = {}) {
 
 export { sleep, until } from '@switchyard/test-helpers';
 
-export const fn = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
-export const freeform = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });
+export const fnDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
+export const freeformDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });
 
 /** A runtime + session pair; `run` creates a cell and waits up to 10 s for it (most tests complete well before). */
 export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRuntimeOptions = {}) {
@@ -43,7 +44,7 @@ export function setup(tools: Record<string, TestTool> = {}, options: CodeModeRun
   // One tenant for the engine's behaviour tests: their sessions may share warm workers, as sessions
   // of one tenant do (tenant isolation is tested in process-runtime.test.ts and tools/reliability).
   const session: CodeModeSession = runtime.openSession(recorder.host, { tenant: 'engine-tests' });
-  const descriptors = Object.keys(tools).map((name) => fn(name));
+  const descriptors = Object.keys(tools).map((name) => fnDescriptor(name));
   const run = async (source: string, extra: { tools?: CellToolDescriptor[]; yieldTimeMs?: number; typescript?: boolean } = {}) => {
     const { observation } = await session.createCell({
       source,

@@ -10,8 +10,8 @@ import type {
   CodeModeSession,
   CustomToolCallOutputItem,
 } from '@switchyard/protocol';
-import { createEventHub } from '@switchyard/kit';
-import { SwitchyardError } from '@switchyard/protocol';
+import { createEventHub } from '@switchyard/kit/internal';
+import { RESTORE_TOO_LATE_MESSAGE, SwitchyardError } from '@switchyard/protocol';
 import { DispatchBroker, type BrokerCellState, type NestedWorker } from './dispatch-broker';
 import { BackgroundWatcher } from './background-watch';
 
@@ -191,7 +191,7 @@ export class CodeModeService {
     const session = this.session(sessionId, options.tenant);
     if (!session.runtime.restore) throw new SwitchyardError('CONFIG', 'the Code Mode runtime cannot restore sessions (its sessions have no restore)');
     // Checked before the gates are replaced: a live session's cells keep their records.
-    if (session.broker.hasOpenCells) throw new SwitchyardError('INVALID_INPUT', 'restore must come before the session creates its first cell');
+    if (session.broker.hasOpenCells) throw new SwitchyardError('INVALID_INPUT', RESTORE_TOO_LATE_MESSAGE);
     const journal = options.journal ?? [];
     // The gates first: a restored cell's first nested call finds its tools.
     for (const cell of brokerCells(state.cells, journal)) session.broker.restoreCell(cell);

@@ -14,7 +14,8 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { FunctionToolOutput, contentItemTokens, parseFunctionArguments } from '@switchyard/kit';
+import { FunctionToolOutput } from '@switchyard/kit';
+import { contentItemTokens, parseFunctionArguments } from '@switchyard/kit/internal';
 import type { CodeModeService } from './code-mode-service';
 import { outputBudget, type OutputBudget } from './dispatch-broker';
 import { EXEC_GRAMMAR, WAIT_DESCRIPTION, WAIT_PARAMETERS, augmentedDescription, execDescription, toolDeclaration } from './description';

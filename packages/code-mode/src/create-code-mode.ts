@@ -8,7 +8,8 @@ import type {
   StepContext,
   ToolExecutor,
 } from '@switchyard/protocol';
-import { DEFAULT_OUTPUT_TOKENS, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
+import { DEFAULT_OUTPUT_TOKENS } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit/internal';
 import { CodeModeService, type CellEvent, type CodeModeJournalUpdate, type CodeModeState } from './code-mode-service';
 import { createExecTool, createWaitTool, watchCell, type CodeModeToolOptions } from './code-mode-tools';
 import type { NestedWorker } from './dispatch-broker';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toolName, type CodeModeSurface, type NestedToolDefinition } from '@switchyard/protocol';
-import { estimateTokens } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { EXEC_GRAMMAR, MCP_TYPES, augmentedDescription, execDescription, nestedToolReference, toolDeclaration } from './description';
 
 const echo: NestedToolDefinition = {

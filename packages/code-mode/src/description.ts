@@ -8,7 +8,7 @@ import {
   isMcpOutputSchema,
   safeToolText,
   selectWithinBudget,
-} from '@switchyard/kit';
+} from '@switchyard/kit/internal';
 
 /**
  * The Lark grammar of `exec`: an optional first-line pragma, then JavaScript source — byte for byte
@@ -155,20 +155,20 @@ const augmentedMemo = new WeakMap<NestedToolDefinition, string>();
 
 /** The TypeScript declaration line of one nested tool (also `ALL_TOOLS[i].declaration`). */
 export function toolDeclaration(tool: NestedToolDefinition): string {
-  let text = declarationMemo.get(tool);
-  if (text === undefined) {
-    text = codeModeDeclaration(tool);
-    declarationMemo.set(tool, text);
-  }
-  return text;
+  return remembered(declarationMemo, tool, codeModeDeclaration);
 }
 
 /** The description a nested tool has in `ALL_TOOLS` and the `exec` description: its text plus its declaration. */
 export function augmentedDescription(tool: NestedToolDefinition): string {
-  let text = augmentedMemo.get(tool);
+  return remembered(augmentedMemo, tool, augmentCodeModeDescription);
+}
+
+/** `memo`'s text for `tool`, rendered by `render` the first time. */
+function remembered(memo: WeakMap<NestedToolDefinition, string>, tool: NestedToolDefinition, render: (tool: NestedToolDefinition) => string): string {
+  let text = memo.get(tool);
   if (text === undefined) {
-    text = augmentCodeModeDescription(tool);
-    augmentedMemo.set(tool, text);
+    text = render(tool);
+    memo.set(tool, text);
   }
   return text;
 }

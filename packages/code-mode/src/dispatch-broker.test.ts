@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolName, type NestedToolDefinition, type ToolCall, type ToolOutput } from '@switchyard/protocol';
-import { AbortedToolOutput, JsonToolOutput } from '@switchyard/kit';
+import { JsonToolOutput } from '@switchyard/kit';
+import { AbortedToolOutput } from '@switchyard/kit/internal';
 import { DispatchBroker, type NestedWorker } from './dispatch-broker';
 
 const noop: NestedToolDefinition = { toolName: toolName('noop'), codeModeName: 'noop', description: 'd', kind: 'function', deferred: false };
@@ -23,7 +24,7 @@ function worker(options: { hang?: boolean; teardownMs?: number } = {}) {
 const brokerRequest = (cellId: string, signal: AbortSignal, runtimeToolCallId = 'tool-1') => ({ cellId, runtimeToolCallId, tool: 'noop', input: {}, signal });
 
 /** Creates a cell through the broker the way `exec` does; resolves with the id the broker chose. */
-async function open(broker: DispatchBroker, execCallId = 'exec-1'): Promise<string> {
+async function openCell(broker: DispatchBroker, execCallId = 'exec-1'): Promise<string> {
   const created = await broker.createCell([noop], execCallId, async (cellId) => ({ cellId }));
   return created.cellId;
 }
@@ -33,7 +34,7 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    const c1 = await open(broker);
+    const c1 = await openCell(broker);
     expect(c1).toMatch(/^[0-9a-z]{16}$/);
     const signal = new AbortController().signal;
     expect(await broker.invoke(brokerRequest(c1, signal))).toEqual({ n: 1 });
@@ -50,7 +51,7 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    const cell = await open(broker);
+    const cell = await openCell(broker);
     const signal = new AbortController().signal;
     const [first, again] = await Promise.all([broker.invokeJson(brokerRequest(cell, signal)), broker.invokeJson(brokerRequest(cell, signal))]);
     expect([first, again]).toEqual([{ json: '{"n":1}' }, { json: '{"n":2}' }]);
@@ -63,7 +64,7 @@ describe('DispatchBroker', () => {
   it('exports its open cells and dispatches a restored cell\'s calls as before (cell-start said again)', async () => {
     const started: string[] = [];
     const broker = new DispatchBroker();
-    const cell = await open(broker, 'exec-7');
+    const cell = await openCell(broker, 'exec-7');
     const exported = broker.exportCells();
     expect(exported).toEqual([{ cellId: cell, execCallId: 'exec-7', tools: [{ codeModeName: 'noop', name: 'noop', kind: 'function' }] }]);
     const restored = new DispatchBroker({ onCellStart: (cellId, start) => void started.push(`${cellId} ${start.execCallId}`) });
@@ -80,7 +81,7 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const first = worker();
     const detach = broker.attachWorker(first);
-    const c1 = await open(broker);
+    const c1 = await openCell(broker);
     detach();
     const pending = broker.invoke(brokerRequest(c1, new AbortController().signal));
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -137,7 +138,7 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    const c1 = await open(broker);
+    const c1 = await openCell(broker);
     const signal = new AbortController().signal;
     await expect(broker.invoke({ ...brokerRequest(c1, signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
     await expect(broker.invoke(brokerRequest('c2', signal))).rejects.toBe('exec cell c2 not found');
@@ -169,7 +170,7 @@ describe('DispatchBroker', () => {
   it('rejects as soon as the call is cancelled, without waiting for the tool to tear down', async () => {
     const broker = new DispatchBroker();
     broker.attachWorker(worker({ hang: true, teardownMs: 10_000 }));
-    const c1 = await open(broker);
+    const c1 = await openCell(broker);
     const controller = new AbortController();
     const started = Date.now();
     const pending = broker.invoke(brokerRequest(c1, controller.signal));
@@ -183,7 +184,7 @@ describe('DispatchBroker', () => {
     const broker = new DispatchBroker();
     const target = worker();
     broker.attachWorker(target);
-    const c1 = await open(broker);
+    const c1 = await openCell(broker);
     await expect(broker.invoke(brokerRequest(c1, AbortSignal.abort('stopped')))).rejects.toBe('stopped');
     expect(target.calls).toEqual([]);
   });

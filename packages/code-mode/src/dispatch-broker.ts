@@ -14,7 +14,8 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { AbortedToolOutput, DEFAULT_OUTPUT_TOKENS, approxTokenCount, createCellIdGenerator, truncateTextOutput } from '@switchyard/kit';
+import { DEFAULT_OUTPUT_TOKENS, approxTokenCount, truncateTextOutput } from '@switchyard/kit';
+import { AbortedToolOutput, createCellIdGenerator } from '@switchyard/kit/internal';
 import { toolName } from '@switchyard/protocol';
 
 /**

@@ -4,6 +4,7 @@ import { invokeTool, type InvokeToolResult } from '@switchyard/registry/testing'
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodeModeService } from './code-mode-service';
 import { createExecTool, createWaitTool } from './code-mode-tools';
+import { bodyText } from '@switchyard/test-helpers';
 
 const runtime = createCodeModeRuntime();
 const creations: CreateCellOptions[] = [];
@@ -27,7 +28,6 @@ const service = new CodeModeService(recording);
 const options = { defaultYieldTimeMs: 10_000, defaultMaxOutputTokens: 10_000, execHooks: false };
 const exec = createExecTool(service, { mode: 'code-mode', tools: [], hasDeferredTools: false } as CodeModeSurface, options);
 const wait = createWaitTool(service, options);
-const bodyText = (result: InvokeToolResult) => JSON.stringify((result.output as unknown as { body: unknown }).body);
 
 describe('exec and wait key their runtime calls', () => {
   it('by turn, step and call_id, so a runtime can answer a retried call with the original cell or observation', async () => {

@@ -1,5 +1,5 @@
 import { RespondToModelError } from '@switchyard/protocol';
-import { serdeJsonSyntaxError } from '@switchyard/kit';
+import { serdeJsonSyntaxError } from '@switchyard/kit/internal';
 
 /** The parsed `exec` input: the source without its pragma line and the pragma fields (unset when absent or null). */
 export interface ExecSource {

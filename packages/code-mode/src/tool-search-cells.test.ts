@@ -7,7 +7,7 @@ import { DispatchBroker } from './dispatch-broker';
 // What Code Mode adds for cells that search: the exec description's search note, found tools
 // described first under a budget, and a search answered with the tools the cell can call.
 
-const fn = (name: string, extra: Partial<NestedToolDefinition> = {}): NestedToolDefinition => ({
+const nestedFn = (name: string, extra: Partial<NestedToolDefinition> = {}): NestedToolDefinition => ({
   toolName: toolName(name, 'docs__'),
   codeModeName: `docs__${name}`,
   description: `The ${name} tool. ${'It does a great many things, described at length here. '.repeat(6)}`,
@@ -25,7 +25,7 @@ const search: NestedToolDefinition = {
 };
 
 describe('the exec description when cells can search', () => {
-  const tools = [fn('alpha'), fn('beta', { deferred: true }), search];
+  const tools = [nestedFn('alpha'), nestedFn('beta', { deferred: true }), search];
 
   it('follows the deferred-tools note with the search note, in code-mode and code-mode-only', () => {
     const codeMode = execDescription({ mode: 'code-mode', tools, hasDeferredTools: true, toolSearch: true });
@@ -39,8 +39,8 @@ describe('the exec description when cells can search', () => {
   });
 
   it('a description the budget cuts carries the search note and describes found tools first', () => {
-    const many = Array.from({ length: 12 }, (_, index) => fn(`tool_${String(index).padStart(2, '0')}`));
-    const found = fn('tool_11', { discovered: true });
+    const many = Array.from({ length: 12 }, (_, index) => nestedFn(`tool_${String(index).padStart(2, '0')}`));
+    const found = nestedFn('tool_11', { discovered: true });
     const surface = (list: NestedToolDefinition[]): CodeModeSurface => ({ mode: 'code-mode-only', tools: list, hasDeferredTools: false, toolSearch: true, budget: { tokens: 1200 } });
     const before = execDescription(surface([...many, search]));
     expect(before).toMatch(/Tool catalog: \d+ of 13 nested tools are described below; the others are left out to save space\./);
@@ -56,7 +56,7 @@ describe('a search from a cell whose tools changed since it began', () => {
     const broker = new DispatchBroker();
     const answer = { tools: [{ name: 'docs__alpha', description: 'a', declaration: 'x' }, { name: 'docs__newer', description: 'n', declaration: 'y' }] };
     broker.attachWorker({ handle: () => Promise.resolve({ output: new JsonToolOutput(answer) as ToolOutput, success: true }) });
-    const { cellId } = await broker.createCell([fn('alpha'), search], 'exec-1', async (id) => ({ cellId: id }));
+    const { cellId } = await broker.createCell([nestedFn('alpha'), search], 'exec-1', async (id) => ({ cellId: id }));
     const call = (tool: string) => ({ cellId, runtimeToolCallId: `tool-${tool}`, tool, input: { query: 'alpha newer' }, signal: new AbortController().signal });
     expect(await broker.invoke(call('tool_search'))).toEqual({ tools: [answer.tools[0]] });
     expect(await broker.invokeJson(call('tool_search'))).toEqual({ value: { tools: [answer.tools[0]] } });
@@ -68,7 +68,7 @@ describe('a search from a cell whose tools changed since it began', () => {
     const broker = new DispatchBroker();
     const answer = { tools: [{ name: 'docs__alpha', description: 'a', declaration: 'x' }] };
     broker.attachWorker({ handle: () => Promise.resolve({ output: new JsonToolOutput(answer) as ToolOutput, success: true }) });
-    const { cellId } = await broker.createCell([fn('alpha'), search], 'exec-1', async (id) => ({ cellId: id }));
+    const { cellId } = await broker.createCell([nestedFn('alpha'), search], 'exec-1', async (id) => ({ cellId: id }));
     expect(await broker.invokeJson({ cellId, runtimeToolCallId: 'tool-1', tool: 'tool_search', input: { query: 'a' }, signal: new AbortController().signal })).toEqual({
       json: JSON.stringify(answer),
     });

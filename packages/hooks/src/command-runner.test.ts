@@ -1,7 +1,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runHookCommand } from './command-runner';
-import { alive, useScratch, waitUntil } from '../test/helpers';
+import { running } from '@switchyard/config/proc';
+import { useScratch, waitUntil } from '../test/helpers';
 
 const SH = '/bin/sh';
 const tmp = useScratch();
@@ -39,7 +40,7 @@ describe('runHookCommand', () => {
     expect(result.error).toBe('hook timed out after 1s');
     const hookPid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
     const childPid = Number(readFileSync(dir.path('child.pid'), 'utf8'));
-    expect(await waitUntil(() => !alive(hookPid) && !alive(childPid))).toBe(true);
+    expect(await waitUntil(() => !running(hookPid) && !running(childPid))).toBe(true);
   });
 
   it('kills processes a hook leaves behind in its group when it exits', async () => {
@@ -48,7 +49,7 @@ describe('runHookCommand', () => {
     const result = await runHookCommand({ command: script, cwd: dir.dir, input: '{}', timeoutSec: 30, shell: SH });
     expect(result.exitCode).toBe(0);
     const childPid = Number(readFileSync(dir.path('child.pid'), 'utf8'));
-    expect(await waitUntil(() => !alive(childPid))).toBe(true);
+    expect(await waitUntil(() => !running(childPid))).toBe(true);
   });
 
   it('kills the group when the signal aborts', async () => {
@@ -62,7 +63,7 @@ describe('runHookCommand', () => {
     expect(result.aborted).toBe(true);
     expect(result.error).toBe('hook aborted: the tool call was cancelled');
     const hookPid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
-    expect(await waitUntil(() => !alive(hookPid))).toBe(true);
+    expect(await waitUntil(() => !running(hookPid))).toBe(true);
   });
 
   it('caps stdout and stderr at 1 MiB each and keeps draining so the hook finishes', async () => {

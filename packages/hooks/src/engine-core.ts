@@ -7,7 +7,7 @@ import {
   type JsonBounds,
   type McpToolCaller,
 } from '@switchyard/protocol';
-import { elapsedMs, type EventHub } from '@switchyard/kit';
+import { elapsedMs, type EventHub } from '@switchyard/kit/internal';
 import { runHookCommand } from './command-runner';
 import type { ConfiguredHandler, HookEventName } from './hooks-config';
 import type { HandlerRunResult } from './hook-output';

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, stat } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { commandHook } from '@switchyard/test-helpers';
 import { createHookEngine } from './hook-engine';
-import { RUN0, alive, command, engineFor, postRequest, preRequest, recordEvents, useScratch, waitUntil } from '../test/helpers';
+import { running } from '@switchyard/config/proc';
+import { RUN0, engineFor, postRequest, preRequest, recordEvents, useScratch, waitUntil } from '../test/helpers';
 
 const tmp = useScratch();
 
@@ -9,19 +11,19 @@ describe('bad hooks never hurt the host', () => {
   it('a hanging hook is killed at its timeout (with its children) and fails open', async () => {
     const dir = tmp();
     const script = dir.script('hang.sh', `echo $$ > "${dir.path('hook.pid')}"\nsleep 300 &\necho $! > "${dir.path('child.pid')}"\nwait`);
-    const engine = engineFor('PreToolUse', [{ hooks: [command(script, { timeout: 1 })] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(script, { timeout: 1 })] }]);
     const { ends } = recordEvents(engine);
     const started = performance.now();
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [`${RUN0}hook timed out after 1s`] });
     expect(ends[0]).toMatchObject({ outcome: 'failed', message: 'hook timed out after 1s' });
-    for (const name of ['hook.pid', 'child.pid']) expect(await waitUntil(() => !alive(Number(readFileSync(dir.path(name), 'utf8'))))).toBe(true);
+    for (const name of ['hook.pid', 'child.pid']) expect(await waitUntil(() => !running(Number(readFileSync(dir.path(name), 'utf8'))))).toBe(true);
   });
 
   it('applies defaultTimeoutSec to hooks without a timeout', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command('exec sleep 30')] }], { defaultTimeoutSec: 1 });
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook('exec sleep 30')] }], { defaultTimeoutSec: 1 });
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome.warnings).toEqual([`${RUN0}hook timed out after 1s`]);
   });
@@ -29,7 +31,7 @@ describe('bad hooks never hurt the host', () => {
   it('megabytes on stdout are capped and the decision in them is ignored (fail open)', async () => {
     const dir = tmp();
     const engine = engineFor('PreToolUse', [
-      { hooks: [command(`head -c 3000000 /dev/zero | tr '\\0' ' '; echo '{"decision":"block","reason":"buried"}'`)] },
+      { hooks: [commandHook(`head -c 3000000 /dev/zero | tr '\\0' ' '; echo '{"decision":"block","reason":"buried"}'`)] },
     ]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [`${RUN0}hook stdout exceeded 1048576 bytes; output ignored`] });
@@ -37,7 +39,7 @@ describe('bad hooks never hurt the host', () => {
 
   it('megabytes on stderr with exit 2 still block, with the reason capped at 1 MiB', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command(`head -c 2000000 /dev/zero | tr '\\0' r >&2; exit 2`)] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(`head -c 2000000 /dev/zero | tr '\\0' r >&2; exit 2`)] }]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome.blocked).toBe(true);
     expect(outcome.reason).toBe('r'.repeat(1024 * 1024) + '\n[... stderr truncated ...]');
@@ -45,7 +47,7 @@ describe('bad hooks never hurt the host', () => {
 
   it('binary garbage on stdout is ignored', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command(`head -c 4096 /dev/urandom | tr -d '{['`)] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(`head -c 4096 /dev/urandom | tr -d '{['`)] }]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [] });
   });
@@ -53,7 +55,7 @@ describe('bad hooks never hurt the host', () => {
   it('cancelling the call kills running hooks and resolves promptly', async () => {
     const dir = tmp();
     const script = dir.script('hang.sh', `echo $$ > "${dir.path('hook.pid')}"\nexec sleep 300`);
-    const engine = engineFor('PreToolUse', [{ hooks: [command(script)] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(script)] }]);
     const controller = new AbortController();
     const pending = engine.runPreToolUse(preRequest({ cwd: dir.dir, signal: controller.signal }));
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -61,21 +63,21 @@ describe('bad hooks never hurt the host', () => {
     const outcome = await pending;
     expect(outcome.blocked).toBe(false);
     expect(outcome.warnings).toEqual([`${RUN0}hook aborted: the tool call was cancelled`]);
-    expect(await waitUntil(() => !alive(Number(readFileSync(dir.path('hook.pid'), 'utf8'))))).toBe(true);
+    expect(await waitUntil(() => !running(Number(readFileSync(dir.path('hook.pid'), 'utf8'))))).toBe(true);
   });
 
   it('async hooks do not hold up the call and close() kills them', async () => {
     const dir = tmp();
     const script = dir.script('bg.sh', `echo $$ > "${dir.path('hook.pid')}"\necho blocked >&2\nexec sleep 300`);
-    const engine = engineFor('PreToolUse', [{ hooks: [command(script, { async: true })] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(script, { async: true })] }]);
     const { ends } = recordEvents(engine);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [] });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const pid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
-    expect(alive(pid)).toBe(true);
+    expect(running(pid)).toBe(true);
     await engine.close();
-    expect(await waitUntil(() => !alive(pid))).toBe(true);
+    expect(await waitUntil(() => !running(pid))).toBe(true);
     expect(ends.map((event) => event.outcome)).toEqual(['failed']);
   });
 });
@@ -94,7 +96,7 @@ describe('a stalled host thread cannot turn an answer into a timeout', () => {
     const dir = tmp();
     const marker = dir.path('answered');
     const script = dir.script('deny.sh', `echo "no rm -rf" >&2\ntouch "${marker}"\nexit 2`);
-    const engine = engineFor('PreToolUse', [{ hooks: [command(script, { timeout: 1 })] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(script, { timeout: 1 })] }]);
     const started = Date.now();
     const pending = engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     // Stall until the hook has answered and exited and its 1 s timeout is long past.
@@ -132,8 +134,8 @@ describe('a stalled host thread: function hooks', () => {
 });
 
 describe('failClosed', () => {
-  const crash = () => command('echo crashed >&2; exit 1');
-  const hang = () => command('exec sleep 30', { timeout: 1 });
+  const crash = () => commandHook('echo crashed >&2; exit 1');
+  const hang = () => commandHook('exec sleep 30', { timeout: 1 });
 
   it('engine-wide: a timeout or a crash blocks, with the failure as the reason', async () => {
     const dir = tmp();
@@ -148,18 +150,18 @@ describe('failClosed', () => {
     expect(ends[0]).toMatchObject({ outcome: 'block', message: 'hook failed and is fail-closed: hook timed out after 1s' });
     const crashed = engineFor('PreToolUse', [{ hooks: [crash()] }], { failClosed: true });
     expect(await crashed.runPreToolUse(preRequest({ cwd: dir.dir }))).toMatchObject({ blocked: true, reason: 'hook failed and is fail-closed: hook exited with code 1' });
-    const spawnFails = engineFor('PreToolUse', [{ hooks: [command('true')] }], { failClosed: true, shell: '/no/such/shell' });
+    const spawnFails = engineFor('PreToolUse', [{ hooks: [commandHook('true')] }], { failClosed: true, shell: '/no/such/shell' });
     expect((await spawnFails.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toMatch(/^hook failed and is fail-closed: failed to spawn hook: /);
-    const invalid = engineFor('PreToolUse', [{ hooks: [command(`echo '{"decision": 3}'`)] }], { failClosed: true });
+    const invalid = engineFor('PreToolUse', [{ hooks: [commandHook(`echo '{"decision": 3}'`)] }], { failClosed: true });
     expect((await invalid.runPreToolUse(preRequest({ cwd: dir.dir }))).reason).toBe('hook failed and is fail-closed: hook returned invalid pre-tool-use JSON output');
     // A hook that answers is unaffected.
-    const fine = engineFor('PreToolUse', [{ hooks: [command('exit 0')] }], { failClosed: true });
+    const fine = engineFor('PreToolUse', [{ hooks: [commandHook('exit 0')] }], { failClosed: true });
     expect(await fine.runPreToolUse(preRequest({ cwd: dir.dir }))).toEqual({ blocked: false, additionalContexts: [], warnings: [] });
   });
 
   it('per handler: a handler setting wins over the engine, both ways; async handlers never block', async () => {
     const dir = tmp();
-    const perHandler = engineFor('PreToolUse', [{ hooks: [crash(), command('exit 1', { failClosed: true })] }]);
+    const perHandler = engineFor('PreToolUse', [{ hooks: [crash(), commandHook('exit 1', { failClosed: true })] }]);
     const outcome = await perHandler.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({
       blocked: true,
@@ -167,9 +169,9 @@ describe('failClosed', () => {
       additionalContexts: [],
       warnings: [`${RUN0}hook exited with code 1`],
     });
-    const optedOut = engineFor('PreToolUse', [{ hooks: [command('exit 1', { failClosed: false })] }], { failClosed: true });
+    const optedOut = engineFor('PreToolUse', [{ hooks: [commandHook('exit 1', { failClosed: false })] }], { failClosed: true });
     expect((await optedOut.runPreToolUse(preRequest({ cwd: dir.dir }))).blocked).toBe(false);
-    const background = engineFor('PreToolUse', [{ hooks: [command('exit 1', { async: true })] }], { failClosed: true });
+    const background = engineFor('PreToolUse', [{ hooks: [commandHook('exit 1', { async: true })] }], { failClosed: true });
     expect((await background.runPreToolUse(preRequest({ cwd: dir.dir }))).blocked).toBe(false);
     await background.close();
   });
@@ -198,7 +200,7 @@ describe('failClosed', () => {
 
   it('a non-boolean failClosed in hooks.json is read as true, with a warning', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command('exit 1', { failClosed: 'yes' })] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook('exit 1', { failClosed: 'yes' })] }]);
     expect(engine.warnings).toEqual(['a PreToolUse handler in <config:0> has a non-boolean failClosed; treating it as true']);
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).blocked).toBe(true);
   });
@@ -207,7 +209,7 @@ describe('failClosed', () => {
 describe('inputs hooks cannot be given are never run unhooked', () => {
   it('PreToolUse blocks an input nested 6,000 deep without starting a hook; unmatched calls are untouched', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ matcher: 'Bash', hooks: [command('exit 0')] }]);
+    const engine = engineFor('PreToolUse', [{ matcher: 'Bash', hooks: [commandHook('exit 0')] }]);
     const { starts } = recordEvents(engine);
     const deep = JSON.parse(`${'['.repeat(6000)}${']'.repeat(6000)}`);
     expect(await engine.runPreToolUse(preRequest({ cwd: dir.dir, toolInput: { command: 'ls', deep } }))).toEqual({
@@ -218,7 +220,7 @@ describe('inputs hooks cannot be given are never run unhooked', () => {
     });
     expect(starts).toEqual([]);
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir, toolName: 'Other', toolInput: { deep } }))).blocked).toBe(false);
-    const small = engineFor('PreToolUse', [{ hooks: [command('exit 0')] }], { inputBounds: { maxDepth: 100, maxChars: 1000 } });
+    const small = engineFor('PreToolUse', [{ hooks: [commandHook('exit 0')] }], { inputBounds: { maxDepth: 100, maxChars: 1000 } });
     expect((await small.runPreToolUse(preRequest({ cwd: dir.dir, toolInput: { command: 'x'.repeat(2000) } }))).reason).toBe(
       'the tool input cannot be checked by hooks: it is larger than 1000 characters',
     );
@@ -226,7 +228,7 @@ describe('inputs hooks cannot be given are never run unhooked', () => {
 
   it('PostToolUse withholds a response it cannot serialize', async () => {
     const dir = tmp();
-    const engine = engineFor('PostToolUse', [{ hooks: [command('exit 0')] }]);
+    const engine = engineFor('PostToolUse', [{ hooks: [commandHook('exit 0')] }]);
     const response = JSON.parse(`${'{"a":'.repeat(200)}1${'}'.repeat(200)}`);
     expect(await engine.runPostToolUse(postRequest({ cwd: dir.dir, toolResponse: response }))).toEqual({
       feedback: 'the tool output was withheld: it cannot be checked by PostToolUse hooks: it is nested deeper than 100 levels',

@@ -1,8 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { commandHook } from '@switchyard/test-helpers';
 import type { HookEndEvent } from '@switchyard/protocol';
 import { createHookEngine } from './hook-engine';
-import { POST0, RUN0, command, engineFor, hook, postRequest, preRequest, recordEvents, useScratch } from '../test/helpers';
+import { POST0, RUN0, engineFor, hook, postRequest, preRequest, recordEvents, useScratch } from '../test/helpers';
 
 const tmp = useScratch();
 
@@ -10,7 +11,7 @@ describe('hook stdin payload', () => {
   it('writes the PreToolUse payload plus caller to stdin and runs in the session cwd', async () => {
     const dir = tmp();
     const script = dir.script('capture.sh', `cat > "${dir.path('stdin.json')}"\npwd > "${dir.path('cwd.txt')}"`);
-    const engine = engineFor('PreToolUse', [{ matcher: 'apply_patch', hooks: [command(script)] }]);
+    const engine = engineFor('PreToolUse', [{ matcher: 'apply_patch', hooks: [commandHook(script)] }]);
     const outcome = await engine.runPreToolUse(
       preRequest({ toolName: 'apply_patch', aliases: ['Write', 'Edit'], toolInput: { command: '*** Begin Patch' }, cwd: dir.dir }),
     );
@@ -36,7 +37,7 @@ describe('hook stdin payload', () => {
   it('carries the code-mode caller, the approval policy and the tool response on PostToolUse', async () => {
     const dir = tmp();
     const script = dir.script('capture.sh', `cat > "${dir.path('stdin.json')}"`);
-    const engine = engineFor('PostToolUse', [{ hooks: [command(script)] }]);
+    const engine = engineFor('PostToolUse', [{ hooks: [commandHook(script)] }]);
     const request = postRequest({ cwd: dir.dir, caller: { kind: 'code-mode', cell_id: 'cell-7' }, toolResponse: { tempC: 21 } });
     await engine.runPostToolUse({ ...request, step: { ...request.step, approvalPolicy: 'on-request' } });
     const payload = JSON.parse(readFileSync(dir.path('stdin.json'), 'utf8'));
@@ -65,7 +66,7 @@ describe('hook stdin payload', () => {
     const previous = process.env.SHELL;
     process.env.SHELL = '/bin/sh';
     try {
-      const engine = createHookEngine({ config: { hooks: { PreToolUse: [{ hooks: [command(`echo "$0" > "${dir.path('shell.txt')}"`)] }] } } });
+      const engine = createHookEngine({ config: { hooks: { PreToolUse: [{ hooks: [commandHook(`echo "$0" > "${dir.path('shell.txt')}"`)] }] } } });
       await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     } finally {
       process.env.SHELL = previous;
@@ -94,7 +95,7 @@ describe('matchers with real command hooks', () => {
     const dir = tmp();
     const log = dir.path('ran.txt');
     writeFileSync(log, '');
-    const groups = table.map(([label, matcher]) => ({ matcher, hooks: [command(`echo ${label} >> "${log}"`)] }));
+    const groups = table.map(([label, matcher]) => ({ matcher, hooks: [commandHook(`echo ${label} >> "${log}"`)] }));
     const engine = engineFor('PreToolUse', groups);
     await engine.runPreToolUse(preRequest({ toolName, aliases, cwd: dir.dir }));
     return { ran: readFileSync(log, 'utf8').split('\n').filter(Boolean).sort(), warnings: engine.warnings };
@@ -222,7 +223,7 @@ describe('PreToolUse decisions, one command hook each', () => {
   for (const row of rows) {
     it(row.name, async () => {
       const dir = tmp();
-      const engine = engineFor('PreToolUse', [{ matcher: 'Bash', hooks: [command(hook(dir, row))] }]);
+      const engine = engineFor('PreToolUse', [{ matcher: 'Bash', hooks: [commandHook(hook(dir, row))] }]);
       const { ends } = recordEvents(engine);
       const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
       expect(outcome.blocked).toBe(row.blocked ?? false);
@@ -237,14 +238,14 @@ describe('PreToolUse decisions, one command hook each', () => {
 
   it('a hook killed by a signal fails open', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command('kill -9 $$')] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook('kill -9 $$')] }]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [`${RUN0}hook exited without a status code`] });
   });
 
   it('a missing command file fails open', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command(dir.path('missing-hook.sh'))] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(dir.path('missing-hook.sh'))] }]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [`${RUN0}hook exited with code 127`] });
   });
@@ -282,7 +283,7 @@ describe('PostToolUse decisions', () => {
   for (const row of rows) {
     it(row.name, async () => {
       const dir = tmp();
-      const engine = engineFor('PostToolUse', [{ hooks: [command(hook(dir, row))] }]);
+      const engine = engineFor('PostToolUse', [{ hooks: [commandHook(hook(dir, row))] }]);
       const { ends } = recordEvents(engine);
       const outcome = await engine.runPostToolUse(postRequest({ cwd: dir.dir }));
       expect(outcome.feedback).toBe(row.feedback);
@@ -297,7 +298,7 @@ describe('PostToolUse decisions', () => {
     const dir = tmp();
     const slow = hook(dir, { before: 'sleep 0.4', stdout: '{"decision":"block","reason":"first"}' });
     const fast = hook(dir, { stderr: 'second', code: 2 });
-    const engine = engineFor('PostToolUse', [{ hooks: [command(slow), command(fast)] }]);
+    const engine = engineFor('PostToolUse', [{ hooks: [commandHook(slow), commandHook(fast)] }]);
     const outcome = await engine.runPostToolUse(postRequest({ cwd: dir.dir }));
     expect(outcome.feedback).toBe('first\n\nsecond');
   });
@@ -311,10 +312,10 @@ describe('aggregation and concurrency', () => {
   it('blocks when any hook blocks, with the reason of the first blocking hook in configured order', async () => {
     const dir = tmp();
     const engine = engineFor('PreToolUse', [
-      { hooks: [command(hook(dir, { stdout: context('ctx one') }))] },
-      { hooks: [command(hook(dir, { before: 'sleep 0.6', stdout: deny('slow but first') }))] },
-      { hooks: [command(hook(dir, { stderr: 'fast but second', code: 2 }))] },
-      { hooks: [command(hook(dir, { stdout: rewrite('echo rewritten') }))] },
+      { hooks: [commandHook(hook(dir, { stdout: context('ctx one') }))] },
+      { hooks: [commandHook(hook(dir, { before: 'sleep 0.6', stdout: deny('slow but first') }))] },
+      { hooks: [commandHook(hook(dir, { stderr: 'fast but second', code: 2 }))] },
+      { hooks: [commandHook(hook(dir, { stdout: rewrite('echo rewritten') }))] },
     ]);
     const outcome = await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     expect(outcome).toEqual({ blocked: true, reason: 'slow but first', additionalContexts: ['ctx one'], warnings: [] });
@@ -323,14 +324,14 @@ describe('aggregation and concurrency', () => {
   it('takes the updated input from the hook that finished last, not the last configured', async () => {
     const dir = tmp();
     const slowFirst = engineFor('PreToolUse', [
-      { hooks: [command(hook(dir, { before: 'sleep 0.6', stdout: rewrite('from the slow first hook') }))] },
-      { hooks: [command(hook(dir, { stdout: rewrite('from the fast second hook') }))] },
+      { hooks: [commandHook(hook(dir, { before: 'sleep 0.6', stdout: rewrite('from the slow first hook') }))] },
+      { hooks: [commandHook(hook(dir, { stdout: rewrite('from the fast second hook') }))] },
     ]);
     expect((await slowFirst.runPreToolUse(preRequest({ cwd: dir.dir }))).updatedInput).toEqual({ command: 'from the slow first hook' });
 
     const slowSecond = engineFor('PreToolUse', [
-      { hooks: [command(hook(dir, { stdout: rewrite('from the fast first hook') }))] },
-      { hooks: [command(hook(dir, { before: 'sleep 0.6', stdout: rewrite('from the slow second hook') }))] },
+      { hooks: [commandHook(hook(dir, { stdout: rewrite('from the fast first hook') }))] },
+      { hooks: [commandHook(hook(dir, { before: 'sleep 0.6', stdout: rewrite('from the slow second hook') }))] },
     ]);
     expect((await slowSecond.runPreToolUse(preRequest({ cwd: dir.dir }))).updatedInput).toEqual({ command: 'from the slow second hook' });
   });
@@ -338,8 +339,8 @@ describe('aggregation and concurrency', () => {
   it('collects additional context from every hook in configured order', async () => {
     const dir = tmp();
     const engine = engineFor('PreToolUse', [
-      { hooks: [command(hook(dir, { before: 'sleep 0.4', stdout: context('one') })), command(hook(dir, { stdout: context('two') }))] },
-      { hooks: [command(hook(dir, { stdout: context('three') }))] },
+      { hooks: [commandHook(hook(dir, { before: 'sleep 0.4', stdout: context('one') })), commandHook(hook(dir, { stdout: context('two') }))] },
+      { hooks: [commandHook(hook(dir, { stdout: context('three') }))] },
     ]);
     expect((await engine.runPreToolUse(preRequest({ cwd: dir.dir }))).additionalContexts).toEqual(['one', 'two', 'three']);
   });
@@ -347,7 +348,7 @@ describe('aggregation and concurrency', () => {
   it('runs the hooks of one event concurrently', async () => {
     const dir = tmp();
     const sleeper = hook(dir, { before: 'sleep 1' });
-    const engine = engineFor('PreToolUse', [{ hooks: [command(sleeper), command(sleeper), command(sleeper), command(sleeper)] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook(sleeper), commandHook(sleeper), commandHook(sleeper), commandHook(sleeper)] }]);
     const started = performance.now();
     await engine.runPreToolUse(preRequest({ cwd: dir.dir }));
     // Four one-second hooks one after another would take four seconds.
@@ -363,8 +364,8 @@ describe('events', () => {
       file,
       JSON.stringify({
         hooks: {
-          PreToolUse: [{ matcher: 'Bash', hooks: [command('true'), command('echo no >&2; exit 2')] }],
-          PostToolUse: [{ hooks: [command('true')] }],
+          PreToolUse: [{ matcher: 'Bash', hooks: [commandHook('true'), commandHook('echo no >&2; exit 2')] }],
+          PostToolUse: [{ hooks: [commandHook('true')] }],
         },
       }),
     );
@@ -384,7 +385,7 @@ describe('events', () => {
 
   it('unsubscribes, and a throwing listener never breaks a run: it is reported as a SWITCHYARD_LISTENER warning', async () => {
     const dir = tmp();
-    const engine = engineFor('PreToolUse', [{ hooks: [command('echo nope >&2; exit 2')] }]);
+    const engine = engineFor('PreToolUse', [{ hooks: [commandHook('echo nope >&2; exit 2')] }]);
     let calls = 0;
     const off = engine.on('hook-end', () => {
       calls += 1;

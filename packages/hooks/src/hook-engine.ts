@@ -12,7 +12,7 @@ import {
   type McpToolCallerFactory,
   type SwitchyardEventListener,
 } from '@switchyard/protocol';
-import { checkOptions, createEventHub, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, createEventHub, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './command-runner';
 import {
   HOOK_EVENTS,

@@ -356,8 +356,14 @@ function buildHandler(
     const name = typeof raw.name === 'string' ? raw.name : undefined;
     return { ...common, kind: 'function' as const, run: raw.run as FunctionHook, name, label: `function hook ${name ?? '(unnamed)'} (${sourcePath})` };
   }
-  if (raw.type === 'http') return buildHttpHandler(raw, { ...base, common }, warnings);
-  if (raw.type === 'mcp_tool') return buildMcpToolHandler(raw, { ...base, common }, warnings);
+  const kindInput = (kind: string): KindInput => ({
+    settings: base.settings,
+    common,
+    sourcePath,
+    skip: (problem) => void warnings.push(`skipping ${base.event} ${kind} hook in ${sourcePath}: ${problem}`),
+  });
+  if (raw.type === 'http') return buildHttpHandler(raw, kindInput('http'));
+  if (raw.type === 'mcp_tool') return buildMcpToolHandler(raw, kindInput('mcp_tool'));
   if (raw.type !== 'command') {
     warnings.push(`skipping ${base.event} handler of unsupported type ${JSON.stringify(raw.type ?? null)} in ${sourcePath}`);
     return undefined;
@@ -373,19 +379,21 @@ function buildHandler(
 /** What every handler kind shares once read. */
 type CommonFields = Omit<ConfiguredHandlerBase, 'displayOrder' | 'label'>;
 
+/** What a kind's builder reads besides the raw handler; `skip` warns that the handler is skipped, and why. */
+interface KindInput {
+  settings: LoadSettings;
+  common: CommonFields;
+  sourcePath: string;
+  skip: (problem: string) => undefined;
+}
+
 /** An `http` handler: its URL (http or https, no credentials, listed when a list is set), its headers. */
-function buildHttpHandler(
-  raw: Record<string, unknown>,
-  base: { event: HookEventName; layer: HooksConfigLayer; settings: LoadSettings; common: CommonFields },
-  warnings: string[],
-): UnorderedHandler | undefined {
-  const { sourcePath } = base.layer;
-  const skip = (problem: string) => void warnings.push(`skipping ${base.event} http hook in ${sourcePath}: ${problem}`);
+function buildHttpHandler(raw: Record<string, unknown>, { settings, common, sourcePath, skip }: KindInput): UnorderedHandler | undefined {
   if (typeof raw.url !== 'string') return skip('"url" is not a string');
   const parsed = parseHookUrl(raw.url);
   if ('problem' in parsed) return skip(`its url ${parsed.problem}`);
   // a literal loopback or private address, or a URL a list leaves out, is refused now rather than at every call
-  const refused = urlRefusal(parsed.url, base.settings.allowedHttpHookUrls);
+  const refused = urlRefusal(parsed.url, settings.allowedHttpHookUrls);
   if (refused) return skip(refused.replace('http hook refused: ', ''));
   const headers = raw.headers ?? {};
   if (!isRecord(headers)) return skip('"headers" is not an object');
@@ -394,24 +402,18 @@ function buildHttpHandler(
   const allowedEnvVars = raw.allowedEnvVars ?? [];
   if (!Array.isArray(allowedEnvVars) || allowedEnvVars.some((name) => typeof name !== 'string')) return skip('"allowedEnvVars" is not a list of names');
   const label = `http hook ${redactUrl(parsed.url)} (${sourcePath})`;
-  return { ...base.common, kind: 'http' as const, url: parsed.url, headers: { ...(headers as Record<string, string>) }, allowedEnvVars: allowedEnvVars as string[], label };
+  return { ...common, kind: 'http' as const, url: parsed.url, headers: { ...(headers as Record<string, string>) }, allowedEnvVars: allowedEnvVars as string[], label };
 }
 
 /** An `mcp_tool` handler: its server must be one of the engine's `mcpServers`. */
-function buildMcpToolHandler(
-  raw: Record<string, unknown>,
-  base: { event: HookEventName; layer: HooksConfigLayer; settings: LoadSettings; common: CommonFields },
-  warnings: string[],
-): UnorderedHandler | undefined {
-  const { sourcePath } = base.layer;
-  const skip = (problem: string) => void warnings.push(`skipping ${base.event} mcp_tool hook in ${sourcePath}: ${problem}`);
+function buildMcpToolHandler(raw: Record<string, unknown>, { settings, common, sourcePath, skip }: KindInput): UnorderedHandler | undefined {
   if (typeof raw.server !== 'string' || raw.server === '') return skip('"server" is not a server name');
   if (typeof raw.tool !== 'string' || raw.tool === '') return skip('"tool" is not a tool name');
-  const servers = base.settings.mcpServers;
+  const servers = settings.mcpServers;
   if (!servers) return skip(`server "${raw.server}" is not configured: the engine has no \`mcpServers\``);
   if (!servers.has(raw.server)) return skip(`server "${raw.server}" is not one of the engine's mcpServers (${[...servers].join(', ') || 'none'})`);
   const label = `mcp_tool hook ${raw.server}/${raw.tool} (${sourcePath})`;
-  return { ...base.common, kind: 'mcp_tool' as const, server: raw.server, tool: raw.tool, label };
+  return { ...common, kind: 'mcp_tool' as const, server: raw.server, tool: raw.tool, label };
 }
 
 /** `failClosed` / `required` as written; anything but a boolean is taken as `true` (the safe reading) with a warning. */

@@ -5,6 +5,7 @@ import type { HookEndEvent } from '@switchyard/protocol';
 import { createHookEngine, type HookEngineOptions } from './hook-engine';
 import type { HttpHookConfig } from './hooks-config';
 import { isListed, restrictedRange } from './http-url-policy';
+import { respondJson } from '@switchyard/test-helpers';
 import { preRequest } from '../test/helpers';
 
 interface Received {
@@ -37,13 +38,9 @@ async function serveHttp(answer: (request: Received, response: ServerResponse) =
   return { base: `http://127.0.0.1:${port}`, port, received };
 }
 
-const json = (response: ServerResponse, body: unknown, status = 200) => {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-};
 const deny = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'prod is frozen' } };
 
-function engineWith(handler: Partial<HttpHookConfig> & { url: string }, options: HookEngineOptions = {}) {
+function httpEngine(handler: Partial<HttpHookConfig> & { url: string }, options: HookEngineOptions = {}) {
   const engine = createHookEngine({ config: { hooks: { PreToolUse: [{ hooks: [{ type: 'http', timeout: 5, ...handler }] }] } }, ...options });
   const ends: HookEndEvent[] = [];
   engine.on('hook-end', (event) => ends.push(event));
@@ -52,8 +49,8 @@ function engineWith(handler: Partial<HttpHookConfig> & { url: string }, options:
 
 describe('http hooks', () => {
   it('POSTs the stdin JSON to a listed loopback URL and blocks on its answer; headers read allowed environment variables only', async () => {
-    const server = await serveHttp((_request, response) => json(response, deny));
-    const { engine } = engineWith(
+    const server = await serveHttp((_request, response) => respondJson(response, deny));
+    const { engine } = httpEngine(
       { url: `${server.base}/hooks/pre?team=ops`, headers: { Authorization: 'Bearer $HOOK_TOKEN', 'X-Other': '${NOT_ALLOWED}-x' }, allowedEnvVars: ['HOOK_TOKEN'] },
       { allowedHttpHookUrls: [`${server.base}/hooks`], env: { HOOK_TOKEN: 'tok-123', NOT_ALLOWED: 'leak' } },
     );
@@ -70,19 +67,19 @@ describe('http hooks', () => {
   });
 
   it('a required hook that cannot reach its server blocks, naming itself (never its headers)', async () => {
-    const server = await serveHttp((_request, response) => json(response, {}));
+    const server = await serveHttp((_request, response) => respondJson(response, {}));
     const port = server.port;
     await new Promise((resolve) => servers.pop()?.close(resolve));
-    const { engine, ends } = engineWith({ url: `http://127.0.0.1:${port}/gate`, required: true, headers: { 'X-Api-Key': 'sekret-value-42' } }, { allowedHttpHookUrls: [`http://127.0.0.1:${port}/`] });
+    const { engine, ends } = httpEngine({ url: `http://127.0.0.1:${port}/gate`, required: true, headers: { 'X-Api-Key': 'sekret-value-42' } }, { allowedHttpHookUrls: [`http://127.0.0.1:${port}/`] });
     const outcome = await engine.runPreToolUse(preRequest());
     expect(outcome).toMatchObject({ blocked: true, reason: `required http hook http://127.0.0.1:${port}/gate (<config:0>) failed: http hook failed: connect ECONNREFUSED 127.0.0.1:${port}` });
     expect(JSON.stringify({ outcome, ends })).not.toContain('sekret-value-42');
   });
 
   it('refuses a name that resolves to a loopback address unless listed; a literal one is skipped at load', async () => {
-    const server = await serveHttp((_request, response) => json(response, deny));
+    const server = await serveHttp((_request, response) => respondJson(response, deny));
     const named = `http://localhost:${server.port}/gate`;
-    const refused = engineWith({ url: named, required: true });
+    const refused = httpEngine({ url: named, required: true });
     const outcome = await refused.engine.runPreToolUse(preRequest());
     expect(outcome.blocked).toBe(true);
     // localhost resolves to 127.0.0.1 here; a machine listing ::1 first names that address
@@ -90,7 +87,7 @@ describe('http hooks', () => {
       `required http hook ${named} (<config:0>) failed: http hook refused: ${named} (resolved to 127.0.0.1) is a loopback address; list the URL in allowedHttpHookUrls to allow it`,
     );
     expect(server.received).toEqual([]);
-    const listed = engineWith({ url: named }, { allowedHttpHookUrls: [`http://localhost:${server.port}/`] });
+    const listed = httpEngine({ url: named }, { allowedHttpHookUrls: [`http://localhost:${server.port}/`] });
     expect(await listed.engine.runPreToolUse(preRequest())).toMatchObject({ blocked: true, reason: 'prod is frozen' });
     expect(createHookEngine({ config: { hooks: { PreToolUse: [{ hooks: [{ type: 'http', url: `${server.base}/gate` }] }] } } }).warnings).toEqual([
       `skipping PreToolUse http hook in <config:0>: ${server.base}/gate is a loopback address; list the URL in allowedHttpHookUrls to allow it`,
@@ -143,11 +140,11 @@ describe('http hooks', () => {
       }
     });
     const allowedHttpHookUrls = [`${server.base}/`];
-    const open = engineWith({ url: `${server.base}/error` }, { allowedHttpHookUrls });
+    const open = httpEngine({ url: `${server.base}/error` }, { allowedHttpHookUrls });
     expect(await open.engine.runPreToolUse(preRequest())).toEqual({ blocked: false, additionalContexts: [], warnings: [`hook pre-tool-use:0:<config:0>:call-1 failed: http hook answered HTTP 503 Service Unavailable`] });
-    const required = engineWith({ url: `${server.base}/error`, required: true }, { allowedHttpHookUrls });
+    const required = httpEngine({ url: `${server.base}/error`, required: true }, { allowedHttpHookUrls });
     expect(await required.engine.runPreToolUse(preRequest())).toMatchObject({ blocked: true, reason: `required http hook ${server.base}/error (<config:0>) failed: http hook answered HTTP 503 Service Unavailable` });
-    const plain = engineWith({ url: `${server.base}/plain` }, { allowedHttpHookUrls });
+    const plain = httpEngine({ url: `${server.base}/plain` }, { allowedHttpHookUrls });
     expect(await plain.engine.runPreToolUse(preRequest())).toEqual({ blocked: false, additionalContexts: [], warnings: [] });
   });
 });

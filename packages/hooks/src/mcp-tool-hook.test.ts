@@ -17,7 +17,7 @@ function scriptedCaller(answer: McpToolCallResult) {
   return { caller, requests, closed: () => closed };
 }
 
-function engineFor(answer: McpToolCallResult) {
+function auditEngine(answer: McpToolCallResult) {
   const script = scriptedCaller(answer);
   const engine = createHookEngine({
     mcpServers: { audit: { command: 'unused' } },
@@ -29,7 +29,7 @@ function engineFor(answer: McpToolCallResult) {
 
 describe('mcp_tool hooks in the engine', () => {
   it('structuredContent is the answer (as JSON); the arguments are the stdin object; close() closes the caller', async () => {
-    const { engine, requests, closed } = engineFor({ isError: false, content: [{ type: 'text', text: 'ignored' }], structuredContent: { decision: 'block', reason: 'redacted by audit' } });
+    const { engine, requests, closed } = auditEngine({ isError: false, content: [{ type: 'text', text: 'ignored' }], structuredContent: { decision: 'block', reason: 'redacted by audit' } });
     expect(await engine.runPostToolUse(postRequest({ toolResponse: 'secret=1' }))).toEqual({ feedback: 'redacted by audit', additionalContexts: [], warnings: [] });
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ server: 'audit', tool: 'review', arguments: { hook_event_name: 'PostToolUse', tool_response: 'secret=1' } });
@@ -38,7 +38,7 @@ describe('mcp_tool hooks in the engine', () => {
   });
 
   it('without structured content the text blocks are the answer; other blocks are ignored', async () => {
-    const { engine } = engineFor({
+    const { engine } = auditEngine({
       isError: false,
       content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'text', text: '{"decision":"block",' }, { type: 'text', text: '"reason":"split over two blocks"}' }],
     });

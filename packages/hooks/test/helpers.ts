@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { HookEndEvent, HookStartEvent, PostToolUseRequest, PreToolUseRequest, JsonValue } from '@switchyard/protocol';
 import { createHookEngine, type HookEngineOptions } from '../src/hook-engine';
-import type { HookMatcherGroup, HooksConfig } from '../src/hooks-config';
+import type { HookEventName, HookMatcherGroup, HooksConfig } from '../src/hooks-config';
 import { createStepContext } from '@switchyard/kit';
 
 /** A scratch folder for executable shell scripts; `cleanup()` removes it. */
@@ -61,18 +61,6 @@ export function postRequest(overrides: Partial<PostToolUseRequest> & { cwd?: str
   return { ...preRequest(rest), toolResponse: toolResponse ?? 'hi\n' };
 }
 
-/** True while a process with this pid exists and is not a zombie (read from /proc). */
-export function alive(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return false;
-  }
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
-}
-
 /** Polls `check` every 20 ms until it holds or `ms` passed (a SIGKILLed process takes a moment to die). */
 export async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -93,13 +81,8 @@ export function hook(dir: ReturnType<typeof scriptFolder>, options: { stdout?: s
   return dir.script(name, lines.join('\n'));
 }
 
-/** A command hook config entry. */
-export function command(commandText: string, extra: Record<string, unknown> = {}) {
-  return { type: 'command' as const, command: commandText, ...extra };
-}
-
 /** A hook engine with `groups` under one event, run by /bin/sh. */
-export function engineFor(event: 'PreToolUse' | 'PostToolUse', groups: HookMatcherGroup[], options: HookEngineOptions = {}) {
+export function engineFor(event: HookEventName, groups: HookMatcherGroup[], options: HookEngineOptions = {}) {
   const config: HooksConfig = { hooks: { [event]: groups } };
   return createHookEngine({ shell: '/bin/sh', config, ...options });
 }

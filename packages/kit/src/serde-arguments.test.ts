@@ -20,7 +20,7 @@ const EXEC: SerdeStruct = serdeStructFromSchema(
 );
 const WRITE: SerdeStruct = serdeStructFromSchema('WriteStdinArgs', { type: 'object', properties: { session_id: { type: 'number' }, chars: { type: 'string' } }, required: ['session_id'] }, { session_id: 'i32' });
 
-const errorOf = (text: string, struct = EXEC) => {
+const deserializeError = (text: string, struct = EXEC) => {
   try {
     deserializeArguments(text, struct);
     return undefined;
@@ -39,12 +39,12 @@ describe('deserializeArguments: the binary\'s texts', () => {
     ['{"cmd":"echo hi","yield_time_ms":"5"}', 'invalid type: string "5", expected u64 at line 1 column 36'],
     ['{"cmd":"echo hi",\n"tty":"yes"}', 'invalid type: string "yes", expected a boolean at line 2 column 11'],
   ])('%j → %s', (text, expected) => {
-    expect(errorOf(text)).toBe(expected);
+    expect(deserializeError(text)).toBe(expected);
   });
 
   it('write_stdin: a missing session_id and a string one', () => {
-    expect(errorOf('{"chars":"x"}', WRITE)).toBe('missing field `session_id` at line 1 column 13');
-    expect(errorOf('{"session_id":"7"}', WRITE)).toBe('invalid type: string "7", expected i32 at line 1 column 17');
+    expect(deserializeError('{"chars":"x"}', WRITE)).toBe('missing field `session_id` at line 1 column 13');
+    expect(deserializeError('{"session_id":"7"}', WRITE)).toBe('invalid type: string "7", expected i32 at line 1 column 17');
   });
 });
 
@@ -54,21 +54,21 @@ describe('deserializeArguments: serde_json\'s rules', () => {
   });
 
   it('names values, ranges, variants, duplicates and syntax as serde does', () => {
-    expect(errorOf('{"cmd":"ls","yield_time_ms":-1}')).toBe('invalid value: integer `-1`, expected u64 at line 1 column 30');
-    expect(errorOf('{"cmd":"ls","yield_time_ms":1.5}')).toBe('invalid type: floating point `1.5`, expected u64 at line 1 column 31');
-    expect(errorOf('{"session_id":3000000000}', WRITE)).toBe('invalid value: integer `3000000000`, expected i32 at line 1 column 24');
-    expect(errorOf('{"cmd":"ls","sandbox_permissions":"x"}')).toBe('unknown variant `x`, expected `use_default` or `require_escalated` at line 1 column 37');
-    expect(errorOf('{"cmd":"a","cmd":"b"}')).toBe('duplicate field `cmd` at line 1 column 16');
-    expect(errorOf('{"cmd":["ls"]}')).toBe('invalid type: sequence, expected a string at line 1 column 7');
-    expect(errorOf('{"cmd":"ls","prefix_rule":["a",1]}')).toBe('invalid type: integer `1`, expected a string at line 1 column 32');
-    expect(errorOf('{"cmd":"ls",}')).toBe('trailing comma at line 1 column 13');
-    expect(errorOf('{"cmd" "ls"}')).toBe('expected `:` at line 1 column 8');
-    expect(errorOf('{"cmd":"ls" "x":1}')).toBe('expected `,` or `}` at line 1 column 13');
-    expect(errorOf('{cmd:1}')).toBe('key must be a string at line 1 column 2');
-    expect(errorOf('{"cmd":"a\\qb"}')).toBe('invalid escape at line 1 column 11');
-    expect(errorOf('{"cmd":"ab')).toBe('EOF while parsing a string at line 1 column 10');
-    expect(errorOf('"ls"')).toBe('invalid type: string "ls", expected struct ExecCommandArgs at line 1 column 4');
-    expect(errorOf('')).toBe('EOF while parsing a value at line 1 column 0');
+    expect(deserializeError('{"cmd":"ls","yield_time_ms":-1}')).toBe('invalid value: integer `-1`, expected u64 at line 1 column 30');
+    expect(deserializeError('{"cmd":"ls","yield_time_ms":1.5}')).toBe('invalid type: floating point `1.5`, expected u64 at line 1 column 31');
+    expect(deserializeError('{"session_id":3000000000}', WRITE)).toBe('invalid value: integer `3000000000`, expected i32 at line 1 column 24');
+    expect(deserializeError('{"cmd":"ls","sandbox_permissions":"x"}')).toBe('unknown variant `x`, expected `use_default` or `require_escalated` at line 1 column 37');
+    expect(deserializeError('{"cmd":"a","cmd":"b"}')).toBe('duplicate field `cmd` at line 1 column 16');
+    expect(deserializeError('{"cmd":["ls"]}')).toBe('invalid type: sequence, expected a string at line 1 column 7');
+    expect(deserializeError('{"cmd":"ls","prefix_rule":["a",1]}')).toBe('invalid type: integer `1`, expected a string at line 1 column 32');
+    expect(deserializeError('{"cmd":"ls",}')).toBe('trailing comma at line 1 column 13');
+    expect(deserializeError('{"cmd" "ls"}')).toBe('expected `:` at line 1 column 8');
+    expect(deserializeError('{"cmd":"ls" "x":1}')).toBe('expected `,` or `}` at line 1 column 13');
+    expect(deserializeError('{cmd:1}')).toBe('key must be a string at line 1 column 2');
+    expect(deserializeError('{"cmd":"a\\qb"}')).toBe('invalid escape at line 1 column 11');
+    expect(deserializeError('{"cmd":"ab')).toBe('EOF while parsing a string at line 1 column 10');
+    expect(deserializeError('"ls"')).toBe('invalid type: string "ls", expected struct ExecCommandArgs at line 1 column 4');
+    expect(deserializeError('')).toBe('EOF while parsing a value at line 1 column 0');
   });
 
   it('serdeJsonSyntaxError: only syntax', () => {

@@ -11,7 +11,8 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { DEFAULT_OUTPUT_TOKENS, contentItemsToText, previewText, truncateContentItems, truncateMiddle } from '@switchyard/kit';
+import { DEFAULT_OUTPUT_TOKENS, truncateContentItems, truncateMiddle } from '@switchyard/kit';
+import { contentItemsToText, previewText } from '@switchyard/kit/internal';
 
 /**
  * An MCP `CallToolResult` as a Code Mode cell receives it: `content` blocks as the server sent

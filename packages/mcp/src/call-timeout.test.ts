@@ -4,7 +4,7 @@
 // machine may be loaded): a 1.5 s timeout against a 5 s answer and a 5 s job.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, executor, outputText } from '../test/helpers';
+import { call, executor, functionOutputText } from '../test/helpers';
 import { mcpTools, type McpElicitationRequest, type McpTools } from './index';
 
 const ELICIT_SERVER = fileURLToPath(new URL('../test/fixtures/elicit-server.mjs', import.meta.url));
@@ -33,7 +33,7 @@ describe('a call\'s timeout while an elicitation of its server is pending', () =
     const { output, item } = await call(executor(mcp, 'mcp__desk__ask'), {});
     expect(Date.now() - started).toBeGreaterThanOrEqual(USER_MS);
     expect(output.success).toBe(true);
-    expect(outputText(item)).toContain('{\\"action\\":\\"accept\\",\\"content\\":{\\"colour\\":\\"blue\\",\\"size\\":3}}');
+    expect(functionOutputText(item)).toContain('{\\"action\\":\\"accept\\",\\"content\\":{\\"colour\\":\\"blue\\",\\"size\\":3}}');
     expect(asked.map((request) => request.message)).toEqual(['Which colour?']);
   }, 60_000);
 
@@ -42,13 +42,13 @@ describe('a call\'s timeout while an elicitation of its server is pending', () =
     const { output, item } = await call(executor(mcp, 'mcp__desk__work'), { ms: USER_MS });
     expect(Date.now() - started).toBeLessThan(USER_MS);
     expect(output.success).toBe(false);
-    expect(outputText(item)).toContain(`tool call error: timed out awaiting tools/call after ${TIMEOUT_MS / 1000}s`);
+    expect(functionOutputText(item)).toContain(`tool call error: timed out awaiting tools/call after ${TIMEOUT_MS / 1000}s`);
   }, 60_000);
 
   it('counts again once the answer is in: work after the reply that runs past the timeout times out', async () => {
     const { output, item } = await call(executor(mcp, 'mcp__desk__ask'), { after_ms: USER_MS });
     expect(output.success).toBe(false);
-    expect(outputText(item)).toContain(`tool call error: timed out awaiting tools/call after ${TIMEOUT_MS / 1000}s`);
+    expect(functionOutputText(item)).toContain(`tool call error: timed out awaiting tools/call after ${TIMEOUT_MS / 1000}s`);
     expect(asked).toHaveLength(2);
   }, 60_000);
 });

@@ -4,7 +4,7 @@
 // call's timeout; a plain tool on the same server is called directly.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, executor, outputText } from '../test/helpers';
+import { call, executor, functionOutputText } from '../test/helpers';
 import { mcpTools, type McpToolsEvent, type McpTools } from './index';
 
 const TASK_SERVER = fileURLToPath(new URL('../test/fixtures/task-server.mjs', import.meta.url));
@@ -28,7 +28,7 @@ describe('mcpTools and a 2025-11-25 Tasks server', () => {
     // 6 s of work against a 5 s timeout: the status change at 3 s restarts it.
     const { output, item } = await call(executor(mcp, 'mcp__jobs__report'), { ms: 6000 }, { callId: 'call-report' });
     expect(output.success).toBe(true);
-    expect(outputText(item)).toContain('report written in 6000 ms');
+    expect(functionOutputText(item)).toContain('report written in 6000 ms');
     expect(new Set(statuses.map((event) => event.taskId)).size).toBe(1);
     expect(statuses[0]).toMatchObject({ server: 'jobs', tool: 'report', callId: 'call-report', status: 'working' });
     expect(statuses.map((event) => event.statusMessage)).toContain('halfway');
@@ -39,7 +39,7 @@ describe('mcpTools and a 2025-11-25 Tasks server', () => {
     statuses.length = 0;
     const { output, item } = await call(executor(mcp, 'mcp__jobs__quick'), {});
     expect(output.success).toBe(true);
-    expect(outputText(item)).toContain('quick answer');
+    expect(functionOutputText(item)).toContain('quick answer');
     expect(statuses).toEqual([]);
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { SwitchyardError } from '@switchyard/protocol';
-import { closestName } from '@switchyard/kit';
+import { closestName } from '@switchyard/kit/internal';
 import { z } from 'zod';
 import { mcpNamespace } from './tool-names';
 

@@ -9,7 +9,7 @@ import { mcpTools, type McpTools } from './mcp-tools';
 const opened: McpTools[] = [];
 afterAll(() => Promise.all(opened.map((mcp) => mcp.close())));
 
-function connect(name: string, flatName: string, options: Parameters<typeof fixtureServer>[1] = {}) {
+function connector(name: string, flatName: string, options: Parameters<typeof fixtureServer>[1] = {}) {
   return async () => {
     const mcp = await mcpTools({ servers: { [name]: fixtureServer({}, options) } });
     opened.push(mcp);
@@ -21,7 +21,7 @@ let echoTools: McpTools | undefined;
 testExecutor({
   name: 'mcp__fx__echo (MCP tool over stdio)',
   executor: async () => {
-    const found: ToolExecutor = await connect('fx', 'mcp__fx__echo')();
+    const found: ToolExecutor = await connector('fx', 'mcp__fx__echo')();
     echoTools = opened.at(-1);
     return found;
   },
@@ -42,7 +42,7 @@ testExecutor({
 
 testExecutor({
   name: 'mcp__lazy__sleep (deferred, parallel-safe MCP tool; a cancel reaches the server)',
-  executor: connect('lazy', 'mcp__lazy__sleep', { exposure: 'deferred', parallel: true }),
+  executor: connector('lazy', 'mcp__lazy__sleep', { exposure: 'deferred', parallel: true }),
   sample: { ms: 300 },
   // The fixture's `ms` has no maximum and defaults to 5 s: generated inputs are bounded so the
   // results and schema checks run short sleeps (the handler's reads still checked against `ms`).

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { codeModeName } from '@switchyard/protocol';
-import { codeModeDeclaration } from '@switchyard/kit';
+import { codeModeDeclaration } from '@switchyard/kit/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, executor } from '../test/helpers';
 import { mcpTools, type McpTools } from './mcp-tools';

@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 /** An engine whose `guard` server is the fixture hook server (a real stdio process), logging every call to a file. */
-function engineWith(handlers: Array<Omit<McpToolHookConfig, 'type' | 'server'> & { server?: string }>) {
+function mcpHookEngine(handlers: Array<Omit<McpToolHookConfig, 'type' | 'server'> & { server?: string }>) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-hooks-'));
   dirs.push(dir);
   const log = join(dir, 'calls.jsonl');
@@ -47,7 +47,7 @@ function pre(command: string, callId = 'call-1'): PreToolUseRequest {
 
 describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)', () => {
   it('blocks a call on the tool’s answer; the tool receives the stdin object; one server serves every call', async () => {
-    const { engine, calls } = engineWith([{ tool: 'guard' }]);
+    const { engine, calls } = mcpHookEngine([{ tool: 'guard' }]);
     expect(engine.warnings).toEqual([]);
     const blocked = await engine.runPreToolUse(pre('rm -rf /'));
     const pid = calls()[0].pid;
@@ -61,7 +61,7 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
   }, 120_000);
 
   it('an error result, a garbage answer and an answer past the cap fail (open, or closed naming the hook when required)', async () => {
-    const { engine } = engineWith([{ tool: 'refuse' }, { tool: 'garbage' }, { tool: 'huge', required: true }]);
+    const { engine } = mcpHookEngine([{ tool: 'refuse' }, { tool: 'garbage' }, { tool: 'huge', required: true }]);
     const outcome = await engine.runPreToolUse(pre('ls'));
     expect(outcome).toEqual({
       blocked: true,
@@ -75,7 +75,7 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
   }, 120_000);
 
   it('a server that dies mid-call blocks a required hook naming it; the next call starts the server again', async () => {
-    const { engine, calls } = engineWith([{ tool: 'die', required: true }]);
+    const { engine, calls } = mcpHookEngine([{ tool: 'die', required: true }]);
     const first = await engine.runPreToolUse(pre('ls'));
     expect(first).toMatchObject({ blocked: true, reason: 'required mcp_tool hook guard/die (<config:0>) failed: mcp_tool hook guard/die failed: MCP server `guard` closed the connection during the call' });
     await engine.runPreToolUse(pre('ls', 'call-2'));
@@ -85,7 +85,7 @@ describe('mcp_tool hooks through createMcpToolCaller (a real MCP server process)
   }, 240_000);
 
   it('a tool that never answers fails at the hook’s timeout, naming the hook in its hook-end', async () => {
-    const { engine, ends } = engineWith([{ tool: 'hang', timeout: 1 }]);
+    const { engine, ends } = mcpHookEngine([{ tool: 'hang', timeout: 1 }]);
     const outcome = await engine.runPreToolUse(pre('ls'));
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: ['hook pre-tool-use:0:<config:0>:call-1 failed: hook timed out after 1s'] });
     expect(ends).toMatchObject([{ outcome: 'failed', error: 'hook timed out after 1s', hook: 'mcp_tool hook guard/hang (<config:0>)' }]);

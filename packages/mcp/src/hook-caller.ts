@@ -1,5 +1,5 @@
 import { SwitchyardError, isSwitchyardError, type McpToolCaller, type McpToolCallRequest, type McpToolCallResult } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig } from './config';
 import { McpServerConnection, type McpWarning } from './server-connection';
 

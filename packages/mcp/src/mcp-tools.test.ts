@@ -4,7 +4,7 @@ import { displayName, hasErrorCode, type FunctionToolSpec } from '@switchyard/pr
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_SERVER, call, executor, fixtureServer, nextEvent, outputText } from '../test/helpers';
+import { FIXTURE_SERVER, call, executor, fixtureServer, nextEvent, functionOutputText } from '../test/helpers';
 import { McpToolOutput } from './call-result';
 import { mcpTools, type McpTools } from './mcp-tools';
 
@@ -92,7 +92,7 @@ describe('mcpTools over stdio', () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__echo'), { message: 'hi' }, { callId: 'c-7' });
     expect(item.type).toBe('function_call_output');
     expect(item.call_id).toBe('c-7');
-    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: hi"\}\]$/);
+    expect(functionOutputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: hi"\}\]$/);
     expect(output.success).toBe(true);
     expect(output.codeModeResult({ kind: 'function', arguments: '{}' })).toEqual({
       content: [{ type: 'text', text: 'echo: hi' }],
@@ -113,7 +113,7 @@ describe('mcpTools over stdio', () => {
     });
     const none = await call(executor(mcp, 'mcp__fx__no_structured'));
     expect(none.output.success).toBe(false);
-    expect(outputText(none.item)).toContain('"text":"tool call error: the tool has an output schema but its result has no structured content"');
+    expect(functionOutputText(none.item)).toContain('"text":"tool call error: the tool has an output schema but its result has no structured content"');
     // The SDK's own client refuses the same two results.
     const client = new Client({ name: 'official-client', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_VALID_ONLY: '1' }, stderr: 'pipe' }));
@@ -128,12 +128,12 @@ describe('mcpTools over stdio', () => {
 
   it('shows text-only content as the JSON of the content array', async () => {
     const { item } = await call(executor(mcp, 'mcp__fx__lookup'), { key: 'k' });
-    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"value-of-k"\}\]$/);
+    expect(functionOutputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"value-of-k"\}\]$/);
   });
 
   it('turns an error result into a failed output that a cell still resolves with', async () => {
     const { output, item } = await call(executor(mcp, 'mcp__fx__fail'));
-    expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"something broke"\}\]$/);
+    expect(functionOutputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"something broke"\}\]$/);
     expect(output.success).toBe(false);
     expect(output.failureCode).toBeUndefined();
     expect(output).toBeInstanceOf(McpToolOutput);
@@ -155,7 +155,7 @@ describe('mcpTools over stdio', () => {
 
   it('calls a sanitized tool by its raw MCP name', async () => {
     const { item } = await call(executor(mcp, 'mcp__fx__dotted_name_tool'));
-    expect(outputText(item)).toContain('"text":"dotted ok"');
+    expect(functionOutputText(item)).toContain('"text":"dotted ok"');
   });
 
   it('refuses malformed arguments before calling the server', async () => {
@@ -170,8 +170,8 @@ describe('mcpTools over stdio', () => {
     expect(output.success).toBe(false);
     // what PostToolUseFailure hooks read as error_code; other error results carry none
     expect(output.failureCode).toBe('TIMEOUT');
-    expect(outputText(item)).toMatch(HEADER);
-    expect(outputText(item)).toContain('"text":"tool call error: timed out awaiting tools/call after 400ms"');
+    expect(functionOutputText(item)).toMatch(HEADER);
+    expect(functionOutputText(item)).toContain('"text":"tool call error: timed out awaiting tools/call after 400ms"');
     const { output: stats } = await call(executor(mcp, 'mcp__fx__cancellations'));
     const received = (stats.codeModeResult({ kind: 'function', arguments: '{}' }) as { structuredContent: { cancellations: Array<{ tool: string; reason: string }> } }).structuredContent.cancellations;
     expect(received.some((entry) => entry.tool === 'sleep' && entry.reason.includes('Request timed out'))).toBe(true);
@@ -191,10 +191,10 @@ describe('mcpTools over stdio', () => {
   it('keeps a call alive while progress notifications arrive, and times out without them', async () => {
     const alive = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1500, every: 100 });
     expect(alive.output.success).toBe(true);
-    expect(outputText(alive.item)).toContain('"text":"done after progress"');
+    expect(functionOutputText(alive.item)).toContain('"text":"done after progress"');
     const silent = await call(executor(mcp, 'mcp__fx__progress'), { ms: 1500, every: 0 });
     expect(silent.output.success).toBe(false);
-    expect(outputText(silent.item)).toContain('tool call error: timed out awaiting tools/call after 700ms');
+    expect(functionOutputText(silent.item)).toContain('tool call error: timed out awaiting tools/call after 700ms');
   });
 
   it('runs calls to one server concurrently (four 600 ms calls take well under 4 × 600 ms)', async () => {
@@ -202,7 +202,7 @@ describe('mcpTools over stdio', () => {
     const started = Date.now();
     const results = await Promise.all(['a', 'b', 'c', 'd'].map((key) => call(lookup, { key, delay_ms: 600 })));
     expect(Date.now() - started).toBeLessThan(1900);
-    expect(results.map((r) => outputText(r.item).split('\n').at(-1))).toEqual(['a', 'b', 'c', 'd'].map((key) => `[{"type":"text","text":"value-of-${key}"}]`));
+    expect(results.map((r) => functionOutputText(r.item).split('\n').at(-1))).toEqual(['a', 'b', 'c', 'd'].map((key) => `[{"type":"text","text":"value-of-${key}"}]`));
   });
 });
 
@@ -218,7 +218,7 @@ describe('mcpTools over time', () => {
       await mcp.refresh();
       const step2 = mcp.executors().map((e) => displayName(e.name));
       expect(step2).toEqual([...step1, 'mcp__fx__extra']);
-      expect(outputText((await call(executor(mcp, 'mcp__fx__extra'))).item)).toContain('"text":"extra tool"');
+      expect(functionOutputText((await call(executor(mcp, 'mcp__fx__extra'))).item)).toContain('"text":"extra tool"');
       expect(mcp.warnings.filter((w) => w.kind === 'tool-skipped')).toHaveLength(2);
     } finally {
       await mcp.close();
@@ -252,8 +252,8 @@ describe('mcpTools over time', () => {
       const echoA = executor(mcp, 'mcp__a__echo');
       const { output, item } = await call(crash);
       expect(output.success).toBe(false);
-      expect(outputText(item)).toMatch(HEADER);
-      expect(outputText(item)).toContain('"text":"tool call error: MCP server `a` closed the connection during the call"');
+      expect(functionOutputText(item)).toMatch(HEADER);
+      expect(functionOutputText(item)).toContain('"text":"tool call error: MCP server `a` closed the connection during the call"');
 
       const failures = mcp.warnings.filter((w) => w.kind === 'server-failed');
       expect(failures).toHaveLength(1);
@@ -264,10 +264,10 @@ describe('mcpTools over time', () => {
       const names = mcp.executors().map((e) => displayName(e.name));
       expect(names.some((name) => name.startsWith('mcp__a__'))).toBe(false);
       expect(names).toContain('mcp__b__echo');
-      expect(outputText((await call(executor(mcp, 'mcp__b__echo'), { message: 'still here' })).item)).toContain('"text":"echo: still here"');
+      expect(functionOutputText((await call(executor(mcp, 'mcp__b__echo'), { message: 'still here' })).item)).toContain('"text":"echo: still here"');
 
       const stale = await call(echoA, { message: 'x' });
-      expect(outputText(stale.item)).toContain('tool call error: MCP server `a` is not running (exited: connection closed)');
+      expect(functionOutputText(stale.item)).toContain('tool call error: MCP server `a` is not running (exited: connection closed)');
       expect(mcp.warnings.filter((w) => w.kind === 'server-failed')).toHaveLength(1);
       expect(mcp.servers().map((s) => [s.name, s.state])).toEqual([
         ['a', 'failed'],
@@ -322,7 +322,7 @@ describe('mcpTools over streamable HTTP', () => {
         expect(mcp.warnings.filter((w) => w.kind === 'server-failed')).toEqual([]);
         expect(mcp.executors().map((e) => displayName(e.name))).toContain('mcp__web__echo');
         const { item } = await call(executor(mcp, 'mcp__web__echo'), { message: 'over http' });
-        expect(outputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: over http"\}\]$/);
+        expect(functionOutputText(item)).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"echo: over http"\}\]$/);
       } finally {
         await mcp.close();
       }

@@ -1,5 +1,5 @@
 import type { ToolExecutor } from '@switchyard/protocol';
-import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, createEventHub, optionRules as rule, warnListenerError, type OptionsShape } from '@switchyard/kit/internal';
 import { SwitchyardError } from '@switchyard/protocol';
 import { resolveServerConfigs, type McpServerConfig, type ResolvedServerConfig } from './config';
 import { createResourceTools } from './resource-tools';

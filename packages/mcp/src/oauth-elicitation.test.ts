@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, executor, outputText } from '../test/helpers';
+import { call, executor, functionOutputText } from '../test/helpers';
 import { mcpTools, type McpElicitationRequest, type McpWarning } from './index';
 
 const ELICIT_SERVER = fileURLToPath(new URL('../test/fixtures/elicit-server.mjs', import.meta.url));
@@ -72,7 +72,7 @@ describe('elicitation', () => {
     });
     try {
       const { item } = await call(executor(mcp, 'mcp__asker__ask'), {});
-      expect(JSON.parse(JSON.parse(outputText(item).split('Output:\n')[1])[0].text)).toEqual({ action: 'accept', content: { colour: 'blue', size: 3 } });
+      expect(JSON.parse(JSON.parse(functionOutputText(item).split('Output:\n')[1])[0].text)).toEqual({ action: 'accept', content: { colour: 'blue', size: 3 } });
       expect(requests).toEqual([
         {
           server: 'asker',
@@ -91,7 +91,7 @@ describe('elicitation', () => {
     const mcp = await mcpTools({ servers: { asker: elicit }, onElicitation: async ({ signal: _signal, ...request }) => (requests.push(request), { action: 'cancel' }) });
     try {
       const { item } = await call(executor(mcp, 'mcp__asker__ask'), { mode: 'url' });
-      expect(outputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'cancel' })).slice(1, -1));
+      expect(functionOutputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'cancel' })).slice(1, -1));
       expect(requests).toEqual([{ server: 'asker', mode: 'url', message: 'Sign in to the ticket system.', url: 'https://tickets.example.com/connect', elicitationId: 'el-1' }]);
     } finally {
       await mcp.close();
@@ -103,8 +103,8 @@ describe('elicitation', () => {
     try {
       const { item, output } = await call(executor(mcp, 'mcp__asker__ask'), {});
       expect(output.success).not.toBe(false);
-      expect(outputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'decline' })).slice(1, -1));
-      expect(outputText(item)).not.toContain('-32601');
+      expect(functionOutputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'decline' })).slice(1, -1));
+      expect(functionOutputText(item)).not.toContain('-32601');
     } finally {
       await mcp.close();
     }
@@ -121,7 +121,7 @@ describe('elicitation', () => {
     });
     try {
       const { item } = await call(executor(mcp, 'mcp__asker__ask'), {});
-      expect(outputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'decline' })).slice(1, -1));
+      expect(functionOutputText(item)).toContain(JSON.stringify(JSON.stringify({ action: 'decline' })).slice(1, -1));
       expect(warnings).toEqual([{ kind: 'elicitation-failed', server: 'asker', message: 'MCP server `asker`: onElicitation threw: no user here; declined' }]);
     } finally {
       await mcp.close();

@@ -9,7 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, executor, outputText } from '../test/helpers';
+import { call, executor, functionOutputText } from '../test/helpers';
 import { mcpTools, type McpAuthorizationRequest, type McpOAuthState, type McpWarning } from './index';
 
 const TOKEN = 'token-for-switchyard';
@@ -33,18 +33,16 @@ async function serveMcp(request: IncomingMessage, response: Parameters<Streamabl
   await transport.handleRequest(request, response, body ? JSON.parse(body) : undefined);
 }
 
-const json = (value: unknown) => JSON.stringify(value);
-
 beforeAll(async () => {
   http = createServer((request, response) => {
     void (async () => {
       const body = await readBody(request);
       const path = new URL(request.url ?? '/', base).pathname;
       if (path === '/.well-known/oauth-protected-resource/mcp') {
-        response.writeHead(200, { 'content-type': 'application/json' }).end(json({ resource: `${base}/mcp`, authorization_servers: [base] }));
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [base] }));
       } else if (path === '/.well-known/oauth-authorization-server') {
         response.writeHead(200, { 'content-type': 'application/json' }).end(
-          json({
+          JSON.stringify({
             issuer: base,
             authorization_endpoint: `${base}/authorize`,
             token_endpoint: `${base}/token`,
@@ -55,10 +53,10 @@ beforeAll(async () => {
           }),
         );
       } else if (path === '/register') {
-        response.writeHead(201, { 'content-type': 'application/json' }).end(json({ ...JSON.parse(body), client_id: 'client-1', token_endpoint_auth_method: 'none' }));
+        response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ...JSON.parse(body), client_id: 'client-1', token_endpoint_auth_method: 'none' }));
       } else if (path === '/token') {
         tokenRequests.push(Object.fromEntries(new URLSearchParams(body)));
-        response.writeHead(200, { 'content-type': 'application/json' }).end(json({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600 }));
       } else if (path === '/mcp' && request.headers.authorization === `Bearer ${TOKEN}`) {
         await serveMcp(request, response, body);
       } else if (path === '/mcp') {
@@ -87,7 +85,7 @@ describe('OAuth through the host store', () => {
     try {
       expect(mcp.servers()[0].state).toBe('ready');
       const { item } = await call(executor(mcp, 'mcp__tickets__whoami'));
-      expect(outputText(item)).toContain('an authorized client');
+      expect(functionOutputText(item)).toContain('an authorized client');
     } finally {
       await mcp.close();
     }

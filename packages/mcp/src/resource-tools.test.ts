@@ -1,7 +1,7 @@
 // list_mcp_resources and read_mcp_resource against real MCP servers (the fixture server offering
 // paginated resources), through the registry's real dispatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, executor, fixtureServer, outputText } from '../test/helpers';
+import { call, executor, fixtureServer, functionOutputText } from '../test/helpers';
 import { mcpTools, type McpTools } from './mcp-tools';
 
 const HEADER = /^Wall time: \d+\.\d{4} seconds\nOutput:\n/;
@@ -29,7 +29,7 @@ afterAll(() => mcp.close());
 
 async function list(args: object) {
   const { output, item: wire, payload } = await call(executor(mcp, 'list_mcp_resources'), args as never);
-  return { text: outputText(wire), result: output.codeModeResult(payload) as { structuredContent: { resources: unknown[]; nextCursor?: string }; isError: boolean } };
+  return { text: functionOutputText(wire), result: output.codeModeResult(payload) as { structuredContent: { resources: unknown[]; nextCursor?: string }; isError: boolean } };
 }
 
 describe('list_mcp_resources', () => {
@@ -61,7 +61,7 @@ describe('list_mcp_resources', () => {
 describe('read_mcp_resource', () => {
   const read = async (args: object) => {
     const { output, item: wire } = await call(executor(mcp, 'read_mcp_resource'), args as never);
-    return { success: output.success, body: outputText(wire).replace(HEADER, '') };
+    return { success: output.success, body: functionOutputText(wire).replace(HEADER, '') };
   };
 
   it('gives text as text, an image blob as an image and another blob as a one-line note', async () => {

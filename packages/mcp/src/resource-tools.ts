@@ -8,7 +8,7 @@ import {
   type ToolExecutor,
   type ToolInvocation,
 } from '@switchyard/protocol';
-import { invocationArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit/internal';
 import { McpToolOutput, errorCallToolResult, mcpCallToolResultOutputSchema, type McpCallToolResult } from './call-result';
 import type { McpServerConnection } from './server-connection';
 
@@ -77,41 +77,54 @@ const LIST_PARAMETERS: JsonSchema = {
   additionalProperties: false,
 };
 
-function readResourceTool(scope: ResourceScope): ToolExecutor {
+/** What sets one resource tool apart from the other. */
+interface ResourceToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** The properties of its structured result. */
+  result: Record<string, JsonSchema>;
+  searchText: string;
+  request: (scope: ResourceScope, args: JsonObject, signal: AbortSignal) => Promise<McpCallToolResult>;
+}
+
+function resourceTool(scope: ResourceScope, tool: ResourceToolSpec): ToolExecutor {
   return {
-    name: toolName(READ_MCP_RESOURCE),
+    name: toolName(tool.name),
     spec: {
       type: 'function',
-      name: READ_MCP_RESOURCE,
-      description: 'Reads a resource of an MCP server by URI, for example one a tool result linked to.',
+      name: tool.name,
+      description: tool.description,
       strict: false,
-      parameters: READ_PARAMETERS,
-      outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { server: { type: 'string' }, uri: { type: 'string' }, contents: { type: 'array' } } }),
+      parameters: tool.parameters,
+      outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: tool.result }),
     },
     exposure: 'direct',
     supportsParallelToolCalls: true,
-    searchText: 'mcp resource read uri link',
-    handle: (invocation) => runResourceRequest(invocation, scope, (args) => readResource(scope, args, invocation.signal)),
+    searchText: tool.searchText,
+    handle: (invocation) => runResourceRequest(invocation, scope, (args) => tool.request(scope, args, invocation.signal)),
   };
 }
 
-function listResourcesTool(scope: ResourceScope): ToolExecutor {
-  return {
-    name: toolName(LIST_MCP_RESOURCES),
-    spec: {
-      type: 'function',
-      name: LIST_MCP_RESOURCES,
-      description: 'Lists the resources MCP servers offer (URI, name, type); read one with `read_mcp_resource`.',
-      strict: false,
-      parameters: LIST_PARAMETERS,
-      outputSchema: mcpCallToolResultOutputSchema({ type: 'object', properties: { resources: { type: 'array' }, nextCursor: { type: 'string' } } }),
-    },
-    exposure: 'direct',
-    supportsParallelToolCalls: true,
+const readResourceTool = (scope: ResourceScope): ToolExecutor =>
+  resourceTool(scope, {
+    name: READ_MCP_RESOURCE,
+    description: 'Reads a resource of an MCP server by URI, for example one a tool result linked to.',
+    parameters: READ_PARAMETERS,
+    result: { server: { type: 'string' }, uri: { type: 'string' }, contents: { type: 'array' } },
+    searchText: 'mcp resource read uri link',
+    request: readResource,
+  });
+
+const listResourcesTool = (scope: ResourceScope): ToolExecutor =>
+  resourceTool(scope, {
+    name: LIST_MCP_RESOURCES,
+    description: 'Lists the resources MCP servers offer (URI, name, type); read one with `read_mcp_resource`.',
+    parameters: LIST_PARAMETERS,
+    result: { resources: { type: 'array' }, nextCursor: { type: 'string' } },
     searchText: 'mcp resources list',
-    handle: (invocation) => runResourceRequest(invocation, scope, (args) => listResources(scope, args, invocation.signal)),
-  };
-}
+    request: listResources,
+  });
 
 /**
  * Runs one resource request: a {@link RespondToModelError} (bad arguments) and an abort propagate,

@@ -40,7 +40,7 @@ afterEach(async () => {
   for (const served of open.splice(0)) await served.close();
 });
 
-async function connect(cell: ReturnType<typeof cellHost>) {
+async function connectRaw(cell: ReturnType<typeof cellHost>) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const served = await serveCodeModeOverMcp({ host: cell.host, transport: serverSide });
   cell.attach(served);
@@ -57,7 +57,7 @@ async function pollStatus(request: Awaited<ReturnType<typeof rawClient>>, taskId
 describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
   it('declares the extension in server/discover; a cell that ends within the call is a plain result', async () => {
     const cell = cellHost();
-    const { request, served } = await connect(cell);
+    const { request, served } = await connectRaw(cell);
     const discover = await request('server/discover');
     expect(discover.result).toMatchObject({ supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, extensions: { [TASKS]: {} } } });
     expect(discover.result.capabilities.tasks).toBeUndefined();
@@ -68,7 +68,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
   });
 
   it('answers a later request claiming another revision with UnsupportedProtocolVersionError (-32022)', async () => {
-    const { request } = await connect(cellHost());
+    const { request } = await connectRaw(cellHost());
     await request('server/discover');
     for (const version of ['2099-01-01', '2025-11-25']) {
       const refused = await request('server/discover', {}, { tasks: true }, version);
@@ -79,7 +79,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('serves a yielding cell as a task: a flat CreateTaskResult, working with the cell in tasks/get, then completed with the whole output inlined', async () => {
     const cell = cellHost();
-    const { request } = await connect(cell);
+    const { request } = await connectRaw(cell);
     const created = (await request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     expect(created).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working', ttlMs: 3_600_000, pollIntervalMs: 500 });
     expect(created.createdAt).toMatch(ISO);
@@ -100,14 +100,14 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('a failed script completes the task with an isError result; a failing host fails it with a JSON-RPC error', async () => {
     const scripted = cellHost();
-    const first = await connect(scripted);
+    const first = await connectRaw(scripted);
     const script = (await first.request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     scripted.finish('failed');
     const completed = await pollStatus(first.request, script.taskId, 'completed');
     expect(completed.result).toMatchObject({ isError: true, content: [{ text: header('Script failed').text }, { text: 'before' }, { text: 'Script error:\nboom' }] });
 
     const broken = cellHost();
-    const second = await connect(broken);
+    const second = await connectRaw(broken);
     const hostTask = (await second.request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     broken.finish('host-error');
     const failed = await pollStatus(second.request, hostTask.taskId, 'failed');
@@ -117,7 +117,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('an approval inside a task cell is input_required with an elicitation input request; tasks/update answers it', async () => {
     const cell = cellHost({ ask: true });
-    const { request } = await connect(cell);
+    const { request } = await connectRaw(cell);
     // The approval arrives before the exec answers: the call gets input_required first (MRTR)...
     const first = (await request('tools/call', { name: 'exec', arguments: { code: 'ask' } })).result;
     expect(first).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
@@ -135,7 +135,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('an approval raised while a task follows the cell moves it to input_required; tasks/update resolves it and ignores unknown keys', async () => {
     const cell = cellHost();
-    const { request, served } = await connect(cell);
+    const { request, served } = await connectRaw(cell);
     const created = (await request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     await pollStatus(request, created.taskId, 'working');
     const controller = new AbortController();
@@ -153,7 +153,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('tasks/cancel acknowledges, cancels the task and terminates its cell; a finished task stays as it was', async () => {
     const cell = cellHost();
-    const { request } = await connect(cell);
+    const { request } = await connectRaw(cell);
     const created = (await request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     await expect.poll(() => cell.received.length).toBe(2);
     const ack = (await request('tasks/cancel', { taskId: created.taskId })).result;
@@ -167,7 +167,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('refuses tasks/* from a client that did not declare the extension (-32021) and unknown task ids (-32602)', async () => {
     const cell = cellHost();
-    const { request } = await connect(cell);
+    const { request } = await connectRaw(cell);
     const created = (await request('tools/call', { name: 'exec', arguments: { code: 'slow' } })).result;
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
       const refused = await request(method, { taskId: created.taskId, inputResponses: {} }, { elicitation: true });
@@ -179,7 +179,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('a client without the extension gets the yielded answer; a pending approval is asked on its next call to the cell', async () => {
     const cell = cellHost();
-    const { request, served } = await connect(cell);
+    const { request, served } = await connectRaw(cell);
     const noTasks = { elicitation: true };
     const yielded = (await request('tools/call', { name: 'exec', arguments: { code: 'slow' } }, noTasks)).result;
     expect(yielded).toMatchObject({ resultType: 'complete', content: [{ text: header('Script running with cell ID 7').text }, { text: 'before' }] });
@@ -196,7 +196,7 @@ describe('serveCodeModeOverMcp, 2026-07-28 with the Tasks extension', () => {
 
   it('denies an approval at once when the call or task that would carry it comes from a client without elicitation', async () => {
     const cell = cellHost({ ask: true });
-    const { request } = await connect(cell);
+    const { request } = await connectRaw(cell);
     const answer = (await request('tools/call', { name: 'exec', arguments: { code: 'ask-then-finish' } }, { tasks: true })).result;
     expect(answer.content.map((block: { text: string }) => block.text)).toEqual([header('Script completed').text, 'denied']);
     expect(cell.decisions).toEqual(['denied']);

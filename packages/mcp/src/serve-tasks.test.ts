@@ -14,7 +14,7 @@ afterEach(async () => {
   }
 });
 
-async function connect(host: CodeModeMcpHost, capabilities: Record<string, object> = {}) {
+async function connectTaskClient(host: CodeModeMcpHost, capabilities: Record<string, object> = {}) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const served = await serveCodeModeOverMcp({ host, transport: serverSide });
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
@@ -30,7 +30,7 @@ const startTask = (client: Client, code: string) =>
 
 describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s experimental tasks API)', () => {
   it('declares task support for tools/call and marks exec optional', async () => {
-    const { client } = await connect(gatedCellHost().host);
+    const { client } = await connectTaskClient(gatedCellHost().host);
     expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
     expect(tools[0]).toMatchObject({ name: 'exec', execution: { taskSupport: 'optional' } });
@@ -42,7 +42,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('runs a yielding cell as a task: working while it runs, completed with the whole output, with status notifications', async () => {
     const cell = gatedCellHost();
-    const { client, statuses } = await connect(cell.host);
+    const { client, statuses } = await connectTaskClient(cell.host);
     const { task } = await startTask(client, 'text("before"); yield_control(); text("after")');
     expect(task).toMatchObject({ taskId: expect.any(String), status: 'working', ttl: 60_000, pollInterval: 500 });
     await expect.poll(() => cell.received.length).toBe(2); // exec, then the server's own wait on cell 7
@@ -64,7 +64,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('tasks/result blocks until the cell ends; a failed script ends the task failed with an error result', async () => {
     const cell = gatedCellHost();
-    const { client } = await connect(cell.host);
+    const { client } = await connectTaskClient(cell.host);
     const { task } = await startTask(client, 'yield_control(); throw new Error("boom")');
     const pending = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     await expect.poll(() => cell.received.length).toBe(2);
@@ -77,7 +77,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('a task-augmented exec without a code argument is a failed task with the usual error result', async () => {
     const cell = gatedCellHost();
-    const { client } = await connect(cell.host);
+    const { client } = await connectTaskClient(cell.host);
     const { task } = await client.request({ method: 'tools/call', params: { name: 'exec', arguments: { source: '1' } } }, CreateTaskResultSchema, { task: {} });
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'exec expects a `code` argument holding the JavaScript source as a string' }] });
@@ -87,7 +87,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('callToolStream (the SDK client\'s task flow for a tool marked optional) ends with the result', async () => {
     const cell = gatedCellHost();
-    const { client } = await connect(cell.host);
+    const { client } = await connectTaskClient(cell.host);
     await client.listTools(); // the client learns exec's taskSupport here
     const seen: string[] = [];
     const stream = client.experimental.tasks.callToolStream({ name: 'exec', arguments: { code: 'yield_control()' } });
@@ -105,7 +105,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('tasks/cancel cancels the task and terminates its cell', async () => {
     const cell = gatedCellHost();
-    const { client } = await connect(cell.host);
+    const { client } = await connectTaskClient(cell.host);
     const { task } = await startTask(client, 'yield_control(); await new Promise(() => {})');
     await expect.poll(() => cell.received.length).toBe(2);
     expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
@@ -118,7 +118,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('a call without `task` gets today\'s exec/wait behaviour: the yielded answer, and the server waits on nothing', async () => {
     const cell = gatedCellHost();
-    const { client, statuses } = await connect(cell.host);
+    const { client, statuses } = await connectTaskClient(cell.host);
     const first = await client.callTool({ name: 'exec', arguments: { code: 'text("before"); yield_control()' } });
     expect(contentTexts(first as never)).toEqual([header('Script running with cell ID 7').text, 'before']);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -132,7 +132,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('asks an approval of a task cell with elicitation/create; the task is input_required until the answer', async () => {
     const cell = gatedCellHost();
-    const { client, served } = await connect(cell.host, { elicitation: {} });
+    const { client, served } = await connectTaskClient(cell.host, { elicitation: {} });
     const asked: Array<{ message: string }> = [];
     let answer!: (action: 'accept' | 'decline') => void;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -152,7 +152,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
 
   it('denies approvals when the client did not declare elicitation', async () => {
     const cell = gatedCellHost();
-    const { served } = await connect(cell.host);
+    const { served } = await connectTaskClient(cell.host);
     await expect(served.requestApproval({ kind: 'tool', toolName: 'shop__buy', callId: 'nested-1', signal: new AbortController().signal }, { cellId: '7' })).resolves.toBe('denied');
   });
 });

@@ -38,7 +38,7 @@ afterEach(async () => {
   }
 });
 
-async function connect(options: Omit<ServeToolsOverMcpOptions, 'transport'>) {
+async function connectToolsClient(options: Omit<ServeToolsOverMcpOptions, 'transport'>) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const served = await serveToolsOverMcp({ ...options, transport: serverSide });
   const client = new Client({ name: 'test', version: '1' });
@@ -49,7 +49,7 @@ async function connect(options: Omit<ServeToolsOverMcpOptions, 'transport'>) {
 
 describe('serveToolsOverMcp', () => {
   it('lists executors by display name with their schemas; freeform tools take { input }', async () => {
-    const client = await connect({ tools: [query, exec] });
+    const client = await connectToolsClient({ tools: [query, exec] });
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['sql__query', 'sql_exec']);
     expect(tools[0]).toMatchObject({ description: 'Runs a read-only query.', inputSchema: { required: ['sql'] }, outputSchema: { required: ['rows'] } });
@@ -57,7 +57,7 @@ describe('serveToolsOverMcp', () => {
   });
 
   it('runs calls through the registry: structured results, validation, the result rule, freeform input', async () => {
-    const client = await connect({ tools: [query, exec, broken] });
+    const client = await connectToolsClient({ tools: [query, exec, broken] });
     const ok = await client.callTool({ name: 'sql__query', arguments: { sql: 'select 1' } });
     expect(ok).toEqual({ content: [{ type: 'text', text: '{"rows":[{"sql":"select 1"}]}' }], structuredContent: { rows: [{ sql: 'select 1' }] } });
     const invalid = await client.callTool({ name: 'sql__query', arguments: { sql: 1 } });
@@ -74,7 +74,7 @@ describe('serveToolsOverMcp', () => {
 
   it('a cancelled request aborts the handler', async () => {
     abortedSeen = false;
-    const client = await connect({ tools: [slow] });
+    const client = await connectToolsClient({ tools: [slow] });
     const controller = new AbortController();
     const pending = client.callTool({ name: 'slow', arguments: {} }, undefined, { signal: controller.signal });
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -84,7 +84,7 @@ describe('serveToolsOverMcp', () => {
   });
 
   it('speaks 2026-07-28 to a client that pins it, and 2025-11-25 to one that initializes', async () => {
-    const legacy = await connect({ tools: [query] });
+    const legacy = await connectToolsClient({ tools: [query] });
     await legacy.listTools();
     expect(open[0].served.protocol()).toBe('legacy');
 

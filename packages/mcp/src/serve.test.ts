@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { ToolCallItem, ToolOutputItem } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isFailedCodeModeOutput, serveCodeModeOverMcp, toolOutputToCallToolResult, type CodeModeDispatchResult, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
+import { header } from '../test/cell-host';
 
 const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAIT_PARAMETERS = {
@@ -35,8 +36,6 @@ function scriptedHost(answer: (item: ToolCallItem, signal: AbortSignal) => Promi
   return { host, received, changed: () => changeListeners.forEach((listener) => listener()) };
 }
 
-const header = (status: string) => ({ type: 'input_text' as const, text: `${status}\nWall time 0.1 seconds\nOutput:\n` });
-
 const open: Array<{ client: Client; served: CodeModeMcpServer }> = [];
 afterEach(async () => {
   for (const { client, served } of open.splice(0)) {
@@ -45,7 +44,7 @@ afterEach(async () => {
   }
 });
 
-async function connect(host: CodeModeMcpHost) {
+async function connectClient(host: CodeModeMcpHost) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const served = await serveCodeModeOverMcp({ host, transport: serverSide });
   const client = new Client({ name: 'test', version: '1.0.0' });
@@ -56,7 +55,7 @@ async function connect(host: CodeModeMcpHost) {
 
 describe('serveCodeModeOverMcp', () => {
   it('lists exec with a single code argument and wait with the host parameters', async () => {
-    const { client } = await connect(scriptedHost(async () => ({ type: 'custom_tool_call_output', call_id: 'x', output: [] })).host);
+    const { client } = await connectClient(scriptedHost(async () => ({ type: 'custom_tool_call_output', call_id: 'x', output: [] })).host);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait']);
     expect(tools[0].inputSchema).toEqual({
@@ -76,7 +75,7 @@ describe('serveCodeModeOverMcp', () => {
       call_id: item.call_id,
       output: [header('Script completed'), { type: 'input_text', text: 'a red dot' }, { type: 'input_image', image_url: `data:image/png;base64,${RED_DOT}`, detail: 'high' }],
     }));
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
     const result = await client.callTool({ name: 'exec', arguments: { code: 'image(dot)' } });
     expect(scripted.received).toEqual([{ type: 'custom_tool_call', call_id: expect.stringMatching(/^mcp-/), name: 'exec', input: 'image(dot)' }]);
     expect(result.isError).toBeUndefined();
@@ -89,7 +88,7 @@ describe('serveCodeModeOverMcp', () => {
 
   it('dispatches wait as a function_call with the arguments as JSON', async () => {
     const scripted = scriptedHost(async (item) => ({ type: 'function_call_output', call_id: item.call_id, output: [header('Script terminated')] }));
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
     const result = await client.callTool({ name: 'wait', arguments: { cell_id: 'abc', terminate: true } });
     expect(scripted.received[0]).toMatchObject({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"abc","terminate":true}' });
     expect(result).toEqual({ content: [{ type: 'text', text: 'Script terminated\nWall time 0.1 seconds\nOutput:\n' }] });
@@ -98,7 +97,7 @@ describe('serveCodeModeOverMcp', () => {
   it('marks failed scripts, header-less errors, a missing code argument and a throwing host as error results', async () => {
     let next: () => Promise<ToolOutputItem>;
     const scripted = scriptedHost(() => next());
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
 
     next = async () => ({ type: 'custom_tool_call_output', call_id: 'c', output: [header('Script failed'), { type: 'input_text', text: 'Script error:\nError: boom' }] });
     expect(await client.callTool({ name: 'exec', arguments: { code: 'throw new Error("boom")' } })).toEqual({
@@ -135,7 +134,7 @@ describe('serveCodeModeOverMcp', () => {
   });
 
   it('answers an unknown tool with an InvalidParams protocol error', async () => {
-    const { client } = await connect(scriptedHost(async () => ({ type: 'custom_tool_call_output', call_id: 'x', output: [] })).host);
+    const { client } = await connectClient(scriptedHost(async () => ({ type: 'custom_tool_call_output', call_id: 'x', output: [] })).host);
     await expect(client.callTool({ name: 'exec_command', arguments: {} })).rejects.toThrow(/unknown tool: exec_command \(this server has exec and wait\)/);
   });
 
@@ -150,7 +149,7 @@ describe('serveCodeModeOverMcp', () => {
           }),
         ),
     );
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
     const controller = new AbortController();
     const pending = client.callTool({ name: 'exec', arguments: { code: 'await new Promise(() => {})' } }, undefined, { signal: controller.signal });
     await expect.poll(() => scripted.received.length).toBe(1);
@@ -161,7 +160,7 @@ describe('serveCodeModeOverMcp', () => {
 
   it('sends notifications/tools/list_changed when the host reports a change', async () => {
     const scripted = scriptedHost(async () => ({ type: 'custom_tool_call_output', call_id: 'x', output: [] }));
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
     let notified = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       notified++;
@@ -213,7 +212,7 @@ describe('isFailedCodeModeOutput', () => {
 
   it('gives way to the success the host reports', async () => {
     const scripted = scriptedHost(async (item) => ({ item: { type: 'function_call_output', call_id: item.call_id, output: 'feedback from a hook' }, success: true }));
-    const { client } = await connect(scripted.host);
+    const { client } = await connectClient(scripted.host);
     expect(await client.callTool({ name: 'wait', arguments: { cell_id: 'x' } })).toEqual({ content: [{ type: 'text', text: 'feedback from a hook' }] });
   });
 });

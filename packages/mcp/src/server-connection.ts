@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import { FatalToolError, SwitchyardError, displayName, errorMessage, type JsonObject, type ToolExecutor, type ToolInvocation, type ToolOutput } from '@switchyard/protocol';
-import { invocationArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit/internal';
 import { z } from 'zod';
 import { ElicitationPause } from './call-timer';
 import { McpToolOutput, checkStructuredContent, errorCallToolResult, normalizeCallToolResult, type McpCallToolResult, type StructuredContentCheck } from './call-result';

@@ -1,5 +1,5 @@
 import { MAX_WIRE_NAME_LENGTH } from '@switchyard/protocol';
-import { nameHash } from '@switchyard/kit';
+import { nameHash } from '@switchyard/kit/internal';
 
 /** The Responses API's longest function (and namespace) name. */
 export const MAX_TOOL_NAME_LENGTH = MAX_WIRE_NAME_LENGTH;

@@ -39,7 +39,7 @@ export async function call(
 }
 
 /** The text of a function_call_output whose output is a string. */
-export function outputText(item: ToolOutputItem): string {
+export function functionOutputText(item: ToolOutputItem): string {
   if (item.type !== 'function_call_output' || typeof item.output !== 'string') throw new Error(`not a text output: ${JSON.stringify(item)}`);
   return item.output;
 }

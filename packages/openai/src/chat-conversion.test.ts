@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WIRE_NAME_LENGTH, type WireTool } from '@switchyard/protocol';
-import { nameHash } from '@switchyard/kit';
+import { nameHash } from '@switchyard/kit/internal';
 import { defaultChatName, toChatTools } from './chat-conversion';
 
-const fn = (name: string): WireTool => ({ type: 'function', name, description: `The ${name} tool.`, parameters: { type: 'object', properties: {} } });
-const namespace = (name: string, members: readonly string[]): WireTool => ({
+const wireFn = (name: string): WireTool => ({ type: 'function', name, description: `The ${name} tool.`, parameters: { type: 'object', properties: {} } });
+const wireNamespace = (name: string, members: readonly string[]): WireTool => ({
   type: 'namespace',
   name,
   description: `Tools of ${name}.`,
@@ -18,9 +18,9 @@ describe('Chat Completions function names', () => {
   it('leave a name of up to 64 characters as it is and shorten a longer one, keeping the tool name at the end', () => {
     const fits = 'a'.repeat(MAX_WIRE_NAME_LENGTH);
     const over = 'b'.repeat(MAX_WIRE_NAME_LENGTH + 1);
-    expect(sentNames([fn(fits), fn(over)])).toEqual([fits, `${over.slice(0, 53)}_${nameHash(over)}`]);
+    expect(sentNames([wireFn(fits), wireFn(over)])).toEqual([fits, `${over.slice(0, 53)}_${nameHash(over)}`]);
 
-    const { tools, targets } = toChatTools([namespace(server, ['create_entities', 'read_graph'])]);
+    const { tools, targets } = toChatTools([wireNamespace(server, ['create_entities', 'read_graph'])]);
     const names = tools.map((tool) => tool.function.name);
     // the start, `_`, ten hex digits of the full name's hash, `_`, the tool's own name: 64 in all
     const shortened = (tool: string) => `${`${server}${tool}`.slice(0, 64 - 10 - 1 - tool.length - 1)}_${nameHash(`${server}${tool}`)}_${tool}`;
@@ -33,9 +33,9 @@ describe('Chat Completions function names', () => {
   });
 
   it('are stable: fresh tool lists give the same names, and a tool no longer listed keeps its name in the history', () => {
-    const tools = () => [namespace(server, ['create_entities']), fn('clock')];
+    const tools = () => [wireNamespace(server, ['create_entities']), wireFn('clock')];
     expect(sentNames(tools())).toEqual(sentNames(tools()));
-    const { chatName } = toChatTools([fn('clock')]);
+    const { chatName } = toChatTools([wireFn('clock')]);
     expect(chatName('create_entities', server)).toBe(sentNames(tools())[0]);
     expect(chatName('create_entities', server)).toBe(defaultChatName('create_entities', server));
   });
@@ -44,7 +44,7 @@ describe('Chat Completions function names', () => {
     const long = `${'x'.repeat(70)}_tool`;
     const taken = defaultChatName(long);
     // a tool whose own (short) name is exactly what the long one shortens to comes first
-    const { tools, targets } = toChatTools([fn(taken), fn(long)]);
+    const { tools, targets } = toChatTools([wireFn(taken), wireFn(long)]);
     const names = tools.map((tool) => tool.function.name);
     expect(names[0]).toBe(taken);
     expect(names[1]).not.toBe(taken);
@@ -53,12 +53,12 @@ describe('Chat Completions function names', () => {
     expect(targets.get(names[0])).toEqual({ kind: 'function', name: taken });
     expect(targets.get(names[1])).toEqual({ kind: 'function', name: long });
     // and the history names the long tool by the name it was sent under
-    expect(toChatTools([fn(taken), fn(long)]).chatName(long)).toBe(names[1]);
+    expect(toChatTools([wireFn(taken), wireFn(long)]).chatName(long)).toBe(names[1]);
   });
 
   it('of long names sharing their first 53 characters still differ', () => {
     const start = 'y'.repeat(60);
-    const names = sentNames([fn(`${start}_alpha`), fn(`${start}_beta`), fn(`${start}_gamma`)]);
+    const names = sentNames([wireFn(`${start}_alpha`), wireFn(`${start}_beta`), wireFn(`${start}_gamma`)]);
     expect(new Set(names).size).toBe(3);
     for (const name of names) expect(name.length).toBeLessThanOrEqual(64);
   });

@@ -10,7 +10,7 @@ import {
   type ToolOutputBody,
   type WireTool,
 } from '@switchyard/protocol';
-import { shortenName } from '@switchyard/kit';
+import { shortenName } from '@switchyard/kit/internal';
 
 /** A Chat Completions function tool. */
 export interface ChatTool {

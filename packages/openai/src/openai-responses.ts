@@ -7,7 +7,7 @@ import {
   type ModelUsage,
   type ResponseItem,
 } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { describeServerError, isRetryableErrorCode } from './http-error';
 import { RETRY_OPTION_RULES, type RetryOptions } from './retry';
 import { STREAM_LIMIT_OPTION_RULES, type StreamGuard, type StreamLimitOptions } from './stream-limits';

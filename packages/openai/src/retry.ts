@@ -6,7 +6,7 @@ import {
   optionRules as rule,
   type BackoffOptions,
   type OptionsShape,
-} from '@switchyard/kit';
+} from '@switchyard/kit/internal';
 import { ModelHttpError, errorFromResponse } from './http-error';
 
 /** How a client retries 429 / 5xx / network failures: attempts, and the backoff between them. */

@@ -50,7 +50,7 @@ const argumentDelta = {
     `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { tool_calls: [{ index: index % 16, id: `call_${index % 16}`, function: { name: 'f', arguments: 'x'.repeat(1000) } }] } }] })}\n\n`,
 };
 
-async function failure(client: ModelClient): Promise<{ error: ModelRequestError; ms: number }> {
+async function streamFailure(client: ModelClient): Promise<{ error: ModelRequestError; ms: number }> {
   const started = performance.now();
   const { error } = await collect(client.stream(modelRequest([], [userMessage])));
   expect(error).toBeInstanceOf(ModelRequestError);
@@ -62,7 +62,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
     const server = await endlessServer(500, async (_response, next) => {
       while (await next('x'.repeat(16_384)));
     });
-    const { error } = await failure(clients[kind](server.url, { maxErrorBodyBytes: 4096 }));
+    const { error } = await streamFailure(clients[kind](server.url, { maxErrorBodyBytes: 4096 }));
     expect(error.code).toBe('MODEL_ERROR');
     expect(error.message).toMatch(/^model request failed \(HTTP 500\): x{500}/);
     expect(error.status).toBe(500);
@@ -73,7 +73,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
     const server = await endlessServer(200, async (_response, next) => {
       for (let index = 0; await next(argumentDelta[kind](index)); index++);
     });
-    const { error } = await failure(clients[kind](server.url, { maxResponseChars: 200_000 }));
+    const { error } = await streamFailure(clients[kind](server.url, { maxResponseChars: 200_000 }));
     expect(error).toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model stream exceeded maxResponseChars (200000 characters in one response)' });
   });
 
@@ -81,7 +81,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
     const server = await endlessServer(200, async (_response, next) => {
       while (await next(argumentDelta[kind](0)));
     });
-    const { error } = await failure(clients[kind](server.url, { maxItemChars: 50_000 }));
+    const { error } = await streamFailure(clients[kind](server.url, { maxItemChars: 50_000 }));
     expect(error.message).toBe('model stream exceeded maxItemChars (50000 characters in one item)');
   });
 
@@ -89,7 +89,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
     const server = await endlessServer(200, async (_response, next) => {
       while (await next(': keep-alive\n\n')) await new Promise((resolve) => setTimeout(resolve, 20));
     });
-    const { error, ms } = await failure(clients[kind](server.url, { idleTimeoutMs: 300 }));
+    const { error, ms } = await streamFailure(clients[kind](server.url, { idleTimeoutMs: 300 }));
     expect(error).toMatchObject({ code: 'MODEL_ERROR', retryable: true, message: 'model stream idle for idleTimeoutMs (300 ms) without an event' });
     expect(ms).toBeLessThan(30_000);
   });
@@ -98,7 +98,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
     const server = await endlessServer(200, async (_response, next) => {
       while (await next(`data: ${JSON.stringify({ type: 'response.in_progress', id: 'c', choices: [] })}\n\n`)) await new Promise((resolve) => setTimeout(resolve, 20));
     });
-    const { error } = await failure(clients[kind](server.url, { totalTimeoutMs: 500 }));
+    const { error } = await streamFailure(clients[kind](server.url, { totalTimeoutMs: 500 }));
     expect(error).toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model request exceeded totalTimeoutMs (500 ms)' });
   });
 
@@ -107,7 +107,7 @@ describe.each(['responses', 'chat'] as const)('%s client bounds', (kind) => {
       await next('data: {"type":"response.output_text.delta","delta":"');
       while (await next('y'.repeat(16_384)));
     });
-    const { error } = await failure(clients[kind](server.url, { maxResponseChars: 100_000 }));
+    const { error } = await streamFailure(clients[kind](server.url, { maxResponseChars: 100_000 }));
     expect(error.message).toBe('model stream exceeded maxResponseChars (one event over 100000 bytes)');
   });
 

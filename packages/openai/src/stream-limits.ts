@@ -1,5 +1,5 @@
 import { ModelRequestError } from '@switchyard/protocol';
-import { optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 
 /**
  * The bounds of one model request: what a server can make the client hold in memory and how long

@@ -8,19 +8,19 @@ import { openaiResponses } from './openai-responses';
 
 afterEach(closeReplayServers);
 
-const fn = (name: string, properties: Record<string, JsonSchema> = {}): ToolSpec => ({
+const fnSpec = (name: string, properties: Record<string, JsonSchema> = {}): ToolSpec => ({
   type: 'function',
   name,
   description: `The ${name} tool.`,
   parameters: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
 });
 const specs: ToolSpec[] = [
-  fn('get_weather', { location: { type: 'string' } }),
-  fn('weather', { location: { type: 'string' } }),
-  fn('check_flight', { flight: { type: 'string' } }),
-  fn('read', { filePath: { type: 'string' } }),
-  fn('read_file', { path: { type: 'string' } }),
-  fn('webSearchTool', { query: { type: 'string' } }),
+  fnSpec('get_weather', { location: { type: 'string' } }),
+  fnSpec('weather', { location: { type: 'string' } }),
+  fnSpec('check_flight', { flight: { type: 'string' } }),
+  fnSpec('read', { filePath: { type: 'string' } }),
+  fnSpec('read_file', { path: { type: 'string' } }),
+  fnSpec('webSearchTool', { query: { type: 'string' } }),
 ];
 const third = (name: string): ReplayStep => ({ fixture: `third-party/${name}` });
 const final: ReplayStep = { fixture: 'chat/final-message.sse' };
@@ -33,7 +33,7 @@ async function chat(steps: ReplayStep[], tools: ToolSpec[] = specs) {
   return { server, run };
 }
 
-const calls = (events: ModelStreamEvent[]) => outputItems(events).filter((item) => item.type === 'function_call');
+const functionCalls = (events: ModelStreamEvent[]) => outputItems(events).filter((item) => item.type === 'function_call');
 const sentMessages = (body: string) => (JSON.parse(body) as { messages: Array<Record<string, unknown>> }).messages;
 
 describe('recorded Chat Completions streams', () => {
@@ -41,7 +41,7 @@ describe('recorded Chat Completions streams', () => {
     const { server, run } = await chat([third('ai-sdk-gemini-parallel-declared-first.sse'), final]);
     const first = await run([userMessage]);
     expect(first.error).toBeUndefined();
-    expect(calls(first.events)).toEqual([
+    expect(functionCalls(first.events)).toEqual([
       { type: 'function_call', call_id: 'call-paris', name: 'get_weather', arguments: '{"location":"Paris"}', extra_content: { google: { thought_signature: '<Signature A>' } } },
       { type: 'function_call', call_id: 'call-london', name: 'get_weather', arguments: '{"location":"London"}' },
     ]);
@@ -70,7 +70,7 @@ describe('recorded Chat Completions streams', () => {
     const { run } = await chat([third('ai-sdk-gemini-thought-signature.sse')]);
     const { events, error } = await run([userMessage]);
     expect(error).toBeUndefined();
-    expect(calls(events)).toEqual([
+    expect(functionCalls(events)).toEqual([
       { type: 'function_call', call_id: 'function-call-1', name: 'check_flight', arguments: '{"flight":"AA100"}', extra_content: { google: { thought_signature: '<Signature A>' } } },
     ]);
   });
@@ -79,7 +79,7 @@ describe('recorded Chat Completions streams', () => {
     const { run } = await chat([third('gemini-indexless-parallel.sse')]);
     const { events, error } = await run([userMessage]);
     expect(error).toBeUndefined();
-    expect(calls(events).map((item) => [(item as { call_id: string }).call_id, (item as { arguments: string }).arguments, 'extra_content' in item])).toEqual([
+    expect(functionCalls(events).map((item) => [(item as { call_id: string }).call_id, (item as { arguments: string }).arguments, 'extra_content' in item])).toEqual([
       ['623rbkd0', '{"filePath":"/home/rafael/Projects/git.0ur.uk/nenya/gateway.go"}', true],
       ['k2m7qx1p', '{"filePath":"/home/rafael/Projects/git.0ur.uk/nenya/gateway_test.go"}', false],
     ]);
@@ -111,13 +111,13 @@ describe('recorded Chat Completions streams', () => {
     const grok = await (await chat([third('ai-sdk-xai-tool-call.sse')])).run([userMessage]);
     expect(grok.error).toBeUndefined();
     expect(outputItems(grok.events).map((item) => item.type)).toEqual(['reasoning', 'function_call']);
-    expect(calls(grok.events)[0]).toMatchObject({ name: 'weather', arguments: expect.stringContaining('location') });
+    expect(functionCalls(grok.events)[0]).toMatchObject({ name: 'weather', arguments: expect.stringContaining('location') });
 
     const groq = await (await chat([third('ai-sdk-groq-tool-call.sse')])).run([userMessage]);
-    expect(calls(groq.events)).toEqual([{ type: 'function_call', call_id: 'tk85n1k4m', name: 'weather', arguments: '{}' }]);
+    expect(functionCalls(groq.events)).toEqual([{ type: 'function_call', call_id: 'tk85n1k4m', name: 'weather', arguments: '{}' }]);
 
     const mistral = await (await chat([third('ai-sdk-mistral-incremental-tool-call.sse')])).run([userMessage]);
-    expect(calls(mistral.events)).toEqual([
+    expect(functionCalls(mistral.events)).toEqual([
       { type: 'function_call', call_id: 'chatcmpl-tool-9f149c74c42f265b', name: 'webSearchTool', arguments: '{"query": "current Berlin weather"}' },
     ]);
 

@@ -34,7 +34,7 @@ function searchOf(plan: ReturnType<typeof planTools>): ToolExecutor {
   return search;
 }
 
-function names(tools: readonly WireTool[]): string[] {
+function wireNames(tools: readonly WireTool[]): string[] {
   return tools.flatMap((tool) => (tool.type === 'namespace' ? (tool.tools as Array<{ name: string }>).map((member) => `${String(tool.name)}${member.name}`) : [String((tool as { name?: string }).name)]));
 }
 
@@ -50,7 +50,7 @@ describe('exact names rank first (openai/codex#21503)', () => {
     const plan = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors: graphCatalog() });
     const result = await invokeTool(searchOf(plan), { kind: 'tool-search', arguments: { query: QUERY, limit: 6 } });
     // the exact names in the query's order, then BM25 fills the rest (here: nothing left)
-    expect(names((result.item as ToolSearchOutputItem).tools)).toEqual([
+    expect(wireNames((result.item as ToolSearchOutputItem).tools)).toEqual([
       'mcp__codebase__trace_path',
       'mcp__codebase__get_code_snippet',
       'mcp__codebase__query_graph',
@@ -60,7 +60,7 @@ describe('exact names rank first (openai/codex#21503)', () => {
     ]);
     // a bare name shared by no other tool, quoted and backticked, is still exact
     const quoted = await invokeTool(searchOf(plan), { kind: 'tool-search', arguments: { query: 'is `search_graph` there? trace path repository code', limit: 1 } });
-    expect(names((quoted.item as ToolSearchOutputItem).tools)).toEqual(['mcp__codebase__search_graph']);
+    expect(wireNames((quoted.item as ToolSearchOutputItem).tools)).toEqual(['mcp__codebase__search_graph']);
   });
 
   it('a spelling two tools share is no exact name: BM25 ranks them', async () => {
@@ -69,7 +69,7 @@ describe('exact names rank first (openai/codex#21503)', () => {
       { executors: [fn('search', { namespace: 'alpha__', exposure: 'deferred', description: 'Alpha things.' }), fn('search', { namespace: 'beta__', exposure: 'deferred', description: 'Beta search engine for search.' })] },
     );
     const result = await invokeTool(searchOf(plan), { kind: 'tool-search', arguments: { query: 'search', limit: 2 } });
-    expect(names((result.item as ToolSearchOutputItem).tools)).toEqual(['beta__search', 'alpha__search']);
+    expect(wireNames((result.item as ToolSearchOutputItem).tools)).toEqual(['beta__search', 'alpha__search']);
   });
 });
 
@@ -140,7 +140,7 @@ describe('a host\'s own search and limit (sources.toolSearch)', () => {
     // the model's tool_search uses the same function over the deferred tools, and its description says the default
     const direct = planTools({ toolMode: 'direct', provider: { toolSearch: true } }, { executors: graphCatalog(), toolSearch: { search, limit: 3 } });
     const outer = await invokeTool(searchOf(direct), { kind: 'tool-search', arguments: { query: 'anything' } });
-    expect(names((outer.item as ToolSearchOutputItem).tools)).toEqual(['weather__get_forecast', 'mcp__codebase__query_graph', 'db__run_sql']);
+    expect(wireNames((outer.item as ToolSearchOutputItem).tools)).toEqual(['weather__get_forecast', 'mcp__codebase__query_graph', 'db__run_sql']);
     expect(JSON.stringify(searchOf(direct).spec)).toContain('Maximum number of tools to return (defaults to 3).');
   });
 

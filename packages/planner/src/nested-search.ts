@@ -7,7 +7,8 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { JsonToolOutput, codeModeDeclaration, invocationArguments } from '@switchyard/kit';
+import { JsonToolOutput } from '@switchyard/kit';
+import { codeModeDeclaration, invocationArguments } from '@switchyard/kit/internal';
 import type { ToolSearchSettings } from './search-ranking';
 import { searchArguments, sharedToolSearchIndex, type ToolSearchIndex } from './tool-search';
 

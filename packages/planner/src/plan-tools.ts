@@ -20,7 +20,8 @@ import {
   type ToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
-import { augmentCodeModeDescription, createStepContext, selectWithinBudget } from '@switchyard/kit';
+import { createStepContext } from '@switchyard/kit';
+import { augmentCodeModeDescription, selectWithinBudget } from '@switchyard/kit/internal';
 import { buildCodeModeSurface } from './code-mode-surface';
 import { mergeNamespaces } from './namespaces';
 import { executorLabel, executorProblem, hostedSpecProblem } from './tool-checks';

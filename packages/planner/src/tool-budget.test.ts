@@ -1,5 +1,6 @@
 import type { ToolExecutor, ToolMode, WireTool } from '@switchyard/protocol';
-import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
+import { defineFunctionTool } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { invokeTool } from '@switchyard/registry/testing';
 import { describe, expect, it } from 'vitest';
 import { fn, freeform, recordingContributor, visibleNames } from '../test/fixtures';
@@ -31,14 +32,13 @@ function many(count: number, options: { namespaces?: number; exposure?: 'deferre
   );
 }
 
-const json = (tools: readonly WireTool[]) => JSON.stringify(tools);
 const searchSpec = (tools: readonly WireTool[]) => tools.find((tool) => tool.type === 'tool_search') as { description: string } | undefined;
 
 describe('the tool budget in direct mode', () => {
   it('keeps direct tools visible in host order up to the budget and defers the rest behind tool_search', () => {
     const executors = many(200);
     const plan = planTools({ toolMode: 'direct', provider: searching }, { executors });
-    expect(estimateTokens(json(plan.tools))).toBeLessThanOrEqual(2_000);
+    expect(estimateTokens(JSON.stringify(plan.tools))).toBeLessThanOrEqual(2_000);
     const names = visibleNames(plan.tools);
     expect(names.at(-1)).toBe('tool_search');
     const visible = names.slice(0, -1);
@@ -119,13 +119,13 @@ describe('the tool budget in direct mode', () => {
       const unbudgeted = planTools({ toolMode, provider: searching }, { ...sources(), budget: { tokens: Infinity } });
       expect(budgeted.deferredByBudget).toEqual([]);
       // tool_search (visible outside code-mode-only) says the budget kept every tool it could: a short line, nothing else changes
-      const withoutLine = json(budgeted.tools).replace(JSON.stringify(line).slice(1, -1), '');
-      expect(withoutLine).toBe(json(unbudgeted.tools));
-      if (toolMode === 'code-mode-only') expect(json(budgeted.tools)).toBe(json(unbudgeted.tools));
+      const withoutLine = JSON.stringify(budgeted.tools).replace(JSON.stringify(line).slice(1, -1), '');
+      expect(withoutLine).toBe(JSON.stringify(unbudgeted.tools));
+      if (toolMode === 'code-mode-only') expect(JSON.stringify(budgeted.tools)).toBe(JSON.stringify(unbudgeted.tools));
       else {
         expect(searchSpec(budgeted.tools)?.description.endsWith(line)).toBe(true);
         expect(searchSpec(unbudgeted.tools)?.description).not.toContain('Tool catalog:');
-        expect(estimateTokens(json(budgeted.tools)) - estimateTokens(json(unbudgeted.tools))).toBeLessThanOrEqual(17);
+        expect(estimateTokens(JSON.stringify(budgeted.tools)) - estimateTokens(JSON.stringify(unbudgeted.tools))).toBeLessThanOrEqual(17);
       }
     }
   });
@@ -135,7 +135,7 @@ describe('the tool budget in direct mode', () => {
       const first = planTools({ toolMode, provider: searching }, { executors: many(300, { namespaces: 7 }), codeMode: recordingContributor() });
       const second = planTools({ toolMode, provider: searching }, { executors: many(300, { namespaces: 7 }), codeMode: recordingContributor() });
       expect(first.deferredByBudget.length).toBeGreaterThan(200);
-      expect(json(second.tools)).toBe(json(first.tools));
+      expect(JSON.stringify(second.tools)).toBe(JSON.stringify(first.tools));
     }
   });
 
@@ -168,7 +168,7 @@ describe('the tool budget in direct mode', () => {
     expect(JSON.stringify(byCharacter.tools).length).toBeLessThanOrEqual(2_000);
     expect(byCharacter.deferredByBudget.length).toBeGreaterThan(estimated.deferredByBudget.length);
     const broken = planTools({ toolMode: 'direct', provider: searching }, { executors: many(100), budget: { countTokens: () => Number.NaN } });
-    expect(json(broken.tools)).toBe(json(estimated.tools));
+    expect(JSON.stringify(broken.tools)).toBe(JSON.stringify(estimated.tools));
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { SwitchyardError, type ToolBudget, type ToolName } from '@switchyard/protocol';
-import { DEFAULT_TOOL_BUDGET_TOKENS, createPriorityRanker, estimateTokens } from '@switchyard/kit';
+import { DEFAULT_TOOL_BUDGET_TOKENS, createPriorityRanker, estimateTokens } from '@switchyard/kit/internal';
 
 /** A tool budget with its defaults filled in. */
 export interface ResolvedToolBudget {

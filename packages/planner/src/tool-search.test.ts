@@ -19,7 +19,7 @@ const builds = (): number => vi.mocked(createBm25Index).mock.calls.length;
  * with its error (a tool_search failure reaches the model as an empty result, so the error is where
  * its reason is visible).
  */
-async function invoke(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
+async function invokeOrThrow(executor: ToolExecutor, payload: ToolPayload): Promise<ToolOutput> {
   const result = await invokeTool(executor, payload, { callId: 'call-1' });
   if (result.error) throw result.error;
   return result.output;
@@ -32,7 +32,7 @@ testExecutor({
 });
 
 function search(executor: ToolExecutor, query: string, limit?: number) {
-  return invoke(executor, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } });
+  return invokeOrThrow(executor, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } });
 }
 
 /** A wire tool's `name` (tool_search specs have none). */
@@ -138,12 +138,12 @@ describe('tool_search calls', () => {
     ['a zero limit', { query: 'archive', limit: 0 }, 'limit must be greater than zero'],
     ['a negative limit', { query: 'archive', limit: -1 }, 'failed to parse tool_search arguments: `limit` must be a non-negative integer'],
   ])('refuses %s with a model-visible message', async (_label, args, message) => {
-    await expect(invoke(executor, { kind: 'tool-search', arguments: args as { query: string } })).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message });
+    await expect(invokeOrThrow(executor, { kind: 'tool-search', arguments: args as { query: string } })).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message });
   });
 
   it('refuses a missing query: the router for a model call, the handler for a nested one', async () => {
     // A model's tool_search_call is read by the router, which checks the arguments' shape first.
-    await expect(invoke(executor, { kind: 'tool-search', arguments: {} as { query: string } })).rejects.toMatchObject({
+    await expect(invokeOrThrow(executor, { kind: 'tool-search', arguments: {} as { query: string } })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
       message: 'failed to parse tool_search arguments: arguments.query is required',
     });
@@ -163,13 +163,13 @@ describe('tool_search calls', () => {
   });
 
   it('a non-search payload is fatal', async () => {
-    await expect(invoke(executor, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
+    await expect(invokeOrThrow(executor, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
       code: 'INCOMPATIBLE_PAYLOAD',
       message: 'tool tool_search invoked with incompatible payload',
     });
     // Past the registry's kind check (an executor declaring function payloads too), the handler's own guard.
     const widened = { ...executor, payloadKinds: ['tool-search', 'function'] } as const;
-    await expect(invoke(widened, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
+    await expect(invokeOrThrow(widened, { kind: 'function', arguments: '{}' })).rejects.toMatchObject({
       code: 'FATAL',
       message: 'tool_search handler received unsupported payload',
     });

@@ -13,7 +13,7 @@ import {
   type ToolSearchToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
-import { ToolSearchOutput, estimateTokens } from '@switchyard/kit';
+import { ToolSearchOutput, estimateTokens } from '@switchyard/kit/internal';
 import { createBm25Index, type Bm25Index } from './bm25-index';
 import { defaultNamespaceDescription } from './namespaces';
 import { SearchRanking, type ToolSearchSettings } from './search-ranking';

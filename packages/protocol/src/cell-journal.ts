@@ -19,6 +19,13 @@ export const CODE_MODE_STATE_FORMAT = 'switchyard.code-mode-session';
 /** The `version` of the state (and of each cell journal) this package writes and reads. */
 export const CODE_MODE_STATE_VERSION = 1;
 
+/**
+ * The message of the `INVALID_INPUT` error {@link CodeModeSession.restore} rejects with once the
+ * session has created a cell: a restore replaces the session's stored values and cells, so it comes
+ * first. Every implementation (and a service restoring through one) uses this text.
+ */
+export const RESTORE_TOO_LATE_MESSAGE = 'restore must come before the session creates its first cell';
+
 /** How a journaled nested call settled: its result's JSON text (`undefined`: no value), or the text the cell's promise rejected with. */
 export type JournalCallResult = { readonly ok: true; readonly json?: string } | { readonly ok: false; readonly error: string };
 

@@ -211,8 +211,9 @@ export interface CodeModeSession {
   /**
    * Optional (durable cells): restores a state {@link exportState} gave (of this session or of one
    * in another process): its stored values, and its cells, which resume from their journals under
-   * their own ids (a later `observe` gets their output and end). Call it before any `createCell`.
-   * Rejects with `INVALID_JOURNAL` when the state as a whole is unusable (another format, a newer
+   * their own ids (a later `observe` gets their output and end). Call it before any `createCell`:
+   * after one it rejects with `INVALID_INPUT` (`RESTORE_TOO_LATE_MESSAGE`). Rejects with
+   * `INVALID_JOURNAL` when the state as a whole is unusable (another format, a newer
    * version); a bad cell journal fails that cell only (see {@link RestoreResult}).
    */
   restore?(state: CodeModeSessionState, options?: RestoreOptions): Promise<RestoreResult>;

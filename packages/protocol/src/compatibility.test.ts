@@ -4,7 +4,7 @@ import type { ToolExecutor } from './executor';
 import { toolName } from './tool-name';
 import { VERSION } from './version';
 
-const executor = (protocolVersion?: unknown): ToolExecutor =>
+const executorAt = (protocolVersion?: unknown): ToolExecutor =>
   ({ name: toolName('query', 'sql'), spec: { type: 'function', name: 'query', description: '', parameters: {} }, handle: () => '', protocolVersion }) as unknown as ToolExecutor;
 
 describe('isCompatibleProtocolVersion', () => {
@@ -24,17 +24,17 @@ describe('isCompatibleProtocolVersion', () => {
 
 describe('executorProtocolProblem', () => {
   it('accepts an unstamped executor and one of the same line', () => {
-    expect(executorProtocolProblem(executor())).toBeUndefined();
-    expect(executorProtocolProblem(executor(VERSION))).toBeUndefined();
-    expect(executorProtocolProblem(executor('0.1.3'), '0.1.0')).toBeUndefined();
+    expect(executorProtocolProblem(executorAt())).toBeUndefined();
+    expect(executorProtocolProblem(executorAt(VERSION))).toBeUndefined();
+    expect(executorProtocolProblem(executorAt('0.1.3'), '0.1.0')).toBeUndefined();
   });
 
   it('names both versions and the range to install for another line', () => {
-    expect(executorProtocolProblem(executor('0.2.0'), '0.1.0')).toBe(
+    expect(executorProtocolProblem(executorAt('0.2.0'), '0.1.0')).toBe(
       'tool sql__query was built against @switchyard/protocol 0.2.0, and this host runs @switchyard/protocol 0.1.0; ' +
         'they do not share a contract: install a release of the plugin built for ^0.1.0 (its peer range must admit 0.1.0)',
     );
-    expect(executorProtocolProblem(executor(7), '1.4.2')).toContain('built against @switchyard/protocol 7, and this host runs @switchyard/protocol 1.4.2');
-    expect(executorProtocolProblem(executor(7), '1.4.2')).toContain('built for ^1.4.0');
+    expect(executorProtocolProblem(executorAt(7), '1.4.2')).toContain('built against @switchyard/protocol 7, and this host runs @switchyard/protocol 1.4.2');
+    expect(executorProtocolProblem(executorAt(7), '1.4.2')).toContain('built for ^1.4.0');
   });
 });

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HOOK_INPUT_BOUNDS, jsonBoundsViolation } from './json-bounds';
 
-const nested = (depth: number): unknown => JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
+const nestedJson = (depth: number): unknown => JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
 
 describe('jsonBoundsViolation', () => {
   it('accepts plain JSON within the bounds', () => {
     expect(jsonBoundsViolation({ cmd: 'ls', list: [1, 'two', null, true, { x: [] }] })).toBeUndefined();
     expect(jsonBoundsViolation('text')).toBeUndefined();
-    expect(jsonBoundsViolation(nested(DEFAULT_HOOK_INPUT_BOUNDS.maxDepth))).toBeUndefined();
+    expect(jsonBoundsViolation(nestedJson(DEFAULT_HOOK_INPUT_BOUNDS.maxDepth))).toBeUndefined();
     expect(jsonBoundsViolation(Object.create(null))).toBeUndefined();
   });
 
   it('refuses values nested past maxDepth, however deep, without recursion', () => {
-    expect(jsonBoundsViolation(nested(101))).toBe('it is nested deeper than 100 levels');
+    expect(jsonBoundsViolation(nestedJson(101))).toBe('it is nested deeper than 100 levels');
     // 200,000 levels: a recursive walk (or JSON.stringify) would overflow the stack here.
     const deep: unknown[] = [];
     let cursor = deep;

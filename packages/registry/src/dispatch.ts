@@ -24,7 +24,8 @@ import {
   type ToolOutput,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { AbortedToolOutput, FailureToolOutput, elapsedMs, toToolOutput } from '@switchyard/kit';
+import { toToolOutput } from '@switchyard/kit';
+import { AbortedToolOutput, FailureToolOutput, elapsedMs } from '@switchyard/kit/internal';
 import { malformedCallMessage } from './build-tool-call';
 import { HookFeedbackOutput } from './hook-feedback-output';
 import { outputFailure, runFailureHooks } from './failure-hooks';

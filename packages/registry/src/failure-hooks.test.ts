@@ -8,7 +8,8 @@ import {
   type PostToolUseRequest,
   type ToolExecutor,
 } from '@switchyard/protocol';
-import { FailureToolOutput, approvalRefusal, defineFunctionTool } from '@switchyard/kit';
+import { defineFunctionTool } from '@switchyard/kit';
+import { FailureToolOutput, approvalRefusal } from '@switchyard/kit/internal';
 import { functionCall, routerSetup } from '../test/support';
 
 /** A HookRunner recording PostToolUse and PostToolUseFailure requests, answering failures with `answer`. */

@@ -7,7 +7,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '@switchyard/protocol';
-import { contentItemsToText } from '@switchyard/kit';
+import { contentItemsToText } from '@switchyard/kit/internal';
 import type { DispatchContext } from './dispatch';
 import { HookFeedbackOutput } from './hook-feedback-output';
 import { matcherAliases, preHookInput } from './hook-payloads';

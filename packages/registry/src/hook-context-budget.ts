@@ -1,5 +1,6 @@
 import type { ToolOutputItem } from '@switchyard/protocol';
-import { DEFAULT_OUTPUT_TOKENS, approxTokenCount, contentItemTokens, truncateMiddle } from '@switchyard/kit';
+import { DEFAULT_OUTPUT_TOKENS, approxTokenCount, truncateMiddle } from '@switchyard/kit';
+import { contentItemTokens } from '@switchyard/kit/internal';
 
 /** The least a call's hook contexts keep, whatever its output took: a tenth of the output budget. */
 export const HOOK_CONTEXT_FLOOR_TOKENS = DEFAULT_OUTPUT_TOKENS / 10;

@@ -125,4 +125,4 @@ function renderPath(segments: readonly string[]): string {
 }
 
 /** The protocol's argument parser, re-exported for existing callers. */
-export { parseFunctionArguments } from '@switchyard/kit';
+export { parseFunctionArguments } from '@switchyard/kit/internal';

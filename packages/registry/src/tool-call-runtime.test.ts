@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FatalToolError, RespondToModelError, toolName, type ToolCall, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
-import { FunctionToolOutput, ToolSearchOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
+import { FunctionToolOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
+import { ToolSearchOutput } from '@switchyard/kit/internal';
 import { ToolCallRuntime } from './tool-call-runtime';
 import { concurrencyProbe, countedTool, functionCall, overlaps, routerSetup, sleep, timedTool, type Interval } from '../test/support';
 

@@ -18,7 +18,7 @@ import {
   type ToolOutputItem,
   type ToolPayload,
 } from '@switchyard/protocol';
-import { AbortedToolOutput, FailureToolOutput, abortedMessage, elapsedMs } from '@switchyard/kit';
+import { AbortedToolOutput, FailureToolOutput, abortedMessage, elapsedMs } from '@switchyard/kit/internal';
 import { dispatchToolCall, type DispatchContext, type DispatchOutcome } from './dispatch';
 import { ReadWriteGate, type GateRelease } from './read-write-gate';
 import { budgetHookContexts } from './hook-context-budget';

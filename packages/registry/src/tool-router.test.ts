@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hasErrorCode, toolName, type ToolExecutor } from '@switchyard/protocol';
-import { defineFreeformTool, defineFunctionTool, ToolSearchOutput } from '@switchyard/kit';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
+import { ToolSearchOutput } from '@switchyard/kit/internal';
 import { ToolRegistry } from './tool-registry';
 import { createToolRouter } from './tool-router';
 import { routerSetup } from '../test/support';

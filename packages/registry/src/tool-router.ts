@@ -12,7 +12,7 @@ import {
   type ToolSpec,
   type WireTool,
 } from '@switchyard/protocol';
-import { createEventHub } from '@switchyard/kit';
+import { createEventHub } from '@switchyard/kit/internal';
 import { buildToolCall } from './build-tool-call';
 import type { ToolRegistry } from './tool-registry';
 

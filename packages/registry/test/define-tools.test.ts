@@ -4,15 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { FatalToolError, isSwitchyardError, toolName, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
 import { FunctionToolOutput, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { invokeTool } from '../src/testing/index';
+import { invoke } from './support';
 
-/** One call through the registry; a failed call rejects with its model-visible error (a fatal one with itself). */
-async function invoke(executor: ToolExecutor, payload: ToolPayload) {
-  const result = await invokeTool(executor, payload, { callId: 'call-1', hooks: false });
-  if (result.error) throw result.error;
-  return result.output;
-}
-
-const fn = (args: string): ToolPayload => ({ kind: 'function', arguments: args });
+const functionPayload = (args: string): ToolPayload => ({ kind: 'function', arguments: args });
 
 describe('defineFunctionTool', () => {
   const weather = defineFunctionTool({
@@ -44,31 +38,31 @@ describe('defineFunctionTool', () => {
   });
 
   it('a JSON return becomes JSON text for the model and the value for Code Mode', async () => {
-    const out = await invoke(weather, fn('{"city":"Oslo"}'));
-    expect(out.toResponseItem('call-1', fn(''))).toEqual({ type: 'function_call_output', call_id: 'call-1', output: '{"tempC":21,"city":"Oslo"}' });
-    expect(out.codeModeResult(fn(''))).toEqual({ tempC: 21, city: 'Oslo' });
+    const out = await invoke(weather, functionPayload('{"city":"Oslo"}'));
+    expect(out.toResponseItem('call-1', functionPayload(''))).toEqual({ type: 'function_call_output', call_id: 'call-1', output: '{"tempC":21,"city":"Oslo"}' });
+    expect(out.codeModeResult(functionPayload(''))).toEqual({ tempC: 21, city: 'Oslo' });
     expect(out.success).toBe(true);
   });
 
   it('a string return becomes the output text; a ToolOutput is kept as is', async () => {
-    const text = await invoke(weather, fn('{"city":"text"}'));
-    expect(text.toResponseItem('c', fn(''))).toEqual({ type: 'function_call_output', call_id: 'c', output: 'sunny' });
-    expect(text.codeModeResult(fn(''))).toBe('sunny');
-    const own = await invoke(weather, fn('{"city":"output"}'));
+    const text = await invoke(weather, functionPayload('{"city":"text"}'));
+    expect(text.toResponseItem('c', functionPayload(''))).toEqual({ type: 'function_call_output', call_id: 'c', output: 'sunny' });
+    expect(text.codeModeResult(functionPayload(''))).toBe('sunny');
+    const own = await invoke(weather, functionPayload('{"city":"output"}'));
     expect(own.success).toBe(false);
-    expect(own.toResponseItem('c', fn(''))).toEqual({ type: 'function_call_output', call_id: 'c', output: 'custom' });
+    expect(own.toResponseItem('c', functionPayload(''))).toEqual({ type: 'function_call_output', call_id: 'c', output: 'custom' });
   });
 
   it('an ordinary throw becomes a model-visible failure naming the tool; fatal passes through', async () => {
-    await expect(invoke(weather, fn('{"city":"throw"}'))).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'tool weather__get_weather failed: station offline' });
-    const fatal = await invoke(weather, fn('{"city":"fatal"}')).catch((error: unknown) => error);
+    await expect(invoke(weather, functionPayload('{"city":"throw"}'))).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'tool weather__get_weather failed: station offline' });
+    const fatal = await invoke(weather, functionPayload('{"city":"fatal"}')).catch((error: unknown) => error);
     expect(isSwitchyardError(fatal) && fatal.code).toBe('FATAL');
   });
 
   it('blank arguments parse as {}, malformed ones answer the reference text', async () => {
     const echo = defineFunctionTool({ name: 'echo', description: 'e', parameters: { type: 'object' }, handle: ({ args }) => args });
-    expect((await invoke(echo, fn('  '))).codeModeResult(fn(''))).toEqual({});
-    await expect(invoke(echo, fn('{nope'))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^failed to parse function arguments: /) });
+    expect((await invoke(echo, functionPayload('  '))).codeModeResult(functionPayload(''))).toEqual({});
+    await expect(invoke(echo, functionPayload('{nope'))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^failed to parse function arguments: /) });
     // The registry refuses a custom call to a function tool (fatal INCOMPATIBLE_PAYLOAD); past that check the handler's own guard answers.
     await expect(invoke(echo, { kind: 'custom', input: 'x' })).rejects.toMatchObject({ code: 'INCOMPATIBLE_PAYLOAD' });
     await expect(invoke({ ...echo, payloadKinds: ['function', 'custom'] }, { kind: 'custom', input: 'x' })).rejects.toMatchObject({ message: 'echo handler received unsupported payload' });

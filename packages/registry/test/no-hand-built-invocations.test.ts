@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Test code: *.test.ts, anything under a test/ folder, and test-support helpers. */
-const isTestFile = (path: string) => /\.test\.ts$/.test(path) || /(^|\/)test\//.test(path) || /test-support\.ts$/.test(path);
+const isTestSource = (path: string) => /\.test\.ts$/.test(path) || /(^|\/)test\//.test(path) || /test-support\.ts$/.test(path);
 
 function files(dir: string, found: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -47,7 +47,7 @@ describe('test files call tools through the registry', () => {
     for (const group of ['packages', 'tools', 'examples']) {
       for (const path of files(join(root, group))) {
         const name = relative(root, path);
-        if (!isTestFile(name) || ALLOWED[name]) continue;
+        if (!isTestSource(name) || ALLOWED[name]) continue;
         const text = readFileSync(path, 'utf8');
         for (const [shape, pattern] of HAND_BUILT) {
           const match = pattern.exec(text);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toolName, type JsonValue, type ToolExecutor } from '@switchyard/protocol';
-import { JsonToolOutput, defineFunctionTool, invocationArguments } from '@switchyard/kit';
+import { JsonToolOutput, defineFunctionTool } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit/internal';
 import { invokeTool } from '../src/testing/index';
 
 const ARGUMENTS = '{"city":"Oslo","days":3}';

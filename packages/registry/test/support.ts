@@ -1,8 +1,9 @@
-import type { HookRunner, JsonBounds, SwitchyardEvent, ToolExecutor } from '@switchyard/protocol';
+import type { ApprovalProvider, HookRunner, JsonBounds, SwitchyardEvent, ToolExecutor, ToolOutput, ToolPayload } from '@switchyard/protocol';
 import { createStepContext, defineFunctionTool } from '@switchyard/kit';
 import { ToolRegistry } from '../src/tool-registry';
 import { createToolRouter } from '../src/tool-router';
 import { ToolCallRuntime } from '../src/tool-call-runtime';
+import { invokeTool } from '../src/testing/index';
 import { sleep } from '@switchyard/test-helpers';
 
 /** A router + runtime over `executors`, recording every tool-call event in order. */
@@ -88,4 +89,11 @@ export function concurrencyProbe(name = 'probe', ms = 5) {
     },
   });
   return { tool, seen };
+}
+
+/** Invokes `executor` once through the registry's dispatch, without hooks (asking `approvals` when given); resolves with the output, rejects with the call's error. */
+export async function invoke(executor: ToolExecutor, payload: ToolPayload, approvals?: ApprovalProvider): Promise<ToolOutput> {
+  const result = await invokeTool(executor, payload, { callId: 'call-1', ...(approvals ? { step: { approvals } } : {}), hooks: false });
+  if (result.error) throw result.error;
+  return result.output;
 }

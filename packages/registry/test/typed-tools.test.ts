@@ -7,16 +7,11 @@ import { z } from 'zod';
 import { isSwitchyardError, type ApprovalProvider, type ApprovalRequest, type ToolExecutor, type ToolPayload } from '@switchyard/protocol';
 import { defineFreeformTool, defineFunctionTool, type InferJsonSchema, type ToolArguments } from '@switchyard/kit';
 import { invokeTool } from '../src/testing/index';
+import { invoke } from './support';
 
-/** One call through the registry (with the step's approval provider); a failed call rejects with its model-visible error. */
-async function invoke(executor: ToolExecutor, payload: ToolPayload, approvals?: ApprovalProvider) {
-  const result = await invokeTool(executor, payload, { callId: 'call-1', step: { approvals }, hooks: false });
-  if (result.error) throw result.error;
-  return result.output;
-}
-const fn = (args: unknown): ToolPayload => ({ kind: 'function', arguments: JSON.stringify(args) });
+const jsonPayload = (args: unknown): ToolPayload => ({ kind: 'function', arguments: JSON.stringify(args) });
 
-async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+async function refusalOf(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
   try {
     await promise;
   } catch (error) {
@@ -70,15 +65,15 @@ describe('typed tools', () => {
       properties: { sku: { type: 'string', minLength: 2 }, warehouse: { type: 'string', default: 'main' } },
       required: ['sku'],
     });
-    const output = await invoke(tool, fn({ sku: 'lamp' }));
+    const output = await invoke(tool, jsonPayload({ sku: 'lamp' }));
     expect(output.toResponseItem('c1', { kind: 'function', arguments: '' })).toEqual({ type: 'function_call_output', call_id: 'c1', output: 'lamp@main' });
     // The model's call meets the registry's check of the JSON Schema first: that is the answer it reads.
-    expect(await failure(invoke(tool, fn({ sku: 'x' })))).toEqual({
+    expect(await refusalOf(invoke(tool, jsonPayload({ sku: 'x' })))).toEqual({
       code: 'INVALID_INPUT',
       message: 'invalid arguments for inventory__check_stock: arguments.sku must NOT have fewer than 2 characters',
     });
     // The Standard Schema's own check, for a host that turns schema validation off for the tool.
-    expect(await failure(invoke({ ...tool, skipInputValidation: true }, fn({ sku: 'x' })))).toEqual({
+    expect(await refusalOf(invoke({ ...tool, skipInputValidation: true }, jsonPayload({ sku: 'x' })))).toEqual({
       code: 'INVALID_INPUT',
       message: 'invalid arguments for inventory__check_stock: arguments.sku: Too small: expected string to have >=2 characters',
     });
@@ -96,9 +91,9 @@ describe('typed tools', () => {
         return args.city;
       },
     });
-    expect((await invoke(explicit, fn({ city: 'oslo' }))).toResponseItem('c', { kind: 'function', arguments: '' })).toMatchObject({ output: 'OSLO' });
-    expect(await failure(invoke(explicit, fn({ city: 7 })))).toEqual({ code: 'INVALID_INPUT', message: 'invalid arguments for weather: arguments.city must be string' });
-    expect(await failure(invoke({ ...explicit, skipInputValidation: true }, fn({ city: 7 })))).toMatchObject({
+    expect((await invoke(explicit, jsonPayload({ city: 'oslo' }))).toResponseItem('c', { kind: 'function', arguments: '' })).toMatchObject({ output: 'OSLO' });
+    expect(await refusalOf(invoke(explicit, jsonPayload({ city: 7 })))).toEqual({ code: 'INVALID_INPUT', message: 'invalid arguments for weather: arguments.city must be string' });
+    expect(await refusalOf(invoke({ ...explicit, skipInputValidation: true }, jsonPayload({ city: 7 })))).toMatchObject({
       code: 'INVALID_INPUT',
       message: expect.stringMatching(/^invalid arguments for weather: arguments\.city: /),
     });
@@ -139,22 +134,22 @@ describe('typed tools', () => {
         return `refunded ${args.amount}`;
       },
     });
-    await invoke(refund, fn({ amount: 5 }));
+    await invoke(refund, jsonPayload({ amount: 5 }));
     expect(asked).toEqual([]);
-    await invoke(refund, fn({ amount: 500 }), answer('approved'));
+    await invoke(refund, jsonPayload({ amount: 500 }), answer('approved'));
     expect(asked).toMatchObject([{ kind: 'tool', toolName: 'billing__refund', callId: 'call-1', input: { amount: 500 } }]);
     expect(ran).toBe(2);
     const denied = { code: 'APPROVAL_DENIED', message: 'billing__refund rejected by user' };
-    expect(await failure(invoke(refund, fn({ amount: 500 }), answer('denied')))).toEqual(denied);
-    expect(await failure(invoke(refund, fn({ amount: 500 }), answer('throw')))).toEqual(denied);
-    expect(await failure(invoke(refund, fn({ amount: 500 })))).toEqual({
+    expect(await refusalOf(invoke(refund, jsonPayload({ amount: 500 }), answer('denied')))).toEqual(denied);
+    expect(await refusalOf(invoke(refund, jsonPayload({ amount: 500 }), answer('throw')))).toEqual(denied);
+    expect(await refusalOf(invoke(refund, jsonPayload({ amount: 500 })))).toEqual({
       code: 'APPROVAL_DENIED',
       message: 'billing__refund needs approval, and no approval provider is configured',
     });
     expect(ran).toBe(2);
 
     const freeform = defineFreeformTool({ name: 'shell_note', description: 'Notes.', needsApproval: true, handle: ({ input }) => input });
-    expect(await failure(invoke(freeform, { kind: 'custom', input: 'rm -rf' }, answer('denied')))).toEqual({ code: 'APPROVAL_DENIED', message: 'shell_note rejected by user' });
+    expect(await refusalOf(invoke(freeform, { kind: 'custom', input: 'rm -rf' }, answer('denied')))).toEqual({ code: 'APPROVAL_DENIED', message: 'shell_note rejected by user' });
     expect(asked.at(-1)).toMatchObject({ kind: 'tool', toolName: 'shell_note', input: 'rm -rf' });
   });
 });

@@ -9,7 +9,7 @@ import { makeWorkspace } from './test-support';
 // The walk for nested .git reuses what it read of a directory whose change time did not move since
 // (settled: changed more than two seconds before that walk). The clock is moved forward so every
 // directory made here counts as settled; each change must still be found by the next walk.
-const nested = (root: string) => protectedPaths({ root }).filter((entry) => entry.kind === 'nested-git').map((entry) => entry.path).sort();
+const nestedRepos = (root: string) => protectedPaths({ root }).filter((entry) => entry.kind === 'nested-git').map((entry) => entry.path).sort();
 let clock = Date.now();
 const later = () => vi.setSystemTime((clock += 5_000));
 
@@ -29,16 +29,16 @@ describe('the nested .git walk, run again on a changed workspace', () => {
 
   test('a repository created deep in a walked tree is found by the next walk, and a removed one is gone', () => {
     const root = walkTree();
-    expect(nested(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
+    expect(nestedRepos(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
     later();
-    expect(nested(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
+    expect(nestedRepos(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
     mkdirSync(join(root, 'd19', 'e19', 'deeper', '.git'), { recursive: true });
     writeFileSync(join(root, 'd0', 'e0', '.git'), 'gitdir: /elsewhere\n');
     later();
-    expect(nested(root)).toEqual([join(root, 'd0', 'e0', '.git'), join(root, 'd19', 'e19', 'deeper', '.git'), join(root, 'd3', 'e4', '.git')].sort());
+    expect(nestedRepos(root)).toEqual([join(root, 'd0', 'e0', '.git'), join(root, 'd19', 'e19', 'deeper', '.git'), join(root, 'd3', 'e4', '.git')].sort());
     rmSync(join(root, 'd3', 'e4', '.git'), { recursive: true });
     later();
-    expect(nested(root)).toEqual([join(root, 'd0', 'e0', '.git'), join(root, 'd19', 'e19', 'deeper', '.git')].sort());
+    expect(nestedRepos(root)).toEqual([join(root, 'd0', 'e0', '.git'), join(root, 'd19', 'e19', 'deeper', '.git')].sort());
   });
 
   test('setting a directory’s times back after planting a .git does not hide it (the change time moves anyway)', () => {
@@ -48,12 +48,12 @@ describe('the nested .git walk, run again on a changed workspace', () => {
     writeFileSync(saved, '');
     execFileSync('touch', ['-r', dir, saved]); // the directory's times, to the nanosecond
     const before = lstatSync(dir, { bigint: true });
-    nested(root);
+    nestedRepos(root);
     later();
     mkdirSync(join(dir, '.git'));
     execFileSync('touch', ['-r', saved, dir]); // what a command in the sandbox can do to hide the change
     expect(lstatSync(dir, { bigint: true }).mtimeNs).toBe(before.mtimeNs);
-    expect(nested(root)).toContain(join(dir, '.git'));
+    expect(nestedRepos(root)).toContain(join(dir, '.git'));
   });
 
   test('a tree with a repository renamed in is walked; a directory swapped for a link is not followed', () => {
@@ -61,21 +61,21 @@ describe('the nested .git walk, run again on a changed workspace', () => {
     const outside = makeWorkspace('walk-cache-outside-');
     mkdirSync(join(outside, 'moved', 'x', '.git'), { recursive: true });
     mkdirSync(join(outside, 'target', '.git'), { recursive: true });
-    nested(root);
+    nestedRepos(root);
     later();
     renameSync(join(outside, 'moved'), join(root, 'd1', 'e1', 'moved'));
     rmSync(join(root, 'd2', 'e2'), { recursive: true });
     symlinkSync(join(outside, 'target'), join(root, 'd2', 'e2'));
-    expect(nested(root)).toEqual([join(root, 'd1', 'e1', 'moved', 'x', '.git'), join(root, 'd3', 'e4', '.git')]);
+    expect(nestedRepos(root)).toEqual([join(root, 'd1', 'e1', 'moved', 'x', '.git'), join(root, 'd3', 'e4', '.git')]);
   });
 
   test('a repository planted in a directory changed just before the walk is found (not trusted yet)', () => {
     vi.useRealTimers();
     const root = makeWorkspace('walk-cache-fresh-');
     mkdirSync(join(root, 'a', 'b'), { recursive: true });
-    expect(nested(root)).toEqual([]);
+    expect(nestedRepos(root)).toEqual([]);
     mkdirSync(join(root, 'a', 'b', '.git'));
-    expect(nested(root)).toEqual([join(root, 'a', 'b', '.git')]);
+    expect(nestedRepos(root)).toEqual([join(root, 'a', 'b', '.git')]);
   });
 });
 

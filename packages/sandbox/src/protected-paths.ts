@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, type Dirent, type Stats } from 'node:fs';
 import { lstat as lstatAsync, readdir as readdirAsync } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { checkOptions, optionRules as rule } from '@switchyard/kit';
+import { checkOptions, optionRules as rule } from '@switchyard/kit/internal';
 import { gitWalkExceeded } from './errors';
 import type { SandboxPolicy } from './policy';
 import { DEFAULT_SANDBOX_LIMITS } from './resource-limits';

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkSandbox } from './availability';
 import { sandboxCommand } from './sandbox-command';
-import { commandLine, eventually, makeWorkspace, processesWith, runIn, uniqueSleepSeconds } from './test-support';
+import { commandLine, makeWorkspace, processesWith, runIn, uniqueSleepSeconds } from './test-support';
 import { killProcessTree } from './kill-tree';
+import { becomes } from '@switchyard/test-helpers';
 
 // These tests need bubblewrap (installed by `npm test` / scripts/setup.mjs on CI). They fail, not
 // skip, without it: the sandbox is the promise of this package.
@@ -31,14 +32,14 @@ describe('who a sandboxed command is', () => {
     const command = sandboxCommand(['/bin/sh', '-c', `exec sleep ${marker}`], { mode: 'workspace-write', root }, { cwd: root });
     const child = spawn(command.file, command.args, { cwd: root, stdio: 'ignore', detached: true });
     try {
-      expect(await eventually(() => processesWith(marker).some((pid) => commandLine(pid).startsWith('sleep')))).toBe(true);
+      expect(await becomes(() => processesWith(marker).some((pid) => commandLine(pid).startsWith('sleep')), 5_000)).toBe(true);
       const pid = processesWith(marker).find((candidate) => commandLine(candidate).startsWith('sleep')) as number;
       expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([String(expectedUid), String(expectedUid), '1']);
       expect(readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(new RegExp(`\\nUid:\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\n`));
     } finally {
       killProcessTree(child.pid as number);
     }
-    expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
+    expect(await becomes(() => processesWith(marker).length === 0, 5_000)).toBe(true);
     // its cgroups as root (a later test counts this process's groups left)
     command.release();
   });
@@ -199,7 +200,7 @@ describe('process hygiene', () => {
     const marker = uniqueSleepSeconds();
     const { code } = await runIn({ mode: 'danger-full-access', root }, `setsid sleep ${marker} & (sleep ${marker} &) ; nohup sleep ${marker} >/dev/null 2>&1 & sleep 0.2; echo done`);
     expect(code).toBe(0);
-    expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
+    expect(await becomes(() => processesWith(marker).length === 0, 5_000)).toBe(true);
   });
 
   const asRoot = process.getuid?.() === 0;
@@ -210,13 +211,13 @@ describe('process hygiene', () => {
       const { code } = await runIn({ mode: 'danger-full-access', root, limits: { cgroups } }, `setsid sleep ${marker} </dev/null >/dev/null 2>&1 & sleep 0.2; kill -9 $PPID`);
       expect(code).toBe(137);
       try {
-        expect(await eventually(() => processesWith(marker).length === 0, 3_000)).toBe(cgroups);
+        expect(await becomes(() => processesWith(marker).length === 0, 3_000)).toBe(cgroups);
       } finally {
         processesWith(marker).forEach((pid) => process.kill(pid, 'SIGKILL'));
       }
       // the group goes once its last process is reaped: a daemon killed there is a zombie of pid 1 until init reaps it
       const groupsLeft = () => readdirSync('/sys/fs/cgroup/pids').filter((name) => name.startsWith(`switchyard-${process.pid}-`));
-      await eventually(() => groupsLeft().length === 0, 20_000);
+      await becomes(() => groupsLeft().length === 0, 20_000);
       expect(groupsLeft()).toEqual([]);
     }, 60_000);
   }
@@ -226,7 +227,7 @@ describe('process hygiene', () => {
     const marker = uniqueSleepSeconds();
     const { code } = await runIn({ mode: 'workspace-write', root }, `setsid sleep ${marker} & (sleep ${marker} &); sleep 0.2; echo done`);
     expect(code).toBe(0);
-    expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
+    expect(await becomes(() => processesWith(marker).length === 0, 5_000)).toBe(true);
   });
 
   for (const mode of ['workspace-write', 'danger-full-access'] as const) {
@@ -241,11 +242,11 @@ describe('process hygiene', () => {
         { cwd: root, stdio: 'ignore' },
       );
       try {
-        expect(await eventually(() => processesWith(marker).filter((pid) => commandLine(pid).startsWith('sleep')).length === 2, 10_000)).toBe(true);
+        expect(await becomes(() => processesWith(marker).filter((pid) => commandLine(pid).startsWith('sleep')).length === 2, 10_000)).toBe(true);
       } finally {
         host.kill('SIGKILL');
       }
-      expect(await eventually(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+      expect(await becomes(() => processesWith(marker).length === 0, 10_000)).toBe(true);
     });
   }
 });

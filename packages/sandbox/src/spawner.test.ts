@@ -15,7 +15,7 @@ afterEach(async () => {
   await Promise.all(spawners.splice(0).map((spawner) => spawner.close()));
 });
 
-function open(options: { idleMs?: number } = {}): CommandSpawner {
+function openSpawner(options: { idleMs?: number } = {}): CommandSpawner {
   const spawner = new CommandSpawner(options);
   spawners.push(spawner);
   return spawner;
@@ -49,7 +49,7 @@ function processesNamed(wanted: string): number[] {
 
 describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () => {
   test('runs commands as forks of one spawner: output (stdout and stderr in order), exit codes, signals, cwd and env', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const first = await spawner.spawn(['/bin/sh', '-c', 'sleep 0.5; echo out; echo err >&2; pwd; echo "$GREETING"; exit 3'], { cwd: root, env: { ...env, GREETING: 'hi there' } });
     const pid = spawner.pid as number;
     expect(processInfo(first.pid)?.ppid).toBe(pid);
@@ -63,21 +63,21 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('commands sent at once to a spawner not yet running share one start', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const commands = await Promise.all([1, 2, 3, 4, 5].map((n) => spawner.spawn(['/bin/sh', '-c', `sleep 1; echo ${n}`], { cwd: root, env })));
     expect(new Set(commands.map((command) => processInfo(command.pid)?.ppid)).size).toBe(1);
     expect(await Promise.all(commands.map(result))).toEqual([1, 2, 3, 4, 5].map((n) => ({ output: `${n}\n`, code: 0 })));
   });
 
   test('a cwd that is not a directory is refused before anything runs', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     await expect(spawner.spawn(['/bin/true'], { cwd: join(root, 'nope'), env })).rejects.toThrow(`cwd ${join(root, 'nope')} is not a directory`);
     // and the spawner still serves the next command
     expect((await result(await spawner.spawn(['/bin/echo', 'ok'], { cwd: root, env }))).output).toBe('ok\n');
   });
 
   test('output larger than a pipe, and output of a command that ended before it was read, arrive whole', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const big = await spawner.spawn(['/bin/sh', '-c', 'head -c 300000 /dev/zero | tr "\\0" x'], { cwd: root, env });
     expect((await result(big)).output).toBe('x'.repeat(300_000));
     const quick = await spawner.spawn(['/bin/echo', 'gone already'], { cwd: root, env });
@@ -87,7 +87,7 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('what a command leaves behind (setsid, double fork) dies when it ends; a kill of its pid takes its tree', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const left = await spawner.spawn(['/bin/sh', '-c', '(setsid sleep 3141 &) ; (sleep 3142 &) ; echo started'], { cwd: root, env });
     expect(await result(left)).toEqual({ output: 'started\n', code: 0 });
     expect(await becomes(() => processesNamed('sleep 3141').length + processesNamed('sleep 3142').length === 0, 5_000)).toBe(true);
@@ -99,7 +99,7 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('killing the spawner mid-command kills the command tree, says so, and the next command gets a fresh spawner', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const running = await spawner.spawn(['/bin/sh', '-c', '(setsid sleep 3145 &) ; echo before; sleep 3146'], { cwd: root, env });
     expect(await becomes(() => processesNamed('sleep 3145').length === 1 && processesNamed('sleep 3146').length === 1, 5_000)).toBe(true);
     const old = spawner.pid as number;
@@ -115,7 +115,7 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('a command cannot reopen the spawner’s control channel through /proc (socket pairs, not pipes) to forge a message', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const script = 'spawner=$(cut -d" " -f4 /proc/$PPID/stat); for fd in 0 1 2; do (echo "X 1 0" > /proc/$spawner/fd/$fd) 2>/dev/null && echo "wrote $fd"; (cat < /proc/$spawner/fd/$fd) 2>/dev/null && echo "read $fd"; done; echo done';
     const forger = await spawner.spawn(['/bin/sh', '-c', script], { cwd: root, env });
     expect(await result(forger)).toEqual({ output: 'done\n', code: 0 });
@@ -123,14 +123,14 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('close ends the spawner and its commands; later spawns are refused; an idle spawner exits by itself', async () => {
-    const spawner = open();
+    const spawner = openSpawner();
     const running = await spawner.spawn(['/bin/sleep', '3148'], { cwd: root, env });
     const pid = spawner.pid as number;
     await spawner.close();
     expect((await running.exited).code).toBe(137);
     expect(await becomes(() => processInfo(pid)?.ppid === undefined && processesNamed('/bin/sleep 3148').length === 0, 5_000)).toBe(true);
     await expect(spawner.spawn(['/bin/true'], { cwd: root, env })).rejects.toThrow('the command spawner was closed with its session');
-    const idle = open({ idleMs: 100 });
+    const idle = openSpawner({ idleMs: 100 });
     await result(await idle.spawn(['/bin/true'], { cwd: root, env }));
     const idlePid = idle.pid as number;
     expect(await becomes(() => processInfo(idlePid)?.ppid === undefined, 5_000)).toBe(true);
@@ -138,7 +138,7 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   });
 
   test('commands arriving just as an idle spawner leaves each start (on a new spawner when needed)', async () => {
-    const spawner = open({ idleMs: 30 });
+    const spawner = openSpawner({ idleMs: 30 });
     const pids = new Set<number>();
     for (let round = 0; round < 12; round++) {
       const command = await spawner.spawn(['/bin/echo', String(round)], { cwd: root, env });

@@ -3,7 +3,7 @@ import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
-import { SessionPool } from '@switchyard/kit';
+import { SessionPool } from '@switchyard/kit/internal';
 import { findExecutable } from './find-executable';
 import { SANDBOX_SPAWNER, SPAWNER, launcherSyscalls } from './launchers';
 

@@ -3,12 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxPolicy } from './policy';
 import { spawnSandboxed, type SpawnSandboxedOptions } from './spawn-sandboxed';
-export { uniqueSleepSeconds } from '@switchyard/test-helpers';
-
-/** A fresh workspace directory (real path, under the OS temp dir). */
-export function makeWorkspace(prefix = 'sandbox-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-}
 
 /** Runs `script` with /bin/sh inside the sandbox; resolves with its exit code and merged output. */
 export async function runIn(policy: SandboxPolicy, script: string, options: SpawnSandboxedOptions = {}): Promise<{ code: number; output: string }> {
@@ -45,13 +39,4 @@ export function commandLine(pid: number): string {
   }
 }
 
-/** Polls `check` every 50 ms until it returns true or `timeoutMs` passes; returns the last answer. */
-export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((done) => setTimeout(done, 50));
-  }
-}
-
+export { makeWorkspace, uniqueSleepSeconds } from '@switchyard/test-helpers';

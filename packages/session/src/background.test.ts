@@ -6,32 +6,21 @@ import { createSession } from './session';
 import type { Session, SessionOptions } from './session-types';
 import type { BackgroundCompleteEvent } from './background';
 import { configError } from '@switchyard/config/config-error';
-import { say } from '@switchyard/test-helpers';
+import { callItem, cellIdOf, execItem, outputsOf, outputText, say } from '@switchyard/test-helpers';
 
 // Background work through a whole session (router, broker, real isolates): a cell still running
 // after its exec delivers its end into the model's next request without any `wait`.
 
-const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
+/** The outputs answering `callId` in a model request whose text holds `needle`. */
+const outputsCarrying = (request: ModelRequest, callId: string, needle: string) => outputsOf(request.input, callId).filter((item) => outputText(item).includes(needle));
 /** A cell that yields after 50 ms and completes after `ms` with `text`. */
 const slowCell = (ms: number, text: string) => `// @exec: {"yield_time_ms": 50}\nawait new Promise((resolve) => setTimeout(resolve, ${ms}));\ntext(${JSON.stringify(text)});`;
-
-/** The text of an output item (string or content items). */
-function outputText(item: ResponseItem): string {
-  const output = (item as { output?: string | Array<{ text?: string }> }).output;
-  if (output === undefined) return '';
-  return typeof output === 'string' ? output : output.map((part) => part.text ?? '').join('\n');
-}
-/** Output items of `callId` in a request whose text contains `needle`. */
-const carrying = (request: ModelRequest, callId: string, needle: string) =>
-  request.input.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output') && outputText(item).includes(needle));
-const cellIdOf = (item: ResponseItem) => /cell ID (\S+)/.exec(outputText(item))?.[1];
 
 const sessions: Session[] = [];
 afterEach(async () => {
   await Promise.all(sessions.splice(0).map((session) => session.shutdown()));
 });
-function open(extra: Partial<SessionOptions> = {}): Session {
+function openSleepySession(extra: Partial<SessionOptions> = {}): Session {
   const sleepy = defineFunctionTool({
     name: 'sleepy',
     description: 'Takes a while.',
@@ -42,22 +31,22 @@ function open(extra: Partial<SessionOptions> = {}): Session {
   sessions.push(session);
   return session;
 }
-const nextEvent = (session: Session) => new Promise<BackgroundCompleteEvent>((resolve) => session.on('background-complete', resolve));
+const backgroundComplete = (session: Session) => new Promise<BackgroundCompleteEvent>((resolve) => session.on('background-complete', resolve));
 
 describe('background work: a yielded cell reaches the model without wait', () => {
   it('(a) within a turn, the cell’s final text is in the next request although the model never called wait', async () => {
-    const session = open();
+    const session = openSleepySession();
     const model = createScriptedModel([
-      [exec('exec-1', slowCell(300, 'answer is 42'))],
+      [execItem('exec-1', slowCell(300, 'answer is 42'))],
       // busy with another call while the cell finishes
-      [call('sleepy-1', 'sleepy', {})],
+      [callItem('sleepy-1', 'sleepy', {})],
       [say('the cell said 42')],
     ]);
     const result = await session.runTurn({ model, input: 'compute' });
     expect(result.finalText).toBe('the cell said 42');
     expect(model.requests).toHaveLength(3);
-    expect(carrying(model.requests[1], 'exec-1', 'answer is 42')).toHaveLength(0);
-    const delivered = carrying(model.requests[2], 'exec-1', 'answer is 42');
+    expect(outputsCarrying(model.requests[1], 'exec-1', 'answer is 42')).toHaveLength(0);
+    const delivered = outputsCarrying(model.requests[2], 'exec-1', 'answer is 42');
     expect(delivered).toHaveLength(1);
     expect(delivered[0].type).toBe('custom_tool_call_output');
     expect(outputText(delivered[0])).toMatch(/^Script completed\nWall time [\d.]+ seconds\nOutput:\n\nanswer is 42$/);
@@ -67,9 +56,9 @@ describe('background work: a yielded cell reaches the model without wait', () =>
   });
 
   it('(b) across turns, background-complete names the cell and the next turn’s first request carries the output once; a later wait finds the cell closed', async () => {
-    const session = open();
-    const first = createScriptedModel([[exec('exec-1', slowCell(400, 'report ready'))], [say('started it')]]);
-    const done = nextEvent(session);
+    const session = openSleepySession();
+    const first = createScriptedModel([[execItem('exec-1', slowCell(400, 'report ready'))], [say('started it')]]);
+    const done = backgroundComplete(session);
     await session.runTurn({ model: first, input: 'start the report' });
     const cellId = cellIdOf(session.history.find((item) => item.type === 'custom_tool_call_output')!);
     expect(cellId).toBeDefined();
@@ -78,11 +67,11 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     // the event's item is the very output the next request carries
     expect(outputText(event.item)).toMatch(/^Script completed\nWall time [\d.]+ seconds\nOutput:\n\nreport ready$/);
 
-    const second = createScriptedModel([[call('wait-1', 'wait', { cell_id: cellId })], [say('ok')]]);
+    const second = createScriptedModel([[callItem('wait-1', 'wait', { cell_id: cellId })], [say('ok')]]);
     await session.runTurn({ model: second, input: 'is it done?' });
-    expect(carrying(second.requests[0], 'exec-1', 'report ready')).toHaveLength(1);
+    expect(outputsCarrying(second.requests[0], 'exec-1', 'report ready')).toHaveLength(1);
     // exactly once: the second request still has it once (history), nothing new was added
-    expect(carrying(second.requests[1], 'exec-1', 'report ready')).toHaveLength(1);
+    expect(outputsCarrying(second.requests[1], 'exec-1', 'report ready')).toHaveLength(1);
     const waited = second.requests[1].input.find((item) => (item as { call_id?: string }).call_id === 'wait-1' && item.type === 'function_call_output')!;
     // the wall time is the wait's own (near 0 s, more on a loaded machine)
     expect(outputText(waited)).toMatch(new RegExp(`^Script failed\nWall time \\d+\\.\\d seconds\nOutput:\n\nScript error:\nexec cell ${cellId} not found$`));
@@ -90,14 +79,14 @@ describe('background work: a yielded cell reaches the model without wait', () =>
   });
 
   it('a wait takes the cell over from the watcher, with what yield_control() handed it; nothing is delivered besides', async () => {
-    const session = open();
+    const session = openSleepySession();
     const completions: BackgroundCompleteEvent[] = [];
     session.on('background-complete', (event) => completions.push(event));
     const cell = `// @exec: {"yield_time_ms": 50}\nawait new Promise((r) => setTimeout(r, 200));\ntext('before-yield');\nyield_control();\nawait new Promise((r) => setTimeout(r, 1500));\ntext('after');`;
     const model = createScriptedModel([
-      [exec('exec-1', cell)],
-      [call('sleepy-1', 'sleepy', {})],
-      (request) => [call('wait-1', 'wait', { cell_id: cellIdOf(request.input.find((item) => item.type === 'custom_tool_call_output')!) })],
+      [execItem('exec-1', cell)],
+      [callItem('sleepy-1', 'sleepy', {})],
+      (request) => [callItem('wait-1', 'wait', { cell_id: cellIdOf(request.input.find((item) => item.type === 'custom_tool_call_output')!) })],
       [say('done')],
     ]);
     await session.runTurn({ model, input: 'go' });
@@ -109,19 +98,19 @@ describe('background work: a yielded cell reaches the model without wait', () =>
   });
 
   it('a failed cell reports failed, with its error under the usual budget', async () => {
-    const session = open();
-    const done = nextEvent(session);
-    await session.runTurn({ model: createScriptedModel([[exec('exec-1', `// @exec: {"yield_time_ms": 30}\nawait new Promise((r) => setTimeout(r, 200));\nthrow new Error('disk full');`)], [say('started')]]), input: 'go' });
+    const session = openSleepySession();
+    const done = backgroundComplete(session);
+    await session.runTurn({ model: createScriptedModel([[execItem('exec-1', `// @exec: {"yield_time_ms": 30}\nawait new Promise((r) => setTimeout(r, 200));\nthrow new Error('disk full');`)], [say('started')]]), input: 'go' });
     expect((await done).status).toBe('failed');
     const next = createScriptedModel([[say('saw it')]]);
     await session.runTurn({ model: next, input: 'and?' });
-    expect(carrying(next.requests[0], 'exec-1', 'Script failed')).toHaveLength(1);
-    expect(carrying(next.requests[0], 'exec-1', 'Error: disk full')).toHaveLength(1);
+    expect(outputsCarrying(next.requests[0], 'exec-1', 'Script failed')).toHaveLength(1);
+    expect(outputsCarrying(next.requests[0], 'exec-1', 'Error: disk full')).toHaveLength(1);
   });
 
   it('wake(): an idle session resumes by itself when its cell completes, with no request while nothing changed', async () => {
-    const session = open();
-    await session.runTurn({ model: createScriptedModel([[exec('exec-1', slowCell(500, 'build green'))], [say('building')]]), input: 'build' });
+    const session = openSleepySession();
+    await session.runTurn({ model: createScriptedModel([[execItem('exec-1', slowCell(500, 'build green'))], [say('building')]]), input: 'build' });
     const waker = createScriptedModel([[say('the build is green')]]);
     const ended = new Promise<unknown>((resolve) => session.on('turn-end', (event) => resolve(event.result)));
     session.wake({ model: waker });
@@ -129,13 +118,13 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     expect(waker.requests).toHaveLength(0);
     expect(((await ended) as { finalText?: string }).finalText).toBe('the build is green');
     expect(waker.requests).toHaveLength(1);
-    expect(carrying(waker.requests[0], 'exec-1', 'build green')).toHaveLength(1);
+    expect(outputsCarrying(waker.requests[0], 'exec-1', 'build green')).toHaveLength(1);
   });
 
   it('a completion arriving during the turn’s last request is not buried in the history: the wake turn’s request carries it', async () => {
-    const session = open();
+    const session = openSleepySession();
     const model = createScriptedModel([
-      [exec('exec-1', slowCell(200, 'late result'))],
+      [execItem('exec-1', slowCell(200, 'late result'))],
       // the model is still answering when the cell completes
       async () => (await new Promise((resolve) => setTimeout(resolve, 800)), [say('started')]),
       [say('got the late result')],
@@ -146,19 +135,19 @@ describe('background work: a yielded cell reaches the model without wait', () =>
     await session.runTurn({ model, input: 'go' });
     await woke;
     expect(model.requests).toHaveLength(3);
-    expect(carrying(model.requests[1], 'exec-1', 'late result')).toHaveLength(0);
-    expect(carrying(model.requests[2], 'exec-1', 'late result')).toHaveLength(1);
+    expect(outputsCarrying(model.requests[1], 'exec-1', 'late result')).toHaveLength(0);
+    expect(outputsCarrying(model.requests[2], 'exec-1', 'late result')).toHaveLength(1);
     expect(session.history.filter((item) => outputText(item).includes('late result'))).toHaveLength(1);
   });
 
   it('maxUnobservedMs terminates a cell left running unobserved and says so', async () => {
-    const session = open({ background: { maxUnobservedMs: 200 } });
-    const done = nextEvent(session);
-    await session.runTurn({ model: createScriptedModel([[exec('exec-1', `// @exec: {"yield_time_ms": 30}\ntext('partial');\nawait new Promise(() => {});`)], [say('left it')]]), input: 'go' });
+    const session = openSleepySession({ background: { maxUnobservedMs: 200 } });
+    const done = backgroundComplete(session);
+    await session.runTurn({ model: createScriptedModel([[execItem('exec-1', `// @exec: {"yield_time_ms": 30}\ntext('partial');\nawait new Promise(() => {});`)], [say('left it')]]), input: 'go' });
     expect((await done).status).toBe('terminated');
     const next = createScriptedModel([[say('ok')]]);
     await session.runTurn({ model: next, input: 'and?' });
-    const [item] = carrying(next.requests[0], 'exec-1', 'Script terminated');
+    const [item] = outputsCarrying(next.requests[0], 'exec-1', 'Script terminated');
     expect(outputText(item)).toMatch(/^Script terminated\nWall time [\d.]+ seconds\nOutput:\n\n(partial\n)?\[exec cell terminated: it ran 200 ms in the background without anyone observing it \(the host's limit\)\]$/);
   });
 
@@ -167,12 +156,12 @@ describe('background work: a yielded cell reaches the model without wait', () =>
       const step = await session.beginTurn().step();
       return (step.tools.find((tool) => (tool as { name?: string }).name === 'exec') as { description: string }).description;
     };
-    expect(await description(open())).toContain('You do not need to poll it with `wait`');
-    expect(await description(open({ background: false }))).not.toContain('poll');
+    expect(await description(openSleepySession())).toContain('You do not need to poll it with `wait`');
+    expect(await description(openSleepySession({ background: false }))).not.toContain('poll');
   });
 
   it('wake without the background option, and a bad option, are CONFIG errors', async () => {
-    const plain = open({ background: undefined });
+    const plain = openSleepySession({ background: undefined });
     expect(await configError(() => plain.wake({ model: createScriptedModel([]) }))).toBe(
       'session.wake: needs the `background` option of createSession (background work must deliver its completions)',
     );

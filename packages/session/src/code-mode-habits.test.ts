@@ -3,6 +3,7 @@ import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from './session';
 import { configError } from '@switchyard/config/config-error';
+import { outputTranscript } from '@switchyard/test-helpers';
 
 // What a model's cells see of a failed nested call, of console and of a spinning cell, through a
 // whole session (router, broker, runtime), with cells in worker processes and in this process.
@@ -15,13 +16,6 @@ const fail = defineFunctionTool({
     throw new Error('disk on fire');
   },
 });
-
-/** The text the model reads in an `exec` output, its wall-time line (which varies) replaced. */
-function outputText(item: ResponseItem): string {
-  const output = (item as { output: string | Array<{ type: string; text?: string }> }).output;
-  const text = typeof output === 'string' ? output : output.map((part) => part.text ?? `[${part.type}]`).join('\n');
-  return text.replace(/^Wall time [\d.]+ seconds$/m, 'Wall time …');
-}
 
 /** The failure text a failed `fail()` call has reached the cell with since nested calls rejected with a bare string. */
 const FAILURE = 'tool fail failed: disk on fire';
@@ -36,7 +30,7 @@ for (const isolation of ['process', 'in-process'] as const) {
     afterAll(() => session.shutdown());
     const exec = async (code: string) => {
       const step = await session.beginTurn().step();
-      return outputText(await step.dispatch({ type: 'custom_tool_call', call_id: 'x1', name: 'exec', input: code }));
+      return outputTranscript(await step.dispatch({ type: 'custom_tool_call', call_id: 'x1', name: 'exec', input: code }));
     };
 
     it('a failed nested call rejects with an Error whose message and String(e) are the failure text', async () => {

@@ -1,5 +1,6 @@
 import type { DiscoveredTool, MessageItem, ToolDiscovery, ToolDiscoveryMode, ToolDiscoverySink } from '@switchyard/protocol';
-import { codeBlock, estimateTokens, safeToolText, truncateMiddle } from '@switchyard/kit';
+import { truncateMiddle } from '@switchyard/kit';
+import { codeBlock, estimateTokens, safeToolText } from '@switchyard/kit/internal';
 
 // What this session's cells found with tools.tool_search, and how the model hears of it.
 

@@ -1,5 +1,5 @@
 import { SwitchyardError, type JsonValue, type ResponseItem, type RunningWork } from '@switchyard/protocol';
-import { storeError } from '@switchyard/kit';
+import { storeError } from '@switchyard/kit/internal';
 
 // What a session keeps in its store beside the history: one versioned JSON document, and the
 // portable export (`session.export()` / `createSession({ restore })`) that carries all of it.

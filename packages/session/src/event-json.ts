@@ -1,5 +1,5 @@
 import { isSwitchyardError, type JsonObject, type JsonValue, type ModelRequest } from '@switchyard/protocol';
-import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, redactCredentials, type OptionsShape } from '@switchyard/kit/internal';
 import type { ToolPlan } from '@switchyard/planner';
 import type { SessionEvent, TurnResult } from './session-events';
 

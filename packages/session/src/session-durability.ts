@@ -1,5 +1,5 @@
 import { type SwitchyardError, type JsonValue, type ResponseItem, type RunningWork, type StoredSession, type ToolCallItem } from '@switchyard/protocol';
-import { storeError } from '@switchyard/kit';
+import { storeError } from '@switchyard/kit/internal';
 import type { CodeMode } from '@switchyard/code-mode';
 import {
   SESSION_EXPORT_FORMAT,

@@ -5,15 +5,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';
 import { configError } from '@switchyard/config/config-error';
-import { say } from '@switchyard/test-helpers';
-
-const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  ...(namespace ? { namespace } : {}),
-  arguments: JSON.stringify(args),
-});
+import { callItem, say } from '@switchyard/test-helpers';
 const noWait = { initialDelayMs: 0, sleep: async () => undefined };
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: () => 'echoed' });
@@ -34,7 +26,7 @@ function waiter(started: string[]): ToolExecutor {
 }
 
 /** Every call item has exactly one output with its call_id, and every output answers an earlier call. */
-function expectValid(history: readonly ResponseItem[]) {
+function expectPairedOutputs(history: readonly ResponseItem[]) {
   const calls = history.filter((item) => item.type === 'function_call').map((item) => (item as { call_id: string }).call_id);
   const outputs = history.filter((item) => item.type === 'function_call_output').map((item) => (item as { call_id: string }).call_id);
   expect(outputs.sort()).toEqual([...calls].sort());
@@ -102,14 +94,14 @@ describe('planner warnings are never silent', () => {
 describe('history stays valid', () => {
   it('a fatal tool error answers every call; the next turn sends a valid request', async () => {
     const session = createSession({ tools: [echo, boom] });
-    const failed = session.runTurn({ model: createScriptedModel([[call('e1', 'echo', {}), call('b1', 'boom', {})]]), input: 'go' });
+    const failed = session.runTurn({ model: createScriptedModel([[callItem('e1', 'echo', {}), callItem('b1', 'boom', {})]]), input: 'go' });
     await expect(failed).rejects.toMatchObject({ code: 'FATAL', message: 'disk on fire' });
-    expectValid(session.history);
+    expectPairedOutputs(session.history);
     expect(session.history).toContainEqual({ type: 'function_call_output', call_id: 'e1', output: 'echoed' });
     expect(session.history).toContainEqual({ type: 'function_call_output', call_id: 'b1', output: 'the turn failed before this call finished: disk on fire' });
     const model = createScriptedModel([[say('recovered')]]);
     await session.runTurn({ model, input: 'again' });
-    expectValid(model.requests[0].input);
+    expectPairedOutputs(model.requests[0].input);
   });
 
   it('a model error before any output leaves no trace; the host retry sends the input once', async () => {
@@ -125,11 +117,11 @@ describe('history stays valid', () => {
 
   it('a model error after a tool ran keeps the call and its output; a retry with the same input resumes the turn', async () => {
     const session = createSession({ tools: [echo], maxModelRetries: 0 });
-    const failing = createScriptedModel([[call('e1', 'echo', {})], new ModelRequestError('server down', { retryable: true, status: 503 })]);
+    const failing = createScriptedModel([[callItem('e1', 'echo', {})], new ModelRequestError('server down', { retryable: true, status: 503 })]);
     await expect(session.runTurn({ model: failing, input: 'hello' })).rejects.toMatchObject({ code: 'MODEL_ERROR' });
     expect(session.history).toEqual([
       { type: 'message', role: 'user', content: 'hello' },
-      call('e1', 'echo', {}),
+      callItem('e1', 'echo', {}),
       { type: 'function_call_output', call_id: 'e1', output: 'echoed' },
     ]);
     const model = createScriptedModel([[say('done')]]);
@@ -143,12 +135,12 @@ describe('history stays valid', () => {
     const started: string[] = [];
     const session = createSession({ tools: [waiter(started)] });
     const controller = new AbortController();
-    const model = createScriptedModel([[call('w1', 'wait', {})], [say('never')]]);
+    const model = createScriptedModel([[callItem('w1', 'wait', {})], [say('never')]]);
     const pending = session.runTurn({ model, input: 'wait', signal: controller.signal });
     while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'ABORTED', message: 'turn aborted' });
-    expectValid(session.history);
+    expectPairedOutputs(session.history);
     const output = session.history.find((item) => item.type === 'function_call_output') as { output: string };
     expect(output.output).toMatch(/^aborted by user after \d+\.\ds$/);
     // aborted while the model streams, before any item: ABORTED too, and no trace
@@ -167,7 +159,7 @@ describe('history stays valid', () => {
 
   it('history is JSON and createSession({ history }) continues the conversation', async () => {
     const first = createSession({ tools: [echo] });
-    await first.runTurn({ model: createScriptedModel([[call('e1', 'echo', {})], [say('first answer')]]), input: 'one' });
+    await first.runTurn({ model: createScriptedModel([[callItem('e1', 'echo', {})], [say('first answer')]]), input: 'one' });
     const saved = JSON.parse(JSON.stringify(first.history)) as ResponseItem[];
     expect(saved).toEqual(first.history);
     const second = createSession({ tools: [echo], history: saved });
@@ -175,7 +167,7 @@ describe('history stays valid', () => {
     await second.runTurn({ model, input: 'two' });
     expect(model.requests[0].input).toEqual([...saved, { type: 'message', role: 'user', content: 'two' }]);
     // a call saved without its output gets one; a malformed history is refused
-    const open = createSession({ tools: [echo], history: [call('x1', 'echo', {})] });
+    const open = createSession({ tools: [echo], history: [callItem('x1', 'echo', {})] });
     expect(open.history[1]).toEqual({ type: 'function_call_output', call_id: 'x1', output: 'the conversation was interrupted before this call finished' });
     expect(await configError(() => createSession({ tools: [], history: [{ type: 'function_call_output', call_id: 'zz', output: '' }] }))).toBe(
       'createSession: option `history[0]` answers call "zz", which no earlier item makes',
@@ -189,7 +181,7 @@ describe('history stays valid', () => {
 describe('streamTurn', () => {
   it('yields text deltas, items, tool calls and a turn-end carrying what runTurn returns', async () => {
     const session = createSession({ tools: [stock] });
-    const model = createScriptedModel([[call('s1', 'check_stock', {}, 'inventory')], [say('three in stock')]], { textDeltas: true });
+    const model = createScriptedModel([[callItem('s1', 'check_stock', {}, 'inventory')], [say('three in stock')]], { textDeltas: true });
     const events: TurnEvent[] = [];
     for await (const event of session.streamTurn({ model, input: 'stock?' })) events.push(event);
     const types = events.map((event) => event.type);
@@ -202,7 +194,7 @@ describe('streamTurn', () => {
     expect(end.result).toEqual({ items: session.history.slice(), finalText: 'three in stock', steps: 2 });
 
     const replay = createSession({ tools: [stock] });
-    const result = await replay.runTurn({ model: createScriptedModel([[call('s1', 'check_stock', {}, 'inventory')], [say('three in stock')]]), input: 'stock?' });
+    const result = await replay.runTurn({ model: createScriptedModel([[callItem('s1', 'check_stock', {}, 'inventory')], [say('three in stock')]]), input: 'stock?' });
     expect(result).toEqual(end.result);
   });
 
@@ -210,7 +202,7 @@ describe('streamTurn', () => {
     const session = createSession({ tools: [boom] });
     const seen: string[] = [];
     const error = await (async () => {
-      for await (const event of session.streamTurn({ model: createScriptedModel([[call('b1', 'boom', {})]]), input: 'x' })) {
+      for await (const event of session.streamTurn({ model: createScriptedModel([[callItem('b1', 'boom', {})]]), input: 'x' })) {
         seen.push(event.type === 'turn-end' ? `turn-end:${(event.error as { code?: string } | undefined)?.code}` : event.type);
       }
     })().catch((caught: unknown) => caught);
@@ -221,10 +213,10 @@ describe('streamTurn', () => {
   it('leaving the loop early aborts the turn and keeps the history valid', async () => {
     const started: string[] = [];
     const session = createSession({ tools: [waiter(started)] });
-    for await (const event of session.streamTurn({ model: createScriptedModel([[call('w1', 'wait', {})]]), input: 'x' })) {
+    for await (const event of session.streamTurn({ model: createScriptedModel([[callItem('w1', 'wait', {})]]), input: 'x' })) {
       if (event.type === 'tool-call-start') break;
     }
-    expectValid(session.history);
+    expectPairedOutputs(session.history);
     expect(started).toEqual(['wait']);
   });
 });

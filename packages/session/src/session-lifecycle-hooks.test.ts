@@ -8,10 +8,9 @@ import { createHookEngine, type HooksConfig } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { SessionWarningEvent } from './session-hooks';
-import { say, useCleanups } from '@switchyard/test-helpers';
+import { callItem, say, useCleanups } from '@switchyard/test-helpers';
 
 const { scratch } = useCleanups();
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 const command = (text: string) => ({ type: 'command' as const, command: text, timeout: 30 });
 /** Every stdin a hook received, one JSON object per line of `file`. */
 const stdins = (file: string) =>
@@ -108,7 +107,7 @@ describe('PermissionRequest hooks answer through the session approval provider',
         { hooks: { PermissionRequest: [{ matcher: 'deploy', hooks: [command(`cat > "${dir}/in.json"; echo '${answer}'`)] }] } },
         { tools: [guarded], approvals: { requestApproval: async (request) => (asked.push(request), 'approved') } },
       );
-      const result = await s.runTurn({ model: createScriptedModel([[call('c1', 'deploy', { env: 'prod' })], [say('ok')]]), input: 'ship it' });
+      const result = await s.runTurn({ model: createScriptedModel([[callItem('c1', 'deploy', { env: 'prod' })], [say('ok')]]), input: 'ship it' });
       expect(output(result.items)).toBe(expected);
       expect(ran).toEqual(verdict === 'allow' ? ['{"env":"prod"}'] : []);
       expect(asked).toEqual([]);
@@ -122,7 +121,7 @@ describe('PermissionRequest hooks answer through the session approval provider',
     const dir = scratch('session-hooks');
     const asked: string[] = [];
     const s = hookedSession(dir, { hooks: { PermissionRequest: [{ hooks: [command('exit 0')] }] } }, { tools: [guarded], approvals: { requestApproval: async (request) => (asked.push(request.callId), 'denied') } });
-    const result = await s.runTurn({ model: createScriptedModel([[call('c2', 'deploy', {})], [say('ok')]]), input: 'ship it' });
+    const result = await s.runTurn({ model: createScriptedModel([[callItem('c2', 'deploy', {})], [say('ok')]]), input: 'ship it' });
     expect(output(result.items)).toBe('deploy rejected by user');
     expect(asked).toEqual(['c2']);
     await s.shutdown();
@@ -139,7 +138,7 @@ describe('hook runs are session events', () => {
     const warnings: SessionWarningEvent[] = [];
     s.on('hook-end', (event) => ends.push(event));
     s.on('warning', (event) => warnings.push(event));
-    await s.runTurn({ model: createScriptedModel([[call('a', 'echo', {}), call('b', 'echo', {})], [say('ok')]]), input: 'go' });
+    await s.runTurn({ model: createScriptedModel([[callItem('a', 'echo', {}), callItem('b', 'echo', {})], [say('ok')]]), input: 'go' });
     expect(ends.map((event) => [event.outcome, event.required])).toEqual([
       ['failed', false],
       ['failed', false],
@@ -192,7 +191,7 @@ describe('without PermissionRequest handlers', () => {
     const dir = scratch('session-hooks');
     const guarded = defineFunctionTool({ name: 'deploy', description: 'Deploys.', parameters: { type: 'object' }, needsApproval: true, handle: () => 'deployed' });
     const s = hookedSession(dir, { hooks: { PreToolUse: [] } }, { tools: [guarded] });
-    const result = await s.runTurn({ model: createScriptedModel([[call('c3', 'deploy', {})], [say('ok')]]), input: 'ship it' });
+    const result = await s.runTurn({ model: createScriptedModel([[callItem('c3', 'deploy', {})], [say('ok')]]), input: 'ship it' });
     expect((result.items.find((item) => item.type === 'function_call_output') as { output: string }).output).toBe('deploy needs approval, and no approval provider is configured');
     await s.shutdown();
   });

@@ -1,5 +1,5 @@
 import { APPROVAL_POLICIES, SANDBOX_MODES, SwitchyardError, TOOL_DISCOVERY_MODES, TOOL_MODES, executorProtocolProblem } from '@switchyard/protocol';
-import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
+import { BACKOFF_OPTION_RULES, checkOptions, optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit/internal';
 import type { SessionOptions, SessionRetryOptions } from './session-types';
 import type { SessionStoreOptions } from './session-persistence';
 

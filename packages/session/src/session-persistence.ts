@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { isSwitchyardError, errorMessage, type JsonValue, type SessionLease, type SessionStore, type StoredSession, type SwitchyardError } from '@switchyard/protocol';
-import { storeError } from '@switchyard/kit';
+import { storeError } from '@switchyard/kit/internal';
 
 // A session's link to its store: the lease (taken at open, renewed on a timer, released at
 // shutdown), the commits (one at a time, in order: what changed since the last one), and the

@@ -8,7 +8,7 @@ import {
   type ToolExecutor,
   type ToolMode,
 } from '@switchyard/protocol';
-import type { EventHub } from '@switchyard/kit';
+import type { EventHub } from '@switchyard/kit/internal';
 import type { PlanCache } from '@switchyard/planner';
 import type { ToolCallRuntime } from '@switchyard/registry';
 import { createCodeMode, type CodeMode } from '@switchyard/code-mode';

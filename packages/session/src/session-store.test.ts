@@ -9,7 +9,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { createSqliteStore } from './sqlite-store';
 import type { Session, SessionOptions } from './session-types';
-import { say } from '@switchyard/test-helpers';
+import { callItem, outputsOf, say } from '@switchyard/test-helpers';
 
 // A session kept in a real SQLite file: committed turns, resume by id, the lease, bad records,
 // budgets, export / restore.
@@ -19,9 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileCounter = 0;
 const freshFile = () => join(dir, `s${fileCounter++}.db`);
 
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 const historyLines = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role ?? item.type}:${JSON.stringify((item as { content?: unknown; output?: unknown }).content ?? (item as { output?: unknown }).output)}`);
-const outputsOf = (request: ModelRequest, callId: string) => request.input.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, handle: ({ args }) => ({ echoed: args.text }) });
 
@@ -44,7 +42,7 @@ describe('a session with a SQLite store', () => {
   it('commits every turn; after shutdown another session with the same id and file continues the conversation', async () => {
     const path = freshFile();
     const first = storedSession({ store: store(path), sessionId: 'conv-1' });
-    await first.runTurn({ model: createScriptedModel([[call('c1', 'echo', { text: 'hi' })], [say('echoed')]]), input: 'say hi' });
+    await first.runTurn({ model: createScriptedModel([[callItem('c1', 'echo', { text: 'hi' })], [say('echoed')]]), input: 'say hi' });
     const history = JSON.parse(JSON.stringify(first.history));
     await first.shutdown();
     const second = storedSession({ store: store(path), sessionId: 'conv-1' });
@@ -71,7 +69,7 @@ describe('a session with a SQLite store', () => {
       },
     });
     const writer = storedSession({ tools: [probe], store: store(path), sessionId: 'ahead' });
-    await writer.runTurn({ model: createScriptedModel([[say('first I probe'), call('p1', 'probe', {}), call('p2', 'probe', {})], [say('done')]]), input: 'go' });
+    await writer.runTurn({ model: createScriptedModel([[say('first I probe'), callItem('p1', 'probe', {}), callItem('p2', 'probe', {})], [say('done')]]), input: 'go' });
     expect(seen.map((probe) => probe.callId).sort()).toEqual(['p1', 'p2']);
     // each call found the user's input, the text before it and its own item already in the store
     for (const probe of seen) expect(probe.stored.slice(0, 3)).toEqual(['message', 'message', 'p1']);
@@ -133,18 +131,18 @@ describe('a session with a SQLite store', () => {
     const inner = store(path);
     const deaf: SessionStore = { ...inner, lease: (id, request) => (request.renew ? Promise.resolve(request.renew) : inner.lease(id, request)), load: inner.load, commit: inner.commit };
     const old = storedSession({ tools: [starter], store: deaf, sessionId: 'proc', storeOptions: { leaseTtlMs: 200 } });
-    await old.runTurn({ model: createScriptedModel([[call('start-1', 'start', {})], [say('started')]]), input: 'start it' });
+    await old.runTurn({ model: createScriptedModel([[callItem('start-1', 'start', {})], [say('started')]]), input: 'start it' });
     const next = storedSession({ tools: [starter], store: store(path), sessionId: 'proc', storeOptions: { leaseWaitMs: 5_000 } });
     const model = createScriptedModel([[say('it was lost')], [say('ok')]]);
     await next.runTurn({ model, input: 'is it up?' });
-    const lost = outputsOf(model.requests[0], 'start-1');
+    const lost = outputsOf(model.requests[0].input, 'start-1');
     expect(lost.map((item) => (item as { output: string }).output)).toEqual([
       'Process running with session ID 1000',
       'Process 1000 was lost: the host restarted while it was running `npm run dev`. It is not running any more, its output since the last read is gone, and write_stdin cannot reach it; run the command again if it is still needed.',
     ]);
     await next.runTurn({ model, input: 'and now?' });
     // once: the report is part of the history now, never injected again
-    expect(outputsOf(model.requests[1], 'start-1')).toHaveLength(2);
+    expect(outputsOf(model.requests[1].input, 'start-1')).toHaveLength(2);
   });
 
   it('a corrupted record fails that session’s resume with STORE_CORRUPT naming it; the store’s other sessions resume', async () => {
@@ -258,7 +256,7 @@ describe('stored values in a store (cells in worker processes)', () => {
 describe('session.export() and createSession({ restore })', () => {
   it('export is one versioned JSON document; restore continues the conversation in a new session', async () => {
     const first = storedSession({});
-    await first.runTurn({ model: createScriptedModel([[call('c1', 'echo', { text: 'a' })], [say('done')]]), input: 'go' });
+    await first.runTurn({ model: createScriptedModel([[callItem('c1', 'echo', { text: 'a' })], [say('done')]]), input: 'go' });
     const exported = first.export();
     expect(exported).toMatchObject({ format: 'switchyard.session', version: 1, sessionId: first.id, journal: [] });
     expect(exported.state).toMatchObject({ format: 'switchyard.session-state', version: 1, pending: [], work: [], cells: [] });

@@ -17,7 +17,7 @@ import type {
   ToolOutputItem,
   WireTool,
 } from '@switchyard/protocol';
-import type { BackoffOptions } from '@switchyard/kit';
+import type { BackoffOptions } from '@switchyard/kit/internal';
 import type { ToolPlan, ToolSearchSettings } from '@switchyard/planner';
 import type { DispatchResult, ToolCallRuntime, ToolRouter } from '@switchyard/registry';
 import type { CodeMode } from '@switchyard/code-mode';

@@ -5,7 +5,7 @@ import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { workerChildren } from '@switchyard/config/proc';
-import { say, until } from '@switchyard/test-helpers';
+import { callItem, say, until } from '@switchyard/test-helpers';
 
 
 function sleeper(name: string, log: string[]): ToolExecutor {
@@ -29,13 +29,12 @@ function sleeper(name: string, log: string[]): ToolExecutor {
   });
 }
 
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
 
 describe('session turn loop', () => {
   it('records outputs in call order when calls finish out of order, then follows up', async () => {
     const log: string[] = [];
     const session = createSession({ tools: [sleeper('slow', log), sleeper('fast', log)] });
-    const model = createScriptedModel([[call('c1', 'slow', { ms: 150 }), call('c2', 'fast', { ms: 10 })], [say('all done')]]);
+    const model = createScriptedModel([[callItem('c1', 'slow', { ms: 150 }), callItem('c2', 'fast', { ms: 10 })], [say('all done')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(log).toEqual(['start slow', 'start fast', 'end fast', 'end slow']);
     const outputs = result.items.filter((item) => item.type === 'function_call_output');
@@ -57,7 +56,7 @@ describe('session turn loop', () => {
     session.on('model-request', (event) => plans.push({ attempt: event.attempt, stepIndex: event.stepIndex, plan: event.plan }));
     const model = createScriptedModel([
       new ModelRequestError('overloaded', { retryable: true, status: 429 }),
-      [call('c1', 't', { ms: 1 })],
+      [callItem('c1', 't', { ms: 1 })],
       [say('ok')],
     ]);
     await session.runTurn({ model, input: 'hi' });
@@ -77,7 +76,7 @@ describe('session turn loop', () => {
       const session = createSession({ tools, provider: { toolSearch: true } });
       const searches: unknown[] = [];
       session.on('step-start', (event) => searches.push(event.plan.executors.find((executor) => executor.spec.type === 'tool_search')));
-      await session.runTurn({ model: createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]), input: 'hi' });
+      await session.runTurn({ model: createScriptedModel([[callItem('c1', 't', { ms: 1 })], [say('ok')]]), input: 'hi' });
       await session.shutdown();
       return searches;
     };
@@ -95,7 +94,7 @@ describe('session turn loop', () => {
     await expect(session.runTurn({ model: createScriptedModel([new ModelRequestError('bad request: no such model', { retryable: false, status: 400 })]), input: 'x' })).rejects.toMatchObject({
       message: 'bad request: no such model',
     });
-    await expect(session.runTurn({ model: createScriptedModel([[call('f1', 'boom', {})], [say('never')]]), input: 'x' })).rejects.toMatchObject({
+    await expect(session.runTurn({ model: createScriptedModel([[callItem('f1', 'boom', {})], [say('never')]]), input: 'x' })).rejects.toMatchObject({
       code: 'FATAL',
       message: 'disk on fire',
     });
@@ -111,7 +110,7 @@ describe('session turn loop', () => {
       },
     };
     const session = createSession({ tools: [sleeper('t', [])], hooks });
-    const model = createScriptedModel([[call('c1', 't', { ms: 1 })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 't', { ms: 1 })], [say('ok')]]);
     await session.runTurn({ model, input: 'x' });
     expect(model.requests[1].input).toContainEqual({ type: 'message', role: 'developer', content: '<hook_context>pre: remember the style guide</hook_context>' });
   });
@@ -121,7 +120,7 @@ describe('session turn loop', () => {
     const session = createSession({ tools: [sleeper('long', log)] });
     const turn = session.beginTurn();
     const step = await turn.step();
-    const pending = step.dispatch(call('c9', 'long', { ms: 10_000 }));
+    const pending = step.dispatch(callItem('c9', 'long', { ms: 10_000 }));
     await until(() => log.includes('start long'), 'the tool to start');
     const started = Date.now();
     turn.abort();
@@ -139,7 +138,7 @@ describe('session turn loop', () => {
     const step = await turn.step();
     expect(step.tools.map((tool) => (tool as { name: string }).name)).toEqual(['a', 'b']);
     expect(step.plan.describe().map((row) => row.name)).toEqual(['a', 'b']);
-    const outs = await step.dispatchAll([call('x1', 'b', { ms: 30 }), call('x2', 'a', { ms: 1 }), call('x3', 'nope', {})]);
+    const outs = await step.dispatchAll([callItem('x1', 'b', { ms: 30 }), callItem('x2', 'a', { ms: 1 }), callItem('x3', 'nope', {})]);
     expect(outs).toEqual([
       { type: 'function_call_output', call_id: 'x1', output: 'b done' },
       { type: 'function_call_output', call_id: 'x2', output: 'a done' },
@@ -161,7 +160,7 @@ describe('session turn loop', () => {
     });
     const session = createSession({ tools: [probe], model: { contextWindow: 10_000 } });
     const usage = () => ({ inputTokens: 2000, outputTokens: 500, totalTokens: 2500 });
-    const model = createScriptedModel([[call('p1', 'probe', {})], [call('p2', 'probe', {})], [say('done')]], { usage });
+    const model = createScriptedModel([[callItem('p1', 'probe', {})], [callItem('p2', 'probe', {})], [say('done')]], { usage });
     await session.runTurn({ model, input: 'x' });
     expect(seen).toEqual([0, 2500]);
   });

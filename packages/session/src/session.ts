@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SwitchyardError, errorMessage } from '@switchyard/protocol';
-import { createEventHub } from '@switchyard/kit';
+import { createEventHub } from '@switchyard/kit/internal';
 import { createPlanCache, resolveToolBudget } from '@switchyard/planner';
 import type { CodeMode } from '@switchyard/code-mode';
 import type { SessionEvent, TurnResult } from './session-events';

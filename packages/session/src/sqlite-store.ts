@@ -1,5 +1,5 @@
 import { SwitchyardError, errorMessage, isSwitchyardError, type JsonValue, type SessionCommit, type SessionLease, type SessionLeaseRequest, type SessionStore, type StoredSession } from '@switchyard/protocol';
-import { checkLease, checkOptions, decodeStoreRecord, encodeStoreRecord, grantLease, leaseFromJson, optionRules as rule, storeError } from '@switchyard/kit';
+import { checkLease, checkOptions, decodeStoreRecord, encodeStoreRecord, grantLease, leaseFromJson, optionRules as rule, storeError } from '@switchyard/kit/internal';
 import { SQLITE_SCHEMA } from './sql/schema.generated';
 
 // The embedded SessionStore: one SQLite file through node:sqlite (built into Node 22.13+ and 24, no

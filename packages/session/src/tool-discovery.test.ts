@@ -5,13 +5,14 @@ import { createHookEngine } from '@switchyard/hooks';
 import { createSession } from './session';
 import { createScriptedModel } from './testing';
 import { configError } from '@switchyard/config/config-error';
+import { execItem, outputTranscript } from '@switchyard/test-helpers';
 
 // A Code Mode cell searches the deferred tools and calls what it found in the same cell, through a
 // whole session (router, hooks, approvals, broker, runtime); and toolDiscovery: 'conversation'
 // keeps every request's tools byte-identical while cells discover tools.
 
 /** Deferred tools of three namespaces, plus noise; each counts its calls. */
-function catalog() {
+function deferredCatalog() {
   const calls: Record<string, number> = {};
   const tool = (namespace: string, name: string, description: string, extra: { needsApproval?: boolean } = {}): ToolExecutor =>
     defineFunctionTool({
@@ -37,18 +38,10 @@ function catalog() {
   return { tools, calls };
 }
 
-/** The text of an output item (wall time normalized). */
-function outputText(item: ResponseItem | undefined): string {
-  const output = (item as { output?: string | Array<{ type: string; text?: string }> } | undefined)?.output ?? '';
-  const text = typeof output === 'string' ? output : output.map((part) => part.text ?? `[${part.type}]`).join('\n');
-  return text.replace(/^Wall time [\d.]+ seconds$/m, 'Wall time …');
-}
-
-const exec = (callId: string, code: string): ResponseItem[] => [{ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code }];
 const answer = (text: string): ResponseItem[] => [{ type: 'message', role: 'assistant', content: text }];
 
 describe('a Code Mode cell finds a deferred tool by search and calls it in the same cell (code-mode-only)', () => {
-  const { tools, calls } = catalog();
+  const { tools, calls } = deferredCatalog();
   const hookInputs: Array<{ event: string; tool: string; caller: unknown }> = [];
   const hooks = createHookEngine({
     functionHooks: (['PreToolUse', 'PostToolUse'] as const).map((event) => ({
@@ -70,19 +63,19 @@ describe('a Code Mode cell finds a deferred tool by search and calls it in the s
 
   it('tools.tool_search finds weather__get_forecast, the cell calls it: the handler ran once, hooks fired for both calls, the approval was asked', async () => {
     const model = createScriptedModel([
-      exec(
+      [execItem(
         'cell-1',
         `const found = await tools.tool_search({ query: 'weather forecast for a city', limit: 2 });
 text(found.tools.map((tool) => tool.name).join(', '));
 text(found.tools[0].declaration);
 const result = await tools[found.tools[0].name]({ city: 'Porto' });
 text(JSON.stringify(result));`,
-      ),
+      )],
       answer('Rain in Porto.'),
     ]);
     const result = await session.runTurn({ model, input: 'Weather in Porto?' });
     const output = result.items.find((item) => item.type === 'custom_tool_call_output');
-    expect(outputText(output)).toBe(
+    expect(outputTranscript(output)).toBe(
       [
         'Script completed',
         'Wall time …',
@@ -111,32 +104,32 @@ text(JSON.stringify(result));`,
 
   it('an exact name finds its tool first, where BM25 alone ties five tools and answers the first', async () => {
     const model = createScriptedModel([
-      exec('cell-2', `const { tools: found } = await tools.tool_search({ query: 'ledger invoice ticket deploy backup status ops__backup_status', limit: 1 }); text(found.map((tool) => tool.name).join());`),
+      [execItem('cell-2', `const { tools: found } = await tools.tool_search({ query: 'ledger invoice ticket deploy backup status ops__backup_status', limit: 1 }); text(found.map((tool) => tool.name).join());`)],
       answer('ok'),
     ]);
     const result = await session.runTurn({ model, input: 'Backups?' });
-    expect(outputText(result.items.find((item) => item.type === 'custom_tool_call_output'))).toBe('Script completed\nWall time …\nOutput:\n\nops__backup_status');
+    expect(outputTranscript(result.items.find((item) => item.type === 'custom_tool_call_output'))).toBe('Script completed\nWall time …\nOutput:\n\nops__backup_status');
   });
 });
 
 /** The 10-step turn: 9 cells, 3 of which discover a new tool (one searches again for a known one), then an answer. */
 function tenStepScript(): ResponseItem[][] {
   return [
-    exec('c1', `const r = await tools.tool_search({ query: 'weather forecast', limit: 1 }); text(r.tools[0].name);`),
-    exec('c2', `text(JSON.stringify(await tools.weather__get_forecast({ city: 'Oslo' })));`),
-    exec('c3', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(r.tools[0].name);`),
-    exec('c4', `text(await tools.note({}));`),
-    exec('c5', `const r = await tools.tool_search({ query: 'weather forecast', limit: 1 }); text(r.tools[0].name);`),
-    exec('c6', `const r = await tools.tool_search({ query: 'calendar event', limit: 1 }); text(r.tools[0].name);`),
-    exec('c7', `text(JSON.stringify(await tools.calendar__add_event({ title: 'standup' })));`),
-    exec('c8', `text('thinking');`),
-    exec('c9', `text(JSON.stringify(await tools.mail__send({ to: 'a@example.com' })));`),
+    [execItem('c1', `const r = await tools.tool_search({ query: 'weather forecast', limit: 1 }); text(r.tools[0].name);`)],
+    [execItem('c2', `text(JSON.stringify(await tools.weather__get_forecast({ city: 'Oslo' })));`)],
+    [execItem('c3', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(r.tools[0].name);`)],
+    [execItem('c4', `text(await tools.note({}));`)],
+    [execItem('c5', `const r = await tools.tool_search({ query: 'weather forecast', limit: 1 }); text(r.tools[0].name);`)],
+    [execItem('c6', `const r = await tools.tool_search({ query: 'calendar event', limit: 1 }); text(r.tools[0].name);`)],
+    [execItem('c7', `text(JSON.stringify(await tools.calendar__add_event({ title: 'standup' })));`)],
+    [execItem('c8', `text('thinking');`)],
+    [execItem('c9', `text(JSON.stringify(await tools.mail__send({ to: 'a@example.com' })));`)],
     answer('All done.'),
   ];
 }
 
 async function tenStepTurn(toolDiscovery: 'tools' | 'conversation' | undefined) {
-  const { tools, calls } = catalog();
+  const { tools, calls } = deferredCatalog();
   const session = createSession({
     toolMode: 'code-mode-only',
     tools,
@@ -193,17 +186,17 @@ describe("toolDiscovery: 'conversation' keeps the request's tools byte-identical
   });
 
   it('the next turn keeps the same tools too, calls the tool found a turn earlier, and announces nothing again', async () => {
-    const { tools, calls } = catalog();
+    const { tools, calls } = deferredCatalog();
     const session = createSession({ toolMode: 'code-mode-only', tools, approvals: { requestApproval: async () => 'approved' }, toolDiscovery: 'conversation', codeMode: { runtimeOptions: { isolation: 'in-process' } } });
     try {
-      const first = createScriptedModel([exec('t1', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(r.tools[0].name);`), answer('found it')]);
+      const first = createScriptedModel([[execItem('t1', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(r.tools[0].name);`)], answer('found it')]);
       await session.runTurn({ model: first, input: 'Find the mail tool.' });
       const second = createScriptedModel([
-        exec('t2', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(JSON.stringify(await tools[r.tools[0].name]({ to: 'b@example.com' })));`),
+        [execItem('t2', `const r = await tools.tool_search({ query: 'send an email', limit: 1 }); text(JSON.stringify(await tools[r.tools[0].name]({ to: 'b@example.com' })));`)],
         answer('sent'),
       ]);
       const result = await session.runTurn({ model: second, input: 'Mail Bea.' });
-      expect(outputText(result.items.find((item) => item.type === 'custom_tool_call_output'))).toBe('Script completed\nWall time …\nOutput:\n\n{"tool":"mail__send","args":{"to":"b@example.com"}}');
+      expect(outputTranscript(result.items.find((item) => item.type === 'custom_tool_call_output'))).toBe('Script completed\nWall time …\nOutput:\n\n{"tool":"mail__send","args":{"to":"b@example.com"}}');
       const tables = new Set([...first.requests, ...second.requests].map((request) => JSON.stringify(request.tools)));
       expect(tables.size).toBe(1);
       expect(calls).toEqual({ mail__send: 1 });

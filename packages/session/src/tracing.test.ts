@@ -1,24 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ModelRequestError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session } from './session-types';
-import { say, useCleanups } from '@switchyard/test-helpers';
-import { recordingTracer, parentSpanOf } from '@switchyard/test-helpers/tracing';
+import { callItem, execItem, say, useCleanups } from '@switchyard/test-helpers';
+import { parentSpanOf, recordingTracer, spanIdOf } from '@switchyard/test-helpers/tracing';
 
 const { defer } = useCleanups();
 
-
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
-const exec = (callId: string, code: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input: code });
 const usage = { inputTokens: 11, outputTokens: 7, totalTokens: 18 };
-
-const idOf = (span: ReadableSpan) => span.spanContext().spanId;
 const ms = (time: [number, number]) => time[0] * 1e3 + time[1] / 1e6;
 
 /** Two tools that each wait until both are running: the cell's Promise.all proves they ran in parallel. */
@@ -77,7 +71,6 @@ function denyDeletes() {
   return defer(hooks, (opened) => opened.close());
 }
 
-
 describe('tracing', () => {
   it('a turn with a direct call, a cell with two parallel nested calls and a blocked call makes the GenAI span tree', async () => {
     const { exporter, tracer } = recordingTracer();
@@ -93,7 +86,7 @@ describe('tracing', () => {
       (session) => session.shutdown(),
     );
     const code = 'const [a, b] = await Promise.all([tools.fetch_a({}), tools.fetch_b({})]);\ntext(a + "+" + b);';
-    const model = createScriptedModel([[call('c-lookup', 'lookup', { city: 'Oslo' }), exec('c-exec', code), call('c-delete', 'delete_everything', {})], [say('done')]], {
+    const model = createScriptedModel([[callItem('c-lookup', 'lookup', { city: 'Oslo' }), execItem('c-exec', code), callItem('c-delete', 'delete_everything', {})], [say('done')]], {
       usage: () => usage,
     });
     const result = await session.runTurn({ model, input: 'go' });
@@ -144,7 +137,7 @@ describe('tracing', () => {
 
     const chats = named('chat gpt-test').sort((a, b) => (a.attributes['switchyard.step.index'] as number) - (b.attributes['switchyard.step.index'] as number));
     for (const [index, chat] of chats.entries()) {
-      expect(parentSpanOf(chat)).toBe(idOf(turn));
+      expect(parentSpanOf(chat)).toBe(spanIdOf(turn));
       expect(chat.kind).toBe(SpanKind.CLIENT);
       expect(chat.attributes).toEqual({
         'gen_ai.operation.name': 'chat',
@@ -159,7 +152,7 @@ describe('tracing', () => {
     }
 
     const direct = one('execute_tool lookup');
-    expect(parentSpanOf(direct)).toBe(idOf(turn));
+    expect(parentSpanOf(direct)).toBe(spanIdOf(turn));
     expect(direct.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'lookup',
@@ -173,10 +166,10 @@ describe('tracing', () => {
     expect(direct.status.code).toBe(SpanStatusCode.UNSET);
 
     const execSpan = one('execute_tool exec');
-    expect(parentSpanOf(execSpan)).toBe(idOf(turn));
+    expect(parentSpanOf(execSpan)).toBe(spanIdOf(turn));
     expect(execSpan.attributes['gen_ai.tool.call.id']).toBe('c-exec');
     const cell = one('code_mode.cell');
-    expect(parentSpanOf(cell)).toBe(idOf(execSpan));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(execSpan));
     const cellId = cell.attributes['switchyard.cell.id'];
     expect(typeof cellId).toBe('string');
     expect(cell.attributes).toEqual({
@@ -189,7 +182,7 @@ describe('tracing', () => {
     // the cell span covers its nested calls
     const nested = [one('execute_tool fetch_a'), one('execute_tool fetch_b')];
     for (const [index, span] of nested.entries()) {
-      expect(parentSpanOf(span)).toBe(idOf(cell));
+      expect(parentSpanOf(span)).toBe(spanIdOf(cell));
       expect(span.attributes).toEqual({
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': index === 0 ? 'fetch_a' : 'fetch_b',
@@ -210,7 +203,7 @@ describe('tracing', () => {
     expect(ms(nested[1]!.startTime)).toBeLessThan(ms(nested[0]!.endTime));
 
     const blocked = one('execute_tool delete_everything');
-    expect(parentSpanOf(blocked)).toBe(idOf(turn));
+    expect(parentSpanOf(blocked)).toBe(spanIdOf(turn));
     expect(blocked.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'delete_everything',
@@ -231,9 +224,9 @@ describe('tracing', () => {
     // one PreToolUse run per call, each a child of its call's span, with the caller's call id
     const hooks = named('hook PreToolUse');
     const toolSpans = [direct, execSpan, blocked, ...nested];
-    expect(hooks.map((hook) => parentSpanOf(hook)).sort()).toEqual(toolSpans.map(idOf).sort());
+    expect(hooks.map((hook) => parentSpanOf(hook)).sort()).toEqual(toolSpans.map(spanIdOf).sort());
     for (const hook of hooks) {
-      const owner = toolSpans.find((span) => idOf(span) === parentSpanOf(hook))!;
+      const owner = toolSpans.find((span) => spanIdOf(span) === parentSpanOf(hook))!;
       expect(hook.attributes).toEqual({
         'gen_ai.conversation.id': 'session-1',
         'gen_ai.provider.name': 'openai',
@@ -247,7 +240,7 @@ describe('tracing', () => {
       expect(hook.status.code).toBe(SpanStatusCode.UNSET);
     }
     // every child lies within its parent's time span
-    const byId = new Map(spans.map((span) => [idOf(span), span]));
+    const byId = new Map(spans.map((span) => [spanIdOf(span), span]));
     for (const span of spans) {
       const parent = parentSpanOf(span) ? byId.get(parentSpanOf(span)!) : undefined;
       if (!parent || parent === turn) continue;
@@ -260,7 +253,7 @@ describe('tracing', () => {
     const { exporter, tracer } = recordingTracer();
     const session = defer(createSession({ tools: [boom], tracer }), (session) => session.shutdown());
     const model = createScriptedModel(
-      [new ModelRequestError('overloaded', { retryable: true, status: 429 }), [call('c-boom', 'boom', {})], new ModelRequestError('bad request', { retryable: false, status: 400 })],
+      [new ModelRequestError('overloaded', { retryable: true, status: 429 }), [callItem('c-boom', 'boom', {})], new ModelRequestError('bad request', { retryable: false, status: 400 })],
       { capabilities: { name: 'client-model' } },
     );
     await expect(session.runTurn({ model, input: 'go' })).rejects.toMatchObject({ code: 'MODEL_ERROR' });
@@ -278,10 +271,10 @@ describe('tracing', () => {
       [2, 1, SpanStatusCode.ERROR, 'MODEL_ERROR'],
     ]);
     expect(chats[0]!.events[0]!.attributes).toMatchObject({ 'exception.type': 'MODEL_ERROR', 'exception.message': 'overloaded' });
-    expect(chats.every((chat) => parentSpanOf(chat) === idOf(turn))).toBe(true);
+    expect(chats.every((chat) => parentSpanOf(chat) === spanIdOf(turn))).toBe(true);
 
     const tool = spans.find((span) => span.name === 'execute_tool boom')!;
-    expect(parentSpanOf(tool)).toBe(idOf(turn));
+    expect(parentSpanOf(tool)).toBe(spanIdOf(turn));
     expect(tool.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool boom failed: kaput' });
     expect(tool.attributes['error.type']).toBe('RESPOND_TO_MODEL');
     expect(tool.events.map((event) => event.attributes?.['exception.message'])).toEqual(['tool boom failed: kaput']);
@@ -298,9 +291,9 @@ describe('tracing', () => {
     const session = defer(createSession({ toolMode: 'code-mode', tools: [hang], tracer }), (session) => session.shutdown());
     const turn = session.beginTurn();
     const step = await turn.step();
-    const failed = await step.dispatch(exec('c-fail', 'throw new Error("no luck")'));
+    const failed = await step.dispatch(execItem('c-fail', 'throw new Error("no luck")'));
     expect(JSON.stringify(failed)).toContain('no luck');
-    const pending = step.dispatch(call('c-hang', 'hang', {}));
+    const pending = step.dispatch(callItem('c-hang', 'hang', {}));
     await new Promise((resolve) => setTimeout(resolve, 20));
     turn.abort(new Error('user stopped'));
     expect(JSON.stringify(await pending)).toContain('aborted');
@@ -310,11 +303,11 @@ describe('tracing', () => {
     const root = spans.find((span) => span.name === 'invoke_agent')!;
     expect(root.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user stopped' });
     const aborted = spans.find((span) => span.name === 'execute_tool hang')!;
-    expect(parentSpanOf(aborted)).toBe(idOf(root));
+    expect(parentSpanOf(aborted)).toBe(spanIdOf(root));
     expect(aborted.status.code).toBe(SpanStatusCode.ERROR);
     expect(aborted.attributes['error.type']).toBe('ABORTED');
     const cell = spans.find((span) => span.name === 'code_mode.cell')!;
-    expect(parentSpanOf(cell)).toBe(idOf(spans.find((span) => span.name === 'execute_tool exec')!));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(spans.find((span) => span.name === 'execute_tool exec')!));
     expect(cell.attributes['switchyard.cell.status']).toBe('failed');
     expect(cell.attributes['error.type']).toBe('SCRIPT_ERROR');
     // what the cell threw is the model's text: recorded only with recordContent (tools/reliability span-content.test.ts)
@@ -327,7 +320,7 @@ describe('tracing', () => {
     context.setGlobalContextManager(manager);
     defer(manager, () => context.disable());
     const session = defer(createSession({ tools: [lookup], tracer: { tracer, agentName: 'helper' } }), (session) => session.shutdown());
-    const model = createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const host = tracer.startSpan('host request');
     await context.with(trace.setSpan(context.active(), host), () => session.runTurn({ model, input: 'go' }));
     host.end();
@@ -335,7 +328,7 @@ describe('tracing', () => {
     const turn = spans.find((span) => span.name === 'invoke_agent helper')!;
     expect(turn.attributes['gen_ai.agent.name']).toBe('helper');
     expect(parentSpanOf(turn)).toBe(host.spanContext().spanId);
-    expect(parentSpanOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(idOf(turn));
+    expect(parentSpanOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(spanIdOf(turn));
     // no provider given: the attribute is left out rather than guessed
     expect(spans.some((span) => 'gen_ai.provider.name' in span.attributes)).toBe(false);
   });
@@ -347,7 +340,7 @@ describe('tracing', () => {
       parameters: { type: 'object', properties: {} },
       handle: () => 'read',
     });
-    const responses: ResponseItem[][] = [[call('c1', 'manual', {})], [say('ok')]];
+    const responses: ResponseItem[][] = [[callItem('c1', 'manual', {})], [say('ok')]];
     const model: ModelClient = {
       provider: { name: 'anthropic', serverAddress: 'api.anthropic.com', serverPort: 443, streaming: true },
       async *stream() {
@@ -407,7 +400,7 @@ describe('tracing', () => {
       },
     } as unknown as Tracer;
     const session = defer(createSession({ tools: [lookup], tracer: broken }), (session) => session.shutdown());
-    const model = createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
+    const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(result.finalText).toBe('ok');
     expect(result.items.find((item) => item.type === 'function_call_output')).toEqual({
@@ -420,7 +413,7 @@ describe('tracing', () => {
   it('a session with a tenant stamps switchyard.tenant on every span; one without has none', async () => {
     const traced = recordingTracer();
     const tenant = defer(createSession({ tools: [lookup], tenant: 'acme', tracer: traced.tracer }), (session) => session.shutdown());
-    await tenant.runTurn({ model: createScriptedModel([[call('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
+    await tenant.runTurn({ model: createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
     const spans = traced.exporter.getFinishedSpans();
     expect(spans.map((span) => span.name).sort()).toEqual(['chat', 'chat', 'execute_tool lookup', 'invoke_agent']);
     for (const span of spans) expect(span.attributes['switchyard.tenant']).toBe('acme');

@@ -1,5 +1,5 @@
 import { SwitchyardError, isToolCallItem, type InterruptReason, type ModelClient, type ModelRequest, type ModelStreamEvent, type ResponseItem } from '@switchyard/protocol';
-import { abortableSleep, backoffDelay } from '@switchyard/kit';
+import { abortableSleep, backoffDelay } from '@switchyard/kit/internal';
 import type { DispatchResult } from '@switchyard/registry';
 import type { SessionEvent, TurnEvent, TurnResult } from './session-events';
 import type { TurnRecord } from './history';

@@ -37,7 +37,7 @@ const sessions: Session[] = [];
 afterEach(async () => {
   await Promise.all(sessions.splice(0).map((session) => session.shutdown()));
 });
-function open(): Session {
+function openBareSession(): Session {
   const session = createSession({ tools: [], background: true });
   sessions.push(session);
   return session;
@@ -45,7 +45,7 @@ function open(): Session {
 
 describe('one turn at a time per session', () => {
   it('two concurrent runTurn never interleave: the second waits for the first, in order', async () => {
-    const session = open();
+    const session = openBareSession();
     const first = session.runTurn({ model: slowModel('first', 200), input: 'one' });
     const second = session.runTurn({ model: slowModel('second', 10), input: 'two' });
     const [a, b] = await Promise.all([first, second]);
@@ -55,7 +55,7 @@ describe('one turn at a time per session', () => {
   });
 
   it('three queued turns (runTurn, streamTurn, runTurn) run in the order they were asked for', async () => {
-    const session = open();
+    const session = openBareSession();
     const order: string[] = [];
     session.on('turn-start', () => order.push('start'));
     session.on('turn-end', (event) => order.push(`end ${event.result?.finalText}`));
@@ -76,7 +76,7 @@ describe('one turn at a time per session', () => {
   });
 
   it("ifBusy: 'fail' rejects at once with BUSY while a turn runs, and leaves the history alone", async () => {
-    const session = open();
+    const session = openBareSession();
     const first = session.runTurn({ model: slowModel('first', 150), input: 'one' });
     const refused = await session.runTurn({ model: slowModel('never', 1), input: 'two', ifBusy: 'fail' }).catch((error: unknown) => error);
     expect(isSwitchyardError(refused) && refused.code).toBe('BUSY');
@@ -89,7 +89,7 @@ describe('one turn at a time per session', () => {
   });
 
   it('a queued turn whose signal aborts while it waits leaves no trace and does not block the next', async () => {
-    const session = open();
+    const session = openBareSession();
     const first = session.runTurn({ model: slowModel('first', 150), input: 'one' });
     const controller = new AbortController();
     const queued = session.runTurn({ model: slowModel('never', 1), input: 'two', signal: controller.signal });
@@ -102,7 +102,7 @@ describe('one turn at a time per session', () => {
   });
 
   it('beginTurn while a loop turn runs or waits throws BUSY; a runTurn asked while a host-driven turn is open waits for its end', async () => {
-    const session = open();
+    const session = openBareSession();
     const running = session.runTurn({ model: slowModel('first', 100), input: 'one' });
     expect(() => session.beginTurn()).toThrow(expect.objectContaining({ code: 'BUSY', message: expect.stringContaining(session.id) }));
     await running;

@@ -10,7 +10,8 @@ import {
 } from '@switchyard/protocol';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FunctionToolOutput, checkOptions, defineFreeformTool, optionRules as rule, type OptionsShape } from '@switchyard/kit';
+import { FunctionToolOutput, defineFreeformTool } from '@switchyard/kit';
+import { checkOptions, optionRules as rule, type OptionsShape } from '@switchyard/kit/internal';
 import { assertSandbox, sandboxCommand, sandboxEnvironment, scanProtectedPaths, type SandboxPolicy } from '@switchyard/sandbox';
 import { isApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
 import { DEFAULT_PATCH_LIMITS, formatBytes, type PatchLimits } from './limits';

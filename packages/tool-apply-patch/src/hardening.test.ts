@@ -8,7 +8,7 @@ import { boundedStructuredPatch } from './bounded-diff';
 import { createTurnDiffTracker } from './turn-diff';
 import { applyPatch, verifyPatch, type VerifyPatchOptions } from './verify-patch';
 import { formatPatch } from 'diff';
-import { workspaceFolders, wrap } from './test-support';
+import { patchFailure, workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
@@ -17,17 +17,8 @@ let outside: string;
 beforeEach(async () => ({ base, root, outside } = await workspaceFolders('apply-patch-hardening-')));
 afterEach(() => rm(base, { recursive: true, force: true }));
 
-async function failure(patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
-  try {
-    await applyPatch(patch, { root, ...options });
-  } catch (error) {
-    return error as ApplyPatchError;
-  }
-  throw new Error('expected applyPatch to fail');
-}
-
 /** Every entry below `folder`, recursively (names only). */
-async function names(folder: string): Promise<string[]> {
+async function filesUnder(folder: string): Promise<string[]> {
   return (await readdir(folder, { recursive: true })).map(String).sort();
 }
 
@@ -51,31 +42,31 @@ describe('git metadata and protected names are refused at any depth', () => {
   ];
   for (const [path, lines] of cases) {
     it(`${lines[0]} → PROTECTED_PATH naming ${path}`, async () => {
-      const before = await names(root);
-      const error = await failure(wrap(...lines));
+      const before = await filesUnder(root);
+      const error = await patchFailure(root, wrap(...lines));
       expect(error.code).toBe('PROTECTED_PATH');
       expect(error.message).toBe(`path '${path}' is inside ${path.includes('.GIT') ? '.GIT' : '.git'}, which apply_patch does not change`);
-      expect(await names(root)).toEqual(before);
+      expect(await filesUnder(root)).toEqual(before);
       expect(await readFile(join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
     });
   }
 
   it('a move into .git, and a link leading into .git, are refused too; absolute spellings as well', async () => {
     await writeFile(join(root, 'a.txt'), 'a\n');
-    expect((await failure(wrap('*** Update File: a.txt', '*** Move to: .git/info/a.txt', '-a', '+b'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Update File: a.txt', '*** Move to: .git/info/a.txt', '-a', '+b'))).message).toBe(
       "path '.git/info/a.txt' is inside .git, which apply_patch does not change",
     );
     await symlink(join(root, '.git'), join(root, 'meta'));
     await symlink('.git/config', join(root, 'cfg'));
-    expect((await failure(wrap('*** Add File: meta/config', '+x'))).message).toBe("path 'meta/config' leads into .git, which apply_patch does not change");
-    expect((await failure(wrap('*** Update File: cfg', '-[core]', '+[evil]'))).message).toBe("path 'cfg' leads into .git, which apply_patch does not change");
-    expect((await failure(wrap(`*** Add File: ${join(root, 'sub', '.git', 'x')}`, '+x'))).code).toBe('PROTECTED_PATH');
+    expect((await patchFailure(root, wrap('*** Add File: meta/config', '+x'))).message).toBe("path 'meta/config' leads into .git, which apply_patch does not change");
+    expect((await patchFailure(root, wrap('*** Update File: cfg', '-[core]', '+[evil]'))).message).toBe("path 'cfg' leads into .git, which apply_patch does not change");
+    expect((await patchFailure(root, wrap(`*** Add File: ${join(root, 'sub', '.git', 'x')}`, '+x'))).code).toBe('PROTECTED_PATH');
     expect(await readFile(join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
     expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('a\n');
   });
 
   it('other names can be protected; a name that only contains .git is fine', async () => {
-    expect((await failure(wrap('*** Add File: .hg/hgrc', '+x'), { protectedNames: ['.git', '.hg'] })).code).toBe('PROTECTED_PATH');
+    expect((await patchFailure(root, wrap('*** Add File: .hg/hgrc', '+x'), { protectedNames: ['.git', '.hg'] })).code).toBe('PROTECTED_PATH');
     await applyPatch(wrap('*** Add File: my.git/notes.txt', '+ok', '*** Add File: .gitignore', '+dist'), { root });
     expect(await readFile(join(root, '.gitignore'), 'utf8')).toBe('dist\n');
   });
@@ -84,27 +75,27 @@ describe('git metadata and protected names are refused at any depth', () => {
 describe('bounded work', () => {
   it('a file over the size cap is refused with its size, never read in parts', async () => {
     await writeFile(join(root, 'big.txt'), Buffer.alloc(2048, 10));
-    const error = await failure(wrap('*** Update File: big.txt', '@@', '-', '+x'), { limits: { maxFileBytes: 1024 } });
+    const error = await patchFailure(root, wrap('*** Update File: big.txt', '@@', '-', '+x'), { limits: { maxFileBytes: 1024 } });
     expect(error.code).toBe('LIMIT_EXCEEDED');
     expect(error.message).toBe('big.txt is 2 KiB; apply_patch edits files of at most 1 KiB');
-    expect((await failure(wrap('*** Add File: new.txt', `+${'y'.repeat(2000)}`), { limits: { maxFileBytes: 1024 } })).message).toBe(
+    expect((await patchFailure(root, wrap('*** Add File: new.txt', `+${'y'.repeat(2000)}`), { limits: { maxFileBytes: 1024 } })).message).toBe(
       'new.txt would be 2 KiB; apply_patch writes files of at most 1 KiB',
     );
   });
 
   it('line, patch and total caps', async () => {
     await writeFile(join(root, 'lines.txt'), 'a\n'.repeat(50));
-    expect((await failure(wrap('*** Update File: lines.txt', '-a', '+b'), { limits: { maxFileLines: 40 } })).message).toBe(
+    expect((await patchFailure(root, wrap('*** Update File: lines.txt', '-a', '+b'), { limits: { maxFileLines: 40 } })).message).toBe(
       'lines.txt has more than 40 lines; apply_patch edits files of at most 40 lines',
     );
-    expect((await failure(wrap('*** Add File: p.txt', `+${'z'.repeat(3000)}`), { limits: { maxPatchBytes: 2048 } })).message).toMatch(
+    expect((await patchFailure(root, wrap('*** Add File: p.txt', `+${'z'.repeat(3000)}`), { limits: { maxPatchBytes: 2048 } })).message).toMatch(
       /^the patch is 3 KiB; apply_patch accepts patches of at most 2 KiB$/,
     );
     const many = Array.from({ length: 4 }, (_, index) => [`*** Add File: t${index}.txt`, `+${'q'.repeat(400)}`]).flat();
-    expect((await failure(wrap(...many), { limits: { maxTotalBytes: 1000 } })).message).toBe(
+    expect((await patchFailure(root, wrap(...many), { limits: { maxTotalBytes: 1000 } })).message).toBe(
       'the patch reads and writes more than 1000 bytes in total; split it into smaller patches',
     );
-    expect(await names(root)).toEqual(['lines.txt']);
+    expect(await filesUnder(root)).toEqual(['lines.txt']);
   });
 
   it('a 30,000-line near-miss against a 60,000-line file answers "could not find" quickly', async () => {
@@ -114,7 +105,7 @@ describe('bounded work', () => {
     await writeFile(join(root, 'near.txt'), `${file.join('\n')}\n`);
     const pattern = [...file.slice(0, 29_999).map((line) => ` ${line}`), ' line 0'];
     const started = performance.now();
-    const error = await failure(wrap('*** Update File: near.txt', '@@', ...pattern, '+added'));
+    const error = await patchFailure(root, wrap('*** Update File: near.txt', '@@', ...pattern, '+added'));
     const elapsed = performance.now() - started;
     expect(error.code).toBe('VERIFICATION_FAILED');
     expect(error.message.startsWith(`Failed to find expected lines in ${root}/near.txt:\nline 0\nline 1\n`)).toBe(true);
@@ -179,11 +170,11 @@ describe('paths are walked without following links', () => {
     expect(await readFile(join(root, 'real', 'deep', 'n.txt'), 'utf8')).toBe('n\n');
     expect(await readFile(join(root, 'real', 'm.txt'), 'utf8')).toBe('m\n');
     await symlink('../../..', join(root, 'real', 'deep', 'escape'));
-    expect((await failure(wrap('*** Add File: real/deep/escape/x.txt', '+x'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Add File: real/deep/escape/x.txt', '+x'))).message).toBe(
       "path 'real/deep/escape/x.txt' resolves outside the workspace root through a symbolic link",
     );
     await symlink('loop-b', join(root, 'loop-a'));
     await symlink('loop-a', join(root, 'loop-b'));
-    expect((await failure(wrap('*** Add File: loop-a/x.txt', '+x'))).message).toBe('Failed to resolve loop-a/x.txt: Too many levels of symbolic links');
+    expect((await patchFailure(root, wrap('*** Add File: loop-a/x.txt', '+x'))).message).toBe('Failed to resolve loop-a/x.txt: Too many levels of symbolic links');
   });
 });

@@ -1,22 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { FrameReader, encodeFrame } from './helper-frames';
+import { FrameReader, HelperFrameError, encodeFrame } from './helper-frames';
+import { FROM_HELPER } from './helper-messages';
+
+const verified = (added: string[]) => ({ t: 'verified' as const, summary: 'Success.', added, modified: [], deleted: [], changes: [], files: [] });
 
 describe('helper frames', () => {
   it('a header of several MiB (a patch naming thousands of files) is read, however its bytes are split', () => {
     const paths = Array.from({ length: 60_000 }, (_, index) => `folder-${index % 97}/file-${index}.txt`);
-    const [line, blob] = encodeFrame({ type: 'verified', added: paths }, [Buffer.from('content')]);
+    const [line, blob] = encodeFrame(verified(paths), [Buffer.from('content')]);
     expect(line.length).toBeGreaterThan(1024 * 1024);
-    const reader = new FrameReader(16 * 1024 * 1024);
+    const reader = new FrameReader(FROM_HELPER, 16 * 1024 * 1024);
     const bytes = Buffer.concat([line, blob]);
     const frames = [];
     for (let at = 0; at < bytes.length; at += 65_536) frames.push(...reader.push(bytes.subarray(at, at + 65_536)));
     expect(frames).toHaveLength(1);
-    expect(frames[0].header.added).toEqual(paths);
+    expect(frames[0].message).toMatchObject({ t: 'verified', added: paths });
     expect(frames[0].blobs.map((part) => part.toString())).toEqual(['content']);
   });
 
   it('a header that never ends is refused once it passes the frame limit', () => {
-    const reader = new FrameReader(1024 * 1024);
+    const reader = new FrameReader(FROM_HELPER, 1024 * 1024);
     const chunk = Buffer.alloc(65_536, 'x');
     let error: unknown;
     try {
@@ -24,14 +27,15 @@ describe('helper frames', () => {
     } catch (caught) {
       error = caught;
     }
-    expect((error as Error).message).toBe('helper frame larger than 1048576 bytes');
+    expect(error).toBeInstanceOf(HelperFrameError);
+    expect({ problem: (error as HelperFrameError).problem, message: (error as Error).message }).toEqual({ problem: 'oversized', message: 'helper frame larger than 1048576 bytes' });
     expect(reader.pending).toBeLessThanOrEqual(1024 * 1024 + 65_536);
   });
 
   it('cuts blobs out as their chunks arrive: a blob inside one chunk is a view of it, one across chunks a copy of its own; the frame is never copied whole', () => {
     const blobs = Array.from({ length: 200 }, (_, index) => Buffer.alloc(10_000 + index, 97 + (index % 26)));
-    const bytes = Buffer.concat(encodeFrame({ type: 'verified' }, blobs));
-    const reader = new FrameReader(64 * 1024 * 1024);
+    const bytes = Buffer.concat(encodeFrame(verified([]), blobs));
+    const reader = new FrameReader(FROM_HELPER, 64 * 1024 * 1024);
     const chunks: Buffer[] = [];
     const frames = [];
     for (let at = 0; at < bytes.length; at += 65_536) {

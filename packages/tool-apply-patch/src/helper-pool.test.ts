@@ -18,7 +18,7 @@ afterEach(() => rm(base, { recursive: true, force: true }));
  * One call through the registry, as a session makes it; `onEvent` sees each notification as it is
  * emitted. Resolves with the model's text; a failure rejects with the model-visible error.
  */
-async function call(tool: ToolExecutor, patch: string, step: Partial<StepContext>, onEvent: (event: SwitchyardEvent) => void = () => undefined): Promise<string> {
+async function applyVia(tool: ToolExecutor, patch: string, step: Partial<StepContext>, onEvent: (event: SwitchyardEvent) => void = () => undefined): Promise<string> {
   const harness = createToolHarness(tool, { step, hooks: false });
   harness.router.on('tool-notification', onEvent);
   try {
@@ -56,23 +56,23 @@ describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
     const beta = { cwd: root, sessionId: 'beta' };
     try {
       expect(helperPids()).toEqual([]);
-      await call(tool, wrap('*** Add File: a1.txt', '+a'), alpha);
+      await applyVia(tool, wrap('*** Add File: a1.txt', '+a'), alpha);
       const [alphaPid] = helperPids();
-      await call(tool, wrap('*** Add File: a2.txt', '+a'), alpha);
+      await applyVia(tool, wrap('*** Add File: a2.txt', '+a'), alpha);
       // The second patch of the session is a message to the same process.
       expect(helperPids()).toEqual([alphaPid]);
-      await call(tool, wrap('*** Add File: b1.txt', '+b'), beta);
+      await applyVia(tool, wrap('*** Add File: b1.txt', '+b'), beta);
       const both = helperPids();
       expect(both).toHaveLength(2);
       const betaPid = both.find((pid) => pid !== alphaPid) as number;
-      await call(tool, wrap('*** Add File: b2.txt', '+b'), beta);
-      await call(tool, wrap('*** Add File: a3.txt', '+a'), alpha);
+      await applyVia(tool, wrap('*** Add File: b2.txt', '+b'), beta);
+      await applyVia(tool, wrap('*** Add File: a3.txt', '+a'), alpha);
       expect(helperPids()).toEqual(both);
       expect((await readdir(root)).sort()).toEqual(['a1.txt', 'a2.txt', 'a3.txt', 'b1.txt', 'b2.txt']);
       // Session alpha ends: its helper is gone, beta's still serves beta.
       await tool.dispose?.({ sessionId: 'alpha' });
       expect(helperPids()).toEqual([betaPid]);
-      await call(tool, wrap('*** Add File: b3.txt', '+b'), beta);
+      await applyVia(tool, wrap('*** Add File: b3.txt', '+b'), beta);
       expect(helperPids()).toEqual([betaPid]);
     } finally {
       await tool.dispose?.({ sessionId: 'alpha' });
@@ -88,10 +88,10 @@ describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
     await Promise.all(files.map((name) => writeFile(join(root, name), `${name} one\n${name} two\n`)));
     const patch = wrap(...files.flatMap((name) => [`*** Update File: ${name}`, '@@', `-${name} two`, `+${name} TWO`]));
     try {
-      await call(tool, wrap('*** Add File: warm.txt', '+w'), step);
+      await applyVia(tool, wrap('*** Add File: warm.txt', '+w'), step);
       const [first] = helperPids();
       // Killed once the helper holds the verified patch, as the host is about to tell it to write.
-      const failure = await call(tool, patch, step, (event) => {
+      const failure = await applyVia(tool, patch, step, (event) => {
         if (event.type === 'tool-notification' && event.name === 'patch-apply-begin') process.kill(first, 'SIGKILL');
       }).then(
         () => undefined,
@@ -102,14 +102,14 @@ describe('the long-lived apply_patch helper', { timeout: 120_000 }, () => {
       expect((await readdir(root)).filter((name) => name.includes('.apply-patch.tmp'))).toEqual([]);
       await vi.waitFor(() => expect(helperPids()).toEqual([]), { timeout: 10_000 });
       // The next call works, through a new helper.
-      expect(await call(tool, patch, step)).toContain('M f00.txt');
+      expect(await applyVia(tool, patch, step)).toContain('M f00.txt');
       const [second] = helperPids();
       expect(second).not.toBe(first);
       for (const name of files) expect(await readFile(join(root, name), 'utf8')).toBe(`${name} one\n${name} TWO\n`);
       // Killed while idle: the next call starts another.
       process.kill(second, 'SIGKILL');
       await vi.waitFor(() => expect(helperPids()).toEqual([]), { timeout: 10_000 });
-      expect(await call(tool, wrap('*** Add File: after.txt', '+ok'), step)).toMatch(/^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nA after\.txt\n$/);
+      expect(await applyVia(tool, wrap('*** Add File: after.txt', '+ok'), step)).toMatch(/^Exit code: 0\nWall time: \d+ seconds\nOutput:\nSuccess\. Updated the following files:\nA after\.txt\n$/);
     } finally {
       await tool.dispose?.({ sessionId: 'killed' });
     }

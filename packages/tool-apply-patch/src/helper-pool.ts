@@ -1,8 +1,9 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { SessionPool } from '@switchyard/kit';
+import { SessionPool } from '@switchyard/kit/internal';
 import { ApplyPatchError } from './apply-patch-error';
 import { FrameReader } from './helper-frames';
 import { HelperRun, answerFrameLimit, spawnHelper, stopHelper, watchHelper, writeFrame, type HelperApplyOptions, type HelperCommand } from './run-helper';
+import { FROM_HELPER, type HelperToHost } from './helper-messages';
 import type { VerifiedAnswer } from './helper-protocol';
 
 /** How to start a helper: its (possibly sandboxed) command, and how long it may sit idle before it exits. */
@@ -40,7 +41,7 @@ function holdLoop(child: ChildProcessWithoutNullStreams, hold: boolean): void {
  */
 export class LiveHelper {
   private child: ChildProcessWithoutNullStreams | undefined;
-  private reader: FrameReader | undefined;
+  private reader: FrameReader<HelperToHost> | undefined;
   private current: HelperRun | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -81,7 +82,7 @@ export class LiveHelper {
   /** Starts one run on the running (or a new) helper. */
   private async send(patch: string, options: HelperApplyOptions): Promise<{ run: HelperRun; answer: Promise<VerifiedAnswer> }> {
     const child = await this.ensure();
-    (this.reader as FrameReader).maxFrameBytes = answerFrameLimit(patch, options.limits);
+    (this.reader as FrameReader<HelperToHost>).maxFrameBytes = answerFrameLimit(patch, options.limits);
     holdLoop(child, true);
     let run!: HelperRun;
     const answer = new Promise<VerifiedAnswer>((resolve, reject) => {
@@ -120,7 +121,7 @@ export class LiveHelper {
     if (running) this.forget(running);
     const { command, idleMs } = await this.launch();
     const child = spawnHelper(command);
-    const reader = new FrameReader(0);
+    const reader = new FrameReader(FROM_HELPER, 0);
     // Events of a helper already replaced (killed, exiting late) reach no run.
     watchHelper(child, reader, () => (this.child === child ? this.current : undefined));
     child.once('exit', () => this.forget(child));

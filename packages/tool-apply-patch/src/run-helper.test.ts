@@ -13,22 +13,22 @@ const FAKE_HELPER = String.raw`
 const [mode, pidFile] = process.argv.slice(1);
 require('node:fs').writeFileSync(pidFile, String(process.pid));
 const send = (header) => process.stdout.write(JSON.stringify({ ...header, blobs: [] }) + '\n');
-const verified = { type: 'verified', summary: 'Success. Updated the following files:\nA x.txt\n', added: ['x.txt'], modified: [], deleted: [], changes: [], files: [] };
+const verified = { t: 'verified', summary: 'Success. Updated the following files:\nA x.txt\n', added: ['x.txt'], modified: [], deleted: [], changes: [], files: [] };
 let input = '';
 let committing = false;
 process.stdin.on('data', (chunk) => {
   input += chunk;
-  if (committing || !input.includes('"type":"commit"')) return;
+  if (committing || !input.includes('"t":"commit"')) return;
   committing = true;
-  if (mode === 'commits') send({ type: 'committed' });
+  if (mode === 'commits') send({ t: 'committed' });
   if (mode === 'dies-in-commit') process.exit(1);
 });
 process.stdin.on('end', () => { if (mode !== 'dies-in-commit' && mode !== 'hangs-in-commit') process.exit(0); });
 setInterval(() => {}, 1000);
-if (mode === 'header-without-blobs') process.stdout.write('{"type":"verified"}\n');
-if (mode === 'committed-first') send({ type: 'committed' });
-if (mode === 'verified-malformed') send({ type: 'verified' });
-if (mode === 'forged-error') send({ type: 'error', code: 'WRITE_FAILED', message: 'disk full', unrestoredPaths: ['/w/a.txt'] });
+if (mode === 'header-without-blobs') process.stdout.write('{"t":"verified"}\n');
+if (mode === 'committed-first') send({ t: 'committed' });
+if (mode === 'verified-malformed') send({ t: 'verified' });
+if (mode === 'forged-error') send({ t: 'error', code: 'WRITE_FAILED', message: 'disk full', unrestoredPaths: ['/w/a.txt'] });
 if (mode === 'kills-itself') process.kill(process.pid, 'SIGKILL');
 if (mode === 'stderr-exit') { process.stderr.write('first line\nthe telling line\n\n'); process.exit(4); }
 if (['commits', 'dies-in-commit', 'hangs-in-commit', 'verified-twice'].includes(mode)) send(verified);
@@ -51,8 +51,8 @@ async function withFake(mode: string, options: { timeoutMs?: number; signal?: Ab
   return { ...outcome, pid };
 }
 
-/** True while `pid` is a live (not yet reaped) process. */
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (a zombie, not yet reaped, still does). */
+function pidExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -63,9 +63,9 @@ function alive(pid: number): boolean {
 
 describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () => {
   it.each([
-    ['header-without-blobs', 'apply_patch helper sent a malformed answer (helper frame has no blob lengths)'],
+    ['header-without-blobs', 'apply_patch helper sent a malformed answer (helper frame header is not an object with blob lengths (`blobs`: integer ≥ 0 each)); no file was changed'],
     ['committed-first', 'apply_patch helper sent an unexpected committed message'],
-    ['verified-malformed', 'apply_patch helper sent a malformed answer (helper answer is malformed)'],
+    ['verified-malformed', 'apply_patch helper sent a malformed answer (helper message verified.summary is not a string); no file was changed'],
     ['verified-twice', 'apply_patch helper sent an unexpected verified message'],
     ['kills-itself', 'apply_patch helper was killed by SIGKILL; no file was changed'],
     ['stderr-exit', 'apply_patch helper exited with code 4: the telling line; no file was changed'],
@@ -73,7 +73,7 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     const { error, pid } = await withFake(mode, { onVerified: () => new Promise(() => undefined) });
     expect(error).toBeInstanceOf(ApplyPatchError);
     expect({ code: error?.code, message: error?.message }).toEqual({ code: 'HELPER_FAILED', message });
-    await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 10_000 });
+    await vi.waitFor(() => expect(pidExists(pid)).toBe(false), { timeout: 10_000 });
   });
 
   it('an error frame is passed on as the helper said it (code, message, unrestored paths)', async () => {
@@ -89,7 +89,7 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     expect(committing.error?.message).toBe('apply_patch helper did not finish within 10000 ms and was stopped; files may have been partly written');
     const dies = await withFake('dies-in-commit');
     expect({ code: dies.error?.code, message: dies.error?.message }).toEqual({ code: 'HELPER_FAILED', message: 'apply_patch helper exited with code 1; files may have been partly written' });
-    for (const pid of [hangs.pid, committing.pid].filter(Boolean)) await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 10_000 });
+    for (const pid of [hangs.pid, committing.pid].filter(Boolean)) await vi.waitFor(() => expect(pidExists(pid)).toBe(false), { timeout: 10_000 });
   });
 
   it('commits only when the host says so; an abort or a refusal before the commit writes nothing', async () => {
@@ -107,6 +107,6 @@ describe('applyPatchInHelper against a broken helper', { timeout: 60_000 }, () =
     setTimeout(() => controller.abort(), 200);
     const aborted = await withFake('hangs', { signal: controller.signal, timeoutMs: 60_000 });
     expect({ code: aborted.error?.code, message: aborted.error?.message }).toEqual({ code: 'ABORTED', message: 'apply_patch was aborted before any file was written' });
-    if (aborted.pid) await vi.waitFor(() => expect(alive(aborted.pid)).toBe(false), { timeout: 10_000 });
+    if (aborted.pid) await vi.waitFor(() => expect(pidExists(aborted.pid)).toBe(false), { timeout: 10_000 });
   });
 });

@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApplyPatchError, type ApplyPatchErrorCode } from './apply-patch-error';
-import { FrameReader, encodeFrame, type Frame } from './helper-frames';
-import { decodeVerified, encodeSeed, type HelperApplyRequest, type VerifiedAnswer } from './helper-protocol';
+import { FrameReader, encodeFrame, type Frame, type HelperFrameError } from './helper-frames';
+import { FROM_HELPER, type HelperToHost, type HostToHelper } from './helper-messages';
+import { decodeVerified, encodeSeed, type VerifiedAnswer } from './helper-protocol';
 import { DEFAULT_PATCH_LIMITS, maxAnswerHeaderBytes, type PatchLimits } from './limits';
 import type { ApplyPatchResult } from './verify-patch';
 
@@ -124,7 +125,7 @@ export function applyPatchInHelper(patch: string, options: HelperApplyOptions): 
   }
   return new Promise<ApplyPatchResult>((resolve, reject) => {
     const child = spawnHelper(command);
-    const reader = new FrameReader(answerFrameLimit(patch, options.limits));
+    const reader = new FrameReader(FROM_HELPER, answerFrameLimit(patch, options.limits));
     const run = new HelperRun({
       options,
       resolve,
@@ -155,9 +156,9 @@ export function spawnHelper(command: HelperCommand): ChildProcessWithoutNullStre
 }
 
 /** Writes one frame to the helper's stdin (nothing once stdin is closed). */
-export function writeFrame(child: ChildProcessWithoutNullStreams, header: Record<string, unknown>, blobs: Buffer[] = []): void {
+export function writeFrame(child: ChildProcessWithoutNullStreams, message: HostToHelper, blobs: Buffer[] = []): void {
   if (child.stdin.destroyed || child.stdin.writableEnded) return;
-  for (const part of encodeFrame(header, blobs)) child.stdin.write(part);
+  for (const part of encodeFrame(message, blobs)) child.stdin.write(part);
 }
 
 /** Kills a helper that is still running. */
@@ -165,19 +166,33 @@ export function stopHelper(child: ChildProcessWithoutNullStreams): void {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/** Milliseconds a run waits, once its helper exited, for the rest of the helper's output (a frame cut short is told apart from an exit). */
+const OUTPUT_DRAIN_MS = 2_000;
+
 /**
- * Relays a helper's output to whichever run is current (`current()`): its frames, a malformed
- * stream, its stderr (for the crash message), a failed start, and its exit.
+ * Relays a helper's output to whichever run is current (`current()`): its frames, a frame that
+ * breaks the protocol (a `HelperFrameError`, also for a stream that ends inside a frame), its
+ * stderr (for the crash message), a failed start, and its exit.
  */
-export function watchHelper(child: ChildProcessWithoutNullStreams, reader: FrameReader, current: () => HelperRun | undefined): void {
+export function watchHelper(child: ChildProcessWithoutNullStreams, reader: FrameReader<HelperToHost>, current: () => HelperRun | undefined): void {
+  let broken = false;
+  const malformed = (error: HelperFrameError) => {
+    broken = true;
+    current()?.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${error.message}); no file was changed`);
+  };
   child.on('error', (error) => current()?.fail('HELPER_FAILED', `apply_patch helper could not start: ${error.message}; no file was changed`));
   child.stderr.on('data', (chunk: Buffer) => current()?.addStderr(chunk));
+  child.stdout.on('end', () => {
+    const cut = broken ? undefined : reader.ended();
+    if (cut) malformed(cut);
+  });
   child.stdout.on('data', (chunk: Buffer) => {
-    let frames: Frame[];
+    if (broken) return;
+    let frames: Array<Frame<HelperToHost>>;
     try {
       frames = reader.push(chunk);
     } catch (error) {
-      current()?.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
+      malformed(error as HelperFrameError);
       return;
     }
     for (const frame of frames) {
@@ -190,7 +205,17 @@ export function watchHelper(child: ChildProcessWithoutNullStreams, reader: Frame
       if (!run.onFrame(frame)) return;
     }
   });
-  child.on('exit', (code, signal) => current()?.onExit(code, signal));
+  child.on('exit', (code, signal) => {
+    const report = () => current()?.onExit(code, signal);
+    if (child.stdout.readableEnded || child.stdout.destroyed) return report();
+    // The rest of its output first: a frame it cut short is reported as such, not as the exit.
+    const timer = setTimeout(report, OUTPUT_DRAIN_MS);
+    timer.unref();
+    child.stdout.once('close', () => {
+      clearTimeout(timer);
+      report();
+    });
+  });
 }
 
 /** Where a helper run is: verifying, waiting for `onVerified`, writing, or answered. */
@@ -203,7 +228,7 @@ type HelperStage = 'verifying' | 'deciding' | 'committing' | 'settled';
  * host gave up on).
  */
 export interface HelperChannel {
-  send(header: Record<string, unknown>, blobs?: Buffer[]): void;
+  send(message: HostToHelper, blobs?: Buffer[]): void;
   done(reusable: boolean): void;
 }
 
@@ -238,15 +263,16 @@ export class HelperRun {
     this.timer = setTimeout(() => this.onTimeout(), options.timeoutMs ?? 120_000);
     const turn = options.turn?.(instance);
     const seed = turn?.seed ? encodeSeed(turn.seed, 1) : undefined;
-    const request: HelperApplyRequest = {
-      type: 'apply',
+    const request: HostToHelper = {
+      t: 'apply',
+      patch: 0,
       root: options.root,
       allowOutsideRoot: options.allowOutsideRoot ?? false,
-      ...(options.protectedNames ? { protectedNames: options.protectedNames } : {}),
+      ...(options.protectedNames ? { protectedNames: [...options.protectedNames] } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(turn ? { turn: { token: turn.token, ...(seed ? { seed: seed.seed } : {}) } } : {}),
     };
-    this.channel.send(request as unknown as Record<string, unknown>, [Buffer.from(patch, 'utf8'), ...(seed?.blobs ?? [])]);
+    this.channel.send(request, [Buffer.from(patch, 'utf8'), ...(seed?.blobs ?? [])]);
   }
 
   /** True once the run is answered. */
@@ -276,7 +302,7 @@ export class HelperRun {
 
   /** Tells a helper holding a verified patch to drop it, and ends the run with `error`; the helper stays usable. */
   private drop(error: unknown): void {
-    this.channel.send({ type: 'abort' });
+    this.channel.send({ t: 'abort' });
     this.settle({ error }, true);
   }
 
@@ -288,33 +314,25 @@ export class HelperRun {
     else if (this.stage === 'deciding') this.drop(error);
   };
 
-  /** Handles one frame of the helper's answer; `false` once the run is answered. */
-  onFrame(frame: Frame): boolean {
-    const header = frame.header;
-    if (header.type === 'error' && this.stage !== 'settled') {
-      const error = new ApplyPatchError(header.code as ApplyPatchErrorCode, String(header.message), {
-        ...(Array.isArray(header.unrestoredPaths) ? { unrestoredPaths: header.unrestoredPaths as string[] } : {}),
-      });
+  /** Handles one frame of the helper's answer (validated against the table as it arrived); `false` once the run is answered. */
+  onFrame({ message, blobs }: Frame<HelperToHost>): boolean {
+    if (message.t === 'error' && this.stage !== 'settled') {
+      const error = new ApplyPatchError(message.code, message.message, message.unrestoredPaths ? { unrestoredPaths: message.unrestoredPaths } : {});
       // A refusal while verifying or a failed commit: the helper is waiting for the next request.
       this.settle({ error }, this.stage === 'verifying' || this.stage === 'committing');
       return false;
     }
-    if (header.type === 'verified' && this.stage === 'verifying') {
-      try {
-        this.verified = decodeVerified(header, frame.blobs);
-      } catch (error) {
-        this.fail('HELPER_FAILED', `apply_patch helper sent a malformed answer (${(error as Error).message})`);
-        return false;
-      }
+    if (message.t === 'verified' && this.stage === 'verifying') {
+      this.verified = decodeVerified(message, blobs);
       this.stage = 'deciding';
       void this.decide(this.verified);
       return true;
     }
-    if (header.type === 'committed' && this.stage === 'committing' && this.verified) {
+    if (message.t === 'committed' && this.stage === 'committing' && this.verified) {
       this.settle({ result: this.verified }, true);
       return false;
     }
-    this.fail('HELPER_FAILED', `apply_patch helper sent an unexpected ${String(header.type)} message`);
+    this.fail('HELPER_FAILED', `apply_patch helper sent an unexpected ${message.t} message`);
     return false;
   }
 
@@ -351,7 +369,7 @@ export class HelperRun {
       return;
     }
     this.stage = 'committing';
-    this.channel.send({ type: 'commit' });
+    this.channel.send({ t: 'commit' });
   }
 }
 

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StepContext, SwitchyardEvent, ToolPayload } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
+import type { ApplyPatchError } from './apply-patch-error';
 import { applyPatchTool } from './apply-patch-tool';
+import { applyPatch, type VerifyPatchOptions } from './verify-patch';
 
 // What the apply_patch tests share. Not part of the package's entry.
 
@@ -32,4 +34,14 @@ export async function callPatchTool(input: string, step: Partial<StepContext>, e
   events.push(...result.events.filter((event) => event.type === 'tool-notification'));
   if (result.error) throw result.error;
   return result.output;
+}
+
+/** The error `applyPatch` refuses `patch` with in `root`; throws when the patch applies. */
+export async function patchFailure(root: string, patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
+  try {
+    await applyPatch(patch, { root, ...options });
+  } catch (error) {
+    return error as ApplyPatchError;
+  }
+  throw new Error('expected applyPatch to fail');
 }

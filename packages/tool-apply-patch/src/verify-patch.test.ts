@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
-import { wrap } from './test-support';
+import { patchFailure, wrap } from './test-support';
 
 let root: string;
 let outside: string;
@@ -29,17 +29,8 @@ const put = async (path: string, content: string | Buffer) => {
   await writeFile(join(root, path), content);
 };
 
-async function failure(patch: string, options: { allowOutsideRoot?: boolean } = {}): Promise<ApplyPatchError> {
-  try {
-    await applyPatch(patch, { root, ...options });
-  } catch (error) {
-    return error as ApplyPatchError;
-  }
-  throw new Error('expected applyPatch to fail');
-}
-
 /** Every file under the root with its bytes, to prove "nothing changed, byte for byte". */
-async function filesUnder(folder = root): Promise<Record<string, string>> {
+async function contentsUnder(folder = root): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name);
@@ -94,7 +85,7 @@ describe('applyPatch', () => {
   it('later hunks see earlier ones, in patch order', async () => {
     await put('f.txt', 'a\n');
     // g.txt does not exist yet, so deleting it first fails the patch as a whole and f.txt is untouched.
-    const error = await failure(wrap('*** Update File: f.txt', '-a', '+b', '*** Update File: f.txt', '-b', '+c', '*** Delete File: g.txt', '*** Add File: g.txt', '+g'));
+    const error = await patchFailure(root, wrap('*** Update File: f.txt', '-a', '+b', '*** Update File: f.txt', '-b', '+c', '*** Delete File: g.txt', '*** Add File: g.txt', '+g'));
     expect(error.message).toBe(`Failed to read ${root}/g.txt: No such file or directory (os error 2)`);
     expect(await read('f.txt')).toBe('a\n');
     await applyPatch(wrap('*** Update File: f.txt', '-a', '+b', '*** Update File: f.txt', '-b', '+c', '*** Add File: g.txt', '+g', '*** Delete File: g.txt'), { root });
@@ -120,11 +111,11 @@ describe('applyPatch', () => {
   it('leaves no temporary files behind', async () => {
     await put('a.txt', 'x\n');
     await applyPatch(wrap('*** Update File: a.txt', '-x', '+y', '*** Add File: b/c.txt', '+z'), { root });
-    expect(Object.keys(await filesUnder()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
+    expect(Object.keys(await contentsUnder()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
   });
 
   it('refuses an empty patch with "No files were modified."', async () => {
-    const error = await failure('*** Begin Patch\n*** End Patch');
+    const error = await patchFailure(root, '*** Begin Patch\n*** End Patch');
     expect(error.code).toBe('NO_CHANGES');
     expect(error.message).toBe('No files were modified.');
   });
@@ -132,7 +123,7 @@ describe('applyPatch', () => {
 
 describe('verification failures change nothing', () => {
   it('deleting a missing file', async () => {
-    const error = await failure(wrap('*** Delete File: missing.txt'));
+    const error = await patchFailure(root, wrap('*** Delete File: missing.txt'));
     expect(error.code).toBe('VERIFICATION_FAILED');
     // absolute paths and the OS error number, as the reference names them
     expect(error.message).toBe(`Failed to read ${root}/missing.txt: No such file or directory (os error 2)`);
@@ -140,7 +131,7 @@ describe('verification failures change nothing', () => {
 
   it('deleting a directory', async () => {
     await mkdir(join(root, 'folder'));
-    expect((await failure(wrap('*** Delete File: folder'))).message).toBe(`Failed to read ${root}/folder: path \`${root}/folder\` is not a file`);
+    expect((await patchFailure(root, wrap('*** Delete File: folder'))).message).toBe(`Failed to read ${root}/folder: path \`${root}/folder\` is not a file`);
   });
 
   it('a named pipe, or a link to one, is refused at once as not a file (the library never waits in open)', async () => {
@@ -154,21 +145,21 @@ describe('verification failures change nothing', () => {
       ['*** Update File: x\n*** Move to: pipe\n-a\n+b', `Failed to write file pipe: ${notAFile('pipe')}`],
     ]) {
       await put('x', 'a\n');
-      const error = await failure(wrap(section));
+      const error = await patchFailure(root, wrap(section));
       expect({ code: error.code, message: error.message }).toEqual({ code: 'VERIFICATION_FAILED', message });
     }
     expect((await lstat(join(root, 'pipe'))).isFIFO()).toBe(true);
   });
 
   it('updating a missing file', async () => {
-    expect((await failure(wrap('*** Update File: nope.txt', '-a', '+b'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Update File: nope.txt', '-a', '+b'))).message).toBe(
       `Failed to read file to update ${root}/nope.txt: No such file or directory (os error 2)`,
     );
   });
 
   it('updating a file that is not UTF-8', async () => {
     await put('bin.dat', Buffer.from([0xff, 0xfe, 0x00, 0x41, 0x0a]));
-    expect((await failure(wrap('*** Update File: bin.dat', '-A', '+B'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Update File: bin.dat', '-A', '+B'))).message).toBe(
       `Failed to read file to update ${root}/bin.dat: stream did not contain valid UTF-8`,
     );
   });
@@ -178,8 +169,8 @@ describe('verification failures change nothing', () => {
     await put('two.txt', 'alpha\nbeta\n');
     await put('three.txt', 'keep me\n');
     await put('crlf.txt', 'x\r\ny\r\n');
-    const before = await filesUnder();
-    const error = await failure(
+    const before = await contentsUnder();
+    const error = await patchFailure(root, 
       wrap(
         '*** Update File: one.txt',
         '-first',
@@ -202,7 +193,7 @@ describe('verification failures change nothing', () => {
     );
     expect(error.code).toBe('VERIFICATION_FAILED');
     expect(error.message).toBe(`Failed to find expected lines in ${root}/two.txt:\ngamma`);
-    expect(await filesUnder()).toEqual(before);
+    expect(await contentsUnder()).toEqual(before);
   });
 });
 
@@ -211,8 +202,8 @@ describe('all or nothing when a write fails midway', () => {
     await put('a.txt', 'original a\n');
     await put('blocker', 'I am a file, not a folder\n');
     await put('gone.txt', 'still here\n');
-    const before = await filesUnder();
-    const error = await failure(
+    const before = await contentsUnder();
+    const error = await patchFailure(root, 
       wrap(
         '*** Update File: a.txt',
         '-original a',
@@ -233,15 +224,15 @@ describe('all or nothing when a write fails midway', () => {
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/inside.txt: File exists. No files were changed.');
     expect(error.unrestoredPaths).toEqual([]);
-    expect(await filesUnder()).toEqual(before);
+    expect(await contentsUnder()).toEqual(before);
   });
 
   it('a directory where a moved file should land is caught before writing', async () => {
     await put('src.txt', 'a\n');
     await mkdir(join(root, 'dest'));
-    const before = await filesUnder();
-    expect((await failure(wrap('*** Update File: src.txt', '*** Move to: dest', '-a', '+b'))).message).toBe('Failed to write file dest: Is a directory');
-    expect(await filesUnder()).toEqual(before);
+    const before = await contentsUnder();
+    expect((await patchFailure(root, wrap('*** Update File: src.txt', '*** Move to: dest', '-a', '+b'))).message).toBe('Failed to write file dest: Is a directory');
+    expect(await contentsUnder()).toEqual(before);
   });
 
   it('an abort before writing refuses the patch', async () => {
@@ -266,13 +257,13 @@ describe('all or nothing when a write fails midway', () => {
 
 describe('paths outside the workspace root', () => {
   it('refuses .. and absolute paths elsewhere', async () => {
-    const dotdot = await failure(wrap('*** Add File: ../outside/evil.txt', '+x'));
+    const dotdot = await patchFailure(root, wrap('*** Add File: ../outside/evil.txt', '+x'));
     expect(dotdot.code).toBe('PATH_OUTSIDE_ROOT');
     expect(dotdot.message).toBe("path '../outside/evil.txt' resolves outside the workspace root");
     const absolute = join(outside, 'evil.txt');
-    expect((await failure(wrap(`*** Add File: ${absolute}`, '+x'))).message).toBe(`path '${absolute}' resolves outside the workspace root`);
+    expect((await patchFailure(root, wrap(`*** Add File: ${absolute}`, '+x'))).message).toBe(`path '${absolute}' resolves outside the workspace root`);
     await put('in.txt', 'a\n');
-    expect((await failure(wrap('*** Update File: in.txt', '*** Move to: ../outside/moved.txt', '-a', '+b'))).code).toBe('PATH_OUTSIDE_ROOT');
+    expect((await patchFailure(root, wrap('*** Update File: in.txt', '*** Move to: ../outside/moved.txt', '-a', '+b'))).code).toBe('PATH_OUTSIDE_ROOT');
     expect(await readdir(outside)).toEqual([]);
     expect(await read('in.txt')).toBe('a\n');
   });
@@ -281,12 +272,12 @@ describe('paths outside the workspace root', () => {
     await writeFile(join(outside, 'secret.txt'), 'secret\n');
     await symlink(join(outside, 'secret.txt'), join(root, 'link.txt'));
     await symlink(outside, join(root, 'linkdir'));
-    expect((await failure(wrap('*** Update File: link.txt', '-secret', '+pwned'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Update File: link.txt', '-secret', '+pwned'))).message).toBe(
       "path 'link.txt' resolves outside the workspace root through a symbolic link",
     );
-    expect((await failure(wrap('*** Add File: linkdir/new.txt', '+x'))).code).toBe('PATH_OUTSIDE_ROOT');
+    expect((await patchFailure(root, wrap('*** Add File: linkdir/new.txt', '+x'))).code).toBe('PATH_OUTSIDE_ROOT');
     await symlink(join(outside, 'nothing'), join(root, 'dangling'));
-    expect((await failure(wrap('*** Add File: dangling', '+x'))).message).toBe(
+    expect((await patchFailure(root, wrap('*** Add File: dangling', '+x'))).message).toBe(
       "path 'dangling' resolves outside the workspace root (it is a dangling symbolic link)",
     );
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
@@ -351,7 +342,7 @@ describe('a workspace root reached through a symbolic link', () => {
       ['move.txt', 'm\n', null],
       ['moved/m.txt', null, 'n\n'],
     ]);
-    expect(await filesUnder()).toEqual({
+    expect(await contentsUnder()).toEqual({
       sub: '<dir>',
       'sub/add.txt': Buffer.from('new\n').toString('base64'),
       'update.txt': Buffer.from('bar\n').toString('base64'),
@@ -426,7 +417,7 @@ describe('hunks on a symbolic link inside the root', () => {
   it('Delete of a link then Update of that path is refused', async () => {
     await put('real.txt', 'a\n');
     await symlink(join(root, 'real.txt'), join(root, 'alias.txt'));
-    const error = await failure(wrap('*** Delete File: alias.txt', '*** Update File: alias.txt', '-a', '+b'));
+    const error = await patchFailure(root, wrap('*** Delete File: alias.txt', '*** Update File: alias.txt', '-a', '+b'));
     expect(error.message).toBe(`Failed to read file to update ${root}/alias.txt: No such file or directory (os error 2)`);
     expect((await lstat(join(root, 'alias.txt'))).isSymbolicLink()).toBe(true);
   });

@@ -17,7 +17,7 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-async function failure(run: Promise<unknown>): Promise<ApplyPatchError> {
+async function rejectionOf(run: Promise<unknown>): Promise<ApplyPatchError> {
   return run.then(
     () => {
       throw new Error('expected the patch to fail');
@@ -53,7 +53,7 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     const plan = await verifyPatch(wrap('*** Add File: d/victim.txt', '+pwned'), { root });
     await rename(join(root, 'd'), join(root, 'd.real'));
     await symlink(outside, join(root, 'd'));
-    const error = await failure(plan.commit());
+    const error = await rejectionOf(plan.commit());
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
@@ -67,11 +67,11 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     await symlink(outside, join(root, 'out'));
     await applyPatch(wrap('*** Update File: rel/f.txt', '-f', '+g'), { root });
     expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');
-    expect((await failure(applyPatch(wrap('*** Add File: out/x.txt', '+x'), { root }))).message).toBe("path 'out/x.txt' resolves outside the workspace root through a symbolic link");
-    expect((await failure(applyPatch(wrap('*** Add File: sub/.git/config', '+x'), { root }))).message).toBe("path 'sub/.git/config' is inside .git, which apply_patch does not change");
+    expect((await rejectionOf(applyPatch(wrap('*** Add File: out/x.txt', '+x'), { root }))).message).toBe("path 'out/x.txt' resolves outside the workspace root through a symbolic link");
+    expect((await rejectionOf(applyPatch(wrap('*** Add File: sub/.git/config', '+x'), { root }))).message).toBe("path 'sub/.git/config' is inside .git, which apply_patch does not change");
     // A file where a folder must be created fails the second write: the first is undone.
     await writeFile(join(root, 'blocker'), 'file\n');
-    const error = await failure(applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h', '*** Add File: blocker/x.txt', '+x'), { root }));
+    const error = await rejectionOf(applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h', '*** Add File: blocker/x.txt', '+x'), { root }));
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/x.txt: File exists. No files were changed.');
     expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');

@@ -14,7 +14,7 @@ import { clockTool, formatCurrentTime } from './clock-tool';
 const noArgs: ToolPayload = { kind: 'function', arguments: '' };
 
 /** One call through the registry; resolves with the output (a fatal error rejects, as it ends the turn). */
-async function call(executor: ToolExecutor, step?: Partial<StepContext>, payload: ToolPayload = noArgs) {
+async function clockOutput(executor: ToolExecutor, step?: Partial<StepContext>, payload: ToolPayload = noArgs) {
   const result = await invokeTool(executor, payload, { callId: 'call-1', step });
   return result.output;
 }
@@ -36,7 +36,7 @@ describe('clockTool', () => {
   });
 
   it('answers the model with the sentence and Code Mode with ISO-8601 and Unix milliseconds', async () => {
-    const output = await call(clockTool({ timeProvider: fixedTimeProvider('2025-03-04T05:06:07.890Z') }));
+    const output = await clockOutput(clockTool({ timeProvider: fixedTimeProvider('2025-03-04T05:06:07.890Z') }));
     expect(output.success).toBe(true);
     expect(output.toResponseItem('call-1', noArgs)).toEqual({
       type: 'function_call_output',
@@ -48,15 +48,15 @@ describe('clockTool', () => {
 
   it('uses the step clock when no provider is injected, and the injected one over it', async () => {
     const step = { time: fixedTimeProvider('2001-02-03T04:05:06Z') };
-    const fromStep = await call(clockTool(), step);
+    const fromStep = await clockOutput(clockTool(), step);
     expect(fromStep.codeModeResult(noArgs)).toEqual({ iso: '2001-02-03T04:05:06.000Z', unix_ms: 981173106000 });
-    const injected = await call(clockTool({ timeProvider: fixedTimeProvider('1999-12-31T23:59:59Z') }), step);
+    const injected = await clockOutput(clockTool({ timeProvider: fixedTimeProvider('1999-12-31T23:59:59Z') }), step);
     expect(injected.toResponseItem('c', noArgs)).toMatchObject({ output: 'It is 1999-12-31 23:59:59 UTC.' });
   });
 
   it('falls back to the system clock', async () => {
     const before = Date.now();
-    const output = await call(clockTool());
+    const output = await clockOutput(clockTool());
     const result = output.codeModeResult(noArgs) as { unix_ms: number; iso: string };
     expect(result.unix_ms).toBeGreaterThanOrEqual(before);
     expect(result.unix_ms).toBeLessThanOrEqual(Date.now());
@@ -65,7 +65,7 @@ describe('clockTool', () => {
 
   it('accepts an async provider', async () => {
     const provider: TimeProvider = { now: async () => new Date('2030-01-01T00:00:00Z') };
-    const output = await call(clockTool({ timeProvider: provider }));
+    const output = await clockOutput(clockTool({ timeProvider: provider }));
     expect(output.toResponseItem('c', noArgs)).toMatchObject({ output: 'It is 2030-01-01 00:00:00 UTC.' });
   });
 
@@ -74,7 +74,7 @@ describe('clockTool', () => {
     ['a rejection', { now: () => Promise.reject(new Error('timeout')) }, 'failed to read current time: timeout'],
     ['an invalid date', { now: () => new Date('nope') }, 'failed to read current time: time provider returned an invalid date'],
   ] as Array<[string, TimeProvider, string]>)('turns %s of the provider into a fatal error', async (_label, provider, message) => {
-    const error = await call(clockTool({ timeProvider: provider })).then(
+    const error = await clockOutput(clockTool({ timeProvider: provider })).then(
       () => undefined,
       (caught: unknown) => caught,
     );
@@ -86,7 +86,7 @@ describe('clockTool', () => {
     // The registry stops a custom call before the handler (fatal INCOMPATIBLE_PAYLOAD, checked by
     // testExecutor); an executor that also declares custom payloads reaches the handler's own guard.
     const widened = { ...clockTool(), payloadKinds: ['function', 'custom'] } as const;
-    const output = await call(widened, undefined, { kind: 'custom', input: 'x' });
+    const output = await clockOutput(widened, undefined, { kind: 'custom', input: 'x' });
     expect(output.success).toBe(false);
     expect(output.toResponseItem('call-1', { kind: 'custom', input: 'x' })).toMatchObject({ output: 'curr_time handler received unsupported payload' });
   });

@@ -8,16 +8,14 @@ import {
 } from '@switchyard/protocol';
 import { invokeTool, testExecutor } from '@switchyard/registry/testing';
 import { contextRemainingTool, effectiveContextWindow, tokensLeft } from './context-remaining-tool';
+import { modelText } from '@switchyard/test-helpers';
 
 const noArgs: ToolPayload = { kind: 'function', arguments: '{}' };
 
 /** One call through the registry, resolving with its output (failures are outputs, as the model sees them). */
-async function call(executor: ToolExecutor, step: Partial<StepContext>, payload: ToolPayload = noArgs) {
+async function remainingOutput(executor: ToolExecutor, step: Partial<StepContext>, payload: ToolPayload = noArgs) {
   return (await invokeTool(executor, payload, { callId: 'call-7', step })).output;
 }
-
-/** The text the model reads for an output. */
-const modelText = (output: { toResponseItem: (id: string, payload: ToolPayload) => unknown }) => (output.toResponseItem('call-7', noArgs) as { output: string }).output;
 
 testExecutor({
   executor: contextRemainingTool(),
@@ -48,7 +46,7 @@ describe('contextRemainingTool', () => {
   });
 
   it('window 10000 with 2500 used leaves 7000 of the effective window', async () => {
-    const output = await call(contextRemainingTool(), withWindow({ windowTokens: 10_000, usedTokens: 2_500 }));
+    const output = await remainingOutput(contextRemainingTool(), withWindow({ windowTokens: 10_000, usedTokens: 2_500 }));
     expect(output.success).toBe(true);
     expect(output.toResponseItem('call-7', noArgs)).toEqual({
       type: 'function_call_output',
@@ -60,7 +58,7 @@ describe('contextRemainingTool', () => {
 
   it('says unknown and null when no limit is known', async () => {
     for (const step of [withWindow(undefined), withWindow({ windowTokens: null, usedTokens: 1234 })]) {
-      const output = await call(contextRemainingTool(), step);
+      const output = await remainingOutput(contextRemainingTool(), step);
       expect(output.toResponseItem('call-7', noArgs)).toMatchObject({
         output: 'You have unknown tokens left in this context window.',
       });
@@ -79,13 +77,13 @@ describe('contextRemainingTool', () => {
       },
     });
     const step = withWindow({ windowTokens: 10_000, usedTokens: 0 });
-    const output = await call(tool, step);
+    const output = await remainingOutput(tool, step);
     expect(output.codeModeResult(noArgs)).toEqual({ tokens_left: 100_000 });
     expect(seen).toEqual([expect.objectContaining(step)]);
   });
 
   it('honours another effective-window share', async () => {
-    const output = await call(contextRemainingTool({ effectiveWindowPercent: 100 }), withWindow({ windowTokens: 10_000, usedTokens: 2_500 }));
+    const output = await remainingOutput(contextRemainingTool({ effectiveWindowPercent: 100 }), withWindow({ windowTokens: 10_000, usedTokens: 2_500 }));
     expect(output.codeModeResult(noArgs)).toEqual({ tokens_left: 7500 });
     expect(() => contextRemainingTool({ effectiveWindowPercent: 0 })).toThrow('effectiveWindowPercent must be in (0, 100], got 0');
   });
@@ -101,7 +99,7 @@ describe('contextRemainingTool', () => {
     // The registry stops a custom call before the handler (fatal INCOMPATIBLE_PAYLOAD, checked by
     // testExecutor); an executor that also declares custom payloads reaches the handler's own guard.
     const widened = { ...contextRemainingTool(), payloadKinds: ['function', 'custom'] } as const;
-    const output = await call(widened, withWindow(), { kind: 'custom', input: '' });
+    const output = await remainingOutput(widened, withWindow(), { kind: 'custom', input: '' });
     expect(output.success).toBe(false);
     expect(modelText(output)).toBe('get_context_remaining handler received unsupported payload');
   });

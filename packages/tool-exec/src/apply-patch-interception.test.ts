@@ -67,17 +67,16 @@ afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
 
-function open() {
+function openFullAccess() {
   const root = makeWorkspace();
   const toolset = createExecToolset({ root, sandbox: 'danger-full-access', approvalPolicy: 'never' });
   toolsets.push(toolset);
   return { root, exec: toolset.tools[0] };
 }
 
-
 describe('exec_command intercepts apply_patch', () => {
   test('a heredoc runs the registered apply_patch tool; the model reads its answer in the shell frame, no warning, no token count', async () => {
-    const { exec } = open();
+    const { exec } = openFullAccess();
     const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('Success. Updated the following files:\nA hello.txt\n'));
     const output = await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
     expect(calls).toEqual([{ name: { name: 'apply_patch' }, payload: { kind: 'custom', input: PATCH } }]);
@@ -93,7 +92,7 @@ describe('exec_command intercepts apply_patch', () => {
   });
 
   test('a cd prefix or a workdir rebases the patch paths onto the workspace root', async () => {
-    const { exec, root } = open();
+    const { exec, root } = openFullAccess();
     mkdirSync(join(root, 'pkg'));
     const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('ok'));
     await callTool(exec, { cmd: `cd pkg && apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools });
@@ -105,7 +104,7 @@ describe('exec_command intercepts apply_patch', () => {
   });
 
   test('a failed patch is a model-visible failure carrying the error as the apply_patch tool wrote it', async () => {
-    const { exec } = open();
+    const { exec } = openFullAccess();
     const { tools } = fakeApplyPatch(() => FunctionToolOutput.text('apply_patch verification failed: bad', false));
     expect(await failureOf(callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` }, { tools }))).toEqual({
       message: 'apply_patch verification failed: bad',
@@ -114,7 +113,7 @@ describe('exec_command intercepts apply_patch', () => {
   });
 
   test('a bare patch as the command gets the reference error', async () => {
-    const { exec } = open();
+    const { exec } = openFullAccess();
     const { tools, calls } = fakeApplyPatch(() => FunctionToolOutput.text('ok'));
     expect((await failureOf(callTool(exec, { cmd: PATCH }, { tools }))).message).toBe(
       'patch detected without explicit call to apply_patch. Rerun as ["apply_patch", "<patch>"]',
@@ -123,7 +122,7 @@ describe('exec_command intercepts apply_patch', () => {
   });
 
   test('without a registered apply_patch tool the command simply runs in the shell', async () => {
-    const { exec } = open();
+    const { exec } = openFullAccess();
     const output = await callTool(exec, { cmd: `apply_patch <<'EOF'\n${PATCH}\nEOF` });
     const value = output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
     expect(value.exit_code).toBe(127);

@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { RespondToModelError, toolName, type ToolInvocation, type ToolOutput } from '@switchyard/protocol';
-import { contentItemsToText } from '@switchyard/kit';
+import { contentItemsToText } from '@switchyard/kit/internal';
 
 /** The warning the model reads when exec_command ran a patch. */
 

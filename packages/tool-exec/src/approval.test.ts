@@ -36,14 +36,12 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
-function open(policy: ApprovalPolicy, approvals: ApprovalProvider | undefined, options: ExecToolsOptions = {}) {
+function openWithPolicy(policy: ApprovalPolicy, approvals: ApprovalProvider | undefined, options: ExecToolsOptions = {}) {
   const root = makeWorkspace();
   const toolset = createExecToolset({ root, sandbox: 'workspace-write', approvalPolicy: policy, approvals, ...options });
   toolsets.push(toolset);
   return { root, exec: toolset.tools[0] };
 }
-
-
 
 let counter = 0;
 const REFERENCE_NAMES = { never: 'Never', 'on-failure': 'OnFailure', untrusted: 'UnlessTrusted' } as const;
@@ -53,7 +51,7 @@ describe('require_escalated', () => {
   for (const policy of ['never', 'on-failure', 'untrusted'] as const) {
     test(`policy ${policy} cannot ask: the reference refusal, the provider is never asked`, async () => {
       const approvals = fakeApprovals('approved');
-      const { exec } = open(policy, approvals);
+      const { exec } = openWithPolicy(policy, approvals);
       const target = outsideFile();
       const answer = await failureOf(callTool(exec, { cmd: `touch ${target}`, sandbox_permissions: 'require_escalated', justification: 'need it' }));
       expect(answer).toEqual({
@@ -68,7 +66,7 @@ describe('require_escalated', () => {
 
   test('on-request asks with the justification; approved runs outside the sandbox', async () => {
     const approvals = fakeApprovals('approved');
-    const { exec, root } = open('on-request', approvals);
+    const { exec, root } = openWithPolicy('on-request', approvals);
     const target = outsideFile();
     const output = codeModeValue(await callTool(exec, { cmd: `touch ${target} && echo done`, sandbox_permissions: 'require_escalated', justification: 'write the report' }));
     expect(output).toMatchObject({ exit_code: 0, output: 'done\n' });
@@ -80,7 +78,7 @@ describe('require_escalated', () => {
 
   test('on-request: a refusal answers "exec command rejected by user" and runs nothing', async () => {
     const approvals = fakeApprovals('denied');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     const target = outsideFile();
     const answer = await failureOf(callTool(exec, { cmd: `touch ${target}`, sandbox_permissions: 'require_escalated' }));
     expect(answer).toEqual({ message: 'exec command rejected by user', code: 'APPROVAL_DENIED' });
@@ -88,9 +86,9 @@ describe('require_escalated', () => {
   });
 
   test('a throwing provider counts as a refusal; no provider refuses too', async () => {
-    const { exec } = open('on-request', fakeApprovals(new Error('ui crashed')));
+    const { exec } = openWithPolicy('on-request', fakeApprovals(new Error('ui crashed')));
     expect((await failureOf(callTool(exec, { cmd: 'true', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
-    const { exec: lonely } = open('on-request', undefined);
+    const { exec: lonely } = openWithPolicy('on-request', undefined);
     expect(await failureOf(callTool(lonely, { cmd: 'true', sandbox_permissions: 'require_escalated' }))).toEqual({
       message: 'exec command rejected: no approval provider is configured to ask the user',
       code: 'APPROVAL_DENIED',
@@ -99,7 +97,7 @@ describe('require_escalated', () => {
 
   test('approved-for-session is remembered for the same command, and for a prefix_rule', async () => {
     const approvals = fakeApprovals('approved-for-session', 'approved-for-session');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     await callTool(exec, { cmd: 'echo one', sandbox_permissions: 'require_escalated' });
     await callTool(exec, { cmd: 'echo one', sandbox_permissions: 'require_escalated' });
     expect(approvals.requests).toHaveLength(1);
@@ -115,7 +113,7 @@ describe('require_escalated', () => {
 describe('prefix_rule', () => {
   test('the rule is shown to the person in the request reason', async () => {
     const approvals = fakeApprovals('approved', 'approved');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     await callTool(exec, { cmd: 'git status', sandbox_permissions: 'require_escalated', justification: 'check the tree', prefix_rule: ['git', 'status'] });
     expect(approvals.requests[0].reason).toBe(
       'check the tree\nApproving for the session also allows, without asking, every command starting with ["git","status"] (simple commands only, no shell operators).',
@@ -128,7 +126,7 @@ describe('prefix_rule', () => {
 
   test('a remembered rule never covers a command with shell operators or expansions', async () => {
     const approvals = fakeApprovals('approved-for-session');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     await callTool(exec, { cmd: 'echo status', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
     expect(approvals.requests).toHaveLength(1);
     await callTool(exec, { cmd: 'echo other words', sandbox_permissions: 'require_escalated' });
@@ -155,7 +153,7 @@ describe('prefix_rule', () => {
 
   test('a rule that is not a word prefix of the approved command is not remembered (only the exact command is)', async () => {
     const approvals = fakeApprovals('approved-for-session', 'denied', 'approved-for-session');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     await callTool(exec, { cmd: 'printf a', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
     await callTool(exec, { cmd: 'printf a', sandbox_permissions: 'require_escalated' });
     expect(approvals.requests).toHaveLength(1); // the exact command is remembered
@@ -184,7 +182,7 @@ describe('prefix_rule', () => {
 
   test('a rule from a command with shell operators is not remembered: approving `git status; x` with ["git"] does not widen', async () => {
     const approvals = fakeApprovals('approved-for-session');
-    const { exec } = open('on-request', approvals);
+    const { exec } = openWithPolicy('on-request', approvals);
     await callTool(exec, { cmd: 'echo a; echo b', sandbox_permissions: 'require_escalated', prefix_rule: ['echo'] });
     expect((await failureOf(callTool(exec, { cmd: 'echo c', sandbox_permissions: 'require_escalated' }))).message).toBe('exec command rejected by user');
     expect(approvals.requests).toHaveLength(2);
@@ -195,7 +193,7 @@ describe('policies without escalation', () => {
   test('on-request and never run in the sandbox without asking', async () => {
     for (const policy of ['on-request', 'never'] as const) {
       const approvals = fakeApprovals();
-      const { exec } = open(policy, approvals);
+      const { exec } = openWithPolicy(policy, approvals);
       const target = outsideFile();
       const output = codeModeValue(await callTool(exec, { cmd: `touch ${target}` }));
       expect(output.exit_code).toBe(1);
@@ -206,7 +204,7 @@ describe('policies without escalation', () => {
 
   test('untrusted: known-safe commands run, anything else is asked about', async () => {
     const approvals = fakeApprovals('denied', 'approved');
-    const { exec, root } = open('untrusted', approvals);
+    const { exec, root } = openWithPolicy('untrusted', approvals);
     expect(codeModeValue(await callTool(exec, { cmd: 'ls -a && pwd' })).exit_code).toBe(0);
     expect(approvals.requests).toHaveLength(0);
 
@@ -222,7 +220,7 @@ describe('policies without escalation', () => {
 
   test('on-failure: a sandbox denial asks to rerun unsandboxed; approved reruns, refused answers the refusal', async () => {
     const approvals = fakeApprovals('approved', 'denied');
-    const { exec } = open('on-failure', approvals);
+    const { exec } = openWithPolicy('on-failure', approvals);
     const target = outsideFile();
     const output = codeModeValue(await callTool(exec, { cmd: `touch ${target} && echo written` }));
     expect(output).toMatchObject({ exit_code: 0, output: 'written\n' });
@@ -249,7 +247,7 @@ describe('policies without escalation', () => {
     expect(existsSync(target)).toBe(true);
     expect(stepApprovals.requests).toHaveLength(1);
 
-    const { exec: strict } = open('never', undefined);
+    const { exec: strict } = openWithPolicy('never', undefined);
     const answer = await failureOf(callTool(strict, { cmd: 'true', sandbox_permissions: 'require_escalated' }, { step: { approvalPolicy: 'on-request', approvals: stepApprovals } }));
     expect(answer.message).toContain('approval policy is Never;');
   });

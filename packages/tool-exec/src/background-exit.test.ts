@@ -24,7 +24,7 @@ function inbox(): { delivery: BackgroundDelivery; completions: BackgroundComplet
   };
   return { delivery, completions, next };
 }
-function open(background?: boolean): ExecToolset {
+function openSessionScoped(background?: boolean): ExecToolset {
   const toolset = createExecToolset({ root: makeWorkspace(), sandbox: 'danger-full-access', processScope: 'session', ...(background ? { background } : {}) });
   toolsets.push(toolset);
   return toolset;
@@ -32,7 +32,7 @@ function open(background?: boolean): ExecToolset {
 
 describe('exec_command: background exit delivery', () => {
   it('an exit nobody polls is delivered once as a function_call_output of the exec_command call; the process then leaves the table', async () => {
-    const { tools } = open();
+    const { tools } = openSessionScoped();
     const box = inbox();
     const step = { background: box.delivery };
     const started = codeModeValue(await callTool(tools[0], { cmd: 'sleep 0.4; echo bye; exit 3', yield_time_ms: 250 }, { step }));
@@ -48,7 +48,7 @@ describe('exec_command: background exit delivery', () => {
   });
 
   it('a write_stdin waiting when the process exits reports the exit itself: nothing is delivered', async () => {
-    const { tools } = open();
+    const { tools } = openSessionScoped();
     const box = inbox();
     const step = { background: box.delivery };
     const id = codeModeValue(await callTool(tools[0], { cmd: 'sleep 0.5; echo polled', yield_time_ms: 250 }, { step })).session_id as number;
@@ -59,7 +59,7 @@ describe('exec_command: background exit delivery', () => {
   });
 
   it('a process killed with its session delivers nothing; without a background inbox nothing is delivered either', async () => {
-    const toolset = open();
+    const toolset = openSessionScoped();
     const box = inbox();
     await callTool(toolset.tools[0], { cmd: 'sleep 30', yield_time_ms: 250 }, { step: { background: box.delivery, sessionId: 's-1' } });
     await toolset.endSession('s-1');
@@ -70,12 +70,12 @@ describe('exec_command: background exit delivery', () => {
   });
 
   it('the description says polling is unnecessary only with `background: true`', () => {
-    expect(open(true).tools[0].spec).toMatchObject({ description: `${EXEC_COMMAND_DESCRIPTION} ${EXEC_COMMAND_BACKGROUND_NOTE}` });
-    expect(open().tools[0].spec).toMatchObject({ description: EXEC_COMMAND_DESCRIPTION });
+    expect(openSessionScoped(true).tools[0].spec).toMatchObject({ description: `${EXEC_COMMAND_DESCRIPTION} ${EXEC_COMMAND_BACKGROUND_NOTE}` });
+    expect(openSessionScoped().tools[0].spec).toMatchObject({ description: EXEC_COMMAND_DESCRIPTION });
   });
 
   it('runningWork lists the processes of a session that outlive their call (for a session store), and only that session’s; turn-scoped ones never', async () => {
-    const toolset = open();
+    const toolset = openSessionScoped();
     const marker = `running-work-${process.pid}`;
     const id = codeModeValue(await callTool(toolset.tools[0], { cmd: `sleep 30 # ${marker}`, yield_time_ms: 250 }, { step: { sessionId: 's-1' } })).session_id as number;
     await callTool(toolset.tools[0], { cmd: 'true', yield_time_ms: 250 }, { step: { sessionId: 's-1' } });

@@ -1,5 +1,5 @@
 import { SwitchyardError, type JsonValue, type SwitchyardEvent, type ToolInvocation } from '@switchyard/protocol';
-import { abortedMessage } from '@switchyard/kit';
+import { abortedMessage } from '@switchyard/kit/internal';
 import type { ExecProcess } from './exec-process';
 
 // What a call of either tool does while its process runs: tell the host, wait, answer an abort.

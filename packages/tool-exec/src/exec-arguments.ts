@@ -1,5 +1,5 @@
 import { RespondToModelError, type JsonObject, type ToolInvocation } from '@switchyard/protocol';
-import { invocationArguments } from '@switchyard/kit';
+import { invocationArguments } from '@switchyard/kit/internal';
 
 const MIN_YIELD_MS = 250;
 const MAX_YIELD_MS = 30_000;

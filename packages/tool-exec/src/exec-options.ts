@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { APPROVAL_POLICIES, SANDBOX_MODES, type ApprovalPolicy, type ApprovalProvider, type SandboxMode, type StepContext } from '@switchyard/protocol';
-import { optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit';
+import { optionRules as rule, type OptionRule, type OptionsShape } from '@switchyard/kit/internal';
 import { findExecutable, sandboxEnvironment, writableRoots, type InheritEnv, type SandboxLimits, type SandboxPolicy } from '@switchyard/sandbox';
 
 /** Options of {@link createExecToolset} and {@link execTools}. Each policy falls back to the step's, then to a default. */

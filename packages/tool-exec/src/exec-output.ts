@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JsonObject, JsonValue, ToolOutput, ToolOutputItem, ToolPayload } from '@switchyard/protocol';
-import { DEFAULT_OUTPUT_TOKENS, previewText, truncateTextOutput } from '@switchyard/kit';
+import { DEFAULT_OUTPUT_TOKENS, truncateTextOutput } from '@switchyard/kit';
+import { previewText } from '@switchyard/kit/internal';
 
 /** What exec_command / write_stdin answered, before formatting. */
 export interface ExecResult {

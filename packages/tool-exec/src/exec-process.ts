@@ -2,7 +2,7 @@ import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { killProcessTree as killTree, type CommandSpawner, type SpawnOptions } from '@switchyard/sandbox';
 import type { Readable } from 'node:stream';
-import { createEventHub } from '@switchyard/kit';
+import { createEventHub } from '@switchyard/kit/internal';
 import { isSwitchyardError, RespondToModelError } from '@switchyard/protocol';
 import { HeadTailBuffer } from './head-tail-buffer';
 

@@ -4,11 +4,12 @@ import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { type HookRunner, type JsonValue, type SwitchyardEvent } from '@switchyard/protocol';
 import { invokeTool, testExecutor, type InvokeToolResult } from '@switchyard/registry/testing';
 import { createExecToolset, execTools, type ExecToolset, type ExecToolsOptions } from './exec-tools';
-import { callTool, codeModeValue, eventually, failureOf, makeWorkspace, modelText, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, failureOf, makeWorkspace, modelText, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { becomes } from '@switchyard/test-helpers';
 
 const toolsets: ExecToolset[] = [];
 
-function open(options: ExecToolsOptions = {}) {
+function openToolset(options: ExecToolsOptions = {}) {
   const root = makeWorkspace();
   const toolset = createExecToolset({ root, sandbox: 'danger-full-access', approvalPolicy: 'never', ...options });
   toolsets.push(toolset);
@@ -19,8 +20,6 @@ function open(options: ExecToolsOptions = {}) {
 afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
-
-
 
 // The conformance suites keep their own toolsets (the afterEach above shuts its list down after
 // every test); each suite's lifecycle check shuts its toolset down, afterAll covers a failed run.
@@ -54,7 +53,7 @@ testExecutor({
 
 describe('exec_command output', () => {
   test('a finished command: the reference header, interleaved stdout and stderr, the exit code', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     const output = await callTool(exec, { cmd: "printf 'out\\n'; sleep 0.05; printf 'err\\n' >&2; exit 7" });
     expect(modelText(output)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess exited with code 7\nOriginal token count: 2\nOutput:\nout\nerr\n$/);
     expect(codeModeValue(output)).toEqual({
@@ -68,13 +67,13 @@ describe('exec_command output', () => {
   });
 
   test('exit code 0, and 128 + signal for a killed command', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     expect(codeModeValue(await callTool(exec, { cmd: 'true' })).exit_code).toBe(0);
     expect(codeModeValue(await callTool(exec, { cmd: 'kill -TERM $$' })).exit_code).toBe(143);
   });
 
   test('the command runs in the workspace root, or in a relative workdir', async () => {
-    const { exec, root } = open({ shell: '/bin/sh' });
+    const { exec, root } = openToolset({ shell: '/bin/sh' });
     mkdirSync(join(root, 'sub'));
     expect(codeModeValue(await callTool(exec, { cmd: 'pwd' })).output).toBe(`${root}\n`);
     expect(codeModeValue(await callTool(exec, { cmd: 'pwd', workdir: 'sub' })).output).toBe(`${join(root, 'sub')}\n`);
@@ -84,7 +83,7 @@ describe('exec_command output', () => {
   });
 
   test('long output is truncated to max_output_tokens with the original token count', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     const output = await callTool(exec, { cmd: 'seq 1 3000', max_output_tokens: 40 });
     const text = modelText(output);
     const original = Math.ceil(Buffer.byteLength(Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')) / 4);
@@ -94,7 +93,7 @@ describe('exec_command output', () => {
   });
 
   test('retained output is capped, keeping its head and its tail', async () => {
-    const { exec } = open({ maxRetainedBytes: 1000 });
+    const { exec } = openToolset({ maxRetainedBytes: 1000 });
     const output = await callTool(exec, { cmd: "echo START; head -c 200000 /dev/zero | tr '\\0' x; echo; echo END" });
     const text = codeModeValue(output).output as string;
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
@@ -103,7 +102,7 @@ describe('exec_command output', () => {
   });
 
   test('bad arguments and disabled login shells are answered to the model', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     expect((await failureOf(callTool(exec, { cmd: '  ' }))).message).toBe('exec_command: `cmd` must be a non-empty string');
     // A wrong type fails the reading of the arguments before the handler, in serde's words as the reference answers.
     expect((await failureOf(callTool(exec, { cmd: 'true', tty: 'yes' }))).message).toBe('failed to parse function arguments: invalid type: string "yes", expected a boolean at line 1 column 25');
@@ -123,16 +122,16 @@ describe('exec_command output', () => {
   });
 
   test('login shells when allowed: the parameter is offered and -l is used', async () => {
-    const { exec } = open({ allowLoginShell: true, shell: '/bin/bash' });
+    const { exec } = openToolset({ allowLoginShell: true, shell: '/bin/bash' });
     expect(Object.keys((exec.spec as { parameters: { properties: object } }).parameters.properties)).toContain('login');
     expect(codeModeValue(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain' })).output).toBe('login\n');
     expect(codeModeValue(await callTool(exec, { cmd: 'shopt -q login_shell && echo login || echo plain', login: false })).output).toBe('plain\n');
-    const { exec: plain } = open();
+    const { exec: plain } = openToolset();
     expect(Object.keys((plain.spec as { parameters: { properties: object } }).parameters.properties)).not.toContain('login');
   });
 
   test('begin and end notifications are emitted', async () => {
-    const { exec, root } = open();
+    const { exec, root } = openToolset();
     const events: SwitchyardEvent[] = [];
     await callTool(exec, { cmd: 'exit 2' }, { events });
     expect(events.map((event) => (event.type === 'tool-notification' ? [event.name, event.data] : event.type))).toEqual([
@@ -144,7 +143,7 @@ describe('exec_command output', () => {
 
 describe('sessions and write_stdin', () => {
   test('a long-running loop answers with a session id; an empty poll collects the rest and the exit code', async () => {
-    const { exec, write, toolset } = open();
+    const { exec, write, toolset } = openToolset();
     const first = await callTool(exec, { cmd: 'for i in 1 2 3 4; do echo tick$i; sleep 0.3; done', yield_time_ms: 400 });
     expect(modelText(first)).toMatch(/^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess running with session ID 1000\nOriginal token count: \d+\nOutput:\ntick1\n/);
     expect(codeModeValue(first).session_id).toBe(1000);
@@ -159,7 +158,7 @@ describe('sessions and write_stdin', () => {
   });
 
   test('tty: true gives a terminal; cat echoes what write_stdin sends and ends on Ctrl-D', async () => {
-    const { exec, write } = open();
+    const { exec, write } = openToolset();
     expect(codeModeValue(await callTool(exec, { cmd: 'tty', tty: true })).output).toMatch(/^\/dev\/pts\/\d+\r?\n$/);
     const piped = codeModeValue(await callTool(exec, { cmd: 'tty' }));
     expect(piped).toMatchObject({ exit_code: 1, output: 'not a tty\n' });
@@ -177,7 +176,7 @@ describe('sessions and write_stdin', () => {
   });
 
   test('without a tty stdin is closed: commands that read it end, writes are refused', async () => {
-    const { exec, write } = open();
+    const { exec, write } = openToolset();
     expect(codeModeValue(await callTool(exec, { cmd: 'cat; echo after' }))).toMatchObject({ exit_code: 0, output: 'after\n' });
     const id = codeModeValue(await callTool(exec, { cmd: 'sleep 5', yield_time_ms: 250 })).session_id;
     expect((await failureOf(callTool(write, { session_id: id, chars: 'x' }))).message).toBe(
@@ -186,7 +185,7 @@ describe('sessions and write_stdin', () => {
   });
 
   test('yield times are clamped: at least 250 ms, and an empty poll waits at least 5 s', async () => {
-    const { exec, write } = open();
+    const { exec, write } = openToolset();
     const first = codeModeValue(await callTool(exec, { cmd: 'sleep 20', yield_time_ms: 1 }));
     expect(first.wall_time_seconds).toBeGreaterThanOrEqual(0.24); // timer vs wall-clock jitter
     const poll = codeModeValue(await callTool(write, { session_id: first.session_id as number, chars: '', yield_time_ms: 1 }));
@@ -195,32 +194,32 @@ describe('sessions and write_stdin', () => {
   }, 20_000);
 
   test('at most maxProcesses live sessions: the least recently used is evicted and killed', async () => {
-    const { exec, write, toolset } = open({ maxProcesses: 2 });
+    const { exec, write, toolset } = openToolset({ maxProcesses: 2 });
     const marker = uniqueSleepSeconds();
     const ids: number[] = [];
     for (let i = 0; i < 3; i++) ids.push(codeModeValue(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number);
     expect(toolset.liveSessionIds()).toEqual([ids[1], ids[2]]);
     expect((await failureOf(callTool(write, { session_id: ids[0], chars: '' }))).message).toBe(`write_stdin failed: Unknown process id ${ids[0]}`);
-    expect(await eventually(() => sleepProcesses(marker).length === 2)).toBe(true);
+    expect(await becomes(() => sleepProcesses(marker).length === 2, 5_000)).toBe(true);
   });
 });
 
 describe('process hygiene', () => {
   test('cancelling exec_command kills the whole process group, including a setsid child: no survivors in /proc', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     const marker = uniqueSleepSeconds();
     const controller = new AbortController();
     const call = callTool(exec, { cmd: `sleep ${marker} & setsid sleep ${marker} & sleep ${marker}; wait`, yield_time_ms: 30_000 }, { signal: controller.signal });
-    expect(await eventually(() => sleepProcesses(marker).length === 3)).toBe(true);
+    expect(await becomes(() => sleepProcesses(marker).length === 3, 5_000)).toBe(true);
     controller.abort();
     const failure = await failureOf(call);
     expect(failure.code).toBe('ABORTED');
     expect(failure.message).toMatch(/^Wall time: \d+\.\d seconds\naborted by user$/);
-    expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses(marker).length === 0, 5_000)).toBe(true);
   });
 
   test('cancelling write_stdin kills its process', async () => {
-    const { exec, write, toolset } = open();
+    const { exec, write, toolset } = openToolset();
     const marker = uniqueSleepSeconds();
     const id = codeModeValue(await callTool(exec, { cmd: `sleep ${marker}`, yield_time_ms: 250 })).session_id as number;
     const controller = new AbortController();
@@ -228,27 +227,27 @@ describe('process hygiene', () => {
     setTimeout(() => controller.abort(), 100);
     expect((await failureOf(call)).code).toBe('ABORTED');
     expect(toolset.liveSessionIds()).toEqual([]);
-    expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses(marker).length === 0, 5_000)).toBe(true);
   });
 
   test("a turn's end kills its processes; a later turn's call sweeps earlier ones; shutdown kills the rest", async () => {
-    const { exec, toolset } = open();
+    const { exec, toolset } = openToolset();
     const [a, b, c] = [uniqueSleepSeconds(), uniqueSleepSeconds(), uniqueSleepSeconds()];
     await callTool(exec, { cmd: `sleep ${a}`, yield_time_ms: 250 }, { step: { turnId: 'turn-1' } });
     await callTool(exec, { cmd: `sleep ${b}`, yield_time_ms: 250 }, { step: { turnId: 'turn-2' } });
-    expect(await eventually(() => sleepProcesses(a).length === 0)).toBe(true); // swept by turn-2's first call
+    expect(await becomes(() => sleepProcesses(a).length === 0, 5_000)).toBe(true); // swept by turn-2's first call
     await toolset.endTurn('turn-2');
-    expect(await eventually(() => sleepProcesses(b).length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses(b).length === 0, 5_000)).toBe(true);
     await callTool(exec, { cmd: `sleep ${c}`, yield_time_ms: 250 }, { step: { turnId: 'turn-3' } });
     expect(sleepProcesses(c).length).toBe(1);
     await toolset.shutdown();
-    expect(await eventually(() => sleepProcesses(c).length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses(c).length === 0, 5_000)).toBe(true);
     const refused = await failureOf(callTool(exec, { cmd: 'true' }));
     expect(refused).toEqual({ message: 'exec tools are shut down', code: 'SHUTTING_DOWN' });
   });
 
   test("processScope 'session' keeps processes across turns until shutdown", async () => {
-    const { exec, write, toolset } = open({ processScope: 'session' });
+    const { exec, write, toolset } = openToolset({ processScope: 'session' });
     const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: { turnId: 'turn-1' } })).session_id as number;
     await toolset.endTurn('turn-1');
     const later = codeModeValue(await callTool(write, { session_id: id, chars: 'ping\n', yield_time_ms: 300 }, { step: { turnId: 'turn-2' } }));
@@ -257,18 +256,18 @@ describe('process hygiene', () => {
   });
 
   test('a tty command that exits while a background child keeps writing still finishes', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     const output = codeModeValue(await callTool(exec, { cmd: '(while true; do echo spam; sleep 0.01; done) & sleep 0.2; exit 5', tty: true, yield_time_ms: 10_000 }));
     expect(output.exit_code).toBe(5);
     expect(output.wall_time_seconds).toBeLessThan(5);
   });
 
   test('a finished command leaves no background children behind', async () => {
-    const { exec } = open();
+    const { exec } = openToolset();
     const marker = uniqueSleepSeconds();
     const output = codeModeValue(await callTool(exec, { cmd: `sleep ${marker} & echo started` }));
     expect(output).toMatchObject({ exit_code: 0, output: 'started\n' });
-    expect(await eventually(() => sleepProcesses(marker).length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses(marker).length === 0, 5_000)).toBe(true);
   });
 });
 
@@ -281,7 +280,7 @@ describe('hook payloads', () => {
   const argumentsOf = (result: InvokeToolResult) => (result.payload.kind === 'function' ? JSON.parse(result.payload.arguments) : undefined);
 
   test('exec_command: pre is Bash + {command, shell, workdir}; a rewrite replaces cmd (and shell/workdir); post only for a finished process', async () => {
-    const { exec, root } = open({ shell: '/bin/sh' });
+    const { exec, root } = openToolset({ shell: '/bin/sh' });
     mkdirSync(join(root, 'sub'));
     const one = await invokeTool(exec, { cmd: 'echo one', yield_time_ms: 500 });
     expect(one.hookInputs.pre.map(hookView)).toEqual([{ toolName: 'Bash', toolInput: { command: 'echo one', shell: '/bin/sh', workdir: root } }]);
@@ -304,7 +303,7 @@ describe('hook payloads', () => {
   });
 
   test('exec_command parses its arguments once: the registry validates, hooks and the handler reuse that value', async () => {
-    const { exec } = open({ shell: '/bin/sh' });
+    const { exec } = openToolset({ shell: '/bin/sh' });
     const text = JSON.stringify({ cmd: 'echo once' });
     const parse = JSON.parse;
     let parses = 0;
@@ -326,7 +325,7 @@ describe('hook payloads', () => {
   });
 
   test('write_stdin: pre and post are write_stdin (alias Bash) + {session_id, chars, command}; a rewrite replaces chars; the poll that sees the exit is the exec_command PostToolUse', async () => {
-    const { exec, write } = open({ shell: '/bin/sh' });
+    const { exec, write } = openToolset({ shell: '/bin/sh' });
     const started = await invokeTool(exec, { cmd: 'read line; echo "got $line"', tty: true, yield_time_ms: 250 }, { callId: 'exec-call-1' });
     const sessionId = codeModeValue(started.output).session_id as number;
     const command = 'read line; echo "got $line"';
@@ -414,7 +413,7 @@ describe('checkSetup (the session calls it at creation)', () => {
 
 describe('admission control', () => {
   test('maxConcurrentCommands: excess calls of a session wait (a cancelled waiter answers aborted); other sessions do not wait', async () => {
-    const { exec, root } = open({ maxConcurrentCommands: 1, shell: '/bin/sh' });
+    const { exec, root } = openToolset({ maxConcurrentCommands: 1, shell: '/bin/sh' });
     const alice = { sessionId: 'alice' };
     const holder = callTool(exec, { cmd: 'while [ ! -e go ]; do sleep 0.05; done; echo first', yield_time_ms: 20_000 }, { step: alice });
     const waiting = callTool(exec, { cmd: 'echo second', yield_time_ms: 20_000 }, { step: alice });
@@ -436,7 +435,7 @@ describe('one toolset, several sessions', () => {
   const bob = { sessionId: 'bob', turnId: 'bob-1' };
 
   test("another session's process id answers exactly like an unknown one", async () => {
-    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const { exec, write, toolset } = openToolset({ processScope: 'session', shell: '/bin/sh' });
     const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step: alice })).session_id as number;
     const foreign = await failureOf(callTool(write, { session_id: id, chars: 'x\n' }, { step: bob }));
     const unknown = await failureOf(callTool(write, { session_id: 999_999, chars: 'x\n' }, { step: bob }));
@@ -447,7 +446,7 @@ describe('one toolset, several sessions', () => {
   });
 
   test("endSession and a session's dispose with its id end only that session's processes", async () => {
-    const { exec, write, toolset } = open({ processScope: 'session', shell: '/bin/sh' });
+    const { exec, write, toolset } = openToolset({ processScope: 'session', shell: '/bin/sh' });
     const start = async (step: typeof alice) => codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 250 }, { step })).session_id as number;
     const [a, b1, b2] = [await start(alice), await start(bob), await start(bob)];
     await toolset.endSession('bob');
@@ -470,7 +469,7 @@ describe('environment', () => {
   test('by default host variables named like secrets (KEY, SECRET, TOKEN, PASSWORD) are dropped; env still adds', async () => {
     setAll();
     try {
-      const { exec } = open({ env: { EXTRA_API_KEY: 'given-explicitly' } });
+      const { exec } = openToolset({ env: { EXTRA_API_KEY: 'given-explicitly' } });
       const output = codeModeValue(await callTool(exec, { cmd: `${script}; echo EXTRA_API_KEY=$EXTRA_API_KEY` })).output;
       expect(output).toBe(
         'OPENAI_API_KEY=unset\nGITHUB_TOKEN=unset\ndb_password=unset\nMY_SECRET_THING=unset\nSWITCHYARD_HARMLESS=value-of-SWITCHYARD_HARMLESS\nEXTRA_API_KEY=given-explicitly\n',
@@ -483,7 +482,7 @@ describe('environment', () => {
   test("inheritEnv: 'all' passes every host variable", async () => {
     setAll();
     try {
-      const { exec } = open({ inheritEnv: 'all' });
+      const { exec } = openToolset({ inheritEnv: 'all' });
       const output = codeModeValue(await callTool(exec, { cmd: script })).output;
       expect(output).toBe(names.map((name) => `${name}=value-of-${name}\n`).join(''));
     } finally {

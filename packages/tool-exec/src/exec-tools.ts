@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { toolName, type SandboxMode, type ToolExecutor } from '@switchyard/protocol';
-import { checkOptions, serdeArgumentsParser } from '@switchyard/kit';
+import { checkOptions, serdeArgumentsParser } from '@switchyard/kit/internal';
 import { checkSandbox } from '@switchyard/sandbox';
 import { ExecCall } from './exec-call';
 import { EXEC_OPTION_RULES, resolveShell, resolveWorkdir, sandboxPolicy, type ExecToolsOptions } from './exec-options';

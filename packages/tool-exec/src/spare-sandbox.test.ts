@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
-import { callTool, codeModeValue, eventually, makeWorkspace, processOf, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, makeWorkspace, processOf, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { becomes } from '@switchyard/test-helpers';
 
 // As root, once a sandboxed command's start was answered, the session's sandbox launcher starts the
 // next command's bubblewrap ahead (a prepared sandbox running a stub that waits for one request).
@@ -15,7 +16,7 @@ afterEach(async () => {
 });
 
 /** A workspace that is a repository (`.git` exists: no placeholder, which only lives while commands run). */
-function open(options: ExecToolsOptions = {}, repository = true) {
+function openRepository(options: ExecToolsOptions = {}, repository = true) {
   const root = makeWorkspace();
   if (repository) mkdirSync(join(root, '.git'));
   const toolset = createExecToolset({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', ...options });
@@ -61,7 +62,7 @@ function bubblewrapOf(marker: string): number | undefined {
 }
 
 async function preparedSandbox(): Promise<number> {
-  expect(await eventually(() => prepared() !== undefined, 10_000)).toBe(true);
+  expect(await becomes(() => prepared() !== undefined, 10_000)).toBe(true);
   const pid = prepared() as number;
   seen.add(pid);
   return pid;
@@ -71,7 +72,7 @@ const asRoot = process.geteuid?.() === 0;
 
 describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a sandbox prepared ahead (as root)', () => {
   test('the next command runs in the prepared bubblewrap, with its own fresh /tmp and PID namespace each time', async () => {
-    const { run } = open();
+    const { run } = openRepository();
     // Each command stays (a sleep) so their namespaces exist at once: a freed namespace's inode number is reused.
     const first = await run(`echo one > /tmp/mark; readlink /proc/self/ns/pid; echo $$; sleep ${uniqueSleepSeconds()}`, 500);
     const [firstNs, firstPid] = (first.output as string).trim().split('\n');
@@ -81,7 +82,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
       const ready = await preparedSandbox();
       const marker = uniqueSleepSeconds();
       const next = await run(`test -e /tmp/mark && echo shared || echo private; echo two > /tmp/mark; readlink /proc/self/ns/pid; echo $$; ls /proc | grep -c '^[0-9]'; sleep ${marker}`, 500);
-      expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+      expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
       // the command's bubblewrap is the one started before the request, not a new one
       expect(bubblewrapOf(marker)).toBe(ready);
       const [tmp, ns, pid, visible] = (next.output as string).trim().split('\n');
@@ -95,7 +96,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a command sees the same environment, directory and exit status through a prepared sandbox as through its own bubblewrap', async () => {
-    const { root, run } = open();
+    const { root, run } = openRepository();
     mkdirSync(join(root, 'sub'));
     // bubblewrap's init (pid 1) has bubblewrap's command line: the stub's in a prepared sandbox
     // (the pattern assembled in a file, so that the probe's own command line does not contain it)
@@ -104,7 +105,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     const ready = await preparedSandbox();
     const marker = uniqueSleepSeconds();
     await run(`sleep ${marker}`, 500);
-    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
     expect(bubblewrapOf(marker)).toBe(ready);
     await preparedSandbox();
     const prepared = codeModeValue(await callTool(toolsets[0].tools[0], { ...probe, yield_time_ms: 10_000 }, { step: { sessionId: 'alice', turnId: 'alice-1' } }));
@@ -115,7 +116,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a nested .git made or replaced after the sandbox was prepared: it is discarded and the command\'s own bubblewrap protects it', async () => {
-    const { root, run } = open();
+    const { root, run } = openRepository();
     mkdirSync(join(root, 'old', '.git'), { recursive: true });
     await run('true');
     // a new .git: the read-only binds differ from the prepared sandbox's
@@ -124,9 +125,9 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     let marker = uniqueSleepSeconds();
     let answer = await run(`{ echo hook > sub/.git/config; } 2>/dev/null && echo written || echo refused; sleep ${marker}`, 500);
     expect(answer.output).toBe('refused\n');
-    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
     expect(bubblewrapOf(marker)).not.toBe(stale);
-    expect(await eventually(() => processOf(stale) === undefined)).toBe(true);
+    expect(await becomes(() => processOf(stale) === undefined, 5_000)).toBe(true);
     // the same path replaced by a new directory (the binds read the same): the prepared mount would
     // no longer cover it, so it is discarded too
     stale = await preparedSandbox();
@@ -135,33 +136,33 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     marker = uniqueSleepSeconds();
     answer = await run(`{ echo hook > old/.git/config; } 2>/dev/null && echo written || echo refused; sleep ${marker}`, 500);
     expect(answer.output).toBe('refused\n');
-    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
     expect(bubblewrapOf(marker)).not.toBe(stale);
     expect(readdirSync(join(root, 'old', '.git'))).toEqual([]);
     expect(readdirSync(join(root, 'sub', '.git'))).toEqual([]);
   }, 60_000);
 
   test('a workspace that is not a repository gets no prepared sandbox: its .git placeholder lives only while a command runs', async () => {
-    const { root, run } = open({}, false);
+    const { root, run } = openRepository({}, false);
     const marker = uniqueSleepSeconds();
     await run(`sleep ${marker}`, 500);
-    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(prepared()).toBeUndefined();
     expect(readdirSync(root)).toEqual(['.git']);
   }, 60_000);
 
   test('a prepared sandbox ends with its session (and its launcher), unused', async () => {
-    const { run } = open();
+    const { run } = openRepository();
     await run('true');
     const ready = await preparedSandbox();
     expect(processOf(ready)).toBeDefined();
     await toolsets[0].endSession('alice');
-    expect(await eventually(() => processOf(ready) === undefined && launcher() === undefined)).toBe(true);
+    expect(await becomes(() => processOf(ready) === undefined && launcher() === undefined, 5_000)).toBe(true);
   }, 60_000);
 
   test('the cgroup caps hold for a command run in a prepared sandbox: a fork bomb stops at the pids cap', async () => {
-    const { run } = open({ limits: { pids: 24 } });
+    const { run } = openRepository({ limits: { pids: 24 } });
     await run('true');
     const ready = await preparedSandbox();
     const marker = uniqueSleepSeconds();
@@ -169,7 +170,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     // fork); counting /proc with a glob needs no fork. The first two seconds are for finding it.
     const bomb = `(sleep ${marker} &); sleep 2; sh -c 'i=0; while [ $i -lt 60 ]; do sleep 20.4712 & i=$((i+1)); done'; set -- /proc/[0-9]*; echo "live=$#"; exit 0`;
     const answer = await run(bomb, 300);
-    expect(await eventually(() => bubblewrapOf(marker) !== undefined)).toBe(true);
+    expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
     expect(bubblewrapOf(marker)).toBe(ready);
     // the rest of the output and the exit come with the poll
     const write = toolsets[0].tools[1];
@@ -181,6 +182,6 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
     expect(output).toContain('Cannot fork');
     expect(output).toMatch(/\nsandbox limit: the command reached its limit of 24 processes \(\d+ new processes were refused\)\n$/);
     expect(polled.exit_code).toBe(0);
-    expect(await eventually(() => sleepProcesses('20.4712').length === 0)).toBe(true);
+    expect(await becomes(() => sleepProcesses('20.4712').length === 0, 5_000)).toBe(true);
   }, 60_000);
 });

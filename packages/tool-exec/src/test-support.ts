@@ -1,6 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import {
   isSwitchyardError,
   type HookRunner,
@@ -11,12 +9,7 @@ import {
   type ToolOutput,
 } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
-export { uniqueSleepSeconds } from '@switchyard/test-helpers';
-
-/** A fresh workspace directory (real path, under the OS temp dir). */
-export function makeWorkspace(prefix = 'tool-exec-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-}
+export { codeModeValue, makeWorkspace, modelText, uniqueSleepSeconds } from '@switchyard/test-helpers';
 
 /** The lifecycle events the runtime emits itself (the tool's own notifications are the rest). */
 const RUNTIME_EVENTS = new Set(['tool-call-start', 'tool-call-end', 'tool-call-aborted', 'tool-call-blocked']);
@@ -44,13 +37,6 @@ export async function callTool(
   return result.output;
 }
 
-/** The text the model reads for an output. */
-export function modelText(output: ToolOutput): string {
-  const item = output.toResponseItem('call', { kind: 'function', arguments: '{}' });
-  if (item.type !== 'function_call_output' || typeof item.output !== 'string') throw new Error(`unexpected item ${JSON.stringify(item)}`);
-  return item.output;
-}
-
 /** Pids of `sleep <seconds>` processes (exact command line; zombies have none and do not count). */
 export function sleepProcesses(seconds: string): number[] {
   const wanted = `sleep ${seconds}`;
@@ -67,17 +53,6 @@ export function sleepProcesses(seconds: string): number[] {
   return found;
 }
 
-/** Polls `check` every 50 ms until it returns true or `timeoutMs` passes; returns the last answer. */
-export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((done) => setTimeout(done, 50));
-  }
-}
-
-
 /** The message and code a call failed with; throws if it succeeded. */
 export async function failureOf(promise: Promise<unknown>): Promise<{ message: string; code?: string }> {
   try {
@@ -86,11 +61,6 @@ export async function failureOf(promise: Promise<unknown>): Promise<{ message: s
     return { message: (error as Error).message, code: isSwitchyardError(error) ? error.code : undefined };
   }
   throw new Error('expected the call to fail');
-}
-
-/** The Code Mode value of an output (exec_command's result object). */
-export function codeModeValue(output: ToolOutput): JsonObject {
-  return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
 }
 
 /** The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone). */

@@ -2,13 +2,15 @@
  * Holds every published package's public surface to three things that must agree:
  *   1. `exports.snapshot.json` beside this folder: each entry point's export names, values and types;
  *   2. the root README's generated table of public names (between the `public-api` markers);
- *   3. each package README's `## API` table: every exported name documented, nothing else.
+ *   3. each package README's `## API` table: every exported name documented, nothing else
+ *      (an `…/internal` entry point, for Switchyard's own packages, is in 1 only);
+ * and holds each package's root entry to `MAX_ROOT_VALUES` values (`@switchyard/protocol` aside).
  * `--update` rewrites 1 and 2 from the sources (3 is written by hand: it says what each name is for).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { entryPoints, readSurface, readmeProblems, replaceSurfaceTable, surfaceDiff, type Surface } from './export-surface';
+import { entryPoints, oversizedRoots, readSurface, readmeProblems, replaceSurfaceTable, surfaceDiff, type Surface } from './export-surface';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const snapshotPath = join(root, 'tools/check-packs/exports.snapshot.json');
@@ -51,6 +53,7 @@ if (diff.length) {
 } else if (regenerated !== rootReadme) {
   problems.push(`the table of public names in README.md is stale: run \`${UPDATE}\``);
 }
+problems.push(...oversizedRoots(surface));
 const seen = new Set<string>();
 for (const entry of entries) {
   if (seen.has(entry.dir)) continue;

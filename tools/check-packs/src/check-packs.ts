@@ -1,8 +1,9 @@
 /**
  * Packs every published package and proves each one works alone: install the tarball into an empty
  * temporary project with npm (plus the tarballs of the Switchyard packages it depends on, which are
- * not on the registry), then import it as ESM and as CJS, type-check a file that uses it, and run
- * the package's own `pack-smoke.mjs` there when it has one (a check of the built files in place).
+ * not on the registry), then import each of its entry points as ESM and as CJS (each exporting
+ * exactly the values of the export snapshot), type-check a file that uses it, and run the package's
+ * own `pack-smoke.mjs` there when it has one (a check of the built files in place).
  *
  * isolated-vm is a peer of @switchyard/code-mode-runtime; in these per-package projects the
  * workspace's copy (6.x) and its own dependencies are placed in the parent folder of all temporary
@@ -30,6 +31,17 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
 // `--hosts`: the host shapes alone (the Node 22 pass); `--previous-release`: the previous-release plugin alone;
 // package names: those packages alone, no host shapes.
+const USAGE = `usage: pnpm --filter @switchyard/check-packs run check [-- --hosts | --previous-release | <package name part>…]
+  (nothing)           every package alone, the host shapes and the previous-release plugin
+  --hosts             the host shapes alone
+  --previous-release  the previous-release plugin alone
+  <name part>…        the packages whose name contains one of them, alone (e.g. kit session)`;
+const unknown = process.argv.slice(2).filter((arg) => arg.startsWith('-') && arg !== '--' && arg !== '--hosts' && arg !== '--previous-release');
+if (unknown.length) {
+  // `--help` or a misspelt flag must not start the whole run (tens of minutes of installs).
+  console[unknown.includes('--help') ? 'log' : 'error'](`${unknown.includes('--help') ? '' : `check-packs: unknown option ${unknown.join(' ')}\n`}${USAGE}`);
+  process.exit(unknown.includes('--help') ? 0 : 1);
+}
 const hostsOnly = process.argv.includes('--hosts');
 const previousOnly = process.argv.includes('--previous-release');
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
@@ -83,6 +95,8 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
   const cjs = await run('node', ['--no-node-snapshot', '-e', `const m = require('${pkg.name}'); if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
   if (cjs.code !== 0) return `CJS require failed:\n${cjs.output}`;
+  const entries = await checkEntryPoints(pkg, dir);
+  if (entries) return entries;
   if (pkg.name === '@switchyard/code-mode-runtime') {
     // The worker entry ships in the package: a cell must run in a worker process of the installed
     // copy, from the ESM and the CJS build (TypeScript stripping included: sucrase on its thread).
@@ -99,8 +113,9 @@ async function check(pkg: Pkg): Promise<string | undefined> {
     const cjsCell = await run('node', ['-e', cell(`const { createCodeModeRuntime } = require('${pkg.name}');`)], dir);
     if (cjsCell.code !== 0) return `a cell in a worker process (CJS) failed:\n${cjsCell.output}`;
   }
-  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n`);
-  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n`);
+  const internalTypes = (cjs: boolean) => pkg.internalEntries.map((entry, i) => (cjs ? `import internal${i} = require('${entry}');\n` : `import * as internal${i} from '${entry}';\n`) + `export type Internal${i} = typeof internal${i};\n`).join('');
+  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n${internalTypes(false)}`);
+  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n${internalTypes(true)}`);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['use.mts', 'use.cts'] }),
@@ -114,6 +129,33 @@ async function check(pkg: Pkg): Promise<string | undefined> {
     const ran = await run('node', ['--no-node-snapshot', 'pack-smoke.mjs'], dir);
     if (ran.code !== 0) return `pack-smoke.mjs failed:\n${ran.output}`;
     console.log(`check-packs: ${pkg.name} ${ran.output.trim()}`);
+  }
+  return undefined;
+}
+
+const snapshot = JSON.parse(readFileSync(join(root, 'tools/check-packs/exports.snapshot.json'), 'utf8')) as Record<string, { values: string[] }>;
+
+/**
+ * Every entry point of the installed package (`.` and each subpath of its `exports`) exports exactly
+ * the values the snapshot records, as ESM and, where the entry has a `require` condition, as CJS:
+ * a subpath resolves from the tarball, and no build drops or adds a name.
+ */
+async function checkEntryPoints(pkg: Pkg, dir: string): Promise<string | undefined> {
+  const exportsMap = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')).exports as Record<string, unknown>;
+  for (const [key, target] of Object.entries(exportsMap)) {
+    if (key === './package.json') continue;
+    const specifier = key === '.' ? pkg.name : `${pkg.name}${key.slice(1)}`;
+    const expected = JSON.stringify([...(snapshot[specifier]?.values ?? [])].sort());
+    const print = `console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort()))`;
+    const loads = [['ESM', ['--input-type=module', '-e', `import * as m from '${specifier}'; ${print}`]] as const];
+    const cjs = typeof target === 'object' && target !== null && 'require' in target;
+    const all = cjs ? [...loads, ['CJS', ['-e', `const m = require('${specifier}'); ${print}`]] as const] : loads;
+    for (const [format, args] of all) {
+      const loaded = await run('node', ['--no-node-snapshot', ...args], dir);
+      if (loaded.code !== 0) return `${specifier} (${format}) failed to load:\n${loaded.output}`;
+      const names = loaded.output.trim().split('\n').at(-1);
+      if (names !== expected) return `${specifier} (${format}) exports ${names}, the snapshot records ${expected}`;
+    }
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { documentedNames, entryPoints, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, README_END, README_START } from './export-surface';
+import { documentedNames, entryPoints, oversizedRoots, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, MAX_ROOT_VALUES, README_END, README_START } from './export-surface';
 import { fixtureTree } from '../test/fixture-tree';
 
 const { root, write: file } = fixtureTree('export-surface');
@@ -46,8 +46,33 @@ describe('surfaceDiff', () => {
   });
 });
 
+describe('the root entry cap', () => {
+  const values = (count: number) => Array.from({ length: count }, (_, i) => `v${i}`);
+  it('names each package whose root exports more than 25 values, with the count', () => {
+    expect(MAX_ROOT_VALUES).toBe(25);
+    const surface = {
+      '@switchyard/a': { values: values(26), types: [] },
+      '@switchyard/b': { values: values(25), types: values(40) },
+      '@switchyard/b/internal': { values: values(60), types: [] },
+      '@switchyard/b/testing': { values: values(30), types: [] },
+      '@switchyard/protocol': { values: values(50), types: [] },
+    };
+    expect(oversizedRoots(surface)).toEqual([
+      "@switchyard/a: the root entry exports 26 values, more than 25: keep there what a host or tool author uses, and move what only Switchyard's own packages import to `@switchyard/a/internal` (or a subpath for its own audience)",
+    ]);
+  });
+  it('passes every root at the cap or under it (types do not count; protocol, the shared vocabulary, is exempt)', () => {
+    expect(oversizedRoots({ '@switchyard/a': { values: values(25), types: values(100) }, '@switchyard/protocol': { values: values(200), types: [] } })).toEqual([]);
+  });
+});
+
 describe('the root README table', () => {
   const surface = { '@switchyard/a': { values: ['make'], types: [] } };
+  it('leaves internal entry points out', () => {
+    const table = renderSurfaceTable({ ...surface, '@switchyard/a/internal': { values: ['hidden'], types: [] } });
+    expect(table).toContain('| `@switchyard/a` | `make` | — |');
+    expect(table).not.toContain('internal');
+  });
   it('replaces what lies between the markers, and says when there are none', () => {
     const readme = `# x\n\n${README_START}\nold\n${README_END}\n\nafter\n`;
     const replaced = replaceSurfaceTable(readme, surface)!;
@@ -86,5 +111,12 @@ describe('package README API tables', () => {
       '@switchyard/a: `VERSION` is exported but not in the README\'s API table',
       '@switchyard/a: `Stale` is in the README\'s API table but not exported',
     ]);
+  });
+  it('asks nothing of an internal entry point, and refuses one documented as API', () => {
+    const surface = { '@switchyard/a': { values: ['make'], types: [] }, '@switchyard/a/internal': { values: ['hub'], types: ['Hub'] } };
+    const api = ['## API', '| export | what |', '|---|---|', '| `make()` | makes |'];
+    expect(readmeProblems(api.join('\n'), '@switchyard/a', surface)).toEqual([]);
+    const documented = [...api, '### `@switchyard/a/internal`', '| `hub()` | a hub |'].join('\n');
+    expect(readmeProblems(documented, '@switchyard/a', surface)).toEqual(['@switchyard/a/internal: an internal entry point is not under semver: leave it out of the API table']);
   });
 });

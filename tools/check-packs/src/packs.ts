@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isInternalEntry } from './export-surface.ts';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -21,6 +22,8 @@ export interface Pkg {
   nodeRange?: string;
   /** Third-party peers other than isolated-vm, as `name@range` (installed with the package, as npm would). */
   externalPeers: string[];
+  /** Its `…/internal` entry points (`@switchyard/kit/internal`): other packages' builds import and require them. */
+  internalEntries: string[];
 }
 
 /** Every package under packages/ that is published (not private). */
@@ -41,6 +44,9 @@ export const packages: Pkg[] = readdirSync(join(root, 'packages'))
         .filter(([name]) => name !== 'isolated-vm' && !name.startsWith('@switchyard/'))
         .map(([name, range]) => `${name}@${range}`),
       nodeRange: json.engines?.node as string | undefined,
+      internalEntries: Object.keys(json.exports ?? {})
+        .map((key) => `${json.name}${key.slice(1)}`)
+        .filter(isInternalEntry),
     };
   });
 

@@ -4,12 +4,15 @@ import { join } from 'node:path';
 /** Folders under src/ that ship nothing: dependencies, build output and test fixtures. */
 const UNSHIPPED_FOLDERS = new Set(['node_modules', 'dist', 'fixtures', '__fixtures__']);
 const SOURCE = /\.(m|c)?[jt]sx?$/;
-/** Files that ship nothing: tests, fixtures, `test-support.*` helpers and type declarations. */
-const UNSHIPPED_FILE = /\.(test|fixture)\.[cm]?[jt]sx?$|^test-support\.|\.d\.[cm]?ts$/;
+/**
+ * Files that ship nothing: tests, fixtures, `test-support.*` helpers, type declarations and build
+ * scripts (`build-*.ts`, run by the package's `build` before tsup to write a generated module).
+ */
+const UNSHIPPED_FILE = /\.(test|fixture)\.[cm]?[jt]sx?$|^test-support\.|\.d\.[cm]?ts$|^build-[\w-]+\.[cm]?ts$/;
 
 /**
  * The source files a package ships, the package's folder given: everything under its `src/` but
- * tests, fixtures, `test-support.*` helpers and declarations, in name order (`[]` without a `src/`).
+ * tests, fixtures, `test-support.*` helpers, declarations and build scripts, in name order (`[]` without a `src/`).
  */
 export function shippedSources(packageDir: string): string[] {
   const out: string[] = [];

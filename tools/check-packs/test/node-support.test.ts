@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HOST_SHAPES, installArgs, isolatedVmSpec, packages, root } from '../src/packs';
 import { NODE_RELEASES, OLDEST_SUPPORTED_MAJOR } from '../../../scripts/official-node.mjs';
 
-const json = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8'));
+const readJson = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8'));
 const lockfile = readFileSync(join(root, 'pnpm-lock.yaml'), 'utf8');
 
 describe('Node 24 is the project\'s Node', () => {
@@ -16,7 +16,7 @@ describe('Node 24 is the project\'s Node', () => {
 
   it('.nvmrc, engines and devEngines say so, and the scripts fetch those lines', () => {
     expect(readFileSync(join(root, '.nvmrc'), 'utf8').trim()).toBe('24');
-    const pkg = json('package.json');
+    const pkg = readJson('package.json');
     expect(pkg.engines.node).toBe(`>=${OLDEST_SUPPORTED_MAJOR}`);
     expect(pkg.devEngines.runtime).toMatchObject({ name: 'node', version: `>=${OLDEST_SUPPORTED_MAJOR}` });
     expect(semver.major(NODE_RELEASES[24])).toBe(24);

@@ -14,8 +14,8 @@ const KEPT: Record<string, string> = {
   'packages/cli/src/cli.ts': 'prose: the usage text',
   'packages/cli/src/demo-command.ts': 'JavaScript: the demo cell the scripted model sends to exec',
   'packages/code-mode/src/description.ts': "prose: the exec and wait descriptions the model reads, with the TypeScript shapes of the cell's tools",
-  'packages/code-mode-runtime/src/protocol/schema.ts': 'JavaScript: validators generated from the message table, compiled once',
   'packages/code-mode-runtime/src/type-stripper.ts': "JavaScript: the type stripper worker's source",
+  'packages/kit/src/message-table.ts': 'JavaScript: validators generated from a message table, compiled once',
   'packages/session/src/discovery.ts': 'prose: the tool_search answer frame the model reads',
 };
 

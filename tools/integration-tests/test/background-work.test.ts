@@ -7,14 +7,11 @@ import { createSession, type BackgroundCompleteEvent, type Session } from '@swit
 import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { exec, say, texts } from './helpers';
-import { useCleanups } from '@switchyard/test-helpers';
+import { callItem, outputsOf, useCleanups } from '@switchyard/test-helpers';
 
 // Background work across packages: a process exec_command left running delivers its exit into the
 // next turn without write_stdin, and a cell that outlived its turn dispatches its nested
 // exec_command between turns through the session's hooks and approvals.
-
-const call = (callId: string, name: string, args: unknown): ResponseItem => ({ type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args) });
-const outputsOf = (request: ModelRequest, callId: string) => request.input.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
 
 const { defer, scratch: scratchDir } = useCleanups();
 const nextCompletion = (session: Session) => new Promise<BackgroundCompleteEvent>((resolve) => session.on('background-complete', resolve));
@@ -25,21 +22,21 @@ describe('background work across packages', () => {
     const tools = execTools({ processScope: 'session', sandbox: 'danger-full-access', background: true });
     const session = defer(createSession({ tools: [...tools], cwd: dir, background: true }), (session) => session.shutdown());
     const done = nextCompletion(session);
-    const first = createScriptedModel([[call('cmd-1', 'exec_command', { cmd: 'sleep 0.6; echo migration-finished', yield_time_ms: 250 })], [say('running it')]]);
+    const first = createScriptedModel([[callItem('cmd-1', 'exec_command', { cmd: 'sleep 0.6; echo migration-finished', yield_time_ms: 250 })], [say('running it')]]);
     await session.runTurn({ model: first, input: 'run the migration' });
-    expect(texts(outputsOf(first.requests[1], 'cmd-1')[0]).join('')).toMatch(/Process running with session ID 1000/);
+    expect(texts(outputsOf(first.requests[1].input, 'cmd-1')[0]).join('')).toMatch(/Process running with session ID 1000/);
     expect(first.requests[0].tools.find((tool) => (tool as { name?: string }).name === 'exec_command')).toMatchObject({
       description: expect.stringContaining('you do not need to poll it with write_stdin'),
     });
     expect(await done).toEqual({ type: 'background-complete', callId: 'cmd-1', processId: 1000, status: 'completed', item: expect.objectContaining({ type: 'function_call_output', call_id: 'cmd-1' }) });
 
-    const second = createScriptedModel([[call('poll-1', 'write_stdin', { session_id: 1000 })], [say('done')]]);
+    const second = createScriptedModel([[callItem('poll-1', 'write_stdin', { session_id: 1000 })], [say('done')]]);
     await session.runTurn({ model: second, input: 'did it finish?' });
-    const delivered = outputsOf(second.requests[0], 'cmd-1').map((item) => texts(item).join(''));
+    const delivered = outputsOf(second.requests[0].input, 'cmd-1').map((item) => texts(item).join(''));
     expect(delivered).toHaveLength(2);
     expect(delivered[1]).toMatch(/Process exited with code 0\nOriginal token count: \d+\nOutput:\nmigration-finished\n?$/);
     // the exit was reported once: a poll afterwards finds no such process
-    expect(texts(outputsOf(second.requests[1], 'poll-1')[0]).join('')).toBe('write_stdin failed: Unknown process id 1000');
+    expect(texts(outputsOf(second.requests[1].input, 'poll-1')[0]).join('')).toBe('write_stdin failed: Unknown process id 1000');
     expect(session.history.filter((item) => texts(item).join('').includes('migration-finished'))).toHaveLength(1);
   });
 
@@ -82,7 +79,7 @@ describe('background work across packages', () => {
 
     const next = createScriptedModel([[say('the file is there')]]);
     await session.runTurn({ model: next, input: 'well?' });
-    expect(outputsOf(next.requests[0], 'exec-1').map((item) => texts(item).join('\n')).filter((text) => text.includes('wrote'))).toHaveLength(1);
+    expect(outputsOf(next.requests[0].input, 'exec-1').map((item) => texts(item).join('\n')).filter((text) => text.includes('wrote'))).toHaveLength(1);
   });
 
   it('shutdown() ends a background cell and its nested call within its deadline, and nothing is delivered after', async () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createCodeMode } from '@switchyard/code-mode';
-import { connectRuntime, createRemoteRuntime, createStreamTransport, type RuntimePlacement } from '@switchyard/code-mode-runtime';
+import { connectRuntime, createRemoteRuntime, createStreamTransport, type RuntimePlacement } from '@switchyard/code-mode-runtime/protocol';
 import { createSession, type Session } from '@switchyard/session';
 import { exec, texts } from './helpers';
 

@@ -2,29 +2,14 @@ import type { HookRunner, PreToolUseRequest, ResponseItem, ToolExecutor } from '
 import { defineFunctionTool } from '@switchyard/kit';
 import { afterEach } from 'vitest';
 import { createSession, type Session } from '@switchyard/session';
-import { sleep } from '@switchyard/test-helpers';
-import { texts } from '@switchyard/test-helpers';
+import { sleep, texts } from '@switchyard/test-helpers';
 export { say, texts } from '@switchyard/test-helpers';
 
 export { sleep };
+export { callItem as call, cellIdOf, execItem as exec } from '@switchyard/test-helpers';
 
-export const exec = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const wait = (callId: string, args: Record<string, unknown>): ResponseItem => ({ type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) });
-/** A function call item (in the wire namespace form when `namespace` is given). */
-export const call = (callId: string, name: string, args: unknown, namespace?: string): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  ...(namespace ? { namespace } : {}),
-  arguments: JSON.stringify(args),
-});
 
-
-export function cellIdOf(item: ResponseItem | undefined): string {
-  const match = /Script running with cell ID (\S+)/.exec(texts(item)[0] ?? '');
-  if (!match) throw new Error(`no cell id in ${JSON.stringify(item)}`);
-  return match[1];
-}
 
 /** A tool that sleeps `ms` (abortable) and records start/end times. */
 export function sleepTool(log: Array<{ name: string; start: number; end?: number; aborted?: boolean }>, name = 'nap'): ToolExecutor {

@@ -12,7 +12,7 @@ import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { call, exec, say, texts } from './helpers';
-import { useCleanups } from '@switchyard/test-helpers';
+import { outputsOf, useCleanups } from '@switchyard/test-helpers';
 
 // Hooks through a whole session: PostToolUseFailure for the failures it names, http and mcp_tool
 // handlers blocking calls against real servers (a loopback HTTP server, an MCP server process).
@@ -20,7 +20,6 @@ import { useCleanups } from '@switchyard/test-helpers';
 const POLICY_SERVER = fileURLToPath(new URL('./fixtures/policy-server.mjs', import.meta.url));
 const { defer, scratch: scratchDir } = useCleanups();
 const track = <T extends Session | McpTools | Server>(thing: T): T => defer(thing, () => ('shutdown' in thing ? thing.shutdown() : 'close' in thing && 'listen' in thing ? new Promise((resolve) => thing.close(resolve)) : (thing as McpTools).close()));
-const outputOf = (items: readonly ResponseItem[], callId: string) => items.find((item) => 'call_id' in item && item.call_id === callId && item.type.endsWith('_output'));
 
 /** A tool that throws, and one that records that it ran. */
 function hostTools(ran: string[]) {
@@ -67,9 +66,9 @@ describe('PostToolUseFailure through a session', () => {
     expect(byId['c-slow']).toMatchObject({ tool_name: 'mcp__policy__slow', tool_input: { ms: 10_000 }, error_code: 'TIMEOUT' });
     expect(byId['c-slow'].error).toContain('tool call error: timed out awaiting tools/call after 300ms');
     // the model reads the hook's text instead of the failure; the other outputs are the tools' own
-    expect(texts(outputOf(result.items, 'c-deploy'))).toEqual(['deploys are frozen until Monday; do not retry']);
-    expect(texts(outputOf(result.items, 'c-denied'))[0]).toContain('Read-only file system');
-    expect(texts(outputOf(result.items, 'c-fine'))).toEqual(['ran']);
+    expect(texts(outputsOf(result.items, 'c-deploy')[0])).toEqual(['deploys are frozen until Monday; do not retry']);
+    expect(texts(outputsOf(result.items, 'c-denied')[0])[0]).toContain('Read-only file system');
+    expect(texts(outputsOf(result.items, 'c-fine')[0])).toEqual(['ran']);
     expect(ran).toEqual(['ls']);
   }, 120_000);
 
@@ -83,7 +82,7 @@ describe('PostToolUseFailure through a session', () => {
     const result = await session.runTurn({ model: createScriptedModel([[exec('e1', cell)], [say('ok')]]), input: 'go' });
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ tool_name: 'deploy', tool_input: { env: 'staging' }, error: 'tool deploy failed: quota exceeded', error_code: 'RESPOND_TO_MODEL', caller: { kind: 'code-mode', cell_id: expect.any(String) } });
-    expect(texts(outputOf(result.items, 'e1')).join('\n')).toContain('cell saw: tool deploy failed: quota exceeded');
+    expect(texts(outputsOf(result.items, 'e1')[0]).join('\n')).toContain('cell saw: tool deploy failed: quota exceeded');
   }, 120_000);
 });
 
@@ -117,7 +116,7 @@ describe('http and mcp_tool hooks through a session', () => {
     const ran: string[] = [];
     const session = sessionWith({ allowedHttpHookUrls: [`${base}/`], config: { hooks: { PreToolUse: [{ matcher: 'shell', hooks: [{ type: 'http', url: `${base}/pre`, timeout: 30 }] }] } } }, ran);
     const result = await session.runTurn({ model: createScriptedModel([[call('h1', 'shell', { command: 'rm -rf /' }), call('h2', 'shell', { command: 'ls' })], [say('ok')]]), input: 'go' });
-    expect(texts(outputOf(result.items, 'h1'))).toEqual(['Tool call blocked by PreToolUse hook: the HTTP policy refuses rm -rf. Tool: shell']);
+    expect(texts(outputsOf(result.items, 'h1')[0])).toEqual(['Tool call blocked by PreToolUse hook: the HTTP policy refuses rm -rf. Tool: shell']);
     expect(ran).toEqual(['ls']);
 
     // nothing listens on a port the test just released
@@ -128,7 +127,7 @@ describe('http and mcp_tool hooks through a session', () => {
     const url = `http://127.0.0.1:${port}/pre`;
     const strict = sessionWith({ allowedHttpHookUrls: [url], config: { hooks: { PreToolUse: [{ hooks: [{ type: 'http', url, required: true, timeout: 30 }] }] } } }, ran);
     const refused = await strict.runTurn({ model: createScriptedModel([[call('h3', 'shell', { command: 'ls -la' })], [say('ok')]]), input: 'go' });
-    expect(texts(outputOf(refused.items, 'h3'))).toEqual([
+    expect(texts(outputsOf(refused.items, 'h3')[0])).toEqual([
       `Tool call blocked by PreToolUse hook: required http hook ${url} (<config:0>) failed: http hook failed: connect ECONNREFUSED 127.0.0.1:${port}. Tool: shell`,
     ]);
     expect(ran).toEqual(['ls']);
@@ -145,7 +144,7 @@ describe('http and mcp_tool hooks through a session', () => {
       ran,
     );
     const result = await session.runTurn({ model: createScriptedModel([[call('m1', 'shell', { command: 'rm -rf ~' }), call('m2', 'shell', { command: 'pwd' })], [say('ok')]]), input: 'go' });
-    expect(texts(outputOf(result.items, 'm1'))).toEqual(['Tool call blocked by PreToolUse hook: the policy server refuses rm -rf. Tool: shell']);
+    expect(texts(outputsOf(result.items, 'm1')[0])).toEqual(['Tool call blocked by PreToolUse hook: the policy server refuses rm -rf. Tool: shell']);
     expect(ran).toEqual(['pwd']);
   }, 120_000);
 });

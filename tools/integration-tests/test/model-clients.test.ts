@@ -12,6 +12,7 @@ import type { ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
 import { closeReplayServers, startReplayServer } from '../../../packages/openai/test/replay-server';
+import { outputOf } from '@switchyard/test-helpers';
 
 const require = createRequire(import.meta.url);
 const MEMORY_SERVER = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
@@ -19,9 +20,6 @@ const MEMORY_SERVER = require.resolve('@modelcontextprotocol/server-memory/dist/
 afterEach(closeReplayServers);
 const roots: string[] = [];
 afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
-
-const outputOf = (items: readonly ResponseItem[], callId: string) =>
-  (items.find((item) => item.type === 'function_call_output' && item.call_id === callId) as { output: string } | undefined)?.output;
 
 describe('Responses API: a hosted tool_search stream (recorded from gpt-5.4)', () => {
   it('runs the loaded function although the call names it as its own namespace', async () => {

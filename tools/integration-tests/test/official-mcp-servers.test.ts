@@ -9,6 +9,7 @@ import { mcpTools, type McpTools, type McpToolsEvent } from '@switchyard/mcp';
 import { createSession, type Session } from '@switchyard/session';
 import type { ContentItem, ResponseItem } from '@switchyard/protocol';
 import { exec, texts } from './helpers';
+import { callItem } from '@switchyard/test-helpers';
 
 const require = createRequire(import.meta.url);
 /** The entry script of an official server package (its `bin`). */
@@ -20,15 +21,7 @@ const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8D
 /** 6,000,000 characters in 100-character lines: server-filesystem sends it twice (content and structuredContent). */
 const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefghi\n`.repeat(60_000);
 
-const call = (callId: string, namespace: string, name: string, args: object): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  namespace,
-  arguments: JSON.stringify(args),
-});
-
-function outputOf(item: ResponseItem | undefined): string | ContentItem[] {
+function rawOutput(item: ResponseItem | undefined): string | ContentItem[] {
   return (item as { output: string | ContentItem[] }).output;
 }
 
@@ -98,21 +91,21 @@ describe('the official MCP servers, started once', () => {
   });
 
   it('the task-required tool runs: its MCP task is followed through its four stages to the report', async () => {
-    const output = outputOf(await dispatchDirect(call('research', 'mcp__everything__', 'simulate_research_query', { topic: 'tidal power' })));
+    const output = rawOutput(await dispatchDirect(callItem('research', 'simulate_research_query', { topic: 'tidal power' }, 'mcp__everything__')));
     expect(output).toContain('# Research Report: tidal power');
   }, 30_000);
 });
 
 describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the server', () => {
   it('direct: the model gets the truncated text with the truncation note, and the server keeps serving', async () => {
-    const output = outputOf(await dispatchDirect(call('big', 'mcp__fs__', 'read_text_file', { path: join(root, 'big.txt') })));
+    const output = rawOutput(await dispatchDirect(callItem('big', 'read_text_file', { path: join(root, 'big.txt') }, 'mcp__fs__')));
     expect(typeof output).toBe('string');
     const text = output as string;
     expect(text).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"0123456789/);
     expect(text).toMatch(/…\d+ tokens truncated…/);
     expect(text.length).toBeLessThan(60_000);
     expect(mcp.servers().find((server) => server.name === 'fs')?.state).toBe('ready');
-    const after = outputOf(await dispatchDirect(call('hello', 'mcp__fs__', 'read_text_file', { path: join(root, 'hello.txt') })));
+    const after = rawOutput(await dispatchDirect(callItem('hello', 'read_text_file', { path: join(root, 'hello.txt') }, 'mcp__fs__')));
     expect(after).toMatch(/\[\{"type":"text","text":"hello from disk\\n"\}\]$/);
   });
 
@@ -130,7 +123,7 @@ describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the ser
     try {
       const turn = session.beginTurn();
       const step = await turn.step();
-      const big = await step.handleItem(call('big', 'mcp__fs__', 'read_text_file', { path: join(root, 'big.txt') }));
+      const big = await step.handleItem(callItem('big', 'read_text_file', { path: join(root, 'big.txt') }, 'mcp__fs__'));
       expect(big?.success).toBe(false);
       const result = big!.output.codeModeResult(big!.payload) as { content: Array<{ text: string }>; isError: boolean };
       expect(result.isError).toBe(true);
@@ -139,11 +132,11 @@ describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the ser
       );
       expect(result.content[1].text.startsWith(`The result's first text began (truncated):\n${BIG_TEXT.slice(0, 1000)}`)).toBe(true);
       // The model reads the same note and text (cut to its budget).
-      expect(outputOf(big!.item)).toContain("over this client's message limit of 4.0 MiB");
+      expect(rawOutput(big!.item)).toContain("over this client's message limit of 4.0 MiB");
       expect(small.servers()[0].state).toBe('ready');
-      const listed = await step.handleItem(call('list', 'mcp__fs__', 'list_directory', { path: root }));
+      const listed = await step.handleItem(callItem('list', 'list_directory', { path: root }, 'mcp__fs__'));
       expect(listed?.success).toBe(true);
-      expect(outputOf(listed!.item)).toContain('[FILE] hello.txt');
+      expect(rawOutput(listed!.item)).toContain('[FILE] hello.txt');
       await turn.end();
     } finally {
       await session.shutdown();
@@ -154,7 +147,7 @@ describe('server-filesystem: a 6 MB file (a 12 MB message) does not kill the ser
 
 describe('server-filesystem read_media_file: structured content never hides the image', () => {
   it('direct: the model gets the image as an input_image', async () => {
-    const output = outputOf(await dispatchDirect(call('img', 'mcp__fs__', 'read_media_file', { path: join(root, 'dot.png') })));
+    const output = rawOutput(await dispatchDirect(callItem('img', 'read_media_file', { path: join(root, 'dot.png') }, 'mcp__fs__')));
     expect(Array.isArray(output)).toBe(true);
     expect((output as ContentItem[]).slice(1)).toEqual([{ type: 'input_image', image_url: `data:image/png;base64,${RED_DOT}` }]);
   });
@@ -170,12 +163,12 @@ describe('server-filesystem read_media_file: structured content never hides the 
 
 describe('server-everything: resource links, progress and logs', () => {
   it('direct: resource links carry a note, and read_mcp_resource reads one', async () => {
-    const output = outputOf(await dispatchDirect(call('links', 'mcp__everything__', 'get_resource_links', { count: 2 })));
+    const output = rawOutput(await dispatchDirect(callItem('links', 'get_resource_links', { count: 2 }, 'mcp__everything__')));
     expect(output).toMatch(/"type":"resource_link"/);
     expect(output).toMatch(/\nRead a linked resource with `read_mcp_resource` \(\{"server":"everything","uri":"<its uri>"\}\)\.$/);
-    const read = outputOf(await dispatchDirect({ type: 'function_call', call_id: 'read', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'everything', uri: 'demo://resource/static/document/architecture.md' }) }));
+    const read = rawOutput(await dispatchDirect({ type: 'function_call', call_id: 'read', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'everything', uri: 'demo://resource/static/document/architecture.md' }) }));
     expect(read).toMatch(/^Wall time: \d+\.\d{4} seconds\nOutput:\n\[\{"type":"text","text":"# Everything Server/);
-    const unknown = outputOf(await dispatchDirect({ type: 'function_call', call_id: 'bad', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'nope', uri: 'x' }) }));
+    const unknown = rawOutput(await dispatchDirect({ type: 'function_call', call_id: 'bad', name: 'read_mcp_resource', arguments: JSON.stringify({ server: 'nope', uri: 'x' }) }));
     expect(unknown).toBe('unknown MCP server "nope"; servers with resources: `everything`, `fast`, `memory`');
   });
 
@@ -191,7 +184,7 @@ describe('server-everything: resource links, progress and logs', () => {
 
   it('reports progress notifications of a running call as events', async () => {
     const before = events.length;
-    const output = outputOf(await dispatchDirect(call('long', 'mcp__everything__', 'trigger_long_running_operation', { duration: 0.4, steps: 2 })));
+    const output = rawOutput(await dispatchDirect(callItem('long', 'trigger_long_running_operation', { duration: 0.4, steps: 2 }, 'mcp__everything__')));
     expect(output).toMatch(/Long running operation completed/);
     const progress = events.slice(before).filter((event) => event.type === 'progress');
     expect(progress.length).toBeGreaterThanOrEqual(1);
@@ -205,11 +198,11 @@ describe('server-everything: resource links, progress and logs', () => {
         resolve(event);
       });
     });
-    await dispatchDirect(call('log-on', 'mcp__everything__', 'toggle_simulated_logging', {}));
+    await dispatchDirect(callItem('log-on', 'toggle_simulated_logging', {}, 'mcp__everything__'));
     const event = await logged;
     expect(event).toMatchObject({ type: 'log', server: 'everything' });
     expect(typeof (event as { level: string }).level).toBe('string');
-    await dispatchDirect(call('log-off', 'mcp__everything__', 'toggle_simulated_logging', {}));
+    await dispatchDirect(callItem('log-off', 'toggle_simulated_logging', {}, 'mcp__everything__'));
   });
 });
 

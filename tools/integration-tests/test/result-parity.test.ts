@@ -61,12 +61,12 @@ function policyHooks(seen: unknown[]) {
   return createHookEngine({ functionHooks: [{ event: 'PostToolUse', run: (input) => void seen.push((input as { tool_response?: unknown }).tool_response) }] });
 }
 
-const call = (kind: string): ResponseItem => ({ type: 'function_call', call_id: `c-${kind}`, name: 'value_of', arguments: JSON.stringify({ kind }) });
+const valueOfCall = (kind: string): ResponseItem => ({ type: 'function_call', call_id: `c-${kind}`, name: 'value_of', arguments: JSON.stringify({ kind }) });
 
 async function directOutputs(withHooks: boolean, seen: unknown[]): Promise<Record<string, unknown>> {
   const hooks = withHooks ? policyHooks(seen) : undefined;
   const session = defer(createSession({ toolMode: 'direct', tools: [tool], ...(hooks ? { hooks } : {}) }), (opened) => opened.shutdown());
-  const model = createScriptedModel([Object.keys(KINDS).map(call), [say('done')]]);
+  const model = createScriptedModel([Object.keys(KINDS).map(valueOfCall), [say('done')]]);
   const result = await session.runTurn({ model, input: 'values' });
   await hooks?.close();
   const outputs = result.items.filter((item) => item.type === 'function_call_output') as Array<{ call_id: string; output: unknown }>;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ToolExecutor } from '@switchyard/protocol';
-import { defineFunctionTool, estimateTokens } from '@switchyard/kit';
+import { defineFunctionTool } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { createSession, type Session } from '@switchyard/session';
 import { exec, texts, useSessions } from './helpers';
 
@@ -11,7 +12,7 @@ const session = useSessions();
 const ENTITIES = ['invoice', 'customer', 'order', 'ticket', 'shipment', 'payment', 'contract', 'product', 'report', 'project'];
 
 /** A host's catalog: `count` tools over 10 namespaces, each with a 3-field input schema and a small output schema. */
-function catalog(count: number, calls: unknown[] = []): ToolExecutor[] {
+function largeCatalog(count: number, calls: unknown[] = []): ToolExecutor[] {
   return Array.from({ length: count }, (_, index) => {
     const entity = ENTITIES[index % ENTITIES.length];
     return defineFunctionTool({
@@ -42,7 +43,7 @@ const o200k = (value: unknown) => countTokens(JSON.stringify(value));
 
 describe('a tool table that stays small at any scale (o200k tokens of step.tools)', () => {
   it.each([1_000, 10_000])('code-mode-only with %i tools stays under 2,500 tokens', async (count) => {
-    const s = session({ toolMode: 'code-mode-only', tools: catalog(count) });
+    const s = session({ toolMode: 'code-mode-only', tools: largeCatalog(count) });
     const turn = s.beginTurn();
     const step = await turn.step();
     expect(step.tools.map((tool) => (tool as { name: string }).name)).toEqual(['exec', 'wait']);
@@ -54,7 +55,7 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
   });
 
   it.each([1_000, 10_000])('direct with toolSearch and %i tools stays under 2,500 tokens', async (count) => {
-    const s = session({ toolMode: 'direct', tools: catalog(count), provider: { toolSearch: true } });
+    const s = session({ toolMode: 'direct', tools: largeCatalog(count), provider: { toolSearch: true } });
     const turn = s.beginTurn();
     const step = await turn.step();
     expect(o200k(step.tools)).toBeLessThan(2_500);
@@ -77,14 +78,14 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
   });
 
   it('a table that fits says its catalog is complete (code-mode-only) or how much is upfront (direct with deferred tools)', async () => {
-    const only = session({ toolMode: 'code-mode-only', tools: catalog(3) });
+    const only = session({ toolMode: 'code-mode-only', tools: largeCatalog(3) });
     const turn = only.beginTurn();
     const description = ((await turn.step()).tools[0] as { description: string }).description;
     expect(description).toContain('\n\nTool catalog: complete (3 tools).\n\n');
     expect(description).not.toContain('left out to save space');
     await turn.end();
 
-    const tools = catalog(3);
+    const tools = largeCatalog(3);
     tools[2] = { ...tools[2], exposure: 'deferred' };
     const direct = session({ toolMode: 'direct', tools, provider: { toolSearch: true } });
     const directTurn = direct.beginTurn();
@@ -102,7 +103,7 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
       ['code-mode-only', 3],
       ['direct', 3],
     ] as const) {
-      const s = session({ toolMode, tools: () => catalog(count), provider: { toolSearch: true } });
+      const s = session({ toolMode, tools: () => largeCatalog(count), provider: { toolSearch: true } });
       const first = s.beginTurn();
       const one = JSON.stringify((await first.step()).tools);
       const two = JSON.stringify((await first.step()).tools);
@@ -117,7 +118,7 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
 
   it.each(['left out by the budget', 'deferred by the host'])('a cell reads the declaration of a tool %s and calls it with the right arguments', async (how) => {
     const calls: unknown[] = [];
-    const tools = catalog(1_000, calls);
+    const tools = largeCatalog(1_000, calls);
     if (how === 'deferred by the host') tools[984] = { ...tools[984], exposure: 'deferred' };
     const s = session({ toolMode: 'code-mode-only', tools });
     const turn = s.beginTurn();
@@ -154,18 +155,18 @@ describe('a tool table that stays small at any scale (o200k tokens of step.tools
 
 describe('the token estimate against o200k', () => {
   it('stays between 5 % under and 35 % over the real count on tool-catalog text', async () => {
-    const s = session({ toolMode: 'code-mode-only', tools: catalog(40) });
+    const s = session({ toolMode: 'code-mode-only', tools: largeCatalog(40) });
     const turn = s.beginTurn();
     const codeOnly = (await turn.step()).tools;
     await turn.end();
-    const direct = session({ toolMode: 'direct', tools: catalog(40), provider: { toolSearch: true } });
+    const direct = session({ toolMode: 'direct', tools: largeCatalog(40), provider: { toolSearch: true } });
     const directTurn = direct.beginTurn();
     const directTools = (await directTurn.step()).tools;
     await directTurn.end();
     const samples: Record<string, string> = {
       'code-mode-only tools JSON': JSON.stringify(codeOnly),
       'direct tools JSON (budgeted)': JSON.stringify(directTools),
-      'direct tools JSON (40 tools)': JSON.stringify(catalog(40).map((tool) => tool.spec)),
+      'direct tools JSON (40 tools)': JSON.stringify(largeCatalog(40).map((tool) => tool.spec)),
       'exec description': (codeOnly[0] as { description: string }).description,
       'MCP-style names': JSON.stringify(Array.from({ length: 200 }, (_, index) => `mcp__server${index}__get_thing_${index * 7919}`)),
       'prose (the planner README)': readFileSync(new URL('../../../packages/planner/README.md', import.meta.url), 'utf8'),

@@ -10,12 +10,10 @@ import type { ResponseItem } from '@switchyard/protocol';
 import { createSession } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
+import { outputsOf } from '@switchyard/test-helpers';
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
-
-const outputOf = (items: readonly ResponseItem[], callId: string) =>
-  items.find((item) => (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && item.call_id === callId);
 
 describe('a call of the wrong payload kind', () => {
   it('is answered `aborted` and the turn goes on to the next call and the final answer', async () => {
@@ -41,9 +39,9 @@ describe('a call of the wrong payload kind', () => {
     ]);
     try {
       const result = await session.runTurn({ model, input: 'go' });
-      expect(outputOf(result.items, 'call-1')).toEqual({ type: 'function_call_output', call_id: 'call-1', output: 'aborted' });
-      expect(outputOf(result.items, 'call-2')).toEqual({ type: 'custom_tool_call_output', call_id: 'call-2', output: 'aborted' });
-      expect(outputOf(result.items, 'call-4')).toEqual({ type: 'function_call_output', call_id: 'call-4', output: '{"word":"hi"}' });
+      expect(outputsOf(result.items, 'call-1')[0]).toEqual({ type: 'function_call_output', call_id: 'call-1', output: 'aborted' });
+      expect(outputsOf(result.items, 'call-2')[0]).toEqual({ type: 'custom_tool_call_output', call_id: 'call-2', output: 'aborted' });
+      expect(outputsOf(result.items, 'call-4')[0]).toEqual({ type: 'function_call_output', call_id: 'call-4', output: '{"word":"hi"}' });
       expect(result.finalText).toBe('done');
       expect(result.steps).toBe(4);
       // the slipped calls ran nothing; the right ones ran

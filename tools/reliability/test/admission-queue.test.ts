@@ -14,7 +14,7 @@ const POOL = "the pool's 1 place (workers.max 1 × workers.sessionsPerWorker 1) 
 
 const { defer } = useCleanups();
 
-async function open() {
+async function openQueued() {
   const harness = defer(await openHarness({ runtimeOptions: { workers: WORKERS } }), (opened) => opened.close());
   const events: SwitchyardEvent[] = [];
   for (const type of ['runtime-queued', 'runtime-admitted', 'runtime-refused'] as const) harness.session.on(type, (event) => events.push(event));
@@ -25,9 +25,9 @@ async function open() {
 }
 
 it('a session beyond the pool waits, hears its place, and the model sees a failure only at a bound', async () => {
-  const a = await open();
-  const b = await open();
-  const c = await open();
+  const a = await openQueued();
+  const b = await openQueued();
+  const c = await openQueued();
   const held = await a.exec(`text('a'); yield_control(); await new Promise(() => {});`);
   expect(held.status).toBe('running');
 

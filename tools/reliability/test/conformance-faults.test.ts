@@ -1,4 +1,4 @@
-import { createRemoteRuntime } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime } from '@switchyard/code-mode-runtime/protocol';
 import type { CellObservation, CellRuntimeEvent, CodeModeRuntime } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryLink, faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
@@ -18,7 +18,7 @@ const TOOLS = [
   { name: 'echo', description: 'Returns its input.', kind: 'function' as const },
   { name: 'slow', description: 'Answers after input.ms.', kind: 'function' as const },
 ];
-const carrying = (direction: Direction, type: string) => (frame: string, sent: Direction) => sent === direction && frame.includes(`"t":"${type}"`);
+const frameOfType = (direction: Direction, type: string) => (frame: string, sent: Direction) => sent === direction && frame.includes(`"t":"${type}"`);
 
 let runtime: CodeModeRuntime | undefined;
 afterEach(async () => {
@@ -75,7 +75,7 @@ describe('the in-memory link itself', () => {
 
 describe('runtime protocol faults on one link', () => {
   it('a frame to the host that is not JSON ends that link, naming the violation; the cell is replayed on a new link and completes', async () => {
-    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call",' }));
+    const link = await faulty(faultOnce(frameOfType('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call",' }));
     expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({ kind: 'completed', items: [{ text: '{"a":1}' }] });
     expect(link.lost).toEqual(['protocol violation: a frame that is not JSON']);
     // the corrupted call never reached the host: the replay made it, once
@@ -84,7 +84,7 @@ describe('runtime protocol faults on one link', () => {
   });
 
   it('a frame that parses but breaks the message table is refused after parsing, by field', async () => {
-    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call","call":"x"}]' }));
+    const link = await faulty(faultOnce(frameOfType('to-host', 'call'), { kind: 'corrupt', frame: '[{"t":"call","call":"x"}]' }));
     expect(await link.run(`text(await tools.echo({ a: 1 }));`)).toMatchObject({ kind: 'completed', items: [{ text: '{"a":1}' }] });
     expect(link.lost).toEqual(['protocol violation: call.call is not a non-negative integer']);
     expect(link.calls()).toBe(1);
@@ -92,7 +92,7 @@ describe('runtime protocol faults on one link', () => {
   });
 
   it('a corrupt frame to the runtime ends that link: its cell is created on the next one, nothing else notices', async () => {
-    const link = await faulty(faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'corrupt', frame: '[{"t":"create-cell"}]' }));
+    const link = await faulty(faultOnce(frameOfType('to-runtime', 'create-cell'), { kind: 'corrupt', frame: '[{"t":"create-cell"}]' }));
     expect(await link.run(`text('once');`)).toMatchObject({ kind: 'completed', items: [{ text: 'once' }] });
     // the runtime ends the link on the violation (its fatal may or may not arrive before the close)
     expect(link.lost).toHaveLength(1);
@@ -104,9 +104,9 @@ describe('runtime protocol faults on one link', () => {
     // a second call-result for one call (to the runtime), a second reply to one request (the runtime
     // answering a duplicated create-cell), a call repeated while the first is still in flight
     const cases: Array<[FaultPlan, string, string[], RegExp]> = [
-      [faultOnce(carrying('to-runtime', 'call-result'), { kind: 'duplicate' }), `text(await tools.echo({ a: 1 }));`, ['{"a":1}'], /^the runtime gave up: protocol violation: a result for call 1, which is not pending$/],
-      [faultOnce(carrying('to-runtime', 'create-cell'), { kind: 'duplicate' }), `text('once');`, ['once'], /^protocol violation: a reply to request \d+, which is not pending$/],
-      [faultOnce(carrying('to-host', 'call'), { kind: 'duplicate' }), `text(await tools.slow({ ms: 2000 }));`, ['slow done'], /^protocol violation: call 1 is already in flight$/],
+      [faultOnce(frameOfType('to-runtime', 'call-result'), { kind: 'duplicate' }), `text(await tools.echo({ a: 1 }));`, ['{"a":1}'], /^the runtime gave up: protocol violation: a result for call 1, which is not pending$/],
+      [faultOnce(frameOfType('to-runtime', 'create-cell'), { kind: 'duplicate' }), `text('once');`, ['once'], /^protocol violation: a reply to request \d+, which is not pending$/],
+      [faultOnce(frameOfType('to-host', 'call'), { kind: 'duplicate' }), `text(await tools.slow({ ms: 2000 }));`, ['slow done'], /^protocol violation: call 1 is already in flight$/],
     ];
     for (const [plan, source, output, violation] of cases) {
       const link = await faulty(plan);
@@ -122,7 +122,7 @@ describe('runtime protocol faults on one link', () => {
   });
 
   it('a call frame replayed after its call ended is a protocol violation: the tool never runs twice, the cell goes on from its journal', async () => {
-    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'replay', afterMs: 300 }));
+    const link = await faulty(faultOnce(frameOfType('to-host', 'call'), { kind: 'replay', afterMs: 300 }));
     const observation = await link.run(`text(await tools.echo({ a: 1 })); await new Promise((resolve) => setTimeout(resolve, 3000)); text('after');`);
     expect(observation).toMatchObject({ kind: 'completed' });
     expect(link.lost).toEqual(['protocol violation: call 1 repeats an earlier call']);
@@ -133,7 +133,7 @@ describe('runtime protocol faults on one link', () => {
   });
 
   it('a dropped frame stalls only its cell: the yield time answers, terminate ends the cell, the tool never runs', async () => {
-    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'drop' }));
+    const link = await faulty(faultOnce(frameOfType('to-host', 'call'), { kind: 'drop' }));
     const { cellId, observation } = await link.session.createCell({ source: `text('before'); text(await tools.echo({ a: 1 }));`, tools: TOOLS, yieldTimeMs: 1_000 });
     expect(observation).toMatchObject({ kind: 'yielded' });
     const ended = await link.session.terminate(cellId);
@@ -147,7 +147,7 @@ describe('runtime protocol faults on one link', () => {
     // The session's second create-cell, sent while its first cell holds the session open (the
     // first travels with the session's open-session). Keyed: its answer is its caller's retry's.
     let creates = 0;
-    const link = await faulty((frame, direction) => (carrying('to-runtime', 'create-cell')(frame, direction) && ++creates === 2 ? { kind: 'drop' } : undefined));
+    const link = await faulty((frame, direction) => (frameOfType('to-runtime', 'create-cell')(frame, direction) && ++creates === 2 ? { kind: 'drop' } : undefined));
     expect(cellTexts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
     const lost = link.session.createCell({ source: `text('lost')`, tools: TOOLS, yieldTimeMs: 500, idempotencyKey: 'k-lost' });
     await link.othersUnharmed();
@@ -164,8 +164,8 @@ describe('runtime protocol faults on one link', () => {
     // The request dropped (the session's second create-cell: the first travels with open-session),
     // then the reply dropped (the runtime ran the cell: its first observation never arrives).
     let creates = 0;
-    const requestDropped = (frame: string, direction: Direction) => carrying('to-runtime', 'create-cell')(frame, direction) && ++creates === 2;
-    const replyDropped = (frame: string, direction: Direction) => carrying('to-host', 'reply')(frame, direction) && frame.includes('"text":"unseen"');
+    const requestDropped = (frame: string, direction: Direction) => frameOfType('to-runtime', 'create-cell')(frame, direction) && ++creates === 2;
+    const replyDropped = (frame: string, direction: Direction) => frameOfType('to-host', 'reply')(frame, direction) && frame.includes('"text":"unseen"');
     for (const [drop, source] of [
       [requestDropped, `text('never ran')`],
       [replyDropped, `text('unseen'); yield_control(); await new Promise(() => {});`],
@@ -189,7 +189,7 @@ describe('runtime protocol faults on one link', () => {
   });
 
   it('a delayed frame holds back the ones after it: results arrive whole and in order', async () => {
-    const link = await faulty(faultOnce(carrying('to-host', 'call'), { kind: 'delay', ms: 400 }));
+    const link = await faulty(faultOnce(frameOfType('to-host', 'call'), { kind: 'delay', ms: 400 }));
     const observation = await link.run(`const r = await Promise.all([1, 2, 3].map((i) => tools.echo({ i }))); text(r.map((x) => x.i).join(','));`);
     expect(observation).toMatchObject({ kind: 'completed', items: [{ text: '1,2,3' }] });
     expect('error' in observation).toBe(false);

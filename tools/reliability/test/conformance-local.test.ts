@@ -1,4 +1,5 @@
-import { createCodeModeRuntime, createRemoteRuntime } from '@switchyard/code-mode-runtime';
+import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime } from '@switchyard/code-mode-runtime/protocol';
 import { CONFORMANCE_LIMITS, describeRuntimeConformance } from './conformance/runtime-conformance';
 import { memoryPlacement } from './conformance/memory-transport';
 

@@ -37,7 +37,7 @@ beforeAll(async () => {
   for (const entry of result.entries) entries.set(entry.name.replace(/^mcp__catalog__/, ''), entry);
 }, HOST_TIMEOUT_MS + 10_000);
 
-const count = (text: string, part: string) => text.split(part).length - 1;
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
 describe('a $ref is rendered once per tool, and a declaration is bounded (issue 47, row 6)', () => {
   it('17 and 30 levels of doubling $defs: each level rendered once; 3,000 described fields: bounded', () => {
@@ -46,7 +46,7 @@ describe('a $ref is rendered once per tool, and a declaration is bounded (issue 
     for (const [entry, levels] of [[deep, 17], [deeper, 30]] as const) {
       // L0 is used once (expanded in place, as Codex does); every level below it twice: one named type each
       expect(entry.declaration).toContain('(args: { root: { left: L1; right: L1; }; })');
-      for (let level = 1; level < levels; level++) expect(count(entry.declaration, `type L${level} = `), `L${level}`).toBe(1);
+      for (let level = 1; level < levels; level++) expect(occurrences(entry.declaration, `type L${level} = `), `L${level}`).toBe(1);
       expect(entry.declaration).toContain(`type L${levels - 2} = { left: L${levels - 1}; right: L${levels - 1}; };`);
       expect(entry.declaration.length).toBeLessThan(levels * 80 + 200);
     }

@@ -41,7 +41,7 @@ async function sessions(count: number, log: string[], delayMs: number, resumed: 
   return harnesses;
 }
 
-const calls = (log: string[], who: string) => log.filter((entry) => entry.startsWith(`${who}:`)).map((entry) => Number(entry.split(':')[1]));
+const callsBy = (log: string[], who: string) => log.filter((entry) => entry.startsWith(`${who}:`)).map((entry) => Number(entry.split(':')[1]));
 const bystanderSource = (who: string) =>
   `const got = []; for (let i = 0; i < 8; i++) got.push((await tools.count({ who: '${who}', i })).i); text('${who} ' + got.join(','));`;
 
@@ -60,12 +60,12 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
     try {
       const bystanders = all.slice(0, 6).map((harness, index) => harness.exec(bystanderSource(`b${index}`), { yieldTimeMs: 180_000 }));
       // every bystander is mid-cell (two calls made) when the 7th session's cell kills the worker
-      await until(() => all.slice(0, 6).every((_, index) => calls(log, `b${index}`).length >= 3), 'every bystander at its third call', 120_000);
+      await until(() => all.slice(0, 6).every((_, index) => callsBy(log, `b${index}`).length >= 3), 'every bystander at its third call', 120_000);
       const culprit = await all[6]!.exec(`text("x".repeat(2**28).split("").length)`, { yieldTimeMs: 180_000 });
       const ends: ExecOutcome[] = await Promise.all(bystanders);
       for (let index = 0; index < 6; index++) {
         expect(ends[index], `bystander ${index}: ${ends[index]!.error} (${resumed.join(" ")})`).toMatchObject({ status: 'completed', output: [`b${index} 0,1,2,3,4,5,6,7`] });
-        expect(calls(log, `b${index}`)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        expect(callsBy(log, `b${index}`)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       }
       expect(culprit.status).toBe('failed');
       expect(culprit.error).toMatch(/^exec runtime ended unexpectedly: the runtime worker (crashed with SIG\w+|exited with code \d+|was killed by SIG\w+)/);
@@ -98,7 +98,7 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
       const firsts = await Promise.all(all.map((harness, index) => harness.exec(source(`s${index}`), { yieldTimeMs: 60_000 })));
       for (const first of firsts) expect(first.status).toBe('running');
       const waits = all.map((harness, index) => harness.step.dispatch(waitItem(`wait-${index}`, { cell_id: firsts[index]!.cellId, yield_time_ms: 180_000 })));
-      await until(() => all.every((_, index) => calls(log, `s${index}`).length >= 2), 'every session at its second call', 120_000);
+      await until(() => all.every((_, index) => callsBy(log, `s${index}`).length >= 2), 'every session at its second call', 120_000);
       const workers = workerChildren().filter((pid) => !before.has(pid));
       expect(workers.length).toBeGreaterThanOrEqual(1);
       for (const pid of workers) process.kill(pid, 'SIGKILL');
@@ -107,7 +107,7 @@ describe('durable cells: a worker that dies takes no cell with it', { timeout: 2
         const [value, time] = /before (\S+) (\S+)$/.exec(firsts[index]!.output[0]!)!.slice(1);
         expect(ends[index]![0]).toMatch(/^Script completed/);
         expect(ends[index]!.slice(-1)).toEqual([`s${index} after ${value} ${time} 0,1,2,3,4,5,6,7`]);
-        expect(calls(log, `s${index}`)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        expect(callsBy(log, `s${index}`)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       }
       expect(resumed.sort()).toEqual(['0:lost 1', '0:together', '1:lost 1', '1:together', '2:lost 1', '2:together', '3:lost 1', '3:together']);
       figures.push(`SIGKILL of the shared worker mid-cell: 4/4 cells completed with the values they printed before it, ${log.length} nested calls for 32`);

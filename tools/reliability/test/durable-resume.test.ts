@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { report } from '../src/profile';
-import { outputText, outputsFor } from './helpers';
+import { outputText, outputsOf } from './helpers';
 import { readLog, runToEnd, runUntilKilled, restartFixtures } from './store-restart';
 
 // Issue 44's first "done when", with durable cells (issue 43): a host process runs a turn whose
@@ -28,9 +28,9 @@ for (const kind of ['sqlite', 'nats'] as const) {
       expect(atKill.length).toBeLessThan(10);
       const resumed = await runToEnd({ ...base, owner: 'agent-host-2', phase: 'second' });
       expect(readLog(base.log)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
-      const carrying = resumed.requests.filter((input) => outputsFor(input, 'cell-1').some((item) => outputText(item).includes('appended 10')));
+      const carrying = resumed.requests.filter((input) => outputsOf(input, 'cell-1').some((item) => outputText(item).includes('appended 10')));
       expect(carrying.length).toBeGreaterThanOrEqual(1);
-      expect(outputsFor(resumed.history, 'cell-1').filter((item) => outputText(item).includes('appended 10'))).toHaveLength(1);
+      expect(outputsOf(resumed.history, 'cell-1').filter((item) => outputText(item).includes('appended 10'))).toHaveLength(1);
       expect(resumed.loaded).toContain('4938');
       report('durable resume', `${kind}: killed after ${atKill.length} of 10 calls; the resumed cell completed with each call logged once`);
     }, 240_000);

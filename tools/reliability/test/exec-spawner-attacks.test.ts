@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, text, type Harness } from './helpers';
+import { callItem, execSessionIdOf, openHarness, outputText, type Harness } from './helpers';
 import { becomes } from '@switchyard/test-helpers';
 import { processInfo, processesWith } from '@switchyard/config/proc';
 
@@ -21,11 +21,10 @@ afterAll(() => {
 });
 
 const SPAWNER_PID = 's=$(cut -d" " -f4 /proc/$PPID/stat)';
-const idOf = (item: unknown) => Number(/Process running with session ID (\d+)/.exec(text(item))?.[1]);
 
 let calls = 0;
 async function execOn(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
-  return text(await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd, yield_time_ms: yieldMs })));
+  return outputText(await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd, yield_time_ms: yieldMs })));
 }
 
 describe.runIf(CommandSpawner.supported())('exec_command: a command against its session’s spawner', () => {
@@ -76,7 +75,7 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
       const thief = await harness.step.dispatch(
         callItem(`c${++calls}`, 'exec_command', { cmd: `${SPAWNER_PID}; end=$(($(date +%s)+20)); while [ $(date +%s) -lt $end ]; do timeout 1 cat /proc/$s/fd/3 >/dev/null 2>&1; done`, yield_time_ms: 300 }),
       );
-      expect(idOf(thief)).toBeGreaterThan(0);
+      expect(execSessionIdOf(thief)).toBeGreaterThan(0);
       const started = Date.now();
       expect(await execOn(harness, 'echo still answered')).toContain('still answered');
       expect(Date.now() - started).toBeLessThan(8_000);
@@ -171,7 +170,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
       expect(await becomes(() => preparedBy(launcher).some((pid) => pid !== mine), 10_000)).toBe(true);
       const next = preparedBy(launcher).find((pid) => pid !== mine) as number;
       writeFileSync(join(root, 'target'), String(next));
-      const answer = text(await running);
+      const answer = outputText(await running);
       expect(answer).toMatch(/Output:\nno such process\ndone\n/);
       expect(answer).toContain('Process exited with code 137');
       // the prepared sandbox lives, and the next command runs in it, untouched

@@ -2,36 +2,18 @@ import { spawn } from 'node:child_process';
 import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
-import { sleep } from '@switchyard/test-helpers';
-import { texts } from '@switchyard/test-helpers';
-export { say, text, texts } from '@switchyard/test-helpers';
+import { execItem, outputText, sleep, texts } from '@switchyard/test-helpers';
+export { say, texts } from '@switchyard/test-helpers';
 
 export { sleep };
+export { callItem, execItem, outputOf, outputsOf, outputText } from '@switchyard/test-helpers';
 
-export const execItem = (callId: string, input: string): ResponseItem => ({ type: 'custom_tool_call', call_id: callId, name: 'exec', input });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
   type: 'function_call',
   call_id: callId,
   name: 'wait',
   arguments: JSON.stringify(args),
 });
-export const callItem = (callId: string, name: string, args: unknown): ResponseItem => ({
-  type: 'function_call',
-  call_id: callId,
-  name,
-  arguments: JSON.stringify(args),
-});
-
-
-/** The text of an output item, its parts joined by newlines ('' for none). */
-export const outputText = (item: ToolOutputItem | ResponseItem | undefined): string => texts(item).join('\n');
-
-/** The output items answering `callId` in a list of items. */
-export const outputsFor = (items: readonly ResponseItem[], callId: string): ResponseItem[] =>
-  items.filter((item) => (item as { call_id?: string }).call_id === callId && item.type.endsWith('_output'));
-
-/** The text of the output answering `callId` in a list of items ('' when there is none). */
-export const outputOf = (items: readonly ResponseItem[], callId: string): string => outputText(outputsFor(items, callId)[0]);
 
 export interface ExecOutcome {
   /** `completed`, `failed`, `running` or `terminated`, from the status line. */
@@ -181,3 +163,9 @@ export function runFixture(
 }
 
 export { workerChildren, residentMb as workerRssMb } from '@switchyard/config/proc';
+
+/** The process session id in an `exec_command` answer of a command still running (NaN when there is none). */
+export const execSessionIdOf = (item: unknown): number => Number(/Process running with session ID (\d+)/.exec(outputText(item))?.[1]);
+
+/** The error of a cell that completed with one (undefined for any other observation). */
+export const errorOf = (observation: { kind: string; error?: string }): string | undefined => (observation.kind === 'completed' ? observation.error : undefined);

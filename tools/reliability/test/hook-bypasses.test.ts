@@ -7,7 +7,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HookEngine, type HookEngineOptions } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, text, type Harness } from './helpers';
+import { callItem, openHarness, outputText, type Harness } from './helpers';
 
 // Each attack tries to get a call past a PreToolUse hook that should stop it, through the real
 // stack: session → router → registry → hooks (real /bin/sh hook processes) → tool-exec processes.
@@ -45,13 +45,13 @@ describe('hook bypasses: a blocking hook always blocks', () => {
       const harness = await directSession(root, { config: { hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command: NO_RM, timeout: 30 }] }] } } });
       try {
         const shell = await harness.step.dispatch(callItem('start', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 300 }));
-        const sessionId = Number(/session ID (\d+)/.exec(text(shell))?.[1]);
+        const sessionId = Number(/session ID (\d+)/.exec(outputText(shell))?.[1]);
         expect(sessionId).toBeGreaterThan(0);
         const typed = await harness.step.dispatch(callItem('type', 'write_stdin', { session_id: sessionId, chars: 'rm -rf victim\n', yield_time_ms: 500 }));
-        expect(text(typed)).toBe('Tool call blocked by PreToolUse hook: no rm -rf. Tool: write_stdin');
+        expect(outputText(typed)).toBe('Tool call blocked by PreToolUse hook: no rm -rf. Tool: write_stdin');
         // Harmless input still reaches the shell, and the file survived.
         const listed = await harness.step.dispatch(callItem('ls', 'write_stdin', { session_id: sessionId, chars: 'cat victim/keep.txt; exit\n', yield_time_ms: 2_000 }));
-        expect(text(listed)).toContain('precious');
+        expect(outputText(listed)).toContain('precious');
         expect(readFileSync(victim, 'utf8')).toBe('precious');
         held.push(`write_stdin "rm -rf victim" into a tty sh → blocked by a ${matcher} hook; harmless input passed`);
       } finally {
@@ -69,7 +69,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     try {
       mkdirSync(join(root, 'sub'));
       const blocked = await harness.step.dispatch(callItem('x', 'exec_command', { cmd: 'rm -rf ../victim', workdir: 'sub' }));
-      expect(text(blocked)).toBe('Command blocked by PreToolUse hook: tool name matcher. Command: rm -rf ../victim');
+      expect(outputText(blocked)).toBe('Command blocked by PreToolUse hook: tool name matcher. Command: rm -rf ../victim');
       const stdin = JSON.parse(readFileSync(seen, 'utf8')) as JsonObject;
       expect(stdin.tool_name).toBe('Bash');
       expect(stdin.tool_input).toEqual({ command: 'rm -rf ../victim', shell: '/bin/sh', workdir: join(root, 'sub') });
@@ -98,9 +98,9 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     const deep = `{"x":${'['.repeat(6000)}${']'.repeat(6000)}}`;
     try {
       const answer = await direct.step.dispatch({ type: 'function_call', call_id: 'deep', name: 'record', arguments: deep });
-      expect(text(answer)).toBe('invalid input for record: the call cannot be checked by hooks: it is nested deeper than 100 levels');
+      expect(outputText(answer)).toBe('invalid input for record: the call cannot be checked by hooks: it is nested deeper than 100 levels');
       const shallow = await direct.step.dispatch(callItem('shallow', 'record', { x: [[1]] }));
-      expect(text(shallow)).toBe('Tool call blocked by PreToolUse hook: never. Tool: record');
+      expect(outputText(shallow)).toBe('Tool call blocked by PreToolUse hook: never. Tool: record');
     } finally {
       await direct.close();
     }
@@ -146,7 +146,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
       const answer = await harness.step.dispatch(callItem('stall', 'exec_command', { cmd: 'rm -rf victim' }));
       expect(answeredAt).toBeDefined();
       expect(stalledMs).toBeGreaterThan(1_000);
-      expect(text(answer)).toBe('Command blocked by PreToolUse hook: no rm -rf. Command: rm -rf victim');
+      expect(outputText(answer)).toBe('Command blocked by PreToolUse hook: no rm -rf. Command: rm -rf victim');
       expect(readFileSync(victim, 'utf8')).toBe('precious');
       held.push(`host stalled ${stalledMs} ms past a 1 s hook timeout: the exit-2 answer still blocked`);
     } finally {
@@ -169,9 +169,9 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     });
     try {
       const blocked = await harness.step.dispatch(callItem('slow', 'exec_command', { cmd: 'rm -rf victim' }));
-      expect(text(blocked)).toBe('Command blocked by PreToolUse hook: hook failed and is fail-closed: hook timed out after 1s. Command: rm -rf victim');
+      expect(outputText(blocked)).toBe('Command blocked by PreToolUse hook: hook failed and is fail-closed: hook timed out after 1s. Command: rm -rf victim');
       const crashed = await harness.step.dispatch(callItem('crash', 'write_stdin', { session_id: 1, chars: 'rm -rf victim\n' }));
-      expect(text(crashed)).toBe('Tool call blocked by PreToolUse hook: hook failed and is fail-closed: hook exited without a status code. Tool: write_stdin');
+      expect(outputText(crashed)).toBe('Tool call blocked by PreToolUse hook: hook failed and is fail-closed: hook exited without a status code. Tool: write_stdin');
       expect(existsSync(victim)).toBe(true);
       held.push('fail-closed: a timed-out hook and a crashed hook both blocked');
     } finally {
@@ -201,10 +201,10 @@ describe('hook bypasses: a namespaced tool is matched by every spelling of its n
         const harness = await openHarness({ toolMode: 'code-mode', tools: [executor], hooks });
         try {
           const direct = await harness.step.dispatch({ type: 'function_call', call_id: 'd', name: tool.name, namespace: tool.namespace, arguments: '{}' });
-          expect(text(direct)).toMatch(/^Tool call blocked by PreToolUse hook: guarded\. Tool: /);
+          expect(outputText(direct)).toMatch(/^Tool call blocked by PreToolUse hook: guarded\. Tool: /);
           const definition = harness.step.plan.codeModeSurface!.tools[0];
           const cell = await harness.exec(`try { await tools[${JSON.stringify(definition.codeModeName)}]({}); text('ran'); } catch (e) { text(String(e)); }`);
-          expect(cell.output).toEqual([text(direct)]);
+          expect(cell.output).toEqual([outputText(direct)]);
           expect(ran).toEqual([]);
           held.push(`matcher ${JSON.stringify(matcher)} → ${tool.namespace} + ${tool.name} blocked (direct and as tools.${definition.codeModeName})`);
         } finally {
@@ -237,7 +237,7 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
     const harness = await directSession(root, createHookEngine({ configFiles: [policyFolder()] }));
     try {
       const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
-      expect(text(output)).toBe('Command blocked by PreToolUse hook: rm -rf is not allowed. Command: rm -rf data.csv');
+      expect(outputText(output)).toBe('Command blocked by PreToolUse hook: rm -rf is not allowed. Command: rm -rf data.csv');
       expect(readFileSync(join(root, 'data.csv'), 'utf8')).toBe('a,b\n1,2\n');
       held.push('the user setup: node hooks/policy.mjs beside hooks.json in another folder blocked rm -rf data.csv');
     } finally {
@@ -252,7 +252,7 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
     const harness = await directSession(root, createHookEngine({ configFiles: [file] }));
     try {
       const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
-      expect(text(output)).toBe(`Command blocked by PreToolUse hook: required hook "node hooks/policy.mjs" (${file}) failed: hook exited with code 1. Command: rm -rf data.csv`);
+      expect(outputText(output)).toBe(`Command blocked by PreToolUse hook: required hook "node hooks/policy.mjs" (${file}) failed: hook exited with code 1. Command: rm -rf data.csv`);
       expect(existsSync(join(root, 'data.csv'))).toBe(true);
       held.push('a required policy that crashed blocked the call, naming the hook');
     } finally {

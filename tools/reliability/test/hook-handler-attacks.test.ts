@@ -7,7 +7,7 @@ import { createHookEngine, type HookEngine, type HookEngineOptions, type HttpHoo
 import { createMcpToolCaller } from '@switchyard/mcp';
 import { createSession, type Session } from '@switchyard/session';
 import { report } from '../src/profile';
-import { useCleanups } from '@switchyard/test-helpers';
+import { respondJson, useCleanups } from '@switchyard/test-helpers';
 import { callItem, texts } from './helpers';
 
 // Attacks on the http and mcp_tool hook handlers, through a session: a policy server that hangs,
@@ -30,7 +30,7 @@ const { defer } = useCleanups();
 /** A hostile policy server on 127.0.0.1: the path picks the attack. */
 async function policyServer(): Promise<string> {
   const attacks: Record<string, (request: IncomingMessage, response: ServerResponse, base: string) => void> = {
-    '/allowed/deny': (_request, response) => answer(response, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'denied by the policy server' } }),
+    '/allowed/deny': (_request, response) => respondJson(response, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'denied by the policy server' } }),
     '/allowed/hang': () => undefined,
     '/allowed/garbage-json': (_request, response) => response.end('{"hookSpecificOutput": {"permissionDecision": '),
     '/allowed/garbage-bytes': (_request, response) => response.end(Buffer.from([0xff, 0xfe, 0x00, 0x9c, 0x41, 0x0a])),
@@ -62,7 +62,7 @@ async function policyServer(): Promise<string> {
       if (!response.writableFinished) (seen.get(request.url as string) as { closedEarly: boolean }).closedEarly = true;
     });
     request.resume();
-    request.on('end', () => (attacks[request.url as string] ?? ((_r, res) => answer(res, {}, 404)))(request, response, base));
+    request.on('end', () => (attacks[request.url as string] ?? ((_r, res) => respondJson(res, {}, 404)))(request, response, base));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -70,10 +70,7 @@ async function policyServer(): Promise<string> {
   defer(server, (listening) => listening.closeAllConnections());
   return base;
 }
-function answer(response: ServerResponse, body: unknown, status = 200): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
+
 function redirect(response: ServerResponse, status: number, location: string): void {
   response.writeHead(status, { location });
   response.end();

@@ -13,7 +13,7 @@ import { execTools } from '@switchyard/tool-exec';
 
 const runs = process.env.RELIABILITY_PROFILE === 'long' ? 2_000 : 150;
 
-function outcome(run: () => unknown): 'accepted' | 'config' | string {
+function configOutcome(run: () => unknown): 'accepted' | 'config' | string {
   try {
     run();
     return 'accepted';
@@ -45,7 +45,7 @@ describe('hostile configuration', () => {
       ['an output before its call', { tools: [], history: [{ type: 'function_call_output', call_id: 'x', output: '' }, { type: 'function_call', call_id: 'x', name: 'echo', arguments: '{}' }] }],
       ['a call without call_id', { tools: [], history: [{ type: 'function_call', name: 'echo', arguments: '{}' }] }],
     ];
-    const results = hostile.map(([label, options]) => [label, outcome(() => createSession(options as never))]);
+    const results = hostile.map(([label, options]) => [label, configOutcome(() => createSession(options as never))]);
     expect(results).toEqual(hostile.map(([label]) => [label, 'config']));
     // prototypes untouched by the __proto__ key
     expect(({} as { strict?: unknown }).strict).toBeUndefined();
@@ -62,7 +62,7 @@ describe('hostile configuration', () => {
     const leaks: string[] = [];
     fc.assert(
       fc.property(fc.constantFrom(...factories), fc.dictionary(fc.string({ maxLength: 12 }), fc.anything({ maxDepth: 2 }), { maxKeys: 4 }), ([name, factory], options) => {
-        const result = outcome(() => factory(options));
+        const result = configOutcome(() => factory(options));
         if (result.startsWith('leaked')) leaks.push(`${name}(${JSON.stringify(Object.keys(options))}): ${result}`);
       }),
       { numRuns: runs },

@@ -19,6 +19,7 @@ import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server
 import { report } from '../src/profile';
 import { spawnRuntimeHost } from './nats-runtime-host';
 import { becomes } from '@switchyard/test-helpers';
+import { errorOf } from './helpers';
 
 const SESSIONS = 12;
 const STEPS = 8;
@@ -50,7 +51,6 @@ afterAll(async () => {
 });
 
 const itemTexts = (observation: CellObservation) => observation.items.map((item) => (item as { text?: string }).text ?? JSON.stringify(item));
-const errorOf = (observation: CellObservation) => (observation.kind === 'completed' ? observation.error : undefined);
 
 describe('NATS failover: a runtime host SIGKILLed while it holds running cells', () => {
   it('12 sessions mid-cell on 3 hosts, one host killed: all 12 cells complete exactly, each nested call ran once, every next exec succeeds', { timeout: 300_000 }, async () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsRuntime, type NatsRuntime, type RuntimeHostDroppedEvent } from '@switchyard/code-mode-nats';
 import type { CellHost, CellRuntimeEvent } from '@switchyard/protocol';
-import { parseFrame } from '@switchyard/code-mode-runtime';
+import { parseFrame } from '@switchyard/code-mode-runtime/protocol';
 // The rogue speaks the real protocol: the package's own placement texts, sealing and framing.
 import { deriveKeys, ephemeral, loadIdentity, seal, signed } from '../../../packages/code-mode-nats/src/seal.ts';
 import { pingText, replyText, requestText } from '../../../packages/code-mode-nats/src/subjects.ts';
@@ -21,6 +21,7 @@ import { createNatsTransport, type NatsTransport } from '../../../packages/code-
 import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
 import { spawnRuntimeHost } from './nats-runtime-host';
 import { until } from '@switchyard/test-helpers';
+import { errorOf } from './helpers';
 
 const LIMITS = { heapMb: 16, maxInFlightCalls: 64, maxOutputBytes: 1024 * 1024, maxStoredBytes: 4 * 1024 * 1024 };
 const KB64 = 'n'.repeat(64 * 1024);
@@ -126,8 +127,6 @@ function agentHost(prefix: string, agentId: string, attempts = 20) {
   const cell = (source: string) => session.createCell({ source, tools: [{ name: 'hang', description: '', kind: 'function' }], yieldTimeMs: 30_000 }).then((created) => created.observation);
   return { runtime, log, cell };
 }
-
-const errorOf = (observation: { kind: string; error?: string }) => (observation.kind === 'completed' ? observation.error : undefined);
 
 describe('a rogue runtime host over NATS', () => {
   it('1,000 nested calls at once: at most maxInFlightCalls run, the rest are refused; the host is dropped and the next exec places on another runtime host', async () => {

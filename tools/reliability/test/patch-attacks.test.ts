@@ -83,7 +83,7 @@ function expectNothingOutside(root: string, outside: string): void {
 }
 
 type Counts = Map<string, number>;
-const count = (counts: Counts, key: string, by = 1) => counts.set(key, (counts.get(key) ?? 0) + by);
+const tally = (counts: Counts, key: string, by = 1) => counts.set(key, (counts.get(key) ?? 0) + by);
 const countsLine = (counts: Counts) => [...counts].map(([key, value]) => `${key} ${value}`).join(', ');
 
 /** `attempts` apply_patch tool calls (one session per tool, so one helper each) adding `d/…`; counts applied and refused. */
@@ -98,7 +98,7 @@ async function toolAttempts(root: string, tools: ReturnType<typeof applyPatchToo
         input: `*** Begin Patch\n*** Add File: d/tool-${attempt % 2 === 0 ? 'victim.txt' : `${attempt}.txt`}\n+pwned\n*** End Patch`,
       });
       const text = texts(item).join('');
-      count(counts, PATCH_APPLIED.test(text) ? `${label} applied` : /Read-only file system/.test(text) ? `${label} refused by the kernel` : `${label} refused`);
+      tally(counts, PATCH_APPLIED.test(text) ? `${label} applied` : /Read-only file system/.test(text) ? `${label} refused by the kernel` : `${label} refused`);
     }
   } finally {
     await Promise.all(harnesses.map((harness) => harness.close()));
@@ -143,9 +143,9 @@ describe('apply_patch attacks', () => {
         try {
           // In this process: the same verify-then-commit the unsandboxed helper runs.
           await applyPatch(`*** Begin Patch\n*** Add File: d/${name}\n+pwned ${attempt}\n*** End Patch`, { root });
-          count(counts, 'applied');
+          tally(counts, 'applied');
         } catch (error) {
-          count(counts, (error as { code?: string }).code ?? 'other');
+          tally(counts, (error as { code?: string }).code ?? 'other');
         }
       }
       await toolAttempts(root, [applyPatchTool(), applyPatchTool({ sandbox: { mode: 'danger-full-access' } })], TOOL_ATTEMPTS, 'tool', counts);
@@ -169,7 +169,7 @@ describe('apply_patch attacks', () => {
       // The race is live but its timing is the scheduler's: under heavy load a whole round can miss
       // the window where only the kernel stops a write. Another round (at most three more) then runs.
       for (let round = 0; round < 4 && !counts.has(KERNEL_REFUSED); round++) {
-        for (const [key, value] of Object.entries(await sandboxedAttempts(root, ATTEMPTS))) count(counts, key, value);
+        for (const [key, value] of Object.entries(await sandboxedAttempts(root, ATTEMPTS))) tally(counts, key, value);
         rounds++;
       }
       const sandboxed = { sandbox: { mode: 'workspace-write' } } as const;

@@ -1,4 +1,4 @@
-import { createRemoteRuntime, connectRuntime, createTransportEnding, parseFrame, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { createRemoteRuntime, connectRuntime, createTransportEnding, parseFrame, type RuntimeEventMessage, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime/protocol';
 import type { CellHost, CellRuntimeEvent, CodeModeSession } from '@switchyard/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -125,7 +125,7 @@ afterEach(async () => {
   await Promise.all(shutdowns.splice(0).map((shutdown) => shutdown()));
 });
 
-function open() {
+function openRogue() {
   const rogue = rogueRuntime();
   const runtime = createRemoteRuntime({ placement: rogue.placement, ...LIMITS });
   shutdowns.push(() => runtime.shutdown());
@@ -139,7 +139,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
 
 describe('a rogue runtime cannot pass the agent host’s limits', { timeout: 30_000 }, () => {
   it('1,000 calls in one frame: at most maxInFlightCalls reach the host; the rest fail inside the cell with the limit named', async () => {
-    const env = open();
+    const env = openRogue();
     await env.cell('calls');
     await settle();
     expect(env.log.started).toBe(64);
@@ -150,7 +150,7 @@ describe('a rogue runtime cannot pass the agent host’s limits', { timeout: 30_
   });
 
   it('400 × 64 KB of notify: the host takes at most maxOutputBytes; the cell fails naming the limit', async () => {
-    const env = open();
+    const env = openRogue();
     const { observation } = await env.cell('notify');
     expect(env.log.notifyBytes).toBeLessThanOrEqual(LIMITS.maxOutputBytes);
     expect(env.log.notifyBytes).toBeGreaterThan(LIMITS.maxOutputBytes - KB64.length);
@@ -160,7 +160,7 @@ describe('a rogue runtime cannot pass the agent host’s limits', { timeout: 30_
   });
 
   it('400 staged commit parts that never end: staging stops at maxStoredBytes, the cell fails, nothing is stored', async () => {
-    const env = open();
+    const env = openRogue();
     const { observation } = await env.cell('commit-flood');
     expect(observation.kind === 'completed' && observation.error).toBe(
       `exec stored values budget exceeded: the cell's writes in flight passed ${LIMITS.maxStoredBytes} bytes (maxStoredBytes); none of its writes were stored, earlier values are unchanged`,
@@ -170,7 +170,7 @@ describe('a rogue runtime cannot pass the agent host’s limits', { timeout: 30_
   });
 
   it('the stored-values budget is checked at commit: the commit over it fails its cell; earlier values stay, and overwriting them fits', async () => {
-    const env = open();
+    const env = openRogue();
     expect((await env.cell('commit first 3')).observation).toMatchObject({ kind: 'completed', items: [{ text: 'rogue' }] });
     expect((await env.cell('commit first 3')).observation).not.toHaveProperty('error');
     const over = (await env.cell('commit second 2')).observation;
@@ -187,7 +187,7 @@ describe('a rogue runtime cannot pass the agent host’s limits', { timeout: 30_
   });
 
   it('40 results of 1 MB to a runtime that reads nothing: at most maxInFlightResultBytes are on their way; the rest fail in the cell', async () => {
-    const env = open();
+    const env = openRogue();
     await env.cell('results');
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(env.log.started).toBe(40);

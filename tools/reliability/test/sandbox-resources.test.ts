@@ -6,7 +6,8 @@ import type { SwitchyardEvent } from '@switchyard/protocol';
 import { DEFAULT_SANDBOX_LIMITS } from '@switchyard/sandbox';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, text, type Harness } from './helpers';
+import { callItem, openHarness, outputText, type Harness } from './helpers';
+import { becomes } from '@switchyard/test-helpers';
 
 // Resource bombs inside the workspace-write sandbox, through the real stack (session → registry →
 // tool-exec → bubblewrap), with the default caps unless a test lowers one. Every bomb is bounded
@@ -43,15 +44,6 @@ function processesRunning(argv: string): number {
   return count;
 }
 
-async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
-
 const limitsEvent = (events: SwitchyardEvent[]) => events.find((event) => event.type === 'tool-notification' && event.name === 'sandbox-limits') as { data: Record<string, unknown> } | undefined;
 
 describe('sandbox resources: caps per command', () => {
@@ -62,7 +54,7 @@ describe('sandbox resources: caps per command', () => {
       // Bounded: at most 400 background sleeps of 20 s; the cap must stop it first (the inner
       // shell gives up at its first failed fork). Counting /proc with a glob needs no fork.
       const bomb = `sh -c 'i=0; while [ $i -lt 400 ]; do sleep 20.4711 & i=$((i+1)); done'; set -- /proc/[0-9]*; echo "live=$#"; exit 0`;
-      const answer = text(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
       const live = Number(/live=(\d+)/.exec(answer)?.[1]);
       expect(live).toBeGreaterThan(64);
       expect(live).toBeLessThanOrEqual(128);
@@ -70,8 +62,8 @@ describe('sandbox resources: caps per command', () => {
       expect(answer).toMatch(/\nsandbox limit: the command reached its limit of 128 processes \(\d+ new processes were refused\)\n$/);
       expect(limitsEvent(events)?.data).toEqual({ mechanism: 'cgroup-v1', pids: 128, memory_bytes: 2 * 1024 ** 3, tmp_bytes: 512 * 1024 ** 2 });
       // Everything it started died with it; the next command runs.
-      expect(await eventually(() => processesRunning('sleep 20.4711') === 0)).toBe(true);
-      const next = text(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
+      expect(await becomes(() => processesRunning('sleep 20.4711') === 0, 10_000, 100)).toBe(true);
+      const next = outputText(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
       expect(next).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\nfine\n$/);
       held.push(`fork bomb (400 sleeps): ${live} processes at most (cap 128, cgroup-v1), "sandbox limit" line, nothing left behind`);
     } finally {
@@ -84,7 +76,7 @@ describe('sandbox resources: caps per command', () => {
     try {
       for (const dir of ['/tmp', '/dev/shm']) {
         const cmd = `df -k ${dir} | tail -1; head -c 1536M /dev/zero > ${dir}/big; echo "rc=$?"; wc -c < ${dir}/big; rm ${dir}/big`;
-        const answer = text(await harness.step.dispatch(callItem(`fill${dir}`, 'exec_command', { cmd, yield_time_ms: 30_000 })));
+        const answer = outputText(await harness.step.dispatch(callItem(`fill${dir}`, 'exec_command', { cmd, yield_time_ms: 30_000 })));
         expect(answer).toMatch(/^tmpfs\s+524288\s/m);
         expect(answer).toContain('No space left on device');
         expect(answer).toContain('rc=1');
@@ -101,7 +93,7 @@ describe('sandbox resources: caps per command', () => {
     const { harness, close } = await execSession({ limits: { memoryBytes: 256 * 1024 ** 2 } });
     try {
       const cmd = 'python3 -c "x = bytearray(1024 * 1024 * 1024); print(len(x))"; echo "rc=$?"';
-      const answer = text(await harness.step.dispatch(callItem('memory', 'exec_command', { cmd, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('memory', 'exec_command', { cmd, yield_time_ms: 30_000 })));
       expect(answer).toContain('rc=137');
       expect(answer).toMatch(/\nsandbox limit: the command reached its memory limit of 256 MiB \(\d+ processes were killed\)\n$/);
       held.push('1 GiB bytearray under a 256 MiB cap: killed (137), "sandbox limit" line');
@@ -114,7 +106,7 @@ describe('sandbox resources: caps per command', () => {
     const { harness, events, close } = await execSession({ limits: { cgroups: false, pids: 100 } });
     try {
       const bomb = `sh -c 'i=0; while [ $i -lt 300 ]; do sleep 20.4712 & i=$((i+1)); done'; set -- /proc/[0-9]*; echo "live=$#"; exit 0`;
-      const answer = text(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
       expect(Number(/live=(\d+)/.exec(answer)?.[1])).toBeLessThanOrEqual(100);
       expect(limitsEvent(events)?.data).toMatchObject({ mechanism: 'rlimit', pids: 100 });
       held.push('rlimit fallback (RLIMIT_NPROC 100): the bomb stayed under 100 processes');
@@ -137,7 +129,7 @@ describe('sandbox resources: admission control per session', () => {
       const answers = Promise.all(
         Array.from({ length: 200 }, (_, id) => harness.step.dispatch(callItem(`c${id}`, 'exec_command', { cmd: cmd(id), yield_time_ms: 30_000 }))),
       );
-      expect(await eventually(() => readdirSync(running).length >= 16, 30_000)).toBe(true);
+      expect(await becomes(() => readdirSync(running).length >= 16, 30_000, 100)).toBe(true);
       let peak = 0;
       const until = Date.now() + 3_000;
       while (Date.now() < until) {
@@ -146,7 +138,7 @@ describe('sandbox resources: admission control per session', () => {
       }
       expect(peak).toBe(16);
       writeFileSync(join(root, 'go'), '');
-      const texts = (await answers).map(text);
+      const texts = (await answers).map(outputText);
       expect(texts.filter((answer) => /Process exited with code 0\nOriginal token count: 0\nOutput:\n$/.test(answer))).toHaveLength(200);
       expect(readdirSync(running)).toEqual([]);
       held.push(`200 calls in one response held open: ${peak} ran at once for 3 s (limit 16), all 200 answered with exit 0 once released`);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { encodeStoreRecord } from '@switchyard/kit';
+import { encodeStoreRecord } from '@switchyard/kit/internal';
 import type { SessionStore } from '@switchyard/protocol';
 import { createSession, createSqliteStore } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';

@@ -68,7 +68,7 @@ async function execTenant(name: string, cwd: string, tools: ReturnType<typeof ex
 }
 
 /** The output of an exec_command answer (after its `Output:` line). */
-const outputOf = (answer: string) => answer.slice(answer.indexOf('Output:\n') + 'Output:\n'.length);
+const printedOutput = (answer: string) => answer.slice(answer.indexOf('Output:\n') + 'Output:\n'.length);
 
 const views: Array<{ name: string; options: ExecToolsOptions }> = [
   { name: 'restricted read view (readableRoots: [])', options: { readableRoots: [] } },
@@ -84,16 +84,16 @@ describe.each(views)('tenants cannot read each other: $name, data directory at 0
     try {
       const own = await b.run('cat own.txt && echo written > new.txt && cat new.txt');
       expect(own).toContain('Process exited with code 0');
-      expect(outputOf(own)).toBe('tenant-b-own\nwritten\n');
+      expect(printedOutput(own)).toBe('tenant-b-own\nwritten\n');
       const stolen = await b.run(`cat ${workspace('a')}/secret.txt`);
       expect(stolen).toContain('Process exited with code 1');
-      expect(outputOf(stolen)).toBe(`cat: ${workspace('a')}/secret.txt: No such file or directory\n`);
+      expect(printedOutput(stolen)).toBe(`cat: ${workspace('a')}/secret.txt: No such file or directory\n`);
       const wal = await b.run(`cat ${data}/sessions.db-wal; ls -A ${data} ${data}/tenants`);
       expect(wal).not.toContain('every tenant history');
-      expect(outputOf(wal)).toContain(`${data}/tenants:\nb\n`);
+      expect(printedOutput(wal)).toContain(`${data}/tenants:\nb\n`);
       // A is walled off from B the same way, and its own file works
-      expect(outputOf(await a.run('cat secret.txt'))).toBe('tenant-a-secret\n');
-      expect(outputOf(await a.run(`cat ${workspace('b')}/own.txt 2>&1; test -e ${workspace('b')}/new.txt || echo no-b`))).toBe(`cat: ${workspace('b')}/own.txt: No such file or directory\nno-b\n`);
+      expect(printedOutput(await a.run('cat secret.txt'))).toBe('tenant-a-secret\n');
+      expect(printedOutput(await a.run(`cat ${workspace('b')}/own.txt 2>&1; test -e ${workspace('b')}/new.txt || echo no-b`))).toBe(`cat: ${workspace('b')}/own.txt: No such file or directory\nno-b\n`);
       expect(readFileSync(join(workspace('b'), 'new.txt'), 'utf8')).toBe('written\n');
       held.push(`${name}: B cannot read A's file or the server's WAL, sees only its own workspace in the data directory; A likewise`);
     } finally {
@@ -146,18 +146,18 @@ describe('what one tenant can still observe of another', () => {
       expect(await a.run(listener, { yield_time_ms: 1_000 })).toContain('Process running with session ID');
       // B sees only its own processes (a PID namespace per command) and cannot signal A's
       const scan = (pattern: string) => `for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done | grep -c "${pattern}"`;
-      const ps = outputOf(await b.run(`${scan(`slee[p] ${marker}`)}; kill -0 1 && echo own-init`));
+      const ps = printedOutput(await b.run(`${scan(`slee[p] ${marker}`)}; kill -0 1 && echo own-init`));
       expect(ps).toBe('0\nown-init\n');
       // control: the same scan finds a process of its own command
-      expect(outputOf(await b.run(`m=1${marker}; sleep $m & ${scan(`slee[p] 1${marker}`)}; kill $!`))).toBe('1\n');
+      expect(printedOutput(await b.run(`m=1${marker}; sleep $m & ${scan(`slee[p] 1${marker}`)}; kill $!`))).toBe('1\n');
       // without network each command has its own loopback
       const connect = `perl -MIO::Socket::INET -e '$c=IO::Socket::INET->new(PeerAddr=>"127.0.0.1",PeerPort=>${port}) or do { print "refused\\n"; exit 0 }; print <$c>'`;
-      if (perl) expect(outputOf(await b.run(connect))).toBe('refused\n');
+      if (perl) expect(printedOutput(await b.run(connect))).toBe('refused\n');
       // the restricted view has no /sys (no cgroup names of other commands); the full view shows them read-only
-      expect(outputOf(await b.run('ls /sys 2>&1 | head -1'))).toBe("ls: cannot access '/sys': No such file or directory\n");
-      if (asRoot) expect(outputOf(await bFull.run("find /sys/fs/cgroup -maxdepth 3 -name 'switchyard-*' | grep -c switchyard"))).not.toBe('0\n');
+      expect(printedOutput(await b.run('ls /sys 2>&1 | head -1'))).toBe("ls: cannot access '/sys': No such file or directory\n");
+      if (asRoot) expect(printedOutput(await bFull.run("find /sys/fs/cgroup -maxdepth 3 -name 'switchyard-*' | grep -c switchyard"))).not.toBe('0\n');
       // machine-wide figures stay visible in both views: a side channel on the others' activity
-      const load = outputOf(await b.run('cat /proc/loadavg; head -1 /proc/meminfo; df -P . | tail -1'));
+      const load = printedOutput(await b.run('cat /proc/loadavg; head -1 /proc/meminfo; df -P . | tail -1'));
       expect(load).toMatch(/^\d+\.\d+ \d+\.\d+ \d+\.\d+ \d+\/\d+ \d+\nMemTotal:\s+\d+ kB\n\S+\s+\d+\s+\d+\s+\d+\s+\d+% \S+\n$/);
       held.push('B sees none of A\'s processes, cannot reach A\'s loopback listener, sees no /sys in the restricted view (the full view lists every command\'s cgroup); /proc/loadavg, /proc/meminfo and the data file system\'s usage stay visible');
     } finally {
@@ -176,7 +176,7 @@ describe('what one tenant can still observe of another', () => {
       const listener = `perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalAddr=>"127.0.0.1",LocalPort=>${port},Listen=>5,ReuseAddr=>1) or die "listen: $!"; print "listening\\n"; $|=1; while($c=$s->accept){print $c "a-listener-secret\\n"; close $c}'`;
       expect(await a.run(listener, { yield_time_ms: 1_500 })).toContain('listening');
       const connect = `perl -MIO::Socket::INET -e '$c=IO::Socket::INET->new(PeerAddr=>"127.0.0.1",PeerPort=>${port}) or do { print "refused\\n"; exit 0 }; print <$c>'`;
-      expect(outputOf(await b.run(connect))).toBe('a-listener-secret\n');
+      expect(printedOutput(await b.run(connect))).toBe('a-listener-secret\n');
       held.push('with network: true, B reached A\'s loopback listener (one host network)');
     } finally {
       await Promise.all([a.close(), b.close()]);

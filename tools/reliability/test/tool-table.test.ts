@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSwitchyardError, type ToolExecutor } from '@switchyard/protocol';
-import { defineFreeformTool, defineFunctionTool, estimateTokens } from '@switchyard/kit';
+import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
+import { estimateTokens } from '@switchyard/kit/internal';
 import { createToolSearchExecutor } from '../../../packages/planner/src/tool-search';
 import { invokeTool } from '@switchyard/registry/testing';
 import { createPlanCache, planTools, type ToolPlan } from '@switchyard/planner';

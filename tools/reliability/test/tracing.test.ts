@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createHookEngine } from '@switchyard/hooks';
 import type { ResponseItem } from '@switchyard/protocol';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { useCleanups } from '@switchyard/test-helpers';
 import { callItem, execItem, outcome, say, testTools, texts, waitItem } from './helpers';
-import { parentSpanOf, recordingTracer } from '@switchyard/test-helpers/tracing';
+import { parentSpanOf, recordingTracer, spanIdOf } from '@switchyard/test-helpers/tracing';
 
 const { defer } = useCleanups();
-
-
-const idOf = (span: ReadableSpan) => span.spanContext().spanId;
 
 function denyFail() {
   const hooks = createHookEngine({
@@ -27,7 +23,7 @@ function denyFail() {
   return defer(hooks, (engine) => engine.close());
 }
 
-function open(options: Partial<SessionOptions>): Session {
+function openTraced(options: Partial<SessionOptions>): Session {
   const session = createSession({
     toolMode: 'code-mode',
     tools: testTools(),
@@ -44,7 +40,7 @@ const SCRIPT: ResponseItem[][] = [
 ];
 
 /** The turn's outputs with the wall-time line of exec outputs blanked. */
-async function outputsOf(session: Session): Promise<string[]> {
+async function turnOutputs(session: Session): Promise<string[]> {
   const result = await session.runTurn({ model: createScriptedModel(SCRIPT), input: 'go' });
   return result.items
     .filter((item) => item.type.endsWith('_output'))
@@ -85,14 +81,14 @@ function hostileTracers(): Array<[string, Tracer]> {
 
 describe('tracing under abuse', () => {
   it('a broken tracer never changes what the model sees, and the next turn works', async () => {
-    const reference = await outputsOf(open({ hooks: denyFail() }));
+    const reference = await turnOutputs(openTraced({ hooks: denyFail() }));
     expect(reference).toContain('c-fail: Tool call blocked by PreToolUse hook: no failures today. Tool: fail');
     expect(reference.find((line) => line.startsWith('c-exec:'))).toContain('[{"a":1},{"b":2},{"length":3}]');
     const tried: string[] = [];
     for (const [name, tracer] of hostileTracers()) {
-      const session = open({ hooks: denyFail(), tracer });
-      expect(await outputsOf(session), name).toEqual(reference);
-      expect(await outputsOf(session), `${name}, second turn`).toEqual(reference);
+      const session = openTraced({ hooks: denyFail(), tracer });
+      expect(await turnOutputs(session), name).toEqual(reference);
+      expect(await turnOutputs(session), `${name}, second turn`).toEqual(reference);
       tried.push(name);
     }
     console.log(`[reliability] hostile tracers: ${tried.length} kinds (${tried.join('; ')}), outputs identical to an untraced session`);
@@ -100,7 +96,7 @@ describe('tracing under abuse', () => {
 
   it('a cell that yields across turns keeps its span: later nested calls are its children, and every span ends', async () => {
     const { exporter, open: unended, tracer } = recordingTracer('reliability');
-    const session = open({ tracer });
+    const session = openTraced({ tracer });
     const code = 'await tools.echo({ first: true });\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 30));\nawait tools.echo({ second: true });\ntext("finished");';
     const first = await session.runTurn({ model: createScriptedModel([[execItem('c-exec', code)], [say('waiting')]]), input: 'start' });
     const running = outcome(first.items.find((item) => item.type === 'custom_tool_call_output') as never);
@@ -120,11 +116,11 @@ describe('tracing under abuse', () => {
     expect(cell.attributes['switchyard.cell.id']).toBe(cellId);
     expect(cell.attributes['switchyard.cell.status']).toBe('completed');
     const exec = spans.find((span) => span.name === 'execute_tool exec')!;
-    expect(parentSpanOf(cell)).toBe(idOf(exec));
-    expect(parentSpanOf(exec)).toBe(idOf(turns.find((turn) => turn.spanContext().traceId === exec.spanContext().traceId)!));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(exec));
+    expect(parentSpanOf(exec)).toBe(spanIdOf(turns.find((turn) => turn.spanContext().traceId === exec.spanContext().traceId)!));
     const nested = spans.filter((span) => span.name === 'execute_tool echo');
     expect(nested).toHaveLength(2);
-    expect(nested.every((span) => parentSpanOf(span) === idOf(cell))).toBe(true);
+    expect(nested.every((span) => parentSpanOf(span) === spanIdOf(cell))).toBe(true);
     // the wait call is in the second turn's trace, the cell (and its calls) in the first's
     const wait = spans.find((span) => span.name === 'execute_tool wait')!;
     expect(wait.spanContext().traceId).not.toBe(cell.spanContext().traceId);
@@ -135,11 +131,11 @@ describe('tracing under abuse', () => {
     const hooks = denyFail();
     const a = recordingTracer('reliability');
     const b = recordingTracer('reliability');
-    const sessions = [open({ hooks, tracer: a.tracer }), open({ hooks, tracer: b.tracer })];
-    await Promise.all(sessions.map((session) => outputsOf(session)));
+    const sessions = [openTraced({ hooks, tracer: a.tracer }), openTraced({ hooks, tracer: b.tracer })];
+    await Promise.all(sessions.map((session) => turnOutputs(session)));
     for (const { exporter, open: unended } of [a, b]) {
       const spans = exporter.getFinishedSpans();
-      const ids = new Set(spans.map(idOf));
+      const ids = new Set(spans.map(spanIdOf));
       const hookSpans = spans.filter((span) => span.name === 'hook PreToolUse');
       // echo, exec, fail (blocked) and the three nested calls; the unknown tool is refused before its hooks
       expect(hookSpans).toHaveLength(6);
@@ -150,7 +146,7 @@ describe('tracing under abuse', () => {
 
   it('many concurrent cells: every nested call is a child of its own cell, and shutdown ends a hanging one', async () => {
     const { exporter, open: unended, tracer } = recordingTracer('reliability');
-    const session = open({ tracer });
+    const session = openTraced({ tracer });
     const turn = session.beginTurn();
     const step = await turn.step();
     const CELLS = 20;
@@ -168,7 +164,7 @@ describe('tracing under abuse', () => {
     expect(cells.size).toBe(CELLS + 1);
     const nested = spans.filter((span) => span.name === 'execute_tool echo');
     expect(nested).toHaveLength(CELLS * CALLS);
-    for (const span of nested) expect(parentSpanOf(span)).toBe(idOf(cells.get(span.attributes['switchyard.cell.id'])!));
+    for (const span of nested) expect(parentSpanOf(span)).toBe(spanIdOf(cells.get(span.attributes['switchyard.cell.id'])!));
     const hangCell = [...cells.values()].find((span) => span.attributes['switchyard.cell.exec_call_id'] === 'c-hang')!;
     expect(['terminated', 'failed']).toContain(hangCell.attributes['switchyard.cell.status']);
     expect(unended.size).toBe(0);

@@ -1,4 +1,4 @@
-import { notJsonResultText } from '@switchyard/kit';
+import { notJsonResultText } from '@switchyard/kit/internal';
 import { errorMessage, type CellHost, type CellToolRequest, type CellToolResult, type JournalCallResult } from '@switchyard/protocol';
 
 /**

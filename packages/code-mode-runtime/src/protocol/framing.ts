@@ -1,4 +1,4 @@
-import { createEventHub } from '@switchyard/kit';
+import { createEventHub } from '@switchyard/kit/internal';
 import { DEFAULT_MAX_FRAME_BYTES } from './messages';
 
 /**

@@ -1,8 +1,14 @@
 import type { SwitchyardErrorCode } from '@switchyard/protocol';
+import { messageTable } from '@switchyard/kit/internal';
 import { AGENT_HELD_LIMITS, CELL_LIMIT_WIRE_SHAPE } from '../cell-limits';
-import { arrayOf, blob, blobFieldsOf, blobPairs, boolean, compileTable, finite, integer, json, literal, message, object, optional, outcome, pairs, string, variants, type Infer, type MessagesOf } from './schema';
 
-export { ProtocolError } from './schema';
+type Infer<F> = messageTable.Infer<F>;
+type MessagesOf<Table> = messageTable.MessagesOf<Table>;
+const { arrayOf, blob, blobFieldsOf, blobPairs, boolean, compileTable, finite, integer, json, literal, message, object, optional, outcome, string, variants } = messageTable;
+
+/** A malformed frame or message, or a broken rule of this protocol. */
+export const ProtocolError = messageTable.ProtocolError;
+export type ProtocolError = messageTable.ProtocolError;
 
 /**
  * The runtime protocol's messages: what a host and a runtime say to each other, the version both

@@ -96,10 +96,11 @@ function objectParameters(executor: ToolExecutor): (JsonSchema & { properties: J
   return spec.parameters as JsonSchema & { properties: JsonObject };
 }
 
-function outputText(result: InvokeToolResult): string {
-  // A tool_search_output carries `tools`, not `output`.
+/** The text the model reads in a result: its output string, else the output as JSON, else (a tool_search_output carries `tools`) the item as JSON. */
+export function resultText(result: InvokeToolResult): string {
   const output = (result.item as { output?: unknown }).output;
-  return typeof output === 'string' ? output : (JSON.stringify(output) ?? '');
+  if (typeof output === 'string') return output;
+  return output === undefined ? JSON.stringify(result.item) : JSON.stringify(output);
 }
 
 const shown = (input: unknown) => {
@@ -139,7 +140,7 @@ export async function checkGeneratedResults(suite: PluginCheckSuite): Promise<vo
   const outputSchema = spec.type === 'function' ? spec.outputSchema : undefined;
   await overGeneratedInputs(suite, ({ result, thrown }, input) => {
     if (isSwitchyardError(thrown) && thrown.code === 'FATAL') return `input ${shown(input)} ended the turn (FatalToolError: ${thrown.message}): a handler throws FatalToolError only when the session cannot go on`;
-    const text = outputText(result);
+    const text = resultText(result);
     if (result.success === false && text.startsWith('tool result is not JSON-serializable')) return `input ${shown(input)}: ${text}`;
     if (result.success === false || !outputSchema) return undefined;
     const value = result.output.codeModeResult(result.payload);
@@ -163,7 +164,7 @@ export async function checkParametersSchema(suite: PluginCheckSuite): Promise<vo
       return `the handler reads ${undeclared.map((key) => `args.${key}`).join(', ')}, which the parameters schema does not declare (it declares ${declared.join(', ') || 'nothing'}): declare it or read the declared name`;
     }
     // A result the one rule refused is the `results` check's finding, not a schema mismatch.
-    if (outputText(result).startsWith('tool result is not JSON-serializable')) return undefined;
+    if (resultText(result).startsWith('tool result is not JSON-serializable')) return undefined;
     if (thrown instanceof TypeError || thrown instanceof RangeError || thrown instanceof ReferenceError) {
       return `the parameters schema admits ${shown(input)}, which the handler does not handle (${thrown.name}: ${thrown.message}): narrow the schema (required, enum, minimum, minLength) or handle the value`;
     }
@@ -200,7 +201,7 @@ export async function checkAbortResponse(suite: PluginCheckSuite): Promise<void>
 /** One measurement of the `abort-response` check: how long the handler ran on after its abort, when that is too long. */
 async function abortRunOn(suite: PluginCheckSuite): Promise<{ ranOn: number; duration: number } | undefined> {
   const plain = await observe(suite, await suite.sample());
-  if (!plain.ran) expect.fail(`the sample never reached the handler (answer: ${outputText(plain.result)}): give a sample the tool accepts`);
+  if (!plain.ran) expect.fail(`the sample never reached the handler (answer: ${resultText(plain.result)}): give a sample the tool accepts`);
   const duration = (await plain.settled) - plain.startedAt;
   if (duration < 300) return undefined;
   const controller = new AbortController();
@@ -261,4 +262,5 @@ async function longestBlock(suite: PluginCheckSuite, sample: ToolCallInput): Pro
   return longest;
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+/** Resolves after `ms` without holding the process open. */
+export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());

@@ -12,7 +12,7 @@ import {
   type ToolPayloadKind,
 } from '@switchyard/protocol';
 import { createToolHarness, invokeTool, payloadOf, type InvokeToolOptions, type InvokeToolResult, type ToolCallInput } from './invoke-tool';
-import { checkAbortResponse, checkEventLoop, checkGeneratedResults, checkParametersSchema } from './plugin-checks';
+import { checkAbortResponse, checkEventLoop, checkGeneratedResults, checkParametersSchema, delay, resultText } from './plugin-checks';
 
 /**
  * The checks {@link testExecutor} registers, one per promise of the `ToolExecutor` contract. The
@@ -207,7 +207,7 @@ async function checkInvalidInput(suite: Suite): Promise<void> {
     const result = await suite.invoke(input, { callId });
     expect(result.item.call_id).toBe(callId);
     expect(result.success, `${JSON.stringify(input)} was accepted: ${describeResult(result)}`).toBe(false);
-    expect(modelText(result).length, 'a failure must say what went wrong').toBeGreaterThan(0);
+    expect(resultText(result).length, 'a failure must say what went wrong').toBeGreaterThan(0);
   }
 }
 
@@ -262,7 +262,7 @@ async function checkAbort(suite: Suite): Promise<void> {
     const result = await pending;
     expect(result.item.call_id).toBe('conformance-abort-during');
     if (result.error?.code === 'ABORTED') {
-      expect(modelText(result)).toMatch(/aborted by user/);
+      expect(resultText(result)).toMatch(/aborted by user/);
       if (target.waitsForCancellation) expect(handlerSettled, 'waitsForCancellation: the answer came before the handler settled').toBe(true);
     }
     const settled = await Promise.race([handlerDone.then(() => true), delay(10_000).then(() => false)]);
@@ -413,14 +413,7 @@ function nonJson(value: unknown, path: string): string | undefined {
   return `${path} (${typeof value})`;
 }
 
-/** The text the model reads in a result (the output string, or the item as JSON). */
-function modelText(result: InvokeToolResult): string {
-  const output = (result.item as { output?: JsonValue }).output;
-  return typeof output === 'string' ? output : JSON.stringify(result.item);
-}
-
 function describeResult(result: InvokeToolResult): string {
-  return `${result.error?.code ?? (result.success === false ? 'failure' : 'answer')}: ${modelText(result).slice(0, 500)}`;
+  return `${result.error?.code ?? (result.success === false ? 'failure' : 'answer')}: ${resultText(result).slice(0, 500)}`;
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());

@@ -1,4 +1,4 @@
-import { connectRuntime, createTransportEnding, serveRuntime, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime';
+import { connectRuntime, createTransportEnding, serveRuntime, type RuntimePlacement, type RuntimeTransport } from '@switchyard/code-mode-runtime/protocol';
 
 /** Which way a frame travels. */
 export type Direction = 'to-runtime' | 'to-host';

@@ -17,6 +17,7 @@ import { invokeTool } from '@switchyard/registry/testing';
 import { execTools } from '@switchyard/tool-exec';
 import { processesWith } from '@switchyard/config/proc';
 import { becomes } from '@switchyard/test-helpers/poll';
+import { codeModeValue } from '@switchyard/test-helpers';
 
 /** What every attempt can use. Paths under `outside` are this run's markers. */
 export interface Context {
@@ -319,10 +320,6 @@ export const PLANTED: Record<string, string> = {
   DB_PASS: 'planted-db-pass',
   INNOCENT_LOOKING: 'planted-innocent',
 };
-
-function codeModeValue(output: ToolOutput): JsonObject {
-  return output.codeModeResult({ kind: 'function', arguments: '{}' }) as JsonObject;
-}
 
 /** Runs every attempt in a fresh workspace through a fresh pair of exec tools. */
 export async function runCorpus(attempts: Attempt[] = ATTEMPTS): Promise<CorpusReport> {

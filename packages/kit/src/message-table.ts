@@ -1,15 +1,15 @@
 import type { JsonValue } from '@switchyard/protocol';
 
 /**
- * The field kinds of the runtime protocol's message table (`messages.ts`): each kind checks a value
- * that arrived (after `JSON.parse`), carries its TypeScript type, and names itself for the
- * documentation. A message is a shape (field name → kind); the table maps each message name `t`
- * to its shape, and the types, the validators and the README's table are all derived from it.
+ * Message tables: the style of every protocol between Switchyard's processes (a host and its
+ * runtime, apply_patch and its helper). A table maps each message name `t` to its meaning and
+ * its shape (field name → kind); each kind checks a value that arrived (after `JSON.parse`),
+ * carries its TypeScript type, and names itself for the documentation, so the message types,
+ * the validators and the README's tables are all derived from the table.
  *
- * Why hand-written rather than zod / valibot / TypeBox: see "The runtime protocol" in the README
- * (the `call` message is validated on every nested call: compiled checks do it in ~0.02 µs, zod 4
- * in ~2 µs; and a refusal names the exact field: `reply.value.items[1].type is not input_text or
- * input_image`).
+ * Why hand-written rather than zod / valibot / TypeBox: a runtime's `call` message is validated
+ * on every nested call: compiled checks do it in ~0.02 µs, zod 4 in ~2 µs; and a refusal names
+ * the exact field: `reply.value.items[1].type is not input_text or input_image`.
  */
 
 /** A malformed frame or message, or a broken rule of this protocol. */
@@ -304,4 +304,45 @@ export function compileTable<Table extends Readonly<Record<string, MessageKind>>
     if (refusal === null) throw new ProtocolError(`unknown message type ${JSON.stringify(String(value.t)).slice(0, 40)}`);
     throw new ProtocolError(refusal.text(value.t as string));
   };
+}
+
+// ---- documentation -------------------------------------------------------------------------
+
+/** `name`: kind, … (an optional field as `name?`). */
+function docFields(shape: Shape): string {
+  const entries = Object.entries(shape).map(([name, kind]) => `\`${name}${kind.optional ? '?' : ''}\`: ${kind.doc}`);
+  return entries.length === 0 ? '—' : entries.join(', ');
+}
+
+function docMessageFields(entry: MessageKind): string {
+  const common = docFields(entry.shape);
+  if (!('ok' in entry)) return common;
+  return `${common}<br>\`ok: true\`, ${docFields(entry.ok)}<br>\`ok: false\`, ${docFields(entry.failed)}`;
+}
+
+/** Table cells must not contain a raw line break (the kinds escape their own pipes). */
+const docCell = (text: string) => text.replace(/\n/g, ' ');
+
+/** A Markdown section documenting a table's messages: one row per `t`, its fields and meaning. */
+export function renderMessageTable(title: string, table: Readonly<Record<string, MessageKind>>): string[] {
+  const rows = Object.entries(table).map(([t, entry]) => `| \`${t}\` | ${docMessageFields(entry)} | ${docCell(entry.meaning)} |`);
+  return [`### ${title}`, '', '| `t` | fields | meaning |', '|---|---|---|', ...rows, ''];
+}
+
+/** A Markdown section documenting named kinds (made by {@link object} or {@link variants}). */
+export function renderKindTable(kinds: ReadonlyArray<Field<unknown>>): string[] {
+  const rows = kinds.map((kind) => {
+    const named = kind.named!;
+    const shapes = named.variants.map((variant) => (variant.when === undefined ? docFields(variant.shape) : `\`${variant.when}\`, ${docFields(variant.shape)}`));
+    return `| \`${named.name}\` | ${shapes.join('<br>')} | ${docCell(named.meaning)} |`;
+  });
+  return ['### Kinds used by the messages', '', '| kind | fields | meaning |', '|---|---|---|', ...rows, ''];
+}
+
+/** The part of `readme` from `start` to `end` (markers included), or undefined when a marker is missing. */
+export function generatedPart(readme: string, start: string, end: string): string | undefined {
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end);
+  if (from < 0 || to < from) return undefined;
+  return readme.slice(from, to + end.length);
 }
