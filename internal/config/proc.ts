@@ -75,6 +75,11 @@ export function residentMb(pid: number): number {
   }
 }
 
+/** This process's peak resident memory in MB (VmHWM), NaN where /proc does not say. */
+export function peakRssMb(): number {
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? Number.NaN) / 1024;
+}
+
 /** Live processes (zombies aside) other than this one whose command line contains `marker`. */
 export function processesWith(marker: string): number[] {
   const found: number[] = [];

@@ -1,10 +1,11 @@
 export { becomes, sleep, until } from './poll';
 export { useCleanups } from './cleanups';
+export { cellTexts, contentTexts, say, texts, withoutTime } from './items';
+export { uniqueSleepSeconds } from './markers';
 export { respondJson } from './http';
 export { commandHook } from './hook-config';
 export { callItem, execItem } from './calls';
 export { cellIdOf, outputOf, outputsOf, outputText, outputTranscript } from './outputs';
 export { bodyText, codeModeValue, modelText } from './tool-outputs';
 export { makeWorkspace } from './workspace';
-export { spanIdOf } from './spans';
 export { collectUnhandledRejections } from './unhandled';

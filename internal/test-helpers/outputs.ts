@@ -2,14 +2,10 @@
  * Readers of the output items that answer tool calls. Typed by shape, so they take a `ResponseItem`,
  * a `ToolOutputItem` or `undefined` alike.
  */
+import { texts } from './items';
 
 /** An output item's text: its string body, or each content item's text (an image's url) a line each; '' for none. */
-export function outputText(item: unknown): string {
-  const output = (item as { output?: unknown } | undefined)?.output;
-  if (typeof output === 'string') return output;
-  if (!Array.isArray(output)) return '';
-  return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '').join('\n');
-}
+export const outputText = (item: unknown): string => texts(item).join('\n');
 
 /** The output items (`function_call_output`, `custom_tool_call_output`, …) answering `callId` among `items`. */
 export const outputsOf = <T extends { type: string }>(items: readonly T[], callId: string): T[] =>

@@ -6,7 +6,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * <what>` after `timeoutMs`. For a condition the test requires (use `becomes` to test whether it
  * comes about).
  */
-export async function until(check: () => boolean, what: string, timeoutMs = 30_000, intervalMs = 20): Promise<void> {
+export async function until(check: () => boolean, what = 'the condition', timeoutMs = 30_000, intervalMs = 20): Promise<void> {
   if (!(await becomes(check, timeoutMs, intervalMs))) throw new Error(`timed out waiting for ${what} (${timeoutMs} ms)`);
 }
 

@@ -1,4 +1,3 @@
-import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { createHookEngine } from '@switchyard/hooks';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession } from '@switchyard/session';
@@ -6,15 +5,8 @@ import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codeModeTool } from './index';
+import { textStep, toolCalls } from '../test/mock-steps';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
-const toolCallStep = (toolCallId: string, toolName: string, input: unknown): LanguageModelV4GenerateResult => ({
-  content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) }],
-  finishReason: { unified: 'tool-calls', raw: 'tool_use' },
-  usage,
-  warnings: [],
-});
-const textStep = (text: string): LanguageModelV4GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -75,7 +67,7 @@ describe('codeModeTool: Code Mode as AI SDK tools under generateText', () => {
   it('runs exec through the session router; a nested call blocked by a hook is reported to the model', async () => {
     const { session, ran, seen } = guardedSession();
     const code = "const files = await tools.list_files({});\ntext('files: ' + files.join(', '));\nconst secret = await tools.read_secret({ name: 'db' });\ntext('secret: ' + secret);";
-    const model = new MockLanguageModelV4({ doGenerate: [toolCallStep('call-exec-1', 'exec', { code }), textStep('The secret is not readable from here.')] });
+    const model = new MockLanguageModelV4({ doGenerate: [toolCalls(['call-exec-1', 'exec', { code }]), textStep('The secret is not readable from here.')] });
 
     const result = await generateText({ model, tools: await codeModeTool({ session }), prompt: 'Read the db secret.', stopWhen: stepCountIs(4) });
 
@@ -100,11 +92,11 @@ describe('codeModeTool: Code Mode as AI SDK tools under generateText', () => {
     const model = new MockLanguageModelV4({
       doGenerate: async (options) => {
         const calls = model.doGenerateCalls.length;
-        if (calls === 1) return toolCallStep('call-exec', 'exec', { code });
+        if (calls === 1) return toolCalls(['call-exec', 'exec', { code }]);
         if (calls === 2) {
           const tool = options.prompt.find((message) => message.role === 'tool')!.content[0] as { output: { value: string } };
           cellId = /Script running with cell ID (\S+)/.exec(tool.output.value)?.[1] ?? '';
-          return toolCallStep('call-wait', 'wait', { cell_id: cellId, yield_time_ms: 5_000 });
+          return toolCalls(['call-wait', 'wait', { cell_id: cellId, yield_time_ms: 5_000 }]);
         }
         return textStep('done');
       },

@@ -1,19 +1,11 @@
-import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { createHookEngine } from '@switchyard/hooks';
 import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { executorsAsAiSdkTools } from './index';
+import { textStep, toolCalls } from '../test/mock-steps';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
-const toolCalls = (...calls: Array<[string, string, unknown]>): LanguageModelV4GenerateResult => ({
-  content: calls.map(([toolCallId, toolName, input]) => ({ type: 'tool-call' as const, toolCallId, toolName, input: JSON.stringify(input) })),
-  finishReason: { unified: 'tool-calls', raw: 'tool_use' },
-  usage,
-  warnings: [],
-});
-const textStep = (text: string): LanguageModelV4GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
 
 const query = defineFunctionTool<{ sql: string }>({
   name: 'query',

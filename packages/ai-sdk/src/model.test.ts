@@ -11,7 +11,7 @@ import { toAiSdkTools } from './tool-table';
 const usage = { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 30, text: 30, reasoning: 0 } };
 const finish: LanguageModelV4StreamPart = { type: 'finish', usage, finishReason: { unified: 'stop', raw: 'stop' } };
 const streaming = (...parts: LanguageModelV4StreamPart[][]) => parts.map((chunks) => ({ stream: convertArrayToReadableStream(chunks) }));
-const request = (tools: WireTool[] = [], input: ResponseItem[] = [{ type: 'message', role: 'user', content: 'hi' }], signal = new AbortController().signal): ModelRequest => ({
+const modelRequestOf = (tools: WireTool[] = [], input: ResponseItem[] = [{ type: 'message', role: 'user', content: 'hi' }], signal = new AbortController().signal): ModelRequest => ({
   tools,
   input,
   parallelToolCalls: true,
@@ -151,7 +151,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
     });
     const client = aiSdkModel(model, { contextWindow: 200_000 });
     expect(client.capabilities).toEqual({ name: 'claude-test', parallelToolCalls: true, contextWindow: 200_000 });
-    const events = await eventsOf(client.stream(request(TOOLS)));
+    const events = await eventsOf(client.stream(modelRequestOf(TOOLS)));
     expect(events).toEqual([
       { type: 'output-item', item: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'think' }], provider_metadata: { anthropic: { signature: 'sig' } } } },
       { type: 'text-delta', delta: 'Hel' },
@@ -173,7 +173,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
   it('passes callOptions and the abort signal; sends no tools when the plan has none', async () => {
     const model = new MockLanguageModelV4({ doStream: streaming([finish]) });
     const controller = new AbortController();
-    await eventsOf(aiSdkModel(model, { callOptions: { maxOutputTokens: 99, temperature: 0 } }).stream({ ...request(), instructions: 'Be nice.', signal: controller.signal }));
+    await eventsOf(aiSdkModel(model, { callOptions: { maxOutputTokens: 99, temperature: 0 } }).stream({ ...modelRequestOf(), instructions: 'Be nice.', signal: controller.signal }));
     const sent = model.doStreamCalls[0]!;
     expect(sent.maxOutputTokens).toBe(99);
     expect(sent.temperature).toBe(0);
@@ -189,13 +189,13 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
         throw overloaded;
       },
     });
-    await expect(eventsOf(aiSdkModel(thrown).stream(request()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, status: 529, message: 'model request failed (HTTP 529): Overloaded' });
+    await expect(eventsOf(aiSdkModel(thrown).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, status: 529, message: 'model request failed (HTTP 529): Overloaded' });
 
     const inStream = new MockLanguageModelV4({ doStream: streaming([{ type: 'text-start', id: 't' }, { type: 'error', error: { message: 'invalid_request_error: bad tool' } }]) });
-    await expect(eventsOf(aiSdkModel(inStream).stream(request()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model request failed: invalid_request_error: bad tool' });
+    await expect(eventsOf(aiSdkModel(inStream).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: false, message: 'model request failed: invalid_request_error: bad tool' });
 
     const cut = new MockLanguageModelV4({ doStream: streaming([{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'par' }]) });
-    await expect(eventsOf(aiSdkModel(cut).stream(request()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, message: 'model stream ended before the response finished' });
+    await expect(eventsOf(aiSdkModel(cut).stream(modelRequestOf()))).rejects.toMatchObject({ code: 'MODEL_ERROR', retryable: true, message: 'model stream ended before the response finished' });
   });
 
   it('an abort rethrows the signal reason and cancels the provider stream', async () => {
@@ -217,7 +217,7 @@ describe('aiSdkModel: the stream as Switchyard events', () => {
     const seen: ModelStreamEvent[] = [];
     const reason = new Error('user pressed stop');
     const run = (async () => {
-      for await (const event of aiSdkModel(model).stream(request([], undefined, controller.signal))) {
+      for await (const event of aiSdkModel(model).stream(modelRequestOf([], undefined, controller.signal))) {
         seen.push(event);
         controller.abort(reason);
         throw controller.signal.reason;

@@ -11,7 +11,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const textOf = (item: object) => {
+const outputBody = (item: object) => {
   const output = (item as { output?: unknown }).output;
   return typeof output === 'string' ? output : (output as Array<{ text?: string; image_url?: string }>).map((part) => part.text ?? part.image_url).join('|');
 };
@@ -43,18 +43,18 @@ describe('aiSdkTools', () => {
       parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number', maximum: 10 } }, required: ['a', 'b'] },
     });
     const { step } = await stepWith(executors);
-    expect(textOf(await step.dispatch(callItem('c1', 'add', { a: 2, b: 3 })))).toBe('{"sum":5}');
+    expect(outputBody(await step.dispatch(callItem('c1', 'add', { a: 2, b: 3 })))).toBe('{"sum":5}');
     // ajv (the registry) refuses a wrong type before the handler.
-    expect(textOf(await step.dispatch(callItem('c2', 'add', { a: 'two', b: 3 })))).toMatch(/^invalid arguments for add: /);
+    expect(outputBody(await step.dispatch(callItem('c2', 'add', { a: 'two', b: 3 })))).toMatch(/^invalid arguments for add: /);
     // The AI SDK's own validation carries the zod message.
     const refined = await aiSdkTools({
       even: tool({ inputSchema: z.object({ n: z.number().refine((n) => n % 2 === 0, 'n must be even') }), execute: async ({ n }) => n / 2 }),
     });
     const { step: second } = await stepWith(refined);
-    const refusal = textOf(await second.dispatch(callItem('c3', 'even', { n: 3 })));
+    const refusal = outputBody(await second.dispatch(callItem('c3', 'even', { n: 3 })));
     expect(refusal).toMatch(/^invalid arguments for even: /);
     expect(refusal).toContain('n must be even');
-    expect(textOf(await second.dispatch(callItem('c4', 'even', { n: 4 })))).toBe('2');
+    expect(outputBody(await second.dispatch(callItem('c4', 'even', { n: 4 })))).toBe('2');
   });
 
   it('needsApproval asks the step approval provider; a denial or no provider is a model-visible refusal', async () => {
@@ -81,16 +81,16 @@ describe('aiSdkTools', () => {
     const { step } = await stepWith(await aiSdkTools(toolSet, { namespace: 'db__' }), approvals);
     const wire = (id: string, table: string): ResponseItem => ({ type: 'function_call', call_id: id, name: 'wipe', namespace: 'db__', arguments: JSON.stringify({ table }) });
 
-    expect(textOf(await step.dispatch(wire('c1', 'scratch')))).toBe('wiped scratch');
+    expect(outputBody(await step.dispatch(wire('c1', 'scratch')))).toBe('wiped scratch');
     expect(asked).toHaveLength(0);
-    expect(textOf(await step.dispatch(wire('c2', 'users')))).toBe(`db__wipe ${APPROVAL_DENIED_MESSAGE}`);
+    expect(outputBody(await step.dispatch(wire('c2', 'users')))).toBe(`db__wipe ${APPROVAL_DENIED_MESSAGE}`);
     expect(asked[0]).toMatchObject({ kind: 'tool', toolName: 'db__wipe', callId: 'c2' });
     answer = 'approved';
-    expect(textOf(await step.dispatch(wire('c3', 'users')))).toBe('wiped users');
+    expect(outputBody(await step.dispatch(wire('c3', 'users')))).toBe('wiped users');
     expect(ran).toEqual(['scratch', 'users']);
 
     const { step: nobody } = await stepWith(await aiSdkTools(toolSet, { namespace: 'db__' }));
-    expect(textOf(await nobody.dispatch(wire('c4', 'users')))).toBe(`db__wipe ${NO_APPROVER_MESSAGE}`);
+    expect(outputBody(await nobody.dispatch(wire('c4', 'users')))).toBe(`db__wipe ${NO_APPROVER_MESSAGE}`);
     expect(ran).toEqual(['scratch', 'users']);
   });
 
@@ -120,7 +120,7 @@ describe('aiSdkTools', () => {
     const output = await pending;
     expect(sawAbort).toBe(true);
     expect(output.type).toBe('function_call_output');
-    expect(textOf(output)).toMatch(/aborted/);
+    expect(outputBody(output)).toMatch(/aborted/);
   });
 
   it('a streaming execute answers with its last value; toModelOutput shapes text and images', async () => {
@@ -147,7 +147,7 @@ describe('aiSdkTools', () => {
       broken: tool({ inputSchema: z.object({}), execute: async () => ({}), toModelOutput: () => ({ type: 'error-text', value: 'the chart failed' }) }),
     });
     const { step } = await stepWith(executors);
-    expect(textOf(await step.dispatch(callItem('c1', 'progress', {})))).toBe('done');
+    expect(outputBody(await step.dispatch(callItem('c1', 'progress', {})))).toBe('done');
     const snapshot = await step.dispatch(callItem('c2', 'snapshot', {}));
     expect((snapshot as { output: unknown }).output).toEqual([
       { type: 'input_text', text: 'a chart' },
@@ -155,7 +155,7 @@ describe('aiSdkTools', () => {
     ]);
     const result = await step.handleItem(callItem('c3', 'broken', {}));
     expect(result?.success).toBe(false);
-    expect(textOf(result!.item)).toBe('the chart failed');
+    expect(outputBody(result!.item)).toBe('the chart failed');
   });
 
   it('refuses provider tools and tools without execute with CONFIG errors naming them', async () => {

@@ -7,7 +7,7 @@ import { tool } from 'ai';
 import { z } from 'zod';
 import { aiSdkModel, aiSdkTools } from '../src/index';
 import { anthropicToolCall, asSse, recordedEvents } from './fixtures';
-import { startReplayServer } from './replay-server';
+import { startEventReplayServer } from './replay-server';
 
 const CELL = `const [oslo, lima] = await Promise.all([
   tools.weather__get_weather({ city: 'Oslo' }),
@@ -29,7 +29,7 @@ afterEach(async () => {
 
 describe('a Code Mode turn driven by @ai-sdk/anthropic (recorded stream replayed on loopback)', () => {
   it('calls exec with { code }, runs the nested calls (an AI SDK tool among them) through the router, and the hook blocks one', async () => {
-    const server = await startReplayServer([{ events: asSse(anthropicToolCall('exec', { code: CELL })) }, { events: asSse(recordedEvents('anthropic-text.chunks.txt')) }]);
+    const server = await startEventReplayServer([{ events: asSse(anthropicToolCall('exec', { code: CELL })) }, { events: asSse(recordedEvents('anthropic-text.chunks.txt')) }]);
     cleanups.push(server.close);
 
     const ran: string[] = [];

@@ -5,7 +5,7 @@ import { createSession } from '@switchyard/session';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aiSdkModel } from '../src/index';
 import { asSse, recordedEvents } from './fixtures';
-import { startReplayServer } from './replay-server';
+import { startEventReplayServer } from './replay-server';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 describe('@ai-sdk/openai Responses model (recorded streams replayed on loopback)', () => {
   it('sends a Switchyard freeform tool as an OpenAI custom tool and routes the recorded custom_tool_call to it', async () => {
-    const server = await startReplayServer([
+    const server = await startEventReplayServer([
       { events: asSse(recordedEvents('openai-custom-tool.1.chunks.txt')) },
       { events: asSse(recordedEvents('openai-error.1.chunks.txt')) },
     ]);
@@ -58,7 +58,7 @@ describe('@ai-sdk/openai Responses model (recorded streams replayed on loopback)
   });
 
   it('with store: false (passed through callOptions) the call itself goes back', async () => {
-    const server = await startReplayServer([
+    const server = await startEventReplayServer([
       { events: asSse(recordedEvents('openai-custom-tool.1.chunks.txt')) },
       { events: asSse(recordedEvents('openai-error.1.chunks.txt')) },
     ]);

@@ -22,7 +22,7 @@ export interface RecordedRequest {
  * A loopback HTTP server (port 0) that answers each request with the next scripted response,
  * replaying recorded provider streams byte for byte, and records what the client sent.
  */
-export async function startReplayServer(responses: ReplayResponse[]) {
+export async function startEventReplayServer(responses: ReplayResponse[]) {
   const requests: RecordedRequest[] = [];
   const queue = [...responses];
   const server = createServer((req, res) => {

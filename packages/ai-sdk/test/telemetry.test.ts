@@ -10,7 +10,7 @@ import { createSession } from '@switchyard/session';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aiSdkModel } from '../src/index';
 import { anthropicToolCall, asSse, recordedEvents } from './fixtures';
-import { startReplayServer } from './replay-server';
+import { startEventReplayServer } from './replay-server';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -31,7 +31,7 @@ describe('GenAI attributes of AI SDK models', () => {
   it('Anthropic: provider, response model, raw finish reasons, cache reads; the tool span its type and description', async () => {
     const toolStream = anthropicToolCall('lookup', { city: 'Oslo' });
     const textStream = recordedEvents('anthropic-text.chunks.txt');
-    const server = await startReplayServer([{ events: asSse(toolStream) }, { events: asSse(textStream) }]);
+    const server = await startEventReplayServer([{ events: asSse(toolStream) }, { events: asSse(textStream) }]);
     cleanups.push(server.close);
     const lookup = defineFunctionTool({
       name: 'lookup',
@@ -71,7 +71,7 @@ describe('GenAI attributes of AI SDK models', () => {
 
   it('OpenAI Responses: the recorded usage details become cached and reasoning token attributes', async () => {
     const recordedStream = recordedEvents('openai-custom-tool.1.chunks.txt');
-    const server = await startReplayServer([{ events: asSse(recordedStream) }, { events: asSse(recordedEvents('openai-error.1.chunks.txt')) }]);
+    const server = await startEventReplayServer([{ events: asSse(recordedStream) }, { events: asSse(recordedEvents('openai-error.1.chunks.txt')) }]);
     cleanups.push(server.close);
     const writeSql = defineFreeformTool({ name: 'write_sql', description: 'Writes SQL.', handle: () => '3 rows' });
     const { session, spans } = traced([writeSql]);

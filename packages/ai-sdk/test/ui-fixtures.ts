@@ -1,8 +1,7 @@
 import { defineFunctionTool } from '@switchyard/kit';
 import type { ResponseItem } from '@switchyard/protocol';
+export { say } from '@switchyard/test-helpers';
 
-/** An assistant message item. */
-export const say = (content: string): ResponseItem => ({ type: 'message', role: 'assistant', content });
 
 /** A tool that answers `slow done` after `ms` (so a reader can leave while it runs). */
 export const slowTool = (ms: number) =>

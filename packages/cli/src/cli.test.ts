@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');
 let workspace = '';
 
-function run(args: string[], input?: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(args: string[], input?: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(bin, args, { cwd: workspace, env: { ...env, NO_COLOR: '1' } });
     let stdout = '';
@@ -34,27 +34,27 @@ describe('switchyard (the built binary)', () => {
       join(workspace, 'cell.ts'),
       `const read: { output: string } = await tools.exec_command({ cmd: 'cat hello.txt' });\ntext(read.output.trim());\nconst t = await tools.clock__curr_time();\ntext(typeof t.unix_ms);\n`,
     );
-    const result = await run(['run', 'cell.ts']);
+    const result = await runCli(['run', 'cell.ts']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nhello from a file\nnumber\n$/);
   });
 
   it('run - reads the cell from stdin', async () => {
-    const result = await run(['run', '-'], "text('from stdin'); store('k', 1); text(load('k'));");
+    const result = await runCli(['run', '-'], "text('from stdin'); store('k', 1); text(load('k'));");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Script completed\nWall time \d+\.\d seconds\nfrom stdin\n1\n$/);
   });
 
   it('a syntax error fails the script with exit code 1', async () => {
-    const result = await run(['run', '-'], 'text(;');
+    const result = await runCli(['run', '-'], 'text(;');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^Script failed\nWall time \d+\.\d seconds\nScript error:\n.*SyntaxError/s);
   });
 
   it('a yield is followed by wait until the cell completes', async () => {
     // yield_control() makes the first observation independent of how long the cell takes to start
-    const result = await run(['run', '-', '--yield-time-ms', '5000'], "text('before');\nyield_control();\nawait new Promise((r) => setTimeout(r, 400));\ntext('after');");
+    const result = await runCli(['run', '-', '--yield-time-ms', '5000'], "text('before');\nyield_control();\nawait new Promise((r) => setTimeout(r, 400));\ntext('after');");
     expect(result.code).toBe(0);
     // a wait may also yield (after 5 s) before completion on a slow machine
     const match = /^Script running with cell ID (\S+)\nWall time \d+\.\d seconds\nbefore\n(Script running with cell ID \1\nWall time \d+\.\d seconds\n)*Script completed\nWall time \d+\.\d seconds\nafter\n$/.exec(result.stdout);
@@ -62,14 +62,14 @@ describe('switchyard (the built binary)', () => {
   });
 
   it('--cpu-time-ms and --wall-time-ms bound a non-interactive run; bad values are usage errors', async () => {
-    const spin = await run(['run', '-', '--yield-time-ms', '200', '--cpu-time-ms', '700'], "text('spinning');\nwhile (true) {}\n");
+    const spin = await runCli(['run', '-', '--yield-time-ms', '200', '--cpu-time-ms', '700'], "text('spinning');\nwhile (true) {}\n");
     expect(spin.code).toBe(1);
     expect(spin.stdout).toMatch(/Script failed\nWall time \d+\.\d seconds\n(.*\n)*.*exec cell exceeded its CPU time limit of 700 ms/);
-    const idle = await run(['run', '-', '--yield-time-ms', '200', '--wall-time-ms', '900'], "text('idle');\nawait new Promise(() => {});\n");
+    const idle = await runCli(['run', '-', '--yield-time-ms', '200', '--wall-time-ms', '900'], "text('idle');\nawait new Promise(() => {});\n");
     expect(idle.code).toBe(1);
     expect(idle.stdout).toMatch(/exec cell exceeded its wall time limit of 900 ms/);
     for (const [flag, value] of [['--cpu-time-ms', '0'], ['--wall-time-ms', 'soon']]) {
-      const refused = await run(['run', '-', flag, value], "text('x')");
+      const refused = await runCli(['run', '-', flag, value], "text('x')");
       expect(refused.code).toBe(2);
       expect(refused.stderr).toBe(`switchyard: ${flag} must be a positive integer of milliseconds or false\n`);
     }
@@ -77,13 +77,13 @@ describe('switchyard (the built binary)', () => {
 
   it('--interactive asks on each yield; "t" terminates the cell', async () => {
     writeFileSync(join(workspace, 'spin.js'), "text('spinning');\nyield_control();\nwhile (true) {}\n");
-    const result = await run(['run', 'spin.js', '--yield-time-ms', '5000', '--interactive'], 't\n');
+    const result = await runCli(['run', 'spin.js', '--yield-time-ms', '5000', '--interactive'], 't\n');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Script running with cell ID \S+\nWall time \d+\.\d seconds\nspinning\n\[w\]ait or \[t\]erminate\? Script terminated\n/);
   });
 
   it('plan --json prints the two tables as JSON', async () => {
-    const result = await run(['plan', '--json', '--mode', 'code-mode']);
+    const result = await runCli(['plan', '--json', '--mode', 'code-mode']);
     expect(result.code).toBe(0);
     const plan = JSON.parse(result.stdout) as { mode: string; tools: Array<{ type: string; name: string }>; rows: Array<{ name: string; visible: boolean; callableFromCode: boolean }> };
     expect(plan.mode).toBe('code-mode');
@@ -92,7 +92,7 @@ describe('switchyard (the built binary)', () => {
   });
 
   it('demo prints the transcript of a Code Mode turn using all four built-ins and exits 0', async () => {
-    const result = await run(['demo']);
+    const result = await runCli(['demo']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const out = result.stdout;
@@ -123,7 +123,7 @@ describe('switchyard (the built binary)', () => {
     expect(child.stderr).toBe('switchyard: no credentials for openai:gpt-test; running the scripted model\n');
     expect(child.code).toBe(0);
     expect(child.stdout).toMatch(/demo ok\n$/);
-    const bad = await run(['demo', '--model', 'nonsense']);
+    const bad = await runCli(['demo', '--model', 'nonsense']);
     expect(bad.code).toBe(2);
   });
 
@@ -180,9 +180,9 @@ describe('switchyard (the built binary)', () => {
     writeFileSync(join(workspace, 'cat.ts'), `text((await tools.exec_command({ cmd: 'cat hello.txt' })).output.trim());\n`);
     const commands = [['run', 'cat.ts'], ['demo'], ['mcp', 'serve']];
     const [refusals, readOnly, unsandboxed] = await Promise.all([
-      Promise.all(commands.map((args) => run(args, '', env))),
-      run(['run', 'cat.ts', '--sandbox', 'read-only'], '', env),
-      run(['run', 'cat.ts', '--sandbox', 'danger-full-access'], '', env),
+      Promise.all(commands.map((args) => runCli(args, '', env))),
+      runCli(['run', 'cat.ts', '--sandbox', 'read-only'], '', env),
+      runCli(['run', 'cat.ts', '--sandbox', 'danger-full-access'], '', env),
     ]);
     refusals.forEach((refused, index) => {
       const args = commands[index];
@@ -195,10 +195,10 @@ describe('switchyard (the built binary)', () => {
   }, 90_000);
 
   it('usage errors exit 2 with a message', async () => {
-    const unknown = await run(['frobnicate']);
+    const unknown = await runCli(['frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
-    const badMode = await run(['plan', '--mode', 'sideways']);
+    const badMode = await runCli(['plan', '--mode', 'sideways']);
     expect(badMode.code).toBe(2);
     expect(badMode.stderr).toBe('switchyard: --mode must be one of direct, code-mode, code-mode-only\n');
   });

@@ -8,7 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesWith } from '@switchyard/config/proc';
-import { becomes } from '@switchyard/test-helpers';
+import { becomes, contentTexts } from '@switchyard/test-helpers';
 import { readMcpServeConfig } from './mcp-command';
 
 const CLI_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -18,7 +18,6 @@ const NODE_ARGS = ['--no-node-snapshot', '--conditions=@switchyard/source', '--i
 const RED_DOT = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 
 type Content = Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
-const texts = (result: object) => (result as { content: Content }).content.map((block) => block.text ?? `[${block.type}]`);
 const HEADER = (status: string) => new RegExp(`^${status}\\nWall time \\d+\\.\\d seconds\\nOutput:\\n$`);
 
 let workspace: string;
@@ -68,8 +67,8 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   it('runs a script that calls a built-in tool', async () => {
     const result = await client.callTool({ name: 'exec', arguments: { code: 'const now = await tools.clock__curr_time();\ntext(typeof now.iso + " " + Number.isInteger(now.unix_ms));' } });
     expect(result.isError).toBeUndefined();
-    expect(texts(result)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(result).slice(1)).toEqual(['string true']);
+    expect(contentTexts(result)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(result).slice(1)).toEqual(['string true']);
   });
 
   it('runs a script that calls a downstream MCP tool and filters its result', async () => {
@@ -77,7 +76,7 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
       name: 'exec',
       arguments: { code: 'const r = await tools.mcp__shop__search_products({ query: "lamp" });\ntext(r.structuredContent.products.filter((p) => !p.name.includes("sponsored")).map((p) => p.sku).join(","));' },
     });
-    expect(texts(result).slice(1)).toEqual(['P-01,P-02,P-05,P-08']);
+    expect(contentTexts(result).slice(1)).toEqual(['P-01,P-02,P-05,P-08']);
   });
 
   it('yields, keeps the cell running between calls, and wait returns the rest', async () => {
@@ -85,17 +84,17 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
       name: 'exec',
       arguments: { code: 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 300));\nconst now = await tools.clock__curr_time();\ntext("after " + typeof now.iso);' },
     });
-    const running = /^Script running with cell ID (\S+)\n/.exec(texts(first)[0]);
+    const running = /^Script running with cell ID (\S+)\n/.exec(contentTexts(first)[0]);
     expect(running).not.toBeNull();
     expect(first.isError).toBeUndefined();
-    expect(texts(first).slice(1)).toEqual(['before']);
+    expect(contentTexts(first).slice(1)).toEqual(['before']);
     const cellId = running![1];
     const done = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 10_000 } });
-    expect(texts(done)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(done).slice(1)).toEqual(['after string']);
+    expect(contentTexts(done)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(done).slice(1)).toEqual(['after string']);
     const gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
     expect(gone.isError).toBe(true);
-    expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+    expect(contentTexts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
   });
 
   it('runs a yielding cell as an MCP task when the client asks for one (2025-11-25 Tasks)', async () => {
@@ -109,8 +108,8 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     expect(running.status).toBe('working');
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.isError).toBeUndefined();
-    expect(texts(result)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(result).slice(1)).toEqual(['before', 'after string']);
+    expect(contentTexts(result)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(result).slice(1)).toEqual(['before', 'after string']);
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
     expect(statuses).toEqual([expect.stringMatching(/^working:Script running with cell ID \S+$/), 'completed:Script completed']);
     client.removeNotificationHandler('notifications/tasks/status');
@@ -128,21 +127,21 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     // serve runs calls one at a time: another call waits behind a follow-up wait (1 s), not the cell.
     const started = Date.now();
     const other = await client.callTool({ name: 'exec', arguments: { code: 'text("other")' } });
-    expect(texts(other).slice(1)).toEqual(['other']);
+    expect(contentTexts(other).slice(1)).toEqual(['other']);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ status: 'cancelled' });
     let gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, yield_time_ms: 5_000 } });
     // The terminate may still be on its way: a wait that catches the cell first sees it end terminated.
-    if (/^Script terminated/.test(texts(gone)[0])) gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
-    expect(texts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
+    if (/^Script terminated/.test(contentTexts(gone)[0])) gone = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
+    expect(contentTexts(gone)).toEqual([expect.stringMatching(HEADER('Script failed')), `Script error:\nexec cell ${cellId} not found`]);
   });
 
   it('terminates a busy cell through wait', async () => {
     const first = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"yield_time_ms": 100}\ntext("spinning");\nwhile (true) {}' } });
-    const cellId = /cell ID (\S+)/.exec(texts(first)[0])![1];
+    const cellId = /cell ID (\S+)/.exec(contentTexts(first)[0])![1];
     const stopped = await client.callTool({ name: 'wait', arguments: { cell_id: cellId, terminate: true } });
     expect(stopped.isError).toBeUndefined();
-    expect(texts(stopped)).toEqual([expect.stringMatching(HEADER('Script terminated'))]);
+    expect(contentTexts(stopped)).toEqual([expect.stringMatching(HEADER('Script terminated'))]);
   });
 
   it('serves a yielded cell\'s nested calls while no MCP call is running', async () => {
@@ -150,13 +149,13 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
       name: 'exec',
       arguments: { code: 'yield_control();\nawait tools.apply_patch("*** Begin Patch\\n*** Add File: background.txt\\n+written between calls\\n*** End Patch");\ntext("patched");' },
     });
-    const cellId = /^Script running with cell ID (\S+)\n/.exec(texts(first)[0])![1];
+    const cellId = /^Script running with cell ID (\S+)\n/.exec(contentTexts(first)[0])![1];
     // No MCP call is in flight now; the cell's apply_patch still runs.
     await expect.poll(() => existsSync(join(workspace, 'background.txt')), { timeout: 10_000 }).toBe(true);
     expect(readFileSync(join(workspace, 'background.txt'), 'utf8')).toBe('written between calls\n');
     const done = await client.callTool({ name: 'wait', arguments: { cell_id: cellId } });
-    expect(texts(done)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(done).slice(1)).toEqual(['patched']);
+    expect(contentTexts(done)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(done).slice(1)).toEqual(['patched']);
   });
 
   it('answers concurrent calls, each cell calling its own tools', async () => {
@@ -164,10 +163,10 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
       client.callTool({ name: 'exec', arguments: { code: 'await new Promise((resolve) => setTimeout(resolve, 300));\nconst now = await tools.clock__curr_time();\ntext("slow " + typeof now.iso);' } }),
       client.callTool({ name: 'exec', arguments: { code: 'const budget = await tools.get_context_remaining();\ntext("quick " + typeof budget);' } }),
     ]);
-    expect(texts(slow)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(slow).slice(1)).toEqual(['slow string']);
-    expect(texts(quick)[0]).toMatch(HEADER('Script completed'));
-    expect(texts(quick).slice(1)).toEqual(['quick object']);
+    expect(contentTexts(slow)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(slow).slice(1)).toEqual(['slow string']);
+    expect(contentTexts(quick)[0]).toMatch(HEADER('Script completed'));
+    expect(contentTexts(quick).slice(1)).toEqual(['quick object']);
   });
 
   it('turns image() into MCP image content', async () => {
@@ -181,29 +180,29 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
   it('reports a failed script and a pragma error as error results, then keeps serving', async () => {
     const failed = await client.callTool({ name: 'exec', arguments: { code: 'throw new Error("boom")' } });
     expect(failed.isError).toBe(true);
-    expect(texts(failed)[0]).toMatch(HEADER('Script failed'));
-    expect(texts(failed)[1]).toMatch(/^Script error:\nError: boom/);
+    expect(contentTexts(failed)[0]).toMatch(HEADER('Script failed'));
+    expect(contentTexts(failed)[1]).toMatch(/^Script error:\nError: boom/);
     const pragma = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"bad": 1}\ntext(1)' } });
     expect(pragma).toEqual({ content: [{ type: 'text', text: 'exec pragma only supports `yield_time_ms` and `max_output_tokens`; got `bad`' }], isError: true });
     const notified = await client.callTool({ name: 'exec', arguments: { code: 'notify("heads up");\ntext(6 * 7);' } });
-    expect(texts(notified).slice(1)).toEqual(['42', 'heads up']);
+    expect(contentTexts(notified).slice(1)).toEqual(['42', 'heads up']);
   });
 
   it('answers a 20 MiB request with a JSON-RPC error and keeps serving, its session and stored values intact', async () => {
     const stored = await client.callTool({ name: 'exec', arguments: { code: 'store("kept", 42); text("stored")' } });
-    expect(texts(stored).slice(1)).toEqual(['stored']);
+    expect(contentTexts(stored).slice(1)).toEqual(['stored']);
     const huge = `text(${JSON.stringify('x'.repeat(20 * 1024 * 1024))})`;
     await expect(client.callTool({ name: 'exec', arguments: { code: huge } })).rejects.toMatchObject({
       code: -32600,
       message: expect.stringMatching(/request of \d+ bytes exceeds this server's message limit of 4194304 bytes/),
     });
     const after = await client.callTool({ name: 'exec', arguments: { code: 'text("still serving: " + load("kept"))' } });
-    expect(texts(after).slice(1)).toEqual(['still serving: 42']);
+    expect(contentTexts(after).slice(1)).toEqual(['still serving: 42']);
   }, 60_000);
 
   it('caps a 12 MB reply so the official client stays connected', async () => {
     const big = await client.callTool({ name: 'exec', arguments: { code: '// @exec: {"max_output_tokens": 100000000}\ntext("y".repeat(12_000_000));' } });
-    const body = texts(big).slice(1).join('');
+    const body = contentTexts(big).slice(1).join('');
     expect(body.length).toBeGreaterThan(300_000);
     expect(body.length).toBeLessThan(500_000);
     expect(body).toMatch(/…\d+ tokens truncated…/);
@@ -214,7 +213,7 @@ describe('switchyard mcp serve, driven by the SDK client over stdio', () => {
     expect(blocks.map((block) => block.text)).toContain('[image omitted: 12000000 characters of base64 over the result cap]');
     expect(blocks.at(-1)?.text).toMatch(/^\[this result was \d+ bytes, over the 8388608-byte cap of the server \(maxResultBytes\); it was shortened\]$/);
     const after = await client.callTool({ name: 'exec', arguments: { code: 'text("connected")' } });
-    expect(texts(after).slice(1)).toEqual(['connected']);
+    expect(contentTexts(after).slice(1)).toEqual(['connected']);
   }, 60_000);
 });
 

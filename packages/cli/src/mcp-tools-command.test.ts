@@ -18,7 +18,7 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
 
-async function serve(tools: string, cwd: string): Promise<Client> {
+async function serveMcpTools(tools: string, cwd: string): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...NODE_ARGS, 'mcp', 'serve', '--tools', tools],
@@ -34,7 +34,7 @@ async function serve(tools: string, cwd: string): Promise<Client> {
 
 describe('switchyard mcp serve --tools', () => {
   it("serves a plugin package's executors (named exports) to the SDK client", async () => {
-    const client = await serve('@switchyard/example-weather-plugin', PLUGIN_HOST);
+    const client = await serveMcpTools('@switchyard/example-weather-plugin', PLUGIN_HOST);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['weather__get_weather']);
     expect(tools[0].outputSchema).toMatchObject({ required: ['city', 'tempC', 'conditions'] });
@@ -46,7 +46,7 @@ describe('switchyard mcp serve --tools', () => {
   }, 60_000);
 
   it('serves the executors a default-export factory returns (a file path)', async () => {
-    const client = await serve('./tools-factory.ts', FIXTURES);
+    const client = await serveMcpTools('./tools-factory.ts', FIXTURES);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['clock__curr_time']);
     const result = await client.callTool({ name: 'clock__curr_time', arguments: {} });

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-function serve(env: Record<string, string>, args: string[] = []) {
+function serveRuntime(env: Record<string, string>, args: string[] = []) {
   const child = spawn(bin, ['runtime', 'serve', '--nats', server.url, '--name', 'cli-host', ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,7 +36,7 @@ function serve(env: Record<string, string>, args: string[] = []) {
 
 describe('switchyard runtime serve --nats', () => {
   it('serves a cell to an agent host and exits 0 on SIGTERM', async () => {
-    const host = serve({ NATS_USER: 'rt', NATS_PASSWORD: 'rt-pass' });
+    const host = serveRuntime({ NATS_USER: 'rt', NATS_PASSWORD: 'rt-pass' });
     await Promise.race([host.serving, host.exited]);
     expect(host.stderr()).toMatch(/^switchyard: runtime host cli-host \(id [0-9a-z]{16}\) serving cells over nats:\/\/127\.0\.0\.1:\d+\n$/);
     const runtime = createNatsRuntime({ servers: server.url, auth: { user: 'agent', pass: 'agent-pass' } });
@@ -51,7 +51,7 @@ describe('switchyard runtime serve --nats', () => {
   it('--id names the host (its subjects), --trust-agent pins the key an agent id must sign with; a malformed --trust-agent exits 2', async () => {
     const api1 = nkeys.createUser();
     const seed = new TextDecoder().decode(api1.getSeed());
-    const host = serve({ NATS_USER: 'rt', NATS_PASSWORD: 'rt-pass' }, ['--id', 'r7', '--trust-agent', `api1=${api1.getPublicKey()}`]);
+    const host = serveRuntime({ NATS_USER: 'rt', NATS_PASSWORD: 'rt-pass' }, ['--id', 'r7', '--trust-agent', `api1=${api1.getPublicKey()}`]);
     await Promise.race([host.serving, host.exited]);
     expect(host.stderr()).toMatch(/^switchyard: runtime host cli-host \(id r7\) serving cells over /);
     const cell = async (identity: string, agentId: string) => {
@@ -67,13 +67,13 @@ describe('switchyard runtime serve --nats', () => {
     expect(await cell(seed, 'api2')).toMatch(/runtime host cli-host declined: agent host api2 is not trusted by this runtime host/);
     host.child.kill('SIGTERM');
     expect(await host.exited).toBe(0);
-    const malformed = serve({}, ['--trust-agent', 'api1']);
+    const malformed = serveRuntime({}, ['--trust-agent', 'api1']);
     expect(await malformed.exited).toBe(2);
     expect(malformed.stderr()).toBe('switchyard: --trust-agent expects <agentId>=<public NKey>[,<key>…] (got "api1")\n');
   }, 90_000);
 
   it('exits 1 naming the refusal when the server rejects the credentials; 2 without --nats', async () => {
-    const host = serve({ NATS_USER: 'rt', NATS_PASSWORD: 'wrong' });
+    const host = serveRuntime({ NATS_USER: 'rt', NATS_PASSWORD: 'wrong' });
     expect(await host.exited).toBe(1);
     expect(host.stderr()).toMatch(/^switchyard: runtime serve: could not connect to NATS at nats:\/\/127\.0\.0\.1:\d+: .*Authorization Violation/i);
     const usage = spawn(bin, ['runtime', 'serve'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -4,7 +4,7 @@ import { formatFrame, parseFrame } from '@switchyard/code-mode-runtime/protocol'
 import { createNatsRuntime, type NatsRuntimeHost } from '../src/index';
 import { frameTap } from '../src/agent-link';
 import { countingHost, startDeploymentWithHost, stopDeploymentWithHost, type Deployment } from './helpers';
-import { until } from '@switchyard/test-helpers';
+import { cellTexts, until, withoutTime } from '@switchyard/test-helpers';
 
 let deployment: Deployment;
 let host: NatsRuntimeHost;
@@ -33,9 +33,7 @@ function loseFirstReply(wanted: (observation: CellObservation) => boolean): Repl
   return lost;
 }
 
-const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));
-const withoutTime = (observation: CellObservation) => ({ ...observation, wallTimeMs: 0 });
-const tool = (name: string) => ({ name, description: `${name}.`, kind: 'function' as const });
+const cellTool = (name: string) => ({ name, description: `${name}.`, kind: 'function' as const });
 
 describe('idempotent cells over NATS', () => {
   it('a create whose reply was lost, retried with its key, answers with the original cell: same id, same observation, the source ran once', async () => {
@@ -48,24 +46,24 @@ describe('idempotent cells over NATS', () => {
     try {
       const source = `const n = await tools.count({}); text('run ' + n);`;
       const cancel = new AbortController();
-      const first = session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
+      const first = session.createCell({ source, tools: [cellTool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
       await until(() => lost.length === 1, 'the lost reply', 60_000);
       cancel.abort();
       await expect(first).rejects.toMatchObject({ code: 'ABORTED', cellId: lost[0].value!.cellId });
-      const retry = await session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1' });
+      const retry = await session.createCell({ source, tools: [cellTool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-1' });
       expect(retry.cellId).toBe(lost[0].value!.cellId);
       expect(withoutTime(retry.observation)).toEqual(withoutTime(lost[0].value!));
-      expect(texts(retry.observation)).toEqual(['run 1']);
+      expect(cellTexts(retry.observation)).toEqual(['run 1']);
       expect(runs).toBe(1);
-      const next = await session.createCell({ source, tools: [tool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-2' });
-      expect(texts(next.observation)).toEqual(['run 2']);
+      const next = await session.createCell({ source, tools: [cellTool('count')], yieldTimeMs: 30_000, idempotencyKey: 'turn-1/call-2' });
+      expect(cellTexts(next.observation)).toEqual(['run 2']);
     } finally {
       await runtime.shutdown();
     }
   }, 120_000);
 
   it('an observation whose reply was lost is replayed once on retry with its key; the next observation starts after it', async () => {
-    const lost = loseFirstReply((observation) => texts(observation).includes('b'));
+    const lost = loseFirstReply((observation) => cellTexts(observation).includes('b'));
     const runtime = createNatsRuntime({ servers: deployment.server.url, auth: deployment.agentA, agentId: 'a' });
     const gates: Array<() => void> = [];
     const counting = countingHost(() => new Promise((resolve) => gates.push(() => resolve(null))));
@@ -73,11 +71,11 @@ describe('idempotent cells over NATS', () => {
     try {
       const created = await session.createCell({
         source: `text('a'); yield_control(); await tools.gate({}); text('b'); yield_control(); await tools.gate({}); text('c');`,
-        tools: [tool('gate')],
+        tools: [cellTool('gate')],
         yieldTimeMs: 30_000,
         idempotencyKey: 'turn-1/exec',
       });
-      expect(texts(created.observation)).toEqual(['a']);
+      expect(cellTexts(created.observation)).toEqual(['a']);
       const cancel = new AbortController();
       const waiting = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1', signal: cancel.signal });
       await until(() => gates.length === 1, 'the first call at its gate', 60_000);
@@ -93,7 +91,7 @@ describe('idempotent cells over NATS', () => {
       gates[1]();
       const done = await next;
       expect(done).toMatchObject({ kind: 'completed' });
-      expect(texts(done)).toEqual(['c']);
+      expect(cellTexts(done)).toEqual(['c']);
     } finally {
       await runtime.shutdown();
     }
@@ -105,7 +103,7 @@ describe('idempotent cells over NATS', () => {
     const counting = countingHost(() => new Promise(() => {}));
     const session = runtime.openSession(counting.host);
     try {
-      const created = await session.createCell({ source: `await tools.hang({});`, tools: [tool('hang')], yieldTimeMs: 200 });
+      const created = await session.createCell({ source: `await tools.hang({});`, tools: [cellTool('hang')], yieldTimeMs: 200 });
       expect(created.observation).toMatchObject({ kind: 'yielded' });
       const terminating = session.terminate(created.cellId);
       await expect(session.terminate(created.cellId)).rejects.toMatchObject({
@@ -114,7 +112,7 @@ describe('idempotent cells over NATS', () => {
       });
       expect(await terminating).toMatchObject({ kind: 'terminated', cellId: created.cellId });
       const next = await session.createCell({ source: `text('fine')`, tools: [], yieldTimeMs: 30_000 });
-      expect(texts(next.observation)).toEqual(['fine']);
+      expect(cellTexts(next.observation)).toEqual(['fine']);
     } finally {
       await runtime.shutdown();
     }

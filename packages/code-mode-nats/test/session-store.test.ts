@@ -9,6 +9,7 @@ import { createSession } from '@switchyard/session';
 import { SESSION_STORE_CHECKS, createScriptedModel } from '@switchyard/session/testing';
 import { createNatsSessionStore } from '../src/index';
 import { startNatsServer, type NatsServer } from '@switchyard/config/nats-server';
+import { say } from '@switchyard/test-helpers';
 
 // The NATS JetStream key-value SessionStore against a real `nats-server` with JetStream on disk.
 
@@ -28,8 +29,7 @@ function natsStore(bucket = 'sessions-test', extra: { inlineMaxBytes?: number } 
   stores.push(store);
   return store;
 }
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
-const texts = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role}:${String((item as { content?: unknown }).content)}`);
+const roleLines = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role}:${String((item as { content?: unknown }).content)}`);
 
 describe('createNatsSessionStore: the SessionStore checks on a real nats-server -js', () => {
   let store: SessionStore;
@@ -88,14 +88,14 @@ describe('a session kept in NATS, resumed by another agent host', () => {
     await hostA.runTurn({ model: createScriptedModel([[say('a'.repeat(4000))]]), input: 'hello' });
     const hostB = createSession({ tools: [], store: natsStore('fleet'), sessionId: 'user-42', storeOptions: { owner: 'agent-b', leaseWaitMs: 10_000 } });
     await hostB.ready;
-    expect(texts(hostB.history)).toEqual(['user:hello', `assistant:${'a'.repeat(4000)}`]);
+    expect(roleLines(hostB.history)).toEqual(['user:hello', `assistant:${'a'.repeat(4000)}`]);
     await hostB.runTurn({ model: createScriptedModel([[say('b')]]), input: 'again' });
     await expect(hostA.runTurn({ model: createScriptedModel([[say('zombie')]]), input: 'late' })).rejects.toMatchObject({ code: 'LEASE_HELD', message: expect.stringContaining('agent-b') });
     await hostB.shutdown();
     await hostA.shutdown();
     const reader = createSession({ tools: [], store: natsStore('fleet'), sessionId: 'user-42' });
     await reader.ready;
-    expect(texts(reader.history)).toEqual(['user:hello', `assistant:${'a'.repeat(4000)}`, 'user:again', 'assistant:b']);
+    expect(roleLines(reader.history)).toEqual(['user:hello', `assistant:${'a'.repeat(4000)}`, 'user:again', 'assistant:b']);
     await reader.shutdown();
   });
 });

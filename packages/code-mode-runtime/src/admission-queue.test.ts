@@ -10,7 +10,7 @@ interface Ticket extends AdmissionTicket {
 
 const POOL = "the pool's 2 places (workers.max 1 × workers.sessionsPerWorker 2) are held by 2 sessions";
 
-function setup(bounds = { maxQueued: 100, admissionMs: 60_000 }) {
+function admissionQueue(bounds = { maxQueued: 100, admissionMs: 60_000 }) {
   const queue = new AdmissionQueue<Ticket, string>(bounds, () => POOL);
   const admitted: string[] = [];
   const refused = new Map<string, unknown>();
@@ -45,7 +45,7 @@ afterEach(() => {
 
 describe('admission queue', () => {
   it('serves tenants round robin and each tenant first come first served', async () => {
-    const { ticket, enqueue, free, admitted } = setup();
+    const { ticket, enqueue, free, admitted } = admissionQueue();
     // a floods first, then b and c arrive
     for (const name of ['a1', 'a2', 'a3', 'a4']) enqueue(ticket('a', name));
     enqueue(ticket('b', 'b1'));
@@ -56,7 +56,7 @@ describe('admission queue', () => {
   });
 
   it('a tenant served goes to the back: a newcomer waits behind tenants already waiting, not behind all their sessions', async () => {
-    const { ticket, enqueue, free, admitted } = setup();
+    const { ticket, enqueue, free, admitted } = admissionQueue();
     for (const name of ['a1', 'a2', 'a3']) enqueue(ticket('a', name));
     enqueue(ticket('b', 'b1'));
     await free(1); // a1
@@ -66,7 +66,7 @@ describe('admission queue', () => {
   });
 
   it('urgent tickets (lone leases) go first, in their order', async () => {
-    const { ticket, enqueue, free, admitted } = setup();
+    const { ticket, enqueue, free, admitted } = admissionQueue();
     enqueue(ticket('a', 'a1'));
     enqueue(ticket('x', 'lone1', true));
     enqueue(ticket('b', 'b1'));
@@ -76,7 +76,7 @@ describe('admission queue', () => {
   });
 
   it('passes over a tenant whose first ticket fits no place now, without reordering it', async () => {
-    const { queue, ticket, enqueue, admitted } = setup();
+    const { queue, ticket, enqueue, admitted } = admissionQueue();
     enqueue(ticket('isolated', 'i1'));
     enqueue(ticket('isolated', 'i2'));
     enqueue(ticket('b', 'b1'));
@@ -91,7 +91,7 @@ describe('admission queue', () => {
   });
 
   it('reports the position when a session starts waiting and every second after, then its admission', async () => {
-    const { ticket, enqueue, free } = setup();
+    const { ticket, enqueue, free } = admissionQueue();
     const a1 = enqueue(ticket('a', 'a1'));
     const a2 = enqueue(ticket('a', 'a2'));
     const b1 = enqueue(ticket('b', 'b1'));
@@ -111,7 +111,7 @@ describe('admission queue', () => {
   });
 
   it('refuses a session that waited admissionMs, with the model-visible text and an event', async () => {
-    const { queue, ticket, enqueue, refused } = setup({ maxQueued: 100, admissionMs: 5_000 });
+    const { queue, ticket, enqueue, refused } = admissionQueue({ maxQueued: 100, admissionMs: 5_000 });
     const a1 = enqueue(ticket('a', 'a1'));
     enqueue(ticket('b', 'b1'));
     await vi.advanceTimersByTimeAsync(4_999);
@@ -125,7 +125,7 @@ describe('admission queue', () => {
   });
 
   it('refuses at once a session beyond maxQueued; the ones waiting keep their places', async () => {
-    const { queue, ticket, enqueue, free, refused, admitted } = setup({ maxQueued: 2, admissionMs: 60_000 });
+    const { queue, ticket, enqueue, free, refused, admitted } = admissionQueue({ maxQueued: 2, admissionMs: 60_000 });
     enqueue(ticket('a', 'a1'));
     enqueue(ticket('b', 'b1'));
     const c1 = enqueue(ticket('c', 'c1'));
@@ -139,21 +139,21 @@ describe('admission queue', () => {
   });
 
   it('with admissionMs 0 nobody waits: refused on the next turn unless a place frees at once', async () => {
-    const { ticket, enqueue, refused } = setup({ maxQueued: 10, admissionMs: 0 });
+    const { ticket, enqueue, refused } = admissionQueue({ maxQueued: 10, admissionMs: 0 });
     enqueue(ticket('a', 'a1'));
     await vi.advanceTimersByTimeAsync(0);
     expect(refused.get('a1')).toMatchObject({ code: 'RESPOND_TO_MODEL' });
   });
 
   it('a throwing listener never breaks the queue', async () => {
-    const { queue, free } = setup();
+    const { queue, free } = admissionQueue();
     const placed = queue.wait({ tenant: 'a', urgent: false, name: 'a1', events: [], report: () => { throw new Error('host bug'); } });
     await free(1);
     await expect(placed).resolves.toBe('place0');
   });
 
   it('refuseAll (shutdown) rejects every waiting session and stops reporting', async () => {
-    const { queue, ticket, enqueue, refused } = setup();
+    const { queue, ticket, enqueue, refused } = admissionQueue();
     enqueue(ticket('a', 'a1'));
     enqueue(ticket('x', 'lone', true));
     queue.refuseAll(new Error('shutting down'));

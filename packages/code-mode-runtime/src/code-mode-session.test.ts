@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeModeRuntime } from './code-mode-runtime';
 import { createTestHost, fnDescriptor, isolation, rejection, setup, sleep, until } from '../test/helpers';
+import { cellTexts } from '@switchyard/test-helpers';
 
 /** A host-side gate a cell can await through `tools.gate({ name })`. */
 function createGates() {
@@ -22,7 +23,6 @@ const gates = createGates();
 const env = setup({ gate: gates.tool, echo: (request) => request.input as never });
 afterAll(() => env.runtime.shutdown());
 
-const textsOf = (observation: { items: Array<{ type: string; text?: string }> }) => observation.items.map((item) => item.text);
 
 describe('observation', () => {
   it('the yield timer hands over output since the previous observation, and each observe waits anew', async () => {
@@ -31,7 +31,7 @@ describe('observation', () => {
     await gates.open('yield-1');
     const second = await env.session.observe(first.cellId, { yieldTimeMs: 400 });
     expect(second).toMatchObject({ kind: 'yielded', cellId: first.cellId });
-    expect(textsOf(second)).toEqual(['b']);
+    expect(cellTexts(second)).toEqual(['b']);
     const third = await env.session.observe(first.cellId, { yieldTimeMs: 30 });
     expect(third).toMatchObject({ kind: 'yielded', items: [] });
     await env.session.terminate(first.cellId);
@@ -63,13 +63,13 @@ describe('observation', () => {
       `text('a'); await tools.gate({ name: 'noop' }); yield_control(); text('b'); await tools.gate({ name: 'noop-2' });`,
       { yieldTimeMs: 400 },
     );
-    expect(textsOf(first)).toEqual(['a']);
+    expect(cellTexts(first)).toEqual(['a']);
     await gates.open('noop');
     await gates.reached('noop-2');
     // The next observation waits for its own timer: the unattached yield was not remembered.
     const second = await env.session.observe(first.cellId, { yieldTimeMs: 300 });
     expect(second.kind).toBe('yielded');
-    expect(textsOf(second)).toEqual(['b']);
+    expect(cellTexts(second)).toEqual(['b']);
     expect(second.wallTimeMs).toBeGreaterThanOrEqual(250);
     await env.session.terminate(first.cellId);
   });
@@ -120,7 +120,7 @@ describe('observation', () => {
 
   it('a cancelled observation loses nothing: the next observe gets the output and the completion (dropped observer)', async () => {
     const first = await env.run(`text('a'); yield_control(); await tools.gate({ name: 'dropped-1' }); text('b'); text('c');`, { yieldTimeMs: 10_000 });
-    expect(textsOf(first)).toEqual(['a']);
+    expect(cellTexts(first)).toEqual(['a']);
     const controller = new AbortController();
     const observing = env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal });
     controller.abort();
@@ -131,7 +131,7 @@ describe('observation', () => {
     const next = await env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
     expect(next).toMatchObject({ kind: 'completed', cellId: first.cellId });
     expect(next).not.toHaveProperty('error');
-    expect(textsOf(next)).toEqual(['b', 'c']);
+    expect(cellTexts(next)).toEqual(['b', 'c']);
     expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 0 }))).toMatchObject({ code: 'CELL_NOT_FOUND' });
   });
 
@@ -144,7 +144,7 @@ describe('observation', () => {
     expect(await rejection(env.session.observe(first.cellId, { yieldTimeMs: 10_000, signal: controller.signal }))).toMatchObject({ code: 'ABORTED' });
     const waiting = env.session.observe(first.cellId, { yieldTimeMs: 10_000 });
     await gates.open('dropped-2');
-    expect(textsOf(await waiting)).toEqual(['done']);
+    expect(cellTexts(await waiting)).toEqual(['done']);
   });
 
   it('a cancelled first observation (createCell signal) leaves the cell running with its output kept', async () => {
@@ -166,7 +166,7 @@ describe('observation', () => {
     expect(env.closed.length).toBe(closedBefore);
     const next = await env.session.observe(cellId, { yieldTimeMs: 10_000 });
     expect(next).toMatchObject({ kind: 'completed' });
-    expect(textsOf(next)).toEqual(['early', 'late']);
+    expect(cellTexts(next)).toEqual(['early', 'late']);
     const aborted = AbortSignal.abort();
     expect(await rejection(env.session.createCell({ source: `text(1)`, tools: [], yieldTimeMs: 10, signal: aborted }))).toMatchObject({ code: 'ABORTED' });
   });
@@ -175,7 +175,7 @@ describe('observation', () => {
 describe('termination', () => {
   it('returns the unobserved output, closes the cell and discards its stored writes', async () => {
     const first = await env.run(`store('t1', 'kept?'); text('seen'); yield_control(); text('unseen'); await new Promise(() => {});`);
-    expect(textsOf(first)).toEqual(['seen']);
+    expect(cellTexts(first)).toEqual(['seen']);
     await sleep(20);
     const terminated = await env.session.terminate(first.cellId);
     expect(terminated).toMatchObject({ kind: 'terminated', cellId: first.cellId, items: [{ text: 'unseen' }] });

@@ -3,6 +3,7 @@ import type { CellJournalRecord, CellJournalUpdate, CellToolDescriptor, CodeMode
 import { createCodeModeRuntime, type CodeModeRuntimeOptions } from './code-mode-runtime';
 import { sealCellJournal } from './replay-cells';
 import { createTestHost, fnDescriptor, isolation, until, type TestTool } from '../test/helpers';
+import { cellTexts } from '@switchyard/test-helpers';
 
 // Durable cells through the public contract, in the project's isolation: a session's state
 // exported (`exportState`) and restored into a session of another runtime (`restore`), as a
@@ -23,7 +24,6 @@ function openDurable(tools: Record<string, TestTool>, options: CodeModeRuntimeOp
   return { runtime, session, ...recorder };
 }
 
-const texts = (items: Array<{ type: string; text?: string }>) => items.map((item) => item.text);
 const SOURCE = `text('r=' + Math.random() + ' t=' + Date.now()); const a = await tools.count({ n: 1 }); text('a=' + a); yield_control();
   const b = await tools.count({ n: 2 }); const c = await tools.slow({}).catch((e) => 'failed: ' + e.message); text('b=' + b + ' c=' + c + ' r=' + Math.random());`;
 
@@ -34,7 +34,7 @@ async function exported(tools: CellToolDescriptor[] = [fnDescriptor('count'), fn
   const first = openDurable({ count: () => ++runs, slow: () => new Promise((resolve) => parked.push(() => resolve('late'))) });
   const created = await first.session.createCell({ source: SOURCE, tools, yieldTimeMs: 30_000 });
   expect(created.observation.kind).toBe('yielded');
-  await until(() => parked.length === 1, 30_000);
+  await until(() => parked.length === 1, 'the parked call', 30_000);
   const state = JSON.parse(JSON.stringify(first.session.exportState())) as CodeModeSessionState;
   return { state, cellId: created.cellId, first: created.observation, runs: () => runs };
 }
@@ -55,11 +55,11 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     const end = await second.session.observe(cellId, { yieldTimeMs: 30_000 });
     // the call in flight when the host "restarted" fails as interrupted; the others came from the journal
     expect(end.kind).toBe('completed');
-    expect(texts(end.items)).toHaveLength(1);
-    expect(texts(end.items)[0]).toMatch(/^b=2 c=failed: tool `slow` was interrupted by a restart of its host: it may or may not have taken effect, and it was not run again r=0\.\d+$/);
+    expect(cellTexts(end)).toHaveLength(1);
+    expect(cellTexts(end)[0]).toMatch(/^b=2 c=failed: tool `slow` was interrupted by a restart of its host: it may or may not have taken effect, and it was not run again r=0\.\d+$/);
     expect(second.calls).toEqual([]);
     expect(runs()).toBe(2);
-    expect(texts(first.items)[0]).toMatch(/^r=0\.\d+ t=\d+$/);
+    expect(cellTexts(first)[0]).toMatch(/^r=0\.\d+ t=\d+$/);
   });
 
   it('a call in flight of an idempotent tool runs again after a restart; without a restart (hostRestarted: false) the host is asked again under the same id', async () => {
@@ -67,14 +67,14 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     const again = openDurable({ count: () => 100, slow: () => 'ran again' });
     await again.session.restore(idempotent.state);
     const end = await again.session.observe(idempotent.cellId, { yieldTimeMs: 30_000 });
-    expect(texts(end.items)[0]).toMatch(/^b=2 c=ran again r=/);
+    expect(cellTexts(end)[0]).toMatch(/^b=2 c=ran again r=/);
     expect(again.calls.map((call) => [call.runtimeToolCallId, call.tool])).toEqual([['tool-3', 'slow']]);
 
     const live = await exported();
     const joined = openDurable({ count: () => 100, slow: () => 'joined' });
     await joined.session.restore(live.state, { hostRestarted: false });
     const joinedEnd = await joined.session.observe(live.cellId, { yieldTimeMs: 30_000 });
-    expect(texts(joinedEnd.items)[0]).toMatch(/^b=2 c=joined r=/);
+    expect(cellTexts(joinedEnd)[0]).toMatch(/^b=2 c=joined r=/);
     expect(joined.calls.map((call) => [call.cellId, call.runtimeToolCallId])).toEqual([[live.cellId, 'tool-3']]);
   });
 
@@ -123,7 +123,7 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
     expect(restored.session.exportState().cells.map((cell) => cell.cellId)).toEqual([cellId]);
     expect(updates.filter((update) => update.type === 'cell-closed')).toEqual([]);
     const end = await restored.session.observe(cellId, { yieldTimeMs: 30_000 });
-    expect(texts(end.items)[0]).toMatch(/^b=2 c=joined r=/);
+    expect(cellTexts(end)[0]).toMatch(/^b=2 c=joined r=/);
     // its journaled calls came from the journal; the one left open was asked once, and journaled as it settled
     expect(restored.calls.map((call) => [call.cellId, call.runtimeToolCallId])).toEqual([[cellId, 'tool-3']]);
     expect(updates.flatMap((update) => (update.type === 'call-settled' ? [[update.id, update.result]] : []))).toEqual([['tool-3', { ok: true, json: '"joined"' }]]);
@@ -134,7 +134,7 @@ describe('durable cells: exportState / restore', { timeout: 120_000 }, () => {
   it('a cell over maxJournalBytes runs on, is exported as unresumable, and a restore fails it saying why', async () => {
     const first = openDurable({ big: () => 'x'.repeat(5_000) }, { maxJournalBytes: 4_096 });
     const created = await first.session.createCell({ source: `const s = await tools.big({}); text(s.length); yield_control(); await new Promise(() => {});`, tools: [fnDescriptor('big')], yieldTimeMs: 30_000 });
-    expect(texts(created.observation.items)).toEqual(['5000']);
+    expect(cellTexts(created.observation)).toEqual(['5000']);
     const state = first.session.exportState();
     expect(state.cells[0]).toMatchObject({ unresumable: 'its journal passed 4096 bytes (maxJournalBytes)', entries: '', stored: [] });
     const second = openDurable({});
@@ -155,6 +155,6 @@ describe('restore after a cell', { timeout: 120_000 }, () => {
     const state = session.exportState();
     await expect(session.restore(state)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'restore must come before the session creates its first cell' });
     const end = await session.observe(cellId, { yieldTimeMs: 30_000 });
-    expect({ kind: end.kind, texts: texts(end.items) }).toEqual({ kind: 'completed', texts: ['after'] });
+    expect({ kind: end.kind, texts: cellTexts(end) }).toEqual({ kind: 'completed', texts: ['after'] });
   });
 });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CellObservation } from '@switchyard/protocol';
 import { fnDescriptor, rejection, setup } from '../test/helpers';
+import { cellTexts } from '@switchyard/test-helpers';
 
-const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));
 
 let cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -19,10 +19,10 @@ describe('idempotency keys (the engine, in the project isolation)', () => {
     const first = await create(`text('n=' + await tools.count({}))`, 'k1');
     const again = await create(`text('n=' + await tools.count({}))`, 'k1');
     expect(again.cellId).toBe(first.cellId);
-    expect(texts(again.observation)).toEqual(['n=1']);
+    expect(cellTexts(again.observation)).toEqual(['n=1']);
     const other = await create(`text('m=' + await tools.count({}))`, 'k1');
     expect(other.cellId).not.toBe(first.cellId);
-    expect(texts(other.observation)).toEqual(['m=2']);
+    expect(cellTexts(other.observation)).toEqual(['m=2']);
     expect(await rejection(create('1', 'x'.repeat(257)))).toEqual({ code: 'INVALID_INPUT', message: 'createCell expects `idempotencyKey` to be a string of 1-256 characters' });
   }, 60_000);
 
@@ -39,7 +39,7 @@ describe('idempotency keys (the engine, in the project isolation)', () => {
     expect(retry.cellId).toBe(cellId);
     expect(runs).toBe(1);
     // Everything the cell wrote reaches the retry or the next observation, once.
-    const rest = retry.observation.kind === 'completed' ? [] : texts(await env.session.observe(cellId, { yieldTimeMs: 10_000 }));
-    expect([...texts(retry.observation), ...rest]).toEqual(['started', 'later']);
+    const rest = retry.observation.kind === 'completed' ? [] : cellTexts(await env.session.observe(cellId, { yieldTimeMs: 10_000 }));
+    expect([...cellTexts(retry.observation), ...rest]).toEqual(['started', 'later']);
   }, 60_000);
 });

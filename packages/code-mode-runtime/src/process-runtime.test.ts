@@ -16,7 +16,7 @@ import { processInfo, running, workerChildren } from '../test/proc';
 const runtimes: Array<{ shutdown(): Promise<void> }> = [];
 afterAll(() => Promise.all(runtimes.map((runtime) => runtime.shutdown())));
 
-function start(options: CodeModeRuntimeOptions = {}) {
+function startRuntime(options: CodeModeRuntimeOptions = {}) {
   const before = new Set(workerChildren());
   const runtime = createCodeModeRuntime({ ...options, workers: { shared: false, ...options.workers } });
   runtimes.push(runtime);
@@ -33,9 +33,9 @@ function start(options: CodeModeRuntimeOptions = {}) {
 // the symlink-race corpus runs beside this file), so the runner's cut is above those waits.
 describe('worker processes', { timeout: 90_000 }, () => {
   it('cells run in a child process started with --no-node-snapshot, an empty environment, and a prewarmed spare beside it', async () => {
-    const env = start();
+    const env = startRuntime();
     // prewarmed: a worker is there before any cell
-    await until(() => env.mine().length === 1, 60_000);
+    await until(() => env.mine().length === 1, '1 worker of this runtime', 60_000);
     // The cell stays live (a finished cell gives its worker back, which is then the idle spare
     // itself, and a late top-up timer on a loaded machine would start nothing).
     const { observation } = await env.cell(`text(typeof process); text(typeof require); yield_control(); await new Promise(() => {});`);
@@ -45,7 +45,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
       { type: 'input_text', text: 'undefined' },
     ]);
     // the worker that runs the cell is busy; a new spare was started beside it
-    await until(() => env.mine().length === 2, 60_000);
+    await until(() => env.mine().length === 2, '2 workers of this runtime', 60_000);
     for (const pid of env.mine()) {
       const info = processInfo(pid)!;
       expect(info.ppid).toBe(process.pid);
@@ -68,7 +68,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
   });
 
   it('a worker killed mid-cell: its cell is resumed on a fresh worker from its journal and completes; committed values survive', async () => {
-    const env = start({ workers: { prewarm: false } });
+    const env = startRuntime({ workers: { prewarm: false } });
     const stored = await env.cell(`store('kept', { n: 42 }); text('stored');`);
     expect(stored.observation).toMatchObject({ kind: 'completed', items: [{ text: 'stored' }] });
     const waitingCell = await env.cell(`text('before ' + JSON.stringify(load('kept'))); yield_control(); await new Promise((resolve) => setTimeout(resolve, 300)); text('after'); store('later', 1);`);
@@ -92,7 +92,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
   });
 
   it('without journals (maxJournalBytes 0) a worker killed mid-cell fails only its cells, once, naming the signal', async () => {
-    const env = start({ maxJournalBytes: 0, workers: { prewarm: false } });
+    const env = startRuntime({ maxJournalBytes: 0, workers: { prewarm: false } });
     const spinning = await env.cell(`text('spinning'); yield_control(); while (true) {}`);
     expect(spinning.observation).toMatchObject({ kind: 'yielded', items: [{ text: 'spinning' }] });
     const [worker] = env.mine();
@@ -110,7 +110,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
 
   it('a worker over its memory cap is killed from the host; the cell that keeps doing it fails, after its replays, naming the limit', async () => {
     // a heap far above the cap, so the host's cap fires before V8's own heap limit
-    const env = start({ heapMb: 2048, workers: { memoryMb: 256, prewarm: false } });
+    const env = startRuntime({ heapMb: 2048, workers: { memoryMb: 256, prewarm: false } });
     const { observation } = await env.cell(`text('before'); const hoard = []; for (;;) hoard.push(new Array(1_000_000).fill(Math.random()));`, 60_000);
     expect(observation.kind).toBe('completed');
     const error = (observation as { error?: string }).error!;
@@ -124,7 +124,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
   });
 
   it('a worker that stops answering its heartbeat is killed (SIGSTOP), naming the silence; its cell goes on elsewhere', async () => {
-    const env = start({ workers: { prewarm: false, heartbeatTimeoutMs: 1_000 } });
+    const env = startRuntime({ workers: { prewarm: false, heartbeatTimeoutMs: 1_000 } });
     const waitingCell = await env.cell(`yield_control(); await new Promise((resolve) => setTimeout(resolve, 3_000)); text('after');`);
     const [worker] = env.mine();
     const waiting = env.session.observe(waitingCell.cellId, { yieldTimeMs: 60_000 });
@@ -135,12 +135,12 @@ describe('worker processes', { timeout: 90_000 }, () => {
       { type: 'runtime-lost', cause, cellIds: [waitingCell.cellId] },
       { type: 'cell-resumed', cellId: waitingCell.cellId, cause, attempt: 1, alone: false },
     ]);
-    await until(() => !running(worker), 10_000);
+    await until(() => !running(worker), 'the worker to end', 10_000);
     await env.runtime.shutdown();
   });
 
   it('a cell over maxJournalBytes is not resumed when its worker dies: its failure says why', async () => {
-    const env = start({ maxJournalBytes: 2_048, workers: { prewarm: false } });
+    const env = startRuntime({ maxJournalBytes: 2_048, workers: { prewarm: false } });
     const big = await env.cell(`const r = await tools.echo({ s: 'x'.repeat(4_000) }); text(r.s.length); yield_control(); await new Promise(() => {});`);
     expect(big.observation).toMatchObject({ kind: 'yielded', items: [{ text: '4000' }] });
     const [worker] = env.mine();
@@ -169,18 +169,18 @@ describe('worker processes', { timeout: 90_000 }, () => {
   }, 180_000);
 
   it('shutdown() leaves no worker process behind', async () => {
-    const env = start();
+    const env = startRuntime();
     await env.cell(`text(1)`);
     void env.cell(`while (true) {}`, 60_000).catch(() => undefined);
-    await until(() => env.mine().length === 2, 60_000);
+    await until(() => env.mine().length === 2, '2 workers of this runtime', 60_000);
     const workers = env.mine();
     await env.runtime.shutdown();
     for (const pid of workers) expect(running(pid)).toBe(false);
   });
 
   it('a spare killed a moment ago (its exit not yet seen by the host) is not handed to the next cell', async () => {
-    const fresh = start();
-    await until(() => fresh.mine().length === 1, 60_000);
+    const fresh = startRuntime();
+    await until(() => fresh.mine().length === 1, '1 worker of this runtime', 60_000);
     // the spare said hello: wait until it is idle and ready, then kill it
     await sleep(500);
     const [spare] = fresh.mine();
@@ -199,11 +199,11 @@ describe('worker processes', { timeout: 90_000 }, () => {
   });
 
   it('idle workers are reaped; the prewarmed spare stays until shutdown', async () => {
-    const env = start({ workers: { idleMs: 300, max: 3 } });
+    const env = startRuntime({ workers: { idleMs: 300, max: 3 } });
     const cells = await Promise.all([env.cell(`await new Promise((r) => setTimeout(r, 300)); text(1)`), env.cell(`await new Promise((r) => setTimeout(r, 300)); text(2)`)]);
     expect(cells.map((created) => created.observation.kind)).toEqual(['completed', 'completed']);
     // the session's worker and the spare: once both are idle, one of them is reaped
-    await until(() => env.mine().length === 1, 30_000);
+    await until(() => env.mine().length === 1, '1 worker of this runtime', 30_000);
     await sleep(600);
     expect(env.mine()).toHaveLength(1);
     await env.runtime.shutdown();
@@ -248,7 +248,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
     for (const tenant of ['acme', undefined, undefined, 'globex']) await live(dense.openSession(createTestHost().host, tenant === undefined ? undefined : { tenant }));
     expect(workerPids()).toHaveLength(1);
     await dense.shutdown();
-    await until(() => workerPids().length === 0, 10_000);
+    await until(() => workerPids().length === 0, 'no workers left', 10_000);
 
     const runtime = createCodeModeRuntime({ workers: { shared: false, max: 3, prewarm: false, perSession: true } });
     runtimes.push(runtime);
@@ -317,7 +317,7 @@ describe('workers die with their host', () => {
         if (deathSignal === 'death-signal') for (const pid of started.workers) process.kill(pid, 'SIGSTOP');
         child.kill('SIGKILL');
         // one worker spins in a cell: it must end anyway
-        await until(() => started.workers.every((pid) => !running(pid)), 15_000);
+        await until(() => started.workers.every((pid) => !running(pid)), 'the workers to end', 15_000);
       } finally {
         for (const pid of started.workers) if (running(pid)) process.kill(pid, 'SIGKILL');
       }
@@ -329,7 +329,7 @@ describe('workers die with their host', () => {
     const started = await first;
     expect(started.observation).toBe('completed');
     expect(await exited).toBe(0);
-    await until(() => started.workers.every((pid) => !running(pid)), 15_000);
+    await until(() => started.workers.every((pid) => !running(pid)), 'the workers to end', 15_000);
   }, 90_000);
 });
 

@@ -8,6 +8,7 @@ import type { RuntimePlacement } from './remote-session';
 import { connectRuntime } from './runtime-client';
 import { createStreamTransport, formatFrame, parseFrame, type RuntimeMessage, type RuntimeTransport } from './protocol';
 import { createTestHost, fnDescriptor, rejection, until } from '../test/helpers';
+import { cellTexts, withoutTime } from '@switchyard/test-helpers';
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -63,8 +64,6 @@ function dropFirst(wanted: (observation: CellObservation) => boolean) {
   };
 }
 
-const withoutTime = (observation: CellObservation) => ({ ...observation, wallTimeMs: 0 });
-const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.image_url));
 
 let cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -92,7 +91,7 @@ describe('idempotent creation over a worker process', () => {
     const source = `const n = await tools.count({}); text('run ' + n);`;
     const cancel = new AbortController();
     const first = session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1', signal: cancel.signal });
-    await until(() => worker.dropped.length === 1, 60_000);
+    await until(() => worker.dropped.length === 1, 'the lost reply', 60_000);
     // The reply is gone: the caller gives up on the first call and retries it under the same key.
     cancel.abort();
     const lost = worker.dropped[0] as Extract<Reply, { ok: true }>;
@@ -100,13 +99,13 @@ describe('idempotent creation over a worker process', () => {
     const retry = await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' });
     expect(retry.cellId).toBe(lost.value!.cellId);
     expect(withoutTime(retry.observation)).toEqual(withoutTime(lost.value!));
-    expect(texts(retry.observation)).toEqual(['run 1']);
+    expect(cellTexts(retry.observation)).toEqual(['run 1']);
     expect(runs()).toBe(1);
     // A second retry repeats the answer again; a new key is a new cell.
-    expect(texts((await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' })).observation)).toEqual(['run 1']);
+    expect(cellTexts((await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-1' })).observation)).toEqual(['run 1']);
     const next = await session.createCell({ source, tools: [fnDescriptor('count')], yieldTimeMs: 10_000, idempotencyKey: 'turn-1/call-2' });
     expect(next.cellId).not.toBe(retry.cellId);
-    expect(texts(next.observation)).toEqual(['run 2']);
+    expect(cellTexts(next.observation)).toEqual(['run 2']);
     expect(runs()).toBe(2);
   }, 120_000);
 
@@ -118,27 +117,27 @@ describe('idempotent creation over a worker process', () => {
       yieldTimeMs: 10_000,
       idempotencyKey: 'turn-1/exec',
     });
-    expect(texts(created.observation)).toEqual(['a']);
+    expect(cellTexts(created.observation)).toEqual(['a']);
     const cancel = new AbortController();
     const waiting = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1', signal: cancel.signal });
-    await until(() => gates.length === 1, 60_000);
+    await until(() => gates.length === 1, 'the first call at its gate', 60_000);
     gates[0]();
-    await until(() => worker.dropped.length === 1, 60_000);
+    await until(() => worker.dropped.length === 1, 'the lost reply', 60_000);
     cancel.abort();
     expect(await rejection(waiting)).toMatchObject({ code: 'ABORTED' });
     const replayed = await session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-1' });
     expect(replayed).toMatchObject({ kind: 'yielded', cellId: created.cellId });
-    expect(texts(replayed)).toEqual(['b']);
+    expect(cellTexts(replayed)).toEqual(['b']);
     expect(withoutTime(replayed)).toEqual(withoutTime((worker.dropped[0] as Extract<Reply, { ok: true }>).value!));
     // A new key observes afresh: the output after the replayed one, never 'b' a second time.
     const next = session.observe(created.cellId, { yieldTimeMs: 30_000, idempotencyKey: 'turn-2/wait-2' });
-    await until(() => gates.length === 2, 60_000);
+    await until(() => gates.length === 2, 'the second call at its gate', 60_000);
     gates[1]();
     const done = await next;
     expect(done).toMatchObject({ kind: 'completed' });
-    expect(texts(done)).toEqual(['c']);
+    expect(cellTexts(done)).toEqual(['c']);
     // The cell has closed; a retry of the last observation still gets its answer.
-    expect(texts(await session.observe(created.cellId, { yieldTimeMs: 0, idempotencyKey: 'turn-2/wait-2' }))).toEqual(['c']);
+    expect(cellTexts(await session.observe(created.cellId, { yieldTimeMs: 0, idempotencyKey: 'turn-2/wait-2' }))).toEqual(['c']);
     await expect(session.observe(created.cellId, { yieldTimeMs: 0, idempotencyKey: 'turn-2/wait-3' })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND' });
   }, 120_000);
 });

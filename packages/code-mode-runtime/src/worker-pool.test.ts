@@ -54,7 +54,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
     const [pid] = workerChildren();
     let second: RuntimeLease | undefined;
     const waiting = acquire('second', 'tenant b').then((lease) => (second = lease));
-    await until(() => pool.stats().waiting === 1, 10_000);
+    await until(() => pool.stats().waiting === 1, '1 waiting for a worker', 10_000);
     await sleep(1_100);
     expect(second).toBeUndefined();
     const queued = events.get('second')!.filter((event): event is RuntimeQueuedEvent => event.type === 'runtime-queued');
@@ -74,12 +74,12 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
     const first = await acquire('first', 'tenant a');
     const [pid] = workerChildren();
     const waiting = acquire('second', 'tenant b');
-    await until(() => pool.stats().waiting === 1, 10_000);
+    await until(() => pool.stats().waiting === 1, '1 waiting for a worker', 10_000);
     first.release();
     const second = await waiting;
     expect(second.client).not.toBe(first.client);
     expect(pool.stats().started).toBe(2);
-    await until(() => !running(pid!), 10_000);
+    await until(() => !running(pid!), 'the worker to end', 10_000);
   });
 
   it('serves waiting sessions round robin across tenants, first come first served within one', async () => {
@@ -92,10 +92,10 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
         return lease;
       }),
     );
-    await until(() => pool.stats().waiting === 5, 10_000);
+    await until(() => pool.stats().waiting === 5, '5 waiting for a worker', 10_000);
     for (let served = 0; served < 5; served++) {
       holder.release();
-      await until(() => admitted.length === served + 1, 10_000);
+      await until(() => admitted.length === served + 1, 'the next admission', 10_000);
       holder = await waiting[['a1', 'a2', 'a3', 'b1', 'c1'].indexOf(admitted[served]!)]!;
     }
     expect(admitted).toEqual(['a1', 'b1', 'c1', 'a2', 'a3']);
@@ -118,7 +118,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
     for (const pid of pids) {
       const before = lost.length;
       process.kill(pid, 'SIGKILL');
-      await until(() => lost.length > before && !running(pid), 10_000);
+      await until(() => lost.length > before && !running(pid), 'the worker to end', 10_000);
       await sleep(100);
       casualties.push(lost.slice(before).map((entry) => entry.name).sort());
     }
@@ -132,12 +132,12 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
     pool.isolateTenant('tenant t');
     let t1: RuntimeLease | undefined;
     const waitingT = acquire('t1', 'tenant t').then((lease) => (t1 = lease));
-    await until(() => pool.stats().waiting === 1, 10_000);
+    await until(() => pool.stats().waiting === 1, '1 waiting for a worker', 10_000);
     o1.release();
     // the freed place is kept for the emptying: a new tenant waits instead of filling it
     let o3: RuntimeLease | undefined;
     const waitingO = acquire('o3', 'tenant o3').then((lease) => (o3 = lease));
-    await until(() => pool.stats().waiting === 2, 10_000);
+    await until(() => pool.stats().waiting === 2, '2 waiting for a worker', 10_000);
     o2.release();
     await waitingT;
     expect(t1!.client).toBe(o1.client);
@@ -169,7 +169,7 @@ describe('worker pool placement', { timeout: 120_000 }, () => {
     expect(pool.stats().workers).toBe(3);
     lone2.release();
     lone3!.release();
-    await until(() => pool.stats().workers === 1 && workerChildren().length === 1, 10_000);
+    await until(() => pool.stats().workers === 1 && workerChildren().length === 1, 'one worker', 10_000);
   });
 });
 
@@ -181,7 +181,7 @@ describe('worker pool shutdown', { timeout: 60_000 }, () => {
       () => 'placed',
       (error: { code?: string; message: string }) => `${error.code}: ${error.message}`,
     );
-    await until(() => pool.stats().waiting === 1, 10_000);
+    await until(() => pool.stats().waiting === 1, '1 waiting for a worker', 10_000);
     const pids = workerChildren();
     await pool.shutdown();
     expect(await waiting).toBe('SHUTTING_DOWN: code mode runtime is shutting down');

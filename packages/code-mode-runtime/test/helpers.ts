@@ -32,16 +32,7 @@ export function createTestHost(tools: Record<string, TestTool> = {}) {
   return { host, calls, notifications, closed };
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `predicate` holds (polling), failing after `timeoutMs`. */
-export async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
+export { sleep, until } from '@switchyard/test-helpers';
 
 export const fnDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'function' });
 export const freeformDescriptor = (name: string, description = `${name} tool`): CellToolDescriptor => ({ name, description, kind: 'freeform' });

@@ -21,7 +21,7 @@ function worker(options: { hang?: boolean; teardownMs?: number } = {}) {
   return { calls, handle };
 }
 
-const request = (cellId: string, signal: AbortSignal, runtimeToolCallId = 'tool-1') => ({ cellId, runtimeToolCallId, tool: 'noop', input: {}, signal });
+const brokerRequest = (cellId: string, signal: AbortSignal, runtimeToolCallId = 'tool-1') => ({ cellId, runtimeToolCallId, tool: 'noop', input: {}, signal });
 
 /** Creates a cell through the broker the way `exec` does; resolves with the id the broker chose. */
 async function openCell(broker: DispatchBroker, execCallId = 'exec-1'): Promise<string> {
@@ -37,8 +37,8 @@ describe('DispatchBroker', () => {
     const c1 = await openCell(broker);
     expect(c1).toMatch(/^[0-9a-z]{16}$/);
     const signal = new AbortController().signal;
-    expect(await broker.invoke(request(c1, signal))).toEqual({ n: 1 });
-    expect(await broker.invoke(request(c1, signal, 'tool-2'))).toEqual({ n: 2 });
+    expect(await broker.invoke(brokerRequest(c1, signal))).toEqual({ n: 1 });
+    expect(await broker.invoke(brokerRequest(c1, signal, 'tool-2'))).toEqual({ n: 2 });
     expect(target.calls.map((call) => call.payload)).toEqual([
       { kind: 'function', arguments: '{}' },
       { kind: 'function', arguments: '{}' },
@@ -53,12 +53,12 @@ describe('DispatchBroker', () => {
     broker.attachWorker(target);
     const cell = await openCell(broker);
     const signal = new AbortController().signal;
-    const [first, again] = await Promise.all([broker.invokeJson(request(cell, signal)), broker.invokeJson(request(cell, signal))]);
+    const [first, again] = await Promise.all([broker.invokeJson(brokerRequest(cell, signal)), broker.invokeJson(brokerRequest(cell, signal))]);
     expect([first, again]).toEqual([{ json: '{"n":1}' }, { json: '{"n":2}' }]);
-    expect(await broker.invoke(request(cell, signal))).toEqual({ n: 3 });
+    expect(await broker.invoke(brokerRequest(cell, signal))).toEqual({ n: 3 });
     expect(target.calls).toHaveLength(3);
     broker.closeCell(cell);
-    await expect(broker.invoke(request(cell, signal))).rejects.toBe(`exec cell ${cell} not found`);
+    await expect(broker.invoke(brokerRequest(cell, signal))).rejects.toBe(`exec cell ${cell} not found`);
   });
 
   it('exports its open cells and dispatches a restored cell\'s calls as before (cell-start said again)', async () => {
@@ -73,7 +73,7 @@ describe('DispatchBroker', () => {
     restored.restoreCell(JSON.parse(JSON.stringify(exported[0])));
     expect(started).toEqual([`${cell} exec-7`]);
     expect(restored.execCallId(cell)).toBe('exec-7');
-    expect(await restored.invoke(request(cell, new AbortController().signal, 'tool-5'))).toEqual({ n: 1 });
+    expect(await restored.invoke(brokerRequest(cell, new AbortController().signal, 'tool-5'))).toEqual({ n: 1 });
     expect(target.calls[0]!.toolName).toEqual(toolName('noop'));
   });
 
@@ -83,7 +83,7 @@ describe('DispatchBroker', () => {
     const detach = broker.attachWorker(first);
     const c1 = await openCell(broker);
     detach();
-    const pending = broker.invoke(request(c1, new AbortController().signal));
+    const pending = broker.invoke(brokerRequest(c1, new AbortController().signal));
     await new Promise((resolve) => setTimeout(resolve, 10));
     const next = worker();
     broker.attachWorker(next);
@@ -97,9 +97,9 @@ describe('DispatchBroker', () => {
     broker.attachWorker(target);
     const signal = new AbortController().signal;
     // The runtime's createCell resolves at the first observation, which here awaits the cell's first call.
-    const created = await broker.createCell([noop], 'exec-1', async (cellId) => ({ cellId, first: await broker.invoke(request(cellId, signal)) }));
+    const created = await broker.createCell([noop], 'exec-1', async (cellId) => ({ cellId, first: await broker.invoke(brokerRequest(cellId, signal)) }));
     expect(created.first).toEqual({ n: 1 });
-    expect(await broker.invoke(request(created.cellId, signal, 'tool-2'))).toEqual({ n: 2 });
+    expect(await broker.invoke(brokerRequest(created.cellId, signal, 'tool-2'))).toEqual({ n: 2 });
   });
 
   it('creations run concurrently: two cells being created at once each get their own calls and notify', async () => {
@@ -115,12 +115,12 @@ describe('DispatchBroker', () => {
       ids.push(cellId);
       await gate;
       broker.notify(cellId, 'from a');
-      return { cellId, result: await broker.invoke(request(cellId, signal)) };
+      return { cellId, result: await broker.invoke(brokerRequest(cellId, signal)) };
     });
     const second = broker.createCell([noop], 'exec-b', async (cellId) => {
       ids.push(cellId);
       broker.notify(cellId, 'from b');
-      const result = await broker.invoke(request(cellId, signal));
+      const result = await broker.invoke(brokerRequest(cellId, signal));
       release();
       return { cellId, result };
     });
@@ -140,8 +140,8 @@ describe('DispatchBroker', () => {
     broker.attachWorker(target);
     const c1 = await openCell(broker);
     const signal = new AbortController().signal;
-    await expect(broker.invoke({ ...request(c1, signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
-    await expect(broker.invoke(request('c2', signal))).rejects.toBe('exec cell c2 not found');
+    await expect(broker.invoke({ ...brokerRequest(c1, signal), tool: 'other' })).rejects.toBe('tool `other` is not enabled in exec');
+    await expect(broker.invoke(brokerRequest('c2', signal))).rejects.toBe('exec cell c2 not found');
     expect(target.calls).toEqual([]);
   });
 
@@ -156,7 +156,7 @@ describe('DispatchBroker', () => {
         throw new Error('exec cell limit reached');
       }),
     ).rejects.toThrow('exec cell limit reached');
-    await expect(broker.invoke(request(refused, signal))).rejects.toBe(`exec cell ${refused} not found`);
+    await expect(broker.invoke(brokerRequest(refused, signal))).rejects.toBe(`exec cell ${refused} not found`);
     let cancelled = '';
     await expect(
       broker.createCell([noop], 'exec-2', async (cellId) => {
@@ -164,7 +164,7 @@ describe('DispatchBroker', () => {
         throw Object.assign(new Error('cancelled'), { cellId });
       }),
     ).rejects.toThrow('cancelled');
-    expect(await broker.invoke(request(cancelled, signal))).toEqual({ n: 1 });
+    expect(await broker.invoke(brokerRequest(cancelled, signal))).toEqual({ n: 1 });
   });
 
   it('rejects as soon as the call is cancelled, without waiting for the tool to tear down', async () => {
@@ -173,7 +173,7 @@ describe('DispatchBroker', () => {
     const c1 = await openCell(broker);
     const controller = new AbortController();
     const started = Date.now();
-    const pending = broker.invoke(request(c1, controller.signal));
+    const pending = broker.invoke(brokerRequest(c1, controller.signal));
     await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
     await expect(pending).rejects.toBe('nested tool call cancelled');
@@ -185,7 +185,7 @@ describe('DispatchBroker', () => {
     const target = worker();
     broker.attachWorker(target);
     const c1 = await openCell(broker);
-    await expect(broker.invoke(request(c1, AbortSignal.abort('stopped')))).rejects.toBe('stopped');
+    await expect(broker.invoke(brokerRequest(c1, AbortSignal.abort('stopped')))).rejects.toBe('stopped');
     expect(target.calls).toEqual([]);
   });
 
@@ -196,13 +196,13 @@ describe('DispatchBroker', () => {
     const signal = new AbortController().signal;
     // a cell that makes a nested call, then completes; the runtime closes it before createCell returns
     const c1 = await broker.createCell([noop], 'exec-1', async (cellId) => {
-      await broker.invoke(request(cellId, signal));
+      await broker.invoke(brokerRequest(cellId, signal));
       broker.closeCell(cellId);
       return { cellId, observation: { kind: 'completed' } };
     });
     const c2 = await broker.createCell([noop], 'exec-2', async (cellId) => ({ cellId, observation: { kind: 'yielded' } }));
     expect(started).toEqual([c1.cellId, c2.cellId]);
-    await expect(broker.invoke(request(c1.cellId, signal))).rejects.toBe(`exec cell ${c1.cellId} not found`);
-    expect(await broker.invoke(request(c2.cellId, signal))).toEqual({ n: 2 });
+    await expect(broker.invoke(brokerRequest(c1.cellId, signal))).rejects.toBe(`exec cell ${c1.cellId} not found`);
+    expect(await broker.invoke(brokerRequest(c2.cellId, signal))).toEqual({ n: 2 });
   });
 });

@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 /** A real HTTP server on 127.0.0.1 answering with `answer`; records every request. */
-async function serve(answer: (request: Received, response: ServerResponse) => void): Promise<{ base: string; port: number; received: Received[] }> {
+async function serveHttp(answer: (request: Received, response: ServerResponse) => void): Promise<{ base: string; port: number; received: Received[] }> {
   const received: Received[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -49,7 +49,7 @@ function httpEngine(handler: Partial<HttpHookConfig> & { url: string }, options:
 
 describe('http hooks', () => {
   it('POSTs the stdin JSON to a listed loopback URL and blocks on its answer; headers read allowed environment variables only', async () => {
-    const server = await serve((_request, response) => respondJson(response, deny));
+    const server = await serveHttp((_request, response) => respondJson(response, deny));
     const { engine } = httpEngine(
       { url: `${server.base}/hooks/pre?team=ops`, headers: { Authorization: 'Bearer $HOOK_TOKEN', 'X-Other': '${NOT_ALLOWED}-x' }, allowedEnvVars: ['HOOK_TOKEN'] },
       { allowedHttpHookUrls: [`${server.base}/hooks`], env: { HOOK_TOKEN: 'tok-123', NOT_ALLOWED: 'leak' } },
@@ -67,7 +67,7 @@ describe('http hooks', () => {
   });
 
   it('a required hook that cannot reach its server blocks, naming itself (never its headers)', async () => {
-    const server = await serve((_request, response) => respondJson(response, {}));
+    const server = await serveHttp((_request, response) => respondJson(response, {}));
     const port = server.port;
     await new Promise((resolve) => servers.pop()?.close(resolve));
     const { engine, ends } = httpEngine({ url: `http://127.0.0.1:${port}/gate`, required: true, headers: { 'X-Api-Key': 'sekret-value-42' } }, { allowedHttpHookUrls: [`http://127.0.0.1:${port}/`] });
@@ -77,7 +77,7 @@ describe('http hooks', () => {
   });
 
   it('refuses a name that resolves to a loopback address unless listed; a literal one is skipped at load', async () => {
-    const server = await serve((_request, response) => respondJson(response, deny));
+    const server = await serveHttp((_request, response) => respondJson(response, deny));
     const named = `http://localhost:${server.port}/gate`;
     const refused = httpEngine({ url: named, required: true });
     const outcome = await refused.engine.runPreToolUse(preRequest());
@@ -131,7 +131,7 @@ describe('http hooks', () => {
   });
 
   it('an answer that is not 2xx fails open, or blocks a required hook; a 2xx plain-text answer is nothing', async () => {
-    const server = await serve((request, response) => {
+    const server = await serveHttp((request, response) => {
       if (request.url === '/error') {
         response.writeHead(503);
         response.end('down for maintenance');

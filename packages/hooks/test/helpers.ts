@@ -7,8 +7,8 @@ import { createHookEngine, type HookEngineOptions } from '../src/hook-engine';
 import type { HookEventName, HookMatcherGroup, HooksConfig } from '../src/hooks-config';
 import { createStepContext } from '@switchyard/kit';
 
-/** A scratch directory with executable shell scripts; `cleanup()` removes it. */
-export function scratch() {
+/** A scratch folder for executable shell scripts; `cleanup()` removes it. */
+export function scriptFolder() {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-hooks-'));
   return {
     dir,
@@ -29,13 +29,13 @@ export function scratch() {
 }
 
 /** Scratch directories for one test file, removed after each test. */
-export function useScratch(): () => ReturnType<typeof scratch> {
-  const dirs: Array<ReturnType<typeof scratch>> = [];
+export function useScratch(): () => ReturnType<typeof scriptFolder> {
+  const dirs: Array<ReturnType<typeof scriptFolder>> = [];
   afterEach(() => {
     for (const dir of dirs.splice(0)) dir.cleanup();
   });
   return () => {
-    const dir = scratch();
+    const dir = scriptFolder();
     dirs.push(dir);
     return dir;
   };
@@ -72,7 +72,7 @@ export async function waitUntil(check: () => boolean, ms = 5000): Promise<boolea
 }
 
 /** A shell snippet printing `stdout` verbatim, `stderr` to stderr, then exiting with `code`. */
-export function hook(dir: ReturnType<typeof scratch>, options: { stdout?: string; stderr?: string; code?: number; before?: string }): string {
+export function hook(dir: ReturnType<typeof scriptFolder>, options: { stdout?: string; stderr?: string; code?: number; before?: string }): string {
   const name = `hook-${Math.random().toString(36).slice(2)}.sh`;
   const lines = [options.before ?? ''];
   if (options.stdout !== undefined) lines.push(`cat <<'HOOK_STDOUT'\n${options.stdout}\nHOOK_STDOUT`);

@@ -4,6 +4,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, Task
 import { afterEach, describe, expect, it } from 'vitest';
 import { cellHost as gatedCellHost, header } from '../test/cell-host';
 import { serveCodeModeOverMcp, type CodeModeMcpHost, type CodeModeMcpServer } from './serve';
+import { contentTexts } from '@switchyard/test-helpers';
 
 const open: Array<{ client: Client; served: CodeModeMcpServer }> = [];
 afterEach(async () => {
@@ -24,7 +25,6 @@ async function connectTaskClient(host: CodeModeMcpHost, capabilities: Record<str
   return { client, served, statuses };
 }
 
-const texts = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((block) => block.text);
 const startTask = (client: Client, code: string) =>
   client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code } } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
 
@@ -53,7 +53,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     cell.finish('completed');
     await expect.poll(async () => (await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
-    expect(texts(result)).toEqual([header('Script completed').text, 'before', 'after']);
+    expect(contentTexts(result)).toEqual([header('Script completed').text, 'before', 'after']);
     expect(result.isError).toBeUndefined();
     expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
     await expect.poll(() => statuses.map((status) => status.status)).toEqual(['working', 'completed']);
@@ -71,7 +71,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     cell.finish('failed');
     const result = await pending;
     expect(result.isError).toBe(true);
-    expect(texts(result)).toEqual([header('Script failed').text, 'before', 'Script error:\nboom']);
+    expect(contentTexts(result)).toEqual([header('Script failed').text, 'before', 'Script error:\nboom']);
     expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed', statusMessage: 'Script failed' });
   });
 
@@ -100,7 +100,7 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     expect(seen[0]).toBe('taskCreated');
     expect(seen.at(-1)).toBe('result');
     expect(seen).not.toContain('error');
-    expect(texts((last as { result: { content: Array<{ type: string; text?: string }> } }).result)).toEqual([header('Script completed').text, 'before', 'after']);
+    expect(contentTexts((last as { result: { content: Array<{ type: string; text?: string }> } }).result)).toEqual([header('Script completed').text, 'before', 'after']);
   });
 
   it('tasks/cancel cancels the task and terminates its cell', async () => {
@@ -120,12 +120,12 @@ describe('serveCodeModeOverMcp with MCP Tasks (2025-11-25, the SDK client\'s exp
     const cell = gatedCellHost();
     const { client, statuses } = await connectTaskClient(cell.host);
     const first = await client.callTool({ name: 'exec', arguments: { code: 'text("before"); yield_control()' } });
-    expect(texts(first as never)).toEqual([header('Script running with cell ID 7').text, 'before']);
+    expect(contentTexts(first as never)).toEqual([header('Script running with cell ID 7').text, 'before']);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(cell.received).toHaveLength(1);
     cell.finish('completed');
     const done = await client.callTool({ name: 'wait', arguments: { cell_id: '7' } });
-    expect(texts(done as never)).toEqual([header('Script completed').text, 'after']);
+    expect(contentTexts(done as never)).toEqual([header('Script completed').text, 'after']);
     expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
     expect(statuses).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { toWireTools, type ModelRequest, type ModelStreamEvent, type ResponseItem, type ToolSpec } from '@switchyard/protocol';
 import { applyPatchSpec, clockSpec, execSpec, toolSearchSpec } from '../test/tool-specs';
-import { closeReplayServers, collect, modelRequest, outputItems, replayClient, userMessage, type ReplayStep } from '../test/replay-server';
+import { closeReplayServers, collect, modelRequest, outputItems, replayClient, requestsOffering, userMessage, type ReplayStep } from '../test/replay-server';
 import { chatCompletions, type ChatCompletionsOptions } from './chat-completions';
 
 const specs: ToolSpec[] = [
@@ -65,14 +65,14 @@ const expectedTools = [
 
 afterEach(closeReplayServers);
 
-const request = (input: ResponseItem[], overrides: Partial<ModelRequest> = {}) => modelRequest(toWireTools(specs), input, overrides);
+const request = requestsOffering(specs);
 
-const setup = (steps: ReplayStep[], options: Partial<ChatCompletionsOptions> = {}) =>
+const replayChat = (steps: ReplayStep[], options: Partial<ChatCompletionsOptions> = {}) =>
   replayClient(steps, (url, retries) => chatCompletions({ baseURL: `${url}/v1`, model: 'qwen2.5-coder-7b-instruct', ...retries, ...options }));
 
 describe('chatCompletions', () => {
   it('assembles parallel tool-call deltas into namespaced function calls and sends the exact body', async () => {
-    const { client, server } = await setup([{ fixture: 'chat/parallel-tool-calls.sse' }]);
+    const { client, server } = await replayChat([{ fixture: 'chat/parallel-tool-calls.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage], { instructions: 'You are a helpful agent.' })));
     expect(error).toBeUndefined();
     expect(server.requests).toHaveLength(1);
@@ -100,7 +100,7 @@ describe('chatCompletions', () => {
   });
 
   it('maps a custom exec call back to a custom_tool_call and streams the text first', async () => {
-    const { client } = await setup([{ fixture: 'chat/custom-exec.sse' }]);
+    const { client } = await replayChat([{ fixture: 'chat/custom-exec.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
     expect(events).toEqual([
@@ -113,7 +113,7 @@ describe('chatCompletions', () => {
   });
 
   it('sends the history as chat messages: tool calls, outputs, notify injections and images', async () => {
-    const { client, server } = await setup([{ fixture: 'chat/final-message.sse' }], { apiKey: 'local-key', extraBody: { temperature: 0 } });
+    const { client, server } = await replayChat([{ fixture: 'chat/final-message.sse' }], { apiKey: 'local-key', extraBody: { temperature: 0 } });
     const history: ResponseItem[] = [
       { type: 'message', role: 'developer', content: 'Prefer metric units.' },
       {
@@ -176,7 +176,7 @@ describe('chatCompletions', () => {
   });
 
   it('yields a call as soon as the next one starts', async () => {
-    const { client, server } = await setup([{ fixture: 'chat/stream-cut.sse', hang: true }]);
+    const { client, server } = await replayChat([{ fixture: 'chat/stream-cut.sse', hang: true }]);
     const iterator = client.stream(request([userMessage]))[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.value).toEqual({
@@ -188,7 +188,7 @@ describe('chatCompletions', () => {
   });
 
   it('throws a retryable error when the stream is cut after a call was yielded, without replaying', async () => {
-    const { client, server } = await setup([{ fixture: 'chat/stream-cut.sse', cut: true }, { fixture: 'chat/final-message.sse' }]);
+    const { client, server } = await replayChat([{ fixture: 'chat/stream-cut.sse', cut: true }, { fixture: 'chat/final-message.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(outputItems(events)).toHaveLength(1);
     expect(server.requests).toHaveLength(1);
@@ -196,7 +196,7 @@ describe('chatCompletions', () => {
   });
 
   it('retries a 429 and a 503 with the same body, then succeeds', async () => {
-    const { client, server, sleeps } = await setup([
+    const { client, server, sleeps } = await replayChat([
       { status: 429, body: '{"error":{"message":"Too many requests","type":"rate_limit_error"}}', headers: { 'retry-after-ms': '250' } },
       { status: 503, fixture: 'chat/overloaded.json' },
       { fixture: 'chat/final-message.sse' },
@@ -209,7 +209,7 @@ describe('chatCompletions', () => {
   });
 
   it('ends the turn on a 400 with the server message', async () => {
-    const { client, server } = await setup([{ status: 400, fixture: 'chat/context-exceeded.json' }]);
+    const { client, server } = await replayChat([{ status: 400, fixture: 'chat/context-exceeded.json' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(events).toEqual([]);
     expect(server.requests).toHaveLength(1);
@@ -221,7 +221,7 @@ describe('chatCompletions', () => {
   });
 
   it('ends the turn on an error chunk with a 4xx code', async () => {
-    const { client, server } = await setup([{ fixture: 'chat/error-chunk.sse' }]);
+    const { client, server } = await replayChat([{ fixture: 'chat/error-chunk.sse' }]);
     const { error } = await collect(client.stream(request([userMessage])));
     expect(server.requests).toHaveLength(1);
     expect(error).toMatchObject({
@@ -231,7 +231,7 @@ describe('chatCompletions', () => {
   });
 
   it('completes a stream that ends after a finish reason without [DONE]; raw custom arguments pass through', async () => {
-    const { client } = await setup([{ fixture: 'chat/no-done.sse' }]);
+    const { client } = await replayChat([{ fixture: 'chat/no-done.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
     expect(events).toEqual([
@@ -241,7 +241,7 @@ describe('chatCompletions', () => {
   });
 
   it('reads "error": null in every chunk as no error and skips a null tool-call entry', async () => {
-    const { client } = await setup([{ fixture: 'chat/null-error.sse' }]);
+    const { client } = await replayChat([{ fixture: 'chat/null-error.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
     expect(events.filter((event) => event.type === 'output-item')).toEqual([

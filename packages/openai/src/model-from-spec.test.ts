@@ -4,8 +4,6 @@ import { modelFromSpec } from './model-from-spec';
 
 afterEach(closeReplayServers);
 
-const request = () => modelRequest([], [{ type: 'message', role: 'user', content: 'hi' }]);
-
 describe('modelFromSpec', () => {
   it('returns undefined for openai:<model> without OPENAI_API_KEY', () => {
     expect(modelFromSpec('openai:gpt-5.1-codex', {})).toBeUndefined();
@@ -15,7 +13,7 @@ describe('modelFromSpec', () => {
     const server = await startReplayServer([{ fixture: 'responses/final-message.sse' }]);
     const client = modelFromSpec('openai:gpt-5.1-codex', { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `${server.url}/v1` }, { contextWindow: 400_000 });
     expect(client?.capabilities).toEqual({ name: 'gpt-5.1-codex', parallelToolCalls: true, contextWindow: 400_000 });
-    const { error } = await collect(client!.stream(request()));
+    const { error } = await collect(client!.stream(modelRequest([], [{ type: 'message', role: 'user', content: 'hi' }])));
     expect(error).toBeUndefined();
     expect(server.requests[0].path).toBe('/v1/responses');
     expect(server.requests[0].headers.authorization).toBe('Bearer sk-env');
@@ -25,7 +23,7 @@ describe('modelFromSpec', () => {
   it('builds a Chat Completions client from chat:<url>#<model> without credentials', async () => {
     const server = await startReplayServer([{ fixture: 'chat/final-message.sse' }]);
     const client = modelFromSpec(`chat:${server.url}/v1#qwen2.5-coder`, {});
-    const { error } = await collect(client!.stream(request()));
+    const { error } = await collect(client!.stream(modelRequest([], [{ type: 'message', role: 'user', content: 'hi' }])));
     expect(error).toBeUndefined();
     expect(server.requests[0].path).toBe('/v1/chat/completions');
     expect(server.requests[0].headers.authorization).toBeUndefined();

@@ -8,7 +8,7 @@ import {
   type ToolSpec,
 } from '@switchyard/protocol';
 import { applyPatchSpec, clockSpec, execSpec, toolSearchSpec } from '../test/tool-specs';
-import { closeReplayServers, collect, modelRequest, outputItems, replayClient, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
+import { closeReplayServers, collect, modelRequest, outputItems, replayClient, requestsOffering, startReplayServer, userMessage, type ReplayStep } from '../test/replay-server';
 import { openaiResponses, type OpenAIResponsesOptions } from './openai-responses';
 
 const specs: ToolSpec[] = [
@@ -45,14 +45,14 @@ const expectedTools = [
 
 afterEach(closeReplayServers);
 
-const request = (input: ResponseItem[], overrides: Partial<ModelRequest> = {}) => modelRequest(toWireTools(specs), input, overrides);
+const request = requestsOffering(specs);
 
-const setup = (steps: ReplayStep[], options: Partial<OpenAIResponsesOptions> = {}) =>
+const replayResponses = (steps: ReplayStep[], options: Partial<OpenAIResponsesOptions> = {}) =>
   replayClient(steps, (url, retries) => openaiResponses({ apiKey: 'sk-test', baseURL: `${url}/v1/`, model: 'gpt-5.1-codex', ...retries, ...options }));
 
 describe('openaiResponses', () => {
   it('streams a turn with parallel function calls and sends the exact request body', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/parallel-function-calls.sse' }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/parallel-function-calls.sse' }]);
     const { events, error } = await collect(
       client.stream(request([userMessage], { instructions: 'You are a helpful agent.' })),
     );
@@ -110,7 +110,7 @@ describe('openaiResponses', () => {
   });
 
   it('yields each output item before the response completes (calls can start early)', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/stream-cut.sse', hang: true }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/stream-cut.sse', hang: true }]);
     const iterator = client.stream(request([userMessage]))[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.value).toMatchObject({ type: 'output-item', item: { call_id: 'call_first' } });
@@ -119,14 +119,14 @@ describe('openaiResponses', () => {
   });
 
   it('sends parallel_tool_calls false when the model cannot emit several calls', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/final-message.sse' }], { parallelToolCalls: false });
+    const { client, server } = await replayResponses([{ fixture: 'responses/final-message.sse' }], { parallelToolCalls: false });
     expect(client.capabilities).toEqual({ name: 'gpt-5.1-codex', parallelToolCalls: false, contextWindow: undefined });
     await collect(client.stream(request([userMessage], { tools: [] })));
     expect(JSON.parse(server.requests[0].body)).toMatchObject({ tools: [], parallel_tool_calls: false });
   });
 
   it('round-trips a custom exec call, its output and a notify injection', async () => {
-    const { client, server } = await setup(
+    const { client, server } = await replayResponses(
       [{ fixture: 'responses/custom-exec.sse' }, { fixture: 'responses/final-message.sse' }],
       { reasoning: { effort: 'medium', summary: 'auto' }, promptCacheKey: 'session-1' },
     );
@@ -191,7 +191,7 @@ describe('openaiResponses', () => {
   });
 
   it('round-trips a client tool_search call and its tool_search_output', async () => {
-    const { client, server } = await setup([
+    const { client, server } = await replayResponses([
       { fixture: 'responses/tool-search-call.sse' },
       { fixture: 'responses/tool-search-follow-up.sse' },
     ]);
@@ -235,7 +235,7 @@ describe('openaiResponses', () => {
   });
 
   it('retries a 429 and a 503 with backoff and jitter, resending the same body', async () => {
-    const { client, server, sleeps } = await setup([
+    const { client, server, sleeps } = await replayResponses([
       { status: 429, fixture: 'responses/rate-limited.json', headers: { 'retry-after': '2' } },
       { status: 503, body: 'upstream connect error' },
       { fixture: 'responses/final-message.sse' },
@@ -251,13 +251,13 @@ describe('openaiResponses', () => {
   });
 
   it('applies ±25 % jitter to the backoff', async () => {
-    const low = await setup([{ status: 500, body: '' }, { fixture: 'responses/final-message.sse' }], { random: () => 0 });
+    const low = await replayResponses([{ status: 500, body: '' }, { fixture: 'responses/final-message.sse' }], { random: () => 0 });
     await collect(low.client.stream(request([userMessage])));
     expect(low.sleeps).toEqual([375]);
   });
 
   it('gives up after maxAttempts and throws the last retryable error', async () => {
-    const { client, server } = await setup(
+    const { client, server } = await replayResponses(
       [
         { status: 429, fixture: 'responses/rate-limited.json' },
         { status: 429, fixture: 'responses/rate-limited.json' },
@@ -278,7 +278,7 @@ describe('openaiResponses', () => {
   });
 
   it('ends the turn on a 400 with the server message, without retrying', async () => {
-    const { client, server, sleeps } = await setup([{ status: 400, fixture: 'responses/bad-request.json' }]);
+    const { client, server, sleeps } = await replayResponses([{ status: 400, fixture: 'responses/bad-request.json' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(events).toEqual([]);
     expect(server.requests).toHaveLength(1);
@@ -293,7 +293,7 @@ describe('openaiResponses', () => {
   });
 
   it('throws a retryable error when the stream is cut after items were yielded, without replaying', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/stream-cut.sse', cut: true }, { fixture: 'responses/final-message.sse' }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/stream-cut.sse', cut: true }, { fixture: 'responses/final-message.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(outputItems(events)).toEqual([
       { id: 'fc_20', type: 'function_call', status: 'completed', arguments: '{"city":"Faro"}', call_id: 'call_first', name: 'get_weather', namespace: 'weather__' },
@@ -305,7 +305,7 @@ describe('openaiResponses', () => {
   });
 
   it('retries a stream that closed before anything was yielded', async () => {
-    const { client, server, sleeps } = await setup([{ fixture: 'responses/created-only.sse' }, { fixture: 'responses/final-message.sse' }]);
+    const { client, server, sleeps } = await replayResponses([{ fixture: 'responses/created-only.sse' }, { fixture: 'responses/final-message.sse' }]);
     const { events, error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
     expect(outputItems(events)).toHaveLength(1);
@@ -314,20 +314,20 @@ describe('openaiResponses', () => {
   });
 
   it('reports a stream that closed before response.completed when retries are exhausted', async () => {
-    const { client } = await setup([{ fixture: 'responses/created-only.sse' }], { maxAttempts: 1 });
+    const { client } = await replayResponses([{ fixture: 'responses/created-only.sse' }], { maxAttempts: 1 });
     const { error } = await collect(client.stream(request([userMessage])));
     expect(error).toMatchObject({ retryable: true, message: 'model stream closed before response.completed' });
   });
 
   it('retries an error event with a server_error code', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/error-event-server.sse' }, { fixture: 'responses/final-message.sse' }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/error-event-server.sse' }, { fixture: 'responses/final-message.sse' }]);
     const { error } = await collect(client.stream(request([userMessage])));
     expect(error).toBeUndefined();
     expect(server.requests).toHaveLength(2);
   });
 
   it('ends the turn on response.failed with context_length_exceeded', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/failed-context-length.sse' }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/failed-context-length.sse' }]);
     const { error } = await collect(client.stream(request([userMessage])));
     expect(server.requests).toHaveLength(1);
     expect(error).toMatchObject({
@@ -355,7 +355,7 @@ describe('openaiResponses', () => {
   });
 
   it('stops and closes the connection when the signal aborts mid-stream', async () => {
-    const { client, server } = await setup([{ fixture: 'responses/stream-cut.sse', hang: true }]);
+    const { client, server } = await replayResponses([{ fixture: 'responses/stream-cut.sse', hang: true }]);
     const controller = new AbortController();
     const seen: ModelStreamEvent[] = [];
     const run = (async () => {

@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelStreamEvent, ResponseItem, WireTool } from '@switchyard/protocol';
+import { toWireTools, type ModelRequest, type ModelStreamEvent, type ResponseItem, type ToolSpec, type WireTool } from '@switchyard/protocol';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -159,4 +159,10 @@ export const userMessage: ResponseItem = { type: 'message', role: 'user', conten
 /** A model request with a fresh signal; fields can be overridden. */
 export function modelRequest(tools: WireTool[], input: ResponseItem[], overrides: Partial<ModelRequest> = {}): ModelRequest {
   return { tools, input, parallelToolCalls: true, signal: new AbortController().signal, ...overrides };
+}
+
+/** Builds the requests of a test file whose model is offered `specs`: `request(input, overrides)`. */
+export function requestsOffering(specs: ToolSpec[]): (input: ResponseItem[], overrides?: Partial<ModelRequest>) => ModelRequest {
+  const tools = toWireTools(specs);
+  return (input, overrides = {}) => modelRequest(tools, input, overrides);
 }

@@ -11,7 +11,7 @@ import {
   type ToolExecutor,
 } from '@switchyard/protocol';
 import { FunctionToolOutput, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
-import { functionCall, setup } from '../test/support';
+import { functionCall, routerSetup } from '../test/support';
 
 /** A fake HookRunner answering with the given outcomes and recording every request. */
 function fakeHooks(answers: { pre?: Partial<PreToolUseOutcome>; post?: Partial<PostToolUseOutcome>; throws?: boolean } = {}) {
@@ -59,7 +59,7 @@ const shell: ToolExecutor = {
 describe('dispatch: hooks', () => {
   it('sends the default payload to PreToolUse and PostToolUse, with the caller', async () => {
     const hooks = fakeHooks();
-    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather], { hooks: hooks.runner });
     await runtime.handleItem(weatherCall());
     await runtime.handle(
       { toolName: toolName('get_weather', 'weather__'), callId: 'w2', payload: { kind: 'function', arguments: '{"city":"Rome"}' } },
@@ -77,7 +77,7 @@ describe('dispatch: hooks', () => {
   it('block → "Tool call blocked by PreToolUse hook: …", the handler never runs, a blocked event and no end', async () => {
     seen.length = 0;
     const hooks = fakeHooks({ pre: { blocked: true, reason: 'no weather on Sundays', additionalContexts: ['policy: weekday only'] } });
-    const { runtime, events } = setup([weather], { hooks: hooks.runner });
+    const { runtime, events } = routerSetup([weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(result?.item).toEqual({
       type: 'function_call_output',
@@ -95,7 +95,7 @@ describe('dispatch: hooks', () => {
 
   it('block of a shell or apply_patch command quotes the command', async () => {
     const hooks = fakeHooks({ pre: { blocked: true, reason: 'destructive', additionalContexts: [] } });
-    const { runtime } = setup([shell], { hooks: hooks.runner });
+    const { runtime } = routerSetup([shell], { hooks: hooks.runner });
     const result = await runtime.handleItem(functionCall('exec_command', { cmd: 'rm -rf /' }, 'x1'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'x1', output: 'Command blocked by PreToolUse hook: destructive. Command: rm -rf /' });
   });
@@ -103,14 +103,14 @@ describe('dispatch: hooks', () => {
   it('rewrite → the handler sees the rewritten input, which is validated again', async () => {
     seen.length = 0;
     const rewrite = fakeHooks({ pre: { blocked: false, updatedInput: { city: 'Bergen' }, additionalContexts: [] } });
-    const { runtime } = setup([weather], { hooks: rewrite.runner });
+    const { runtime } = routerSetup([weather], { hooks: rewrite.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(seen).toEqual([{ city: 'Bergen' }]);
     expect(result?.payload).toEqual({ kind: 'function', arguments: '{"city":"Bergen"}' });
     expect(rewrite.post[0].toolInput).toEqual({ city: 'Bergen' });
 
     const invalid = fakeHooks({ pre: { blocked: false, updatedInput: { town: 'Bergen' }, additionalContexts: [] } });
-    const second = setup([weather], { hooks: invalid.runner });
+    const second = routerSetup([weather], { hooks: invalid.runner });
     const refused = await second.runtime.handleItem(weatherCall());
     expect(refused?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: 'invalid arguments for weather__get_weather: arguments.city is required' });
     expect(second.events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
@@ -129,14 +129,14 @@ describe('dispatch: hooks', () => {
       },
     };
     const hooks = fakeHooks({ pre: { blocked: false, updatedInput: { cmd: 1 }, additionalContexts: [] } });
-    const { runtime } = setup([strict], { hooks: hooks.runner });
+    const { runtime } = routerSetup([strict], { hooks: hooks.runner });
     const result = await runtime.handleItem(functionCall('exec_command', { cmd: 'ls' }, 'x2'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'x2', output: 'hook returned updatedInput without string field `command`' });
   });
 
   it('post feedback replaces what the model sees; Code Mode still receives the original typed result', async () => {
     const hooks = fakeHooks({ post: { feedback: 'temperature redacted', additionalContexts: ['ctx after'] } });
-    const { runtime, events } = setup([weather], { hooks: hooks.runner });
+    const { runtime, events } = routerSetup([weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: 'temperature redacted' });
     expect(result?.success).toBeUndefined();
@@ -147,7 +147,7 @@ describe('dispatch: hooks', () => {
 
   it('post stop without a reason gives the default stop text', async () => {
     const hooks = fakeHooks({ post: { stop: true, additionalContexts: [] } });
-    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: 'PostToolUse hook stopped execution' });
   });
@@ -156,7 +156,7 @@ describe('dispatch: hooks', () => {
     const failing = defineFunctionTool({ name: 'flaky', description: '', parameters: { type: 'object' }, handle: () => new FunctionToolOutput('nope', false) });
     const throwing = defineFunctionTool({ name: 'broken', description: '', parameters: { type: 'object' }, handle: () => { throw new Error('x'); } });
     const hooks = fakeHooks({ post: { feedback: 'should not appear', additionalContexts: [] } });
-    const { runtime } = setup([failing, throwing], { hooks: hooks.runner });
+    const { runtime } = routerSetup([failing, throwing], { hooks: hooks.runner });
     const a = await runtime.handleItem(functionCall('flaky', {}, 'f1'));
     const b = await runtime.handleItem(functionCall('broken', {}, 'f2'));
     expect(a?.item).toEqual({ type: 'function_call_output', call_id: 'f1', output: 'nope' });
@@ -167,7 +167,7 @@ describe('dispatch: hooks', () => {
 
   it('hands each call its hook additional contexts (pre and post, in arrival order)', async () => {
     const hooks = fakeHooks({ pre: { blocked: false, additionalContexts: ['before'] }, post: { additionalContexts: ['after'] } });
-    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather], { hooks: hooks.runner });
     const [a, b] = await runtime.dispatchAll([
       { toolName: toolName('get_weather', 'weather__'), callId: 'a', payload: { kind: 'function', arguments: '{"city":"A"}' } },
       { toolName: toolName('get_weather', 'weather__'), callId: 'b', payload: { kind: 'function', arguments: '{"city":"B"}' } },
@@ -186,7 +186,7 @@ describe('dispatch: hooks', () => {
     });
     const noHooks = defineFunctionTool({ name: 'wait', description: '', parameters: { type: 'object' }, hookPayload: false, handle: () => 'waited' });
     const hooks = fakeHooks();
-    const { runtime } = setup([plain, optedIn, noHooks], { hooks: hooks.runner });
+    const { runtime } = routerSetup([plain, optedIn, noHooks], { hooks: hooks.runner });
     await runtime.handleItem({ type: 'custom_tool_call', call_id: 'c1', name: 'notes', input: 'hello' });
     await runtime.handleItem({ type: 'custom_tool_call', call_id: 'c2', name: 'apply_patch', input: '*** Begin Patch' });
     await runtime.handleItem(functionCall('wait', {}, 'c3'));
@@ -199,7 +199,7 @@ describe('dispatch: hooks', () => {
   it('a throwing HookRunner fails open: the call goes on', async () => {
     seen.length = 0;
     const hooks = fakeHooks({ throws: true });
-    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(weatherCall());
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: '{"tempC":21,"city":"Oslo"}' });
     expect(hooks.post).toHaveLength(1);
@@ -210,7 +210,7 @@ describe('dispatch: hooks', () => {
     seen.length = 0;
     const hooks = fakeHooks();
     const brokenAdapter: ToolExecutor = { ...weather, name: toolName('adapter'), hookPayload: { pre: () => { throw new Error('adapter bug'); } } };
-    const { runtime, events } = setup([brokenAdapter], { hooks: hooks.runner });
+    const { runtime, events } = routerSetup([brokenAdapter], { hooks: hooks.runner });
     const result = await runtime.handleItem(functionCall('adapter', { city: 'Lima' }, 'w3'));
     expect(result?.item).toEqual({
       type: 'function_call_output',
@@ -226,7 +226,7 @@ describe('dispatch: hooks', () => {
   it('arguments nested 6,000 deep never reach the handler (nor the hooks); without hooks the bound does not apply', async () => {
     seen.length = 0;
     const hooks = fakeHooks();
-    const { runtime } = setup([weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather], { hooks: hooks.runner });
     const deep = `{"city":"Oslo","extra":${'['.repeat(6000)}${']'.repeat(6000)}}`;
     const result = await runtime.handleItem(weatherCall(deep, 'deep'));
     expect(result?.item).toEqual({
@@ -238,12 +238,12 @@ describe('dispatch: hooks', () => {
     expect(seen).toEqual([]);
     expect(hooks.pre).toEqual([]);
     // The bound is the router's: a host may lower (or raise) it.
-    const strict = setup([weather], { hooks: hooks.runner, hookInputBounds: { maxDepth: 1, maxChars: 1000 } });
+    const strict = routerSetup([weather], { hooks: hooks.runner, hookInputBounds: { maxDepth: 1, maxChars: 1000 } });
     const refused = await strict.runtime.handleItem(weatherCall({ city: 'Oslo', extra: { a: 1 } }, 'two'));
     expect(refused?.error?.code).toBe('INVALID_INPUT');
     const large = await strict.runtime.handleItem(weatherCall({ city: 'x'.repeat(2000) }, 'large'));
     expect(large?.item).toMatchObject({ output: 'invalid input for weather__get_weather: the call cannot be checked by hooks: it is larger than 1000 characters' });
-    const plain = setup([weather]);
+    const plain = routerSetup([weather]);
     const unhooked = await plain.runtime.handleItem(weatherCall(deep, 'no-hooks'));
     expect(unhooked?.success).toBe(true);
   });
@@ -255,7 +255,7 @@ describe('dispatch: hooks', () => {
     // hooks for the shell only (its adapter names it Bash): the weather tool is read by none
     const shellOnly = fakeHooks();
     const runner: HookRunner = { ...shellOnly.runner, hasToolHooks: (event, request) => (asked.push([event, request.toolName]), request.toolName === 'Bash') };
-    const { runtime, events } = setup([weather, shell], { hooks: runner });
+    const { runtime, events } = routerSetup([weather, shell], { hooks: runner });
     const result = await runtime.handleItem(weatherCall(deep, 'unread'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'unread', output: '{"tempC":21,"city":"Oslo"}' });
     expect(result?.error).toBeUndefined();
@@ -269,7 +269,7 @@ describe('dispatch: hooks', () => {
     expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
     // a matching hook still refuses the same call: it is never run unhooked
     const everyTool = fakeHooks();
-    const matching = setup([weather], { hooks: { ...everyTool.runner, hasToolHooks: () => true } });
+    const matching = routerSetup([weather], { hooks: { ...everyTool.runner, hasToolHooks: () => true } });
     const refused = await matching.runtime.handleItem(weatherCall(deep, 'read'));
     expect(refused?.item).toEqual({
       type: 'function_call_output',
@@ -288,7 +288,7 @@ describe('dispatch: hooks', () => {
       handle: () => JSON.parse(`${'['.repeat(500)}"secret"${']'.repeat(500)}`),
     });
     const hooks = fakeHooks();
-    const { runtime, events } = setup([deepTool], { hooks: hooks.runner });
+    const { runtime, events } = routerSetup([deepTool], { hooks: hooks.runner });
     const result = await runtime.handleItem(functionCall('deep', {}, 'd1'));
     const message = 'the output of deep was withheld: it cannot be checked by PostToolUse hooks: it is nested deeper than 100 levels';
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'd1', output: message });
@@ -300,7 +300,7 @@ describe('dispatch: hooks', () => {
 
   it('matchers also get the tool\'s own name: aliases are the adapter\'s, then every spelling of the tool', async () => {
     const hooks = fakeHooks();
-    const { runtime } = setup([weather, shell], { hooks: hooks.runner });
+    const { runtime } = routerSetup([weather, shell], { hooks: hooks.runner });
     await runtime.handleItem(weatherCall());
     await runtime.handleItem(functionCall('exec_command', { cmd: 'ls' }, 'x3'));
     expect(hooks.pre.map((request) => [request.toolName, request.aliases])).toEqual([
@@ -322,7 +322,7 @@ describe('dispatch: hooks', () => {
       },
     };
     const hooks = fakeHooks({ pre: { blocked: true, reason: 'nested blocked', additionalContexts: [] } });
-    const { runtime } = setup([caller, weather], { hooks: hooks.runner });
+    const { runtime } = routerSetup([caller, weather], { hooks: hooks.runner });
     const result = await runtime.handleItem(functionCall('outer', {}, 'o1'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'o1', output: 'Tool call blocked by PreToolUse hook: nested blocked. Tool: weather__get_weather' });
     expect(hooks.pre.map((request) => request.toolName)).toEqual(['weather__get_weather']);

@@ -10,10 +10,10 @@ import {
 } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { FailureToolOutput, approvalRefusal } from '@switchyard/kit/internal';
-import { functionCall, setup } from '../test/support';
+import { functionCall, routerSetup } from '../test/support';
 
 /** A HookRunner recording PostToolUse and PostToolUseFailure requests, answering failures with `answer`. */
-function recordingHooks(answer: Partial<PostToolUseOutcome> = {}) {
+function failureRecordingHooks(answer: Partial<PostToolUseOutcome> = {}) {
   const post: PostToolUseRequest[] = [];
   const failures: PostToolUseFailureRequest[] = [];
   const runner: HookRunner = {
@@ -49,8 +49,8 @@ const flaky: ToolExecutor = defineFunctionTool({
 
 describe('dispatch: PostToolUseFailure', () => {
   it('fires for a handler that throws, with the model-visible text, the code, the input and the caller; never for a success', async () => {
-    const hooks = recordingHooks();
-    const { runtime } = setup([flaky], { hooks: hooks.runner });
+    const hooks = failureRecordingHooks();
+    const { runtime } = routerSetup([flaky], { hooks: hooks.runner });
     const thrown = await runtime.handleItem(functionCall('flaky', { mode: 'throw' }, 'c1'));
     expect(thrown?.item).toEqual({ type: 'function_call_output', call_id: 'c1', output: 'tool flaky failed: disk on fire' });
     const refused = await runtime.handleItem(functionCall('flaky', { mode: 'refuse' }, 'c2'));
@@ -65,8 +65,8 @@ describe('dispatch: PostToolUseFailure', () => {
   });
 
   it('fires for a failed output with its failureCode (TIMEOUT) or RESPOND_TO_MODEL; PostToolUse does not run for it', async () => {
-    const hooks = recordingHooks();
-    const { runtime } = setup([flaky], { hooks: hooks.runner });
+    const hooks = failureRecordingHooks();
+    const { runtime } = routerSetup([flaky], { hooks: hooks.runner });
     await runtime.handleItem(functionCall('flaky', { mode: 'timeout' }, 't1'));
     await runtime.handleItem(functionCall('flaky', { mode: 'failed-output' }, 't2'));
     expect(hooks.failures.map((request) => [request.toolUseId, request.errorCode, request.error])).toEqual([
@@ -77,8 +77,8 @@ describe('dispatch: PostToolUseFailure', () => {
   });
 
   it('feedback replaces the failure text the model reads (success stays false, the error keeps its code); contexts are collected', async () => {
-    const hooks = recordingHooks({ feedback: 'the disk is fine; retry once', additionalContexts: ['ops was paged'] });
-    const { runtime, events } = setup([flaky], { hooks: hooks.runner });
+    const hooks = failureRecordingHooks({ feedback: 'the disk is fine; retry once', additionalContexts: ['ops was paged'] });
+    const { runtime, events } = routerSetup([flaky], { hooks: hooks.runner });
     const thrown = await runtime.handleItem(functionCall('flaky', { mode: 'throw' }, 'f1'));
     expect(thrown).toMatchObject({ item: { type: 'function_call_output', call_id: 'f1', output: 'the disk is fine; retry once' }, success: false, additionalContexts: ['ops was paged'] });
     expect(thrown?.error?.message).toBe('tool flaky failed: disk on fire');
@@ -90,14 +90,14 @@ describe('dispatch: PostToolUseFailure', () => {
   });
 
   it('fires for a failed call although no PreToolUse hook matches it (hasToolHooks), with the input as the handler got it', async () => {
-    const hooks = recordingHooks();
+    const hooks = failureRecordingHooks();
     const pre: string[] = [];
     const runner: HookRunner = {
       ...hooks.runner,
       runPreToolUse: async (request) => (pre.push(request.toolName), { blocked: false, additionalContexts: [] }),
       hasToolHooks: (event) => event !== 'PreToolUse',
     };
-    const { runtime } = setup([flaky], { hooks: runner });
+    const { runtime } = routerSetup([flaky], { hooks: runner });
     const thrown = await runtime.handleItem(functionCall('flaky', { mode: 'throw' }, 'n1'));
     expect(thrown?.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'tool flaky failed: disk on fire' });
     expect(pre).toEqual([]);
@@ -105,7 +105,7 @@ describe('dispatch: PostToolUseFailure', () => {
   });
 
   it('does not fire for an approval refusal, a blocked, an invalid, an unknown or a cancelled call', async () => {
-    const hooks = recordingHooks();
+    const hooks = failureRecordingHooks();
     const blocking: HookRunner = { ...hooks.runner, runPreToolUse: async (request) => ({ blocked: (request.toolInput as { mode: string }).mode === 'blocked', additionalContexts: [] }) };
     const hanging = defineFunctionTool({
       name: 'hang',
@@ -113,7 +113,7 @@ describe('dispatch: PostToolUseFailure', () => {
       parameters: { type: 'object' },
       handle: ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new SwitchyardError('ABORTED', 'cancelled')))),
     });
-    const { runtime } = setup([flaky, hanging], { hooks: blocking });
+    const { runtime } = routerSetup([flaky, hanging], { hooks: blocking });
     await runtime.handleItem(functionCall('flaky', { mode: 'denied' }, 'd1'));
     await runtime.handleItem(functionCall('flaky', { mode: 'blocked' }, 'd2'));
     await runtime.handleItem(functionCall('flaky', { mode: 7 }, 'd3'));
@@ -128,7 +128,7 @@ describe('dispatch: PostToolUseFailure', () => {
     const bare: HookRunner = { runPreToolUse: async () => ({ blocked: false, additionalContexts: [] }), runPostToolUse: async () => ({ additionalContexts: [] }) };
     const rejecting: HookRunner = { ...bare, runPostToolUseFailure: async () => Promise.reject(new Error('engine down')) };
     for (const runner of [bare, rejecting]) {
-      const { runtime } = setup([flaky], { hooks: runner });
+      const { runtime } = routerSetup([flaky], { hooks: runner });
       expect((await runtime.handleItem(functionCall('flaky', { mode: 'throw' }, 'r1')))?.item).toEqual({ type: 'function_call_output', call_id: 'r1', output: 'tool flaky failed: disk on fire' });
     }
   });

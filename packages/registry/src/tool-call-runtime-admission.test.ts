@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createStepContext } from '@switchyard/kit';
 import { ToolCallRuntime } from './tool-call-runtime';
-import { concurrencyProbe, functionCall, setup } from '../test/support';
+import { concurrencyProbe, functionCall, routerSetup } from '../test/support';
 
 describe('ToolCallRuntime: admission control', () => {
   it('never runs more than maxConcurrentCalls at once; the rest queue and all answer, in call order', async () => {
     const { tool, seen } = concurrencyProbe();
-    const { router } = setup([tool]);
+    const { router } = routerSetup([tool]);
     const runtime = new ToolCallRuntime({ router, step: createStepContext(), maxConcurrentCalls: 4 });
     const results = await Promise.all(Array.from({ length: 40 }, (_, index) => runtime.handleItem(functionCall('probe', {}, `p${index}`))));
     expect(seen.peak).toBe(4);
@@ -16,10 +16,10 @@ describe('ToolCallRuntime: admission control', () => {
 
   it('defaults to 16; an invalid cap is a CONFIG error naming the option', async () => {
     const { tool, seen } = concurrencyProbe();
-    const { runtime } = setup([tool]);
+    const { runtime } = routerSetup([tool]);
     await Promise.all(Array.from({ length: 50 }, (_, index) => runtime.handleItem(functionCall('probe', {}, `d${index}`))));
     expect(seen.peak).toBe(16);
-    const { router } = setup([tool]);
+    const { router } = routerSetup([tool]);
     expect(() => new ToolCallRuntime({ router, step: createStepContext(), maxConcurrentCalls: 0 })).toThrow(
       'ToolCallRuntime: option `maxConcurrentCalls` must be an integer of at least 1 (or Infinity); got 0',
     );

@@ -3,7 +3,7 @@ import { FatalToolError, RespondToModelError, toolName, type ToolCall, type Tool
 import { FunctionToolOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { ToolSearchOutput } from '@switchyard/kit/internal';
 import { ToolCallRuntime } from './tool-call-runtime';
-import { concurrencyProbe, countedTool, functionCall, overlaps, setup, sleep, timedTool, type Interval } from '../test/support';
+import { concurrencyProbe, countedTool, functionCall, overlaps, routerSetup, sleep, timedTool, type Interval } from '../test/support';
 
 const echo = defineFunctionTool({
   name: 'echo',
@@ -19,7 +19,7 @@ const searchTool = (output: () => Promise<ToolOutput>): ToolExecutor => ({
 });
 const searchCall = { type: 'tool_search_call' as const, call_id: 's1', execution: 'client', arguments: { query: 'weather' } };
 
-async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+async function caughtError(promise: Promise<unknown>): Promise<Error & { code?: string }> {
   try {
     await promise;
   } catch (error) {
@@ -52,7 +52,7 @@ function hangingTool(name: string, options: { waits?: boolean; teardownMs?: numb
 
 describe('ToolCallRuntime: error → output table', () => {
   it('Ok → the output as its wire item (function, custom, tool_search)', async () => {
-    const { runtime } = setup([echo, patch, searchTool(async () => new ToolSearchOutput([{ type: 'function', name: 'x', description: '', strict: false, parameters: {} }]))]);
+    const { runtime } = routerSetup([echo, patch, searchTool(async () => new ToolSearchOutput([{ type: 'function', name: 'x', description: '', strict: false, parameters: {} }]))]);
     const fn = await runtime.handleItem(functionCall('echo', { text: 'hi' }, 'f1'));
     expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'f1', output: '{"echoed":"hi"}' });
     expect(fn?.success).toBe(true);
@@ -75,7 +75,7 @@ describe('ToolCallRuntime: error → output table', () => {
     };
     const fnTool: ToolExecutor = { ...echo, handle: refuse };
     const customTool: ToolExecutor = { ...patch, handle: refuse };
-    const { runtime } = setup([fnTool, customTool, searchTool(refuse)]);
+    const { runtime } = routerSetup([fnTool, customTool, searchTool(refuse)]);
     const search = await runtime.handleItem(searchCall);
     expect(search?.item).toEqual({ type: 'tool_search_output', call_id: 's1', status: 'completed', execution: 'client', tools: [] });
     expect(search?.success).toBe(false);
@@ -95,15 +95,15 @@ describe('ToolCallRuntime: error → output table', () => {
         throw new FatalToolError('clock exploded');
       },
     };
-    const { runtime, events } = setup([fatal]);
-    const error = await rejection(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    const { runtime, events } = routerSetup([fatal]);
+    const error = await caughtError(runtime.handleItem(functionCall('echo', { text: 'x' })));
     expect(error.code).toBe('FATAL');
     expect(error.message).toBe('clock exploded');
     expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
   });
 
   it('a broken dispatch → fatal INTERNAL "tool task failed to receive: …"', async () => {
-    const { router } = setup([echo]);
+    const { router } = routerSetup([echo]);
     const broken = Object.create(router, {
       hooks: {
         get() {
@@ -112,7 +112,7 @@ describe('ToolCallRuntime: error → output table', () => {
       },
     });
     const runtime = new ToolCallRuntime({ router: broken, step: createStepContext() });
-    const error = await rejection(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    const error = await caughtError(runtime.handleItem(functionCall('echo', { text: 'x' })));
     expect(error.code).toBe('INTERNAL');
     expect(error.message).toBe('tool task failed to receive: router state lost');
   });
@@ -122,7 +122,7 @@ describe('ToolCallRuntime: error → output table', () => {
       ...echo,
       handle: async () => ({ ...FunctionToolOutput.text('x'), success: true, toResponseItem: () => { throw new Error('no item'); }, codeModeResult: () => 'x', logPreview: () => 'x' }),
     };
-    const { runtime } = setup([brokenOutput]);
+    const { runtime } = routerSetup([brokenOutput]);
     const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'b1'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'b1', output: 'tool echo returned an output that cannot be sent: no item' });
     expect(result?.success).toBe(false);
@@ -131,7 +131,7 @@ describe('ToolCallRuntime: error → output table', () => {
 
 describe('ToolCallRuntime: dispatch steps', () => {
   it('lookup miss → "unsupported call: X" / "unsupported custom tool call: X", no events', async () => {
-    const { runtime, events } = setup([echo]);
+    const { runtime, events } = routerSetup([echo]);
     const fn = await runtime.handleItem(functionCall('curr_time', {}, 'm1', 'clock'));
     expect(fn?.item).toEqual({ type: 'function_call_output', call_id: 'm1', output: 'unsupported call: clock__curr_time' });
     expect(fn?.error?.code).toBe('TOOL_NOT_FOUND');
@@ -141,13 +141,13 @@ describe('ToolCallRuntime: dispatch steps', () => {
   });
 
   it('a namespaced call never reaches the plain tool of the same name', async () => {
-    const { runtime } = setup([echo]);
+    const { runtime } = routerSetup([echo]);
     const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'n1', 'mcp__x__'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'n1', output: 'unsupported call: mcp__x__echo' });
   });
 
   it('payload kind mismatch → the model reads `aborted`, the host gets "tool X invoked with incompatible payload"', async () => {
-    const { runtime, events } = setup([patch]);
+    const { runtime, events } = routerSetup([patch]);
     const result = await runtime.handleItem(functionCall('apply_patch', {}));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'call-apply_patch', output: 'aborted' });
     expect(result?.success).toBeUndefined();
@@ -159,7 +159,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
   it('malformed arguments and schema violations answer the model before the handler runs, with no events', async () => {
     let ran = 0;
     const counted: ToolExecutor = { ...echo, handle: async () => FunctionToolOutput.text(String(++ran)) };
-    const { runtime, events } = setup([counted]);
+    const { runtime, events } = routerSetup([counted]);
     const malformed = await runtime.handleItem(functionCall('echo', '{"text":', 'v1'));
     expect(malformed?.item.type).toBe('function_call_output');
     expect((malformed?.item as { output: string }).output).toBe('failed to parse function arguments: EOF while parsing a value at line 1 column 8');
@@ -176,7 +176,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
 
   it('skipInputValidation leaves the arguments to the handler', async () => {
     const lenient: ToolExecutor = { ...echo, skipInputValidation: true, handle: async (inv) => FunctionToolOutput.text(`raw ${(inv.payload as { arguments: string }).arguments}`) };
-    const { runtime } = setup([lenient]);
+    const { runtime } = routerSetup([lenient]);
     const result = await runtime.handleItem(functionCall('echo', 'not json', 'k1'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'k1', output: 'raw not json' });
   });
@@ -198,7 +198,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
         throw new Error('sync boom');
       },
     };
-    const { runtime, events } = setup([plugin, raw]);
+    const { runtime, events } = routerSetup([plugin, raw]);
     const a = await runtime.handleItem(functionCall('get_weather', {}, 'w1', 'weather__'));
     expect(a?.item).toEqual({ type: 'function_call_output', call_id: 'w1', output: 'tool weather__get_weather failed: cannot read properties of undefined' });
     expect(a?.success).toBe(false);
@@ -213,13 +213,13 @@ describe('ToolCallRuntime: dispatch steps', () => {
 
   it('a raw executor returning a plain value is normalized', async () => {
     const raw = { ...echo, handle: async () => 'plain text' as unknown as ToolOutput };
-    const { runtime } = setup([raw]);
+    const { runtime } = routerSetup([raw]);
     const result = await runtime.handleItem(functionCall('echo', { text: 'x' }, 'p1'));
     expect(result?.item).toEqual({ type: 'function_call_output', call_id: 'p1', output: 'plain text' });
   });
 
   it('handleItem ignores items that are not tool calls', async () => {
-    const { runtime } = setup([echo]);
+    const { runtime } = routerSetup([echo]);
     expect(await runtime.handleItem({ type: 'message', role: 'assistant', content: 'hello' })).toBeUndefined();
   });
 });
@@ -227,7 +227,7 @@ describe('ToolCallRuntime: dispatch steps', () => {
 describe('ToolCallRuntime: events', () => {
   it('emits tool-call-start and tool-call-end exactly once per call, with success and duration', async () => {
     const failing = defineFunctionTool({ name: 'fails', description: '', parameters: { type: 'object' }, handle: () => new FunctionToolOutput('no', false) });
-    const { runtime, events } = setup([echo, failing]);
+    const { runtime, events } = routerSetup([echo, failing]);
     await runtime.dispatchAll([
       { toolName: toolName('echo'), callId: 'e1', payload: { kind: 'function', arguments: '{"text":"a"}' } },
       { toolName: toolName('fails'), callId: 'e2', payload: { kind: 'function', arguments: '{}' } },
@@ -243,7 +243,7 @@ describe('ToolCallRuntime: events', () => {
   });
 
   it('tool-call-start carries the input as it arrived: the arguments text, unparsed', async () => {
-    const { runtime, events } = setup([echo]);
+    const { runtime, events } = routerSetup([echo]);
     const text = '{ "text" : "spaced" }';
     await runtime.handle({ toolName: toolName('echo'), callId: 'i1', payload: { kind: 'function', arguments: text } });
     expect(events.find((event) => event.type === 'tool-call-start')).toEqual({ type: 'tool-call-start', callId: 'i1', toolName: 'echo', source: { kind: 'direct' }, input: text });
@@ -257,7 +257,7 @@ describe('ToolCallRuntime: events', () => {
         return FunctionToolOutput.text('ok');
       },
     };
-    const { runtime, events } = setup([notifying]);
+    const { runtime, events } = routerSetup([notifying]);
     await runtime.handleItem(functionCall('echo', { text: 'x' }, 'n1'));
     expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-notification', 'tool-call-end']);
     expect(events[1]).toEqual({ type: 'tool-notification', callId: 'n1', name: 'patch-apply-begin', data: { files: 1 } });
@@ -266,7 +266,7 @@ describe('ToolCallRuntime: events', () => {
 
 describe('ToolCallRuntime: cancellation', () => {
   it('aborts a running call: aborted output with the same call_id, success unset, one aborted event, no end', async () => {
-    const { runtime, events } = setup([hangingTool('hang')]);
+    const { runtime, events } = routerSetup([hangingTool('hang')]);
     const pending = runtime.handle({ toolName: toolName('hang'), callId: 'h1', payload: { kind: 'function', arguments: '{}' } });
     await sleep(20);
     runtime.abort();
@@ -279,7 +279,7 @@ describe('ToolCallRuntime: cancellation', () => {
   });
 
   it('uses the shell wording for shell-style executors and reports elapsed seconds', async () => {
-    const { runtime } = setup([hangingTool('exec_like', { shell: true })]);
+    const { runtime } = routerSetup([hangingTool('exec_like', { shell: true })]);
     const pending = runtime.handle({ toolName: toolName('exec_like'), callId: 'x1', payload: { kind: 'function', arguments: '{}' } });
     await sleep(250);
     runtime.abort();
@@ -291,7 +291,7 @@ describe('ToolCallRuntime: cancellation', () => {
   it('answers a cancelled tool_search with an empty completed tool_search_output', async () => {
     const search = searchTool(() => new Promise<ToolOutput>(() => undefined));
     const controller = new AbortController();
-    const { runtime } = setup([search], { signal: controller.signal });
+    const { runtime } = routerSetup([search], { signal: controller.signal });
     const pending = runtime.handleItem(searchCall);
     controller.abort();
     expect((await pending)?.item).toEqual({ type: 'tool_search_output', call_id: 's1', status: 'completed', execution: 'client', tools: [] });
@@ -299,7 +299,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it('awaits the teardown of an executor that waits for cancellation, discarding its output', async () => {
     const log: string[] = [];
-    const { runtime } = setup([hangingTool('wait', { waits: true, teardownMs: 60, log })]);
+    const { runtime } = routerSetup([hangingTool('wait', { waits: true, teardownMs: 60, log })]);
     const pendingFn = runtime.handle({ toolName: toolName('wait'), callId: 'w2', payload: { kind: 'function', arguments: '{}' } });
     await sleep(10);
     runtime.abort();
@@ -311,7 +311,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it('keeps a result that had already finished when the cancellation arrived', async () => {
     const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
-    const { runtime, router, events } = setup([quick]);
+    const { runtime, router, events } = routerSetup([quick]);
     router.on('tool-call-end', () => runtime.abort());
     const result = await runtime.handle({ toolName: toolName('quick'), callId: 'q1', payload: { kind: 'function', arguments: '{}' } });
     expect(result.item).toEqual({ type: 'function_call_output', call_id: 'q1', output: 'done' });
@@ -321,7 +321,7 @@ describe('ToolCallRuntime: cancellation', () => {
   it('a per-call signal cancels only that call; the turn signal cancels later calls too', async () => {
     const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, handle: () => 'done' });
     const turn = new AbortController();
-    const { runtime } = setup([hangingTool('hang'), quick], { signal: turn.signal });
+    const { runtime } = routerSetup([hangingTool('hang'), quick], { signal: turn.signal });
     const mine = new AbortController();
     const cancelled = runtime.handle({ toolName: toolName('hang'), callId: 'c1', payload: { kind: 'function', arguments: '{}' } }, { signal: mine.signal });
     const other = runtime.handle({ toolName: toolName('hang'), callId: 'c2', payload: { kind: 'function', arguments: '{}' } });
@@ -339,7 +339,7 @@ describe('ToolCallRuntime: cancellation', () => {
     let ran = 0;
     const effect = defineFunctionTool({ name: 'effect', description: '', parameters: { type: 'object' }, handle: () => (ran++, 'did it') });
     const turn = new AbortController();
-    const { runtime, events } = setup([effect], { signal: turn.signal });
+    const { runtime, events } = routerSetup([effect], { signal: turn.signal });
     turn.abort();
     const nested = await runtime.handle(
       { toolName: toolName('effect'), callId: 'n1', payload: { kind: 'function', arguments: '{}' } },
@@ -349,7 +349,7 @@ describe('ToolCallRuntime: cancellation', () => {
     expect(nested.error?.code).toBe('ABORTED');
     const mine = new AbortController();
     mine.abort();
-    const { runtime: fresh } = setup([effect]);
+    const { runtime: fresh } = routerSetup([effect]);
     const direct = await fresh.handle({ toolName: toolName('effect'), callId: 'n2', payload: { kind: 'function', arguments: '{}' } }, { signal: mine.signal });
     expect(direct.success).toBeUndefined();
     expect(ran).toBe(0);
@@ -358,7 +358,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it('dispose() stops listening to the turn signal', async () => {
     const turn = new AbortController();
-    const { runtime } = setup([hangingTool('hang')], { signal: turn.signal });
+    const { runtime } = routerSetup([hangingTool('hang')], { signal: turn.signal });
     runtime.dispose();
     const running = runtime.handle({ toolName: toolName('hang'), callId: 'h1', payload: { kind: 'function', arguments: '{}' } });
     turn.abort();
@@ -370,7 +370,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it('a call cancelled while queued at the gate never starts, and frees its place', async () => {
     const log: Interval[] = [];
-    const { runtime, events } = setup([timedTool('slow', 80, log), timedTool('next', 10, log)]);
+    const { runtime, events } = routerSetup([timedTool('slow', 80, log), timedTool('next', 10, log)]);
     const first = runtime.handle({ toolName: toolName('slow'), callId: 'g1', payload: { kind: 'function', arguments: '{}' } });
     const controller = new AbortController();
     const queued = runtime.handle({ toolName: toolName('slow'), callId: 'g2', payload: { kind: 'function', arguments: '{}' } }, { signal: controller.signal });
@@ -393,7 +393,7 @@ describe('ToolCallRuntime: cancellation', () => {
           signal.addEventListener('abort', () => seen.push(`handler: ${String(signal.reason)}`));
         }),
     });
-    const { runtime, router } = setup([listening]);
+    const { runtime, router } = routerSetup([listening]);
     router.on('tool-call-aborted', () => seen.push('event'));
     const pending = runtime.handle({ toolName: toolName('listening'), callId: 'l1', payload: { kind: 'function', arguments: '{}' } });
     await sleep(5);
@@ -404,7 +404,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it("a code-mode caller's signal cancels its call only, and a completed call ignores a later abort", async () => {
     const quick = defineFunctionTool({ name: 'quick', description: '', parameters: { type: 'object' }, supportsParallelToolCalls: true, handle: () => 'done' });
-    const { runtime, events } = setup([{ ...hangingTool('hang'), supportsParallelToolCalls: true }, quick]);
+    const { runtime, events } = routerSetup([{ ...hangingTool('hang'), supportsParallelToolCalls: true }, quick]);
     const source = { kind: 'code-mode' as const, cellId: 'c', runtimeToolCallId: 'tool-1' };
     const caller = new AbortController();
     const hanging = runtime.handle({ toolName: toolName('hang'), callId: 'n1', payload: { kind: 'function', arguments: '{}' } }, { source, signal: caller.signal });
@@ -424,7 +424,7 @@ describe('ToolCallRuntime: cancellation', () => {
 
   it('an abandoned exclusive call gives the gate back so the turn goes on', async () => {
     const log: Interval[] = [];
-    const { runtime } = setup([hangingTool('hang'), timedTool('next', 5, log)]);
+    const { runtime } = routerSetup([hangingTool('hang'), timedTool('next', 5, log)]);
     const stuck = runtime.handle({ toolName: toolName('hang'), callId: 'a1', payload: { kind: 'function', arguments: '{}' } }, { signal: AbortSignal.timeout(30) });
     const next = await runtime.handle({ toolName: toolName('next'), callId: 'a2', payload: { kind: 'function', arguments: '{}' } });
     expect((await stuck).success).toBeUndefined();
@@ -438,7 +438,7 @@ describe('ToolCallRuntime: Code Mode calls and parallel-safety', () => {
 
   it('runs nested calls of a tool that is not parallel-safe one at a time, and parallel-safe ones together', async () => {
     const log: Interval[] = [];
-    const { runtime } = setup([timedTool('serial', 40, log), timedTool('free', 40, log, { parallel: true })]);
+    const { runtime } = routerSetup([timedTool('serial', 40, log), timedTool('free', 40, log, { parallel: true })]);
     await Promise.all(['s1', 's2', 's3'].map((id) => runtime.handle(call('serial', id), { source })));
     const serial = log.splice(0);
     expect(serial).toHaveLength(3);
@@ -449,7 +449,7 @@ describe('ToolCallRuntime: Code Mode calls and parallel-safety', () => {
 
   it('does not wait for the turn gate an exec holds, and a cancelled waiter leaves the nested gate', async () => {
     const log: Interval[] = [];
-    const { runtime } = setup([hangingTool('exec_like'), timedTool('serial', 30, log)]);
+    const { runtime } = routerSetup([hangingTool('exec_like'), timedTool('serial', 30, log)]);
     const outer = new AbortController();
     const exec = runtime.handle(call('exec_like', 'e1'), { signal: outer.signal });
     const first = runtime.handle(call('serial', 'n1'), { source });
@@ -477,7 +477,7 @@ describe('ToolCallRuntime: Code Mode calls and parallel-safety', () => {
         return `outer saw ${String(output.codeModeResult({ kind: 'function', arguments: '{}' }))}`;
       },
     });
-    const { runtime } = setup([outerTool, inner]);
+    const { runtime } = routerSetup([outerTool, inner]);
     const result = await runtime.handle(call('outer', 'o1'), { source });
     expect(result.item).toEqual({ type: 'function_call_output', call_id: 'o1', output: 'outer saw inner' });
   });
@@ -492,7 +492,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
 
   it('parallel-safe calls overlap; an exclusive call overlaps nothing', async () => {
     const log: Interval[] = [];
-    const { runtime } = setup([timedTool('read', 120, log, { parallel: true }), timedTool('write', 60, log)]);
+    const { runtime } = routerSetup([timedTool('read', 120, log, { parallel: true }), timedTool('write', 60, log)]);
     await runtime.dispatchAll([call('read', 'r1'), call('read', 'r2'), call('write', 'w1'), call('read', 'r3'), call('read', 'r4')]);
     const by = (name: string) => log.find((entry) => entry.name === name) as Interval;
     expect(overlaps(by('r1'), by('r2'))).toBe(true);
@@ -504,7 +504,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
 
   it('looks the parallel flag up by exact name: a namespaced twin stays exclusive', async () => {
     const log: Interval[] = [];
-    const { runtime } = setup([timedTool('read', 60, log, { parallel: true }), timedTool('read', 60, log, { namespace: 'mcp__fs__' })]);
+    const { runtime } = routerSetup([timedTool('read', 60, log, { parallel: true }), timedTool('read', 60, log, { namespace: 'mcp__fs__' })]);
     await runtime.dispatchAll([call('read', 'plain1'), call('read', 'ns1', 'mcp__fs__'), call('read', 'plain2'), call('read', 'ns2', 'mcp__fs__')]);
     const by = (name: string) => log.find((entry) => entry.name === name) as Interval;
     for (const ns of ['ns1', 'ns2']) {
@@ -515,7 +515,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
   it('hidden tools are never parallel', async () => {
     const log: Interval[] = [];
     const hidden = { ...timedTool('hidden', 40, log, { parallel: true }), exposure: 'hidden' as const };
-    const { runtime } = setup([hidden]);
+    const { runtime } = routerSetup([hidden]);
     await runtime.dispatchAll([call('hidden', 'h1'), call('hidden', 'h2')]);
     expect(overlaps(log[0], log[1])).toBe(false);
   });
@@ -525,7 +525,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
     const slow = timedTool('slow', 90, log, { parallel: true });
     const fast = timedTool('fast', 5, log, { parallel: true });
     const medium = timedTool('medium', 40, log, { parallel: true });
-    const { runtime } = setup([slow, fast, medium]);
+    const { runtime } = routerSetup([slow, fast, medium]);
     const results = await runtime.dispatchAll([call('slow', 'a'), call('fast', 'b'), call('medium', 'c')]);
     expect(log.map((entry) => entry.name)).toEqual(['b', 'c', 'a']);
     expect(results.map((result) => result.item)).toEqual([
@@ -547,7 +547,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
         return FunctionToolOutput.text(`${output.codeModeResult({ kind: 'function', arguments: '{}' })} / ${missing.codeModeResult({ kind: 'function', arguments: '{}' })}`);
       },
     };
-    const { runtime, events } = setup([outer, inner]);
+    const { runtime, events } = routerSetup([outer, inner]);
     const result = await runtime.handle({ toolName: toolName('outer'), callId: 'o1', payload: { kind: 'function', arguments: '{}' } });
     expect(result.item).toEqual({ type: 'function_call_output', call_id: 'o1', output: 'inner true / unsupported call: nope' });
     expect(events.filter((event) => event.type === 'tool-call-start').map((event) => event.toolName)).toEqual(['outer', 'inner']);
@@ -557,7 +557,7 @@ describe('ToolCallRuntime: the read/write gate', () => {
 describe('ToolCallRuntime: duplicate call ids in one response', () => {
   it('the second and third call with an id already seen are refused with that call_id and never run; the first answers for real', async () => {
     const counted = countedTool();
-    const { runtime, events } = setup([counted.tool, patch]);
+    const { runtime, events } = routerSetup([counted.tool, patch]);
     const results = await Promise.all([
       runtime.handleItem(functionCall('counted', {}, 'same')),
       runtime.handleItem(functionCall('counted', {}, 'same')),
@@ -574,7 +574,7 @@ describe('ToolCallRuntime: duplicate call ids in one response', () => {
     // only the first call started and ended
     expect(events.filter((event) => event.type === 'tool-call-start')).toHaveLength(1);
     // a new step's runtime (the next response) may reuse the id
-    const next = setup([counted.tool]).runtime;
+    const next = routerSetup([counted.tool]).runtime;
     expect((await next.handleItem(functionCall('counted', {}, 'same')))?.item).toEqual({ type: 'function_call_output', call_id: 'same', output: '{"run":2}' });
   });
 });

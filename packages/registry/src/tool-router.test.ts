@@ -4,7 +4,7 @@ import { defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { ToolSearchOutput } from '@switchyard/kit/internal';
 import { ToolRegistry } from './tool-registry';
 import { createToolRouter } from './tool-router';
-import { setup } from '../test/support';
+import { routerSetup } from '../test/support';
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: ({ args }) => args });
 const patch = defineFreeformTool({ name: 'apply_patch', description: 'Patches.', handle: ({ input }) => input });
@@ -92,7 +92,7 @@ describe('createToolRouter', () => {
         return new ToolSearchOutput([]);
       },
     };
-    const { runtime } = setup([search]);
+    const { runtime } = routerSetup([search]);
     const bad = [
       { args: '{"query":', reason: /^failed to parse tool_search arguments: .+/ },
       { args: { limit: 2 }, reason: /^failed to parse tool_search arguments: arguments\.query is required$/ },
@@ -113,7 +113,7 @@ describe('createToolRouter', () => {
   });
 
   it('on() returns an unsubscribe function and isolates a throwing listener', async () => {
-    const { router, runtime } = setup([echo]);
+    const { router, runtime } = routerSetup([echo]);
     const seen: string[] = [];
     router.on('tool-call-start', () => {
       throw new Error('listener bug');

@@ -22,7 +22,7 @@ let fixtureRun: Map<string, SuiteResult> | undefined;
 /** The fixture is a child vitest run: give the test that starts it as long as the child may take. */
 const FIXTURE_TIMEOUT_MS = 120_000;
 
-function runFixture(): Map<string, SuiteResult> {
+function fixtureResults(): Map<string, SuiteResult> {
   fixtureRun ??= runFixtureOnce();
   return fixtureRun;
 }
@@ -57,7 +57,7 @@ function runFixtureOnce(): Map<string, SuiteResult> {
 
 describe('testExecutor catches executors that break the contract', () => {
   it('fails exactly the check of the promise each broken executor breaks, and passes a well-behaved one', () => {
-    const suites = runFixture();
+    const suites = fixtureResults();
     const failedOf = (prefix: string) => {
       const found = [...suites.entries()].find(([title]) => title.startsWith(`testExecutor: ${prefix}`));
       if (!found) throw new Error(`no suite ${prefix}; have ${[...suites.keys()].join(' | ')}`);
@@ -77,7 +77,7 @@ describe('testExecutor catches executors that break the contract', () => {
   }, FIXTURE_TIMEOUT_MS);
 
   it('writes every skipped check and its reason into the suite name instead of registering it', () => {
-    const suites = runFixture();
+    const suites = fixtureResults();
     const title = [...suites.keys()].find((name) => name.startsWith('testExecutor: shared-output'));
     expect(title).toBe(
       'testExecutor: shared-output — skipped: call-id (only the parallel check is exercised); abort (only the parallel check is exercised); hooks (only the parallel check is exercised); lifecycle (only the parallel check is exercised); invalid-input (only the parallel check is exercised); abort-response (only the parallel check is exercised); event-loop (only the parallel check is exercised); results (only the parallel check is exercised); schema (only the parallel check is exercised)',
@@ -88,8 +88,8 @@ describe('testExecutor catches executors that break the contract', () => {
 
 describe('testExecutor catches the usual plugin bugs, each with a one-line reason', () => {
   const suiteOf = (name: string) => {
-    const found = runFixture().get(`testExecutor: ${name}`);
-    if (!found) throw new Error(`no suite ${name}; have ${[...runFixture().keys()].join(' | ')}`);
+    const found = fixtureResults().get(`testExecutor: ${name}`);
+    if (!found) throw new Error(`no suite ${name}; have ${[...fixtureResults().keys()].join(' | ')}`);
     return found;
   };
 

@@ -7,7 +7,7 @@ import { invokeTool } from '../src/testing/index';
 import { sleep } from '@switchyard/test-helpers';
 
 /** A router + runtime over `executors`, recording every tool-call event in order. */
-export function setup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal; hookInputBounds?: JsonBounds } = {}) {
+export function routerSetup(executors: readonly ToolExecutor[], options: { hooks?: HookRunner; signal?: AbortSignal; hookInputBounds?: JsonBounds } = {}) {
   const registry = ToolRegistry.from(executors);
   const router = createToolRouter({ specs: executors.map((executor) => executor.spec), registry, hooks: options.hooks, hookInputBounds: options.hookInputBounds });
   const events: SwitchyardEvent[] = [];

@@ -13,7 +13,7 @@ const nestedRepos = (root: string) => protectedPaths({ root }).filter((entry) =>
 let clock = Date.now();
 const later = () => vi.setSystemTime((clock += 5_000));
 
-function tree(): string {
+function walkTree(): string {
   const root = makeWorkspace('walk-cache-');
   for (let a = 0; a < 20; a++) for (let b = 0; b < 20; b++) mkdirSync(join(root, `d${a}`, `e${b}`), { recursive: true });
   mkdirSync(join(root, 'd3', 'e4', '.git'));
@@ -28,7 +28,7 @@ describe('the nested .git walk, run again on a changed workspace', () => {
   afterEach(() => vi.useRealTimers());
 
   test('a repository created deep in a walked tree is found by the next walk, and a removed one is gone', () => {
-    const root = tree();
+    const root = walkTree();
     expect(nestedRepos(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
     later();
     expect(nestedRepos(root)).toEqual([join(root, 'd3', 'e4', '.git')]);
@@ -42,7 +42,7 @@ describe('the nested .git walk, run again on a changed workspace', () => {
   });
 
   test('setting a directory’s times back after planting a .git does not hide it (the change time moves anyway)', () => {
-    const root = tree();
+    const root = walkTree();
     const dir = join(root, 'd7', 'e7');
     const saved = join(root, 'times');
     writeFileSync(saved, '');
@@ -57,7 +57,7 @@ describe('the nested .git walk, run again on a changed workspace', () => {
   });
 
   test('a tree with a repository renamed in is walked; a directory swapped for a link is not followed', () => {
-    const root = tree();
+    const root = walkTree();
     const outside = makeWorkspace('walk-cache-outside-');
     mkdirSync(join(outside, 'moved', 'x', '.git'), { recursive: true });
     mkdirSync(join(outside, 'target', '.git'), { recursive: true });
@@ -81,7 +81,7 @@ describe('the nested .git walk, run again on a changed workspace', () => {
 
 describe('the walk without blocking the event loop (scanProtectedPaths)', () => {
   test('finds the same paths in the same order as the synchronous walk, cold and warm, and sees changes', async () => {
-    const root = tree();
+    const root = walkTree();
     mkdirSync(join(root, 'd9', 'node_modules', 'pkg', '.git'), { recursive: true });
     writeFileSync(join(root, 'd1', '.git'), 'gitdir: /elsewhere\n');
     const cold = await scanProtectedPaths({ root });
@@ -104,12 +104,12 @@ describe('the walk without blocking the event loop (scanProtectedPaths)', () => 
 });
 
 describe('the walk’s bound (limits.gitWalkDirectories): past it, nothing is vouched for', () => {
-  // tree(): the root, 20 directories, 400 below them (421; d3/e4/.git is not entered).
+  // walkTree(): the root, 20 directories, 400 below them (421; d3/e4/.git is not entered).
   const before = (bound: number) =>
     `sandbox: nothing was run: the workspace holds more than ${bound} directories (node_modules not counted), more than the sandbox searches for .git metadata to keep read-only; remove the directories that are not needed (with sandbox_permissions "require_escalated"), or ask the user to raise the sandbox limit gitWalkDirectories`;
 
   test('a tree of exactly the bound is walked whole; one directory more is a LIMIT_EXCEEDED refusal, synchronous or not', async () => {
-    const root = tree();
+    const root = walkTree();
     // node_modules is not counted: 50 directories there change nothing
     for (let index = 0; index < 50; index++) mkdirSync(join(root, 'd5', 'node_modules', `p${index}`), { recursive: true });
     const whole = await scanProtectedPaths({ root, limits: { gitWalkDirectories: 421 } });
@@ -125,7 +125,7 @@ describe('the walk’s bound (limits.gitWalkDirectories): past it, nothing is vo
   });
 
   test('after a command: what the bounded walk found is renamed, then the check fails closed naming what it renamed', async () => {
-    const root = tree();
+    const root = walkTree();
     const policy = { root, limits: { gitWalkDirectories: 425 } };
     const known = await scanProtectedPaths(policy);
     // a repository early in the walk (breadth first: d0/e0 comes right after the top level), then 10 directories more

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { killProcessTree } from './kill-tree';
 import { CommandSpawner, SpawnerPool, type SpawnedCommand } from './spawner';
+import { becomes } from '@switchyard/test-helpers';
+import { processInfo } from '@switchyard/config/proc';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'sandbox-spawner-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -29,15 +31,6 @@ async function result(command: SpawnedCommand): Promise<{ output: string; code: 
   return { output: Buffer.concat(chunks).toString('utf8'), ...exit };
 }
 
-/** The parent pid of `pid` from /proc, or undefined once it is gone. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Pids whose command line is exactly `wanted` (zombies have none). */
 function processesNamed(wanted: string): number[] {
@@ -53,21 +46,13 @@ function processesNamed(wanted: string): number[] {
   return found;
 }
 
-async function until(check: () => boolean, ms = 5_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
 
 describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () => {
   test('runs commands as forks of one spawner: output (stdout and stderr in order), exit codes, signals, cwd and env', async () => {
     const spawner = openSpawner();
     const first = await spawner.spawn(['/bin/sh', '-c', 'sleep 0.5; echo out; echo err >&2; pwd; echo "$GREETING"; exit 3'], { cwd: root, env: { ...env, GREETING: 'hi there' } });
     const pid = spawner.pid as number;
-    expect(parentOf(first.pid)).toBe(pid);
+    expect(processInfo(first.pid)?.ppid).toBe(pid);
     expect(await result(first)).toEqual({ output: `out\nerr\n${root}\nhi there\n`, code: 3 });
     const killed = await spawner.spawn(['/bin/sh', '-c', 'kill -TERM $$'], { cwd: root, env });
     expect(await result(killed)).toEqual({ output: '', code: 143 });
@@ -80,7 +65,7 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
   test('commands sent at once to a spawner not yet running share one start', async () => {
     const spawner = openSpawner();
     const commands = await Promise.all([1, 2, 3, 4, 5].map((n) => spawner.spawn(['/bin/sh', '-c', `sleep 1; echo ${n}`], { cwd: root, env })));
-    expect(new Set(commands.map((command) => parentOf(command.pid))).size).toBe(1);
+    expect(new Set(commands.map((command) => processInfo(command.pid)?.ppid)).size).toBe(1);
     expect(await Promise.all(commands.map(result))).toEqual([1, 2, 3, 4, 5].map((n) => ({ output: `${n}\n`, code: 0 })));
   });
 
@@ -105,25 +90,25 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
     const spawner = openSpawner();
     const left = await spawner.spawn(['/bin/sh', '-c', '(setsid sleep 3141 &) ; (sleep 3142 &) ; echo started'], { cwd: root, env });
     expect(await result(left)).toEqual({ output: 'started\n', code: 0 });
-    expect(await until(() => processesNamed('sleep 3141').length + processesNamed('sleep 3142').length === 0)).toBe(true);
+    expect(await becomes(() => processesNamed('sleep 3141').length + processesNamed('sleep 3142').length === 0, 5_000)).toBe(true);
     const running = await spawner.spawn(['/bin/sh', '-c', '(setsid sleep 3143 &) ; sleep 3144'], { cwd: root, env });
-    expect(await until(() => processesNamed('sleep 3143').length === 1 && processesNamed('sleep 3144').length === 1)).toBe(true);
+    expect(await becomes(() => processesNamed('sleep 3143').length === 1 && processesNamed('sleep 3144').length === 1, 5_000)).toBe(true);
     killProcessTree(running.pid);
     expect((await result(running)).code).toBe(137);
-    expect(await until(() => processesNamed('sleep 3143').length + processesNamed('sleep 3144').length === 0)).toBe(true);
+    expect(await becomes(() => processesNamed('sleep 3143').length + processesNamed('sleep 3144').length === 0, 5_000)).toBe(true);
   });
 
   test('killing the spawner mid-command kills the command tree, says so, and the next command gets a fresh spawner', async () => {
     const spawner = openSpawner();
     const running = await spawner.spawn(['/bin/sh', '-c', '(setsid sleep 3145 &) ; echo before; sleep 3146'], { cwd: root, env });
-    expect(await until(() => processesNamed('sleep 3145').length === 1 && processesNamed('sleep 3146').length === 1)).toBe(true);
+    expect(await becomes(() => processesNamed('sleep 3145').length === 1 && processesNamed('sleep 3146').length === 1, 5_000)).toBe(true);
     const old = spawner.pid as number;
     process.kill(old, 'SIGKILL');
     const ended = await result(running);
     expect(ended.output).toBe('before\n');
     expect(ended.code).toBe(137);
     expect(ended.lost).toBe(`exec_command: the session's command spawner (pid ${old}) ended (signal SIGKILL) while this command ran; the command and everything it started were killed`);
-    expect(await until(() => processesNamed('sleep 3145').length + processesNamed('sleep 3146').length === 0 && parentOf(running.pid) === undefined)).toBe(true);
+    expect(await becomes(() => processesNamed('sleep 3145').length + processesNamed('sleep 3146').length === 0 && processInfo(running.pid)?.ppid === undefined, 5_000)).toBe(true);
     const next = await spawner.spawn(['/bin/echo', 'again'], { cwd: root, env });
     expect(spawner.pid).not.toBe(old);
     expect(await result(next)).toEqual({ output: 'again\n', code: 0 });
@@ -143,12 +128,12 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
     const pid = spawner.pid as number;
     await spawner.close();
     expect((await running.exited).code).toBe(137);
-    expect(await until(() => parentOf(pid) === undefined && processesNamed('/bin/sleep 3148').length === 0)).toBe(true);
+    expect(await becomes(() => processInfo(pid)?.ppid === undefined && processesNamed('/bin/sleep 3148').length === 0, 5_000)).toBe(true);
     await expect(spawner.spawn(['/bin/true'], { cwd: root, env })).rejects.toThrow('the command spawner was closed with its session');
     const idle = openSpawner({ idleMs: 100 });
     await result(await idle.spawn(['/bin/true'], { cwd: root, env }));
     const idlePid = idle.pid as number;
-    expect(await until(() => parentOf(idlePid) === undefined)).toBe(true);
+    expect(await becomes(() => processInfo(idlePid)?.ppid === undefined, 5_000)).toBe(true);
     expect((await result(await idle.spawn(['/bin/echo', 'restarted'], { cwd: root, env }))).output).toBe('restarted\n');
   });
 
@@ -174,9 +159,9 @@ describe.runIf(CommandSpawner.supported())('the long-lived command spawner', () 
     const [pidA, pidB] = [a.pid as number, b.pid as number];
     expect(pidA).not.toBe(pidB);
     await pool.close('a');
-    expect(await until(() => parentOf(pidA) === undefined)).toBe(true);
-    expect(parentOf(pidB)).toBe(process.pid);
+    expect(await becomes(() => processInfo(pidA)?.ppid === undefined, 5_000)).toBe(true);
+    expect(processInfo(pidB)?.ppid).toBe(process.pid);
     await pool.close();
-    expect(await until(() => parentOf(pidB) === undefined)).toBe(true);
+    expect(await becomes(() => processInfo(pidB)?.ppid === undefined, 5_000)).toBe(true);
   });
 });

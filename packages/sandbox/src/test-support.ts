@@ -39,9 +39,4 @@ export function commandLine(pid: number): string {
   }
 }
 
-/** A unique marker for process-survival tests (a number `sleep` accepts). */
-export function uniqueSleepSeconds(): string {
-  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
-}
-
-export { makeWorkspace } from '@switchyard/test-helpers';
+export { makeWorkspace, uniqueSleepSeconds } from '@switchyard/test-helpers';

@@ -6,12 +6,11 @@ import { createSession } from './session';
 import type { Session, SessionOptions } from './session-types';
 import type { BackgroundCompleteEvent } from './background';
 import { configError } from '@switchyard/config/config-error';
-import { callItem, cellIdOf, execItem, outputsOf, outputText } from '@switchyard/test-helpers';
+import { callItem, cellIdOf, execItem, outputsOf, outputText, say } from '@switchyard/test-helpers';
 
 // Background work through a whole session (router, broker, real isolates): a cell still running
 // after its exec delivers its end into the model's next request without any `wait`.
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 /** The outputs answering `callId` in a model request whose text holds `needle`. */
 const outputsCarrying = (request: ModelRequest, callId: string, needle: string) => outputsOf(request.input, callId).filter((item) => outputText(item).includes(needle));
 /** A cell that yields after 50 ms and completes after `ms` with `text`. */

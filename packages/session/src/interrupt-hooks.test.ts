@@ -4,6 +4,7 @@ import { createHookEngine, type LifecycleHookInput } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { SessionEvent } from './session-events';
+import { say } from '@switchyard/test-helpers';
 
 /** A model that answers nothing until the request's signal aborts (a turn stuck in sampling). */
 function stuckModel(started: () => void): ModelClient {
@@ -34,7 +35,6 @@ function recordingSession() {
   return { session, seen, events };
 }
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const interrupts = (seen: ReadonlyArray<{ hook_event_name: string }>) => seen.filter((input) => input.hook_event_name === 'Interrupt');
 
 describe('Interrupt hooks through a session', () => {

@@ -5,9 +5,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { TurnEvent } from './session-events';
 import { configError } from '@switchyard/config/config-error';
-import { callItem } from '@switchyard/test-helpers';
-
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
+import { callItem, say } from '@switchyard/test-helpers';
 const noWait = { initialDelayMs: 0, sleep: async () => undefined };
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: () => 'echoed' });

@@ -8,18 +8,9 @@ import { createHookEngine, type HooksConfig } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { SessionWarningEvent } from './session-hooks';
-import { callItem } from '@switchyard/test-helpers';
+import { callItem, say, useCleanups } from '@switchyard/test-helpers';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'session-hooks-'));
-  dirs.push(dir);
-  return dir;
-}
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
+const { scratch } = useCleanups();
 const command = (text: string) => ({ type: 'command' as const, command: text, timeout: 30 });
 /** Every stdin a hook received, one JSON object per line of `file`. */
 const stdins = (file: string) =>
@@ -30,16 +21,16 @@ const stdins = (file: string) =>
 const contexts = (input: readonly ResponseItem[]) =>
   input.filter((item) => item.type === 'message' && item.role === 'developer').map((item) => (item as { content: string }).content);
 
-function session(dir: string, config: HooksConfig, extra: Partial<Parameters<typeof createSession>[0]> = {}) {
+function hookedSession(dir: string, config: HooksConfig, extra: Partial<Parameters<typeof createSession>[0]> = {}) {
   const hooks = createHookEngine({ config });
   return createSession({ tools: [], cwd: dir, hooks, sessionId: 'session-1', model: { name: 'gpt-test' }, transcriptPath: join(dir, 'transcript.jsonl'), ...extra });
 }
 
 describe('lifecycle hooks through a session', () => {
   it('SessionStart runs once before the first turn; its stdout is context for the first request', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const log = join(dir, 'start.jsonl');
-    const s = session(dir, { hooks: { SessionStart: [{ matcher: 'startup', hooks: [command(`cat >> "${log}"; echo >> "${log}"; echo "repo uses pnpm"`)] }] } });
+    const s = hookedSession(dir, { hooks: { SessionStart: [{ matcher: 'startup', hooks: [command(`cat >> "${log}"; echo >> "${log}"; echo "repo uses pnpm"`)] }] } });
     const model = createScriptedModel([[say('one')], [say('two')]]);
     await s.runTurn({ model, input: 'hello' });
     await s.runTurn({ model, input: 'again' });
@@ -52,10 +43,10 @@ describe('lifecycle hooks through a session', () => {
   });
 
   it('UserPromptSubmit blocks a prompt (nothing is sent or recorded) or adds context', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const log = join(dir, 'prompt.jsonl');
     const policy = `cat > "${dir}/in.json"; cat "${dir}/in.json" >> "${log}"; echo >> "${log}"; if grep -q password "${dir}/in.json"; then echo "no secrets in prompts" >&2; exit 2; fi; echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"be brief"}}'`;
-    const s = session(dir, { hooks: { UserPromptSubmit: [{ hooks: [command(policy)] }] } });
+    const s = hookedSession(dir, { hooks: { UserPromptSubmit: [{ hooks: [command(policy)] }] } });
     const model = createScriptedModel([[say('ok')]]);
     const blocked = await s.runTurn({ model, input: 'my password is hunter2' });
     expect(blocked).toEqual({ items: [], steps: 0, promptBlocked: 'no secrets in prompts' });
@@ -71,10 +62,10 @@ describe('lifecycle hooks through a session', () => {
   });
 
   it('Stop may ask the loop to continue; the next Stop run knows (stop_hook_active)', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const log = join(dir, 'stop.jsonl');
     const gate = `cat > "${dir}/in.json"; cat "${dir}/in.json" >> "${log}"; echo >> "${log}"; grep -q '"stop_hook_active":false' "${dir}/in.json" && { echo '{"decision":"block","reason":"run the tests first"}'; exit 0; }; exit 0`;
-    const s = session(dir, { hooks: { Stop: [{ hooks: [command(gate)] }] } });
+    const s = hookedSession(dir, { hooks: { Stop: [{ hooks: [command(gate)] }] } });
     const model = createScriptedModel([[say('done')], [say('tests pass')]]);
     const result = await s.runTurn({ model, input: 'fix it' });
     expect(result.steps).toBe(2);
@@ -88,9 +79,9 @@ describe('lifecycle hooks through a session', () => {
   });
 
   it('SessionEnd runs at shutdown', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const log = join(dir, 'end.jsonl');
-    const s = session(dir, { hooks: { SessionEnd: [{ hooks: [command(`cat > "${log}"`)] }] } });
+    const s = hookedSession(dir, { hooks: { SessionEnd: [{ hooks: [command(`cat > "${log}"`)] }] } });
     await s.runTurn({ model: createScriptedModel([[say('hi')]]), input: 'hi' });
     await s.shutdown();
     expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({ hook_event_name: 'SessionEnd', reason: 'shutdown', session_id: 'session-1' });
@@ -108,10 +99,10 @@ describe('PermissionRequest hooks answer through the session approval provider',
   ] as const) {
     it(`${verdict}: decided by the hook, the host provider is never asked`, async () => {
       ran.length = 0;
-      const dir = scratch();
+      const dir = scratch('session-hooks');
       const asked: ApprovalRequest[] = [];
       const answer = verdict === 'allow' ? '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' : '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on fridays"}}}';
-      const s = session(
+      const s = hookedSession(
         dir,
         { hooks: { PermissionRequest: [{ matcher: 'deploy', hooks: [command(`cat > "${dir}/in.json"; echo '${answer}'`)] }] } },
         { tools: [guarded], approvals: { requestApproval: async (request) => (asked.push(request), 'approved') } },
@@ -127,9 +118,9 @@ describe('PermissionRequest hooks answer through the session approval provider',
 
   it('no verdict: the host provider decides', async () => {
     ran.length = 0;
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const asked: string[] = [];
-    const s = session(dir, { hooks: { PermissionRequest: [{ hooks: [command('exit 0')] }] } }, { tools: [guarded], approvals: { requestApproval: async (request) => (asked.push(request.callId), 'denied') } });
+    const s = hookedSession(dir, { hooks: { PermissionRequest: [{ hooks: [command('exit 0')] }] } }, { tools: [guarded], approvals: { requestApproval: async (request) => (asked.push(request.callId), 'denied') } });
     const result = await s.runTurn({ model: createScriptedModel([[callItem('c2', 'deploy', {})], [say('ok')]]), input: 'ship it' });
     expect(output(result.items)).toBe('deploy rejected by user');
     expect(asked).toEqual(['c2']);
@@ -139,7 +130,7 @@ describe('PermissionRequest hooks answer through the session approval provider',
 
 describe('hook runs are session events', () => {
   it('hook-end reaches session.on for a hook that could not start; a failing hook warns once per hook', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object' }, handle: () => 'echoed' });
     const hooks = createHookEngine({ shell: join(dir, 'no-such-shell'), config: { hooks: { PreToolUse: [{ hooks: [command('true')] }] } } });
     const s = createSession({ tools: [echo], cwd: dir, hooks });
@@ -161,11 +152,11 @@ describe('hook runs are session events', () => {
 
 describe('a matcher naming a freeform tool', () => {
   it('fires: the hook reads { input } and its block is what the model sees', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const ran: string[] = [];
     const sql = defineFreeformTool({ name: 'sql', description: 'Runs SQL.', handle: ({ input }) => (ran.push(input), 'ok') });
     const guard = `cat > "${dir}/in.json"; grep -q DROP "${dir}/in.json" && { echo "no DROP" >&2; exit 2; }; exit 0`;
-    const s = session(dir, { hooks: { PreToolUse: [{ matcher: 'sql', hooks: [command(guard)] }] } }, { tools: [sql] });
+    const s = hookedSession(dir, { hooks: { PreToolUse: [{ matcher: 'sql', hooks: [command(guard)] }] } }, { tools: [sql] });
     const model = createScriptedModel([
       [{ type: 'custom_tool_call', call_id: 'q1', name: 'sql', input: 'DROP TABLE users' }, { type: 'custom_tool_call', call_id: 'q2', name: 'sql', input: 'SELECT 1' }],
       [say('ok')],
@@ -181,7 +172,7 @@ describe('a matcher naming a freeform tool', () => {
 
 describe('tool setup checks at creation', () => {
   it("each distinct checkSetup runs once with the session's cwd and sandbox mode; its problems are warning events", async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const seen: unknown[] = [];
     const checkSetup = async (context: unknown) => (seen.push(context), ['exec_command cannot run commands in the "workspace-write" sandbox on this machine']);
     const tool = defineFunctionTool({ name: 'run', description: 'Runs.', parameters: { type: 'object' }, handle: () => 'ran' });
@@ -197,9 +188,9 @@ describe('tool setup checks at creation', () => {
 
 describe('without PermissionRequest handlers', () => {
   it('the step keeps the host provider as is: no provider still reads "no approval provider is configured"', async () => {
-    const dir = scratch();
+    const dir = scratch('session-hooks');
     const guarded = defineFunctionTool({ name: 'deploy', description: 'Deploys.', parameters: { type: 'object' }, needsApproval: true, handle: () => 'deployed' });
-    const s = session(dir, { hooks: { PreToolUse: [] } }, { tools: [guarded] });
+    const s = hookedSession(dir, { hooks: { PreToolUse: [] } }, { tools: [guarded] });
     const result = await s.runTurn({ model: createScriptedModel([[callItem('c3', 'deploy', {})], [say('ok')]]), input: 'ship it' });
     expect((result.items.find((item) => item.type === 'function_call_output') as { output: string }).output).toBe('deploy needs approval, and no approval provider is configured');
     await s.shutdown();

@@ -9,7 +9,7 @@ import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { createSqliteStore } from './sqlite-store';
 import type { Session, SessionOptions } from './session-types';
-import { callItem, outputsOf } from '@switchyard/test-helpers';
+import { callItem, outputsOf, say } from '@switchyard/test-helpers';
 
 // A session kept in a real SQLite file: committed turns, resume by id, the lease, bad records,
 // budgets, export / restore.
@@ -19,8 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileCounter = 0;
 const freshFile = () => join(dir, `s${fileCounter++}.db`);
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
-const texts = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role ?? item.type}:${JSON.stringify((item as { content?: unknown; output?: unknown }).content ?? (item as { output?: unknown }).output)}`);
+const historyLines = (items: readonly ResponseItem[]) => items.map((item) => `${(item as { role?: string }).role ?? item.type}:${JSON.stringify((item as { content?: unknown; output?: unknown }).content ?? (item as { output?: unknown }).output)}`);
 
 const echo = defineFunctionTool({ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, handle: ({ args }) => ({ echoed: args.text }) });
 
@@ -28,7 +27,7 @@ const open: Array<{ shutdown(): Promise<void> } | { close(): Promise<void> }> = 
 afterEach(async () => {
   for (const item of open.splice(0).reverse()) await ('shutdown' in item ? item.shutdown() : item.close()).catch(() => undefined);
 });
-function session(options: Partial<SessionOptions> & { store?: SessionStore }): Session {
+function storedSession(options: Partial<SessionOptions> & { store?: SessionStore }): Session {
   const created = createSession({ tools: [echo], ...options });
   open.push(created);
   return created;
@@ -42,16 +41,16 @@ function store(path = freshFile()) {
 describe('a session with a SQLite store', () => {
   it('commits every turn; after shutdown another session with the same id and file continues the conversation', async () => {
     const path = freshFile();
-    const first = session({ store: store(path), sessionId: 'conv-1' });
+    const first = storedSession({ store: store(path), sessionId: 'conv-1' });
     await first.runTurn({ model: createScriptedModel([[callItem('c1', 'echo', { text: 'hi' })], [say('echoed')]]), input: 'say hi' });
     const history = JSON.parse(JSON.stringify(first.history));
     await first.shutdown();
-    const second = session({ store: store(path), sessionId: 'conv-1' });
+    const second = storedSession({ store: store(path), sessionId: 'conv-1' });
     await second.ready;
     expect(second.history).toEqual(history);
     const model = createScriptedModel([[say('still here')]]);
     await second.runTurn({ model, input: 'again' });
-    expect(texts(model.requests[0].input).slice(0, 4)).toEqual(texts(history));
+    expect(historyLines(model.requests[0].input).slice(0, 4)).toEqual(historyLines(history));
     expect(second.history).toHaveLength(history.length + 2);
   });
 
@@ -69,7 +68,7 @@ describe('a session with a SQLite store', () => {
         return 'probed';
       },
     });
-    const writer = session({ tools: [probe], store: store(path), sessionId: 'ahead' });
+    const writer = storedSession({ tools: [probe], store: store(path), sessionId: 'ahead' });
     await writer.runTurn({ model: createScriptedModel([[say('first I probe'), callItem('p1', 'probe', {}), callItem('p2', 'probe', {})], [say('done')]]), input: 'go' });
     expect(seen.map((probe) => probe.callId).sort()).toEqual(['p1', 'p2']);
     // each call found the user's input, the text before it and its own item already in the store
@@ -79,26 +78,26 @@ describe('a session with a SQLite store', () => {
 
   it('a lease held by a live session fails the second opener with LEASE_HELD naming the session and the holder; its other sessions open', async () => {
     const path = freshFile();
-    const holder = session({ store: store(path), sessionId: 'busy', storeOptions: { owner: 'host-a' } });
+    const holder = storedSession({ store: store(path), sessionId: 'busy', storeOptions: { owner: 'host-a' } });
     await holder.ready;
-    const intruder = session({ store: store(path), sessionId: 'busy', storeOptions: { owner: 'host-b' } });
+    const intruder = storedSession({ store: store(path), sessionId: 'busy', storeOptions: { owner: 'host-b' } });
     await expect(intruder.ready).rejects.toMatchObject({ code: 'LEASE_HELD', message: expect.stringMatching(/session busy: held by host-a/) });
     // every turn reports the same error, and nothing is written
     await expect(intruder.runTurn({ model: createScriptedModel([[say('no')]]), input: 'x' })).rejects.toMatchObject({ code: 'LEASE_HELD' });
-    const other = session({ store: store(path), sessionId: 'free', storeOptions: { owner: 'host-b' } });
+    const other = storedSession({ store: store(path), sessionId: 'free', storeOptions: { owner: 'host-b' } });
     await other.runTurn({ model: createScriptedModel([[say('fine')]]), input: 'y' });
-    expect(texts(other.history)).toEqual(['user:"y"', 'assistant:"fine"']);
+    expect(historyLines(other.history)).toEqual(['user:"y"', 'assistant:"fine"']);
   });
 
   it('a live session renews its lease: past its TTL another opener is still refused, after shutdown it opens at once', async () => {
     const path = freshFile();
-    const holder = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-a', leaseTtlMs: 300 } });
+    const holder = storedSession({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-a', leaseTtlMs: 300 } });
     await holder.ready;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const early = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
+    const early = storedSession({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
     await expect(early.ready).rejects.toMatchObject({ code: 'LEASE_HELD' });
     await holder.shutdown();
-    const late = session({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
+    const late = storedSession({ store: store(path), sessionId: 'renewed', storeOptions: { owner: 'host-b' } });
     await late.ready;
   });
 
@@ -107,19 +106,19 @@ describe('a session with a SQLite store', () => {
     // a store that loses the old holder's renewals: its lease expires while it still runs
     const inner = store(path);
     const deaf: SessionStore = { ...inner, lease: (id, request) => (request.renew ? Promise.resolve(request.renew) : inner.lease(id, request)), load: inner.load, commit: inner.commit };
-    const old = session({ store: deaf, sessionId: 'moved', storeOptions: { owner: 'old-host', leaseTtlMs: 300 } });
+    const old = storedSession({ store: deaf, sessionId: 'moved', storeOptions: { owner: 'old-host', leaseTtlMs: 300 } });
     await old.runTurn({ model: createScriptedModel([[say('one')]]), input: 'first' });
-    const taker = session({ store: store(path), sessionId: 'moved', storeOptions: { owner: 'new-host', leaseWaitMs: 5_000 } });
+    const taker = storedSession({ store: store(path), sessionId: 'moved', storeOptions: { owner: 'new-host', leaseWaitMs: 5_000 } });
     await taker.ready;
-    expect(texts(taker.history)).toEqual(['user:"first"', 'assistant:"one"']);
+    expect(historyLines(taker.history)).toEqual(['user:"first"', 'assistant:"one"']);
     await expect(old.runTurn({ model: createScriptedModel([[say('zombie')]]), input: 'second' })).rejects.toMatchObject({
       code: 'LEASE_HELD',
       message: expect.stringContaining('new-host'),
     });
     await taker.runTurn({ model: createScriptedModel([[say('two')]]), input: 'after' });
-    const check = session({ restore: taker.export() });
+    const check = storedSession({ restore: taker.export() });
     await check.ready;
-    expect(texts(check.history)).toEqual(['user:"first"', 'assistant:"one"', 'user:"after"', 'assistant:"two"']);
+    expect(historyLines(check.history)).toEqual(['user:"first"', 'assistant:"one"', 'user:"after"', 'assistant:"two"']);
   });
 
   it('a process a tool kept running is reported lost to the model once, in the next request of the session that took over', async () => {
@@ -131,9 +130,9 @@ describe('a session with a SQLite store', () => {
     };
     const inner = store(path);
     const deaf: SessionStore = { ...inner, lease: (id, request) => (request.renew ? Promise.resolve(request.renew) : inner.lease(id, request)), load: inner.load, commit: inner.commit };
-    const old = session({ tools: [starter], store: deaf, sessionId: 'proc', storeOptions: { leaseTtlMs: 200 } });
+    const old = storedSession({ tools: [starter], store: deaf, sessionId: 'proc', storeOptions: { leaseTtlMs: 200 } });
     await old.runTurn({ model: createScriptedModel([[callItem('start-1', 'start', {})], [say('started')]]), input: 'start it' });
-    const next = session({ tools: [starter], store: store(path), sessionId: 'proc', storeOptions: { leaseWaitMs: 5_000 } });
+    const next = storedSession({ tools: [starter], store: store(path), sessionId: 'proc', storeOptions: { leaseWaitMs: 5_000 } });
     const model = createScriptedModel([[say('it was lost')], [say('ok')]]);
     await next.runTurn({ model, input: 'is it up?' });
     const lost = outputsOf(model.requests[0].input, 'start-1');
@@ -149,31 +148,31 @@ describe('a session with a SQLite store', () => {
   it('a corrupted record fails that session’s resume with STORE_CORRUPT naming it; the store’s other sessions resume', async () => {
     const path = freshFile();
     for (const id of ['good', 'bad']) {
-      const writer = session({ store: store(path), sessionId: id });
+      const writer = storedSession({ store: store(path), sessionId: id });
       await writer.runTurn({ model: createScriptedModel([[say(`answer of ${id}`)]]), input: `question of ${id}` });
       await writer.shutdown();
     }
     const cut = spawnSync(process.execPath, ['-e', `const {DatabaseSync}=require('node:sqlite');new DatabaseSync(${JSON.stringify(path)}).prepare("UPDATE switchyard_history SET item = substr(item, 1, length(item) - 7) WHERE session = 'bad' AND idx = 1").run()`], { encoding: 'utf8' });
     expect(cut.status).toBe(0);
-    const bad = session({ store: store(path), sessionId: 'bad' });
+    const bad = storedSession({ store: store(path), sessionId: 'bad' });
     await expect(bad.ready).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringMatching(/^session bad: history item 1 is corrupted/) });
-    const good = session({ store: store(path), sessionId: 'good' });
+    const good = storedSession({ store: store(path), sessionId: 'good' });
     await good.ready;
-    expect(texts(good.history)).toEqual(['user:"question of good"', 'assistant:"answer of good"']);
+    expect(historyLines(good.history)).toEqual(['user:"question of good"', 'assistant:"answer of good"']);
   });
 
   it('a history past maxHistoryBytes fails the turn with LIMIT_EXCEEDED; the store keeps the last commit', async () => {
     const path = freshFile();
-    const small = session({ store: store(path), sessionId: 'small', storeOptions: { maxHistoryBytes: 400 } });
+    const small = storedSession({ store: store(path), sessionId: 'small', storeOptions: { maxHistoryBytes: 400 } });
     await small.runTurn({ model: createScriptedModel([[say('short')]]), input: 'hi' });
     await expect(small.runTurn({ model: createScriptedModel([[say('x'.repeat(500))]]), input: 'long' })).rejects.toMatchObject({
       code: 'LIMIT_EXCEEDED',
       message: expect.stringMatching(/^session small: its history would be \d+ bytes, over maxHistoryBytes \(400\)/),
     });
     await small.shutdown();
-    const reread = session({ store: store(path), sessionId: 'small' });
+    const reread = storedSession({ store: store(path), sessionId: 'small' });
     await reread.ready;
-    expect(texts(reread.history)).toEqual(['user:"hi"', 'assistant:"short"']);
+    expect(historyLines(reread.history)).toEqual(['user:"hi"', 'assistant:"short"']);
   });
 
   it('the history budget is a running count: commits after the first never encode the stored history again, and the count is exact', async () => {
@@ -189,7 +188,7 @@ describe('a session with a SQLite store', () => {
     const turns = [1, 2, 3, 4, 5].flatMap((n) => [user(`question ${n}`), say(`answer ${n}`)]);
     // exactly what the history takes after five turns: the fifth fits, a sixth does not
     const size = JSON.stringify([...earlier, ...turns]).length;
-    const counted = session({ history: earlier, store: store(), sessionId: 'budget', storeOptions: { maxHistoryBytes: size } });
+    const counted = storedSession({ history: earlier, store: store(), sessionId: 'budget', storeOptions: { maxHistoryBytes: size } });
     // opening commits the 100 earlier items (nothing kept: nothing to encode twice)
     await counted.ready;
     const encode = vi.spyOn(JSON, 'stringify');
@@ -216,14 +215,14 @@ describe('stored values in a store (cells in worker processes)', () => {
 
   it('a value stored by a cell loads in a session resumed from the store, and travels in session.export()', { timeout: 90_000 }, async () => {
     const path = freshFile();
-    const first = session({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
+    const first = storedSession({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
     await first.runTurn({ model: createScriptedModel([[exec('e1', 'store("lastRevenue", 4938); text("stored")')], [say('ok')]]), input: 'remember' });
     expect(first.export().state.codeMode).toMatchObject({ format: 'switchyard.code-mode', runtime: { format: 'switchyard.code-mode-session', stored: [['lastRevenue', '4938']] } });
     await first.shutdown();
-    const second = session({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
+    const second = storedSession({ toolMode: 'code-mode-only', store: store(path), sessionId: 'revenue' });
     const result = await second.runTurn({ model: createScriptedModel([[exec('e2', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
     expect(outputText(result.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
-    const restored = session({ toolMode: 'code-mode-only', restore: second.export() });
+    const restored = storedSession({ toolMode: 'code-mode-only', restore: second.export() });
     const again = await restored.runTurn({ model: createScriptedModel([[exec('e3', 'text(String(load("lastRevenue")))')], [say('read')]]), input: 'recall' });
     expect(outputText(again.items.find((item) => item.type === 'custom_tool_call_output'))).toContain('4938');
   });
@@ -231,7 +230,7 @@ describe('stored values in a store (cells in worker processes)', () => {
     const inner = store();
     const commits: SessionCommit[] = [];
     const counting: SessionStore = { lease: inner.lease, load: inner.load, commit: (id, commit) => (commits.push(commit), inner.commit(id, commit)) };
-    const cells = session({ toolMode: 'code-mode-only', store: counting, sessionId: 'counted' });
+    const cells = storedSession({ toolMode: 'code-mode-only', store: counting, sessionId: 'counted' });
     await cells.runTurn({ model: createScriptedModel([[exec('e1', 'store("a", 1); text("one")')], [exec('e2', 'text(String(load("a")))')], [say('done')]]), input: 'two cells' });
     const afterTurn = commits.length;
     await cells.shutdown();
@@ -250,19 +249,19 @@ describe('stored values in a store (cells in worker processes)', () => {
     expect(afterTurn).toBeGreaterThan(0);
     const reread = await inner.load('counted');
     expect(reread?.journal).toEqual([]);
-    expect(texts(reread!.history as unknown as ResponseItem[]).at(-1)).toBe('assistant:"done"');
+    expect(historyLines(reread!.history as unknown as ResponseItem[]).at(-1)).toBe('assistant:"done"');
   });
 });
 
 describe('session.export() and createSession({ restore })', () => {
   it('export is one versioned JSON document; restore continues the conversation in a new session', async () => {
-    const first = session({});
+    const first = storedSession({});
     await first.runTurn({ model: createScriptedModel([[callItem('c1', 'echo', { text: 'a' })], [say('done')]]), input: 'go' });
     const exported = first.export();
     expect(exported).toMatchObject({ format: 'switchyard.session', version: 1, sessionId: first.id, journal: [] });
     expect(exported.state).toMatchObject({ format: 'switchyard.session-state', version: 1, pending: [], work: [], cells: [] });
     const text = JSON.stringify(exported);
-    const second = session({ restore: JSON.parse(text) });
+    const second = storedSession({ restore: JSON.parse(text) });
     await second.ready;
     expect(second.id).toBe(first.id);
     expect(second.history).toEqual(first.history);

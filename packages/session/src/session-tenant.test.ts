@@ -6,6 +6,7 @@ import { createCodeModeRuntime } from '@switchyard/code-mode-runtime';
 import { createSession } from './session';
 import type { Session } from './session-types';
 import { workerChildren } from '@switchyard/config/proc';
+import { until } from '@switchyard/test-helpers';
 
 /** A tool that blocks until `release()`, counting the calls that entered it. */
 function holdTool() {
@@ -26,13 +27,6 @@ function holdTool() {
   return { tool, entered, release };
 }
 
-async function until(condition: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * Starts one cell per session that calls `hold` and waits there, then answers the worker
@@ -55,7 +49,7 @@ async function workersHoldingCells(tenants: ReadonlyArray<string | undefined>, i
       }),
     );
     for (const answer of answers) expect(JSON.stringify(answer)).toMatch(/Script running with cell ID/);
-    await until(() => hold.entered.length === sessions.length, 'every cell to call hold');
+    await until(() => hold.entered.length === sessions.length, 'every cell to call hold', 60_000);
     const pids = workerChildren().filter((pid) => !before.has(pid));
     return { pids, steps: hold.entered };
   } finally {

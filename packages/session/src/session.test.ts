@@ -5,9 +5,8 @@ import type { ToolPlan } from '@switchyard/planner';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import { workerChildren } from '@switchyard/config/proc';
-import { callItem } from '@switchyard/test-helpers';
+import { callItem, say, until } from '@switchyard/test-helpers';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sleeper(name: string, log: string[]): ToolExecutor {
   return defineFunctionTool({
@@ -30,7 +29,6 @@ function sleeper(name: string, log: string[]): ToolExecutor {
   });
 }
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 
 describe('session turn loop', () => {
   it('records outputs in call order when calls finish out of order, then follows up', async () => {
@@ -123,7 +121,7 @@ describe('session turn loop', () => {
     const turn = session.beginTurn();
     const step = await turn.step();
     const pending = step.dispatch(callItem('c9', 'long', { ms: 10_000 }));
-    await sleep(50);
+    await until(() => log.includes('start long'), 'the tool to start');
     const started = Date.now();
     turn.abort();
     const output = await pending;

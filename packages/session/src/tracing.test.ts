@@ -1,31 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ModelRequestError, type ModelClient, type ResponseItem, type ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine } from '@switchyard/hooks';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session } from './session-types';
-import { callItem, execItem, spanIdOf } from '@switchyard/test-helpers';
+import { callItem, execItem, say, useCleanups } from '@switchyard/test-helpers';
+import { parentSpanOf, recordingTracer, spanIdOf } from '@switchyard/test-helpers/tracing';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer } = useCleanups();
 
-function recording() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  cleanups.push(() => provider.shutdown());
-  return { exporter, tracer: provider.getTracer('switchyard-test') };
-}
-
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 const usage = { inputTokens: 11, outputTokens: 7, totalTokens: 18 };
-
-const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 const ms = (time: [number, number]) => time[0] * 1e3 + time[1] / 1e6;
 
 /** Two tools that each wait until both are running: the cell's Promise.all proves they ran in parallel. */
@@ -81,19 +68,13 @@ function denyDeletes() {
       },
     ],
   });
-  cleanups.push(() => hooks.close());
-  return hooks;
-}
-
-function track(session: Session): Session {
-  cleanups.push(() => session.shutdown());
-  return session;
+  return defer(hooks, (opened) => opened.close());
 }
 
 describe('tracing', () => {
   it('a turn with a direct call, a cell with two parallel nested calls and a blocked call makes the GenAI span tree', async () => {
-    const { exporter, tracer } = recording();
-    const session = track(
+    const { exporter, tracer } = recordingTracer();
+    const session = defer(
       createSession({
         toolMode: 'code-mode',
         tools: [lookup, ...meetingTools(), deleteEverything],
@@ -102,6 +83,7 @@ describe('tracing', () => {
         sessionId: 'session-1',
         tracer: { tracer, providerName: 'openai' },
       }),
+      (session) => session.shutdown(),
     );
     const code = 'const [a, b] = await Promise.all([tools.fetch_a({}), tools.fetch_b({})]);\ntext(a + "+" + b);';
     const model = createScriptedModel([[callItem('c-lookup', 'lookup', { city: 'Oslo' }), execItem('c-exec', code), callItem('c-delete', 'delete_everything', {})], [say('done')]], {
@@ -138,7 +120,7 @@ describe('tracing', () => {
       ].sort(),
     );
     const turn = one('invoke_agent');
-    expect(parentOf(turn)).toBeUndefined();
+    expect(parentSpanOf(turn)).toBeUndefined();
     expect(turn.kind).toBe(SpanKind.INTERNAL);
     expect(turn.attributes).toEqual({
       'gen_ai.operation.name': 'invoke_agent',
@@ -155,7 +137,7 @@ describe('tracing', () => {
 
     const chats = named('chat gpt-test').sort((a, b) => (a.attributes['switchyard.step.index'] as number) - (b.attributes['switchyard.step.index'] as number));
     for (const [index, chat] of chats.entries()) {
-      expect(parentOf(chat)).toBe(spanIdOf(turn));
+      expect(parentSpanOf(chat)).toBe(spanIdOf(turn));
       expect(chat.kind).toBe(SpanKind.CLIENT);
       expect(chat.attributes).toEqual({
         'gen_ai.operation.name': 'chat',
@@ -170,7 +152,7 @@ describe('tracing', () => {
     }
 
     const direct = one('execute_tool lookup');
-    expect(parentOf(direct)).toBe(spanIdOf(turn));
+    expect(parentSpanOf(direct)).toBe(spanIdOf(turn));
     expect(direct.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'lookup',
@@ -184,10 +166,10 @@ describe('tracing', () => {
     expect(direct.status.code).toBe(SpanStatusCode.UNSET);
 
     const execSpan = one('execute_tool exec');
-    expect(parentOf(execSpan)).toBe(spanIdOf(turn));
+    expect(parentSpanOf(execSpan)).toBe(spanIdOf(turn));
     expect(execSpan.attributes['gen_ai.tool.call.id']).toBe('c-exec');
     const cell = one('code_mode.cell');
-    expect(parentOf(cell)).toBe(spanIdOf(execSpan));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(execSpan));
     const cellId = cell.attributes['switchyard.cell.id'];
     expect(typeof cellId).toBe('string');
     expect(cell.attributes).toEqual({
@@ -200,7 +182,7 @@ describe('tracing', () => {
     // the cell span covers its nested calls
     const nested = [one('execute_tool fetch_a'), one('execute_tool fetch_b')];
     for (const [index, span] of nested.entries()) {
-      expect(parentOf(span)).toBe(spanIdOf(cell));
+      expect(parentSpanOf(span)).toBe(spanIdOf(cell));
       expect(span.attributes).toEqual({
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': index === 0 ? 'fetch_a' : 'fetch_b',
@@ -221,7 +203,7 @@ describe('tracing', () => {
     expect(ms(nested[1]!.startTime)).toBeLessThan(ms(nested[0]!.endTime));
 
     const blocked = one('execute_tool delete_everything');
-    expect(parentOf(blocked)).toBe(spanIdOf(turn));
+    expect(parentSpanOf(blocked)).toBe(spanIdOf(turn));
     expect(blocked.attributes).toEqual({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'delete_everything',
@@ -242,9 +224,9 @@ describe('tracing', () => {
     // one PreToolUse run per call, each a child of its call's span, with the caller's call id
     const hooks = named('hook PreToolUse');
     const toolSpans = [direct, execSpan, blocked, ...nested];
-    expect(hooks.map((hook) => parentOf(hook)).sort()).toEqual(toolSpans.map(spanIdOf).sort());
+    expect(hooks.map((hook) => parentSpanOf(hook)).sort()).toEqual(toolSpans.map(spanIdOf).sort());
     for (const hook of hooks) {
-      const owner = toolSpans.find((span) => spanIdOf(span) === parentOf(hook))!;
+      const owner = toolSpans.find((span) => spanIdOf(span) === parentSpanOf(hook))!;
       expect(hook.attributes).toEqual({
         'gen_ai.conversation.id': 'session-1',
         'gen_ai.provider.name': 'openai',
@@ -260,7 +242,7 @@ describe('tracing', () => {
     // every child lies within its parent's time span
     const byId = new Map(spans.map((span) => [spanIdOf(span), span]));
     for (const span of spans) {
-      const parent = parentOf(span) ? byId.get(parentOf(span)!) : undefined;
+      const parent = parentSpanOf(span) ? byId.get(parentSpanOf(span)!) : undefined;
       if (!parent || parent === turn) continue;
       expect(ms(span.startTime), span.name).toBeGreaterThanOrEqual(ms(parent.startTime));
     }
@@ -268,8 +250,8 @@ describe('tracing', () => {
   });
 
   it('records errors: a failing tool, a retried model request, a failed turn', async () => {
-    const { exporter, tracer } = recording();
-    const session = track(createSession({ tools: [boom], tracer }));
+    const { exporter, tracer } = recordingTracer();
+    const session = defer(createSession({ tools: [boom], tracer }), (session) => session.shutdown());
     const model = createScriptedModel(
       [new ModelRequestError('overloaded', { retryable: true, status: 429 }), [callItem('c-boom', 'boom', {})], new ModelRequestError('bad request', { retryable: false, status: 400 })],
       { capabilities: { name: 'client-model' } },
@@ -289,24 +271,24 @@ describe('tracing', () => {
       [2, 1, SpanStatusCode.ERROR, 'MODEL_ERROR'],
     ]);
     expect(chats[0]!.events[0]!.attributes).toMatchObject({ 'exception.type': 'MODEL_ERROR', 'exception.message': 'overloaded' });
-    expect(chats.every((chat) => parentOf(chat) === spanIdOf(turn))).toBe(true);
+    expect(chats.every((chat) => parentSpanOf(chat) === spanIdOf(turn))).toBe(true);
 
     const tool = spans.find((span) => span.name === 'execute_tool boom')!;
-    expect(parentOf(tool)).toBe(spanIdOf(turn));
+    expect(parentSpanOf(tool)).toBe(spanIdOf(turn));
     expect(tool.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool boom failed: kaput' });
     expect(tool.attributes['error.type']).toBe('RESPOND_TO_MODEL');
     expect(tool.events.map((event) => event.attributes?.['exception.message'])).toEqual(['tool boom failed: kaput']);
   });
 
   it('an aborted call and a cell failing are errors on their spans', async () => {
-    const { exporter, tracer } = recording();
+    const { exporter, tracer } = recordingTracer();
     const hang = defineFunctionTool({
       name: 'hang',
       description: 'Never answers until aborted.',
       parameters: { type: 'object', properties: {} },
       handle: ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('stopped')))),
     });
-    const session = track(createSession({ toolMode: 'code-mode', tools: [hang], tracer }));
+    const session = defer(createSession({ toolMode: 'code-mode', tools: [hang], tracer }), (session) => session.shutdown());
     const turn = session.beginTurn();
     const step = await turn.step();
     const failed = await step.dispatch(execItem('c-fail', 'throw new Error("no luck")'));
@@ -321,11 +303,11 @@ describe('tracing', () => {
     const root = spans.find((span) => span.name === 'invoke_agent')!;
     expect(root.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user stopped' });
     const aborted = spans.find((span) => span.name === 'execute_tool hang')!;
-    expect(parentOf(aborted)).toBe(spanIdOf(root));
+    expect(parentSpanOf(aborted)).toBe(spanIdOf(root));
     expect(aborted.status.code).toBe(SpanStatusCode.ERROR);
     expect(aborted.attributes['error.type']).toBe('ABORTED');
     const cell = spans.find((span) => span.name === 'code_mode.cell')!;
-    expect(parentOf(cell)).toBe(spanIdOf(spans.find((span) => span.name === 'execute_tool exec')!));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(spans.find((span) => span.name === 'execute_tool exec')!));
     expect(cell.attributes['switchyard.cell.status']).toBe('failed');
     expect(cell.attributes['error.type']).toBe('SCRIPT_ERROR');
     // what the cell threw is the model's text: recorded only with recordContent (tools/reliability span-content.test.ts)
@@ -333,13 +315,11 @@ describe('tracing', () => {
   });
 
   it("the host's active span is the turn's parent; agentName names the turn span", async () => {
-    const { exporter, tracer } = recording();
+    const { exporter, tracer } = recordingTracer();
     const manager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(manager);
-    cleanups.push(() => {
-      context.disable();
-    });
-    const session = track(createSession({ tools: [lookup], tracer: { tracer, agentName: 'helper' } }));
+    defer(manager, () => context.disable());
+    const session = defer(createSession({ tools: [lookup], tracer: { tracer, agentName: 'helper' } }), (session) => session.shutdown());
     const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const host = tracer.startSpan('host request');
     await context.with(trace.setSpan(context.active(), host), () => session.runTurn({ model, input: 'go' }));
@@ -347,8 +327,8 @@ describe('tracing', () => {
     const spans = exporter.getFinishedSpans();
     const turn = spans.find((span) => span.name === 'invoke_agent helper')!;
     expect(turn.attributes['gen_ai.agent.name']).toBe('helper');
-    expect(parentOf(turn)).toBe(host.spanContext().spanId);
-    expect(parentOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(spanIdOf(turn));
+    expect(parentSpanOf(turn)).toBe(host.spanContext().spanId);
+    expect(parentSpanOf(spans.find((span) => span.name === 'execute_tool lookup')!)).toBe(spanIdOf(turn));
     // no provider given: the attribute is left out rather than guessed
     expect(spans.some((span) => 'gen_ai.provider.name' in span.attributes)).toBe(false);
   });
@@ -376,8 +356,8 @@ describe('tracing', () => {
         };
       },
     };
-    const { exporter, tracer } = recording();
-    const session = track(createSession({ tools: [manual], tracer }));
+    const { exporter, tracer } = recordingTracer();
+    const session = defer(createSession({ tools: [manual], tracer }), (session) => session.shutdown());
     await session.runTurn({ model, input: 'go' });
     const spans = exporter.getFinishedSpans();
     const chats = spans.filter((span) => span.name.startsWith('chat'));
@@ -401,9 +381,9 @@ describe('tracing', () => {
     const description = spans.find((span) => span.name === 'execute_tool manual')!.attributes['gen_ai.tool.description'];
     expect(description).toBe(`${'x'.repeat(1_023)}…`);
 
-    const overridden = recording();
+    const overridden = recordingTracer();
     responses.push([say('again')]);
-    const named = track(createSession({ tools: [], tracer: { tracer: overridden.tracer, providerName: 'aws.bedrock' } }));
+    const named = defer(createSession({ tools: [], tracer: { tracer: overridden.tracer, providerName: 'aws.bedrock' } }), (session) => session.shutdown());
     await named.runTurn({ model, input: 'go' });
     const names = overridden.exporter.getFinishedSpans().map((span) => span.attributes['gen_ai.provider.name']);
     expect(names.length).toBeGreaterThanOrEqual(2);
@@ -419,7 +399,7 @@ describe('tracing', () => {
         throw new Error('tracer down');
       },
     } as unknown as Tracer;
-    const session = track(createSession({ tools: [lookup], tracer: broken }));
+    const session = defer(createSession({ tools: [lookup], tracer: broken }), (session) => session.shutdown());
     const model = createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]);
     const result = await session.runTurn({ model, input: 'go' });
     expect(result.finalText).toBe('ok');
@@ -431,14 +411,14 @@ describe('tracing', () => {
   });
 
   it('a session with a tenant stamps switchyard.tenant on every span; one without has none', async () => {
-    const traced = recording();
-    const tenant = track(createSession({ tools: [lookup], tenant: 'acme', tracer: traced.tracer }));
+    const traced = recordingTracer();
+    const tenant = defer(createSession({ tools: [lookup], tenant: 'acme', tracer: traced.tracer }), (session) => session.shutdown());
     await tenant.runTurn({ model: createScriptedModel([[callItem('c1', 'lookup', { city: 'Oslo' })], [say('ok')]]), input: 'go' });
     const spans = traced.exporter.getFinishedSpans();
     expect(spans.map((span) => span.name).sort()).toEqual(['chat', 'chat', 'execute_tool lookup', 'invoke_agent']);
     for (const span of spans) expect(span.attributes['switchyard.tenant']).toBe('acme');
-    const plain = recording();
-    const own = track(createSession({ tools: [lookup], tracer: plain.tracer }));
+    const plain = recordingTracer();
+    const own = defer(createSession({ tools: [lookup], tracer: plain.tracer }), (session) => session.shutdown());
     await own.runTurn({ model: createScriptedModel([[say('ok')]]), input: 'go' });
     for (const span of plain.exporter.getFinishedSpans()) expect(span.attributes).not.toHaveProperty('switchyard.tenant');
   });

@@ -4,12 +4,11 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createScriptedModel } from './testing';
 import { createSession } from './session';
 import type { Session } from './session-types';
+import { say, sleep } from '@switchyard/test-helpers';
 
 // One turn at a time per session: a second runTurn / streamTurn / wake turn waits for the running
 // one, in the order they were asked for, and the history never interleaves.
 
-const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A model that answers `text` after `ms` (so a turn is still sampling when the next one is asked for). */
 function slowModel(text: string, ms: number): ModelClient {

@@ -11,34 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { applyPatchTool } from './apply-patch-tool';
 import { helperCommand } from './run-helper';
 import { getTurnDiff } from './turn-diff';
+import { callPatchTool, custom, workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-tool-'));
-  root = join(base, 'workspace');
-  await mkdir(root);
-});
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-tool-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
 
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
-const custom = (input: string): ToolPayload => ({ kind: 'custom', input });
-
-/**
- * One call through the registry. Resolves with the output; a failure rejects with the model-visible
- * error (its message is the text the model reads), so a test can name the exact answer. The tool's
- * own notifications are appended to `events`.
- */
-async function run(input: string, step: Partial<StepContext>, events: SwitchyardEvent[] = [], tool = applyPatchTool()) {
-  const result = await invokeTool(tool, custom(input), { callId: 'call-9', step, hooks: false });
-  events.push(...result.events.filter((event) => event.type === 'tool-notification'));
-  if (result.error) throw result.error;
-  return result.output;
-}
 
 // Every conformance call writes into a folder of its own (an explicit root wins over the step cwd).
 const conformanceRoot = mkdtempSync(join(tmpdir(), 'apply-patch-conformance-'));
@@ -75,7 +56,7 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
 
   it('applies in the step cwd and answers with the summary; Code Mode gets the lists', async () => {
     await writeFile(join(root, 'a.txt'), 'hello\n');
-    const output = await run(wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new'), createStepContext({ cwd: root }));
+    const output = await callPatchTool(wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new'), createStepContext({ cwd: root }));
     expect(output.success).toBe(true);
     // the summary inside the reference's shell-output frame (the wall time in whole seconds)
     expect(output.toResponseItem('call-9', custom(''))).toEqual({
@@ -88,7 +69,7 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
   });
 
   it('an explicit root wins over the step cwd', async () => {
-    await run(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: base }), [], applyPatchTool({ root }));
+    await callPatchTool(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: base }), [], applyPatchTool({ root }));
     expect(await readFile(join(root, 'x.txt'), 'utf8')).toBe('x\n');
   });
 
@@ -97,12 +78,12 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
     const events: SwitchyardEvent[] = [];
     const step = createStepContext({ cwd: root, sandboxMode: 'read-only' });
     const patch = wrap('*** Update File: a.txt', '-hello', '+world', '*** Add File: b.txt', '+new', '*** Delete File: a.txt');
-    await expect(run(patch, step, events)).rejects.toMatchObject({
+    await expect(callPatchTool(patch, step, events)).rejects.toMatchObject({
       code: 'RESPOND_TO_MODEL',
       message: 'apply_patch is not allowed: the sandbox is read-only',
     });
     // Refused before verification: even an invalid patch gets the sandbox error.
-    await expect(run('not a patch', step, events)).rejects.toThrow(/^apply_patch is not allowed: the sandbox is read-only$/);
+    await expect(callPatchTool('not a patch', step, events)).rejects.toThrow(/^apply_patch is not allowed: the sandbox is read-only$/);
     expect(events).toEqual([]);
     expect(step.turnState.size).toBe(0);
     expect(await readdir(root)).toEqual(['a.txt']);
@@ -110,14 +91,9 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
   });
 
   it('writes under workspace-write, and under read-only when the host allows it', async () => {
-    await run(wrap('*** Add File: w.txt', '+w'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }));
+    await callPatchTool(wrap('*** Add File: w.txt', '+w'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }));
     expect(await readFile(join(root, 'w.txt'), 'utf8')).toBe('w\n');
-    const output = await run(
-      wrap('*** Add File: r.txt', '+r'),
-      createStepContext({ cwd: root, sandboxMode: 'read-only' }),
-      [],
-      applyPatchTool({ allowWritesInReadOnly: true }),
-    );
+    const output = await callPatchTool(wrap('*** Add File: r.txt', '+r'), createStepContext({ cwd: root, sandboxMode: 'read-only' }), [], applyPatchTool({ allowWritesInReadOnly: true }));
     expect(output.success).toBe(true);
     expect(await readFile(join(root, 'r.txt'), 'utf8')).toBe('r\n');
   });
@@ -125,29 +101,29 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
   it('tells the model why verification failed, and emits no events', async () => {
     const events: SwitchyardEvent[] = [];
     const step = createStepContext({ cwd: root });
-    await expect(run('*** Update File: a.txt', step, events)).rejects.toMatchObject({
+    await expect(callPatchTool('*** Update File: a.txt', step, events)).rejects.toMatchObject({
       code: 'RESPOND_TO_MODEL',
       message: "apply_patch verification failed: invalid patch: The first line of the patch must be '*** Begin Patch'",
     });
-    await expect(run(wrap('*** Update File: test.py'), step, events)).rejects.toThrow(
+    await expect(callPatchTool(wrap('*** Update File: test.py'), step, events)).rejects.toThrow(
       "apply_patch verification failed: invalid hunk at line 2, Update file hunk for path 'test.py' is empty",
     );
-    await expect(run(wrap('*** Delete File: nope.txt'), step, events)).rejects.toThrow(
+    await expect(callPatchTool(wrap('*** Delete File: nope.txt'), step, events)).rejects.toThrow(
       `apply_patch verification failed: Failed to read ${root}/nope.txt: No such file or directory (os error 2)`,
     );
-    await expect(run(wrap('*** Add File: ../escape.txt', '+x'), step, events)).rejects.toThrow(
+    await expect(callPatchTool(wrap('*** Add File: ../escape.txt', '+x'), step, events)).rejects.toThrow(
       "apply_patch verification failed: path '../escape.txt' resolves outside the workspace root",
     );
     // An empty patch answers like Codex's tool (not its library's "No files were modified.").
-    await expect(run('*** Begin Patch\n*** End Patch', step, events)).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'patch rejected: empty patch' });
-    await expect(run('  *** Begin Patch  \n  *** End Patch\n', step, events)).rejects.toThrow(/^patch rejected: empty patch$/);
+    await expect(callPatchTool('*** Begin Patch\n*** End Patch', step, events)).rejects.toMatchObject({ code: 'RESPOND_TO_MODEL', message: 'patch rejected: empty patch' });
+    await expect(callPatchTool('  *** Begin Patch  \n  *** End Patch\n', step, events)).rejects.toThrow(/^patch rejected: empty patch$/);
     expect(events).toEqual([]);
   });
 
   it('emits begin and end notifications and the turn diff', async () => {
     await writeFile(join(root, 'a.txt'), 'one\n');
     const events: SwitchyardEvent[] = [];
-    await run(wrap('*** Update File: a.txt', '-one', '+two'), createStepContext({ cwd: root, turnId: 'turn-7' }), events);
+    await callPatchTool(wrap('*** Update File: a.txt', '-one', '+two'), createStepContext({ cwd: root, turnId: 'turn-7' }), events);
     const change = { kind: 'update', path: 'a.txt', newContent: 'two\n', unifiedDiff: '@@ -1,1 +1,1 @@\n-one\n+two\n' };
     expect(events).toEqual([
       { type: 'tool-notification', callId: 'call-9', name: 'patch-apply-begin', data: { turnId: 'turn-7', autoApproved: true, changes: [change] } },
@@ -173,8 +149,8 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
     const step = createStepContext({ cwd: root, turnId: 'turn-8' });
     const seen: SwitchyardEvent[] = [];
     try {
-      await run(wrap('*** Update File: a.txt', '-one', '+two'), step, seen, tool);
-      await run(wrap('*** Update File: b.txt', '-uno', '+dos'), step, seen, tool);
+      await callPatchTool(wrap('*** Update File: a.txt', '-one', '+two'), step, seen, tool);
+      await callPatchTool(wrap('*** Update File: b.txt', '-uno', '+dos'), step, seen, tool);
     } finally {
       await tool.dispose?.({ sessionId: step.sessionId });
     }
@@ -195,7 +171,7 @@ describe('applyPatchTool', { timeout: 90_000 }, () => {
     await writeFile(join(root, 'a.txt'), 'one\n');
     await writeFile(join(root, 'blocker'), 'file\n');
     const events: SwitchyardEvent[] = [];
-    await expect(run(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: blocker/x', '+x'), createStepContext({ cwd: root }), events)).rejects.toThrow(
+    await expect(callPatchTool(wrap('*** Update File: a.txt', '-one', '+two', '*** Add File: blocker/x', '+x'), createStepContext({ cwd: root }), events)).rejects.toThrow(
       'Failed to create parent directories for blocker/x: File exists. No files were changed.',
     );
     expect(events.map((event) => event.type === 'tool-notification' && [event.name, (event.data as { status?: string }).status])).toEqual([
@@ -224,8 +200,8 @@ describe('turn diff', { timeout: 90_000 }, () => {
     const baseline = join(base, 'baseline');
     await cp(root, baseline, { recursive: true });
     const step = createStepContext({ cwd: root });
-    await run(wrap('*** Update File: keep.txt', '-k2', '+K2', '*** Add File: new/file.txt', '+first'), step);
-    await run(wrap('*** Update File: keep.txt', '-k3', '+K3', '*** Update File: new/file.txt', '-first', '+second', '*** Delete File: gone.txt'), step);
+    await callPatchTool(wrap('*** Update File: keep.txt', '-k2', '+K2', '*** Add File: new/file.txt', '+first'), step);
+    await callPatchTool(wrap('*** Update File: keep.txt', '-k3', '+K3', '*** Update File: new/file.txt', '-first', '+second', '*** Delete File: gone.txt'), step);
     const diff = getTurnDiff(step);
     expect(diff).toBe(
       [
@@ -322,21 +298,21 @@ describe('the helper process', { timeout: 90_000 }, () => {
   it('a helper that cannot run, or dies, answers HELPER_FAILED and changes nothing; a wrap that refuses is passed on', async () => {
     const step = createStepContext({ cwd: root });
     const dies = applyPatchTool({ wrapHelper: () => ({ file: '/bin/sh', args: ['-c', 'echo "helper broke" >&2; exit 3'] }) });
-    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], dies)).rejects.toThrow(/^apply_patch helper exited with code 3: helper broke; no file was changed$/);
+    await expect(callPatchTool(wrap('*** Add File: x.txt', '+x'), step, [], dies)).rejects.toThrow(/^apply_patch helper exited with code 3: helper broke; no file was changed$/);
     const missing = applyPatchTool({ wrapHelper: () => ({ file: '/no/such/launcher', args: [] }) });
-    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], missing)).rejects.toThrow(/^apply_patch helper could not start: .*; no file was changed$/);
+    await expect(callPatchTool(wrap('*** Add File: x.txt', '+x'), step, [], missing)).rejects.toThrow(/^apply_patch helper could not start: .*; no file was changed$/);
     const refuses = applyPatchTool({
       wrapHelper: () => {
         throw Object.assign(new Error('sandbox unavailable: bubblewrap was not found'), { code: 'SANDBOX_UNAVAILABLE' });
       },
     });
-    await expect(run(wrap('*** Add File: x.txt', '+x'), step, [], refuses)).rejects.toThrow('sandbox unavailable: bubblewrap was not found');
+    await expect(callPatchTool(wrap('*** Add File: x.txt', '+x'), step, [], refuses)).rejects.toThrow('sandbox unavailable: bubblewrap was not found');
     expect(await readdir(root)).toEqual([]);
   });
 
   it('a patch over the size cap is refused by the host before any helper starts', async () => {
     const tool = applyPatchTool({ limits: { maxPatchBytes: 100 }, wrapHelper: () => { throw new Error('must not start'); } });
-    await expect(run(wrap('*** Add File: x.txt', `+${'x'.repeat(200)}`), createStepContext({ cwd: root }), [], tool)).rejects.toMatchObject({
+    await expect(callPatchTool(wrap('*** Add File: x.txt', `+${'x'.repeat(200)}`), createStepContext({ cwd: root }), [], tool)).rejects.toMatchObject({
       code: 'LIMIT_EXCEEDED',
       message: 'apply_patch verification failed: the patch is 251 bytes; apply_patch accepts patches of at most 100 bytes',
     });
@@ -355,14 +331,14 @@ describe('through the exec sandbox', { timeout: 90_000 }, () => {
     const patch = wrap('*** Add File: inside.txt', '+in', `*** Add File: ${escaped}`, '+out');
     try {
     const events: SwitchyardEvent[] = [];
-    await expect(run(patch, createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), events, tool)).rejects.toThrow(
+    await expect(callPatchTool(patch, createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), events, tool)).rejects.toThrow(
       `Failed to write file ${escaped}: Read-only file system. No files were changed.`,
     );
     expect(await readdir(outside)).toEqual([]);
     expect((await readdir(root)).filter((name) => name !== '.git')).toEqual([]);
     expect(events.map((event) => (event as { name?: string }).name)).toEqual(['patch-apply-begin', 'patch-apply-end']);
     // The same patch without a sandbox writes both (the host allowed outside paths).
-    await run(patch, createStepContext({ cwd: root, sandboxMode: 'danger-full-access' }), [], tool);
+    await callPatchTool(patch, createStepContext({ cwd: root, sandboxMode: 'danger-full-access' }), [], tool);
     expect(await readFile(escaped, 'utf8')).toBe('out\n');
     } finally {
       await rm(outside, { recursive: true, force: true });
@@ -380,7 +356,7 @@ describe('through the exec sandbox', { timeout: 90_000 }, () => {
 
   it('a sandbox that cannot start refuses the patch; it never falls back to writing unsandboxed', async () => {
     const tool = applyPatchTool({ sandbox: { bwrapPath: '/no/such/bwrap' } });
-    await expect(run(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), [], tool)).rejects.toMatchObject({
+    await expect(callPatchTool(wrap('*** Add File: x.txt', '+x'), createStepContext({ cwd: root, sandboxMode: 'workspace-write' }), [], tool)).rejects.toMatchObject({
       code: 'SANDBOX_UNAVAILABLE',
     });
     expect(await readdir(root)).toEqual([]);

@@ -6,21 +6,13 @@ import { join } from 'node:path';
 import type { StepContext, SwitchyardEvent, ToolExecutor } from '@switchyard/protocol';
 import { createToolHarness } from '@switchyard/registry/testing';
 import { applyPatchTool } from './apply-patch-tool';
+import { workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-pool-'));
-  root = join(base, 'workspace');
-  await mkdir(root);
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
-
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-pool-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 /**
  * One call through the registry, as a session makes it; `onEvent` sees each notification as it is

@@ -8,26 +8,13 @@ import { invokeTool } from '@switchyard/registry/testing';
 import { applyPatchTool } from './apply-patch-tool';
 import { gitFileDiff } from './unified-diff';
 import { getTurnDiff } from './turn-diff';
+import { callPatchTool, workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 
-beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-turn-'));
-  root = join(base, 'workspace');
-  await mkdir(root);
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
-});
-
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
-
-async function run(tool: ToolExecutor, input: string, step: Partial<StepContext>): Promise<void> {
-  const result = await invokeTool(tool, { kind: 'custom', input }, { callId: 'call-turn', step, hooks: false });
-  if (result.error) throw result.error;
-}
+beforeEach(async () => ({ base, root } = await workspaceFolders('apply-patch-turn-')));
+afterEach(() => rm(base, { recursive: true, force: true }));
 
 /**
  * A helper run behind a relay that appends the size of every chunk the helper writes to the host
@@ -79,10 +66,10 @@ describe('turn diff kept in the helper', () => {
     const tool = applyPatchTool({ wrapHelper: await countingRelay(log) });
     const step = createStepContext({ cwd: root });
     try {
-      await run(tool, patchOf(texts, 10, 'one'), step);
+      await callPatchTool(patchOf(texts, 10, 'one'), step, [], tool);
       const first = await received(log);
       const middle = texts.map((text) => edit(text, 10, 'one'));
-      await run(tool, patchOf(middle, 150, 'two'), step);
+      await callPatchTool(patchOf(middle, 150, 'two'), step, [], tool);
       const second = (await received(log)) - first;
       const final = middle.map((text) => edit(text, 150, 'two'));
       const textBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
@@ -106,7 +93,7 @@ describe('turn diff kept in the helper', () => {
     try {
       let now = texts;
       for (const [round, executor] of [tool, tool, other, tool].entries()) {
-        await run(executor, patchOf(now, 20 + round * 40, `round ${round}`), step);
+        await callPatchTool(patchOf(now, 20 + round * 40, `round ${round}`), step, [], executor);
         now = now.map((text) => edit(text, 20 + round * 40, `round ${round}`));
         // The session's helper ends after the first patch: the second goes to a new one, seeded by the host.
         if (round === 0) await tool.dispose?.({ sessionId: step.sessionId });
@@ -114,7 +101,7 @@ describe('turn diff kept in the helper', () => {
       }
       // Back to the first contents: nothing differs.
       const back = wrap(...now.flatMap((text, file) => [`*** Delete File: f${file}.txt`, `*** Add File: f${file}.txt`, ...texts[file].slice(0, -1).split('\n').map((line) => `+${line}`)]));
-      await run(other, back, step);
+      await callPatchTool(back, step, [], other);
       expect(getTurnDiff(step)).toBe('');
     } finally {
       await tool.dispose?.({ sessionId: step.sessionId });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApplyPatchError } from './apply-patch-error';
 import { parsePatch } from './parse-patch';
+import { wrap } from './test-support';
 
 function parseError(text: string): ApplyPatchError {
   try {
@@ -10,8 +11,6 @@ function parseError(text: string): ApplyPatchError {
   }
   throw new Error('expected a parse error');
 }
-
-const wrap = (body: string) => `*** Begin Patch\n${body}\n*** End Patch`;
 
 describe('parsePatch boundaries', () => {
   it('requires the Begin marker on the first line', () => {

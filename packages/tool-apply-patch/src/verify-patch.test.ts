@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
-import { patchFailure } from './test-support';
+import { patchFailure, wrap } from './test-support';
 
 let root: string;
 let outside: string;
@@ -23,7 +23,6 @@ afterEach(async () => {
   await rm(join(root, '..'), { recursive: true, force: true });
 });
 
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 const read = (path: string) => readFile(join(root, path), 'utf8');
 const put = async (path: string, content: string | Buffer) => {
   await mkdir(join(root, path, '..'), { recursive: true });
@@ -31,7 +30,7 @@ const put = async (path: string, content: string | Buffer) => {
 };
 
 /** Every file under the root with its bytes, to prove "nothing changed, byte for byte". */
-async function tree(folder = root): Promise<Record<string, string>> {
+async function contentsUnder(folder = root): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name);
@@ -112,7 +111,7 @@ describe('applyPatch', () => {
   it('leaves no temporary files behind', async () => {
     await put('a.txt', 'x\n');
     await applyPatch(wrap('*** Update File: a.txt', '-x', '+y', '*** Add File: b/c.txt', '+z'), { root });
-    expect(Object.keys(await tree()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
+    expect(Object.keys(await contentsUnder()).sort()).toEqual(['a.txt', 'b', 'b/c.txt']);
   });
 
   it('refuses an empty patch with "No files were modified."', async () => {
@@ -170,7 +169,7 @@ describe('verification failures change nothing', () => {
     await put('two.txt', 'alpha\nbeta\n');
     await put('three.txt', 'keep me\n');
     await put('crlf.txt', 'x\r\ny\r\n');
-    const before = await tree();
+    const before = await contentsUnder();
     const error = await patchFailure(root, 
       wrap(
         '*** Update File: one.txt',
@@ -194,7 +193,7 @@ describe('verification failures change nothing', () => {
     );
     expect(error.code).toBe('VERIFICATION_FAILED');
     expect(error.message).toBe(`Failed to find expected lines in ${root}/two.txt:\ngamma`);
-    expect(await tree()).toEqual(before);
+    expect(await contentsUnder()).toEqual(before);
   });
 });
 
@@ -203,7 +202,7 @@ describe('all or nothing when a write fails midway', () => {
     await put('a.txt', 'original a\n');
     await put('blocker', 'I am a file, not a folder\n');
     await put('gone.txt', 'still here\n');
-    const before = await tree();
+    const before = await contentsUnder();
     const error = await patchFailure(root, 
       wrap(
         '*** Update File: a.txt',
@@ -225,15 +224,15 @@ describe('all or nothing when a write fails midway', () => {
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/inside.txt: File exists. No files were changed.');
     expect(error.unrestoredPaths).toEqual([]);
-    expect(await tree()).toEqual(before);
+    expect(await contentsUnder()).toEqual(before);
   });
 
   it('a directory where a moved file should land is caught before writing', async () => {
     await put('src.txt', 'a\n');
     await mkdir(join(root, 'dest'));
-    const before = await tree();
+    const before = await contentsUnder();
     expect((await patchFailure(root, wrap('*** Update File: src.txt', '*** Move to: dest', '-a', '+b'))).message).toBe('Failed to write file dest: Is a directory');
-    expect(await tree()).toEqual(before);
+    expect(await contentsUnder()).toEqual(before);
   });
 
   it('an abort before writing refuses the patch', async () => {
@@ -343,7 +342,7 @@ describe('a workspace root reached through a symbolic link', () => {
       ['move.txt', 'm\n', null],
       ['moved/m.txt', null, 'n\n'],
     ]);
-    expect(await tree()).toEqual({
+    expect(await contentsUnder()).toEqual({
       sub: '<dir>',
       'sub/add.txt': Buffer.from('new\n').toString('base64'),
       'update.txt': Buffer.from('bar\n').toString('base64'),

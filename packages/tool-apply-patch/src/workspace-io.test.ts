@@ -5,25 +5,17 @@ import { join } from 'node:path';
 import type { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
 import { useWorkspaceIo } from './workspace-io';
+import { workspaceFolders, wrap } from './test-support';
 
 let base: string;
 let root: string;
 let outside: string;
 
-beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'apply-patch-io-'));
-  root = join(base, 'workspace');
-  outside = join(base, 'outside');
-  await mkdir(root);
-  await mkdir(outside);
-});
-
+beforeEach(async () => ({ base, root, outside } = await workspaceFolders('apply-patch-io-')));
 afterEach(async () => {
   useWorkspaceIo('async');
   await rm(base, { recursive: true, force: true });
 });
-
-const wrap = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 
 async function rejectionOf(run: Promise<unknown>): Promise<ApplyPatchError> {
   return run.then(
@@ -62,6 +54,7 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     await rename(join(root, 'd'), join(root, 'd.real'));
     await symlink(outside, join(root, 'd'));
     const error = await rejectionOf(plan.commit());
+    expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
     expect(await readdir(outside)).toEqual(['victim.txt']);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
-import { callTool, codeModeValue, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, makeWorkspace, processOf, sleepProcesses, uniqueSleepSeconds } from './test-support';
 import { becomes } from '@switchyard/test-helpers';
 
 // As root, once a sandboxed command's start was answered, the session's sandbox launcher starts the
@@ -26,17 +26,6 @@ function openRepository(options: ExecToolsOptions = {}, repository = true) {
   return { root, run };
 }
 
-/** Parent pid and command line of `pid` (undefined once gone or a zombie). */
-function processOf(pid: number): { parent: number; cmdline: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z') return undefined;
-    return { parent: Number(fields[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') };
-  } catch {
-    return undefined;
-  }
-}
 
 function childrenOf(parent: number): number[] {
   return readdirSync('/proc')

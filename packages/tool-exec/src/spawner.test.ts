@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { createExecToolset, type ExecToolset, type ExecToolsOptions } from './exec-tools';
-import { callTool, codeModeValue, makeWorkspace, sleepProcesses, uniqueSleepSeconds } from './test-support';
+import { callTool, codeModeValue, makeWorkspace, processOf, sleepProcesses, uniqueSleepSeconds } from './test-support';
 import { becomes } from '@switchyard/test-helpers';
 
 // danger-full-access commands without a tty go through one long-lived spawner per session.
@@ -18,17 +18,6 @@ function openShellToolset(options: ExecToolsOptions = {}) {
   return { toolset, exec, write };
 }
 
-/** The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone). */
-function processOf(pid: number): { parent: number; cmdline: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z') return undefined;
-    return { parent: Number(fields[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() };
-  } catch {
-    return undefined;
-  }
-}
 
 /** The command prints its reaper's parent: the session's spawner (or, without one, the host). */
 const SHOW_SPAWNER = 'cut -d" " -f4 /proc/$PPID/stat';

@@ -1,6 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import {
   isSwitchyardError,
   type HookRunner,
@@ -11,6 +9,7 @@ import {
   type ToolOutput,
 } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
+export { codeModeValue, makeWorkspace, modelText, uniqueSleepSeconds } from '@switchyard/test-helpers';
 
 /** The lifecycle events the runtime emits itself (the tool's own notifications are the rest). */
 const RUNTIME_EVENTS = new Set(['tool-call-start', 'tool-call-end', 'tool-call-aborted', 'tool-call-blocked']);
@@ -54,11 +53,6 @@ export function sleepProcesses(seconds: string): number[] {
   return found;
 }
 
-/** A unique marker for process-survival tests (a number `sleep` accepts). */
-export function uniqueSleepSeconds(): string {
-  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
-}
-
 /** The message and code a call failed with; throws if it succeeded. */
 export async function failureOf(promise: Promise<unknown>): Promise<{ message: string; code?: string }> {
   try {
@@ -69,4 +63,14 @@ export async function failureOf(promise: Promise<unknown>): Promise<{ message: s
   throw new Error('expected the call to fail');
 }
 
-export { codeModeValue, makeWorkspace, modelText } from '@switchyard/test-helpers';
+/** The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone). */
+export function processOf(pid: number): { parent: number; cmdline: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z') return undefined;
+    return { parent: Number(fields[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() };
+  } catch {
+    return undefined;
+  }
+}

@@ -20,7 +20,7 @@ const TSX = pathToFileURL(require.resolve('tsx')).href;
 const MARKER = `switchyard-agents-js-${process.pid}-${Date.now()}`;
 
 type Block = { type: string; text?: string };
-const textOf = (content: unknown): string => (content as Block[]).map((block) => block.text ?? `[${block.type}]`).join('\n');
+const blocksText = (content: unknown): string => (content as Block[]).map((block) => block.text ?? `[${block.type}]`).join('\n');
 
 let workspace: string;
 let server: MCPServerStdio;
@@ -73,16 +73,16 @@ describe('Agents JS MCPServerStdio against switchyard mcp serve', () => {
     const content = await server.callTool('exec', {
       code: 'const now = await tools.clock__curr_time();\nconst r = await tools.mcp__shop__search_products({ query: "lamp" });\ntext(typeof now.iso + " " + r.structuredContent.products.map((p) => p.sku).join(","));',
     });
-    const text = textOf(content);
+    const text = blocksText(content);
     expect(text).toMatch(/^Script completed\nWall time \d+\.\d seconds\nOutput:\n/);
     expect(text).toMatch(/\nstring [A-Z0-9-]+(,[A-Z0-9-]+)*$/);
   }, 60_000);
 
   it('finishes a yielded cell through wait', async () => {
-    const first = textOf(await server.callTool('exec', { code: 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 200));\ntext("after");' }));
+    const first = blocksText(await server.callTool('exec', { code: 'text("before");\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 200));\ntext("after");' }));
     const cellId = /Script running with cell ID (\S+)/.exec(first)?.[1];
     expect(cellId, first).toBeDefined();
-    const done = textOf(await server.callTool('wait', { cell_id: cellId!, yield_time_ms: 30_000 }));
+    const done = blocksText(await server.callTool('wait', { cell_id: cellId!, yield_time_ms: 30_000 }));
     expect(done).toMatch(/^Script completed\n/);
     expect(done).toContain('after');
   }, 60_000);
@@ -90,7 +90,7 @@ describe('Agents JS MCPServerStdio against switchyard mcp serve', () => {
   it('a failing script is an error result, not a broken connection', async () => {
     const result = await server.callToolResult('exec', { code: 'throw new Error("boom from agents js")' });
     expect(result.isError).toBe(true);
-    expect(textOf(result.content)).toContain('boom from agents js');
+    expect(blocksText(result.content)).toContain('boom from agents js');
     expect((await server.listTools()).map((tool) => tool.name)).toEqual(['exec', 'wait']);
   }, 60_000);
 

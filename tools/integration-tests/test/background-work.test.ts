@@ -14,15 +14,13 @@ import { callItem, outputsOf, useCleanups } from '@switchyard/test-helpers';
 // exec_command between turns through the session's hooks and approvals.
 
 const { defer, scratch: scratchDir } = useCleanups();
-const scratch = () => scratchDir('background-work');
-const track = (session: Session) => defer(session, (s) => s.shutdown());
 const nextCompletion = (session: Session) => new Promise<BackgroundCompleteEvent>((resolve) => session.on('background-complete', resolve));
 
 describe('background work across packages', () => {
   it('(c) an exec_command process that outlived its yield delivers its exit into the next turn once, with its process id', async () => {
-    const dir = scratch();
+    const dir = scratchDir('background-work');
     const tools = execTools({ processScope: 'session', sandbox: 'danger-full-access', background: true });
-    const session = track(createSession({ tools: [...tools], cwd: dir, background: true }));
+    const session = defer(createSession({ tools: [...tools], cwd: dir, background: true }), (session) => session.shutdown());
     const done = nextCompletion(session);
     const first = createScriptedModel([[callItem('cmd-1', 'exec_command', { cmd: 'sleep 0.6; echo migration-finished', yield_time_ms: 250 })], [say('running it')]]);
     await session.runTurn({ model: first, input: 'run the migration' });
@@ -43,12 +41,12 @@ describe('background work across packages', () => {
   });
 
   it('(d) a cell that outlived its turn runs its nested exec_command between turns through PreToolUse hooks and approvals', async () => {
-    const dir = scratch();
+    const dir = scratchDir('background-work');
     const hookLog = join(dir, 'hook.jsonl');
     const hooks = createHookEngine({ config: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `cat >> "${hookLog}"; echo >> "${hookLog}"`, timeout: 30 }] }] } } });
     const asked: ApprovalRequest[] = [];
     const approvals = { requestApproval: async (request: ApprovalRequest) => (asked.push(request), 'approved' as const) };
-    const session = track(
+    const session = defer(
       createSession({
         toolMode: 'code-mode-only',
         tools: [...execTools({ sandbox: 'danger-full-access', approvalPolicy: 'untrusted' })],
@@ -58,6 +56,7 @@ describe('background work across packages', () => {
         background: true,
         codeMode: { runtimeOptions: { isolation: 'in-process' } },
       }),
+      (session) => session.shutdown(),
     );
     const done = nextCompletion(session);
     const turnEnds: number[] = [];
@@ -84,7 +83,7 @@ describe('background work across packages', () => {
   });
 
   it('shutdown() ends a background cell and its nested call within its deadline, and nothing is delivered after', async () => {
-    const dir = scratch();
+    const dir = scratchDir('background-work');
     const session = createSession({ toolMode: 'code-mode-only', tools: [...execTools({ sandbox: 'danger-full-access', approvalPolicy: 'never' })], cwd: dir, background: true, codeMode: { runtimeOptions: { isolation: 'in-process' } } });
     const completions: BackgroundCompleteEvent[] = [];
     session.on('background-complete', (event) => completions.push(event));

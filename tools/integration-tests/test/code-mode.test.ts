@@ -3,22 +3,14 @@ import { FatalToolError, type ResponseItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { cellIdOf, exec, recordingHooks, say, sleep, sleepTool, texts, wait } from './helpers';
+import { cellIdOf, exec, blockingHooks, say, sleep, sleepTool, texts, useSessions, wait } from './helpers';
 
-const sessions: Session[] = [];
-function session(options: Parameters<typeof createSession>[0]) {
-  const created = createSession({ toolMode: 'code-mode-only', ...options });
-  sessions.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.shutdown()));
-});
+const session = useSessions({ toolMode: 'code-mode-only' });
 
 describe('Code Mode through the same router and registry', () => {
   it('a nested call reaches the registry, its pre-hook sees the code-mode caller and can block it', async () => {
     const log: Array<{ name: string; start: number }> = [];
-    const hooks = recordingHooks(['forbidden']);
+    const hooks = blockingHooks(['forbidden']);
     const forbidden = defineFunctionTool({ name: 'forbidden', description: 'Never allowed.', parameters: { type: 'object' }, handle: () => 'ran anyway' });
     const s = session({ tools: [sleepTool(log), forbidden], hooks });
     const turn = s.beginTurn();

@@ -1,20 +1,15 @@
 import type { HookRunner, PreToolUseRequest, ResponseItem, ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
-import { sleep } from '@switchyard/test-helpers';
+import { afterEach } from 'vitest';
+import { createSession, type Session } from '@switchyard/session';
+import { sleep, texts } from '@switchyard/test-helpers';
+export { say, texts } from '@switchyard/test-helpers';
 
 export { sleep };
 export { callItem as call, cellIdOf, execItem as exec } from '@switchyard/test-helpers';
 
 export const wait = (callId: string, args: Record<string, unknown>): ResponseItem => ({ type: 'function_call', call_id: callId, name: 'wait', arguments: JSON.stringify(args) });
-export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 
-/** The texts of an output item (string body or content items). */
-export function texts(item: ResponseItem | undefined): string[] {
-  const output = (item as { output?: unknown } | undefined)?.output;
-  if (typeof output === 'string') return [output];
-  if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
-  return [];
-}
 
 /** A tool that sleeps `ms` (abortable) and records start/end times. */
 export function sleepTool(log: Array<{ name: string; start: number; end?: number; aborted?: boolean }>, name = 'nap'): ToolExecutor {
@@ -41,8 +36,8 @@ export function sleepTool(log: Array<{ name: string; start: number; end?: number
   });
 }
 
-/** A HookRunner recording every PreToolUse request and blocking tools named in `block`. */
-export function recordingHooks(block: string[] = []): HookRunner & { pre: PreToolUseRequest[] } {
+/** A HookRunner that records every PreToolUse request and blocks the tools named in `block`. */
+export function blockingHooks(block: string[] = []): HookRunner & { pre: PreToolUseRequest[] } {
   const pre: PreToolUseRequest[] = [];
   return {
     pre,
@@ -54,5 +49,18 @@ export function recordingHooks(block: string[] = []): HookRunner & { pre: PreToo
     async runPostToolUse() {
       return { additionalContexts: [] };
     },
+  };
+}
+
+/** Call at the top of a test file: `createSession` over `defaults`, each session it made shut down after the test. */
+export function useSessions(defaults: Partial<Parameters<typeof createSession>[0]> = {}): (options: Parameters<typeof createSession>[0]) => Session {
+  const open: Session[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((session) => session.shutdown()));
+  });
+  return (options) => {
+    const created = createSession({ ...defaults, ...options });
+    open.push(created);
+    return created;
   };
 }

@@ -19,7 +19,6 @@ import { outputsOf, useCleanups } from '@switchyard/test-helpers';
 
 const POLICY_SERVER = fileURLToPath(new URL('./fixtures/policy-server.mjs', import.meta.url));
 const { defer, scratch: scratchDir } = useCleanups();
-const scratch = () => scratchDir('hook-handlers');
 const track = <T extends Session | McpTools | Server>(thing: T): T => defer(thing, () => ('shutdown' in thing ? thing.shutdown() : 'close' in thing && 'listen' in thing ? new Promise((resolve) => thing.close(resolve)) : (thing as McpTools).close()));
 
 /** A tool that throws, and one that records that it ran. */
@@ -37,7 +36,7 @@ function hostTools(ran: string[]) {
 
 describe('PostToolUseFailure through a session', () => {
   it('fires for a failing handler, a sandbox denial and an MCP timeout — never for a success — with the error in the payload; its feedback is what the model reads', async () => {
-    const dir = scratch();
+    const dir = scratchDir('hook-handlers');
     const log = join(dir, 'failures.jsonl');
     const hooks = createHookEngine({
       config: { hooks: { PostToolUseFailure: [{ hooks: [{ type: 'command', command: `cat >> "${log}"; echo >> "${log}"`, timeout: 60 }] }] } },

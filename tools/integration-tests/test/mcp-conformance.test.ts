@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 /** Runs the suite's client CLI once; its exit code, output and saved checks. */
-function runCli(selection: string[]): Promise<{ code: number | null; text: string; checks: Map<string, Check[]> }> {
+function runConformanceClient(selection: string[]): Promise<{ code: number | null; text: string; checks: Map<string, Check[]> }> {
   const dir = mkdtempSync(join(output, 'run-'));
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(RELAY)} ${port}`;
   const args = [CONFORMANCE_CLI, 'client', '--command', command, ...selection, '--expected-failures', BASELINE, '--timeout', '180000', '-o', dir];
@@ -86,7 +86,7 @@ function runCli(selection: string[]): Promise<{ code: number | null; text: strin
 /** One scenario at one revision: only the baseline fails, and the suite's CLI exits 0. */
 function scenarioTest(scenario: string, selection: string[]) {
   return async ({ expect }: { expect: ExpectStatic }) => {
-    const run = await inSlot(() => runCli(['--scenario', scenario, ...selection]));
+    const run = await inSlot(() => runConformanceClient(['--scenario', scenario, ...selection]));
     expect([...run.checks.keys()], run.text).toEqual([scenario]);
     expect(verdict(scenario, run.checks.get(scenario) ?? [], baselineEntries(BASELINE)), run.text).toEqual({ unexpected: [], stale: [], ran: true });
     expect(run.code, run.text).toBe(0);

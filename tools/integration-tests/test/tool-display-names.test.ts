@@ -8,15 +8,11 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
 import { clockTool } from '@switchyard/tool-clock';
-import { exec, say, texts } from './helpers';
+import { exec, say, texts, useSessions } from './helpers';
 
 // A host's first day: one namespaced tool, a hooks.json written for the name the host sees.
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const sessions: Session[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.shutdown()));
-});
 
 let ran = 0;
 const checkStock = defineFunctionTool({
@@ -38,11 +34,7 @@ function hooksFile(matcher: string): string {
   return path;
 }
 
-function session(options: Parameters<typeof createSession>[0]): Session {
-  const created = createSession(options);
-  sessions.push(created);
-  return created;
-}
+const session = useSessions();
 
 const directCall: ResponseItem = { type: 'function_call', call_id: 'c1', name: 'check_stock', namespace: 'inventory', arguments: '{"sku":"lamp"}' };
 

@@ -5,17 +5,9 @@ import type { ToolExecutor } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { estimateTokens } from '@switchyard/kit/internal';
 import { createSession, type Session } from '@switchyard/session';
-import { exec, texts } from './helpers';
+import { exec, texts, useSessions } from './helpers';
 
-const sessions: Session[] = [];
-function session(options: Parameters<typeof createSession>[0]) {
-  const created = createSession(options);
-  sessions.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.shutdown()));
-});
+const session = useSessions();
 
 const ENTITIES = ['invoice', 'customer', 'order', 'ticket', 'shipment', 'payment', 'contract', 'product', 'report', 'project'];
 

@@ -3,6 +3,7 @@ import type { CellObservation, CellRuntimeEvent, CodeModeRuntime } from '@switch
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryLink, faultOnce, memoryPlacement, type Direction, type FaultPlan } from './conformance/memory-transport';
 import { conformanceHost } from './conformance/runtime-conformance';
+import { cellTexts } from '@switchyard/test-helpers';
 
 // Faults of a bus injected into the runtime protocol's link (the in-memory link of the
 // conformance suite). Each fault hits one frame of one session's link; the session beside it (its
@@ -17,7 +18,6 @@ const TOOLS = [
   { name: 'echo', description: 'Returns its input.', kind: 'function' as const },
   { name: 'slow', description: 'Answers after input.ms.', kind: 'function' as const },
 ];
-const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.type));
 const frameOfType = (direction: Direction, type: string) => (frame: string, sent: Direction) => sent === direction && frame.includes(`"t":"${type}"`);
 
 let runtime: CodeModeRuntime | undefined;
@@ -49,7 +49,7 @@ async function faulty(plan: FaultPlan, options: { replyGraceMs?: number } = {}) 
   const othersUnharmed = async () => {
     expect(await bystander.observe(waiting.cellId, { yieldTimeMs: 30_000 })).toMatchObject({ kind: 'completed', items: [{ text: 'done' }] });
     const next = runtime!.openSession(conformanceHost().host);
-    expect(texts((await next.createCell({ source: `text('next')`, tools: TOOLS, yieldTimeMs: 30_000 })).observation)).toEqual(['next']);
+    expect(cellTexts((await next.createCell({ source: `text('next')`, tools: TOOLS, yieldTimeMs: 30_000 })).observation)).toEqual(['next']);
   };
   return { run, session, calls: () => calls, lost, othersUnharmed, links: memory.links };
 }
@@ -112,7 +112,7 @@ describe('runtime protocol faults on one link', () => {
       const link = await faulty(plan);
       const observation = await link.run(source);
       expect(observation).toMatchObject({ kind: 'completed' });
-      expect(texts(observation)).toEqual(output);
+      expect(cellTexts(observation)).toEqual(output);
       expect(link.lost).toHaveLength(1);
       expect(link.lost[0]).toMatch(violation);
       expect(link.calls()).toBeLessThanOrEqual(1);
@@ -127,7 +127,7 @@ describe('runtime protocol faults on one link', () => {
     expect(observation).toMatchObject({ kind: 'completed' });
     expect(link.lost).toEqual(['protocol violation: call 1 repeats an earlier call']);
     // the output handed out before the loss is not handed out again: this observation took it all
-    expect(texts(observation)).toEqual(['{"a":1}', 'after']);
+    expect(cellTexts(observation)).toEqual(['{"a":1}', 'after']);
     expect(link.calls()).toBe(1);
     await link.othersUnharmed();
   });
@@ -138,7 +138,7 @@ describe('runtime protocol faults on one link', () => {
     expect(observation).toMatchObject({ kind: 'yielded' });
     const ended = await link.session.terminate(cellId);
     expect(ended).toMatchObject({ kind: 'terminated' });
-    expect([...texts(observation), ...texts(ended)]).toEqual(['before']);
+    expect([...cellTexts(observation), ...cellTexts(ended)]).toEqual(['before']);
     expect(link.calls()).toBe(0);
     await link.othersUnharmed();
   });
@@ -148,7 +148,7 @@ describe('runtime protocol faults on one link', () => {
     // first travels with the session's open-session). Keyed: its answer is its caller's retry's.
     let creates = 0;
     const link = await faulty((frame, direction) => (frameOfType('to-runtime', 'create-cell')(frame, direction) && ++creates === 2 ? { kind: 'drop' } : undefined));
-    expect(texts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
+    expect(cellTexts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
     const lost = link.session.createCell({ source: `text('lost')`, tools: TOOLS, yieldTimeMs: 500, idempotencyKey: 'k-lost' });
     await link.othersUnharmed();
     await runtime!.shutdown();
@@ -171,7 +171,7 @@ describe('runtime protocol faults on one link', () => {
       [replyDropped, `text('unseen'); yield_control(); await new Promise(() => {});`],
     ] as const) {
       const link = await faulty((frame, direction) => (drop(frame, direction) ? { kind: 'drop' } : undefined), { replyGraceMs: grace });
-      expect(texts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
+      expect(cellTexts(await link.run(`text('first'); yield_control(); await new Promise(() => {});`))).toEqual(['first']);
       const startedAt = performance.now();
       const { cellId, observation } = await link.session.createCell({ source, tools: TOOLS, yieldTimeMs });
       const waited = performance.now() - startedAt;
@@ -182,7 +182,7 @@ describe('runtime protocol faults on one link', () => {
       await expect(link.session.observe(cellId, { yieldTimeMs: 0 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND' });
       const sent = link.links.at(-1)!.frames.filter((record) => record.direction === 'to-runtime').map((record) => record.frame);
       expect(sent.some((frame) => frame.includes('"t":"terminate"') && frame.includes(`"cellId":"${cellId}"`))).toBe(true);
-      expect(texts(await link.run(`text('after')`))).toEqual(['after']);
+      expect(cellTexts(await link.run(`text('after')`))).toEqual(['after']);
       await link.othersUnharmed();
       await runtime!.shutdown();
     }

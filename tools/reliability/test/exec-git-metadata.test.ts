@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
 import { applyPatchTool } from '@switchyard/tool-apply-patch';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts } from './helpers';
+import { callItem, openHarness, outputText } from './helpers';
 
 // Nothing a sandboxed command plants runs later: git metadata created during a command, at any
 // depth, must not make the host's own (unsandboxed) `git status` run a planted program.
@@ -15,9 +15,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const held: string[] = [];
 afterAll(() => report('exec git metadata', `${held.length} plantings ran nothing:\n  - ${held.join('\n  - ')}`));
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 let counter = 0;
 function places(): { root: string; outside: string } {
@@ -47,7 +44,7 @@ async function runFull(root: string, cmd: string, options: ExecToolsOptions = {}
   let code: string | undefined;
   harness.session.on('tool-call-end', (event) => void (code = event.error?.code));
   try {
-    const answer = text(await harness.step.dispatch(callItem('plant', 'exec_command', { cmd, yield_time_ms: 20_000 })));
+    const answer = outputText(await harness.step.dispatch(callItem('plant', 'exec_command', { cmd, yield_time_ms: 20_000 })));
     return { answer, code };
   } finally {
     await harness.close();
@@ -55,7 +52,7 @@ async function runFull(root: string, cmd: string, options: ExecToolsOptions = {}
   }
 }
 
-async function run(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
+async function execAnswer(root: string, cmd: string, options: ExecToolsOptions = {}): Promise<string> {
   return (await runFull(root, cmd, options)).answer;
 }
 
@@ -68,7 +65,7 @@ const tooManyAfter = (bound: string) =>
 describe('exec git metadata: nothing planted runs later', () => {
   it('control: unsandboxed, the same planting does run at the host’s git status (the check can fail)', async () => {
     const { root, outside } = places();
-    const answer = await run(root, plant('sub', outside), { sandbox: 'danger-full-access' });
+    const answer = await execAnswer(root, plant('sub', outside), { sandbox: 'danger-full-access' });
     expect(answer).toContain('planted');
     hostGitStatus(join(root, 'sub'));
     expect(existsSync(join(outside, 'fsmonitor-ran'))).toBe(true);
@@ -77,7 +74,7 @@ describe('exec git metadata: nothing planted runs later', () => {
   for (const dir of ['sub', 'a/b/c/d/e']) {
     it(`git init ${dir} + core.fsmonitor + a hook inside the sandbox: renamed before the answer, the host's git status runs nothing`, async () => {
       const { root, outside } = places();
-      const answer = await run(root, `mkdir -p ${dir} && ${plant(dir, outside)}`);
+      const answer = await execAnswer(root, `mkdir -p ${dir} && ${plant(dir, outside)}`);
       expect(answer).toContain('planted');
       expect(answer).toMatch(new RegExp(`\\nsandbox: new git metadata ${dir}/\\.git was renamed to ${dir}/\\.git\\.untrusted-[0-9a-f]{6}: a sandboxed command cannot create a repository`));
       expect(existsSync(join(root, dir, '.git'))).toBe(false);
@@ -92,10 +89,10 @@ describe('exec git metadata: nothing planted runs later', () => {
     for (let a = 0; a < 30; a++) for (let b = 0; b < 30; b++) mkdirSync(join(root, `d${a}`, `e${b}`), { recursive: true });
     // Older than two seconds: the walk keeps what it read of these directories and reads them no more.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(await run(root, 'echo warm')).toContain('warm');
+    expect(await execAnswer(root, 'echo warm')).toContain('warm');
     // The planting restores the times of the directory it planted in, as `touch -d` would.
     const dir = 'd17/e23';
-    const answer = await run(root, `touch -r ${dir} times && ${plant(dir, outside)} && touch -r times ${dir}`);
+    const answer = await execAnswer(root, `touch -r ${dir} times && ${plant(dir, outside)} && touch -r times ${dir}`);
     expect(answer).toContain('planted');
     expect(answer).toMatch(/\nsandbox: new git metadata d17\/e23\/\.git was renamed to d17\/e23\/\.git\.untrusted-[0-9a-f]{6}/);
     expect(existsSync(join(root, dir, '.git'))).toBe(false);
@@ -107,7 +104,7 @@ describe('exec git metadata: nothing planted runs later', () => {
   it('50,000 empty top-level folders, then a repository planted at zz/r (issue 47 row 1): the walk reaches it, renamed, the host’s git status runs nothing', async () => {
     const { root, outside } = places();
     // One mkdir with every name: the folders cost the command a second, not the test minutes.
-    const answer = await run(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
+    const answer = await execAnswer(root, `mkdir $(seq -f f%g 50000) && ${plant('zz/r', outside)}`);
     expect(answer).toContain('planted');
     expect(readdirSync(root)).toHaveLength(50_001);
     // The walk visits every directory (the bound is far above 50,000): zz/r/.git is found and renamed.
@@ -168,14 +165,14 @@ describe('exec git metadata: nothing planted runs later', () => {
     const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
     try {
       const gitfile = `mkdir -p linked && git init -q --bare evil && git --git-dir=evil config core.fsmonitor 'touch ${outside}/gitfile-ran' && git --git-dir=evil config core.bare false && echo "gitdir: ../evil" > linked/.git; echo planted`;
-      const first = text(await harness.step.dispatch(callItem('gitfile', 'exec_command', { cmd: gitfile, yield_time_ms: 20_000 })));
+      const first = outputText(await harness.step.dispatch(callItem('gitfile', 'exec_command', { cmd: gitfile, yield_time_ms: 20_000 })));
       expect(first).toMatch(/\nsandbox: new git metadata linked\/\.git was renamed to linked\/\.git\.untrusted-[0-9a-f]{6}/);
       hostGitStatus(join(root, 'linked'));
       // Later: a tty command answers first, then plants; its next poll (and its end) catch it.
       const late = await harness.step.dispatch(callItem('late', 'exec_command', { cmd: `sleep 1; mkdir -p later && ${plant('later', outside)}; sleep 1`, tty: true, yield_time_ms: 250 }));
-      const id = Number(/session ID (\d+)/.exec(text(late))?.[1]);
+      const id = Number(/session ID (\d+)/.exec(outputText(late))?.[1]);
       expect(id).toBeGreaterThan(0);
-      const polled = text(await harness.step.dispatch(callItem('poll', 'write_stdin', { session_id: id, chars: '', yield_time_ms: 10_000 })));
+      const polled = outputText(await harness.step.dispatch(callItem('poll', 'write_stdin', { session_id: id, chars: '', yield_time_ms: 10_000 })));
       expect(polled).toMatch(/sandbox: new git metadata later\/\.git was renamed to later\/\.git\.untrusted-[0-9a-f]{6}/);
       hostGitStatus(join(root, 'later'));
       expect(readdirSync(outside)).toEqual([]);
@@ -192,14 +189,14 @@ describe('exec git metadata: nothing planted runs later', () => {
     const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
     try {
       // While a command runs, <root>/.git is its read-only mount point; afterwards it is gone.
-      const during = text(await harness.step.dispatch(callItem('during', 'exec_command', { cmd: 'test -d .git && echo mount-point; mkdir .git/x 2>/dev/null || echo read-only; touch made', yield_time_ms: 20_000 })));
+      const during = outputText(await harness.step.dispatch(callItem('during', 'exec_command', { cmd: 'test -d .git && echo mount-point; mkdir .git/x 2>/dev/null || echo read-only; touch made', yield_time_ms: 20_000 })));
       expect(during).toMatch(/Output:\nmount-point\nread-only\n$/);
       expect(readdirSync(root)).toEqual(['made']);
       const [first, second] = await Promise.all(
         ['sleep 1', 'sleep 2'].map((cmd, index) => harness.step.dispatch(callItem(`c${index}`, 'exec_command', { cmd, yield_time_ms: 20_000 }))),
       );
-      expect(text(first)).toContain('Process exited with code 0');
-      expect(text(second)).toContain('Process exited with code 0');
+      expect(outputText(first)).toContain('Process exited with code 0');
+      expect(outputText(second)).toContain('Process exited with code 0');
       expect(readdirSync(root)).toEqual(['made']);
       held.push('a non-repository workspace: .git exists only while a command runs (read-only), none left after one or two overlapping commands');
     } finally {
@@ -213,7 +210,7 @@ describe('exec git metadata: nothing planted runs later', () => {
     const harness = await openHarness({ toolMode: 'direct', cwd: root, sandboxMode: 'workspace-write', tools: [applyPatchTool()] });
     try {
       const patch = '*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n';
-      const answer = text(await harness.step.dispatch({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: patch }));
+      const answer = outputText(await harness.step.dispatch({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: patch }));
       expect(answer).toContain('A notes.txt');
       // the placeholder goes when the helper process is gone, which may be just after its answer
       for (let waited = 0; waited < 5_000 && readdirSync(root).length > 1; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));

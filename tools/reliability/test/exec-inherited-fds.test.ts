@@ -34,7 +34,7 @@ async function listen(path: string, onData?: (text: string) => void): Promise<Se
   return server;
 }
 
-function runHost(argv: string[], root: string, fds: readonly number[]): Promise<{ uid: number; cases: FdCase[] }> {
+function runFdHost(argv: string[], root: string, fds: readonly number[]): Promise<{ uid: number; cases: FdCase[] }> {
   // Descriptors 27, 28, 29 of the host: what index N of `stdio` is, the child holds as fd N, without close-on-exec.
   const stdio = ['ignore', 'pipe', 'pipe', ...Array<'ignore'>(24).fill('ignore'), ...fds];
   return new Promise((resolve, reject) => {
@@ -72,7 +72,7 @@ test('a host holding a listening socket, a Unix connection and a root-only file:
       const root = join(scratch, `ws-${index}`);
       mkdirSync(join(root, '.git'), { recursive: true });
       chmodSync(root, 0o777);
-      const result = await runHost(run.argv, root, [fdOf(listening), fdOf(connection), secret]);
+      const result = await runFdHost(run.argv, root, [fdOf(listening), fdOf(connection), secret]);
       const [control, ...commands] = result.cases;
       // The control proves the listing sees inherited descriptors and the command could use them.
       expect(control.fds.split(' ')).toEqual(expect.arrayContaining(['27', '28', '29']));

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CommandSpawner } from '@switchyard/sandbox';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, execSessionIdOf, openHarness, texts, type Harness } from './helpers';
+import { callItem, execSessionIdOf, openHarness, outputText, type Harness } from './helpers';
 import { becomes } from '@switchyard/test-helpers';
 import { processInfo, processesWith } from '@switchyard/config/proc';
 
@@ -20,12 +20,11 @@ afterAll(() => {
   report('exec spawner attacks', outcomes.join('\n'));
 });
 
-const text = (item: unknown) => texts(item as never).join('\n');
 const SPAWNER_PID = 's=$(cut -d" " -f4 /proc/$PPID/stat)';
 
 let calls = 0;
-async function run(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
-  return text(await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd, yield_time_ms: yieldMs })));
+async function execOn(harness: Harness, cmd: string, yieldMs = 10_000): Promise<string> {
+  return outputText(await harness.step.dispatch(callItem(`c${++calls}`, 'exec_command', { cmd, yield_time_ms: yieldMs })));
 }
 
 describe.runIf(CommandSpawner.supported())('exec_command: a command against its session’s spawner', () => {
@@ -39,11 +38,11 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
     const harness = await open();
     try {
       const marker = '4711.0815';
-      const answer = await run(harness, `${SPAWNER_PID}; (setsid sleep ${marker} &); sleep 0.3; kill -9 $s; sleep 5`);
+      const answer = await execOn(harness, `${SPAWNER_PID}; (setsid sleep ${marker} &); sleep 0.3; kill -9 $s; sleep 5`);
       expect(answer).toContain('Process exited with code 137');
       expect(answer).toMatch(/exec_command: the session's command spawner \(pid \d+\) ended \(signal SIGKILL\) while this command ran; the command and everything it started were killed/);
       expect(await becomes(() => processesWith(`sleep ${marker}`).length === 0, 5_000)).toBe(true);
-      expect(await run(harness, 'echo next')).toContain('next');
+      expect(await execOn(harness, 'echo next')).toContain('next');
       outcomes.push('SIGKILL of the spawner: call answered 137 with the note, tree gone, next call ran');
     } finally {
       await harness.close();
@@ -53,12 +52,12 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
   it('SIGSTOP of its spawner: the next call is not hung — the spawner is killed after 10 s and the call after it runs', async () => {
     const harness = await open();
     try {
-      expect(await run(harness, `${SPAWNER_PID}; kill -STOP $s; echo stopped`, 1_000)).toContain('stopped');
+      expect(await execOn(harness, `${SPAWNER_PID}; kill -STOP $s; echo stopped`, 1_000)).toContain('stopped');
       const started = Date.now();
-      const stalled = await run(harness, 'echo never');
+      const stalled = await execOn(harness, 'echo never');
       expect(stalled).toMatch(/Failed to create unified exec process: the session's command spawner \(pid \d+\) ended \(it did not answer within 10 s and was killed\) before the command started/);
       expect(Date.now() - started).toBeLessThan(20_000);
-      expect(await run(harness, 'echo after')).toContain('after');
+      expect(await execOn(harness, 'echo after')).toContain('after');
       outcomes.push(`SIGSTOP of the spawner: the next call failed clearly after ${Date.now() - started} ms, the one after ran`);
     } finally {
       await harness.close();
@@ -69,7 +68,7 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
     const harness = await open();
     try {
       const forge = `${SPAWNER_PID}; for fd in 0 1 2; do (echo "X 1 0" > /proc/$s/fd/$fd) 2>/dev/null && echo "wrote $fd"; done; echo tried`;
-      const forged = await run(harness, forge);
+      const forged = await execOn(harness, forge);
       expect(forged).toContain('tried');
       expect(forged).not.toMatch(/wrote \d/);
       // A background command keeps reading the spawner's wake pipe (its fd 3) for 20 s.
@@ -78,7 +77,7 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
       );
       expect(execSessionIdOf(thief)).toBeGreaterThan(0);
       const started = Date.now();
-      expect(await run(harness, 'echo still answered')).toContain('still answered');
+      expect(await execOn(harness, 'echo still answered')).toContain('still answered');
       expect(Date.now() - started).toBeLessThan(8_000);
       outcomes.push(`forging through /proc/<spawner>/fd: refused; wake pipe drained: exit still reported in ${Date.now() - started} ms`);
     } finally {
@@ -87,15 +86,15 @@ describe.runIf(CommandSpawner.supported())('exec_command: a command against its 
   }, 60_000);
 });
 
-/** The parent pid of `pid` (undefined once gone or a zombie). */
-function parentOf(pid: number): number | undefined {
+/** The parent pid of `pid` while it runs (undefined once gone or a zombie). */
+function liveParentOf(pid: number): number | undefined {
   const info = processInfo(pid);
   return info && info.state !== 'Z' ? info.ppid : undefined;
 }
 
 /** This host's sandbox launchers (perl children running the long-lived sandbox launcher, named `sy-box-spawner`). */
 function sandboxLaunchers(): number[] {
-  return processesWith('sy-box-spawner').filter((pid) => parentOf(pid) === process.pid);
+  return processesWith('sy-box-spawner').filter((pid) => liveParentOf(pid) === process.pid);
 }
 
 describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against its session’s sandbox launcher', () => {
@@ -108,7 +107,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
     const before = sandboxLaunchers();
     const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
     try {
-      expect(await run(harness, 'echo warm')).toContain('warm');
+      expect(await execOn(harness, 'echo warm')).toContain('warm');
       const launchers = sandboxLaunchers().filter((pid) => !before.includes(pid));
       expect(launchers).toHaveLength(1);
       // The pattern is assembled in a file, so that no command line in the sandbox contains it.
@@ -119,14 +118,14 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
         'ls /proc | grep -c "^[0-9]"',
         '(kill -9 -1) 2>/dev/null',
       ].join('; ');
-      const answer = await run(harness, attack);
+      const answer = await execOn(harness, attack);
       // kill -9 -1 from a subshell reaches every process of its own PID namespace but init, the shell included: 137
       expect(answer).toContain('Process exited with code 137');
       expect(answer).toMatch(/Output:\n0\nno such process\n[2-4]\n/);
       expect(answer).not.toContain('signalled the launcher');
       // the launcher lives and serves the next command of the session
       expect(sandboxLaunchers()).toContain(launchers[0]);
-      expect(await run(harness, 'echo next')).toContain('next');
+      expect(await execOn(harness, 'echo next')).toContain('next');
       expect(sandboxLaunchers()).toContain(launchers[0]);
       outcomes.push('sandboxed command vs its launcher: not visible, not signallable, kill -9 -1 stayed inside its PID namespace');
     } finally {
@@ -137,7 +136,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
 
 /** Sandboxes `launcher` prepared ahead: its bubblewrap children running the stub that waits for a request. */
 function preparedBy(launcher: number): number[] {
-  return processesWith("-- /usr/bin/perl -e $0 = 'sy-spare';").filter((pid) => parentOf(pid) === launcher);
+  return processesWith("-- /usr/bin/perl -e $0 = 'sy-spare';").filter((pid) => liveParentOf(pid) === launcher);
 }
 
 describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandboxed exec_command: a command against the next command’s prepared sandbox', () => {
@@ -151,7 +150,7 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
     const before = sandboxLaunchers();
     const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec] });
     try {
-      expect(await run(harness, 'echo warm')).toContain('warm');
+      expect(await execOn(harness, 'echo warm')).toContain('warm');
       const [launcher] = sandboxLaunchers().filter((pid) => !before.includes(pid));
       expect(await becomes(() => preparedBy(launcher).length === 1, 10_000)).toBe(true);
       const mine = preparedBy(launcher)[0];
@@ -171,15 +170,15 @@ describe.runIf(CommandSpawner.supported() && process.geteuid?.() === 0)('sandbox
       expect(await becomes(() => preparedBy(launcher).some((pid) => pid !== mine), 10_000)).toBe(true);
       const next = preparedBy(launcher).find((pid) => pid !== mine) as number;
       writeFileSync(join(root, 'target'), String(next));
-      const answer = text(await running);
+      const answer = outputText(await running);
       expect(answer).toMatch(/Output:\nno such process\ndone\n/);
       expect(answer).toContain('Process exited with code 137');
       // the prepared sandbox lives, and the next command runs in it, untouched
-      expect(parentOf(next)).toBe(launcher);
-      const after = await run(harness, 'echo "pid $$"; ls /tmp | grep -c -e leftover -e wrote');
+      expect(liveParentOf(next)).toBe(launcher);
+      const after = await execOn(harness, 'echo "pid $$"; ls /tmp | grep -c -e leftover -e wrote');
       expect(after).toMatch(/Output:\npid 2\n0\n$/);
       expect(after).not.toContain('FORGED');
-      expect(parentOf(next)).toBeUndefined(); // used once, ended with its command
+      expect(liveParentOf(next)).toBeUndefined(); // used once, ended with its command
       outcomes.push('sandboxed command vs the next command’s prepared sandbox: not signallable by host pid, no request forged through /proc, nothing left in its /tmp');
     } finally {
       await harness.close();
@@ -222,8 +221,8 @@ describe.runIf(CommandSpawner.supported() && asRootWithCgroups)('exec_command: a
           // reparented away from the dead reaper, and alive well after the answer
           await new Promise((resolve) => setTimeout(resolve, 2_000));
           expect(processesWith(`sleep ${marker}`)).toEqual([daemon]);
-          expect(killed).not.toContain(parentOf(daemon));
-          outcomes.push(`control (cgroups off, ${tty ? 'tty' : 'spawner'}): the daemon outlived its dead reaper, parent ${parentOf(daemon)}`);
+          expect(killed).not.toContain(liveParentOf(daemon));
+          outcomes.push(`control (cgroups off, ${tty ? 'tty' : 'spawner'}): the daemon outlived its dead reaper, parent ${liveParentOf(daemon)}`);
           return;
         }
         // Gone once the answer is out, without waiting for the session or the toolset to end.

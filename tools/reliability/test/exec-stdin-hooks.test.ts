@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createHookEngine } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, outputText, type Harness } from './helpers';
 
 // Hooks see what will run: input typed into a tty shell over several write_stdin calls reaches a
 // PreToolUse hook as the assembled line, through the real stack (session → registry → hooks with
@@ -18,9 +18,6 @@ afterAll(() => report('exec stdin hooks', `${held.length} split writes failed to
 /** A hook refusing anything whose stdin mentions `rm -rf` (exit 2, reason on stderr). */
 const NO_RM = 'grep -q "rm -rf" && { echo "no rm -rf" >&2; exit 2; } || exit 0';
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 let counter = 0;
 async function shellSession(): Promise<{ harness: Harness; victim: string; id: number; type(chars: string): Promise<string>; close(): Promise<void> }> {
@@ -31,13 +28,13 @@ async function shellSession(): Promise<{ harness: Harness; victim: string; id: n
   const hooks = createHookEngine({ shell: '/bin/sh', config: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: NO_RM, timeout: 30 }] }] } } });
   const harness = await openHarness({ toolMode: 'direct', cwd: root, tools: [...exec], hooks });
   const started = await harness.step.dispatch(callItem('start', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 500 }));
-  const id = Number(/session ID (\d+)/.exec(text(started))?.[1]);
+  const id = Number(/session ID (\d+)/.exec(outputText(started))?.[1]);
   let call = 0;
   return {
     harness,
     victim: join(root, 'victim', 'keep.txt'),
     id,
-    type: async (chars) => text(await harness.step.dispatch(callItem(`w${++call}`, 'write_stdin', { session_id: id, chars, yield_time_ms: 700 }))),
+    type: async (chars) => outputText(await harness.step.dispatch(callItem(`w${++call}`, 'write_stdin', { session_id: id, chars, yield_time_ms: 700 }))),
     close: async () => (await harness.close(), await exec.shutdown()),
   };
 }

@@ -2,27 +2,18 @@ import { spawn } from 'node:child_process';
 import type { HookRunner, ResponseItem, ToolExecutor, ToolOutputItem } from '@switchyard/protocol';
 import { defineFunctionTool } from '@switchyard/kit';
 import { createSession, type Session, type SessionOptions, type Step, type Turn } from '@switchyard/session';
-import { execItem, outputText, sleep } from '@switchyard/test-helpers';
+import { execItem, outputText, sleep, texts } from '@switchyard/test-helpers';
+export { say, texts } from '@switchyard/test-helpers';
 
 export { sleep };
 export { callItem, execItem, outputOf, outputsOf, outputText } from '@switchyard/test-helpers';
 
-/** The model's answer that ends a turn: an assistant message. */
-export const say = (text: string): ResponseItem => ({ type: 'message', role: 'assistant', content: text });
 export const waitItem = (callId: string, args: Record<string, unknown>): ResponseItem => ({
   type: 'function_call',
   call_id: callId,
   name: 'wait',
   arguments: JSON.stringify(args),
 });
-
-/** The texts of an output item (string body or content items). */
-export function texts(item: ToolOutputItem | ResponseItem | undefined): string[] {
-  const output = (item as { output?: unknown } | undefined)?.output;
-  if (typeof output === 'string') return [output];
-  if (Array.isArray(output)) return output.map((part: { text?: string; image_url?: string }) => part.text ?? part.image_url ?? '');
-  return [];
-}
 
 export interface ExecOutcome {
   /** `completed`, `failed`, `running` or `terminated`, from the status line. */

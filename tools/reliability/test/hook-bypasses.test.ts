@@ -7,7 +7,7 @@ import { defineFunctionTool } from '@switchyard/kit';
 import { createHookEngine, type HookEngine, type HookEngineOptions } from '@switchyard/hooks';
 import { execTools } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, outputText, type Harness } from './helpers';
 
 // Each attack tries to get a call past a PreToolUse hook that should stop it, through the real
 // stack: session → router → registry → hooks (real /bin/sh hook processes) → tool-exec processes.
@@ -18,7 +18,7 @@ afterAll(() => report('hook bypasses', `${held.length} attacks failed:\n  - ${he
 
 let counter = 0;
 /** A fresh workspace holding `victim/keep.txt`, which every attack tries to delete. */
-function workspace(): { root: string; victim: string } {
+function victimWorkspace(): { root: string; victim: string } {
   const root = join(scratch, `ws-${++counter}`);
   mkdirSync(join(root, 'victim'), { recursive: true });
   writeFileSync(join(root, 'victim', 'keep.txt'), 'precious');
@@ -37,24 +37,21 @@ async function directSession(root: string, hooks: HookEngineOptions | HookEngine
   });
 }
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 describe('hook bypasses: a blocking hook always blocks', () => {
   for (const matcher of ['Bash', 'write_stdin']) {
     it(`typing rm -rf into a tty shell with write_stdin is blocked by a ${matcher} hook`, async () => {
-      const { root, victim } = workspace();
+      const { root, victim } = victimWorkspace();
       const harness = await directSession(root, { config: { hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command: NO_RM, timeout: 30 }] }] } } });
       try {
         const shell = await harness.step.dispatch(callItem('start', 'exec_command', { cmd: 'sh', tty: true, yield_time_ms: 300 }));
-        const sessionId = Number(/session ID (\d+)/.exec(text(shell))?.[1]);
+        const sessionId = Number(/session ID (\d+)/.exec(outputText(shell))?.[1]);
         expect(sessionId).toBeGreaterThan(0);
         const typed = await harness.step.dispatch(callItem('type', 'write_stdin', { session_id: sessionId, chars: 'rm -rf victim\n', yield_time_ms: 500 }));
-        expect(text(typed)).toBe('Tool call blocked by PreToolUse hook: no rm -rf. Tool: write_stdin');
+        expect(outputText(typed)).toBe('Tool call blocked by PreToolUse hook: no rm -rf. Tool: write_stdin');
         // Harmless input still reaches the shell, and the file survived.
         const listed = await harness.step.dispatch(callItem('ls', 'write_stdin', { session_id: sessionId, chars: 'cat victim/keep.txt; exit\n', yield_time_ms: 2_000 }));
-        expect(text(listed)).toContain('precious');
+        expect(outputText(listed)).toContain('precious');
         expect(readFileSync(victim, 'utf8')).toBe('precious');
         held.push(`write_stdin "rm -rf victim" into a tty sh → blocked by a ${matcher} hook; harmless input passed`);
       } finally {
@@ -64,7 +61,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   }
 
   it('a matcher naming the tool (exec_command) fires, and hooks see command, shell and workdir', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const seen = join(root, 'seen.json');
     const harness = await directSession(root, {
       config: { hooks: { PreToolUse: [{ matcher: 'exec_command', hooks: [{ type: 'command', command: `cat > "${seen}"; echo "tool name matcher" >&2; exit 2`, timeout: 30 }] }] } },
@@ -72,7 +69,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     try {
       mkdirSync(join(root, 'sub'));
       const blocked = await harness.step.dispatch(callItem('x', 'exec_command', { cmd: 'rm -rf ../victim', workdir: 'sub' }));
-      expect(text(blocked)).toBe('Command blocked by PreToolUse hook: tool name matcher. Command: rm -rf ../victim');
+      expect(outputText(blocked)).toBe('Command blocked by PreToolUse hook: tool name matcher. Command: rm -rf ../victim');
       const stdin = JSON.parse(readFileSync(seen, 'utf8')) as JsonObject;
       expect(stdin.tool_name).toBe('Bash');
       expect(stdin.tool_input).toEqual({ command: 'rm -rf ../victim', shell: '/bin/sh', workdir: join(root, 'sub') });
@@ -84,7 +81,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('arguments nested 6,000 deep never reach the handler, directly or from Code Mode', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     const ran: string[] = [];
     const tool = defineFunctionTool({
       name: 'record',
@@ -101,9 +98,9 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     const deep = `{"x":${'['.repeat(6000)}${']'.repeat(6000)}}`;
     try {
       const answer = await direct.step.dispatch({ type: 'function_call', call_id: 'deep', name: 'record', arguments: deep });
-      expect(text(answer)).toBe('invalid input for record: the call cannot be checked by hooks: it is nested deeper than 100 levels');
+      expect(outputText(answer)).toBe('invalid input for record: the call cannot be checked by hooks: it is nested deeper than 100 levels');
       const shallow = await direct.step.dispatch(callItem('shallow', 'record', { x: [[1]] }));
-      expect(text(shallow)).toBe('Tool call blocked by PreToolUse hook: never. Tool: record');
+      expect(outputText(shallow)).toBe('Tool call blocked by PreToolUse hook: never. Tool: record');
     } finally {
       await direct.close();
     }
@@ -124,7 +121,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('a host thread stalled past the timeout of an exit-2 hook does not let the command run', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const answered = join(root, 'answered');
     const engine = createHookEngine({
       shell: '/bin/sh',
@@ -149,7 +146,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
       const answer = await harness.step.dispatch(callItem('stall', 'exec_command', { cmd: 'rm -rf victim' }));
       expect(answeredAt).toBeDefined();
       expect(stalledMs).toBeGreaterThan(1_000);
-      expect(text(answer)).toBe('Command blocked by PreToolUse hook: no rm -rf. Command: rm -rf victim');
+      expect(outputText(answer)).toBe('Command blocked by PreToolUse hook: no rm -rf. Command: rm -rf victim');
       expect(readFileSync(victim, 'utf8')).toBe('precious');
       held.push(`host stalled ${stalledMs} ms past a 1 s hook timeout: the exit-2 answer still blocked`);
     } finally {
@@ -158,7 +155,7 @@ describe('hook bypasses: a blocking hook always blocks', () => {
   });
 
   it('a fail-closed hook that times out or crashes blocks', async () => {
-    const { root, victim } = workspace();
+    const { root, victim } = victimWorkspace();
     const harness = await directSession(root, {
       failClosed: true,
       config: {
@@ -172,9 +169,9 @@ describe('hook bypasses: a blocking hook always blocks', () => {
     });
     try {
       const blocked = await harness.step.dispatch(callItem('slow', 'exec_command', { cmd: 'rm -rf victim' }));
-      expect(text(blocked)).toBe('Command blocked by PreToolUse hook: hook failed and is fail-closed: hook timed out after 1s. Command: rm -rf victim');
+      expect(outputText(blocked)).toBe('Command blocked by PreToolUse hook: hook failed and is fail-closed: hook timed out after 1s. Command: rm -rf victim');
       const crashed = await harness.step.dispatch(callItem('crash', 'write_stdin', { session_id: 1, chars: 'rm -rf victim\n' }));
-      expect(text(crashed)).toBe('Tool call blocked by PreToolUse hook: hook failed and is fail-closed: hook exited without a status code. Tool: write_stdin');
+      expect(outputText(crashed)).toBe('Tool call blocked by PreToolUse hook: hook failed and is fail-closed: hook exited without a status code. Tool: write_stdin');
       expect(existsSync(victim)).toBe(true);
       held.push('fail-closed: a timed-out hook and a crashed hook both blocked');
     } finally {
@@ -204,10 +201,10 @@ describe('hook bypasses: a namespaced tool is matched by every spelling of its n
         const harness = await openHarness({ toolMode: 'code-mode', tools: [executor], hooks });
         try {
           const direct = await harness.step.dispatch({ type: 'function_call', call_id: 'd', name: tool.name, namespace: tool.namespace, arguments: '{}' });
-          expect(text(direct)).toMatch(/^Tool call blocked by PreToolUse hook: guarded\. Tool: /);
+          expect(outputText(direct)).toMatch(/^Tool call blocked by PreToolUse hook: guarded\. Tool: /);
           const definition = harness.step.plan.codeModeSurface!.tools[0];
           const cell = await harness.exec(`try { await tools[${JSON.stringify(definition.codeModeName)}]({}); text('ran'); } catch (e) { text(String(e)); }`);
-          expect(cell.output).toEqual([text(direct)]);
+          expect(cell.output).toEqual([outputText(direct)]);
           expect(ran).toEqual([]);
           held.push(`matcher ${JSON.stringify(matcher)} → ${tool.namespace} + ${tool.name} blocked (direct and as tools.${definition.codeModeName})`);
         } finally {
@@ -235,12 +232,12 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
   }
 
   it('`node hooks/policy.mjs` (matcher Bash, default options) blocks the model’s rm -rf data.csv', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     writeFileSync(join(root, 'data.csv'), 'a,b\n1,2\n');
     const harness = await directSession(root, createHookEngine({ configFiles: [policyFolder()] }));
     try {
       const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
-      expect(text(output)).toBe('Command blocked by PreToolUse hook: rm -rf is not allowed. Command: rm -rf data.csv');
+      expect(outputText(output)).toBe('Command blocked by PreToolUse hook: rm -rf is not allowed. Command: rm -rf data.csv');
       expect(readFileSync(join(root, 'data.csv'), 'utf8')).toBe('a,b\n1,2\n');
       held.push('the user setup: node hooks/policy.mjs beside hooks.json in another folder blocked rm -rf data.csv');
     } finally {
@@ -249,13 +246,13 @@ describe('a policy beside its hooks.json cannot silently not enforce', () => {
   });
 
   it('a required policy that crashes blocks the call and names itself', async () => {
-    const { root } = workspace();
+    const { root } = victimWorkspace();
     writeFileSync(join(root, 'data.csv'), 'a,b\n');
     const file = policyFolder({ required: true, script: 'throw new Error("policy bug")\n' });
     const harness = await directSession(root, createHookEngine({ configFiles: [file] }));
     try {
       const output = await harness.step.dispatch(callItem('rm', 'exec_command', { cmd: 'rm -rf data.csv' }));
-      expect(text(output)).toBe(`Command blocked by PreToolUse hook: required hook "node hooks/policy.mjs" (${file}) failed: hook exited with code 1. Command: rm -rf data.csv`);
+      expect(outputText(output)).toBe(`Command blocked by PreToolUse hook: required hook "node hooks/policy.mjs" (${file}) failed: hook exited with code 1. Command: rm -rf data.csv`);
       expect(existsSync(join(root, 'data.csv'))).toBe(true);
       held.push('a required policy that crashed blocked the call, naming the hook');
     } finally {

@@ -50,7 +50,7 @@ afterAll(async () => {
   report('nats failover', figures.join('; '));
 });
 
-const textsOf = (observation: CellObservation) => observation.items.map((item) => (item as { text?: string }).text ?? JSON.stringify(item));
+const itemTexts = (observation: CellObservation) => observation.items.map((item) => (item as { text?: string }).text ?? JSON.stringify(item));
 
 describe('NATS failover: a runtime host SIGKILLed while it holds running cells', () => {
   it('12 sessions mid-cell on 3 hosts, one host killed: all 12 cells complete exactly, each nested call ran once, every next exec succeeds', { timeout: 300_000 }, async () => {
@@ -125,20 +125,20 @@ describe('NATS failover: a runtime host SIGKILLed while it holds running cells',
 
     const ends = await Promise.all(waits);
     for (let index = 0; index < SESSIONS; index++) {
-      const [value, time] = /before (\S+) (\S+)$/.exec(textsOf(firsts[index]!.observation)[0]!)!.slice(1);
+      const [value, time] = /before (\S+) (\S+)$/.exec(itemTexts(firsts[index]!.observation)[0]!)!.slice(1);
       expect(errorOf(ends[index]!), `${who(index)}: ${events.join(' | ')}`).toBeFalsy();
       // Exactly the output not seen yet: the "before" line is not emitted twice, the values are those printed before the kill.
-      expect(textsOf(ends[index]!)).toEqual([`${who(index)} after ${value} ${time} ${[...Array(STEPS).keys()].join(',')}`]);
+      expect(itemTexts(ends[index]!)).toEqual([`${who(index)} after ${value} ${time} ${[...Array(STEPS).keys()].join(',')}`]);
       expect(callsOf(who(index))).toEqual([...Array(STEPS).keys()]);
     }
     const nextEnds = await Promise.all(nexts);
     for (let index = 0; index < SESSIONS; index++) {
       expect(errorOf(nextEnds[index]!.observation), who(index)).toBeFalsy();
-      expect(textsOf(nextEnds[index]!.observation)).toEqual([`${who(index)} next`]);
+      expect(itemTexts(nextEnds[index]!.observation)).toEqual([`${who(index)} next`]);
     }
     // And the exec after that, once everything settled: placed on a live host too.
     const thirds = await Promise.all(sessions.map((session, index) => session.createCell({ source: `text('${who(index)} third')`, tools: [], yieldTimeMs: 120_000 })));
-    for (let index = 0; index < SESSIONS; index++) expect(textsOf(thirds[index]!.observation)).toEqual([`${who(index)} third`]);
+    for (let index = 0; index < SESSIONS; index++) expect(itemTexts(thirds[index]!.observation)).toEqual([`${who(index)} third`]);
 
     // The sessions that lost their host: each heard the loss once, naming the dead host, and each of its cells was resumed.
     const lost = events.filter((event) => event.includes(':lost'));

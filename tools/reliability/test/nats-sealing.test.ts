@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 type Reply = { ok: boolean; error?: string; eph?: string };
-const place = async (prefix: string, agent: string, body: unknown) =>
+const placeUnder = async (prefix: string, agent: string, body: unknown) =>
   JSON.parse((await raw.request(`${prefix}.place.${agent}`, JSON.stringify(body), { timeout: 10_000 })).string()) as Reply;
 
 const attacker = loadIdentity(undefined, undefined, 'test');
@@ -48,12 +48,12 @@ describe('sealing: true serves sealed placements only (issue 47, row 10)', () =>
     const clear = await spawnRuntimeHost({ servers: server.url, subjectPrefix: 'clear', name: 'clear', identity: { seed: hostSeed }, sealing: false });
     hosts.push(sealed.host, clear.host);
 
-    const refused = await place('sealed', 'x', signedWithoutEphemeral('x', 'c1'));
+    const refused = await placeUnder('sealed', 'x', signedWithoutEphemeral('x', 'c1'));
     expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/serves sealed placements only/) });
     expect(refused.eph).toBeUndefined();
     // Control: the request is well formed and correctly signed; a host without sealing serves it,
     // which is what a sealing host did before (its frames then travelled in clear).
-    const served = await place('clear', 'x', signedWithoutEphemeral('x', 'c1'));
+    const served = await placeUnder('clear', 'x', signedWithoutEphemeral('x', 'c1'));
     expect(served).toMatchObject({ ok: true });
     report('nats sealing', `a signed placement without an ephemeral key: declined by sealing: true ("${refused.error}"), served by sealing: false (control)`);
   }, 60_000);

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 /** An agent host `agentId` placing on the runtime host of `queue`; its `slow` tool answers when `release` is called. */
-function tenant(agentId: string, queue: string) {
+function natsTenant(agentId: string, queue: string) {
   const runtime = createNatsRuntime({ servers: server.url, agentId, subjectPrefix: queue, placement: { attempts: 20 } });
   runtimes.push(runtime);
   let called!: () => void;
@@ -51,9 +51,9 @@ function tenant(agentId: string, queue: string) {
   return { run, slowCalled, release };
 }
 
-const textOf = (observation: CellObservation) => JSON.stringify(observation.items);
+const itemsJson = (observation: CellObservation) => JSON.stringify(observation.items);
 
-async function startHost(queue: string, isolation: 'process' | 'in-process'): Promise<ChildProcess> {
+async function sharedHost(queue: string, isolation: 'process' | 'in-process'): Promise<ChildProcess> {
   const { host } = await spawnRuntimeHost({ servers: server.url, subjectPrefix: queue, name: `shared-${isolation}`, isolation, workers: isolation === 'process' ? { max: 4 } : undefined });
   hosts.push(host);
   return host;
@@ -61,9 +61,9 @@ async function startHost(queue: string, isolation: 'process' | 'in-process'): Pr
 
 describe('a tenant\'s V8 fatal error on a shared runtime host', () => {
   it('with worker isolation (the default) costs only that tenant\'s cell: the other tenant\'s running cell completes, the host stays up', async () => {
-    const host = await startHost('wk', 'process');
-    const a = tenant('ta', 'wk');
-    const b = tenant('tb', 'wk');
+    const host = await sharedHost('wk', 'process');
+    const a = natsTenant('ta', 'wk');
+    const b = natsTenant('tb', 'wk');
     // B's cell is running (waiting on its nested call) when A's cell crashes V8.
     const bCell = b.run('const n = await tools.slow({}); text("b done " + n)');
     await b.slowCalled;
@@ -74,19 +74,19 @@ describe('a tenant\'s V8 fatal error on a shared runtime host', () => {
     const finished = await bCell;
     expect(finished).toMatchObject({ kind: 'completed' });
     expect(finished.kind === 'completed' && finished.error).toBeFalsy();
-    expect(textOf(finished)).toContain('b done 42');
+    expect(itemsJson(finished)).toContain('b done 42');
     expect(host.exitCode).toBeNull();
     expect(host.signalCode).toBeNull();
     // A's next exec gets a fresh worker.
     const again = await a.run('text("a again")');
-    expect(textOf(again)).toContain('a again');
+    expect(itemsJson(again)).toContain('a again');
   }, 180_000);
 
   it('with isolation: in-process the same line ends the runtime host and the other tenant\'s cell with it', async () => {
-    const host = await startHost('ip', 'in-process');
+    const host = await sharedHost('ip', 'in-process');
     const exited = new Promise<void>((resolve) => host.once('exit', () => resolve()));
-    const a = tenant('ta2', 'ip');
-    const b = tenant('tb2', 'ip');
+    const a = natsTenant('ta2', 'ip');
+    const b = natsTenant('tb2', 'ip');
     const bCell = b.run('const n = await tools.slow({}); text("b done " + n)');
     await b.slowCalled;
     const crashed = await a.run(FATAL);

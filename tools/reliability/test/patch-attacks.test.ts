@@ -32,7 +32,7 @@ afterAll(() => outsides.forEach((folder) => rmSync(folder, { recursive: true, fo
  * instead of refusing it. Both are world-writable, so for the sandbox user only the read-only
  * mount stands in the way, not file permissions.
  */
-function workspace(): { root: string; outside: string } {
+function workspaceBesideOutside(): { root: string; outside: string } {
   const base = join(scratch, `case-${++counter}`);
   const root = join(base, 'workspace');
   mkdirSync(join(root, 'd'), { recursive: true });
@@ -84,7 +84,7 @@ function expectNothingOutside(root: string, outside: string): void {
 
 type Counts = Map<string, number>;
 const tally = (counts: Counts, key: string, by = 1) => counts.set(key, (counts.get(key) ?? 0) + by);
-const summary = (counts: Counts) => [...counts].map(([key, value]) => `${key} ${value}`).join(', ');
+const countsLine = (counts: Counts) => [...counts].map(([key, value]) => `${key} ${value}`).join(', ');
 
 /** `attempts` apply_patch tool calls (one session per tool, so one helper each) adding `d/…`; counts applied and refused. */
 async function toolAttempts(root: string, tools: ReturnType<typeof applyPatchTool>[], attempts: number, label: string, counts: Counts): Promise<void> {
@@ -134,7 +134,7 @@ const KERNEL_REFUSED = 'WRITE_FAILED read-only (no path check)';
 
 describe('apply_patch attacks', () => {
   it(`the symlink swap race without a sandbox: ${ATTEMPTS} attempts of the helper's walk and ${TOOL_ATTEMPTS} tool calls against a live swap loop write nothing outside`, async () => {
-    const { root, outside } = workspace();
+    const { root, outside } = workspaceBesideOutside();
     const loop = startSwapLoop(root, outside);
     const counts: Counts = new Map();
     try {
@@ -157,11 +157,11 @@ describe('apply_patch attacks', () => {
     expect(counts.get('applied') ?? 0).toBeGreaterThan(0);
     expect(ATTEMPTS - (counts.get('applied') ?? 0)).toBeGreaterThan(0);
     expect((counts.get('tool applied') ?? 0) + (counts.get('tool refused') ?? 0)).toBe(TOOL_ATTEMPTS);
-    held.push(`symlink swap race, unsandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
+    held.push(`symlink swap race, unsandboxed, ${ATTEMPTS + TOOL_ATTEMPTS} attempts (${countsLine(counts)}): nothing written outside, no temporary files left`);
   }, 240_000);
 
   it(`the symlink swap race in the exec sandbox: ${ATTEMPTS} attempts inside it (half with the path check off) and ${TOOL_ATTEMPTS} sandboxed tool calls write nothing outside`, async () => {
-    const { root, outside } = workspace();
+    const { root, outside } = workspaceBesideOutside();
     const loop = startSwapLoop(root, outside);
     const counts: Counts = new Map();
     let rounds = 0;
@@ -184,13 +184,13 @@ describe('apply_patch attacks', () => {
     expect([...counts.values()].reduce((sum, value) => sum + value, 0)).toBe(rounds * ATTEMPTS + TOOL_ATTEMPTS);
     // The sandboxed helper starts (its Node and script are shown to it wherever they live) and writes.
     expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
-    held.push(`symlink swap race, sandboxed, ${rounds * ATTEMPTS + TOOL_ATTEMPTS} attempts (${summary(counts)}): nothing written outside, no temporary files left`);
+    held.push(`symlink swap race, sandboxed, ${rounds * ATTEMPTS + TOOL_ATTEMPTS} attempts (${countsLine(counts)}): nothing written outside, no temporary files left`);
   }, 240_000);
 
   // The sandboxed tool keeps one helper per session, so a call pays a message, not a process
   // tree: 900 patches finish within the test's 60 s (each used to start Node inside bubblewrap).
   it(`the symlink swap race through the long-lived sandboxed helper: ${RACE_PATCHES} small patches within 60 s write nothing outside`, async () => {
-    const { root, outside } = workspace();
+    const { root, outside } = workspaceBesideOutside();
     const loop = startSwapLoop(root, outside);
     const counts: Counts = new Map();
     const started = performance.now();
@@ -206,11 +206,11 @@ describe('apply_patch attacks', () => {
     // The race was live and the helper wrote: some landed inside, some were refused.
     expect(counts.get('sandboxed tool applied') ?? 0).toBeGreaterThan(0);
     expect(RACE_PATCHES - (counts.get('sandboxed tool applied') ?? 0)).toBeGreaterThan(0);
-    held.push(`symlink swap race, ${RACE_PATCHES} sandboxed tool calls through the long-lived helper in ${seconds.toFixed(1)} s (${summary(counts)}): nothing written outside, no temporary files left`);
+    held.push(`symlink swap race, ${RACE_PATCHES} sandboxed tool calls through the long-lived helper in ${seconds.toFixed(1)} s (${countsLine(counts)}): nothing written outside, no temporary files left`);
   }, 60_000);
 
   it('.git metadata at any depth is refused by the tool with a message naming the path', async () => {
-    const { root } = workspace();
+    const { root } = workspaceBesideOutside();
     mkdirSync(join(root, '.git'));
     writeFileSync(join(root, '.git', 'config'), '[core]\n');
     mkdirSync(join(root, 'vendor', 'lib', '.git'), { recursive: true });
@@ -248,7 +248,7 @@ describe('apply_patch attacks', () => {
   });
 
   it('an Update of a 140 MB file of newlines answers an error; the host (256 MB heap) lives and stays small', () => {
-    const { root } = workspace();
+    const { root } = workspaceBesideOutside();
     // Made by the shell, so this process never holds the 140 MB either.
     const made = spawnSync('/bin/sh', ['-c', `head -c 146800640 /dev/zero | tr '\\0' '\\n' > "${join(root, 'big.txt')}"`]);
     expect(made.status).toBe(0);
@@ -273,7 +273,7 @@ describe('apply_patch attacks', () => {
   // A named pipe (or a socket, a device) where a file is expected: opening a FIFO for reading
   // waits for a writer, so a helper that opens before it checks hangs until the call is aborted.
   it('Update, Delete and Add of a named pipe, a socket and a device (also through a link) are refused at once as "not a file", sandboxed and not', async () => {
-    const { root } = workspace();
+    const { root } = workspaceBesideOutside();
     execFileSync('mkfifo', [join(root, 'pipe')]);
     symlinkSync('pipe', join(root, 'link'));
     const socket: Server = createServer();

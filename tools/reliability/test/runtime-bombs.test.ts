@@ -23,7 +23,7 @@ interface BombReport {
   events: string[];
 }
 
-const runHost = (name: string) => runHostProcess<BombReport>('bomb-host.ts', [name], HOST_TIMEOUT_MS);
+const runBombHost = (name: string) => runHostProcess<BombReport>('bomb-host.ts', [name], HOST_TIMEOUT_MS);
 
 /** Runs `task`s at most `limit` at a time, in the order they were given. */
 function limiter(limit: number) {
@@ -46,7 +46,7 @@ function limiter(limit: number) {
 
 // Every host starts when the file loads; each test awaits its own bomb's host.
 const limit = limiter(CONCURRENCY);
-const outcomes = new Map(Object.keys(BOMBS).map((name) => [name, limit(() => runHost(name))] as const));
+const outcomes = new Map(Object.keys(BOMBS).map((name) => [name, limit(() => runBombHost(name))] as const));
 
 const held: string[] = [];
 afterAll(() => report('runtime bombs', `${held.length} one-line cells, host alive after each:\n  - ${held.join('\n  - ')}`));

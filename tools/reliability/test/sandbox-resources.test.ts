@@ -6,7 +6,7 @@ import type { SwitchyardEvent } from '@switchyard/protocol';
 import { DEFAULT_SANDBOX_LIMITS } from '@switchyard/sandbox';
 import { execTools, type ExecToolsOptions } from '@switchyard/tool-exec';
 import { report } from '../src/profile';
-import { callItem, openHarness, texts, type Harness } from './helpers';
+import { callItem, openHarness, outputText, type Harness } from './helpers';
 import { becomes } from '@switchyard/test-helpers';
 
 // Resource bombs inside the workspace-write sandbox, through the real stack (session → registry →
@@ -18,12 +18,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const held: string[] = [];
 afterAll(() => report('sandbox resources', `${held.length} resource bombs stopped at their caps:\n  - ${held.join('\n  - ')}`));
 
-function text(item: unknown): string {
-  return texts(item as never).join('\n');
-}
 
 let counter = 0;
-async function session(options: ExecToolsOptions = {}): Promise<{ harness: Harness; root: string; events: SwitchyardEvent[]; close(): Promise<void> }> {
+async function execSession(options: ExecToolsOptions = {}): Promise<{ harness: Harness; root: string; events: SwitchyardEvent[]; close(): Promise<void> }> {
   const root = join(scratch, `ws-${++counter}`);
   mkdirSync(root);
   const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', ...options });
@@ -52,12 +49,12 @@ const limitsEvent = (events: SwitchyardEvent[]) => events.find((event) => event.
 describe('sandbox resources: caps per command', () => {
   it('a fork bomb stops at the pids cap with a clear error; nothing is left behind', async () => {
     // The cap is lowered to 128 so the bomb ends quickly on a loaded machine; the defaults are checked below.
-    const { harness, events, close } = await session({ limits: { pids: 128 } });
+    const { harness, events, close } = await execSession({ limits: { pids: 128 } });
     try {
       // Bounded: at most 400 background sleeps of 20 s; the cap must stop it first (the inner
       // shell gives up at its first failed fork). Counting /proc with a glob needs no fork.
       const bomb = `sh -c 'i=0; while [ $i -lt 400 ]; do sleep 20.4711 & i=$((i+1)); done'; set -- /proc/[0-9]*; echo "live=$#"; exit 0`;
-      const answer = text(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
       const live = Number(/live=(\d+)/.exec(answer)?.[1]);
       expect(live).toBeGreaterThan(64);
       expect(live).toBeLessThanOrEqual(128);
@@ -66,7 +63,7 @@ describe('sandbox resources: caps per command', () => {
       expect(limitsEvent(events)?.data).toEqual({ mechanism: 'cgroup-v1', pids: 128, memory_bytes: 2 * 1024 ** 3, tmp_bytes: 512 * 1024 ** 2 });
       // Everything it started died with it; the next command runs.
       expect(await becomes(() => processesRunning('sleep 20.4711') === 0, 10_000, 100)).toBe(true);
-      const next = text(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
+      const next = outputText(await harness.step.dispatch(callItem('next', 'exec_command', { cmd: 'echo fine', yield_time_ms: 10_000 })));
       expect(next).toMatch(/Process exited with code 0\nOriginal token count: 2\nOutput:\nfine\n$/);
       held.push(`fork bomb (400 sleeps): ${live} processes at most (cap 128, cgroup-v1), "sandbox limit" line, nothing left behind`);
     } finally {
@@ -75,11 +72,11 @@ describe('sandbox resources: caps per command', () => {
   });
 
   it('a 1.5 GB file in /tmp or /dev/shm fails at the tmpfs size (512 MiB)', async () => {
-    const { harness, events, close } = await session();
+    const { harness, events, close } = await execSession();
     try {
       for (const dir of ['/tmp', '/dev/shm']) {
         const cmd = `df -k ${dir} | tail -1; head -c 1536M /dev/zero > ${dir}/big; echo "rc=$?"; wc -c < ${dir}/big; rm ${dir}/big`;
-        const answer = text(await harness.step.dispatch(callItem(`fill${dir}`, 'exec_command', { cmd, yield_time_ms: 30_000 })));
+        const answer = outputText(await harness.step.dispatch(callItem(`fill${dir}`, 'exec_command', { cmd, yield_time_ms: 30_000 })));
         expect(answer).toMatch(/^tmpfs\s+524288\s/m);
         expect(answer).toContain('No space left on device');
         expect(answer).toContain('rc=1');
@@ -93,10 +90,10 @@ describe('sandbox resources: caps per command', () => {
   });
 
   it('memory beyond the cap kills the command with a clear error (cap lowered to 256 MiB)', async () => {
-    const { harness, close } = await session({ limits: { memoryBytes: 256 * 1024 ** 2 } });
+    const { harness, close } = await execSession({ limits: { memoryBytes: 256 * 1024 ** 2 } });
     try {
       const cmd = 'python3 -c "x = bytearray(1024 * 1024 * 1024); print(len(x))"; echo "rc=$?"';
-      const answer = text(await harness.step.dispatch(callItem('memory', 'exec_command', { cmd, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('memory', 'exec_command', { cmd, yield_time_ms: 30_000 })));
       expect(answer).toContain('rc=137');
       expect(answer).toMatch(/\nsandbox limit: the command reached its memory limit of 256 MiB \(\d+ processes were killed\)\n$/);
       held.push('1 GiB bytearray under a 256 MiB cap: killed (137), "sandbox limit" line');
@@ -106,10 +103,10 @@ describe('sandbox resources: caps per command', () => {
   });
 
   it('without cgroups the rlimit fallback still stops the fork bomb', async () => {
-    const { harness, events, close } = await session({ limits: { cgroups: false, pids: 100 } });
+    const { harness, events, close } = await execSession({ limits: { cgroups: false, pids: 100 } });
     try {
       const bomb = `sh -c 'i=0; while [ $i -lt 300 ]; do sleep 20.4712 & i=$((i+1)); done'; set -- /proc/[0-9]*; echo "live=$#"; exit 0`;
-      const answer = text(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
+      const answer = outputText(await harness.step.dispatch(callItem('bomb', 'exec_command', { cmd: bomb, yield_time_ms: 30_000 })));
       expect(Number(/live=(\d+)/.exec(answer)?.[1])).toBeLessThanOrEqual(100);
       expect(limitsEvent(events)?.data).toMatchObject({ mechanism: 'rlimit', pids: 100 });
       held.push('rlimit fallback (RLIMIT_NPROC 100): the bomb stayed under 100 processes');
@@ -123,7 +120,7 @@ describe('sandbox resources: admission control per session', () => {
   it('200 exec_command calls in one response: at most 16 run at once, every call is answered', { timeout: 180_000 }, async () => {
     // danger-full-access keeps the machine's load down: the gate sits before the sandbox start
     // and is the same for every mode (a sandboxed run of this test only adds 200 bubblewrap starts).
-    const { harness, root, close } = await session({ sandbox: 'danger-full-access' });
+    const { harness, root, close } = await execSession({ sandbox: 'danger-full-access' });
     const running = join(root, 'running');
     mkdirSync(running);
     try {
@@ -141,7 +138,7 @@ describe('sandbox resources: admission control per session', () => {
       }
       expect(peak).toBe(16);
       writeFileSync(join(root, 'go'), '');
-      const texts = (await answers).map(text);
+      const texts = (await answers).map(outputText);
       expect(texts.filter((answer) => /Process exited with code 0\nOriginal token count: 0\nOutput:\n$/.test(answer))).toHaveLength(200);
       expect(readdirSync(running)).toEqual([]);
       held.push(`200 calls in one response held open: ${peak} ran at once for 3 s (limit 16), all 200 answered with exit 0 once released`);

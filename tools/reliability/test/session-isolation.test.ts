@@ -29,7 +29,7 @@ interface Report {
   peakRssMb: number;
 }
 
-const runHost = (attack: string) => runHostProcess<Report>('session-isolation-host.ts', [attack], HOST_TIMEOUT_MS);
+const runAttackHost = (attack: string) => runHostProcess<Report>('session-isolation-host.ts', [attack], HOST_TIMEOUT_MS);
 
 const figures: string[] = [];
 afterAll(() => report('session isolation', figures.join('\n')));
@@ -48,7 +48,7 @@ const ATTACKER_END: Record<string, RegExp> = {
 describe('one session cannot cost another a cell, a value or its latency (default options)', { timeout: HOST_TIMEOUT_MS + 30_000 }, () => {
   for (const attack of Object.keys(ATTACKER_END)) {
     it(attack, async () => {
-      const { code, report: result, stderr, loadPerCpu } = await runHost(attack);
+      const { code, report: result, stderr, loadPerCpu } = await runAttackHost(attack);
       expect(result, `host exited ${code}: ${stderr}`).toBeDefined();
       const { b, c, attacker, peakRssMb } = result!;
       // On a machine loaded beyond its CPUs by others, latency grows with the load; the figure is reported.

@@ -36,7 +36,7 @@ export interface Resumed {
   loaded: string;
 }
 
-function start(config: HostConfig) {
+function spawnStoreHost(config: HostConfig) {
   const child = spawn(process.execPath, sourceArgv(FIXTURE, [JSON.stringify(config)], ['--no-node-snapshot']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -64,7 +64,7 @@ const logLines = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').s
  * Returns the log's lines at the kill.
  */
 export async function runUntilKilled(config: HostConfig, ready: (lines: string[]) => boolean, timeoutMs = 90_000): Promise<string[]> {
-  const host = start(config);
+  const host = spawnStoreHost(config);
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
@@ -82,7 +82,7 @@ export async function runUntilKilled(config: HostConfig, ready: (lines: string[]
 
 /** Runs the second host to its end (within `timeoutMs`) and returns what it printed last. */
 export async function runToEnd(config: HostConfig, timeoutMs = 150_000): Promise<Resumed> {
-  const host = start(config);
+  const host = spawnStoreHost(config);
   const timer = setTimeout(() => host.child.kill('SIGKILL'), timeoutMs);
   const code = await host.exited;
   clearTimeout(timer);

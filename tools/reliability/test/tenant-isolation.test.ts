@@ -49,7 +49,7 @@ interface Tenant {
 
 let calls = 0;
 
-async function tenant(name: string, cwd: string, tools: ReturnType<typeof execTools> | Array<ReturnType<typeof execTools>[number]>): Promise<Tenant> {
+async function execTenant(name: string, cwd: string, tools: ReturnType<typeof execTools> | Array<ReturnType<typeof execTools>[number]>): Promise<Tenant> {
   const session = createSession({ toolMode: 'direct', tools: [...tools], cwd, tenant: name });
   const turn = session.beginTurn();
   const step = await turn.step();
@@ -79,8 +79,8 @@ describe.each(views)('tenants cannot read each other: $name, data directory at 0
   it("tenant B's cat of A's file fails, B's own files work, the server's files stay unseen", async () => {
     const { data, workspace } = service();
     const exec = execTools({ approvalPolicy: 'never', shell: '/bin/sh', ...options });
-    const b = await tenant('b', workspace('b'), exec);
-    const a = await tenant('a', workspace('a'), exec);
+    const b = await execTenant('b', workspace('b'), exec);
+    const a = await execTenant('a', workspace('a'), exec);
     try {
       const own = await b.run('cat own.txt && echo written > new.txt && cat new.txt');
       expect(own).toContain('Process exited with code 0');
@@ -109,7 +109,7 @@ describe('apply_patch honours the same read view', () => {
     const exec = execTools({ approvalPolicy: 'never', shell: '/bin/sh', readableRoots: [] });
     // allowOutsideRoot: the path check is off, so only the sandbox keeps the patch away from A
     const patch = applyPatchTool({ sandbox: { mode: 'workspace-write', readableRoots: [] }, allowOutsideRoot: true });
-    const b = await tenant('b', workspace('b'), [...exec, patch]);
+    const b = await execTenant('b', workspace('b'), [...exec, patch]);
     try {
       const add = await b.step.dispatch({ type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: '*** Begin Patch\n*** Add File: patched.txt\n+by b\n*** End Patch' });
       expect(texts(add as ResponseItem).join('')).toContain('Success. Updated the following files:\nA patched.txt');
@@ -134,9 +134,9 @@ describe('what one tenant can still observe of another', () => {
     const { workspace } = service();
     const restricted = execTools({ approvalPolicy: 'never', shell: '/bin/sh', readableRoots: [], processScope: 'session' });
     const full = execTools({ approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session' });
-    const a = await tenant('a', workspace('a'), restricted);
-    const b = await tenant('b', workspace('b'), restricted);
-    const bFull = await tenant('b', workspace('b'), full);
+    const a = await execTenant('a', workspace('a'), restricted);
+    const b = await execTenant('b', workspace('b'), restricted);
+    const bFull = await execTenant('b', workspace('b'), full);
     const marker = `${400 + Math.floor(Math.random() * 500)}.${Math.floor(Math.random() * 1e6)}`;
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const perl = findExecutable('perl');
@@ -169,8 +169,8 @@ describe('what one tenant can still observe of another', () => {
   it.runIf(findExecutable('perl') !== undefined)('with network: true, tenants share the host network: a listener of A is reachable by B', async () => {
     const { workspace } = service();
     const networked = execTools({ approvalPolicy: 'never', shell: '/bin/sh', readableRoots: [], network: true, processScope: 'session' });
-    const a = await tenant('a', workspace('a'), networked);
-    const b = await tenant('b', workspace('b'), networked);
+    const a = await execTenant('a', workspace('a'), networked);
+    const b = await execTenant('b', workspace('b'), networked);
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     try {
       const listener = `perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalAddr=>"127.0.0.1",LocalPort=>${port},Listen=>5,ReuseAddr=>1) or die "listen: $!"; print "listening\\n"; $|=1; while($c=$s->accept){print $c "a-listener-secret\\n"; close $c}'`;

@@ -29,7 +29,7 @@ async function stepTools(options: Partial<SessionOptions> & { tools: SessionOpti
   return step;
 }
 
-function tool(name: string, options: { namespace?: string; namespaceDescription?: string; description?: string } = {}): ToolExecutor {
+function idTool(name: string, options: { namespace?: string; namespaceDescription?: string; description?: string } = {}): ToolExecutor {
   return defineFunctionTool({
     name,
     namespace: options.namespace,
@@ -40,18 +40,18 @@ function tool(name: string, options: { namespace?: string; namespaceDescription?
   });
 }
 
-const filler = (n: number) => Array.from({ length: n }, (_, i) => tool(`filler_${i}`, { namespace: `ns${i % 5}__` }));
+const filler = (n: number) => Array.from({ length: n }, (_, i) => idTool(`filler_${i}`, { namespace: `ns${i % 5}__` }));
 
 const CATALOGS: Array<[string, () => ToolExecutor[]]> = [
-  ['a 200 KB tool first in host order', () => [tool('giant', { description: 'word '.repeat(40_000) }), ...filler(300)]],
-  ['5,000 namespaces of one tool each', () => Array.from({ length: 5_000 }, (_, i) => tool('only', { namespace: `server${i}__` }))],
+  ['a 200 KB tool first in host order', () => [idTool('giant', { description: 'word '.repeat(40_000) }), ...filler(300)]],
+  ['5,000 namespaces of one tool each', () => Array.from({ length: 5_000 }, (_, i) => idTool('only', { namespace: `server${i}__` }))],
   [
     'namespace descriptions of 20 KB without a sentence end',
-    () => Array.from({ length: 400 }, (_, i) => tool(`t${i}`, { namespace: `big${i % 40}__`, namespaceDescription: 'x'.repeat(20_000) })),
+    () => Array.from({ length: 400 }, (_, i) => idTool(`t${i}`, { namespace: `big${i % 40}__`, namespaceDescription: 'x'.repeat(20_000) })),
   ],
-  ['names that normalize to the same identifier', () => [...Array.from({ length: 200 }, (_, i) => tool(`get-thing-${i}`, { namespace: 'dash' })), ...Array.from({ length: 200 }, (_, i) => tool(`get_thing_${i}`, { namespace: 'dash' }))]],
+  ['names that normalize to the same identifier', () => [...Array.from({ length: 200 }, (_, i) => idTool(`get-thing-${i}`, { namespace: 'dash' })), ...Array.from({ length: 200 }, (_, i) => idTool(`get_thing_${i}`, { namespace: 'dash' }))]],
   ['freeform tools that can never be deferred', () => [...Array.from({ length: 60 }, (_, i) => defineFreeformTool({ name: `patch_${i}`, description: 'Edit. '.repeat(50), handle: () => '' })), ...filler(200)]],
-  ['non-Latin names and descriptions', () => Array.from({ length: 500 }, (_, i) => tool(`инструмент_${i}`, { namespace: `東京${i % 9}`, description: '天気予報を取得します。'.repeat(20) }))],
+  ['non-Latin names and descriptions', () => Array.from({ length: 500 }, (_, i) => idTool(`инструмент_${i}`, { namespace: `東京${i % 9}`, description: '天気予報を取得します。'.repeat(20) }))],
 ];
 
 describe('hostile catalogs', () => {
@@ -92,7 +92,7 @@ describe('hostile catalogs', () => {
 });
 
 describe('hostile tool_search queries', () => {
-  const search = createToolSearchExecutor(Array.from({ length: 2_000 }, (_, i) => ({ ...tool(`tool_${i}`, { namespace: `srv${i % 20}__`, description: `Does thing ${i} with records.` }), exposure: 'deferred' as const })));
+  const search = createToolSearchExecutor(Array.from({ length: 2_000 }, (_, i) => ({ ...idTool(`tool_${i}`, { namespace: `srv${i % 20}__`, description: `Does thing ${i} with records.` }), exposure: 'deferred' as const })));
   const call = async (query: unknown, limit?: unknown) => {
     const answer = await invokeTool(search, { kind: 'tool-search', arguments: limit === undefined ? { query } : { query, limit } } as never, { callId: 'q', hooks: false });
     if (answer.error) throw answer.error;
@@ -136,11 +136,11 @@ describe('hostile tool_search queries', () => {
 
 describe('hostile plan caches', () => {
   const context = { toolMode: 'direct' as const, provider: { toolSearch: true } };
-  const deferred = () => ({ ...tool('archive', { namespace: 'mail__' }), exposure: 'deferred' as const });
+  const deferred = () => ({ ...idTool('archive', { namespace: 'mail__' }), exposure: 'deferred' as const });
   const searchOf = (plan: ToolPlan) => plan.executors.find((executor) => executor.spec.type === 'tool_search');
   const outcome = (options: unknown): string => {
     try {
-      planTools(context, { executors: [tool('read'), deferred()] }, options as never);
+      planTools(context, { executors: [idTool('read'), deferred()] }, options as never);
       return 'accepted';
     } catch (error) {
       return isSwitchyardError(error) && error.code === 'CONFIG' && error.message.startsWith('options.cache: ') ? 'config' : `leaked ${String(error)}`;
@@ -173,13 +173,13 @@ describe('hostile plan caches', () => {
   });
 
   it('interleaved sessions and caches never hand one another their tool_search executor', () => {
-    const executors = [tool('read'), deferred()];
+    const executors = [idTool('read'), deferred()];
     const caches = Array.from({ length: 6 }, () => createPlanCache());
     const seen = new Map<unknown, number>();
     for (let round = 0; round < 5; round++) {
       caches.forEach((cache, index) => {
         // each round also plans other tool sets, so a cache's entries are evicted and made again
-        planTools(context, { executors: [tool(`other_${round}`), deferred()] }, { cache });
+        planTools(context, { executors: [idTool(`other_${round}`), deferred()] }, { cache });
         const search = searchOf(planTools(context, { executors }, { cache }));
         const owner = seen.get(search);
         if (owner === undefined) seen.set(search, index);

@@ -1,31 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createHookEngine } from '@switchyard/hooks';
 import type { ResponseItem } from '@switchyard/protocol';
 import { createSession, type Session, type SessionOptions } from '@switchyard/session';
 import { createScriptedModel } from '@switchyard/session/testing';
-import { spanIdOf, useCleanups } from '@switchyard/test-helpers';
+import { useCleanups } from '@switchyard/test-helpers';
 import { callItem, execItem, outcome, say, testTools, texts, waitItem } from './helpers';
+import { parentSpanOf, recordingTracer, spanIdOf } from '@switchyard/test-helpers/tracing';
 
 const { defer } = useCleanups();
-
-/** A real SDK tracer, an exporter, and a count of spans started but never ended. */
-function recording() {
-  const exporter = new InMemorySpanExporter();
-  const open = new Set<unknown>();
-  const counter: SpanProcessor = {
-    onStart: (span) => void open.add(span),
-    onEnd: (span) => void open.delete(span),
-    forceFlush: async () => undefined,
-    shutdown: async () => undefined,
-  };
-  const provider = new BasicTracerProvider({ spanProcessors: [counter, new SimpleSpanProcessor(exporter)] });
-  defer(provider, (opened) => opened.shutdown());
-  return { exporter, open, tracer: provider.getTracer('reliability') };
-}
-
-const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 function denyFail() {
   const hooks = createHookEngine({
@@ -112,7 +95,7 @@ describe('tracing under abuse', () => {
   });
 
   it('a cell that yields across turns keeps its span: later nested calls are its children, and every span ends', async () => {
-    const { exporter, open: unended, tracer } = recording();
+    const { exporter, open: unended, tracer } = recordingTracer('reliability');
     const session = openTraced({ tracer });
     const code = 'await tools.echo({ first: true });\nyield_control();\nawait new Promise((resolve) => setTimeout(resolve, 30));\nawait tools.echo({ second: true });\ntext("finished");';
     const first = await session.runTurn({ model: createScriptedModel([[execItem('c-exec', code)], [say('waiting')]]), input: 'start' });
@@ -133,11 +116,11 @@ describe('tracing under abuse', () => {
     expect(cell.attributes['switchyard.cell.id']).toBe(cellId);
     expect(cell.attributes['switchyard.cell.status']).toBe('completed');
     const exec = spans.find((span) => span.name === 'execute_tool exec')!;
-    expect(parentOf(cell)).toBe(spanIdOf(exec));
-    expect(parentOf(exec)).toBe(spanIdOf(turns.find((turn) => turn.spanContext().traceId === exec.spanContext().traceId)!));
+    expect(parentSpanOf(cell)).toBe(spanIdOf(exec));
+    expect(parentSpanOf(exec)).toBe(spanIdOf(turns.find((turn) => turn.spanContext().traceId === exec.spanContext().traceId)!));
     const nested = spans.filter((span) => span.name === 'execute_tool echo');
     expect(nested).toHaveLength(2);
-    expect(nested.every((span) => parentOf(span) === spanIdOf(cell))).toBe(true);
+    expect(nested.every((span) => parentSpanOf(span) === spanIdOf(cell))).toBe(true);
     // the wait call is in the second turn's trace, the cell (and its calls) in the first's
     const wait = spans.find((span) => span.name === 'execute_tool wait')!;
     expect(wait.spanContext().traceId).not.toBe(cell.spanContext().traceId);
@@ -146,8 +129,8 @@ describe('tracing under abuse', () => {
 
   it('two sessions sharing one hook engine: each tracer gets its own hook runs only', async () => {
     const hooks = denyFail();
-    const a = recording();
-    const b = recording();
+    const a = recordingTracer('reliability');
+    const b = recordingTracer('reliability');
     const sessions = [openTraced({ hooks, tracer: a.tracer }), openTraced({ hooks, tracer: b.tracer })];
     await Promise.all(sessions.map((session) => turnOutputs(session)));
     for (const { exporter, open: unended } of [a, b]) {
@@ -156,13 +139,13 @@ describe('tracing under abuse', () => {
       const hookSpans = spans.filter((span) => span.name === 'hook PreToolUse');
       // echo, exec, fail (blocked) and the three nested calls; the unknown tool is refused before its hooks
       expect(hookSpans).toHaveLength(6);
-      expect(hookSpans.every((span) => ids.has(parentOf(span)!))).toBe(true);
+      expect(hookSpans.every((span) => ids.has(parentSpanOf(span)!))).toBe(true);
       expect(unended.size).toBe(0);
     }
   });
 
   it('many concurrent cells: every nested call is a child of its own cell, and shutdown ends a hanging one', async () => {
-    const { exporter, open: unended, tracer } = recording();
+    const { exporter, open: unended, tracer } = recordingTracer('reliability');
     const session = openTraced({ tracer });
     const turn = session.beginTurn();
     const step = await turn.step();
@@ -181,7 +164,7 @@ describe('tracing under abuse', () => {
     expect(cells.size).toBe(CELLS + 1);
     const nested = spans.filter((span) => span.name === 'execute_tool echo');
     expect(nested).toHaveLength(CELLS * CALLS);
-    for (const span of nested) expect(parentOf(span)).toBe(spanIdOf(cells.get(span.attributes['switchyard.cell.id'])!));
+    for (const span of nested) expect(parentSpanOf(span)).toBe(spanIdOf(cells.get(span.attributes['switchyard.cell.id'])!));
     const hangCell = [...cells.values()].find((span) => span.attributes['switchyard.cell.exec_call_id'] === 'c-hang')!;
     expect(['terminated', 'failed']).toContain(hangCell.attributes['switchyard.cell.status']);
     expect(unended.size).toBe(0);

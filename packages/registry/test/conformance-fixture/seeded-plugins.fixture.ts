@@ -2,8 +2,8 @@
 // one-line reason (conformance-kit.test.ts runs this file in a child vitest and reads the report).
 import { defineFunctionTool } from '@switchyard/kit';
 import { testExecutor } from '../../src/testing/index';
+import { sleep } from '@switchyard/test-helpers';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const abortableSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);

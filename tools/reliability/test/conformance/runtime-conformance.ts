@@ -7,6 +7,7 @@
  */
 import type { CellHost, CellObservation, CellToolDescriptor, CodeModeRuntime, CodeModeSession } from '@switchyard/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cellTexts } from '@switchyard/test-helpers';
 
 /** The per-cell limits every placement's runtime is created with. */
 export const CONFORMANCE_LIMITS = { heapMb: 32, cpuTimeMs: 1_500, maxOutputItems: 20, maxCells: 4 } as const;
@@ -50,7 +51,6 @@ export function conformanceHost() {
   return { host, notifications };
 }
 
-const texts = (observation: CellObservation) => observation.items.map((item) => (item.type === 'input_text' ? item.text : item.type));
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 
 /** Registers the shared cases for one placement. */
@@ -92,7 +92,7 @@ export function describeRuntimeConformance(name: string, placement: ConformanceP
          text(all.map((x) => x.i).join(',')); try { await tools.fail({}); } catch (e) { text(e.name + ': ' + e.message); } await tools.fail();`,
       );
       expect(observation).toMatchObject({ kind: 'completed', error: 'disk on fire' });
-      expect(texts(observation)).toEqual(['{"n":1}', Array.from({ length: 20 }, (_, i) => i).join(','), 'ToolCallError: disk on fire']);
+      expect(cellTexts(observation)).toEqual(['{"n":1}', Array.from({ length: 20 }, (_, i) => i).join(','), 'ToolCallError: disk on fire']);
     });
 
     it('yield_control hands over the output so far; wait (observe) gets the rest and the completion', async () => {
@@ -109,18 +109,18 @@ export function describeRuntimeConformance(name: string, placement: ConformanceP
       const ended = await session.terminate(started.cellId);
       expect(ended).toMatchObject({ kind: 'terminated', cellId: started.cellId });
       // whatever the first observation did not take (a slow start), the terminate caller gets
-      expect([...texts(started.observation), ...texts(ended)]).toEqual(['x']);
+      expect([...cellTexts(started.observation), ...cellTexts(ended)]).toEqual(['x']);
       await expect(session.observe(started.cellId, { yieldTimeMs: 1_000 })).rejects.toMatchObject({ code: 'CELL_NOT_FOUND', message: `exec cell ${started.cellId} not found` });
     });
 
     it('stored values: completed and failed cells commit their writes, a terminated one does not; sessions are apart', async () => {
-      expect(texts(await run(`store('k', { v: 1 }); store('gone', 0); text('stored');`))).toEqual(['stored']);
+      expect(cellTexts(await run(`store('k', { v: 1 }); store('gone', 0); text('stored');`))).toEqual(['stored']);
       expect(await run(`store('gone', 2); store('other', 3); throw 'boom';`)).toMatchObject({ kind: 'completed', error: 'boom' });
       const waiting = await session.createCell({ source: `store('k', 'never'); await new Promise(() => {});`, tools: TOOLS, yieldTimeMs: 200 });
       expect(await session.terminate(waiting.cellId)).toMatchObject({ kind: 'terminated' });
-      expect(texts(await run(`text(load('k')); text(load('gone')); text(load('other'));`))).toEqual(['{"v":1}', '2', '3']);
+      expect(cellTexts(await run(`text(load('k')); text(load('gone')); text(load('other'));`))).toEqual(['{"v":1}', '2', '3']);
       const other = runtime.openSession(conformanceHost().host);
-      expect(texts(await run(`text(String(load('k')));`, 30_000, other))).toEqual(['undefined']);
+      expect(cellTexts(await run(`text(String(load('k')));`, 30_000, other))).toEqual(['undefined']);
       await other.shutdown();
     });
 
@@ -138,7 +138,7 @@ export function describeRuntimeConformance(name: string, placement: ConformanceP
       expect(await run(`text('x'.repeat(4194305));`)).toMatchObject({
         error: 'exec value size limit exceeded: a text() item is 4194305 characters, over the limit of 4194304 characters per value for a cell with a heap limit of 32 MB',
       });
-      expect(texts(await run(`text('still fine');`))).toEqual(['still fine']);
+      expect(cellTexts(await run(`text('still fine');`))).toEqual(['still fine']);
     });
 
     it('limits: a session holds at most maxCells cells; the next is refused with LIMIT_EXCEEDED', async () => {
@@ -150,7 +150,7 @@ export function describeRuntimeConformance(name: string, placement: ConformanceP
         message: 'exec cell limit reached: this session already runs 4 cells (limit 4); wait for one to finish or terminate one',
       });
       for (const cell of held) expect(await own.terminate(cell.cellId)).toMatchObject({ kind: 'terminated' });
-      expect(texts(await run(`text('room again');`, 30_000, own))).toEqual(['room again']);
+      expect(cellTexts(await run(`text('room again');`, 30_000, own))).toEqual(['room again']);
       await own.shutdown();
     });
 
@@ -163,7 +163,7 @@ export function describeRuntimeConformance(name: string, placement: ConformanceP
           const crashed = await run(`text("x".repeat(2 ** 28).split("").length);`, 60_000, victim);
           expect(crashed.kind === 'completed' && crashed.error).toMatch(/^exec runtime ended unexpectedly: ./);
           const next = unlimited.openSession(conformanceHost().host);
-          expect(texts(await run(`text('alive');`, 60_000, next))).toEqual(['alive']);
+          expect(cellTexts(await run(`text('alive');`, 60_000, next))).toEqual(['alive']);
         } finally {
           await unlimited.shutdown();
         }

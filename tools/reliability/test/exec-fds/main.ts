@@ -34,7 +34,7 @@ function split(text: string): Omit<FdCase, 'name'> {
   return { fds: fds.join(' '), output: rest.trim() };
 }
 
-async function run(name: string, options: ExecToolsOptions, tty = false, times = 1): Promise<FdCase> {
+async function fdCase(name: string, options: ExecToolsOptions, tty = false, times = 1): Promise<FdCase> {
   const exec = execTools({ root, approvalPolicy: 'never', shell: '/bin/sh', ...options });
   try {
     let text = '';
@@ -53,12 +53,12 @@ const host = spawnSync('/bin/sh', ['-c', COMMAND], { encoding: 'utf8' });
 const cases: FdCase[] = [
   // Control: a process the host starts itself inherits them (the listing sees what leaks).
   { name: 'control: the host spawns /bin/sh itself', ...split(host.stdout) },
-  await run('sandboxed, through the session launcher', { sandbox: 'workspace-write' }),
-  await run('sandboxed, in the sandbox prepared ahead (second command)', { sandbox: 'workspace-write' }, false, 2),
-  await run('sandboxed, a launcher per command', { sandbox: 'workspace-write', spawner: false }),
-  await run('sandboxed, tty', { sandbox: 'workspace-write' }, true),
-  await run('danger-full-access, through the session spawner', { sandbox: 'danger-full-access' }),
-  await run('danger-full-access, a reaper per command', { sandbox: 'danger-full-access', spawner: false }),
-  await run('danger-full-access, tty', { sandbox: 'danger-full-access' }, true),
+  await fdCase('sandboxed, through the session launcher', { sandbox: 'workspace-write' }),
+  await fdCase('sandboxed, in the sandbox prepared ahead (second command)', { sandbox: 'workspace-write' }, false, 2),
+  await fdCase('sandboxed, a launcher per command', { sandbox: 'workspace-write', spawner: false }),
+  await fdCase('sandboxed, tty', { sandbox: 'workspace-write' }, true),
+  await fdCase('danger-full-access, through the session spawner', { sandbox: 'danger-full-access' }),
+  await fdCase('danger-full-access, a reaper per command', { sandbox: 'danger-full-access', spawner: false }),
+  await fdCase('danger-full-access, tty', { sandbox: 'danger-full-access' }, true),
 ];
 process.stdout.write(`${JSON.stringify({ uid: process.getuid?.(), cases })}\n`);
