@@ -16,6 +16,8 @@ describe('no program of another language in a string', () => {
     expect(longLiterals(perl, 'p.ts')).toEqual([{ file: 'p.ts', line: 1, lines: 7, start: '\nmy $x = shift @ARGV;\nsyscall(157, 1, 9, 0, 0, 0);\nexit 0;\n${"sub x {}"}\n1;\n' }]);
     expect(longLiterals("const s = 'a\\nb\\nc\\nd\\ne\\nf';", 's.ts').map((found) => found.lines)).toEqual([6]);
     expect(longLiterals('const t = `a\nb\nc\nd\ne`;', 't.ts')).toEqual([]);
+    // line breaks written as escapes in a template count too
+    expect(longLiterals('const u = `${a}\\n1\\n2\\n3\\n4\\n5`;', 'u.ts').map((found) => found.lines)).toEqual([6]);
   });
 
   describe('on a package that breaks it', () => {

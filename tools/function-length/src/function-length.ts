@@ -146,8 +146,8 @@ function walk(dir: string, files: string[]): void {
   }
 }
 
-/** Every source file in `<root>/packages/<name>/src` (test files excluded), relative to `root`, with its text. */
-export function packageSources(root: string): { file: string; text: string }[] {
+/** Every function in `<root>/packages/<name>/src`, test files excluded, longest first. */
+export function measurePackages(root: string): FunctionLength[] {
   const files: string[] = [];
   const packages = join(root, 'packages');
   for (const name of readdirSync(packages).sort()) {
@@ -158,13 +158,8 @@ export function packageSources(root: string): { file: string; text: string }[] {
       // a package without src (none today) has nothing to measure
     }
   }
-  return files.map((path) => ({ file: relative(root, path).split('\\').join('/'), text: readFileSync(path, 'utf8') }));
-}
-
-/** Every function in `<root>/packages/<name>/src`, test files excluded, longest first. */
-export function measurePackages(root: string): FunctionLength[] {
-  return packageSources(root)
-    .flatMap(({ file, text }) => measureSource(file, text))
+  return files
+    .flatMap((path) => measureSource(relative(root, path).split('\\').join('/'), readFileSync(path, 'utf8')))
     .sort((a, b) => b.lines - a.lines || a.file.localeCompare(b.file) || a.line - b.line);
 }
 
