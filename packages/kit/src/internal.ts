@@ -37,4 +37,4 @@ export { STORE_RECORD_VERSION, encodeStoreRecord, decodeStoreRecord, storeError,
 /** Message tables (kinds, compiled validation, documentation) for Switchyard's process protocols. */
 export * as messageTable from './message-table';
 // Named as well, so a package's declarations can name the kinds its tables infer.
-export type { Field as MessageField, NamedKind as MessageNamedKind } from './message-table';
+export type { Field as MessageField } from './message-table';

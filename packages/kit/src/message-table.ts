@@ -78,7 +78,7 @@ type OptionalKeys<S extends Shape> = { [K in keyof S]: S[K] extends { optional: 
 export type ObjectOf<S extends Shape> = Simplify<{ [K in Exclude<keyof S, OptionalKeys<S>>]: Infer<S[K]> } & { [K in OptionalKeys<S>]?: Infer<S[K]> }>;
 
 /** Renders `a`, `a or b`, `a, b or c`. */
-export function orList(values: readonly unknown[]): string {
+function orList(values: readonly unknown[]): string {
   const texts = values.map(String);
   return texts.length === 1 ? texts[0] : `${texts.slice(0, -1).join(', ')} or ${texts.at(-1)}`;
 }
@@ -324,13 +324,13 @@ function docMessageFields(entry: MessageKind): string {
 const docCell = (text: string) => text.replace(/\n/g, ' ');
 
 /** A Markdown section documenting a table's messages: one row per `t`, its fields and meaning. */
-export function renderMessageTable(title: string, table: Readonly<Record<string, MessageKind>>): string[] {
+function renderMessageTable(title: string, table: Readonly<Record<string, MessageKind>>): string[] {
   const rows = Object.entries(table).map(([t, entry]) => `| \`${t}\` | ${docMessageFields(entry)} | ${docCell(entry.meaning)} |`);
   return [`### ${title}`, '', '| `t` | fields | meaning |', '|---|---|---|', ...rows, ''];
 }
 
 /** A Markdown section documenting named kinds (made by {@link object} or {@link variants}). */
-export function renderKindTable(kinds: ReadonlyArray<Field<unknown>>): string[] {
+function renderKindTable(kinds: ReadonlyArray<Field<unknown>>): string[] {
   const rows = kinds.map((kind) => {
     const named = kind.named!;
     const shapes = named.variants.map((variant) => (variant.when === undefined ? docFields(variant.shape) : `\`${variant.when}\`, ${docFields(variant.shape)}`));
