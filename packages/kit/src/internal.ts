@@ -36,5 +36,7 @@ export { redactCredentials } from './redact';
 export { STORE_RECORD_VERSION, encodeStoreRecord, decodeStoreRecord, storeError, grantLease, checkLease, leaseFromJson } from './session-store-records';
 /** Message tables (kinds, compiled validation, documentation) for Switchyard's process protocols. */
 export * as messageTable from './message-table';
-// Named as well, so a package's declarations can name the kinds its tables infer.
-export type { Field as MessageField } from './message-table';
+// Named as well, so a package's declarations can name the kinds its tables infer: without
+// MessageNamedKind, tool-apply-patch's declaration build fails on HELPER_TO_HOST (TS4023, 'NamedKind
+// cannot be named'), though no source file names it.
+export type { Field as MessageField, NamedKind as MessageNamedKind } from './message-table';
