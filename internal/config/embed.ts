@@ -76,3 +76,17 @@ export function fileEmbedding(scriptUrl: string, { source, name, what, regenerat
 export function isMain(scriptUrl: string): boolean {
   return process.argv[1] === fileURLToPath(scriptUrl);
 }
+
+/**
+ * Replaces the generated part of `file` — from the line `start` to the line `end`, markers
+ * included — with `rendered`: what a package's `docs:*` script does to its README. Throws when a
+ * marker is missing.
+ */
+export function rewriteGeneratedPart(file: string, start: string, end: string, rendered: string): void {
+  const text = readFileSync(file, 'utf8');
+  const from = text.indexOf(start);
+  const to = text.indexOf(end, from);
+  if (from < 0 || to < 0) throw new Error(`${file} has no ${start} … ${end} part`);
+  // Synchronous: a docs script run on its own, never in a host.
+  writeFileSync(file, text.slice(0, from) + rendered + text.slice(to + end.length));
+}

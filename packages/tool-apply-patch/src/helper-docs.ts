@@ -3,8 +3,8 @@
  * (`helper-messages.ts`). `helper-docs.test.ts` fails when the README differs from what this
  * renders; `pnpm --filter @switchyard/tool-apply-patch run docs:protocol` rewrites the README's part.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isMain, rewriteGeneratedPart } from '@switchyard/config/embed';
 import { messageTable } from '@switchyard/kit/internal';
 import { HELPER_ERROR_CODES, HELPER_PROTOCOL_KINDS, HELPER_TO_HOST, HOST_TO_HELPER } from './helper-messages';
 
@@ -23,10 +23,4 @@ export function currentHelperDocs(readme: string): string | undefined {
   return messageTable.generatedPart(readme, START, END);
 }
 
-// Synchronous reads and writes: the `docs:protocol` script, run on its own, never in a host.
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const readme = readFileSync(README_FILE, 'utf8');
-  const current = currentHelperDocs(readme);
-  if (current === undefined) throw new Error(`${README_FILE} has no ${START} … ${END} part`);
-  writeFileSync(README_FILE, readme.replace(current, () => renderHelperDocs()));
-}
+if (isMain(import.meta.url)) rewriteGeneratedPart(README_FILE, START, END, renderHelperDocs());

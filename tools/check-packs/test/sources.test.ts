@@ -13,6 +13,9 @@ describe('shippedSources (the files every source check of a package reads)', () 
     'kit/src/shape.fixture.ts',
     'kit/src/test-support.ts',
     'kit/src/types.d.ts',
+    'kit/src/build-prelude.ts',
+    'kit/src/protocol/protocol-docs.ts',
+    'kit/src/docs.ts',
     'kit/src/fixtures/host.ts',
     'kit/src/__fixtures__/host.ts',
     'kit/src/dist/index.js',
@@ -23,10 +26,11 @@ describe('shippedSources (the files every source check of a package reads)', () 
     write(path, 'export {};\n');
   }
 
-  it('reads src/ only, in name order: tests, fixtures, test-support helpers, declarations, dist and node_modules aside', () => {
+  it('reads src/ only, in name order: tests, fixtures, test-support helpers, declarations, build and docs scripts, dist and node_modules aside', () => {
     expect(shippedSources(`${root}/kit`).map((path) => path.slice(root.length + 1))).toEqual([
       'kit/src/deep/more.mts',
       'kit/src/deep/plain.js',
+      'kit/src/docs.ts',
       'kit/src/index.ts',
       'kit/src/prelude.generated.ts',
     ]);

@@ -4,9 +4,9 @@
  * `pnpm --filter @switchyard/code-mode-runtime run docs:protocol` rewrites the README's part.
  */
 import { fileURLToPath } from 'node:url';
-import { HOST_MESSAGES, PROTOCOL_KINDS, RUNTIME_MESSAGES, WIRE_ERROR_CODES } from './messages';
+import { isMain, rewriteGeneratedPart } from '@switchyard/config/embed';
 import { messageTable } from '@switchyard/kit/internal';
-import { currentPart, rewritePart } from '../readme-part';
+import { HOST_MESSAGES, PROTOCOL_KINDS, RUNTIME_MESSAGES, WIRE_ERROR_CODES } from './messages';
 
 export const README_FILE = fileURLToPath(new URL('../../README.md', import.meta.url));
 export const START_MARKER = '<!-- protocol-table: generated from src/protocol/messages.ts by `run docs:protocol`; do not edit -->';
@@ -19,6 +19,6 @@ export function renderProtocolDocs(): string {
 }
 
 /** The README's generated part as it is now (markers included), or undefined when the markers are missing. */
-export const currentProtocolDocs = (readme: string): string | undefined => currentPart(readme, { start: START_MARKER, end: END_MARKER });
+export const currentProtocolDocs = (readme: string): string | undefined => messageTable.generatedPart(readme, START_MARKER, END_MARKER);
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) rewritePart(README_FILE, { start: START_MARKER, end: END_MARKER }, renderProtocolDocs());
+if (isMain(import.meta.url)) rewriteGeneratedPart(README_FILE, START_MARKER, END_MARKER, renderProtocolDocs());
