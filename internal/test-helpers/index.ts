@@ -9,3 +9,4 @@ export { cellIdOf, outputOf, outputsOf, outputText, outputTranscript } from './o
 export { bodyText, codeModeValue, modelText } from './tool-outputs';
 export { makeWorkspace } from './workspace';
 export { collectUnhandledRejections } from './unhandled';
+export { rejectionOf } from './rejections';

@@ -28,7 +28,7 @@ describe('one home per test helper', () => {
   });
 
   it('counts test files, support files and testing entries; not sources, declarations or examples', () => {
-    expect(['packages/kit/src/a.test.ts', 'packages/mcp/test/helpers.ts', 'packages/sandbox/src/test-support.ts', 'packages/session/src/testing/scripted-model.ts', 'tools/reliability/test/fixtures/bomb-host.ts', 'internal/test-helpers/poll.ts'].every(isTestFile)).toBe(true);
+    expect(['packages/kit/src/a.test.ts', 'packages/mcp/test/helpers.ts', 'packages/sandbox/src/test-support.ts', 'packages/session/src/testing/scripted-model.ts', 'tools/reliability/test/fixtures/bomb-host.ts', 'internal/test-helpers/poll.ts', 'internal/config/proc.ts'].every(isTestFile)).toBe(true);
     expect(['packages/kit/src/budget.ts', 'packages/kit/dist/a.test.d.ts', 'examples/weather/weather-plugin/src/plugin.test.ts', 'packages/mcp/test/fixtures/server.mjs'].some(isTestFile)).toBe(false);
   });
 

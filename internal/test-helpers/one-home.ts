@@ -6,13 +6,14 @@ import ts from 'typescript';
 /**
  * The rule this module checks: a test helper has one home. A function declared at the top level of
  * a test file (a `*.test.ts`, anything under a `test/` folder, a `test-support.ts`, a package's
- * `src/testing/` entry or this package) is declared in no other such file; a second test that needs
+ * `src/testing/` entry, this package or `internal/config`, whose process checks the tests share)
+ * is declared in no other such file; a second test that needs
  * it imports it. Two helpers that do different things take names that say the difference.
  *
  * Example packages (`examples/`) are left out: each is a template a plugin author copies whole, so
  * it must not import the workspace's private helpers.
  */
-const TEST_FILE = /(^|\/)(test|tests|testing)\/|\.test\.m?tsx?$|(^|\/)test-support\.m?ts$|^internal\/test-helpers\//;
+const TEST_FILE = /(^|\/)(test|tests|testing)\/|\.test\.m?tsx?$|(^|\/)test-support\.m?ts$|^internal\/(test-helpers|config)\//;
 const SOURCE = /\.(m|c)?tsx?$/;
 
 export function isTestFile(path: string): boolean {

@@ -11,7 +11,8 @@ export interface Builtins {
   sandbox: SandboxMode;
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** The signals on which the built-ins kill their tools' processes (and `mcp serve` closes cleanly). */
+export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Options of {@link builtinTools}. */
 export interface BuiltinOptions {
@@ -35,7 +36,7 @@ export interface BuiltinOptions {
  */
 export function builtinTools(root: string, sandbox?: SandboxMode, approvalPolicy: ApprovalPolicy = 'never', options: BuiltinOptions = {}): Builtins {
   const mode: SandboxMode = sandbox ?? 'workspace-write';
-  const reraise = (options.onSignal ?? 'reraise') === 'reraise';
+  const reraise = options.onSignal !== 'leave';
   const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
   // shutting the tools down (exec.shutdown(); a session's dispose leaves a toolset open) stops the signal handling
   const exec = execTools({ root, sandbox: mode, approvalPolicy, processScope: 'session', onShutdown: stopListening });

@@ -4,7 +4,7 @@ import { errorMessage, type ApprovalPolicy, type ContentItem, type CustomToolCal
 import { nodeSnapshotFlagProblem } from '@switchyard/code-mode-runtime';
 import { mcpTools, serveCodeModeOverMcp, type CodeModeDispatchResult, type CodeModeMcpHost, type CodeModeMcpServer, type McpServerConfig, type McpTools } from '@switchyard/mcp';
 import { createSession, type Turn } from '@switchyard/session';
-import { builtinTools } from './builtins';
+import { SIGNALS, builtinTools } from './builtins';
 import { mcpClientApprovals } from './mcp-serve-approvals';
 import { MCP_SERVE_STARTUP_WAIT_MS, awaitNamedServers, execWhileStarting } from './mcp-serve-startup';
 
@@ -141,11 +141,14 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
   let signalled = false;
   let detachApprovals: (() => void) | undefined;
   const onSignal = () => {
+    // the first signal only: the handlers go now, so a second one (another signal too) ends the process
+    stopListening();
     signalled = true;
     void downstream.close();
     void served?.close();
   };
-  for (const signal of SERVE_SIGNALS) process.once(signal, onSignal);
+  const stopListening = () => SIGNALS.forEach((signal) => process.off(signal, onSignal));
+  SIGNALS.forEach((signal) => process.on(signal, onSignal));
   try {
     served = await serveCodeModeOverMcp({
       host: turnHost(turn, downstream, options.startupWaitMs ?? MCP_SERVE_STARTUP_WAIT_MS),
@@ -166,12 +169,9 @@ export async function mcpServeCommand(options: McpServeCommandOptions): Promise<
     const downstreamClosed = downstream.close();
     await turn.end();
     await Promise.all([session.shutdown(), builtins.exec.shutdown(), downstreamClosed]);
-    for (const signal of SERVE_SIGNALS) process.off(signal, onSignal);
+    stopListening();
   }
 }
-
-/** The signals that end `mcp serve` cleanly (exit 0 once everything is closed). */
-const SERVE_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** The downstream MCP servers of the `--config` file, started; `undefined` once a bad configuration is logged. */
 async function startDownstream(configPath: string | undefined, log: (text: string) => void): Promise<McpTools | undefined> {

@@ -31,7 +31,7 @@ const exec = createExecTool(service, { mode: 'code-mode', tools: [], hasDeferred
 afterAll(() => runtime.shutdown());
 
 /** One call through the registry's real dispatch, in a step of the session `tools-test`. */
-const invokeExec = (tool: typeof exec, input: ToolCallInput, signal?: AbortSignal, callId = 'call-1'): Promise<InvokeToolResult> =>
+const invokeCodeModeTool = (tool: typeof exec, input: ToolCallInput, signal?: AbortSignal, callId = 'call-1'): Promise<InvokeToolResult> =>
   invokeTool(tool, input, { callId, signal, step: { sessionId: 'tools-test', provider: { originalImageDetail: false } } });
 
 describe('cancellation of wait and exec (a dropped observer)', () => {
@@ -44,13 +44,13 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
     });
     expect(observation.kind).toBe('yielded');
     const controller = new AbortController();
-    const cancelled = invokeExec(wait, { cell_id: cellId }, controller.signal);
+    const cancelled = invokeCodeModeTool(wait, { cell_id: cellId }, controller.signal);
     await sleep(20);
     controller.abort();
     // wait waits for its own teardown, then answers aborted.
     expect((await cancelled).error?.code).toBe('ABORTED');
     await sleep(250); // the cell emits and completes while nobody observes
-    const next = await invokeExec(wait, { cell_id: cellId });
+    const next = await invokeCodeModeTool(wait, { cell_id: cellId });
     expect(bodyText(next)).toContain('Script completed');
     expect(bodyText(next)).toContain('second');
     expect(bodyText(next)).not.toContain('not found');
@@ -58,7 +58,7 @@ describe('cancellation of wait and exec (a dropped observer)', () => {
 
   it('a cancelled exec terminates its cell (its id never reached the model)', async () => {
     const controller = new AbortController();
-    const cancelled = invokeExec(exec, `text('x'); await new Promise(() => {});`, controller.signal, 'call-2');
+    const cancelled = invokeCodeModeTool(exec, `text('x'); await new Promise(() => {});`, controller.signal, 'call-2');
     await sleep(50);
     controller.abort();
     const answer = await cancelled;
@@ -91,14 +91,14 @@ describe('the host cap on yield times (maxYieldTimeMs)', () => {
 
   it('clamps the pragma yield_time_ms and wait.yield_time_ms: a running cell is reported long before the 60 s asked for', async () => {
     const started = Date.now();
-    const first = await invokeExec(cappedExec, `// @exec: {"yield_time_ms": 60000}\ntext('x'); await new Promise(() => {});`, undefined, 'call-cap-1');
+    const first = await invokeCodeModeTool(cappedExec, `// @exec: {"yield_time_ms": 60000}\ntext('x'); await new Promise(() => {});`, undefined, 'call-cap-1');
     const cellId = /Script running with cell ID ([0-9a-z]+)/.exec(bodyText(first))?.[1];
     expect(cellId).toBeDefined();
-    const second = await invokeExec(cappedWait, { cell_id: cellId as string, yield_time_ms: 60_000 }, undefined, 'call-cap-2');
+    const second = await invokeCodeModeTool(cappedWait, { cell_id: cellId as string, yield_time_ms: 60_000 }, undefined, 'call-cap-2');
     expect(bodyText(second)).toContain(`Script running with cell ID ${cellId}`);
     // two yields of at most 100 ms each: an order of magnitude below one 60 s yield, even under load
     expect(Date.now() - started).toBeLessThan(30_000);
-    const ended = await invokeExec(cappedWait, { cell_id: cellId as string, terminate: true }, undefined, 'call-cap-3');
+    const ended = await invokeCodeModeTool(cappedWait, { cell_id: cellId as string, terminate: true }, undefined, 'call-cap-3');
     expect(bodyText(ended)).toContain('Script terminated');
   });
 });

@@ -1,8 +1,9 @@
+import { becomes } from '@switchyard/test-helpers';
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runHookCommand } from './command-runner';
 import { running } from '@switchyard/config/proc';
-import { useScratch, waitUntil } from '../test/helpers';
+import { useScratch } from '../test/helpers';
 
 const SH = '/bin/sh';
 const tmp = useScratch();
@@ -40,7 +41,7 @@ describe('runHookCommand', () => {
     expect(result.error).toBe('hook timed out after 1s');
     const hookPid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
     const childPid = Number(readFileSync(dir.path('child.pid'), 'utf8'));
-    expect(await waitUntil(() => !running(hookPid) && !running(childPid))).toBe(true);
+    expect(await becomes(() => !running(hookPid) && !running(childPid), 5_000)).toBe(true);
   });
 
   it('kills processes a hook leaves behind in its group when it exits', async () => {
@@ -49,7 +50,7 @@ describe('runHookCommand', () => {
     const result = await runHookCommand({ command: script, cwd: dir.dir, input: '{}', timeoutSec: 30, shell: SH });
     expect(result.exitCode).toBe(0);
     const childPid = Number(readFileSync(dir.path('child.pid'), 'utf8'));
-    expect(await waitUntil(() => !running(childPid))).toBe(true);
+    expect(await becomes(() => !running(childPid), 5_000)).toBe(true);
   });
 
   it('kills the group when the signal aborts', async () => {
@@ -57,13 +58,13 @@ describe('runHookCommand', () => {
     const script = dir.script('hang.sh', `echo $$ > "${dir.path('hook.pid')}"\nexec sleep 300`);
     const controller = new AbortController();
     const pending = runHookCommand({ command: script, cwd: dir.dir, input: '{}', timeoutSec: 600, shell: SH, signal: controller.signal });
-    expect(await waitUntil(() => existsSync(dir.path('hook.pid')) && readFileSync(dir.path('hook.pid'), 'utf8').trim() !== '')).toBe(true);
+    expect(await becomes(() => existsSync(dir.path('hook.pid')) && readFileSync(dir.path('hook.pid'), 'utf8').trim() !== '', 5_000)).toBe(true);
     controller.abort();
     const result = await pending;
     expect(result.aborted).toBe(true);
     expect(result.error).toBe('hook aborted: the tool call was cancelled');
     const hookPid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
-    expect(await waitUntil(() => !running(hookPid))).toBe(true);
+    expect(await becomes(() => !running(hookPid), 5_000)).toBe(true);
   });
 
   it('caps stdout and stderr at 1 MiB each and keeps draining so the hook finishes', async () => {

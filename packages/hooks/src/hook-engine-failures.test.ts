@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, stat } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { commandHook } from '@switchyard/test-helpers';
+import { commandHook, becomes } from '@switchyard/test-helpers';
 import { createHookEngine } from './hook-engine';
 import { running } from '@switchyard/config/proc';
-import { RUN0, engineFor, postRequest, preRequest, recordEvents, useScratch, waitUntil } from '../test/helpers';
+import { RUN0, engineFor, postRequest, preRequest, recordEvents, useScratch } from '../test/helpers';
 
 const tmp = useScratch();
 
@@ -18,7 +18,7 @@ describe('bad hooks never hurt the host', () => {
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(outcome).toEqual({ blocked: false, additionalContexts: [], warnings: [`${RUN0}hook timed out after 1s`] });
     expect(ends[0]).toMatchObject({ outcome: 'failed', message: 'hook timed out after 1s' });
-    for (const name of ['hook.pid', 'child.pid']) expect(await waitUntil(() => !running(Number(readFileSync(dir.path(name), 'utf8'))))).toBe(true);
+    for (const name of ['hook.pid', 'child.pid']) expect(await becomes(() => !running(Number(readFileSync(dir.path(name), 'utf8'))), 5_000)).toBe(true);
   });
 
   it('applies defaultTimeoutSec to hooks without a timeout', async () => {
@@ -63,7 +63,7 @@ describe('bad hooks never hurt the host', () => {
     const outcome = await pending;
     expect(outcome.blocked).toBe(false);
     expect(outcome.warnings).toEqual([`${RUN0}hook aborted: the tool call was cancelled`]);
-    expect(await waitUntil(() => !running(Number(readFileSync(dir.path('hook.pid'), 'utf8'))))).toBe(true);
+    expect(await becomes(() => !running(Number(readFileSync(dir.path('hook.pid'), 'utf8'))), 5_000)).toBe(true);
   });
 
   it('async hooks do not hold up the call and close() kills them', async () => {
@@ -77,7 +77,7 @@ describe('bad hooks never hurt the host', () => {
     const pid = Number(readFileSync(dir.path('hook.pid'), 'utf8'));
     expect(running(pid)).toBe(true);
     await engine.close();
-    expect(await waitUntil(() => !running(pid))).toBe(true);
+    expect(await becomes(() => !running(pid), 5_000)).toBe(true);
     expect(ends.map((event) => event.outcome)).toEqual(['failed']);
   });
 });

@@ -61,16 +61,6 @@ export function postRequest(overrides: Partial<PostToolUseRequest> & { cwd?: str
   return { ...preRequest(rest), toolResponse: toolResponse ?? 'hi\n' };
 }
 
-/** Polls `check` every 20 ms until it holds or `ms` passed (a SIGKILLed process takes a moment to die). */
-export async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return check();
-}
-
 /** A shell snippet printing `stdout` verbatim, `stderr` to stderr, then exiting with `code`. */
 export function hook(dir: ReturnType<typeof scriptFolder>, options: { stdout?: string; stderr?: string; code?: number; before?: string }): string {
   const name = `hook-${Math.random().toString(36).slice(2)}.sh`;

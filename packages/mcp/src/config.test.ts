@@ -1,17 +1,8 @@
 import { hasErrorCode } from '@switchyard/protocol';
 import { describe, expect, it } from 'vitest';
+import { configError } from '@switchyard/config/config-error';
 import { DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, resolveServerConfigs } from './config';
 import { mcpTools } from './mcp-tools';
-
-function configError(servers: unknown): string {
-  try {
-    resolveServerConfigs(servers);
-  } catch (error) {
-    expect(hasErrorCode(error, 'CONFIG')).toBe(true);
-    return (error as Error).message;
-  }
-  throw new Error('expected a CONFIG error');
-}
 
 describe('resolveServerConfigs', () => {
   it('applies defaults and drops disabled servers', () => {
@@ -26,15 +17,15 @@ describe('resolveServerConfigs', () => {
     ]);
   });
 
-  it('names every problem with its path', () => {
-    const message = configError({
+  it('names every problem with its path', async () => {
+    const message = await configError(() => resolveServerConfigs({
       both: { command: 'node', url: 'https://example.com' },
       neither: { args: [] },
       typo: { command: 'node', timeout: 5 },
       badUrl: { url: 'not a url' },
       badTimeout: { command: 'node', toolTimeoutMs: -1 },
       list: [],
-    });
+    }));
     expect(message.split('\n')[0]).toBe('invalid MCP server configuration:');
     expect(message).toContain('servers.both: set exactly one of `command` (stdio) or `url` (streamable HTTP)');
     expect(message).toContain('servers.neither: set exactly one of `command` (stdio) or `url` (streamable HTTP)');
@@ -44,8 +35,8 @@ describe('resolveServerConfigs', () => {
     expect(message).toContain('servers.list: expected an object');
   });
 
-  it('refuses two servers that share a namespace after sanitizing', () => {
-    expect(configError({ 'a.b': { command: 'x' }, a_b: { command: 'y' } })).toBe(
+  it('refuses two servers that share a namespace after sanitizing', async () => {
+    expect(await configError(() => resolveServerConfigs({ 'a.b': { command: 'x' }, a_b: { command: 'y' } }))).toBe(
       'invalid MCP server configuration: servers `a.b` and `a_b` share the namespace `mcp__a_b__`',
     );
   });

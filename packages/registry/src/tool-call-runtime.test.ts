@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FatalToolError, RespondToModelError, toolName, type ToolCall, type ToolExecutor, type ToolOutput } from '@switchyard/protocol';
 import { FunctionToolOutput, createStepContext, defineFreeformTool, defineFunctionTool } from '@switchyard/kit';
 import { ToolSearchOutput } from '@switchyard/kit/internal';
+import { rejectionOf } from '@switchyard/test-helpers';
 import { ToolCallRuntime } from './tool-call-runtime';
 import { concurrencyProbe, countedTool, functionCall, overlaps, routerSetup, sleep, timedTool, type Interval } from '../test/support';
 
@@ -18,15 +19,6 @@ const searchTool = (output: () => Promise<ToolOutput>): ToolExecutor => ({
   handle: output,
 });
 const searchCall = { type: 'tool_search_call' as const, call_id: 's1', execution: 'client', arguments: { query: 'weather' } };
-
-async function caughtError(promise: Promise<unknown>): Promise<Error & { code?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected a rejection');
-}
 
 /** A function tool whose handler waits on its signal forever (or until `teardownMs` after abort when waiting). */
 function hangingTool(name: string, options: { waits?: boolean; teardownMs?: number; log?: string[]; shell?: boolean } = {}): ToolExecutor {
@@ -96,7 +88,7 @@ describe('ToolCallRuntime: error → output table', () => {
       },
     };
     const { runtime, events } = routerSetup([fatal]);
-    const error = await caughtError(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    const error = await rejectionOf(runtime.handleItem(functionCall('echo', { text: 'x' })));
     expect(error.code).toBe('FATAL');
     expect(error.message).toBe('clock exploded');
     expect(events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end']);
@@ -112,7 +104,7 @@ describe('ToolCallRuntime: error → output table', () => {
       },
     });
     const runtime = new ToolCallRuntime({ router: broken, step: createStepContext() });
-    const error = await caughtError(runtime.handleItem(functionCall('echo', { text: 'x' })));
+    const error = await rejectionOf(runtime.handleItem(functionCall('echo', { text: 'x' })));
     expect(error.code).toBe('INTERNAL');
     expect(error.message).toBe('tool task failed to receive: router state lost');
   });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkSandbox } from './availability';
 import { sandboxCommand } from './sandbox-command';
-import { commandLine, makeWorkspace, processesWith, runIn, uniqueSleepSeconds } from './test-support';
+import { processesWith, processInfo } from '@switchyard/config/proc';
+import { makeWorkspace, runIn, uniqueSleepSeconds } from './test-support';
 import { killProcessTree } from './kill-tree';
 import { becomes } from '@switchyard/test-helpers';
 
@@ -32,8 +33,8 @@ describe('who a sandboxed command is', () => {
     const command = sandboxCommand(['/bin/sh', '-c', `exec sleep ${marker}`], { mode: 'workspace-write', root }, { cwd: root });
     const child = spawn(command.file, command.args, { cwd: root, stdio: 'ignore', detached: true });
     try {
-      expect(await becomes(() => processesWith(marker).some((pid) => commandLine(pid).startsWith('sleep')), 5_000)).toBe(true);
-      const pid = processesWith(marker).find((candidate) => commandLine(candidate).startsWith('sleep')) as number;
+      expect(await becomes(() => processesWith(marker).some((pid) => processInfo(pid)?.cmdline[0] === 'sleep'), 5_000)).toBe(true);
+      const pid = processesWith(marker).find((candidate) => processInfo(candidate)?.cmdline[0] === 'sleep') as number;
       expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([String(expectedUid), String(expectedUid), '1']);
       expect(readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(new RegExp(`\\nUid:\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\t${expectedUid}\\n`));
     } finally {
@@ -242,7 +243,7 @@ describe('process hygiene', () => {
         { cwd: root, stdio: 'ignore' },
       );
       try {
-        expect(await becomes(() => processesWith(marker).filter((pid) => commandLine(pid).startsWith('sleep')).length === 2, 10_000)).toBe(true);
+        expect(await becomes(() => processesWith(marker).filter((pid) => processInfo(pid)?.cmdline[0] === 'sleep').length === 2, 10_000)).toBe(true);
       } finally {
         host.kill('SIGKILL');
       }

@@ -5,7 +5,7 @@ import type { ApplyPatchErrorCode } from './apply-patch-error';
  * The apply_patch helper protocol's messages, one table per direction: name (`t`) → meaning and
  * fields. The message types, the validation of every frame that arrives (both sides) and the
  * README's table derive from it. A file's text never travels in a header: a field of kind
- * `blob index` names one of the raw blobs that follow the frame's header (see `helper-codec.ts`).
+ * `blob index` names one of the raw blobs that follow the frame's header (see `helper-frames.ts`).
  */
 
 const { arrayOf, boolean, compileTable, integer, literal, message, object, optional, string, variants, Refusal } = messageTable;

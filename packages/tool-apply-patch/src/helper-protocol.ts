@@ -36,8 +36,8 @@ export function encodeVerified(result: ApplyPatchResult, turnFiles?: readonly Tu
     }
     return { kind: change.kind, path: change.path, content, unifiedDiff: blob(change.unifiedDiff), ...extra };
   });
+  const { summary, added, modified, deleted } = result;
   if (turnFiles) {
-    const { summary, added, modified, deleted } = result;
     const wire = turnFiles.map(({ baseline, ...file }): WireTurnFile => {
       const sent = baseline === undefined ? {} : { baseline: 'text' in baseline ? { kind: 'text' as const, text: baseline.text === null ? null : blob(baseline.text) } : { kind: 'hash' as const, hash: baseline.hash } };
       return { ...file, diff: blob(file.diff), ...sent };
@@ -51,7 +51,6 @@ export function encodeVerified(result: ApplyPatchResult, turnFiles?: readonly Tu
     }
     return { path: file.path, displayPath: file.displayPath, before: file.before === null ? null : blob(file.before), after: file.after === null ? null : blob(file.after), diff };
   });
-  const { summary, added, modified, deleted } = result;
   return { message: { t: 'verified', summary, added, modified, deleted, changes, files }, blobs };
 }
 

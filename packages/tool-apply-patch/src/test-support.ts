@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StepContext, SwitchyardEvent, ToolPayload } from '@switchyard/protocol';
 import { invokeTool } from '@switchyard/registry/testing';
+import { rejectionOf } from '@switchyard/test-helpers';
 import type { ApplyPatchError } from './apply-patch-error';
 import { applyPatchTool } from './apply-patch-tool';
 import { applyPatch, type VerifyPatchOptions } from './verify-patch';
@@ -37,11 +38,6 @@ export async function callPatchTool(input: string, step: Partial<StepContext>, e
 }
 
 /** The error `applyPatch` refuses `patch` with in `root`; throws when the patch applies. */
-export async function patchFailure(root: string, patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
-  try {
-    await applyPatch(patch, { root, ...options });
-  } catch (error) {
-    return error as ApplyPatchError;
-  }
-  throw new Error('expected applyPatch to fail');
+export function patchFailure(root: string, patch: string, options: Partial<VerifyPatchOptions> = {}): Promise<ApplyPatchError> {
+  return rejectionOf<ApplyPatchError>(applyPatch(patch, { root, ...options }));
 }

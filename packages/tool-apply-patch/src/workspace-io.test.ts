@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { ApplyPatchError } from './apply-patch-error';
 import { applyPatch, verifyPatch } from './verify-patch';
 import { useWorkspaceIo } from './workspace-io';
+import { rejectionOf } from '@switchyard/test-helpers';
 import { workspaceFolders, wrap } from './test-support';
 
 let base: string;
@@ -16,15 +17,6 @@ afterEach(async () => {
   useWorkspaceIo('async');
   await rm(base, { recursive: true, force: true });
 });
-
-async function rejectionOf(run: Promise<unknown>): Promise<ApplyPatchError> {
-  return run.then(
-    () => {
-      throw new Error('expected the patch to fail');
-    },
-    (error: ApplyPatchError) => error,
-  );
-}
 
 /** Whether a `setImmediate` queued before `body` ran before `body` resolved (the event loop turned meanwhile). */
 async function loopTurnedDuring(body: () => Promise<unknown>): Promise<boolean> {
@@ -53,7 +45,7 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     const plan = await verifyPatch(wrap('*** Add File: d/victim.txt', '+pwned'), { root });
     await rename(join(root, 'd'), join(root, 'd.real'));
     await symlink(outside, join(root, 'd'));
-    const error = await rejectionOf(plan.commit());
+    const error = await rejectionOf<ApplyPatchError>(plan.commit());
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to write file d/victim.txt: d is a symbolic link. No files were changed.');
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('original\n');
@@ -67,11 +59,11 @@ describe.each(['sync', 'async'] as const)('the workspace walk with %s file calls
     await symlink(outside, join(root, 'out'));
     await applyPatch(wrap('*** Update File: rel/f.txt', '-f', '+g'), { root });
     expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');
-    expect((await rejectionOf(applyPatch(wrap('*** Add File: out/x.txt', '+x'), { root }))).message).toBe("path 'out/x.txt' resolves outside the workspace root through a symbolic link");
-    expect((await rejectionOf(applyPatch(wrap('*** Add File: sub/.git/config', '+x'), { root }))).message).toBe("path 'sub/.git/config' is inside .git, which apply_patch does not change");
+    expect((await rejectionOf<ApplyPatchError>(applyPatch(wrap('*** Add File: out/x.txt', '+x'), { root }))).message).toBe("path 'out/x.txt' resolves outside the workspace root through a symbolic link");
+    expect((await rejectionOf<ApplyPatchError>(applyPatch(wrap('*** Add File: sub/.git/config', '+x'), { root }))).message).toBe("path 'sub/.git/config' is inside .git, which apply_patch does not change");
     // A file where a folder must be created fails the second write: the first is undone.
     await writeFile(join(root, 'blocker'), 'file\n');
-    const error = await rejectionOf(applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h', '*** Add File: blocker/x.txt', '+x'), { root }));
+    const error = await rejectionOf<ApplyPatchError>(applyPatch(wrap('*** Update File: real/f.txt', '-g', '+h', '*** Add File: blocker/x.txt', '+x'), { root }));
     expect(error.code).toBe('WRITE_FAILED');
     expect(error.message).toBe('Failed to create parent directories for blocker/x.txt: File exists. No files were changed.');
     expect(await readFile(join(root, 'real', 'f.txt'), 'utf8')).toBe('g\n');

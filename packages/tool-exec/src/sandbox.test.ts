@@ -38,7 +38,7 @@ afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
 
-function openSandboxed(options: ExecToolsOptions) {
+function openWorkspaceExec(options: ExecToolsOptions) {
   const root = makeWorkspace();
   const toolset = createExecToolset({ root, approvalPolicy: 'never', ...options });
   toolsets.push(toolset);
@@ -58,7 +58,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('workspace-write: a write inside the workspace lands on disk, one outside is refused', async () => {
-    const { exec, root } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec, root } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const inside = codeModeValue(await callTool(exec, { cmd: 'echo data > inside.txt && cat inside.txt' }));
     expect(inside).toMatchObject({ exit_code: 0, output: 'data\n' });
     expect(readFileSync(join(root, 'inside.txt'), 'utf8')).toBe('data\n');
@@ -76,7 +76,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('workspace-write: /tmp is private to the sandbox', async () => {
-    const { exec } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const hostTmp = mkdtempSync('/tmp/tool-exec-hosttmp-');
     try {
       const output = codeModeValue(await callTool(exec, { cmd: `mkdir -p ${hostTmp} && echo x > ${hostTmp}/f && cat ${hostTmp}/f` }));
@@ -88,7 +88,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('read-only: even the workspace cannot be written, but it can be read', async () => {
-    const { exec, root } = openSandboxed({ sandbox: 'read-only' });
+    const { exec, root } = openWorkspaceExec({ sandbox: 'read-only' });
     const write = codeModeValue(await callTool(exec, { cmd: 'echo data > inside.txt' }));
     expect(write.exit_code).toBe(1);
     expect(write.output).toContain('Read-only file system');
@@ -98,15 +98,15 @@ describe('bubblewrap sandbox', () => {
 
   test('no network: a loopback server started by the test is unreachable from the sandbox', async () => {
     const before = connections;
-    const { exec: sandboxed } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec: sandboxed } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const refused = codeModeValue(await callTool(sandboxed, { cmd: connectScript(port) }));
     expect(refused).toMatchObject({ exit_code: 3, output: 'failed: ECONNREFUSED\n' });
     expect(connections).toBe(before);
 
     // Control: the same command reaches the server without the sandbox, and with network allowed.
-    const { exec: unsandboxed } = openSandboxed({ sandbox: 'danger-full-access' });
+    const { exec: unsandboxed } = openWorkspaceExec({ sandbox: 'danger-full-access' });
     expect(codeModeValue(await callTool(unsandboxed, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
-    const { exec: networked } = openSandboxed({ sandbox: 'workspace-write', network: true });
+    const { exec: networked } = openWorkspaceExec({ sandbox: 'workspace-write', network: true });
     expect(codeModeValue(await callTool(networked, { cmd: connectScript(port) }))).toMatchObject({ exit_code: 0, output: 'connected: hello from the host\n' });
     expect(connections).toBe(before + 2);
   });
@@ -121,11 +121,11 @@ describe('bubblewrap sandbox', () => {
     await new Promise<void>((resolve) => unixServer.listen(socketPath, resolve));
     try {
       const script = `${JSON.stringify(SANDBOX_NODE)} -e "require('net').connect(${JSON.stringify(socketPath).replace(/"/g, "'")}).on('data', (d) => { process.stdout.write('connected: ' + d); process.exit(0); }).on('error', (e) => { console.log('failed: ' + e.code); process.exit(3); })"`;
-      const { exec: sandboxed } = openSandboxed({ sandbox: 'workspace-write' });
+      const { exec: sandboxed } = openWorkspaceExec({ sandbox: 'workspace-write' });
       const refused = codeModeValue(await callTool(sandboxed, { cmd: script }));
       expect(refused).toMatchObject({ exit_code: 3, output: 'failed: EPERM\n' });
       // Even with network allowed (no network namespace) the seccomp filter refuses AF_UNIX.
-      const { exec: networked } = openSandboxed({ sandbox: 'workspace-write', network: true });
+      const { exec: networked } = openWorkspaceExec({ sandbox: 'workspace-write', network: true });
       expect(codeModeValue(await callTool(networked, { cmd: script }))).toMatchObject({ exit_code: 3, output: 'failed: EPERM\n' });
       const python = codeModeValue(await callTool(sandboxed, { cmd: `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${socketPath}'); print(s.recv(100))"` }));
       expect(python.exit_code).not.toBe(0);
@@ -133,7 +133,7 @@ describe('bubblewrap sandbox', () => {
       expect(unixConnections).toBe(0);
 
       // Control: the same command connects without the sandbox.
-      const { exec: unsandboxed } = openSandboxed({ sandbox: 'danger-full-access' });
+      const { exec: unsandboxed } = openWorkspaceExec({ sandbox: 'danger-full-access' });
       expect(codeModeValue(await callTool(unsandboxed, { cmd: script }))).toMatchObject({ exit_code: 0, output: 'connected: hello over unix\n' });
       expect(unixConnections).toBe(1);
     } finally {
@@ -142,7 +142,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('the seccomp filter and hidden /run leave ordinary commands working (pipes and tty)', async () => {
-    const { exec, write, root } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec, write, root } = openWorkspaceExec({ sandbox: 'workspace-write' });
     writeFileSync(join(root, 'a.txt'), 'alpha\nbeta\n');
     expect(codeModeValue(await callTool(exec, { cmd: 'ls && cat a.txt | grep beta | tr a-z A-Z && python3 -c "print(6 * 7)"' }))).toMatchObject({
       exit_code: 0,
@@ -159,7 +159,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('workspace-write: .git stays read-only (no planted hooks) while the rest of the workspace is writable', async () => {
-    const { exec, root } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec, root } = openWorkspaceExec({ sandbox: 'workspace-write' });
     mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
     const hook = codeModeValue(await callTool(exec, { cmd: 'printf "#!/bin/sh\\ntouch /pwned\\n" > .git/hooks/pre-commit' }));
     expect(hook.exit_code).toBe(1);
@@ -172,19 +172,19 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('a new PID namespace: the command cannot see host processes', async () => {
-    const { exec } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const output = codeModeValue(await callTool(exec, { cmd: `ls /proc | grep -c '^[0-9]'` }));
     expect(Number((output.output as string).trim())).toBeLessThan(10);
   });
 
   test('tty works inside the sandbox', async () => {
-    const { exec, write } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec, write } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const id = codeModeValue(await callTool(exec, { cmd: 'cat', tty: true, yield_time_ms: 400 })).session_id as number;
     expect(codeModeValue(await callTool(write, { session_id: id, chars: 'sandboxed\n', yield_time_ms: 500 })).output).toContain('sandboxed');
   });
 
   test('cancelling a sandboxed command leaves no survivors in /proc', async () => {
-    const { exec } = openSandboxed({ sandbox: 'workspace-write' });
+    const { exec } = openWorkspaceExec({ sandbox: 'workspace-write' });
     const marker = uniqueSleepSeconds();
     const controller = new AbortController();
     const call = callTool(exec, { cmd: `sleep ${marker} & sleep ${marker}; wait`, yield_time_ms: 30_000 }, { signal: controller.signal });
@@ -195,7 +195,7 @@ describe('bubblewrap sandbox', () => {
   });
 
   test('without bubblewrap a sandboxed mode refuses with a clear error and runs nothing', async () => {
-    const { exec, root } = openSandboxed({ sandbox: 'workspace-write', bwrapPath: '/nonexistent/bwrap' });
+    const { exec, root } = openWorkspaceExec({ sandbox: 'workspace-write', bwrapPath: '/nonexistent/bwrap' });
     let error: unknown;
     try {
       await callTool(exec, { cmd: 'touch ran.txt' });

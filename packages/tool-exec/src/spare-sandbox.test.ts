@@ -15,8 +15,8 @@ afterEach(async () => {
   await Promise.all(toolsets.splice(0).map((toolset) => toolset.shutdown()));
 });
 
-/** A workspace that is a repository (`.git` exists: no placeholder, which only lives while commands run). */
-function openRepository(options: ExecToolsOptions = {}, repository = true) {
+/** Exec tools in a fresh workspace, a repository unless `repository` is false (`.git` exists: no placeholder, which only lives while commands run). */
+function openSpareWorkspace(options: ExecToolsOptions = {}, repository = true) {
   const root = makeWorkspace();
   if (repository) mkdirSync(join(root, '.git'));
   const toolset = createExecToolset({ root, sandbox: 'workspace-write', approvalPolicy: 'never', shell: '/bin/sh', processScope: 'session', ...options });
@@ -72,7 +72,7 @@ const asRoot = process.geteuid?.() === 0;
 
 describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a sandbox prepared ahead (as root)', () => {
   test('the next command runs in the prepared bubblewrap, with its own fresh /tmp and PID namespace each time', async () => {
-    const { run } = openRepository();
+    const { run } = openSpareWorkspace();
     // Each command stays (a sleep) so their namespaces exist at once: a freed namespace's inode number is reused.
     const first = await run(`echo one > /tmp/mark; readlink /proc/self/ns/pid; echo $$; sleep ${uniqueSleepSeconds()}`, 500);
     const [firstNs, firstPid] = (first.output as string).trim().split('\n');
@@ -96,7 +96,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a command sees the same environment, directory and exit status through a prepared sandbox as through its own bubblewrap', async () => {
-    const { root, run } = openRepository();
+    const { root, run } = openSpareWorkspace();
     mkdirSync(join(root, 'sub'));
     // bubblewrap's init (pid 1) has bubblewrap's command line: the stub's in a prepared sandbox
     // (the pattern assembled in a file, so that the probe's own command line does not contain it)
@@ -116,7 +116,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a nested .git made or replaced after the sandbox was prepared: it is discarded and the command\'s own bubblewrap protects it', async () => {
-    const { root, run } = openRepository();
+    const { root, run } = openSpareWorkspace();
     mkdirSync(join(root, 'old', '.git'), { recursive: true });
     await run('true');
     // a new .git: the read-only binds differ from the prepared sandbox's
@@ -143,7 +143,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a workspace that is not a repository gets no prepared sandbox: its .git placeholder lives only while a command runs', async () => {
-    const { root, run } = openRepository({}, false);
+    const { root, run } = openSpareWorkspace({}, false);
     const marker = uniqueSleepSeconds();
     await run(`sleep ${marker}`, 500);
     expect(await becomes(() => bubblewrapOf(marker) !== undefined, 5_000)).toBe(true);
@@ -153,7 +153,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('a prepared sandbox ends with its session (and its launcher), unused', async () => {
-    const { run } = openRepository();
+    const { run } = openSpareWorkspace();
     await run('true');
     const ready = await preparedSandbox();
     expect(processOf(ready)).toBeDefined();
@@ -162,7 +162,7 @@ describe.runIf(CommandSpawner.supported() && asRoot)('exec_command through a san
   }, 60_000);
 
   test('the cgroup caps hold for a command run in a prepared sandbox: a fork bomb stops at the pids cap', async () => {
-    const { run } = openRepository({ limits: { pids: 24 } });
+    const { run } = openSpareWorkspace({ limits: { pids: 24 } });
     await run('true');
     const ready = await preparedSandbox();
     const marker = uniqueSleepSeconds();

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { processesWith, processInfo } from '@switchyard/config/proc';
 import {
   isSwitchyardError,
   type HookRunner,
@@ -37,20 +37,10 @@ export async function callTool(
   return result.output;
 }
 
-/** Pids of `sleep <seconds>` processes (exact command line; zombies have none and do not count). */
+/** Pids of `sleep <seconds>` processes (exact command line; zombies do not count). */
 export function sleepProcesses(seconds: string): number[] {
   const wanted = `sleep ${seconds}`;
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-      if (cmdline === wanted) found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
+  return processesWith(wanted).filter((pid) => processInfo(pid)?.cmdline.join(' ') === wanted);
 }
 
 /** The message and code a call failed with; throws if it succeeded. */
@@ -63,14 +53,11 @@ export async function failureOf(promise: Promise<unknown>): Promise<{ message: s
   throw new Error('expected the call to fail');
 }
 
-/** The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone). */
+/**
+ * The parent pid and command line of `pid`, or undefined once it is gone (a zombie counts as gone).
+ * The command line is trimmed: a perl launcher that renamed itself (`$0`) pads it with spaces.
+ */
 export function processOf(pid: number): { parent: number; cmdline: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z') return undefined;
-    return { parent: Number(fields[1]), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() };
-  } catch {
-    return undefined;
-  }
+  const info = processInfo(pid);
+  return info === undefined || info.state === 'Z' ? undefined : { parent: info.ppid, cmdline: info.cmdline.join(' ').trim() };
 }

@@ -2,8 +2,10 @@
  * Packs every published package and proves each one works alone: install the tarball into an empty
  * temporary project with npm (plus the tarballs of the Switchyard packages it depends on, which are
  * not on the registry), then import each of its entry points as ESM and as CJS (each exporting
- * exactly the values of the export snapshot), type-check a file that uses it, and run the package's
- * own `pack-smoke.mjs` there when it has one (a check of the built files in place).
+ * exactly the values of the export snapshot, the root's `VERSION` equal to its package.json version),
+ * type-check a file that imports every entry point (a vitest-only `./testing` entry too, which only
+ * vitest can load), and run the package's own `pack-smoke.mjs` there when it has one (a check of the
+ * built files in place).
  *
  * isolated-vm is a peer of @switchyard/code-mode-runtime; in these per-package projects the
  * workspace's copy (6.x) and its own dependencies are placed in the parent folder of all temporary
@@ -91,10 +93,6 @@ async function check(pkg: Pkg): Promise<string | undefined> {
   const installs = [...members.map((name) => tarballOf.get(name)!), ...new Set(members.flatMap((name) => packages.find((p) => p.name === name)?.externalPeers ?? []))];
   const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', '--ignore-scripts', ...installs, '@types/node@20.19.43'], dir);
   if (install.code !== 0) return `npm install failed:\n${install.output}`;
-  const esm = await run('node', ['--no-node-snapshot', '--input-type=module', '-e', `import * as m from '${pkg.name}'; if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
-  if (esm.code !== 0) return `ESM import failed:\n${esm.output}`;
-  const cjs = await run('node', ['--no-node-snapshot', '-e', `const m = require('${pkg.name}'); if (typeof m.VERSION !== 'string') { console.error('no VERSION export'); process.exit(1); }`], dir);
-  if (cjs.code !== 0) return `CJS require failed:\n${cjs.output}`;
   const entries = await checkEntryPoints(pkg, dir);
   if (entries) return entries;
   if (pkg.name === '@switchyard/code-mode-runtime') {
@@ -113,9 +111,16 @@ async function check(pkg: Pkg): Promise<string | undefined> {
     const cjsCell = await run('node', ['-e', cell(`const { createCodeModeRuntime } = require('${pkg.name}');`)], dir);
     if (cjsCell.code !== 0) return `a cell in a worker process (CJS) failed:\n${cjsCell.output}`;
   }
-  const internalTypes = (cjs: boolean) => pkg.internalEntries.map((entry, i) => (cjs ? `import internal${i} = require('${entry}');\n` : `import * as internal${i} from '${entry}';\n`) + `export type Internal${i} = typeof internal${i};\n`).join('');
-  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n${internalTypes(false)}`);
-  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n${internalTypes(true)}`);
+  // Every subpath's types as an importer meets them, from the tarball's .d.ts (and .d.cts where it has
+  // a CJS build); a vitest-only entry too: npm installed vitest as the package's peer beside it.
+  const subpaths = pkg.entries.filter((entry) => entry.specifier !== pkg.name);
+  const uses = (cjs: boolean) =>
+    subpaths
+      .filter((entry) => !cjs || entry.require)
+      .map(({ specifier }, i) => (cjs ? `import entry${i} = require('${specifier}');\n` : `import * as entry${i} from '${specifier}';\n`) + `export type Entry${i} = typeof entry${i};\n`)
+      .join('');
+  writeFileSync(join(dir, 'use.mts'), `import { VERSION } from '${pkg.name}';\nconst version: string = VERSION;\nexport { version };\n${uses(false)}`);
+  writeFileSync(join(dir, 'use.cts'), `import pkg = require('${pkg.name}');\nconst version: string = pkg.VERSION;\nexport { version };\n${uses(true)}`);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['use.mts', 'use.cts'] }),
@@ -138,22 +143,24 @@ const snapshot = JSON.parse(readFileSync(join(root, 'tools/check-packs/exports.s
 /**
  * Every entry point of the installed package (`.` and each subpath of its `exports`) exports exactly
  * the values the snapshot records, as ESM and, where the entry has a `require` condition, as CJS:
- * a subpath resolves from the tarball, and no build drops or adds a name.
+ * a subpath resolves from the tarball, and no build drops or adds a name. The root's `VERSION` is the
+ * tarball's package.json version (the release script keeps the two in step).
  */
 async function checkEntryPoints(pkg: Pkg, dir: string): Promise<string | undefined> {
-  const json = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8'));
-  const exportsMap = json.exports as Record<string, unknown>;
-  for (const [key, target] of Object.entries(exportsMap)) {
-    if (key === './package.json') continue;
-    // A `testing` entry imports the test runner (vitest, an optional peer), which loads only inside a
-    // vitest run: the plugin example's test loads it there, from the workspace (scripts/run-examples.mjs).
-    if (key === './testing' && json.peerDependencies?.vitest !== undefined) continue;
-    const specifier = key === '.' ? pkg.name : `${pkg.name}${key.slice(1)}`;
+  for (const entry of pkg.entries) {
+    // A vitest-only entry loads only inside a vitest run: the plugin example's test loads it there,
+    // from the workspace (scripts/run-examples.mjs); its types are checked with the others.
+    if (entry.vitestOnly) continue;
+    const { specifier } = entry;
     const expected = JSON.stringify([...(snapshot[specifier]?.values ?? [])].sort());
-    const print = `console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort()))`;
+    const version =
+      specifier === pkg.name
+        ? `if (m.VERSION !== ${JSON.stringify(pkg.version)}) { console.error('VERSION is ' + JSON.stringify(m.VERSION) + ', package.json says ${pkg.version}'); process.exit(1); } `
+        : '';
+    const print = `${version}console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort()))`;
     const loads = [['ESM', ['--input-type=module', '-e', `import * as m from '${specifier}'; ${print}`]] as const];
-    const cjs = typeof target === 'object' && target !== null && 'require' in target;
-    const all = cjs ? [...loads, ['CJS', ['-e', `const m = require('${specifier}'); ${print}`]] as const] : loads;
+    // The root is required as CJS even without a `require` condition: every package promises both formats.
+    const all = entry.require || specifier === pkg.name ? [...loads, ['CJS', ['-e', `const m = require('${specifier}'); ${print}`]] as const] : loads;
     for (const [format, args] of all) {
       const loaded = await run('node', ['--no-node-snapshot', ...args], dir);
       if (loaded.code !== 0) return `${specifier} (${format}) failed to load:\n${loaded.output}`;
@@ -252,4 +259,4 @@ if (failures.length) {
   console.log(`check-packs: ${failures.length} failed`);
   process.exit(1);
 }
-console.log(`check-packs: ${selected.length} packages and the host shapes passed`);
+console.log(`check-packs: ${selected.length} packages${only.length === 0 && !previousOnly ? ' and the host shapes' : ''} passed`);

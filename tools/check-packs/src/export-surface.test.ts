@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { documentedNames, entryPoints, oversizedRoots, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, MAX_ROOT_VALUES, README_END, README_START } from './export-surface';
+import { documentedNames, entryPoints, packageEntries, oversizedRoots, readSurface, readmeProblems, renderSurfaceTable, replaceSurfaceTable, surfaceDiff, MAX_ROOT_VALUES, README_END, README_START } from './export-surface';
 import { fixtureTree } from '../test/fixture-tree';
 
 const { root, write: file } = fixtureTree('export-surface');
@@ -26,6 +26,29 @@ describe('readSurface', () => {
       '@switchyard/demo': { values: ['LIMIT', 'Thing', 'make'], types: ['Kind', 'ThingOptions'] },
       '@switchyard/demo/testing': { values: ['Mode', 'fake'], types: ['TestThing'] },
     });
+  });
+});
+
+describe('packageEntries', () => {
+  it("reads each entry's specifier, source, require condition and whether it is vitest-only", () => {
+    const json = {
+      name: '@switchyard/x',
+      peerDependencies: { vitest: '>=3.2.0' },
+      exports: {
+        './package.json': './package.json',
+        '.': { '@switchyard/source': './src/index.ts', import: './dist/index.js', require: './dist/index.cjs' },
+        './testing': { '@switchyard/source': './src/testing.ts', import: './dist/testing.js' },
+        './protocol': { '@switchyard/source': './src/protocol.ts', import: './dist/protocol.js' },
+      },
+    };
+    expect(packageEntries('/p/x', json)).toEqual([
+      { specifier: '@switchyard/x', dir: '/p/x', source: '/p/x/src/index.ts', require: true, vitestOnly: false },
+      { specifier: '@switchyard/x/testing', dir: '/p/x', source: '/p/x/src/testing.ts', require: false, vitestOnly: true },
+      { specifier: '@switchyard/x/protocol', dir: '/p/x', source: '/p/x/src/protocol.ts', require: false, vitestOnly: false },
+    ]);
+    // Without a vitest peer a `./testing` entry is an ordinary one (it loads under plain node).
+    expect(packageEntries('/p/x', { ...json, peerDependencies: {} })[1]!.vitestOnly).toBe(false);
+    expect(() => packageEntries('/p/x', { name: '@switchyard/x', exports: { './a': './dist/a.js' } })).toThrow('@switchyard/x: exports["./a"] has no "@switchyard/source" condition');
   });
 });
 

@@ -23,6 +23,37 @@ export interface EntryPoint {
   dir: string;
   /** The source file the `@switchyard/source` condition points at. */
   source: string;
+  /** Whether the entry has a `require` condition (a CJS build beside the ESM one). */
+  require: boolean;
+  /**
+   * A `./testing` entry of a package with a vitest peer: it imports the test runner, which loads
+   * only inside a vitest run, so it cannot be loaded by a bare `node` (its types still check).
+   */
+  vitestOnly: boolean;
+}
+
+/** The fields of a package.json the entry points are read from. */
+export interface EntryManifest {
+  name: string;
+  exports?: Record<string, unknown>;
+  peerDependencies?: Record<string, string>;
+}
+
+/** One package's entry points (every `exports` key but `./package.json`), in the exports map's order. */
+export function packageEntries(dir: string, json: EntryManifest): EntryPoint[] {
+  return Object.entries(json.exports ?? {})
+    .filter(([key]) => key !== './package.json')
+    .map(([key, target]) => {
+      const source = sourceOf(target);
+      if (!source) throw new Error(`${json.name}: exports["${key}"] has no "@switchyard/source" condition`);
+      return {
+        specifier: key === '.' ? json.name : `${json.name}${key.slice(1)}`,
+        dir,
+        source: resolve(dir, source),
+        require: typeof target === 'object' && target !== null && 'require' in target,
+        vitestOnly: key === './testing' && json.peerDependencies?.vitest !== undefined,
+      };
+    });
 }
 
 /** The published packages' entry points (every `exports` key but `./package.json`), sorted. */
@@ -33,12 +64,7 @@ export function entryPoints(root: string): EntryPoint[] {
     if (!existsSync(join(dir, 'package.json'))) continue;
     const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     if (json.private) continue;
-    for (const [key, target] of Object.entries((json.exports ?? {}) as Record<string, unknown>)) {
-      if (key === './package.json') continue;
-      const source = sourceOf(target);
-      if (!source) throw new Error(`${json.name}: exports["${key}"] has no "@switchyard/source" condition`);
-      found.push({ specifier: key === '.' ? json.name : `${json.name}${key.slice(1)}`, dir, source: resolve(dir, source) });
-    }
+    found.push(...packageEntries(dir, json));
   }
   return found.sort((a, b) => a.specifier.localeCompare(b.specifier));
 }

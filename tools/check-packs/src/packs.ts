@@ -6,12 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isInternalEntry } from './export-surface.ts';
+import { packageEntries, type EntryPoint } from './export-surface.ts';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export interface Pkg {
   name: string;
+  /** `version` of its package.json (its root entry's `VERSION`). */
+  version: string;
   dir: string;
   internalDeps: string[];
   /** Switchyard packages in `dependencies` alone (what npm installs without optional peers). */
@@ -22,8 +24,8 @@ export interface Pkg {
   nodeRange?: string;
   /** Third-party peers other than isolated-vm, as `name@range` (installed with the package, as npm would). */
   externalPeers: string[];
-  /** Its `…/internal` entry points (`@switchyard/kit/internal`): other packages' builds import and require them. */
-  internalEntries: string[];
+  /** Its entry points (`.` and each `exports` subpath, in the map's order), as the surface snapshot reads them. */
+  entries: EntryPoint[];
 }
 
 /** Every package under packages/ that is published (not private). */
@@ -36,6 +38,7 @@ export const packages: Pkg[] = readdirSync(join(root, 'packages'))
     const deps = { ...json.dependencies, ...json.peerDependencies };
     return {
       name: json.name as string,
+      version: json.version as string,
       dir,
       internalDeps: Object.keys(deps).filter((d) => d.startsWith('@switchyard/')),
       requiredDeps: Object.keys(json.dependencies ?? {}).filter((d) => d.startsWith('@switchyard/')),
@@ -44,9 +47,7 @@ export const packages: Pkg[] = readdirSync(join(root, 'packages'))
         .filter(([name]) => name !== 'isolated-vm' && !name.startsWith('@switchyard/'))
         .map(([name, range]) => `${name}@${range}`),
       nodeRange: json.engines?.node as string | undefined,
-      internalEntries: Object.keys(json.exports ?? {})
-        .map((key) => `${json.name}${key.slice(1)}`)
-        .filter(isInternalEntry),
+      entries: packageEntries(dir, json),
     };
   });
 
