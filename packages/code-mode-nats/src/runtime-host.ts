@@ -167,7 +167,7 @@ function hostSettings(options: ServeRuntimeOverNatsOptions): HostSettings {
   // A worker serves every session of one agent host here (dozens of cells starting at once): it gets
   // 60 s to answer a heartbeat, not the local pool's 15 s, before it is taken for stuck and killed.
   const workers = { heartbeatTimeoutMs: 60_000, ...options.workers, maxFrameBytes: limits.maxFrameBytes, shared: false };
-  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.caps.heapMb!);
+  const makePool = (prewarm?: boolean) => createWorkerPool({ ...workers, ...(prewarm === false && { prewarm }) }, limits.caps.heapMb);
   // Checked now (a CONFIG error names the option), before connecting: a pool that starts nothing.
   if (isolation === 'process') void makePool(false).shutdown();
   return { prefix, id, name, queue, limits, identity, trusted, sealing: options.sealing ?? true, makePool: isolation === 'process' ? makePool : undefined };
@@ -462,7 +462,7 @@ function hostLimits(limits: RuntimeHostLimits): HostBounds {
     maxFrameBytes: pick('maxFrameBytes', DEFAULT_MAX_FRAME_BYTES, 64 * 1024),
     maxReassemblyBytes: pick('maxReassemblyBytes', 128 * 1024 * 1024, 64 * 1024),
     agentSilenceMs: pick('agentSilenceMs', 30_000, 100),
-    caps: RUNTIME_HOST_CAPS.fill(limits, name),
+    caps: RUNTIME_HOST_CAPS.fill(limits, (value, key, min) => positive(value, name(key), min)),
   };
 }
 

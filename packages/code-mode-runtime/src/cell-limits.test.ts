@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configError } from '@switchyard/config/config-error';
-import { AGENT_HELD_LIMITS, CELL_LIMITS, CELL_LIMIT_NAMES, PRELUDE_LIMITS, RUNTIME_HELD_LIMITS, RUNTIME_HOST_CAPS, limitDefault, type CellLimitName } from './cell-limits';
+import { SwitchyardError } from '@switchyard/protocol';
+import { AGENT_HELD_LIMITS, CELL_LIMITS, CELL_LIMIT_NAMES, PRELUDE_LIMITS, RUNTIME_HELD_LIMITS, RUNTIME_HOST_CAPS, limitDefault, type CellLimitCapCheck, type CellLimitName } from './cell-limits';
 import { README_FILE, currentLimitsDocs, renderLimitsDocs } from './cell-limits-docs';
 import { createCodeModeRuntime } from './index';
 import { createRemoteRuntime } from './protocol-entry';
@@ -14,12 +15,20 @@ import { createTestHost, recordingPlacement } from '../test/helpers';
 /** A valid value of every limit (its minimum, or 1 where the minimum is 0, or 8 MB of heap). */
 const someLimits = Object.fromEntries(CELL_LIMIT_NAMES.map((name) => [name, Math.max(1, CELL_LIMITS[name].min)]));
 
+/** Who holds each limit, in the table's order (the runtime, a runtime host capping them; or the agent host alone). */
+const RUNTIME_HELD = ['heapMb', 'cpuTimeMs', 'wallTimeMs', 'maxCells', 'maxInFlightCalls', 'maxInFlightArgumentChars', 'maxOutputBytes', 'maxOutputItems', 'maxTimers', 'maxStoredBytes'];
+const AGENT_HELD = ['maxStoredKeys', 'maxJournalBytes', 'maxInFlightResultBytes'];
+
+/** A host's check of a cap that takes every value as given. */
+const accept: CellLimitCapCheck = (value) => value as number;
+
 const openSession = (options: Record<string, unknown>) => ({ t: 'open-session', id: 1, session: 's', options });
 
 describe('the limits table', () => {
   it('has 13 limits, each held by the runtime or by the agent host', () => {
     expect(CELL_LIMIT_NAMES).toHaveLength(13);
-    expect([...RUNTIME_HELD_LIMITS, ...AGENT_HELD_LIMITS].sort()).toEqual([...CELL_LIMIT_NAMES].sort());
+    // the partition spelled out: moving a limit to the other holder (or adding one) is a visible edit here
+    expect({ runtime: RUNTIME_HELD_LIMITS, agent: AGENT_HELD_LIMITS }).toEqual({ runtime: RUNTIME_HELD, agent: AGENT_HELD });
   });
 
   it('the README table is what the table renders (after editing cell-limits.ts: pnpm --filter @switchyard/code-mode-runtime run docs:limits)', () => {
@@ -97,8 +106,9 @@ describe('the defaults', () => {
 
 describe('the prelude', () => {
   it('reads exactly the limits the table marks prelude (and the value size limit)', () => {
+    // read as `limits.x`, or by destructuring (`const { x, y } = config.limits`)
     const read = new Set([...PRELUDE_CLOSURE.matchAll(/limits\.(\w+)/g)].map((match) => match[1]));
-    read.add('heapMb'); // read by destructuring for the value size error
+    for (const [, names] of PRELUDE_CLOSURE.matchAll(/\{([\w\s,]+)\} = (?:config\.)?limits\b/g)) for (const name of names!.split(',')) read.add(name.trim());
     expect([...read].sort()).toEqual([...PRELUDE_LIMITS, 'maxValueChars'].sort());
   });
 });
@@ -107,8 +117,8 @@ describe("a runtime host's caps (RUNTIME_HOST_CAPS)", () => {
   const huge = Object.fromEntries(CELL_LIMIT_NAMES.map((name) => [name, 1e12])) as Record<CellLimitName, number>;
 
   it('cover every limit a runtime holds and drop the agent host\'s own', () => {
-    expect([...RUNTIME_HOST_CAPS.names]).toEqual(RUNTIME_HELD_LIMITS);
-    const capped = RUNTIME_HOST_CAPS.apply(huge, RUNTIME_HOST_CAPS.fill({}, String));
+    expect([...RUNTIME_HOST_CAPS.names]).toEqual(RUNTIME_HELD);
+    const capped = RUNTIME_HOST_CAPS.apply(huge, RUNTIME_HOST_CAPS.fill({}, accept));
     for (const name of AGENT_HELD_LIMITS) expect(capped, name).not.toHaveProperty(name);
     for (const name of RUNTIME_HELD_LIMITS) {
       const cap = limitDefault(name, 128);
@@ -117,24 +127,34 @@ describe("a runtime host's caps (RUNTIME_HOST_CAPS)", () => {
   });
 
   it('default to the table (one default per limit) and take a tighter bound by name', () => {
-    const caps = RUNTIME_HOST_CAPS.fill({}, String);
+    const caps = RUNTIME_HOST_CAPS.fill({}, accept);
     for (const name of RUNTIME_HELD_LIMITS) expect(caps[name], name).toBe(limitDefault(name, 128));
     for (const name of RUNTIME_HELD_LIMITS) {
       const bound = Math.max(8, CELL_LIMITS[name].min) + 1;
-      expect(RUNTIME_HOST_CAPS.apply(huge, RUNTIME_HOST_CAPS.fill({ [name]: bound }, String))[name], name).toBe(bound);
+      expect(RUNTIME_HOST_CAPS.apply(huge, RUNTIME_HOST_CAPS.fill({ [name]: bound }, accept))[name], name).toBe(bound);
     }
   });
 
   it('fill an absent limit at its default for the capped heap, and give a limit asked as none its cap', () => {
-    const capped = RUNTIME_HOST_CAPS.apply({ heapMb: 1024 }, RUNTIME_HOST_CAPS.fill({ heapMb: 32, cpuTimeMs: 5_000 }, String));
+    const capped = RUNTIME_HOST_CAPS.apply({ heapMb: 1024 }, RUNTIME_HOST_CAPS.fill({ heapMb: 32, cpuTimeMs: 5_000 }, accept));
     expect(capped).toMatchObject({ heapMb: 32, maxStoredBytes: limitDefault('maxStoredBytes', 32), cpuTimeMs: 5_000 });
     expect(capped).not.toHaveProperty('wallTimeMs');
   });
 
-  it('refuse a cap under its minimum with a CONFIG error naming it', async () => {
+  it("check each cap given with the host's check, against the limit's minimum (a refusal is the check's CONFIG error)", async () => {
+    // the host's check (a runtime host's names the option: code-mode-nats/test/options.test.ts)
+    const check: CellLimitCapCheck = (value, key, min) => {
+      if (typeof value === 'number' && value >= min) return value;
+      throw new SwitchyardError('CONFIG', `host option limits.${key} must be a number >= ${min} (got ${String(value)})`);
+    };
     for (const name of RUNTIME_HELD_LIMITS) {
       const { min } = CELL_LIMITS[name];
-      expect(await configError(() => RUNTIME_HOST_CAPS.fill({ [name]: min - 1 }, (key) => `host option limits.${key}`))).toBe(`host option limits.${name} must be a number >= ${min} (got ${min - 1})`);
+      expect(await configError(() => RUNTIME_HOST_CAPS.fill({ [name]: min - 1 }, check))).toBe(`host option limits.${name} must be a number >= ${min} (got ${min - 1})`);
     }
+    // only the caps given are checked, each once, and a cap is what the check returns
+    const calls: unknown[] = [];
+    const caps = RUNTIME_HOST_CAPS.fill({ heapMb: 64.5, maxTimers: 7.9 }, (value, key, min) => (calls.push([value, key, min]), Math.floor(value as number)));
+    expect(calls).toEqual([[64.5, 'heapMb', 8], [7.9, 'maxTimers', 1]]);
+    expect(caps).toMatchObject({ heapMb: 64, maxTimers: 7, maxStoredBytes: limitDefault('maxStoredBytes', 64) });
   });
 });

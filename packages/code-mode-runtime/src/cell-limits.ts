@@ -1,4 +1,3 @@
-import { SwitchyardError } from '@switchyard/protocol';
 import { messageTable, optionRules as rule, type MessageField as Field, type OptionRule } from '@switchyard/kit/internal';
 import { maxValueChars } from './value-limit';
 
@@ -210,10 +209,23 @@ export const RUNTIME_HELD_LIMITS = entries.filter(([, entry]) => entry.heldBy ==
 /** The limits the prelude enforces, in the table's order. */
 export const PRELUDE_LIMITS = entries.filter(([, entry]) => entry.prelude).map(([name]) => name) as PreludeLimitName[];
 
+/** The limits that have a default (a number, or one derived from the cell's heap). */
+export type DefaultedLimit = { [K in CellLimitName]: Table[K]['fallback'] extends undefined ? never : K }[CellLimitName];
+
+/** The default heap of a cell in MB (`heapMb`'s default). */
+const DEFAULT_HEAP_MB: number = CELL_LIMITS.heapMb.fallback;
+
 /** The default of `name` for a cell of `heapMb` (undefined: none). */
+export function limitDefault(name: DefaultedLimit, heapMb: number): number;
+export function limitDefault(name: CellLimitName, heapMb: number): number | undefined;
 export function limitDefault(name: CellLimitName, heapMb: number): number | undefined {
   const fallback = entryOf(name).fallback;
   return typeof fallback === 'function' ? fallback(heapMb) : fallback;
+}
+
+/** The value of `name` in a session's limits (`engine`): the value on the wire, or the table's default for its heap. */
+export function limitOf<K extends DefaultedLimit>(engine: { readonly heapMb: number } & { readonly [P in K]?: number }, name: K): number {
+  return engine[name] ?? limitDefault(name, engine.heapMb);
 }
 
 /** Whether `name` takes `false` (no limit). */
@@ -244,7 +256,7 @@ export const AGENT_HELD_LIMITS = CELL_LIMIT_NAMES.filter((name) => entryOf(name)
  * one gets its default for the cell's heap. The options were checked by the rules before.
  */
 export function fillCellLimits(options: CellLimitOptions): { [K in CellLimitName]: Table[K] extends { none: true } ? number | undefined : number } {
-  const heapMb = Math.floor(options.heapMb ?? (CELL_LIMITS.heapMb.fallback as number));
+  const heapMb = Math.floor(options.heapMb ?? DEFAULT_HEAP_MB);
   const filled: Record<string, number | undefined> = {};
   for (const [name] of entries) {
     const given = options[name];
@@ -253,25 +265,27 @@ export function fillCellLimits(options: CellLimitOptions): { [K in CellLimitName
   return filled as never;
 }
 
-/** A runtime host's caps, checked and filled in (a limit without a cap: undefined). */
-export type FilledCellLimitCaps = Record<RuntimeHeldLimit, number | undefined>;
+/** A runtime host's caps, checked and filled in (a limit without a cap: undefined; the heap always has one). */
+export type FilledCellLimitCaps = Record<RuntimeHeldLimit, number | undefined> & { heapMb: number };
 
 /**
- * Checks a runtime host's caps and fills them in: a cap not given is the limit's default for a
- * cell of the capped heap (a limit whose default is none stays uncapped). A cap that is not a
- * number ≥ the limit's minimum throws `CONFIG` with `describe(name)` ("… must be a number >= 1").
+ * Checks one cap given to a runtime host: `value` as a whole number, or throws `CONFIG` naming the
+ * option when it is not a number ≥ `min` (the limit's minimum). The host passes its own check.
  */
-function fillCellLimitCaps(caps: CellLimitCaps, describe: (name: RuntimeHeldLimit) => string): FilledCellLimitCaps {
-  const filled: Partial<FilledCellLimitCaps> = {};
+export type CellLimitCapCheck = (value: unknown, name: RuntimeHeldLimit, min: number) => number;
+
+/**
+ * Checks a runtime host's caps with `check` and fills them in: a cap not given is the limit's
+ * default for a cell of the capped heap (a limit whose default is none stays uncapped).
+ */
+function fillCellLimitCaps(caps: CellLimitCaps, check: CellLimitCapCheck): FilledCellLimitCaps {
+  const given = (name: RuntimeHeldLimit): number | undefined => (caps[name] === undefined ? undefined : check(caps[name], name, entryOf(name).min));
+  const heapMb = given('heapMb') ?? DEFAULT_HEAP_MB;
+  const filled: FilledCellLimitCaps = { heapMb } as FilledCellLimitCaps;
   for (const name of RUNTIME_HELD_LIMITS) {
-    const given: unknown = caps[name];
-    const min = entryOf(name).min;
-    if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given) || given < min)) {
-      throw new SwitchyardError('CONFIG', `${describe(name)} must be a number >= ${min} (got ${String(given)})`);
-    }
-    filled[name] = given === undefined ? limitDefault(name, filled.heapMb ?? (CELL_LIMITS.heapMb.fallback as number)) : Math.floor(given);
+    if (name !== 'heapMb') filled[name] = given(name) ?? limitDefault(name, heapMb);
   }
-  return filled as FilledCellLimitCaps;
+  return filled;
 }
 
 /**
@@ -282,7 +296,7 @@ function fillCellLimitCaps(caps: CellLimitCaps, describe: (name: RuntimeHeldLimi
  */
 function capCellLimits(asked: Partial<Record<CellLimitName, number>>, caps: FilledCellLimitCaps): Partial<Record<RuntimeHeldLimit, number>> {
   const at = (value: unknown, cap: number) => (typeof value === 'number' && value >= 0 ? Math.min(value, cap) : cap);
-  const heapMb = at(asked.heapMb, caps.heapMb!);
+  const heapMb = at(asked.heapMb, caps.heapMb);
   const result: Partial<Record<RuntimeHeldLimit, number>> = { heapMb };
   for (const name of RUNTIME_HELD_LIMITS) {
     const cap = caps[name];

@@ -18,7 +18,7 @@ import { watchCpu } from './cpu-watch';
 import { stripTypesBounded } from './type-stripper';
 import { nullPrototype } from './null-prototype';
 import { maxValueChars, valueTooLarge } from './value-limit';
-import { PRELUDE_LIMITS, limitDefault, type RuntimeHeldLimit } from './cell-limits';
+import { PRELUDE_LIMITS, limitOf, type RuntimeHeldLimit } from './cell-limits';
 import { cellToolRequest } from './tool-request';
 import { CellReplay, divergence, type ReplayJournal } from './cell-replay';
 import { runOnHost } from './journal/call-outcome';
@@ -527,6 +527,6 @@ export class Cell {
 
 /** The limits the prelude enforces (`PRELUDE_LIMITS`, an absent one at its default) and the value size limit. */
 function preludeLimits(limits: CellLimits): PreludeLimits {
-  const values = Object.fromEntries(PRELUDE_LIMITS.map((name) => [name, limits[name] ?? limitDefault(name, limits.heapMb)]));
+  const values = Object.fromEntries(PRELUDE_LIMITS.map((name) => [name, limitOf(limits, name)]));
   return { ...values, maxValueChars: maxValueChars(limits.heapMb) } as PreludeLimits;
 }

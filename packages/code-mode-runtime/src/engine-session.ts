@@ -2,7 +2,7 @@ import { SwitchyardError, type CellHost } from '@switchyard/protocol';
 import { Session } from './code-mode-session';
 import type { EngineSessionOptions } from './protocol';
 import { EngineJournals } from './journal/engine-journals';
-import { limitDefault } from './cell-limits';
+import { limitDefault, limitOf } from './cell-limits';
 
 /** An engine session with `engine`'s limits (used in process and by the worker's protocol server). */
 export function createEngineSession(
@@ -11,7 +11,7 @@ export function createEngineSession(
   extra: Pick<ConstructorParameters<typeof Session>[0], 'store' | 'nextCellId' | 'closed'> & { keepJournals?: boolean },
 ): Session {
   const { keepJournals, ...rest } = extra;
-  const maxJournalBytes = engine.maxJournalBytes ?? defaultMaxJournalBytes(engine.heapMb);
+  const maxJournalBytes = limitOf(engine, 'maxJournalBytes');
   return new Session({
     host,
     limits: engine,
@@ -25,7 +25,7 @@ export function createEngineSession(
 
 /** The default `maxJournalBytes` for a cell of `heapMb` (the table's: an eighth of the heap, 16 MiB at 128 MB). */
 export function defaultMaxJournalBytes(heapMb: number): number {
-  return limitDefault('maxJournalBytes', heapMb)!;
+  return limitDefault('maxJournalBytes', heapMb);
 }
 
 /** Throws CONFIG for a host that is not a `CellHost`. */

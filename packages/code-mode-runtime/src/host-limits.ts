@@ -1,6 +1,6 @@
 import type { EngineSessionOptions, StoredPair } from './protocol';
 import { maxValueChars } from './value-limit';
-import { limitDefault } from './cell-limits';
+import { limitOf } from './cell-limits';
 
 /**
  * The limits the agent host enforces on what a runtime sends, whatever the runtime is. A runtime
@@ -29,9 +29,9 @@ export function hostLimits(engine: EngineSessionOptions): HostLimits {
     maxInFlightCalls: engine.maxInFlightCalls,
     maxNotifyBytes: engine.maxOutputBytes,
     maxValueChars: valueChars,
-    maxInFlightResultBytes: engine.maxInFlightResultBytes ?? limitDefault('maxInFlightResultBytes', engine.heapMb)!,
-    maxStoredBytes: engine.maxStoredBytes ?? limitDefault('maxStoredBytes', engine.heapMb)!,
-    maxStoredKeys: engine.maxStoredKeys ?? limitDefault('maxStoredKeys', engine.heapMb)!,
+    maxInFlightResultBytes: limitOf(engine, 'maxInFlightResultBytes'),
+    maxStoredBytes: limitOf(engine, 'maxStoredBytes'),
+    maxStoredKeys: limitOf(engine, 'maxStoredKeys'),
   };
 }
 

@@ -3,9 +3,9 @@ import { DURABLE_CELLS_CAPABILITY } from './protocol';
 import { TurnQueue } from './turn-queue';
 import { ReplyCache } from './reply-cache';
 import { hostLimits, newAccount, StoredValues, type CellAccount, type HostLimits } from './host-limits';
+import { limitOf } from './cell-limits';
 import type { CellJournal } from './journal/cell-journal';
 import { newSessionId } from './journal/state';
-import { defaultMaxJournalBytes } from './engine-session';
 import type { RuntimeEventMessage } from './runtime-client';
 import type { RemoteSessionSettings, RuntimeLease } from './remote-session';
 import type { RunningCall } from './remote-calls';
@@ -100,7 +100,7 @@ export class RemoteCore {
 
   /** The byte budget of a journal; 0: journals are off. */
   get maxJournalBytes(): number {
-    return this.settings.engine.maxJournalBytes ?? defaultMaxJournalBytes(this.settings.engine.heapMb);
+    return limitOf(this.settings.engine, 'maxJournalBytes');
   }
 
   /** Reports a journal update to the host (`CellHost.journal`); undefined when the host takes none. */

@@ -90,6 +90,28 @@ describe('Code Mode sessions that outlive their process', () => {
     expect(end).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'b=2' }] });
   });
 
+  it('a restore onto a session whose cells have all ended is taken: the restored cell resumes there, and the stored values are the state\'s', async () => {
+    const first = codeMode([], true);
+    const elsewhere = first.mode.service.session('s1');
+    const source = `store('k', 'restored'); const a = await tools.step({}); text('a=' + a.n); yield_control(); const b = await tools.step({}); text('b=' + b.n);`;
+    const parked = await elsewhere.broker.createCell([step], 'exec-1', (cellId) =>
+      elsewhere.runtime.createCell({ cellId, source, tools: [{ name: 'step', description: 'steps', kind: 'function' }], yieldTimeMs: 10_000 }),
+    );
+    while (first.calls() < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const state = JSON.parse(JSON.stringify(first.mode.exportState('s1')));
+
+    const second = codeMode();
+    const session = second.mode.service.session('s1');
+    const ended = await session.broker.createCell([], 'exec-0', (cellId) => session.runtime.createCell({ cellId, source: `store('k', 'ended'); text('done')`, tools: [], yieldTimeMs: 10_000 }));
+    expect(ended.observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'done' }] });
+    expect(await second.mode.restoreSession('s1', state, { hostRestarted: false })).toEqual({ cells: [{ cellId: parked.cellId, resumed: true }] });
+    expect(second.mode.exportState('s1')).toMatchObject({ cells: [{ cellId: parked.cellId, execCallId: 'exec-1' }] });
+    const end = await session.runtime.observe(parked.cellId, { yieldTimeMs: 10_000 });
+    expect(end).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'b=1' }] });
+    const loaded = await session.broker.createCell([], 'exec-2', (cellId) => session.runtime.createCell({ cellId, source: `text(load('k'))`, tools: [], yieldTimeMs: 10_000 }));
+    expect(loaded.observation).toMatchObject({ kind: 'completed', items: [{ type: 'input_text', text: 'restored' }] });
+  });
+
   it('a state that is not a Code Mode state is refused (INVALID_JOURNAL); nothing is opened', async () => {
     const { mode } = codeMode();
     await expect(mode.restoreSession('s2', { format: 'switchyard.code-mode', version: 2 } as never)).rejects.toMatchObject({ code: 'INVALID_JOURNAL' });
